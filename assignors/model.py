@@ -1,0 +1,128 @@
+"""The values every assignor takes and returns.
+
+A :class:`GroupSnapshot` is what a group leader knows at a rebalance, plus the load the rebalancer
+measured: topics with partition counts, each partition's replica racks and load, and the members with
+their subscriptions, racks, static ids and what they owned. An :class:`Assignment` maps member id to
+the list of ``(topic, partition)`` it gets.
+
+Partitions are plain ``(topic, partition)`` tuples and per-partition figures are per-topic sequences
+indexed by partition: at a million partitions, one object per partition costs more than the assignment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from assignors.errors import InvalidSnapshot
+
+TopicPartition = tuple[str, int]
+Assignment = dict[str, list[TopicPartition]]
+
+_EMPTY: Mapping = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One consumer of the group, as the group leader sees it in the JoinGroup responses."""
+
+    member_id: str
+    topics: tuple[str, ...]
+    instance_id: str | None = None
+    rack: str | None = None
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int | None = None
+    client_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.member_id, str) or not self.member_id:
+            raise InvalidSnapshot("members[].member_id", f"must be a non-empty string, got {self.member_id!r}")
+        if not self.topics:
+            raise InvalidSnapshot(f"members[{self.member_id}].topics", "member subscribes to no topic")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    """A consumer group at one moment.
+
+    ``topics`` keeps insertion order (it is the order the metadata listed them in). ``replica_racks``
+    is ``None`` when brokers have no racks, else topic -> one tuple of replica racks per partition
+    (a ``None`` entry is a broker without a rack). ``lag``, ``produce_rate`` and ``consume_rate`` are
+    topic -> one value per partition; a topic absent from ``lag`` has unknown lag, taken as 0.
+    ``stuck`` lists partitions whose committed offset does not move while they have lag.
+    """
+
+    topics: Mapping[str, int]
+    members: tuple[Member, ...]
+    replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None
+    lag: Mapping[str, Sequence[int]] = field(default=_EMPTY)
+    produce_rate: Mapping[str, Sequence[float]] = field(default=_EMPTY)
+    consume_rate: Mapping[str, Sequence[float]] = field(default=_EMPTY)
+    stuck: frozenset[TopicPartition] = frozenset()
+
+    def __post_init__(self) -> None:
+        for topic, count in self.topics.items():
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise InvalidSnapshot(f"topics.{topic}", f"partition count must be an integer >= 0, got {count!r}")
+        seen: set[str] = set()
+        for m in self.members:
+            if m.member_id in seen:
+                raise InvalidSnapshot("members", f"member id {m.member_id!r} appears twice")
+            seen.add(m.member_id)
+        if self.replica_racks is not None:
+            for topic, racks in self.replica_racks.items():
+                count = self.topics.get(topic)
+                if count is not None and len(racks) != count:
+                    raise InvalidSnapshot(
+                        f"replica_racks.{topic}", f"has {len(racks)} entries for {count} partitions"
+                    )
+        for name, per_topic in (("lag", self.lag), ("produce_rate", self.produce_rate),
+                                ("consume_rate", self.consume_rate)):
+            for topic, values in per_topic.items():
+                count = self.topics.get(topic)
+                if count is not None and len(values) != count:
+                    raise InvalidSnapshot(f"{name}.{topic}", f"has {len(values)} entries for {count} partitions")
+
+    # -- derived views -------------------------------------------------------------------------------
+
+    def partitions(self, topic: str) -> int:
+        """Partition count of ``topic``; 0 for a topic that is not in the metadata."""
+        return self.topics.get(topic, 0)
+
+    def subscribed_partitions(self) -> list[TopicPartition]:
+        """Every partition some member subscribes to, in topic order then partition order."""
+        wanted = {t for m in self.members for t in m.topics}
+        return [(t, p) for t, n in self.topics.items() if t in wanted for p in range(n)]
+
+    def lag_of(self, tp: TopicPartition) -> int:
+        values = self.lag.get(tp[0])
+        return int(values[tp[1]]) if values is not None else 0
+
+    def racks_of(self, tp: TopicPartition) -> frozenset[str]:
+        """The racks holding a replica of ``tp`` (empty when racks are unknown)."""
+        if self.replica_racks is None:
+            return frozenset()
+        racks = self.replica_racks.get(tp[0])
+        if racks is None:
+            return frozenset()
+        return frozenset(r for r in racks[tp[1]] if r is not None)
+
+    def current_assignment(self) -> Assignment:
+        """What the members report they own now (their ``owned`` partitions)."""
+        return {m.member_id: list(m.owned) for m in self.members}
+
+
+def partition_lag(committed: int | None, begin: int, end: int, auto_offset_reset: str = "latest") -> int:
+    """Lag of one partition in records, as grantneale's assignor computes it.
+
+    With a committed offset the lag is ``end - committed``. Without one the consumer would start where
+    ``auto.offset.reset`` points: ``latest`` gives lag 0, ``earliest`` gives ``end - begin``.
+    """
+    if committed is not None and committed >= 0:
+        return max(0, end - committed)
+    if auto_offset_reset == "earliest":
+        return max(0, end - begin)
+    if auto_offset_reset in ("latest", "none"):
+        return 0
+    raise InvalidSnapshot("auto_offset_reset", f"must be earliest, latest or none, got {auto_offset_reset!r}")

@@ -1,0 +1,55 @@
+"""The ``rebalancer`` command line.
+
+Each subcommand lives in ``streaming/commands/<name>.py`` and exposes ``register(subparsers)``, which
+adds its parser and sets ``func`` (``args -> exit status``). Command modules import heavy libraries
+(pyspark, kafka-python) inside ``func`` only, so ``rebalancer --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import sys
+
+from streaming.errors import RebalancerError
+
+# Order is the order of --help.
+COMMANDS = ("setup", "kafka", "smoke", "assign", "bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rebalancer",
+        description="Lag- and rack-aware rebalancing recommendations for Kafka consumer groups.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = f"streaming.commands.{name}"
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+    )
+    try:
+        return int(args.func(args) or 0)
+    except RebalancerError as e:
+        print(f"rebalancer {args.command}: error: {e}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        print(f"rebalancer {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -37,7 +37,8 @@ class Member:
 
     def __post_init__(self) -> None:
         if not isinstance(self.member_id, str) or not self.member_id:
-            raise InvalidSnapshot("members[].member_id", f"must be a non-empty string, got {self.member_id!r}")
+            raise InvalidSnapshot("members[].member_id",
+                                  f"must be a non-empty string, got {self.member_id!r}")
         if not self.topics:
             raise InvalidSnapshot(f"members[{self.member_id}].topics", "member subscribes to no topic")
 
@@ -56,15 +57,16 @@ class GroupSnapshot:
     topics: Mapping[str, int]
     members: tuple[Member, ...]
     replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None
-    lag: Mapping[str, Sequence[int]] = field(default=_EMPTY)
-    produce_rate: Mapping[str, Sequence[float]] = field(default=_EMPTY)
-    consume_rate: Mapping[str, Sequence[float]] = field(default=_EMPTY)
+    lag: Mapping[str, Sequence[int]] = field(default_factory=lambda: _EMPTY)
+    produce_rate: Mapping[str, Sequence[float]] = field(default_factory=lambda: _EMPTY)
+    consume_rate: Mapping[str, Sequence[float]] = field(default_factory=lambda: _EMPTY)
     stuck: frozenset[TopicPartition] = frozenset()
 
     def __post_init__(self) -> None:
         for topic, count in self.topics.items():
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise InvalidSnapshot(f"topics.{topic}", f"partition count must be an integer >= 0, got {count!r}")
+                raise InvalidSnapshot(f"topics.{topic}",
+                                      f"partition count must be an integer >= 0, got {count!r}")
         seen: set[str] = set()
         for m in self.members:
             if m.member_id in seen:
@@ -82,7 +84,8 @@ class GroupSnapshot:
             for topic, values in per_topic.items():
                 count = self.topics.get(topic)
                 if count is not None and len(values) != count:
-                    raise InvalidSnapshot(f"{name}.{topic}", f"has {len(values)} entries for {count} partitions")
+                    raise InvalidSnapshot(f"{name}.{topic}",
+                                          f"has {len(values)} entries for {count} partitions")
 
     # -- derived views -------------------------------------------------------------------------------
 
@@ -117,12 +120,17 @@ def partition_lag(committed: int | None, begin: int, end: int, auto_offset_reset
     """Lag of one partition in records, as grantneale's assignor computes it.
 
     With a committed offset the lag is ``end - committed``. Without one the consumer would start where
-    ``auto.offset.reset`` points: ``latest`` gives lag 0, ``earliest`` gives ``end - begin``.
+    ``auto.offset.reset`` points: ``latest`` (any case) gives lag 0; every other value, ``none``
+    included, counts the whole retained log ``end - begin``, exactly as grantneale's
+    ``computePartitionLag`` does. Lag never goes below 0 (an end offset that failed to read is 0).
     """
+    mode = auto_offset_reset.lower() if isinstance(auto_offset_reset, str) else auto_offset_reset
+    if mode not in ("latest", "earliest", "none") and not (
+            isinstance(mode, str) and mode.startswith("by_duration:")):
+        raise InvalidSnapshot("auto_offset_reset",
+                              f"must be earliest, latest or none, got {auto_offset_reset!r}")
     if committed is not None and committed >= 0:
         return max(0, end - committed)
-    if auto_offset_reset == "earliest":
-        return max(0, end - begin)
-    if auto_offset_reset in ("latest", "none"):
+    if mode == "latest":
         return 0
-    raise InvalidSnapshot("auto_offset_reset", f"must be earliest, latest or none, got {auto_offset_reset!r}")
+    return max(0, end - begin)

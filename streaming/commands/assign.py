@@ -1,0 +1,153 @@
+"""``rebalancer assign``: run one assignor on scenarios in the conformance schema and print the result.
+
+Input is one scenario object or an array of them (an element with ``"_schema": true`` is skipped), from
+a file or stdin. Output is ``{"assignor", "assignment", "metrics"}`` per scenario (an array for an
+array), or a table for a person with ``--format table``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from streaming.errors import RebalancerError, UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("assign",
+                       help="run an assignor on group scenarios (JSON) and print assignment and metrics")
+    p.add_argument("--assignor", required=True, metavar="NAME",
+                   help="range, roundrobin, sticky, cooperative-sticky, lag or balanced")
+    p.add_argument("--input", default="-", metavar="FILE",
+                   help="scenario JSON file: one object or an array (default: - for stdin)")
+    p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default json)")
+    p.add_argument("--horizon", type=float, default=0.0, metavar="SECONDS",
+                   help="load = lag + produce rate x SECONDS where rates are given (default 0: lag alone)")
+    p.set_defaults(func=run)
+
+
+def _read(path: str) -> Any:
+    if path == "-":
+        text, where = sys.stdin.read(), "stdin"
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise UsageError(f"--input: no such file: {path}") from None
+        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+            raise UsageError(f"--input: cannot read {path}: {e}") from None
+        where = path
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(
+            f"--input: {where} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from assignors import registry
+    from assignors.errors import InvalidSnapshot, UnknownAssignor
+    from assignors.metrics import InvalidAssignment, compute_metrics, validate_assignment
+    from assignors.scenario import assignment_to_json, call_assignor, parse_scenario
+
+    if args.horizon < 0:
+        raise UsageError(f"--horizon: must be >= 0, got {args.horizon}")
+    try:
+        assignor = registry.get(args.assignor)
+    except UnknownAssignor as e:
+        raise UsageError(f"--assignor: {e}") from None
+
+    data = _read(args.input)
+    single = isinstance(data, dict)
+    if single:
+        items = [(None, data)]
+    elif isinstance(data, list):
+        items = [(i, s) for i, s in enumerate(data) if not (isinstance(s, dict) and s.get("_schema") is True)]
+    else:
+        raise UsageError(
+            f"--input: must hold a scenario object or an array of them, got {type(data).__name__}")
+
+    outputs = []
+    for index, raw in items:
+        prefix = "" if index is None else f"[{index}]."
+        try:
+            scenario = parse_scenario(raw)
+            assignment = call_assignor(assignor, scenario.snapshot, scenario.options)
+            if isinstance(assignment, tuple):  # assign_with_transfers style: (assignment, transferring)
+                assignment = assignment[0]
+        except InvalidSnapshot as e:
+            raise UsageError(f"{prefix}{e}") from None
+        try:
+            validate_assignment(scenario.snapshot, assignment)
+        except InvalidAssignment as e:
+            raise RebalancerError(
+                f"{prefix}assignor {args.assignor} produced an invalid assignment: {e}") from None
+        metrics = compute_metrics(scenario.snapshot, assignment, horizon_s=args.horizon)
+        out: dict[str, Any] = {}
+        if scenario.name is not None:
+            out["name"] = scenario.name
+        out["assignor"] = args.assignor
+        out["assignment"] = assignment_to_json(assignment)
+        out["metrics"] = metrics.to_dict()
+        outputs.append(out)
+
+    if args.format == "json":
+        json.dump(outputs[0] if single else outputs, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        for n, out in enumerate(outputs):
+            if n:
+                sys.stdout.write("\n")
+            sys.stdout.write(_table(out))
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:,.3f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
+    if isinstance(x, int):
+        return f"{x:,}"
+    return str(x)
+
+
+def _compact(tps: list[list]) -> str:
+    """t0[0-2,5] t1[1]: partitions grouped by topic, runs collapsed."""
+    by_topic: dict[str, list[int]] = {}
+    for t, p in tps:
+        by_topic.setdefault(t, []).append(p)
+    parts = []
+    for t, ps in by_topic.items():
+        ps = sorted(ps)
+        runs, start = [], ps[0]
+        for a, b in zip(ps, [*ps[1:], None], strict=True):
+            if b != a + 1:
+                runs.append(f"{start}" if start == a else f"{start}-{a}")
+                start = b
+        parts.append(f"{t}[{','.join(runs)}]")
+    return " ".join(parts) if parts else "-"
+
+
+def _table(out: dict[str, Any]) -> str:
+    m = out["metrics"]
+    title = f"{out['assignor']}" + (f" on {out['name']}" if out.get("name") else "")
+    lines = [title]
+    members = list(out["assignment"])
+    width = max([len("member"), *(len(x) for x in members)])
+    lines.append(f"  {'member':<{width}}  {'parts':>6}  {'load':>14}  partitions")
+    for member in members:
+        tps = out["assignment"][member]
+        load = m["member_loads"].get(member, 0)
+        lines.append(f"  {member:<{width}}  {len(tps):>6}  {_fmt(load):>14}  {_compact(tps)}")
+    lb = m["lower_bound"]
+    lines.append(
+        f"  max load {_fmt(m['max_load'])} (lower bound {_fmt(lb)}), mean {_fmt(m['mean_load'])}, "
+        f"imbalance {m['imbalance']:.3f}"
+    )
+    lines.append(
+        f"  count spread {m['count_spread']}, cross-rack {m['cross_rack_partitions']}, "
+        f"moved {m['partitions_moved']} partitions ({_fmt(m['load_moved'])} load)"
+    )
+    return "\n".join(lines) + "\n"

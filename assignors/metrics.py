@@ -256,9 +256,14 @@ def movement(
 
 # -- validity ---------------------------------------------------------------------------------------------
 
-def validate_assignment(snapshot: GroupSnapshot, assignment: Assignment) -> None:
+def validate_assignment(snapshot: GroupSnapshot, assignment: Assignment,
+                        allow_unassigned: bool = False) -> None:
     """Raise :class:`InvalidAssignment` unless every subscribed partition is assigned exactly once, to a
-    member of the snapshot that subscribes to its topic."""
+    member of the snapshot that subscribes to its topic.
+
+    ``allow_unassigned`` accepts partitions assigned to nobody: a cooperative first round withholds the
+    partitions that change owner.
+    """
     subs = {m.member_id: set(m.topics) for m in snapshot.members}
     seen: dict[str, bytearray] = {}
     for member, tps in assignment.items():
@@ -280,6 +285,8 @@ def validate_assignment(snapshot: GroupSnapshot, assignment: Assignment) -> None
             if row[p]:
                 raise InvalidAssignment(f"{t}-{p} is assigned more than once")
             row[p] = 1
+    if allow_unassigned:
+        return
     wanted = set().union(*subs.values()) if subs else set()
     for t, n in snapshot.topics.items():
         if t not in wanted or n == 0:

@@ -436,8 +436,9 @@ assert topic_partition_hash_fast(string_hash("t"), 3) == topic_partition_hash("t
 
 
 class _General:
-    def __init__(self, inp: _Input, owned: dict[str, list[TP]], max_gen: int) -> None:
+    def __init__(self, inp: _Input, owned: dict[str, list[TP]], max_gen: int, kafka_bugs: bool = False) -> None:
         self.inp = inp
+        self.kafka_bugs = kafka_bugs
         ppt = inp.ppt
         self.current: dict[str, list[TP]] = owned
         # members by java rank; (size, rank) is the order of Kafka's sortedCurrentSubscriptions
@@ -654,6 +655,9 @@ class _General:
             self._balanced = True
             return True
         size = self.size
+        if self.kafka_bugs:
+            self._balanced = self._is_balanced_literal()
+            return self._balanced
         for t, owners in self.topic_owners.items():
             if not owners:
                 continue
@@ -672,6 +676,23 @@ class _General:
         self._balanced = True
         return True
 
+    def _is_balanced_literal(self) -> bool:
+        """Kafka's isBalanced word for word; needed only when members may hold partitions of topics
+        they do not subscribe to (``kafka_bugs``), where the quick check above is not equivalent."""
+        size = self.size
+        owner = self.owner
+        ppt = self.inp.ppt
+        for mid in sorted(self.active, key=lambda m: (size[m], self.rank[m])):
+            topics = self.potential[mid]
+            if size[mid] == sum(ppt[t] for t in topics):
+                continue
+            for t in topics:
+                for p in range(ppt[t]):
+                    o = owner[(t, p)]
+                    if o != mid and size[mid] + 1 < size[o]:
+                        return False
+        return True
+
     def _perform_reassignments(self, partitions: Sequence[TP]) -> bool:
         performed = False
         owner = self.owner
@@ -687,9 +708,14 @@ class _General:
                 p = prev.get(tp)
                 if p is not None:
                     q = p[0]
-                    # Kafka would fail (NullPointerException) or hand the partition to a member that
-                    # no longer subscribes to it; both are impossible states we do not follow.
-                    if q in active and tp[0] in self.potential[q] and size[mid] > size[q] + 1:
+                    # Kafka hands the partition back to its older-generation owner even when that
+                    # member no longer subscribes to the topic (an invalid assignment), and fails
+                    # with a NullPointerException when that member was set aside as unmovable. We
+                    # skip such owners unless asked to reproduce Kafka's bugs.
+                    if q not in active:
+                        if self.kafka_bugs:
+                            raise StickyAssignmentError(f"previous owner {q} of {tp} is not movable (Kafka NPE)")
+                    elif (self.kafka_bugs or tp[0] in self.potential[q]) and size[mid] > size[q] + 1:
                         self._reassign(tp, q)
                         performed = modified = True
                         continue
@@ -734,13 +760,18 @@ def _balance_score(assignment: dict[str, list[TP]]) -> int:
 # ---------------------------------------------------------------------------------------------------
 
 
-def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False
+def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False, kafka_bugs: bool = False
                   ) -> tuple[dict[str, list[TP]], dict[TP, str] | None]:
     """Kafka's AbstractStickyAssignor on ``snapshot``.
 
     Returns the assignment (every member, in snapshot order) before any cooperative adjustment, and
     the partitions transferring ownership as the constrained builder records them (``None`` when the
     general builder ran: Kafka leaves that map to the cooperative assignor to work out).
+
+    ``kafka_bugs=True`` also reproduces Kafka's one known invalid outcome: in the general builder a
+    partition goes back to the member that owned it in an older generation even when that member no
+    longer subscribes to its topic (and Kafka fails when that member holds only unmovable
+    partitions). By default such a member is skipped, which keeps the assignment valid.
     """
     if not snapshot.members:
         return {}, {}
@@ -749,6 +780,6 @@ def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False
     if equal:
         result, transferring = _constrained(inp, owned, multi)
     else:
-        result = _General(inp, owned, max_gen).build()
+        result = _General(inp, owned, max_gen, kafka_bugs).build()
         transferring = None
     return {m.member_id: result[m.member_id] for m in snapshot.members}, transferring

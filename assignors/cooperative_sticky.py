@@ -47,9 +47,14 @@ def _transfers(snapshot: GroupSnapshot, base: dict[str, list[TP]]) -> dict[TP, s
 
 
 def assign_with_transfers(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False,
-                          **_options: Any) -> tuple[Assignment, dict[str, str]]:
-    """The first-round assignment and the partitions transferring ownership as ``"topic-p" -> new owner``."""
-    base, transferring = sticky_assign(snapshot, prefer_rack_aware_logic=prefer_rack_aware_logic)
+                          kafka_bugs: bool = False, **_options: Any) -> tuple[Assignment, dict[str, str]]:
+    """The first-round assignment and the partitions transferring ownership as ``"topic-p" -> new owner``.
+
+    ``kafka_bugs`` reproduces a Kafka defect that can assign a partition to a member no longer
+    subscribed to its topic (see :func:`assignors._sticky_core.sticky_assign`); off by default.
+    """
+    base, transferring = sticky_assign(snapshot, prefer_rack_aware_logic=prefer_rack_aware_logic,
+                                       kafka_bugs=kafka_bugs)
     if transferring is None:
         transferring = _transfers(snapshot, base)
     if transferring:

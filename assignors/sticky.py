@@ -27,15 +27,43 @@ if C0 then leaves, C1 takes t0p0 and nothing else moves.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from assignors._sticky_core import sticky_assign
+from assignors._java import hashmap_order
+from assignors._sticky_core import TP, sticky_assign
 from assignors.model import Assignment, GroupSnapshot
 
 NAME = "sticky"
 
 
-def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False, **_options: Any) -> Assignment:
-    """Member id -> partitions, as Kafka's StickyAssignor returns them (list order included)."""
-    result, _transferring = sticky_assign(snapshot, prefer_rack_aware_logic=prefer_rack_aware_logic)
+def as_user_data(owned: tuple[TP, ...]) -> tuple[TP, ...]:
+    """Owned partitions in the order the eager assignor reads them back from its user data.
+
+    Kafka's StickyAssignor serializes a member's last assignment grouped by topic, the topics in the
+    iteration order of a ``HashMap`` (``CollectionUtils.groupPartitionsByTopic``), the partitions of
+    each topic in their original order. That order decides the order of kept partitions in the
+    result of the general builder.
+    """
+    if len({tp[0] for tp in owned}) < 2:
+        return owned
+    by_topic: dict[str, list[TP]] = {}
+    for tp in owned:
+        by_topic.setdefault(tp[0], []).append(tp)
+    return tuple(tp for t in hashmap_order(by_topic) for tp in by_topic[t])
+
+
+def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False, kafka_bugs: bool = False,
+           **_options: Any) -> Assignment:
+    """Member id -> partitions, as Kafka's StickyAssignor returns them (list order included).
+
+    ``kafka_bugs`` reproduces a Kafka defect that can assign a partition to a member no longer
+    subscribed to its topic (see :func:`assignors._sticky_core.sticky_assign`); off by default.
+    """
+    members = tuple(dataclasses.replace(m, owned=as_user_data(m.owned)) if len(m.owned) > 1 else m
+                    for m in snapshot.members)
+    if any(a is not b for a, b in zip(members, snapshot.members, strict=True)):
+        snapshot = dataclasses.replace(snapshot, members=members)
+    result, _transferring = sticky_assign(snapshot, prefer_rack_aware_logic=prefer_rack_aware_logic,
+                                          kafka_bugs=kafka_bugs)
     return result

@@ -1,0 +1,42 @@
+# Two commands on a fresh machine:  `make run`  (the main job on the embedded default)  and  `make test`.
+# Each does its own set-up the first time: a virtualenv with the pinned packages, and the JVM artifacts
+# (Kafka broker, Spark's Kafka source, Delta) resolved once from Maven Central into .cache/jars.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run demo test test-unit test-integration lint bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (found " + sys.version.split()[0] + "); set PYTHON=/path/to/python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+setup: $(STAMP)
+	@$(BIN)/rebalancer setup
+
+run: setup
+	$(BIN)/rebalancer smoke
+
+test: setup
+	$(BIN)/python -m pytest tests
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest tests -m "not integration and not java"
+
+test-integration: setup
+	$(BIN)/python -m pytest tests -m "integration or java"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: setup
+	$(BIN)/python -m benchmarks.speed
+	$(BIN)/python -m benchmarks.quality
+
+clean:
+	rm -rf .cache/kafka .cache/logs data checkpoints/*/

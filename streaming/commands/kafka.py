@@ -1,0 +1,55 @@
+"""``rebalancer kafka up|down|status``: an embedded Kafka cluster (KRaft) on loopback."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("kafka", help="start or stop an embedded Kafka cluster on loopback")
+    ops = p.add_subparsers(dest="op", metavar="OP", required=True)
+    up = ops.add_parser("up", help="start a cluster, print its bootstrap servers and leave it running")
+    up.add_argument("--brokers", type=int, default=1, help="1 (default) or 3 with broker.rack a, b, c")
+    up.add_argument("--port", type=int, default=None, help="client port of the first broker (default: a free one)")
+    up.set_defaults(func=_up)
+    down = ops.add_parser("down", help="stop the cluster started by `kafka up`")
+    down.set_defaults(func=_down)
+    status = ops.add_parser("status", help="print the running cluster's bootstrap servers")
+    status.set_defaults(func=_status)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from streaming import kafka_cluster
+    from streaming.errors import KafkaClusterError
+
+    running = kafka_cluster.detached_state()
+    if running:
+        raise KafkaClusterError(
+            f"a cluster is already running at {running['bootstrap_servers']}: `rebalancer kafka down` first")
+    ports = None
+    if args.port:
+        ports = [args.port + i for i in range(args.brokers)]
+    cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports)
+    bootstrap = cluster.start()
+    cluster.save_state()
+    print(bootstrap)
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    from streaming import kafka_cluster
+
+    pids = kafka_cluster.stop_detached()
+    print(f"stopped {len(pids)} broker(s)" if pids else "no embedded cluster was running")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from streaming import kafka_cluster
+
+    state = kafka_cluster.detached_state()
+    if not state:
+        print("no embedded cluster is running")
+        return 1
+    print(state["bootstrap_servers"])
+    return 0

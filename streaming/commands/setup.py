@@ -1,0 +1,23 @@
+"""``rebalancer setup``: resolve the JVM artifacts once (Maven Central), then everything runs offline."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("setup", help="resolve the Kafka broker, Kafka source and Delta jars into .cache/jars (once)")
+    p.add_argument("--force", action="store_true", help="resolve again even if the cache is up to date")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from streaming import jvm
+    from streaming.paths import JARS_DIR
+
+    jvm.java_executable()
+    jvm.resolve(force=args.force)
+    spark = len(jvm.spark_jars())
+    kafka = len(list((JARS_DIR / "kafka").glob("*.jar")))
+    print(f"JVM artifacts ready in {JARS_DIR}: {spark} jars for Spark, {kafka} for the Kafka broker")
+    return 0

@@ -1,0 +1,182 @@
+"""The job's configuration as one typed object, read from ``conf/rebalancer.toml``.
+
+Overrides come as ``--conf key=value``:
+
+- ``spark.*`` keys go to the Spark session as they are (``--conf spark.sql.shuffle.partitions=8``);
+- ``kafka.*`` keys go to every Kafka client, Spark's Kafka source and sink included
+  (``--conf kafka.security.protocol=SASL_SSL``); their values are never logged;
+- anything else is ``section.field`` of this file (``--conf job.trigger_interval=10 seconds``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streaming.errors import ConfigError
+from streaming.paths import CHECKPOINTS_DIR, CONF_DIR, DATA_DIR, PROJECT_ROOT
+
+DEFAULT_FILE = CONF_DIR / "rebalancer.toml"
+EMBEDDED = "embedded"
+
+# kafka.* settings whose values must never reach a log line
+SECRET_HINTS = ("password", "jaas", "secret", "token", "key")
+
+
+@dataclass(frozen=True)
+class KafkaSettings:
+    bootstrap_servers: str = EMBEDDED
+    """``host:port[,host:port]``, or ``embedded`` to start a loopback cluster."""
+    embedded_brokers: int = 1
+    lag_topic: str = "rebalancer.lag"
+    metadata_topic: str = "rebalancer.metadata"
+    trigger_topic: str = "rebalancer.triggers"
+    options: dict[str, str] = field(default_factory=dict, repr=False)
+    """Client settings without the ``kafka.`` prefix (security.protocol, sasl.mechanism, ...)."""
+
+    def client_options(self) -> dict[str, str]:
+        """The settings as Spark's Kafka source and sink take them (``kafka.`` prefixed)."""
+        return {"kafka.bootstrap.servers": self.bootstrap_servers} | {f"kafka.{k}": v for k, v in self.options.items()}
+
+    def redacted(self) -> dict[str, str]:
+        return {k: ("***" if any(h in k.lower() for h in SECRET_HINTS) else v) for k, v in self.options.items()}
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    master: str = "local[*]"
+    app_name: str = "kafka-rebalancer"
+    log_level: str = "WARN"
+    use_cached_jars: bool = True
+    """Put the jars resolved into .cache/jars on spark.jars; false under spark-submit --packages."""
+    conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    checkpoints: str = str(CHECKPOINTS_DIR)
+    tables: str = str(DATA_DIR / "delta")
+
+
+@dataclass(frozen=True)
+class Config:
+    kafka: KafkaSettings = field(default_factory=KafkaSettings)
+    spark: SparkSettings = field(default_factory=SparkSettings)
+    paths: PathSettings = field(default_factory=PathSettings)
+
+    def table_path(self, name: str) -> str:
+        return str(_under_root(self.paths.tables) / name)
+
+    def checkpoint_path(self, name: str) -> str:
+        return str(_under_root(self.paths.checkpoints) / name)
+
+    def with_overrides(self, overrides: list[str] | dict[str, str]) -> Config:
+        return _apply_overrides(self, overrides)
+
+
+def _under_root(path: str) -> Path:
+    """Relative paths in the configuration are relative to the project root, not the working directory."""
+    p = Path(path)
+    return p if p.is_absolute() else PROJECT_ROOT / p
+
+
+def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] | None = None) -> Config:
+    """Read the TOML file (default ``conf/rebalancer.toml``) and apply ``key=value`` overrides."""
+    file = Path(path) if path else DEFAULT_FILE
+    raw: dict[str, Any] = {}
+    if path or file.exists():
+        try:
+            raw = tomllib.loads(file.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"configuration file {file} does not exist") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{file}: not valid TOML: {e}") from None
+    cfg = _build(Config, raw, where=str(file))
+    return _apply_overrides(cfg, overrides or [])
+
+
+def _build(cls: type, raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a table, got {type(raw).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ConfigError(f"{where}: unknown setting {key!r} (known: {', '.join(known)})")
+        kwargs[key] = _coerce(hints[key], value, f"{where}.{key}" if "." in where else f"{key}")
+    return cls(**kwargs)
+
+
+def _coerce(tp: Any, value: Any, where: str) -> Any:
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, where)
+    origin = typing.get_origin(tp)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a table of settings")
+        return {str(k): _scalar_str(v) for k, v in value.items()}
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null", "")):
+            return None
+        return _coerce(args[0], value, where)
+    try:
+        if tp is bool:
+            if isinstance(value, str):
+                if value.lower() not in ("true", "false"):
+                    raise ValueError(value)
+                return value.lower() == "true"
+            return bool(value)
+        if tp in (int, float):
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return tp(value)
+        if tp is str:
+            return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected {tp.__name__}, got {value!r}") from None
+    return value
+
+
+def _scalar_str(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Config:
+    pairs = overrides.items() if isinstance(overrides, dict) else [_split(o) for o in overrides]
+    for key, value in pairs:
+        if key == "kafka.bootstrap.servers":  # Spark's spelling of the same setting
+            key = "kafka.bootstrap_servers"
+        section, _, name = key.partition(".")
+        if section == "spark" and not _is_field(SparkSettings, name):
+            cfg = dataclasses.replace(cfg, spark=dataclasses.replace(cfg.spark, conf=cfg.spark.conf | {key: value}))
+        elif section == "kafka" and not _is_field(KafkaSettings, name):
+            opts = cfg.kafka.options | {name: value}
+            cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, options=opts))
+        else:
+            sub = getattr(cfg, section, None)
+            if not name or sub is None or not dataclasses.is_dataclass(sub):
+                raise ConfigError(f"--conf {key}: unknown section {section!r}")
+            known = {f.name: f for f in dataclasses.fields(sub)}
+            if name not in known:
+                raise ConfigError(f"--conf {key}: unknown setting {name!r} in [{section}]")
+            coerced = _coerce(typing.get_type_hints(type(sub))[name], value, f"--conf {key}")
+            cfg = dataclasses.replace(cfg, **{section: dataclasses.replace(sub, **{name: coerced})})
+    return cfg
+
+
+def _is_field(cls: type, name: str) -> bool:
+    return name in {f.name for f in dataclasses.fields(cls)}
+
+
+def _split(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--conf {item!r}: expected key=value")
+    return key.strip(), value.strip()

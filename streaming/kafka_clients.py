@@ -1,0 +1,81 @@
+"""kafka-python clients built from the configuration, and the embedded-cluster switch.
+
+The configuration names Kafka settings the Java way (``security.protocol``), as Spark's ``kafka.*``
+options do; kafka-python spells them with underscores. Settings kafka-python has no equivalent for
+(``ssl.truststore.location`` ...) apply to Spark only and are skipped here with a warning that names
+the key, never the value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from streaming.config import EMBEDDED, Config
+from streaming.errors import KafkaClusterError
+
+log = logging.getLogger(__name__)
+
+
+def python_client_options(cfg: Config, client: str) -> dict[str, Any]:
+    """``cfg.kafka`` as keyword arguments for kafka-python's ``client`` (admin, producer, consumer)."""
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+
+    known = {"admin": KafkaAdminClient, "producer": KafkaProducer, "consumer": KafkaConsumer}[client].DEFAULT_CONFIG
+    opts: dict[str, Any] = {"bootstrap_servers": cfg.kafka.bootstrap_servers.split(",")}
+    for key, value in cfg.kafka.options.items():
+        name = key.replace(".", "_")
+        if name in known:
+            opts[name] = value
+        else:
+            log.warning("kafka.%s has no kafka-python equivalent; it applies to Spark's Kafka source/sink only", key)
+    return opts
+
+
+def admin(cfg: Config):
+    from kafka import KafkaAdminClient
+
+    return KafkaAdminClient(client_id="rebalancer-admin", **python_client_options(cfg, "admin"))
+
+
+def producer(cfg: Config, **extra: Any):
+    from kafka import KafkaProducer
+
+    return KafkaProducer(client_id="rebalancer-producer", **(python_client_options(cfg, "producer") | extra))
+
+
+def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]]) -> None:
+    """Create the topics that do not exist yet. ``topics``: name -> {num_partitions, replication_factor, configs}."""
+    from kafka.errors import TopicAlreadyExistsError
+
+    client = admin(cfg)
+    try:
+        existing = set(client.list_topics())
+        missing = {name: spec for name, spec in topics.items() if name not in existing}
+        if missing:
+            with contextlib.suppress(TopicAlreadyExistsError):
+                client.create_topics(missing)
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def kafka_for(cfg: Config) -> Iterator[Config]:
+    """Yield ``cfg`` pointing at a live cluster: an embedded one started for the block when the
+    configuration says ``embedded``, else the configured one unchanged."""
+    if cfg.kafka.bootstrap_servers != EMBEDDED:
+        yield cfg
+        return
+    from streaming.kafka_cluster import KafkaCluster
+
+    brokers = cfg.kafka.embedded_brokers
+    if brokers not in (1, 3):
+        raise KafkaClusterError(f"kafka.embedded_brokers must be 1 or 3, got {brokers}")
+    cluster = KafkaCluster(brokers=brokers)
+    print(f"Starting an embedded Kafka cluster ({brokers} broker(s)) ...", flush=True)
+    with cluster:
+        live = dataclasses.replace(cfg.kafka, bootstrap_servers=cluster.bootstrap_servers)
+        yield dataclasses.replace(cfg, kafka=live)

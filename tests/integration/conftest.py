@@ -1,0 +1,60 @@
+"""One real Kafka cluster (three KRaft brokers on racks a, b, c) and one SparkSession for the session."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from streaming import config, jvm
+from streaming.kafka_cluster import KafkaCluster, _alive
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    jvm.resolve()
+    cluster = KafkaCluster(brokers=3, base_dir=tmp_path_factory.mktemp("kafka"))
+    cluster.start()
+    pids = cluster.pids()
+    yield cluster
+    cluster.stop()
+    left = [p for p in pids if _alive(p)]
+    assert not left, f"Kafka JVMs still running after stop: {left}"
+
+
+@pytest.fixture(scope="session")
+def cfg(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> config.Config:
+    base = config.load()
+    work = tmp_path_factory.mktemp("work")
+    return dataclasses.replace(
+        base,
+        kafka=dataclasses.replace(base.kafka, bootstrap_servers=kafka_cluster.bootstrap_servers),
+        paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
+        spark=dataclasses.replace(base.spark, master="local[2]", conf={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+        }),
+    )
+
+
+@pytest.fixture(scope="session")
+def spark(cfg: config.Config):
+    from streaming.spark_session import get_spark
+
+    session = get_spark(cfg)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def state_file(tmp_path, monkeypatch) -> str:
+    """Point `rebalancer kafka up/down` at a state file of the test's own."""
+    path = str(tmp_path / "cluster.json")
+    monkeypatch.setenv("REBALANCER_KAFKA_STATE", path)
+    return path
+
+
+def env_with(**extra: str) -> dict[str, str]:
+    return {**os.environ, **extra}

@@ -1,0 +1,96 @@
+"""The real stack fits together: Kafka broker, Spark's Kafka source, Delta, kafka-python admin."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from streaming import kafka_clients, smoke
+from streaming.errors import KafkaClusterError
+from streaming.kafka_cluster import KafkaCluster, _alive
+
+from .conftest import env_with
+
+
+def test_records_go_through_kafka_spark_and_delta_unchanged(spark, cfg):
+    result = smoke.run(spark, cfg, n=300)
+
+    assert result.produced == 300
+    assert result.written == 300
+    assert result.matching, "the Delta table differs from what was produced"
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{result.table}`").collect()
+    assert {r["operation"] for r in history} == {"STREAMING UPDATE"}
+
+
+def test_replica_racks_come_back_through_the_admin_api(cfg, kafka_cluster):
+    topic = f"racks-{time.monotonic_ns()}"
+    kafka_clients.ensure_topics(cfg, {topic: {"num_partitions": 6, "replication_factor": 2}})
+    admin = kafka_clients.admin(cfg)
+    try:
+        racks = {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]}
+        (described,) = admin.describe_topics([topic])
+    finally:
+        admin.close()
+
+    assert sorted(racks.values()) == ["a", "b", "c"]
+    partitions = sorted(described["partitions"], key=lambda p: p["partition_index"])
+    assert [p["partition_index"] for p in partitions] == list(range(6))
+    for p in partitions:
+        replica_racks = [racks[r] for r in p["replica_nodes"]]
+        assert len(replica_racks) == 2
+        # Kafka places the replicas of a partition on distinct racks when it can
+        assert len(set(replica_racks)) == 2, replica_racks
+    # and spreads leaders over every rack
+    assert {racks[p["leader_id"]] for p in partitions} == {"a", "b", "c"}
+
+
+def _rebalancer(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "streaming.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env_with())
+
+
+def test_kafka_up_prints_bootstrap_and_down_leaves_no_jvm(state_file):
+    up = _rebalancer("kafka", "up")
+    assert up.returncode == 0, up.stderr
+    bootstrap = up.stdout.strip().splitlines()[-1]
+    host, port = bootstrap.split(":")
+    pids = json.loads(Path(state_file).read_text())["pids"]
+    try:
+        assert len(pids) == 1 and all(_alive(p) for p in pids)
+        with socket.create_connection((host, int(port)), timeout=5):
+            pass
+        again = _rebalancer("kafka", "up")
+        assert again.returncode == 1 and "already running" in again.stderr
+    finally:
+        down = _rebalancer("kafka", "down")
+    assert down.returncode == 0, down.stderr
+    assert "stopped 1 broker" in down.stdout
+    assert not any(_alive(p) for p in pids), "a Kafka JVM survived `kafka down`"
+    assert not Path(state_file).exists()
+
+
+def test_port_in_use_is_named(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        cluster = KafkaCluster(brokers=1, base_dir=tmp_path, ports=[port])
+        with pytest.raises(KafkaClusterError, match=f"port {port} .* already in use"):
+            cluster.start()
+    assert cluster.pids() == []
+
+
+def test_broker_that_does_not_come_up_names_its_log_and_is_cleaned_up(tmp_path):
+    # a listener on a port the broker may not bind makes the broker die at start-up
+    cluster = KafkaCluster(brokers=1, base_dir=tmp_path, extra_config={"num.io.threads": "0"})
+    with pytest.raises(KafkaClusterError) as err:
+        cluster.start(timeout_s=90)
+    assert err.value.log_file and Path(err.value.log_file).exists(), str(err.value)
+    assert "see " in str(err.value)
+    assert not any(_alive(p) for p in cluster.pids())

@@ -227,12 +227,14 @@ def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> As
             if not consumers or n <= 0:
                 continue
             quota, extra = divmod(n, len(consumers))
-            start = 0
-            for i, c in enumerate(consumers):
-                length = quota + (1 if i < extra else 0)
-                if length:
-                    result[c].extend(zip(repeat(t, length), range(start, start + length), strict=True))
-                start += length
+            tps = list(zip(repeat(t, n), range(n), strict=True))  # sliced below, one tuple per partition
+            cut = (quota + 1) * extra
+            for i in range(min(extra, len(consumers))):
+                result[consumers[i]] += tps[i * (quota + 1):(i + 1) * (quota + 1)]
+            if quota:
+                for i in range(extra, len(consumers)):
+                    start = cut + (i - extra) * quota
+                    result[consumers[i]] += tps[start:start + quota]
         return result
 
     replica_racks = snapshot.replica_racks

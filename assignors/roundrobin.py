@@ -53,10 +53,9 @@ def assign(snapshot: GroupSnapshot) -> Assignment:
         # starting with the first one at or after the pointer: partition p goes to subscriber
         # (start + p) % s. No per-partition loop is needed.
         start = next((k for k, pos in enumerate(positions) if pos >= pointer), 0)
+        tps = list(zip(repeat(t, n), range(n), strict=True))  # sliced by stride, one tuple per partition
         for j in range(min(s, n)):
-            k = (start + j) % s
-            parts = range(j, n, s)
-            result[ids[positions[k]]].extend(zip(repeat(t, len(parts)), parts, strict=True))
+            result[ids[positions[(start + j) % s]]] += tps[j::s]
         last = positions[(start + n - 1) % s]
         pointer = (last + 1) % size
     return result

@@ -24,6 +24,7 @@ Example: ``hashmap_order(["consumer1", "consumer2", "consumer3"])`` is
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from functools import lru_cache
 
 _MASK = 0xFFFFFFFF
 
@@ -40,6 +41,7 @@ def _utf16_units(s: str) -> list[int]:
     return [(data[i] << 8) | data[i + 1] for i in range(0, len(data), 2)]
 
 
+@lru_cache(maxsize=1 << 16)
 def string_hash(s: str) -> int:
     """``java.lang.String.hashCode()`` of ``s`` (a signed 32-bit int)."""
     h = 0

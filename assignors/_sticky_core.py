@@ -446,14 +446,12 @@ class _General:
         self.by_rank: list[str] = sorted(inp.rank, key=inp.rank.__getitem__)
         self.potential: dict[str, frozenset[str]] = {}
         self.topic_consumers: dict[str, list[str]] = {t: [] for t in ppt}
+        tc = self.topic_consumers
         for mid in inp.order:
-            m = inp.members[mid]
-            topics = []
-            for t in m.topics:
-                if t in ppt and t not in topics:
-                    topics.append(t)
-                    self.topic_consumers[t].append(mid)
-            self.potential[mid] = frozenset(topics)
+            topics = frozenset(t for t in inp.members[mid].topics if t in ppt)
+            for t in topics:
+                tc[t].append(mid)
+            self.potential[mid] = topics
         trank = inp.topic_rank
         self.sorted_topics = sorted(ppt, key=lambda t: (len(self.topic_consumers[t]), trank[t]))
         self.max_gen = max_gen
@@ -584,24 +582,14 @@ class _General:
 
         initializing = max(self.size.values(), default=0) == 0
 
-        def assign_to(tp: TP, mid: str) -> None:
-            current[mid].append(tp)
-            owner[tp] = mid
-            self._set_size(mid, 1)
-
-        if rack_mode:
-            rest = []
-            for tp in unassigned:
-                mid = self._first_subscriber(tp[0], tp)
-                if mid is None:
-                    rest.append(tp)
-                else:
-                    assign_to(tp, mid)
-            for tp in rest:
-                assign_to(tp, self._first_subscriber(tp[0]))
-        else:
-            for tp in unassigned:
-                assign_to(tp, self._first_subscriber(tp[0]))
+        # free partitions to the least loaded eligible member (same-rack first in rack mode); every
+        # heap entry is valid here, so the chosen member's entry is replaced in place
+        rest = self._fill(unassigned, rack_mode) if rack_mode else unassigned
+        self._fill(rest, False)
+        self.hist = {}
+        for mid in self.active:
+            sz = self.size[mid]
+            self.hist[sz] = self.hist.get(sz, 0) + 1
 
         # narrow down to partitions and members that can move
         movable_topics = {t for t, cs in self.topic_consumers.items() if len(cs) >= 2}
@@ -644,6 +632,47 @@ class _General:
 
         current.update(fixed)
         return current
+
+    def _fill(self, partitions: list[TP], rack_filter: bool) -> list[TP]:
+        """Kafka's maybeAssign: each partition to the first member of the (size, id) order that
+        subscribes to its topic (and, with ``rack_filter``, is not on a rack without a replica).
+        Returns the partitions no member could take."""
+        heaps = self.heaps
+        size = self.size
+        current = self.current
+        owner = self.owner
+        topic_groups = self.topic_groups
+        group_rack = self.group_rack
+        racks_of = self.inp.racks_of
+        heapreplace = heapq.heapreplace
+        left: list[TP] = []
+        for tp in partitions:
+            groups = topic_groups[tp[0]]
+            best = None
+            if rack_filter:
+                racks = racks_of(tp)
+                for g in groups:
+                    r = group_rack[g]
+                    if r is None or r in racks:
+                        h = heaps[g]
+                        if h and (best is None or h[0] < best[0]):
+                            best = h
+            elif len(groups) == 1:
+                best = heaps[groups[0]]
+            else:
+                for g in groups:
+                    h = heaps[g]
+                    if h and (best is None or h[0] < best[0]):
+                        best = h
+            if not best:
+                left.append(tp)
+                continue
+            s, r, mid = best[0]
+            heapreplace(best, (s + 1, r, mid))
+            size[mid] = s + 1
+            current[mid].append(tp)
+            owner[tp] = mid
+        return left
 
     def _is_balanced(self) -> bool:
         if not self.dirty:

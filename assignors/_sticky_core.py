@@ -37,7 +37,7 @@ Worked example (equal subscriptions): members C0, C1, C2 subscribe to t0 (3 part
 (3 partitions); C0 owned [t0p0, t0p1, t1p0, t1p1], C1 owned [t0p2, t1p2], C2 is new, all in
 generation 1. Quotas are 2 each. Java's HashMap order is C0, C1, C2. C0 keeps its first two owned
 partitions sorted by (partition, topic) — t0p0, t1p0 — and gives up t0p1, t1p1; C1 keeps t0p2, t1p2.
-The free partitions t0p1, t1p1 go to C2. Result C0 [t0p0, t1p0], C1 [t1p2, t0p2], C2 [t0p1, t1p1],
+The free partitions t0p1, t1p1 go to C2. Result C0 [t0p0, t1p0], C1 [t0p2, t1p2], C2 [t0p1, t1p1],
 and with the cooperative protocol t0p1 and t1p1 transfer from C0 to C2 (withheld this round).
 
 Implementation notes: partitions are ``(topic, partition)`` tuples; members are ranked by

@@ -15,10 +15,11 @@ subscribe to everything. The first assignment is::
 
     C0: [t0p0, t1p1, t3p0]    C1: [t0p1, t2p0, t3p1]    C2: [t1p0, t2p1]
 
-When C1 leaves, a round robin would move five partitions between C0 and C2. Sticky keeps everything
-C0 and C2 had and only hands out C1's three partitions::
+When C1 leaves, a round robin would move partitions between C0 and C2 as well. Sticky keeps
+everything C0 and C2 had and only hands out C1's three partitions (C0 lists its kept partitions
+sorted by partition number, then topic; this is Kafka 4.3's exact output)::
 
-    C0: [t0p0, t1p1, t3p0, t2p0]    C2: [t1p0, t2p1, t0p1, t3p1]
+    C0: [t0p0, t3p0, t1p1, t0p1]    C2: [t1p0, t2p1, t2p0, t3p1]
 
 Example with unequal subscriptions: C0 subscribes to t0 (1 partition), C1 to t0, t1 (2 partitions)
 and C2 to t0, t1, t2 (3 partitions). Sticky gives C0 [t0p0], C1 [t1p0, t1p1], C2 [t2p0, t2p1, t2p2];

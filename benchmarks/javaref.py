@@ -40,9 +40,7 @@ BUILD_DIR = ROOT / ".cache" / "javaref"
 CLASSES_DIR = BUILD_DIR / "classes"
 STAMP = BUILD_DIR / "build.stamp"
 MAIN_CLASS = "KafkaAssignorRunner"
-CONFORMANCE = Path(
-    os.environ.get("CONFORMANCE_SCENARIOS", "/work/shared/conformance/assignor-scenarios.json")
-)
+CONFORMANCE = Path(os.environ.get("CONFORMANCE_SCENARIOS", "/work/shared/conformance/assignor-scenarios.json"))
 OVERRIDES = ROOT / "tests" / "data" / "java_overrides.json"
 
 JAVA_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -114,11 +112,7 @@ def ensure_built() -> str:
     java = _tool("java")
     jars = _jars()
     want = _fingerprint(jars)
-    if (
-        STAMP.exists()
-        and STAMP.read_text().strip() == want
-        and (CLASSES_DIR / f"{MAIN_CLASS}.class").exists()
-    ):
+    if STAMP.exists() and STAMP.read_text().strip() == want and (CLASSES_DIR / f"{MAIN_CLASS}.class").exists():
         return java
     javac = _tool("javac")
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
@@ -150,9 +144,7 @@ def _run_java(args: Sequence[str], timeout: float, heap: str | None = None) -> s
     except subprocess.TimeoutExpired as e:
         raise JavaRefError(f"Java reference timed out after {timeout:.0f}s: {' '.join(args)}") from e
     if proc.returncode != 0:
-        raise JavaRefError(
-            f"Java reference failed (exit {proc.returncode}): {' '.join(args)}\n{proc.stderr[-4000:]}"
-        )
+        raise JavaRefError(f"Java reference failed (exit {proc.returncode}): {' '.join(args)}\n{proc.stderr[-4000:]}")
     return proc
 
 
@@ -193,9 +185,7 @@ def run_cases(
     with tempfile.TemporaryDirectory(prefix="run.", dir=BUILD_DIR) as tmp:
         src, dst = Path(tmp) / "cases.json", Path(tmp) / "results.json"
         src.write_text(json.dumps(cases))
-        _run_java(
-            ["cases", "--assignor", assignor, "--in", str(src), "--out", str(dst), "--map", map_kind], timeout
-        )
+        _run_java(["cases", "--assignor", assignor, "--in", str(src), "--out", str(dst), "--map", map_kind], timeout)
         results = json.loads(dst.read_text())
     for r in results:
         if r.get("assignment") is not None:
@@ -203,9 +193,7 @@ def run_cases(
     return results
 
 
-def assignments(
-    assignor: str, scenarios: Iterable[Mapping[str, Any]]
-) -> list[dict[str, list[tuple[str, int]]]]:
+def assignments(assignor: str, scenarios: Iterable[Mapping[str, Any]]) -> list[dict[str, list[tuple[str, int]]]]:
     """Just the assignments (raises :class:`JavaRefError` if Java threw on any scenario)."""
     out = []
     for r in run_cases(assignor, scenarios):
@@ -224,6 +212,7 @@ def run_timing(
     subscription: str,
     rounds: int = 1,
     warmup: int = 1,
+    warmup_topics: int | None = None,
     heap: str | None = None,
     timeout: float = 900.0,
 ) -> dict[str, Any]:
@@ -245,15 +234,14 @@ def run_timing(
             str(rounds),
             "--warmup",
             str(warmup),
+            *(["--warmup-topics", str(warmup_topics)] if warmup_topics else []),
         ],
         timeout,
         heap,
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
-        raise JavaRefError(
-            f"no result from the Java timing run:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-        )
+        raise JavaRefError(f"no result from the Java timing run:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     return json.loads(lines[-1])
 
 
@@ -279,9 +267,7 @@ def to_snapshot(scenario: Mapping[str, Any]):
             )
             for m in scenario["members"]
         ),
-        replica_racks=None
-        if racks is None
-        else {t: tuple(tuple(r) for r in per) for t, per in racks.items()},
+        replica_racks=None if racks is None else {t: tuple(tuple(r) for r in per) for t, per in racks.items()},
         lag={t: tuple(v) for t, v in lags.items()},
     )
 
@@ -374,9 +360,7 @@ def check_conformance(path: Path = CONFORMANCE) -> tuple[list[dict[str, Any]], i
                         "problems": problems,
                         "expected": s.get("expected"),
                         "expected_transferring": s.get("expected_transferring"),
-                        "java": None
-                        if r["error"]
-                        else {m: [list(tp) for tp in v] for m, v in r["assignment"].items()},
+                        "java": None if r["error"] else {m: [list(tp) for tp in v] for m, v in r["assignment"].items()},
                         "java_transferring": r.get("transferring"),
                         "java_member_order": r.get("member_order"),
                         "java_error": r["error"],
@@ -407,15 +391,9 @@ def write_overrides(path: Path = CONFORMANCE, out: Path = OVERRIDES) -> dict[str
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.javaref", description=__doc__.split("\n\n")[0])
-    ap.add_argument(
-        "--conformance", type=Path, default=CONFORMANCE, help="scenario file (default: %(default)s)"
-    )
-    ap.add_argument(
-        "--check", action="store_true", help="run the conformance scenarios through Java, print diffs"
-    )
-    ap.add_argument(
-        "--write-overrides", action="store_true", help=f"also write {OVERRIDES.relative_to(ROOT)}"
-    )
+    ap.add_argument("--conformance", type=Path, default=CONFORMANCE, help="scenario file (default: %(default)s)")
+    ap.add_argument("--check", action="store_true", help="run the conformance scenarios through Java, print diffs")
+    ap.add_argument("--write-overrides", action="store_true", help=f"also write {OVERRIDES.relative_to(ROOT)}")
     ap.add_argument("--out", type=Path, default=OVERRIDES, help="overrides file (default: %(default)s)")
     args = ap.parse_args(argv)
     try:

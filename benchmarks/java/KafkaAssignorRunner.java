@@ -17,7 +17,7 @@
  *         time_ns (the assign call only), error (null, or "ExceptionClass: message").
  *
  *   timing --assignor NAME --topics T --partitions P --consumers C --subscription equal|one-single|split|buckets
- *          [--rounds 1|2] [--warmup N]
+ *          [--rounds 1|2] [--warmup N] [--warmup-topics K]
  *       Generates the group in Java (names as Kafka's AbstractStickyAssignorTest: "t"/"c" + zero-padded index),
  *       runs N warm-up assignments, then measures the assign call only. Round 2 (as Kafka's scale tests) re-sends
  *       every member but member 0 with the partitions it got in round 1, generation 1. Prints one JSON object:
@@ -95,7 +95,7 @@ public final class KafkaAssignorRunner {
         System.err.println("KafkaAssignorRunner: " + why);
         System.err.println("  cases  --assignor NAME --in CASES.json --out RESULTS.json [--map hash|linked]");
         System.err.println("  timing --assignor NAME --topics T --partitions P --consumers C "
-            + "--subscription equal|one-single|split|buckets [--rounds 1|2] [--warmup N]");
+            + "--subscription equal|one-single|split|buckets [--rounds 1|2] [--warmup N] [--warmup-topics K]");
         System.exit(2);
     }
 
@@ -351,6 +351,36 @@ public final class KafkaAssignorRunner {
         }
     }
 
+    /** A generated group: cluster metadata, topic names, member ids and their fresh subscriptions. */
+    static final class Generated {
+        final Cluster cluster;
+        final List<String> topics = new ArrayList<>();
+        final List<String> ids = new ArrayList<>();
+        final Map<String, Subscription> fresh = new HashMap<>();
+
+        Generated(String assignorName, int topicCount, int partitionCount, int consumerCount, String pattern) {
+            List<PartitionInfo> infos = new ArrayList<>();
+            Node node = new Node(0, "broker0", 9092);
+            Node[] replicas = {node};
+            for (int t = 0; t < topicCount; t++) {
+                String topic = canonicalName("t", t, topicCount);
+                topics.add(topic);
+                for (int p = 0; p < partitionCount; p++) {
+                    infos.add(new PartitionInfo(topic, p, node, replicas, replicas));
+                }
+            }
+            cluster = new Cluster("cluster", Collections.singletonList(node), infos,
+                Collections.emptySet(), Collections.emptySet());
+            for (int i = 0; i < consumerCount; i++) {
+                String id = canonicalName("c", i, consumerCount);
+                ids.add(id);
+                fresh.put(id, subscription(assignorName, id,
+                    new ArrayList<>(topicsFor(pattern, i, consumerCount, topics)), null, null,
+                    Collections.emptyList(), null));
+            }
+        }
+    }
+
     static void runTiming(Map<String, String> opts) throws Exception {
         String assignorName = need(opts, "assignor");
         int topicCount = Integer.parseInt(need(opts, "topics"));
@@ -359,30 +389,8 @@ public final class KafkaAssignorRunner {
         String pattern = need(opts, "subscription");
         int rounds = Integer.parseInt(opts.getOrDefault("rounds", "1"));
         int warmups = Integer.parseInt(opts.getOrDefault("warmup", "1"));
-
-        List<String> topics = new ArrayList<>();
-        List<PartitionInfo> infos = new ArrayList<>();
-        Node node = new Node(0, "broker0", 9092);
-        Node[] replicas = {node};
-        for (int t = 0; t < topicCount; t++) {
-            String topic = canonicalName("t", t, topicCount);
-            topics.add(topic);
-            for (int p = 0; p < partitionCount; p++) {
-                infos.add(new PartitionInfo(topic, p, node, replicas, replicas));
-            }
-        }
-        Cluster cluster = new Cluster("cluster", Collections.singletonList(node), infos,
-            Collections.emptySet(), Collections.emptySet());
-        infos = null;
-
-        List<String> ids = new ArrayList<>();
-        Map<String, Subscription> fresh = new HashMap<>();
-        for (int i = 0; i < consumerCount; i++) {
-            String id = canonicalName("c", i, consumerCount);
-            ids.add(id);
-            fresh.put(id, subscription(assignorName, id, new ArrayList<>(topicsFor(pattern, i, consumerCount, topics)),
-                null, null, Collections.emptyList(), null));
-        }
+        // the warm-up may use fewer topics (same partitions per topic and members): JIT warm-up, less wall time
+        int warmupTopics = Integer.parseInt(opts.getOrDefault("warmup-topics", Integer.toString(topicCount)));
 
         ObjectNode out = JSON.createObjectNode();
         out.put("assignor", assignorName);
@@ -392,17 +400,20 @@ public final class KafkaAssignorRunner {
         out.put("subscription", pattern);
         out.put("java_version", System.getProperty("java.version"));
         out.put("max_heap_bytes", Runtime.getRuntime().maxMemory());
+        out.put("warmup_topics", warmupTopics);
 
         for (int w = 0; w < warmups; w++) {
+            Generated g = new Generated(assignorName, warmupTopics, partitionCount, consumerCount, pattern);
             long t0 = System.nanoTime();
-            GroupAssignment a = newAssignor(assignorName, false).assign(cluster, new GroupSubscription(fresh));
+            GroupAssignment a = newAssignor(assignorName, false).assign(g.cluster, new GroupSubscription(g.fresh));
             if (rounds > 1) {
-                newAssignor(assignorName, false).assign(cluster,
-                    new GroupSubscription(secondRound(assignorName, ids, pattern, topics, a)));
+                newAssignor(assignorName, false).assign(g.cluster,
+                    new GroupSubscription(secondRound(assignorName, g.ids, pattern, g.topics, a)));
             }
             out.withArray("warmup_ns").add(System.nanoTime() - t0);
         }
 
+        Generated g = new Generated(assignorName, topicCount, partitionCount, consumerCount, pattern);
         ArrayNode roundTimes = out.putArray("round_ns");
         long peak = 0;
         long gcCount = 0;
@@ -411,7 +422,7 @@ public final class KafkaAssignorRunner {
         GroupAssignment previous = null;
         ConsumerPartitionAssignor assignor = newAssignor(assignorName, false);
         for (int r = 0; r < rounds; r++) {
-            Map<String, Subscription> subs = r == 0 ? fresh : secondRound(assignorName, ids, pattern, topics, previous);
+            Map<String, Subscription> subs = r == 0 ? g.fresh : secondRound(assignorName, g.ids, pattern, g.topics, previous);
             GroupSubscription group = new GroupSubscription(subs);
             previous = null;
             System.gc();
@@ -419,7 +430,7 @@ public final class KafkaAssignorRunner {
             long before = heapUsed();
             resetPeaks();
             long start = System.nanoTime();
-            GroupAssignment result = assignor.assign(cluster, group);
+            GroupAssignment result = assignor.assign(g.cluster, group);
             long elapsed = System.nanoTime() - start;
             long peakNow = heapPeak();
             long[] gc1 = gcTotals();

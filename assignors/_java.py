@@ -72,11 +72,13 @@ def table_capacity(max_size: int, initial_capacity: int = 16) -> int:
 
 
 def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] | None = None,
-                  initial_capacity: int = 16) -> list:
-    """Iteration order of a ``new HashMap<>(initial_capacity)`` after ``put`` of ``keys`` in order.
+                  initial_capacity: int = 16, compute_if_absent: bool = False) -> list:
+    """Iteration order of a ``new HashMap<>(initial_capacity)`` after inserting ``keys`` in order.
 
     Keys are strings unless ``hash_fn`` gives their Java ``hashCode()``. Repeated keys keep their
-    first position, as ``put`` on an existing key does.
+    first position. ``put`` appends a new key to its bucket; ``computeIfAbsent`` (and ``compute``,
+    ``merge``) put it at the head of the bucket instead, so colliding keys come out in reverse
+    insertion order: pass ``compute_if_absent=True`` for maps built that way.
     """
     seen: dict = {}
     for k in keys:
@@ -84,7 +86,8 @@ def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] |
             seen[k] = len(seen)
     fn = hash_fn or string_hash
     mask = table_capacity(len(seen), initial_capacity) - 1
-    return sorted(seen, key=lambda k: (spread(fn(k)) & mask, seen[k]))
+    sign = -1 if compute_if_absent else 1
+    return sorted(seen, key=lambda k: (spread(fn(k)) & mask, sign * seen[k]))
 
 
 class JavaHashSet:

@@ -42,16 +42,16 @@ def as_user_data(owned: tuple[TP, ...]) -> tuple[TP, ...]:
     """Owned partitions in the order the eager assignor reads them back from its user data.
 
     Kafka's StickyAssignor serializes a member's last assignment grouped by topic, the topics in the
-    iteration order of a ``HashMap`` (``CollectionUtils.groupPartitionsByTopic``), the partitions of
-    each topic in their original order. That order decides the order of kept partitions in the
-    result of the general builder.
+    iteration order of a ``HashMap`` filled with ``computeIfAbsent``
+    (``CollectionUtils.groupPartitionsByTopic``), the partitions of each topic in their original
+    order. That order decides the order of kept partitions in the result of the general builder.
     """
     if len({tp[0] for tp in owned}) < 2:
         return owned
     by_topic: dict[str, list[TP]] = {}
     for tp in owned:
         by_topic.setdefault(tp[0], []).append(tp)
-    return tuple(tp for t in hashmap_order(by_topic) for tp in by_topic[t])
+    return tuple(tp for t in hashmap_order(by_topic, compute_if_absent=True) for tp in by_topic[t])
 
 
 def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False, kafka_bugs: bool = False,

@@ -102,6 +102,19 @@ def test_java_sorted_uses_utf16_order():
     assert java_sorted(["\uff5e", "\U0001F600"]) == ["\U0001F600", "\uff5e"]
 
 
+def test_compute_if_absent_puts_new_keys_at_the_head_of_their_bucket():
+    assert hashmap_order(["t6", "t10"]) == ["t6", "t10"]  # same bucket
+    assert hashmap_order(["t6", "t10"], compute_if_absent=True) == ["t10", "t6"]
+
+
+def test_user_data_order_matches_kafka_serialization():
+    # StickyAssignor.serializeTopicPartitionAssignment + deserialize on kafka-clients 4.3.1
+    owned = (("t1", 1), ("t1", 15), ("t2", 7), ("t4", 0), ("t4", 3), ("t6", 8), ("t7", 0), ("t8", 5),
+             ("t9", 6), ("t10", 0))
+    assert as_user_data(owned) == (("t4", 0), ("t4", 3), ("t10", 0), ("t6", 8), ("t7", 0), ("t8", 5),
+                                   ("t9", 6), ("t1", 1), ("t1", 15), ("t2", 7))
+
+
 def test_user_data_order_groups_topics_like_kafka():
     owned = (("b", 0), ("a", 1), ("b", 2), ("a", 0))
     grouped = as_user_data(owned)

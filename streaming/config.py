@@ -64,10 +64,55 @@ class PathSettings:
 
 
 @dataclass(frozen=True)
+class PolicySettings:
+    """When a group gets a recommendation. All times are event time (the events' ``ts``)."""
+
+    assignor: str = "balanced"
+    """Assignor the recommendations use."""
+    rack_change: bool = True
+    """Recommend when a subscribed partition's set of replica racks changes and cross-rack reads drop."""
+    membership_change: bool = True
+    partition_count_change: bool = True
+    skew_threshold: float = 1.5
+    """Imbalance (max member lag / mean member lag) of the current assignment that counts as skew."""
+    skew_observations: int = 3
+    """Consecutive observations at or above the threshold before lag skew triggers."""
+    min_total_lag: int = 1000
+    """Below this total lag (records) a group is never skewed enough to matter."""
+    min_improvement: float = 0.2
+    """Fraction by which the recommendation must lower the max member lag for lag skew to trigger."""
+    cooldown_s: float = 300.0
+    """No lag-skew recommendation within this many seconds of the group's previous recommendation."""
+    stuck_observations: int = 5
+    """A partition with lag whose committed offset has not moved for this many observations is stuck."""
+    rate_horizon_s: float = 0.0
+    """Load of a partition = lag + produce rate x horizon; 0 counts lag alone."""
+    lag_history: int = 8
+    """Observations kept per partition for rates."""
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """The streaming query."""
+
+    trigger_interval: str = "5 seconds"
+    starting_offsets: str = "earliest"
+    max_offsets_per_trigger: int | None = None
+    fail_on_data_loss: bool = True
+    group_timeout_s: float = 3600.0
+    """A group with no event for this long (event time) is dropped from state."""
+    watermark_delay: str = "10 minutes"
+    max_value_bytes: int = 4 * 1024 * 1024
+    query_name: str = "rebalancer"
+
+
+@dataclass(frozen=True)
 class Config:
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
     spark: SparkSettings = field(default_factory=SparkSettings)
     paths: PathSettings = field(default_factory=PathSettings)
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    job: JobSettings = field(default_factory=JobSettings)
 
     def table_path(self, name: str) -> str:
         return str(_under_root(self.paths.tables) / name)

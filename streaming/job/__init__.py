@@ -1,0 +1,1 @@
+"""The Structured Streaming query: Kafka -> parse + validate -> per-group state -> Delta + trigger feed."""

@@ -1,0 +1,131 @@
+"""Assemble and start the streaming query.
+
+    Kafka (lag + metadata topics) -> parse + validate -> watermark on event time
+      -> groupBy(group).applyInPandasWithState(update, append, EventTimeTimeout)
+      -> foreachBatch: rejected_events + recommendations (Delta, idempotent) + trigger feed (Kafka)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
+
+from streaming import kafka_clients
+from streaming.config import Config
+from streaming.job import sinks, stateful, validate
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT = "rebalancer"
+
+
+def source(spark: SparkSession, cfg: Config) -> DataFrame:
+    reader = (
+        spark.readStream.format("kafka")
+        .options(**cfg.kafka.client_options())
+        .option("subscribe", f"{cfg.kafka.lag_topic},{cfg.kafka.metadata_topic}")
+        .option("startingOffsets", cfg.job.starting_offsets)
+        .option("failOnDataLoss", str(cfg.job.fail_on_data_loss).lower())
+    )
+    if cfg.job.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", cfg.job.max_offsets_per_trigger)
+    return reader.load()
+
+
+def pipeline(spark: SparkSession, cfg: Config) -> DataFrame:
+    events = validate.parse(source(spark, cfg), cfg.job.max_value_bytes)
+    return (
+        events.withWatermark("event_time", cfg.job.watermark_delay)
+        .groupBy("group")
+        .applyInPandasWithState(
+            stateful.make_update(cfg.policy, int(cfg.job.group_timeout_s * 1000)),
+            stateful.ROW_SCHEMA, stateful.STATE_SCHEMA, "append", "EventTimeTimeout",
+        )
+    )
+
+
+def ensure_topics(cfg: Config, partitions: int = 4) -> None:
+    """The event topics and the compacted trigger feed, created if missing."""
+    kafka_clients.ensure_topics(cfg, {
+        cfg.kafka.lag_topic: {"num_partitions": partitions, "replication_factor": -1},
+        cfg.kafka.metadata_topic: {"num_partitions": partitions, "replication_factor": -1},
+        cfg.kafka.trigger_topic: {"num_partitions": 1, "replication_factor": -1,
+                                  "configs": {"cleanup.policy": "compact"}},
+    })
+
+
+class ProgressPrinter(StreamingQueryListener):
+    """One line per batch: input rows, groups in state, recommendations, rejected, late, batch time."""
+
+    def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print) -> None:
+        self.writer = writer
+        self.query_name = query_name
+        self.out = out
+        self.batches: list[dict] = []
+
+    def onQueryStarted(self, event) -> None:
+        pass
+
+    def onQueryProgress(self, event) -> None:
+        p = event.progress
+        if p.name != self.query_name:
+            return
+        state = p.stateOperators[0] if p.stateOperators else None
+        recs, rejected = self.writer.counts.pop(p.batchId, (0, 0))
+        line = {
+            "batch": p.batchId, "input_rows": p.numInputRows, "groups": state.numRowsTotal if state else 0,
+            "recommendations": recs, "rejected": rejected,
+            "late": state.numRowsDroppedByWatermark if state else 0,
+            "batch_ms": p.batchDuration,
+        }
+        self.batches.append(line)
+        self.out(
+            f"batch {line['batch']}: {line['input_rows']} input rows, {line['groups']} groups in state, "
+            f"{recs} recommendations, {rejected} rejected, {line['late']} late, {line['batch_ms']} ms"
+        )
+
+    def onQueryIdle(self, event) -> None:
+        pass
+
+    def onQueryTerminated(self, event) -> None:
+        pass
+
+
+def start(spark: SparkSession, cfg: Config, available_now: bool = False,
+          checkpoint: str | None = None) -> tuple[StreamingQuery, ProgressPrinter]:
+    checkpoint = checkpoint or cfg.checkpoint_path(CHECKPOINT)
+    ensure_topics(cfg)
+    sinks.create_tables(spark, cfg)
+    writer = sinks.BatchWriter(cfg, sinks.app_id(checkpoint))
+    printer = ProgressPrinter(writer, cfg.job.query_name)
+    spark.streams.addListener(printer)
+    stream = (
+        pipeline(spark, cfg).writeStream.queryName(cfg.job.query_name)
+        .option("checkpointLocation", checkpoint)
+        .outputMode("append")
+        .foreachBatch(writer)
+    )
+    stream = stream.trigger(availableNow=True) if available_now else stream.trigger(
+        processingTime=cfg.job.trigger_interval)
+    log.info("starting query %s (checkpoint %s, kafka %s)", cfg.job.query_name, checkpoint,
+             cfg.kafka.bootstrap_servers)
+    return stream.start(), printer
+
+
+def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoint: str | None = None) -> list[dict]:
+    """Run the query until it ends (``available_now``) or is interrupted; return the progress lines."""
+    query, printer = start(spark, cfg, available_now, checkpoint)
+    try:
+        query.awaitTermination()
+    except KeyboardInterrupt:
+        query.stop()
+    finally:
+        # let the last progress event reach the listener before it goes
+        time.sleep(0.5)
+        spark.streams.removeListener(printer)
+    if query.exception():
+        raise query.exception()
+    return printer.batches

@@ -1,0 +1,114 @@
+"""``foreachBatch``: the batch's recommendations and rejected records to Delta, recommendations to the feed.
+
+Delta appends are idempotent per batch: each carries ``txnAppId`` (stable per checkpoint) and
+``txnVersion`` (the batch id), and Delta skips a write whose version it already committed for that app
+id. A batch replayed after a crash therefore adds nothing twice. The Kafka trigger feed is at-least-once
+(Spark's Kafka sink); a replay re-sends the same ``recommendation_id``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from streaming.config import Config
+from streaming.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
+
+log = logging.getLogger(__name__)
+
+RECOMMENDATIONS = "recommendations"
+REJECTED = "rejected_events"
+
+RECOMMENDATIONS_DDL = f"""
+    batch_id LONG, `group` STRING, version LONG, recommendation_id STRING, event_time TIMESTAMP,
+    generation INT, triggers ARRAY<STRING>, trigger_details STRING, assignor STRING,
+    assignment {ASSIGNMENT_TYPE},
+    before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE,
+    lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE,
+    stuck_partitions {STUCK_TYPE}
+"""
+REJECTED_DDL = """
+    batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
+    source_offset LONG, kafka_timestamp TIMESTAMP
+"""
+
+
+def app_id(checkpoint: str) -> str:
+    """The Delta transaction app id of this checkpoint: made once, kept beside the checkpoint.
+
+    A new checkpoint restarts batch ids at 0, so it must get a new app id or Delta would skip its writes."""
+    path = Path(checkpoint) / "delta_app_id"
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = f"kafka-rebalancer-{uuid.uuid4().hex}"
+    path.write_text(value + "\n")
+    return value
+
+
+def create_tables(spark: SparkSession, cfg: Config) -> None:
+    for name, ddl, cdf in ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True), (REJECTED, REJECTED_DDL, False)):
+        props = " TBLPROPERTIES (delta.enableChangeDataFeed = true)" if cdf else ""
+        spark.sql(f"CREATE TABLE IF NOT EXISTS delta.`{cfg.table_path(name)}` ({ddl}) USING DELTA{props}")
+
+
+class BatchWriter:
+    """The ``foreachBatch`` function. ``counts[batch_id]`` = (recommendations, rejected) for the progress line."""
+
+    def __init__(self, cfg: Config, app: str) -> None:
+        self.cfg = cfg
+        self.app = app
+        self.counts: dict[int, tuple[int, int]] = {}
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        batch = batch.persist()
+        try:
+            recs = recommendation_rows(batch, batch_id)
+            rejected = rejected_rows(batch, batch_id)
+            n_rejected = self._append(rejected, REJECTED, batch_id)
+            n_recs = self._append(recs, RECOMMENDATIONS, batch_id)
+            if n_recs:
+                self._send_feed(batch.filter(F.col("kind") == "recommendation"))
+            self.counts[batch_id] = (n_recs, n_rejected)
+        finally:
+            batch.unpersist()
+
+    def _append(self, df: DataFrame, table: str, batch_id: int) -> int:
+        n = df.count()
+        if n:
+            (df.write.format("delta").mode("append")
+             .option("txnAppId", f"{self.app}/{table}").option("txnVersion", batch_id)
+             .save(self.cfg.table_path(table)))
+        return n
+
+    def _send_feed(self, recs: DataFrame) -> None:
+        (recs.select(F.col("group").alias("key"), F.col("feed_value").alias("value"))
+         .write.format("kafka").options(**self.cfg.kafka.client_options())
+         .option("topic", self.cfg.kafka.trigger_topic).save())
+
+
+def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
+    return batch.filter(F.col("kind") == "recommendation").select(
+        F.lit(batch_id).cast("long").alias("batch_id"),
+        "group", "version", "recommendation_id",
+        F.timestamp_millis("event_ts").alias("event_time"),
+        "generation",
+        F.split("triggers", ",").alias("triggers"),
+        "trigger_details", "assignor",
+        F.from_json("assignment", ASSIGNMENT_TYPE).alias("assignment"),
+        "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance", "lower_bound",
+        "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
+        F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
+    )
+
+
+def rejected_rows(batch: DataFrame, batch_id: int) -> DataFrame:
+    return batch.filter(F.col("kind") == "rejected").select(
+        F.lit(batch_id).cast("long").alias("batch_id"),
+        "group", "reason", "raw_value", "source_topic", "source_partition", "source_offset",
+        F.timestamp_millis("kafka_ts").alias("kafka_timestamp"),
+    )

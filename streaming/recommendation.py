@@ -1,0 +1,97 @@
+"""A rebalance recommendation: what the job writes to Delta and to the trigger feed.
+
+Trigger feed message (topic ``kafka.trigger_topic``, compacted, key = group id, value = JSON)::
+
+    {"schema": 1, "recommendation_id": "3f5c...", "group": "orders-app", "version": 4,
+     "event_ts": 1763700000000, "generation": 12, "triggers": ["lag_skew"], "assignor": "balanced",
+     "assignment": [{"member_id": "...", "instance_id": null, "client_id": "c-1", "rack": "a",
+                     "partitions": [["orders", 0], ["orders", 3]]}],
+     "before": {"max_member_lag": 9000, "imbalance": 1.8, "cross_rack_partitions": 2},
+     "after": {"max_member_lag": 5200, "imbalance": 1.04, "cross_rack_partitions": 0},
+     "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": []}
+
+The feed is at-least-once (Spark's Kafka sink): a replayed batch can send a message twice, with the same
+``recommendation_id``; consumers keep the highest ``version`` per group.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+FEED_SCHEMA_VERSION = 1
+
+# Columns of the pandas rows the stateful step emits (and of the Delta table, where the JSON columns
+# become typed nested columns).
+OUTPUT_SCHEMA = (
+    "group STRING, version LONG, recommendation_id STRING, event_ts LONG, generation INT, "
+    "triggers STRING, trigger_details STRING, assignor STRING, assignment STRING, "
+    "before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE, "
+    "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE, "
+    "stuck_partitions STRING, feed_value STRING"
+)
+OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
+
+ASSIGNMENT_TYPE = (
+    "ARRAY<STRUCT<member_id: STRING, instance_id: STRING, client_id: STRING, rack: STRING, "
+    "partitions: ARRAY<STRUCT<topic: STRING, partition: INT>>>>"
+)
+STUCK_TYPE = "ARRAY<STRUCT<topic: STRING, partition: INT>>"
+
+
+def recommendation_id(group: str, version: int) -> str:
+    """Deterministic, so a replayed batch produces the same id."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"kafka-rebalancer/{group}/{version}").hex
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    group: str
+    version: int
+    event_ts: int
+    generation: int | None
+    triggers: dict[str, Any]
+    assignor: str
+    assignment: list[dict[str, Any]]
+    before: dict[str, float]
+    after: dict[str, float]
+    lower_bound: float
+    partitions_moved: int
+    lag_moved: float
+    stuck_partitions: list[tuple[str, int]]
+
+    @property
+    def id(self) -> str:
+        return recommendation_id(self.group, self.version)
+
+    def feed_message(self) -> dict[str, Any]:
+        return {
+            "schema": FEED_SCHEMA_VERSION, "recommendation_id": self.id, "group": self.group,
+            "version": self.version, "event_ts": self.event_ts, "generation": self.generation,
+            "triggers": sorted(self.triggers), "assignor": self.assignor, "assignment": self.assignment,
+            "before": self.before, "after": self.after, "lower_bound": self.lower_bound,
+            "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
+            "stuck_partitions": [list(tp) for tp in self.stuck_partitions],
+        }
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "group": self.group, "version": self.version, "recommendation_id": self.id, "event_ts": self.event_ts,
+            "generation": self.generation, "triggers": ",".join(sorted(self.triggers)),
+            "trigger_details": json.dumps(self.triggers, sort_keys=True),
+            "assignor": self.assignor,
+            "assignment": json.dumps([
+                {**m, "partitions": [{"topic": t, "partition": p} for t, p in m["partitions"]]}
+                for m in self.assignment
+            ]),
+            "before_max_lag": self.before["max_member_lag"], "after_max_lag": self.after["max_member_lag"],
+            "before_imbalance": self.before["imbalance"], "after_imbalance": self.after["imbalance"],
+            "lower_bound": self.lower_bound,
+            "before_cross_rack": self.before["cross_rack_partitions"],
+            "after_cross_rack": self.after["cross_rack_partitions"],
+            "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
+            "stuck_partitions": json.dumps([{"topic": t, "partition": p} for t, p in self.stuck_partitions]),
+            "feed_value": json.dumps(self.feed_message(), separators=(",", ":"), sort_keys=True),
+        }

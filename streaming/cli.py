@@ -16,7 +16,7 @@ import sys
 from streaming.errors import RebalancerError
 
 # Order is the order of --help.
-COMMANDS = ("setup", "kafka", "smoke", "assign", "bench")
+COMMANDS = ("setup", "kafka", "smoke", "assign", "bench", "collect", "workload")
 
 
 def build_parser() -> argparse.ArgumentParser:

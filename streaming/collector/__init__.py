@@ -1,0 +1,13 @@
+"""The collector: reads lag and metadata of consumer groups with kafka-python's admin API and publishes
+lag, members and partitions events (see :mod:`streaming.events`).
+
+- :mod:`.poll` reads the cluster (one snapshot per poll);
+- :mod:`.membership` decodes member metadata and finds each member's rack;
+- :mod:`.diff` decides which events a snapshot produces (pure);
+- :mod:`.publisher` writes events to Kafka;
+- :mod:`.collector` ties them into :class:`Collector` (``poll_once``, ``run``).
+"""
+
+from streaming.collector.collector import Collector, CollectorOptions, PollStats
+
+__all__ = ["Collector", "CollectorOptions", "PollStats"]

@@ -1,0 +1,242 @@
+"""The collector loop: read the cluster, decide the events, publish them, say what it did.
+
+:meth:`Collector.poll_once` is one observation turned into events (nothing is published);
+:meth:`Collector.run` repeats it every ``interval_s``, publishes, prints one progress line per poll and
+backs off (doubling up to ``max_backoff_s``) while the cluster cannot be reached, without ever
+crashing on a Kafka error.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from streaming.collector.diff import (
+    LATEST,
+    POLICIES,
+    MetadataTracker,
+    is_full_refresh,
+    lag_events,
+    partition_entries,
+)
+from streaming.collector.membership import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
+from streaming.collector.poll import ClusterReader, ClusterSnapshot
+from streaming.config import Config
+
+log = logging.getLogger(__name__)
+
+# Groups of the rebalancer itself and of Spark's Kafka source (which reads the event topics).
+OWN_GROUPS = r"^(rebalancer[-._]|spark-kafka-(source|relation)-)"
+
+
+@dataclass(frozen=True)
+class CollectorOptions:
+    interval_s: float = 10.0
+    include: str | None = None
+    """regular expression a group id must match (``re.search``); None = every group."""
+    exclude: str | None = None
+    full_refresh_every: int = 30
+    """polls between full refreshes of members and partitions events; 0 = never."""
+    offset_reset: str = LATEST
+    group_offset_reset: Mapping[str, str] = field(default_factory=dict)
+    rack_map: tuple[str, ...] = ()
+    client_rack_pattern: str | None = DEFAULT_CLIENT_RACK_PATTERN
+    own_groups: str = OWN_GROUPS
+    max_backoff_s: float = 30.0
+    request_timeout_ms: int = 10000
+
+    def __post_init__(self) -> None:
+        for policy in (self.offset_reset, *self.group_offset_reset.values()):
+            if policy not in POLICIES:
+                raise ValueError(f"offset reset policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        for rx in (self.include, self.exclude, self.own_groups):
+            if rx:
+                re.compile(rx)
+
+    def policy(self, group: str) -> str:
+        return self.group_offset_reset.get(group, self.offset_reset)
+
+
+@dataclass
+class PollStats:
+    poll: int
+    groups: int
+    partitions: int
+    lag_events: int
+    metadata_events: int
+    seconds: float
+    full_refresh: bool
+    warnings: int
+
+    @property
+    def events(self) -> int:
+        return self.lag_events + self.metadata_events
+
+    def line(self) -> str:
+        extra = " (full refresh)" if self.full_refresh else ""
+        warn = f", {self.warnings} warning(s)" if self.warnings else ""
+        return (f"poll {self.poll}: {self.groups} groups, {self.partitions} partitions, {self.events} events "
+                f"({self.lag_events} lag, {self.metadata_events} metadata){extra}{warn}, {self.seconds:.2f}s")
+
+
+def admin_factory(cfg: Config, request_timeout_ms: int = 10000) -> Callable[[], Any]:
+    def make() -> Any:
+        from kafka import KafkaAdminClient
+
+        from streaming.kafka_clients import python_client_options
+
+        return KafkaAdminClient(client_id="rebalancer-collector", request_timeout_ms=request_timeout_ms,
+                                reconnect_backoff_max_ms=2000, **python_client_options(cfg, "admin"))
+    return make
+
+
+class Collector:
+    def __init__(self, cfg: Config, options: CollectorOptions | None = None,
+                 sink: Callable[[Sequence[dict[str, Any]]], Any] | None = None,
+                 admin: Callable[[], Any] | None = None, out: TextIO | None = sys.stdout) -> None:
+        self.cfg = cfg
+        self.options = options or CollectorOptions()
+        self.sink = sink
+        self.out = out
+        racks = RackResolver.parse(self.options.rack_map, self.options.client_rack_pattern)
+        self.reader = ClusterReader(admin or admin_factory(cfg, self.options.request_timeout_ms), racks)
+        self.tracker = MetadataTracker()
+        self.polls = 0
+        self.last_stats: PollStats | None = None
+        self.last_snapshot: ClusterSnapshot | None = None
+        self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
+        self._force_refresh = False
+        self._missing_warned: set[str] = set()
+
+    # -- selection ---------------------------------------------------------------------------------
+
+    def selects(self, group: str) -> bool:
+        o = self.options
+        if o.own_groups and re.search(o.own_groups, group):
+            return False
+        if o.include and not re.search(o.include, group):
+            return False
+        return not (o.exclude and re.search(o.exclude, group))
+
+    # -- one poll ----------------------------------------------------------------------------------
+
+    def poll_once(self) -> list[dict[str, Any]]:
+        """Read the cluster once and return the events of this poll (lag, then members and partitions).
+        Raises when the cluster cannot be reached at all; partial failures are warnings."""
+        started = time.monotonic()
+        self.polls += 1
+        full = is_full_refresh(self.polls, self.options.full_refresh_every) or self._force_refresh
+        self._force_refresh = False
+        snap = self.reader.read(self.selects, lambda g: self.options.policy(g) != LATEST)
+        self.last_snapshot = snap
+        ts = snap.ts
+
+        # vanished groups and deleted topics stop their events; their next appearance starts afresh
+        gone = set(snap.gone_groups)
+        if snap.group_list_complete:
+            gone |= self.tracker.groups() - snap.listed
+        for g in gone:
+            self.tracker.forget_group(g)
+        for t in snap.missing_topics:
+            self.tracker.forget_topic(t)
+            if t not in self._missing_warned:
+                self._missing_warned.add(t)
+                log.warning("topic %s does not exist (any more); no events for it", t)
+        self._missing_warned &= snap.missing_topics
+
+        entries = {t: partition_entries(parts, snap.broker_racks) for t, parts in snap.topics.items()}
+        lag: list[dict[str, Any]] = []
+        meta: list[dict[str, Any]] = []
+        partitions = 0
+        groups = 0
+        for g in sorted(snap.groups):
+            info = snap.groups[g]
+            wanted = snap.group_topics(g)
+            if wanted and wanted <= self._own_topics:
+                continue
+            groups += 1
+            topics = {t for t in wanted if t in snap.topics}
+            members = self.tracker.members_event(ts, g, info.state, info.protocol,
+                                                 [m.entry() for m in info.members], info.generation_hint(), full)
+            if members is not None:
+                meta.append(members)
+            if snap.topics_read:
+                meta.extend(self.tracker.partitions_events(ts, g, {t: entries[t] for t in topics}, full))
+            if g not in snap.committed:
+                continue  # offsets unreadable this poll (warned by the reader)
+            tps = [(t, e["partition"]) for t in sorted(topics) for e in entries[t]]
+            result = lag_events(ts, g, tps, snap.committed[g], snap.end, snap.begin, self.options.policy(g))
+            lag.extend(result.events)
+            partitions += len(result.events)
+            if result.missing:
+                msg = f"group {g}: {len(result.missing)} partition(s) without a lag this poll " \
+                      f"(offset lookup failed or committed past the end), e.g. {result.missing[0]}"
+                snap.warnings.append(msg)
+                log.warning("%s", msg)
+        self.last_stats = PollStats(self.polls, groups, partitions, len(lag), len(meta),
+                                    time.monotonic() - started, full, len(snap.warnings))
+        return lag + meta
+
+    # -- the loop ----------------------------------------------------------------------------------
+
+    def run(self, polls: int | None = None, stop: threading.Event | None = None) -> int:
+        """Poll every ``interval_s`` until ``polls`` polls succeeded or ``stop`` is set; return the
+        number of events published."""
+        stop = stop or threading.Event()
+        published = 0
+        done = 0
+        backoff = 0.0
+        while not stop.is_set() and (polls is None or done < polls):
+            started = time.monotonic()
+            try:
+                batch = self.poll_once()
+            except Exception as e:
+                backoff = min(self.options.max_backoff_s, max(1.0, backoff * 2))
+                self._say(f"poll {self.polls}: cluster unreachable ({type(e).__name__}: {e}); "
+                          f"retrying in {backoff:.0f}s")
+                stop.wait(backoff)
+                continue
+            try:
+                if self.sink is not None and batch:
+                    self.sink(batch)
+                published += len(batch)
+            except Exception as e:
+                # what was not published must be said again: the next poll is a full refresh
+                self._force_refresh = True
+                backoff = min(self.options.max_backoff_s, max(1.0, backoff * 2))
+                self._say(f"poll {self.polls}: publishing {len(batch)} events failed ({type(e).__name__}: {e}); "
+                          f"retrying in {backoff:.0f}s")
+                stop.wait(backoff)
+                continue
+            backoff = 0.0
+            done += 1
+            if self.last_stats:
+                self._say(self.last_stats.line())
+            if polls is not None and done >= polls:
+                break
+            stop.wait(max(0.0, self.options.interval_s - (time.monotonic() - started)))
+        return published
+
+    def close(self) -> None:
+        self.reader.close()
+        close = getattr(self.sink, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Collector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _say(self, line: str) -> None:
+        if self.out is not None:
+            print(line, file=self.out, flush=True)
+        else:
+            log.info("%s", line)

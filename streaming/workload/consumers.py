@@ -1,0 +1,155 @@
+"""A consumer group of kafka-python consumers, each in its own thread, each working at a set pace.
+
+A consumer processes ``rate`` records/s (sleeping ``1/rate`` per record to simulate work) and commits
+synchronously after each batch, so the committed offset is exactly what it processed and lag builds on
+the partitions produced faster than their consumer works. Client ids are
+``<group>-<i>-rack-<r>`` and ``client_rack`` is the rack, so the collector (and KIP-392 follower
+fetching) know where each member runs.
+
+The assignors come as a list of instances (kafka-python 3.x): a built-in by name, or any
+``AbstractPartitionAssignor`` instance (the hook for a recommendation-driven assignor).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from streaming.config import Config
+
+log = logging.getLogger(__name__)
+
+BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
+def builtin_assignor(name: str) -> Any:
+    """A fresh instance of one of kafka-python's built-in assignors."""
+    if name == "range":
+        from kafka.coordinator.assignors.range import RangePartitionAssignor
+        return RangePartitionAssignor()
+    if name == "roundrobin":
+        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+        return RoundRobinPartitionAssignor()
+    if name == "sticky":
+        from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+        return StickyPartitionAssignor()
+    if name == "cooperative-sticky":
+        from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+        return CooperativeStickyAssignor()
+    raise ValueError(f"unknown assignor {name!r}; built-ins: {', '.join(BUILTIN_ASSIGNORS)}")
+
+
+AssignorSpec = str | Any | Sequence[str | Any] | Callable[[], Sequence[Any]]
+
+
+def assignors_for(spec: AssignorSpec) -> list[Any]:
+    """Assignor instances for one consumer: a built-in name, an instance, a list of either, or a
+    callable returning the list (called once per consumer, so instances are never shared)."""
+    if callable(spec) and not hasattr(spec, "assign"):
+        return list(spec())
+    items = [spec] if isinstance(spec, str) or hasattr(spec, "assign") else list(spec)
+    return [builtin_assignor(a) if isinstance(a, str) else a for a in items]
+
+
+def client_id_for(group: str, index: int, rack: str | None) -> str:
+    return f"{group}-{index}" + (f"-rack-{rack}" if rack else "")
+
+
+def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, assignors: Sequence[Any],
+                  offset_reset: str = "earliest", **extra: Any) -> Any:
+    """A KafkaConsumer of ``group`` that commits by hand; ``extra`` overrides any setting."""
+    from kafka import KafkaConsumer
+
+    from streaming.kafka_clients import python_client_options
+
+    opts = python_client_options(cfg, "consumer") | {
+        "group_id": group,
+        "client_id": client_id,
+        "client_rack": rack or "",
+        "enable_auto_commit": False,
+        "auto_offset_reset": offset_reset,
+        "partition_assignment_strategy": list(assignors),
+        "session_timeout_ms": 10000,
+        "heartbeat_interval_ms": 1000,
+        "max_poll_interval_ms": 60000,
+        "request_timeout_ms": 15000,
+        "reconnect_backoff_max_ms": 2000,
+    } | extra
+    return KafkaConsumer(**opts)
+
+
+class ConsumerWorker(threading.Thread):
+    """One consumer of the group in a thread: poll, process at ``rate`` records/s, commit."""
+
+    def __init__(self, make: Callable[[], Any], topics: Sequence[str], rate: float, client_id: str,
+                 rack: str | None) -> None:
+        super().__init__(name=f"consumer-{client_id}", daemon=True)
+        self.topics = list(topics)
+        self.rate = float(rate)
+        self.client_id = client_id
+        self.rack = rack
+        self._make = make
+        self._halt = threading.Event()
+        self._pause = threading.Event()
+        self._paused = threading.Event()
+        self.processed = 0
+        self.assigned: set[tuple[str, int]] = set()
+        self.failure: BaseException | None = None
+        self.consumer: Any = None
+
+    def pause(self, timeout_s: float = 30.0) -> bool:
+        """Stop consuming after the current batch is processed and committed; True once that is done."""
+        self._pause.set()
+        return self._paused.wait(timeout_s) if self.is_alive() else True
+
+    def resume(self) -> None:
+        self._paused.clear()
+        self._pause.clear()
+
+    def stop(self) -> None:
+        self._halt.set()
+
+    def run(self) -> None:
+        try:
+            self.consumer = self._make()
+            self.consumer.subscribe(self.topics)
+            batch = max(1, int(self.rate / 10)) if self.rate > 0 else 500
+            while not self._halt.is_set():
+                if self._pause.is_set():
+                    self._paused.set()
+                    while self._pause.is_set() and not self._halt.is_set():
+                        time.sleep(0.02)
+                    continue
+                records = self.consumer.poll(timeout_ms=200, max_records=batch)
+                self.assigned = {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
+                if not records:
+                    continue
+                offsets = {}
+                for tp, recs in records.items():
+                    for _ in recs:
+                        if self.rate > 0:
+                            time.sleep(1.0 / self.rate)
+                    self.processed += len(recs)
+                    offsets[tp] = recs[-1].offset + 1
+                self._commit(offsets)
+        except BaseException as e:
+            self.failure = e
+            log.exception("consumer %s failed", self.client_id)
+        finally:
+            self._paused.set()
+            if self.consumer is not None:
+                try:
+                    self.consumer.close(autocommit=False, timeout_ms=10000)
+                except Exception:
+                    log.debug("closing consumer %s failed", self.client_id, exc_info=True)
+
+    def _commit(self, offsets: dict) -> None:
+        from kafka.structs import OffsetAndMetadata
+
+        try:
+            self.consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()})
+        except Exception as e:  # e.g. a rebalance took the partition away: another member re-reads it
+            log.info("consumer %s: commit failed (%s); records will be processed again", self.client_id, e)

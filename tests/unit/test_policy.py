@@ -1,0 +1,195 @@
+"""The trigger policy and the per-group state, without Spark: events in, recommendations out."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streaming import events as ev
+from streaming.config import PolicySettings
+from streaming.policy import lag_skew, membership, rack_change, stuck
+from streaming.policy.decide import process
+from streaming.state.group_state import GroupState
+
+T0 = 1_763_700_000_000
+STEP = 10_000
+POLICY = PolicySettings(assignor="balanced", skew_threshold=1.5, skew_observations=3, min_total_lag=1000,
+                        min_improvement=0.2, cooldown_s=300, stuck_observations=3)
+
+
+def members(*specs, gen=1, group="g"):
+    return ev.members_event(T0, group, gen, "range", [
+        ev.member_entry(mid, ["t0"], assigned, client_id=f"c-{mid}", rack=rack) for mid, assigned, rack in specs])
+
+
+def poll(ts, lags, committed=None, group="g"):
+    out = []
+    for p, lag in lags.items():
+        c = (committed or {}).get(p, ts // 100)
+        out.append(ev.lag_event(ts, group, "t0", p, c, c + lag))
+    return out
+
+
+TWO = members(("C0", [("t0", 0), ("t0", 1)], None), ("C1", [("t0", 2), ("t0", 3)], None))
+SKEWED = {0: 9000, 1: 8000, 2: 100, 3: 100}
+
+
+def run(events, policy=POLICY, state=None):
+    state = state or GroupState("g")
+    return state, process(state, events, policy)
+
+
+def test_first_snapshot_is_a_baseline():
+    _, recs = run([TWO, *poll(T0, {p: 100 for p in range(4)})])
+    assert recs == []
+
+
+def test_skew_needs_n_consecutive_observations():
+    events = [TWO] + [e for i in range(2) for e in poll(T0 + i * STEP, SKEWED)]
+    state, recs = run(events)
+    assert recs == [] and state.skew_streak == 2
+    _, recs = run(poll(T0 + 2 * STEP, SKEWED), state=state)
+    assert [r.triggers.keys() for r in recs] == [{"lag_skew"}]
+    rec = recs[0]
+    assert rec.before["max_member_lag"] == 17000 and rec.after["max_member_lag"] == 9000
+    assert rec.event_ts == T0 + 2 * STEP and rec.version == 1
+
+
+def test_spike_resets_the_streak():
+    events = [TWO]
+    for i, lags in enumerate([SKEWED, SKEWED, {p: 2000 for p in range(4)}, SKEWED, SKEWED]):
+        events += poll(T0 + i * STEP, lags)
+    state, recs = run(events)
+    assert recs == [] and state.skew_streak == 2
+
+
+def test_cooldown_then_again():
+    events = [TWO] + [e for i in range(60) for e in poll(T0 + i * STEP, SKEWED)]
+    _, recs = run(events)
+    # the group never applies it, so skew persists: one recommendation per cooldown (300 s = 30 polls)
+    assert [r.event_ts for r in recs] == [T0 + 2 * STEP, T0 + 32 * STEP]
+    assert [r.version for r in recs] == [1, 2]
+
+
+def test_no_improvement_no_recommendation():
+    # one partition holds all lag: nobody can do better than the member holding it
+    _, recs = run([TWO] + [e for i in range(5) for e in poll(T0 + i * STEP, {0: 50000, 1: 0, 2: 0, 3: 0})])
+    assert recs == []
+
+
+def test_low_total_lag_is_never_skew():
+    _, recs = run([TWO] + [e for i in range(5) for e in poll(T0 + i * STEP, {0: 500, 1: 1, 2: 1, 3: 1})])
+    assert recs == []
+
+
+def test_stuck_partition_is_reported_and_not_chased():
+    # t0p0 (9000) never moves its committed offset: stuck. C0 also holds t0p1 (8000): without the stuck
+    # partition C0 still carries 8000 against C1's 200, so a recommendation moves t0p1, never t0p0.
+    events = [TWO] + [e for i in range(6) for e in poll(T0 + i * STEP, SKEWED, {0: 42})]
+    _, recs = run(events)
+    assert len(recs) == 1
+    rec = recs[0]
+    assert rec.event_ts == T0 + 2 * STEP  # stuck from the third observation on (K = 3)
+    assert rec.stuck_partitions == [("t0", 0)]
+    owner = {tuple(p): m["member_id"] for m in rec.assignment for p in m["partitions"]}
+    assert owner[("t0", 0)] == "C0"
+    assert owner[("t0", 1)] == "C1"
+
+
+def test_only_a_stuck_partition_skewing_the_group_gives_nothing():
+    # all the lag sits on one stuck partition: left out of the reading, the group is balanced
+    lags = {0: 50000, 1: 600, 2: 600, 3: 600}
+    events = [TWO] + [e for i in range(6) for e in poll(T0 + i * STEP, lags, {0: 42})]
+    state, recs = run(events)
+    # the first two observations are skewed before p0 counts as stuck; then the streak resets
+    assert recs == [] and state.skew_streak == 0
+
+
+def test_membership_change_recommends_for_the_new_shape():
+    joined = members(("C0", [("t0", 0), ("t0", 1)], None), ("C1", [("t0", 2), ("t0", 3)], None),
+                     ("C2", [], None), gen=2)
+    joined["ts"] = T0 + STEP
+    _, recs = run([TWO, *poll(T0, {p: 100 for p in range(4)}), joined, *poll(T0 + STEP, {p: 100 for p in range(4)})])
+    assert len(recs) == 1
+    assert recs[0].triggers["membership_change"] == {"joined": ["client:c-C2@"], "left": []}
+    assert recs[0].generation == 2
+    counts = sorted(len(m["partitions"]) for m in recs[0].assignment)
+    assert counts == [1, 1, 2]
+
+
+def test_same_members_new_generation_is_not_a_change():
+    again = members(("C0", [("t0", 0), ("t0", 2)], None), ("C1", [("t0", 1), ("t0", 3)], None), gen=2)
+    again["ts"] = T0 + STEP
+    _, recs = run([TWO, again])
+    assert recs == []
+
+
+def test_partition_count_change():
+    parts = lambda n: ev.partitions_event(T0, "g", "t0", [ev.partition_entry(p, 1, [1], [None]) for p in range(n)])  # noqa: E731
+    grown = parts(6)
+    grown["ts"] = T0 + STEP
+    _, recs = run([TWO, parts(4), grown])
+    assert len(recs) == 1
+    assert recs[0].triggers == {"partition_count_change": {"t0": {"before": 4, "after": 6}}}
+    assigned = sorted(tuple(p) for m in recs[0].assignment for p in m["partitions"])
+    assert assigned == [("t0", p) for p in range(6)]
+
+
+def test_rack_change_only_when_cross_rack_drops():
+    parts = lambda racks, ts: {**ev.partitions_event(ts, "g", "t0", [  # noqa: E731
+        ev.partition_entry(p, 1, [1, 2], r) for p, r in enumerate(racks)])}
+    group = members(("A", [("t0", 0), ("t0", 1)], "a"), ("B", [("t0", 2), ("t0", 3)], "b"))
+    base = [["a", "b"]] * 4
+    # racks change but every partition still has a replica on both racks: nothing to gain
+    same_gain = [["a", "b", "c"]] + [["a", "b"]] * 3
+    _, recs = run([group, parts(base, T0), parts(same_gain, T0 + STEP)])
+    assert recs == []
+    # t0p0 and t0p1 leave rack a: A now reads them across racks; a swap fixes it
+    moved = [["b", "c"], ["b", "c"], ["a", "c"], ["a", "c"]]
+    _, recs = run([group, parts(base, T0), parts(moved, T0 + STEP)])
+    assert len(recs) == 1
+    assert recs[0].before["cross_rack_partitions"] == 4 and recs[0].after["cross_rack_partitions"] == 0
+
+
+def test_state_round_trips_through_bytes():
+    state, _ = run([TWO, *poll(T0, SKEWED), *poll(T0 + STEP, SKEWED)])
+    again = GroupState.from_bytes(state.to_bytes())
+    assert again == state
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5))
+def test_same_events_in_any_batching_give_the_same_recommendations(seed, cuts):
+    rng = random.Random(seed)
+    events = [TWO]
+    for i in range(20):
+        events += poll(T0 + i * STEP, {p: rng.choice([100, 2000, 9000]) for p in range(4)})
+    _, whole = run(events)
+    # cut the (shuffled) events into batches at observation boundaries and replay through serialized state
+    rng.shuffle(events)
+    ts_cuts = sorted(rng.sample(range(1, 20), min(cuts, 19)))
+    state = GroupState("g")
+    pieces = []
+    bounds = [T0 - 1, *[T0 + c * STEP - 1 for c in ts_cuts], T0 + 20 * STEP]
+    for lo, hi in itertools.pairwise(bounds):
+        batch = [e for e in events if lo < e["ts"] <= hi or (lo == T0 - 1 and e["ts"] == T0)]
+        state = GroupState.from_bytes(state.to_bytes())
+        pieces += process(state, batch, POLICY)
+    assert [r.to_row() for r in pieces] == [r.to_row() for r in whole]
+
+
+def test_pieces():
+    assert lag_skew.next_streak(2, lag_skew.SkewReading(2.0, 5000, 4000), 1.5, 1000) == 3
+    assert lag_skew.next_streak(2, lag_skew.SkewReading(1.2, 5000, 4000), 1.5, 1000) == 0
+    assert lag_skew.in_cooldown(T0 + 1000, T0, 300) and not lag_skew.in_cooldown(T0 + 300_000, T0, 300)
+    assert lag_skew.improves(100, 79, 0.2) and not lag_skew.improves(100, 81, 0.2)
+    assert stuck.is_stuck([[1, 5, 9], [2, 5, 10], [3, 5, 12]], 3)
+    assert not stuck.is_stuck([[1, 5, 9], [2, 6, 10], [3, 6, 12]], 3)
+    assert not stuck.is_stuck([[1, 5, 5], [2, 5, 5], [3, 5, 5]], 3)  # no lag: idle, not stuck
+    assert rack_change.changed_partitions([["a", "b"]], [["b", "a"]]) == []
+    assert membership.identity({"member_id": "m", "instance_id": "i"}) == "instance:i"
+    assert dataclasses.replace(POLICY).assignor == "balanced"

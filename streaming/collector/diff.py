@@ -13,7 +13,9 @@ Generation: classic DescribeGroups does not return the group's generation, so it
 first members event of a group (in this collector's life) carries 1 or, when members' subscriptions
 tell (v2+ ``generation_id``, sticky user data), the least generation they imply; every later change
 of membership or assignment takes ``max(last + 1, hint)``. It is strictly increasing per group for as
-long as the collector runs, and is kept when a group vanishes and comes back.
+long as the collector runs: a group that vanishes and comes back continues from its last generation.
+It is not Kafka's generation id (which nothing in the classic admin API exposes); it restarts when the
+collector restarts, unless the members' subscriptions carry hints.
 """
 
 from __future__ import annotations

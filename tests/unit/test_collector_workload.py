@@ -1,0 +1,67 @@
+"""Pure parts of the workload: skewed partition rates, replica shifts, assignor specs, CLI options."""
+
+from __future__ import annotations
+
+import pytest
+
+from streaming.collector import CollectorOptions
+from streaming.workload.consumers import assignors_for, client_id_for
+from streaming.workload.producers import partition_rates
+from streaming.workload.reassign import shifted_replicas
+
+
+def test_zipf_rates_follow_the_law_and_sum_to_the_total():
+    rates = partition_rates(4, 1000, zipf=1.0)
+    assert [round(r) for r in rates] == [480, 240, 160, 120]
+    assert sum(rates) == pytest.approx(1000)
+    assert partition_rates(3, 30, zipf=0) == pytest.approx([10, 10, 10])
+
+
+def test_hot_partitions():
+    rates = partition_rates(4, 130, hot=(2,), hot_factor=10)
+    assert rates == pytest.approx([10, 10, 100, 10])
+    with pytest.raises(ValueError):
+        partition_rates(4, 10, hot=(4,))
+
+
+def test_shifted_replicas_land_on_other_brokers():
+    assert shifted_replicas([1], [1, 2, 3]) == [2]
+    assert shifted_replicas([3, 1], [1, 2, 3]) == [1, 2]
+    assert shifted_replicas([1, 2], [1, 2, 3], shift=2) == [3, 1]
+
+
+def test_assignor_specs_give_fresh_instances():
+    a = assignors_for("sticky")
+    b = assignors_for(["range", "roundrobin"])
+    assert [x.name for x in a] == ["sticky"] and [x.name for x in b] == ["range", "roundrobin"]
+    custom = assignors_for("cooperative-sticky")[0]
+    assert assignors_for(custom) == [custom]
+    assert [x.name for x in assignors_for(lambda: assignors_for("range"))] == ["range"]
+    with pytest.raises(ValueError):
+        assignors_for("lag")
+
+
+def test_client_ids_name_the_rack():
+    assert client_id_for("orders", 2, "b") == "orders-2-rack-b"
+    assert client_id_for("orders", 2, None) == "orders-2"
+
+
+def test_collector_options_validate_policies_and_select_groups():
+    with pytest.raises(ValueError):
+        CollectorOptions(offset_reset="none")
+    with pytest.raises(ValueError):
+        CollectorOptions(group_offset_reset={"g": "middle"})
+    o = CollectorOptions(group_offset_reset={"g": "earliest"})
+    assert o.policy("g") == "earliest" and o.policy("h") == "latest"
+
+
+def test_collect_command_parses_its_options():
+    from streaming.cli import build_parser
+    from streaming.commands.collect import _options
+
+    args = build_parser().parse_args([
+        "collect", "--interval", "2", "--groups", "^orders", "--exclude", "test$", "--rack-map", "c1=a",
+        "--group-offset-reset", "orders-app=earliest", "--full-refresh-every", "5", "--polls", "3"])
+    o = _options(args)
+    assert (o.interval_s, o.include, o.exclude, o.full_refresh_every) == (2.0, "^orders", "test$", 5)
+    assert o.rack_map == ("c1=a",) and o.policy("orders-app") == "earliest"

@@ -106,12 +106,14 @@ PEER_SEED_MAX_PARTITIONS = 2000
 # Above this many partitions the search is cut to what keeps 100,000 partitions under a few seconds:
 # no plain-LPT candidate, bounded local search and polish (bounded by counts, so still deterministic).
 LARGE = 20000
-_PEER_SEEDS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("range", {}),
-    ("roundrobin", {}),
-    ("lag", {}),
-    ("sticky", {}),
-    ("sticky", {"prefer_rack_aware_logic": True}),
+# (assignor, its options, whether it sees the members' racks): sticky as kafka-python clients run it
+# (no client.rack sent) and rack-aware.
+_PEER_SEEDS: tuple[tuple[str, dict[str, Any], bool], ...] = (
+    ("range", {}, True),
+    ("roundrobin", {}, True),
+    ("lag", {}, True),
+    ("sticky", {}, False),
+    ("sticky", {"prefer_rack_aware_logic": True}, True),
 )
 
 
@@ -533,7 +535,7 @@ class _Problem:
         self._lpt(st, zero, target, True, by_count=True)
 
     def _final_key(self, st: _State) -> tuple:
-        return (self.count_excess(st), round(self.total_cost(st), 9), float(st.load.max()),
+        return (round(self.total_cost(st), 9), float(st.load.max()), self.count_excess(st),
                 self.load_moved(st), st.a.tobytes())
 
     def pinned_moved(self, st: _State) -> bool:
@@ -718,12 +720,14 @@ class _Problem:
 
         available = set(registry.names())
         canonical = dataclasses.replace(self.snapshot, members=tuple(self.members))
+        rackless = dataclasses.replace(
+            canonical, members=tuple(dataclasses.replace(m, rack=None) for m in self.members))
         tidx = {t: j for j, t in enumerate(self.topics)}
-        for name, kw in _PEER_SEEDS:
+        for name, kw, racks in _PEER_SEEDS:
             if name not in available:
                 continue
             try:
-                result = registry.get(name)(canonical, **kw)
+                result = registry.get(name)(canonical if racks else rackless, **kw)
             except Exception:  # a peer that fails is only a missing seed
                 continue
             st = self._from_assignment(f"{name}{'-rack' if kw else ''}", result, tidx)

@@ -535,8 +535,10 @@ class _Problem:
         self._lpt(st, zero, target, True, by_count=True)
 
     def _final_key(self, st: _State) -> tuple:
+        # Full ties go to the earliest candidate (min is stable): ``preferring``, whose ties follow
+        # the member hash, comes before the peers, whose ties follow member ids.
         return (round(self.total_cost(st), 9), float(st.load.max()), self.count_excess(st),
-                self.load_moved(st), st.a.tobytes())
+                self.load_moved(st))
 
     def pinned_moved(self, st: _State) -> bool:
         return bool((st.a[self.pinned] != self.owner[self.pinned]).any())

@@ -106,6 +106,8 @@ PEER_SEED_MAX_PARTITIONS = 2000
 # Above this many partitions the search is cut to what keeps 100,000 partitions under a few seconds:
 # no plain-LPT candidate, bounded local search and polish (bounded by counts, so still deterministic).
 LARGE = 20000
+# Up to this many partitions the local search is exhaustive (every member a swap partner).
+SMALL = 2000
 # (assignor, its options, whether it sees the members' racks): sticky as kafka-python clients run it
 # (no client.rack sent) and rack-aware.
 _PEER_SEEDS: tuple[tuple[str, dict[str, Any], bool], ...] = (
@@ -477,6 +479,7 @@ class _Problem:
 
         finalists = []
         seen: set[bytes] = set()
+        floor = float(self._achievable_cost().sum())  # no assignment costs less
         for st, win in zip(cands, windows, strict=True):
             if float(st.load.max()) > cap * (1 + 1e-12):
                 continue
@@ -485,6 +488,11 @@ class _Problem:
                 continue
             seen.add(key)
             self._count_balance(st)
+            if self.n_p > SMALL and any(self.total_cost(f) <= floor + 1e-9 for f in finalists):
+                # One finalist already has the least possible cost: at this size, polishing the
+                # others could only win a tie-break, for seconds of work.
+                finalists.append(st)
+                continue
             win2 = self._windows_after_count(st, win)
             self._polish(st, win2, cap)
             finalists.append(st)
@@ -819,9 +827,9 @@ class _Problem:
         sub = self.sub
         lb = self.lb
         n_m = self.n_m
-        large = self.n_p > LARGE
-        max_iter = 1500 if large else 50 + 4 * self.n_p
-        partner_limit = 32 if large else n_m
+        small = self.n_p <= SMALL
+        max_iter = 50 + 4 * self.n_p if small else min(4 * self.n_p, 1500)
+        partner_limit = n_m if small else 32
         for _ in range(max_iter):
             load = st.load
             order = np.lexsort((self.hash, -load))
@@ -1040,8 +1048,9 @@ class _Problem:
         sub = self.sub
         ptopic = self.ptopic
         large = self.n_p > LARGE
-        k_targets = 4 if large else 16
-        swap_budget = 200 if large else 4000
+        k_targets = 16 if self.n_p <= SMALL else 4
+        # Swap searches scan k_targets members' partitions each: bound the total scanned.
+        swap_budget = max(50, int(300_000 / (k_targets * (self.n_p / self.n_m + 1))))
         achievable = self._achievable_cost()
         pairs = {}
         if self.rack_aware:

@@ -69,7 +69,9 @@ def cases(quick: bool) -> list[Case]:
         Case(
             "uniform-1M", 500, 2000, 2000, "equal", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 30
         ),
-        Case("one-single-1M", 500, 2000, 2000, "one-single", ("range", "roundrobin", "sticky"), 90),
+        Case(
+            "one-single-1M", 500, 2000, 2000, "one-single", ("range", "roundrobin", "sticky", "cooperative-sticky"), 90
+        ),
         Case("split-20k", 100, 200, 500, "split", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 90),
         Case("balanced-100k", 100, 1000, 1000, "equal", ("balanced",)),
     ]
@@ -319,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     emit(
         f"# benchmarks.speed {'--quick ' if args.quick else ''}{time.strftime('%Y-%m-%d %H:%M:%S')} on "
-        f"{platform.node()} ({os.cpu_count()} cores, Python {platform.python_version()}); {java_note}"
+        f"{platform.node()} ({os.cpu_count()} cores, load {_load()}, Python {platform.python_version()}); {java_note}"
     )
     emit(
         "# ours s / Java s: assign call only (sticky family: both rounds); ours RSS: peak RSS of the child process "
@@ -343,12 +345,22 @@ def main(argv: list[str] | None = None) -> int:
                 range_java = run_java(case, "range", args.timeout)
             ours = run_ours(case, assignor, args.timeout)
             emit(row(case, assignor, ours, java, range_java if assignor == "lag" else None))
-    emit(f"# total wall time {time.time() - started:.0f}s")
+    emit(
+        f"# total wall time {time.time() - started:.0f}s; load average at the end {_load()} (a shared machine: "
+        "figures move with it)"
+    )
     if args.save:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text("\n".join(lines) + "\n")
         print(f"saved {RESULTS.relative_to(ROOT)}")
     return 0
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
 
 
 def _java_version() -> str:

@@ -539,8 +539,9 @@ class _Problem:
         taken.sort(key=lambda p: (-self.wl[p], p))
         pos = [p for p in taken if self.wl[p] > 0]
         zero = [p for p in taken if self.wl[p] <= 0]
-        self._lpt(st, pos, target, True, by_count=False)
-        self._lpt(st, zero, target, True, by_count=True)
+        full = self._count_caps()
+        self._lpt(st, pos, target, True, by_count=False, full=full)
+        self._lpt(st, zero, target, True, by_count=True, full=full)
 
     def _final_key(self, st: _State) -> tuple:
         # Full ties go to the earliest candidate (min is stable): ``preferring``, whose ties follow
@@ -604,11 +605,23 @@ class _Problem:
         order = order[np.argsort(-self.w[order], kind="stable")]
         positive = order[self.w[order] > 0]
         zero = order[self.w[order] <= 0]
-        self._lpt(st, positive.tolist(), cap, prefer, by_count=False)
-        self._lpt(st, zero.tolist(), cap, prefer, by_count=True)
+        full = self._count_caps()
+        self._lpt(st, positive.tolist(), cap, prefer, by_count=False, full=full)
+        self._lpt(st, zero.tolist(), cap, prefer, by_count=True, full=full)
         return st
 
-    def _lpt(self, st: _State, order: list[int], cap: float, prefer: bool, by_count: bool) -> None:
+    def _count_caps(self) -> list[int] | None:
+        """With a count bound and one class of subscriptions, the most partitions a member may get."""
+        k = self.opts.max_count_skew
+        if k is None or self.n_cls != 1:
+            return None
+        ceil = -(-self.n_p // self.n_m)
+        return [ceil + k - k // 2] * self.n_m
+
+    def _lpt(self, st: _State, order: list[int], cap: float, prefer: bool, by_count: bool,
+             full: list[int] | None = None) -> None:
+        """Place ``order`` one by one (see :meth:`_greedy`); a member holding ``full[m]`` partitions
+        takes no more (unless it is the only subscriber left)."""
         if not order:
             return
         w = self.wl
@@ -652,6 +665,9 @@ class _Problem:
 
             def top(pool: np.ndarray) -> int:
                 return int(pool[np.argmin(vals[pool])])
+
+            def retire(m: int) -> None:
+                vals[m] = np.inf
         else:
             pools = [[key(m) for m in ms.tolist()] for ms in self.groups]
             for h in pools:
@@ -668,10 +684,17 @@ class _Problem:
             def top(pool: list[tuple]) -> int:
                 while True:
                     e = pool[0]
-                    k = key(e[-1])
+                    m = e[-1]
+                    if full is not None and count[m] >= full[m] and len(pool) > 1:
+                        heapq.heappop(pool)  # full for good: counts only grow here
+                        continue
+                    k = key(m)
                     if e == k:
-                        return e[-1]
+                        return m
                     heapq.heapreplace(pool, k)
+
+            def retire(m: int) -> None:
+                pass
 
         racks_of_group = [[r for r in range(self.n_racks) if (g, r) in rpools] for g in range(len(self.groups))]
 
@@ -701,7 +724,7 @@ class _Problem:
                         cur = load
                     best_k = (c_m, key(m))
                     o = owner[p]
-                    if o >= 0 and o != m and cur[o] <= limit:
+                    if o >= 0 and o != m and cur[o] <= limit and (full is None or count[o] < full[o]):
                         k = (cost(p, o), key(o))
                         if k < best_k:
                             best_k, m2 = k, o
@@ -711,7 +734,7 @@ class _Problem:
                         for r in racks_of_group[g]:
                             if (lm >> r) & 1:
                                 c = top(rpools[(g, r)])
-                                if c != m and cur[c] <= limit:
+                                if c != m and cur[c] <= limit and (full is None or count[c] < full[c]):
                                     k = (cost(p, c), key(c))
                                     if k < best_k:
                                         best_k = k
@@ -720,6 +743,8 @@ class _Problem:
             count[m] += 1
             if use_np:
                 vals[m] = count[m] if by_count else load[m]
+                if full is not None and count[m] >= full[m]:
+                    retire(m)
             st.a[p] = m
             st.parts[m].add(p)
         st.load[:] = load
@@ -791,32 +816,53 @@ class _Problem:
         return lo, hi
 
     def _enforce_count_bound(self, st: _State, win: tuple[np.ndarray, np.ndarray]) -> None:
-        """Move the lightest partitions from members above their window to members below it."""
+        """Bring every count into its window: members above it give their lightest partitions, which
+        go heaviest first to the least-loaded member below it (or with room, when none is below)."""
         if self.opts.max_count_skew is None:
             return
         lo, hi = win
         for ms in self.class_members:
-            msl = ms.tolist()
-            for _ in range(10 * self.n_p + 10):
-                c = st.count[ms]
-                over = [m for m, x in zip(msl, c.tolist(), strict=True) if x > hi[m]]
-                under = [m for m, x in zip(msl, c.tolist(), strict=True) if x < lo[m]]
-                if not over and not under:
+            c = st.count[ms]
+            l_, h_ = lo[ms], hi[ms]
+            if bool(((c <= h_) & (c >= l_)).all()):
+                continue
+            give = np.maximum(c - h_, 0)
+            take = np.maximum(l_ - c, 0)
+            e, d = int(give.sum()), int(take.sum())
+            if e > d:  # more to give than to fill: the emptiest members with room take the rest
+                room = np.where(give > 0, 0, h_ - c - take)
+                for i in np.lexsort((self.hash[ms], st.load[ms], c)).tolist():
+                    if e == d:
+                        break
+                    extra = min(int(room[i]), e - d)
+                    take[i] += extra
+                    d += extra
+            elif d > e:  # more to fill than to give: the fullest members with spare give the rest
+                spare = np.where(take > 0, 0, c - l_ - give)
+                for i in np.lexsort((self.hash[ms], -st.load[ms], -c)).tolist():
+                    if e == d:
+                        break
+                    extra = min(int(spare[i]), d - e)
+                    give[i] += extra
+                    e += extra
+            moving: list[int] = []
+            for i in np.flatnonzero(give).tolist():
+                m = int(ms[i])
+                ps = np.fromiter((p for p in st.parts[m] if not self.pinned[p]), dtype=np.int64)
+                ps.sort()
+                ps = ps[np.argsort(self.w[ps], kind="stable")][: int(give[i])]
+                moving += ps.tolist()
+            heap = [(float(st.load[int(ms[i])]), int(self.hash[int(ms[i])]), int(ms[i]), int(take[i]))
+                    for i in np.flatnonzero(take).tolist()]
+            heapq.heapify(heap)
+            moving.sort(key=lambda p: (-self.wl[p], p))
+            for p in moving:
+                if not heap:
                     break
-                if over:
-                    a = max(over, key=lambda m: (int(st.count[m]), float(st.load[m]), m))
-                    b = min(msl, key=lambda m: (int(st.count[m]), float(st.load[m]), m))
-                else:
-                    b = min(under, key=lambda m: (int(st.count[m]), float(st.load[m]), m))
-                    a = max(msl, key=lambda m: (int(st.count[m]), float(st.load[m]), m))
-                if a == b or st.count[a] - 1 < st.count[b] + 1 - 1:
-                    break
-                ps = [p for p in st.parts[a] if not self.pinned[p]]
-                if not ps:
-                    break
-                # Same class, so b is eligible for all of a's partitions.
-                p = min(ps, key=lambda q: (self.wl[q], self.cost(q, b) - self.cost(q, a), q))
-                st.move(p, b, self.wl[p])
+                load, h, m, left = heapq.heappop(heap)
+                st.move(p, m, self.wl[p])
+                if left > 1:
+                    heapq.heappush(heap, (load + self.wl[p], h, m, left - 1))
 
     # -- balance: local search on the max member -----------------------------------------------------
 
@@ -829,7 +875,7 @@ class _Problem:
         n_m = self.n_m
         small = self.n_p <= SMALL
         max_iter = 50 + 4 * self.n_p if small else min(4 * self.n_p, 1500)
-        partner_limit = n_m if small else 32
+        partner_limit = n_m if small else 12
         for _ in range(max_iter):
             load = st.load
             order = np.lexsort((self.hash, -load))

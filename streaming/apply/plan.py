@@ -1,0 +1,346 @@
+"""What the group leader assigns at a rebalance: the latest recommendation when it still fits, else a
+locally computed fallback. Pure: plain values in, plain values out, no Kafka.
+
+A recommendation names members as the collector saw them (member id, ``group.instance.id``, client id,
+rack). Member ids change whenever a consumer restarts, so :func:`map_members` finds each recommended
+member among the current ones by, in order:
+
+1. ``group.instance.id`` (static membership), when the recommendation has one;
+2. the exact member id (a member that rejoined without restarting keeps it);
+3. the client id, when exactly one current member has it. The leader does not get client ids in the
+   JoinGroup response, but the broker makes every dynamic member id ``<client id>-<UUID>``
+   (:func:`client_id_from_member_id`), and this project's assignor also sends it in its user data.
+
+It then fits (:func:`check_fits`) only when every recommended member is present, every current member
+is in it, and it covers exactly the current subscribed partitions: every partition once, each to a
+member subscribed to its topic. Anything else — a member gone or new, a partition added or removed, a
+subscription changed — and the recommendation is not applied: the fallback assignor runs instead and
+:class:`Decision` says why.
+
+Example: the recommendation v3 gives ``c-0`` t-0, t-1 and ``c-1`` t-2, t-3. The group now has
+``c-0-6f1e...`` and ``c-1-0a9b...`` subscribed to ``t`` (4 partitions): mapped by client id, it fits
+and is applied. Had ``t`` grown to 6 partitions, t-4 and t-5 would be missing from it: the fallback
+(``sticky``, or ``balanced`` when lag is known) assigns all six and the reason is logged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assignors import registry
+from assignors.errors import AssignorError
+from assignors.model import Assignment, GroupSnapshot, Member
+
+TopicPartition = tuple[str, int]
+
+USER_DATA_KEY = "rebalancer"
+USER_DATA_VERSION = 1
+AUTO = "auto"
+"""Fallback ``auto``: ``balanced`` when the lag of the partitions is known, else ``sticky``."""
+
+_UUID_SUFFIX = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+class DoesNotFit(ValueError):
+    """The recommendation cannot be applied to the group as it is now; the message says why."""
+
+
+@dataclass(frozen=True)
+class CurrentMember:
+    """A member of the group at this rebalance, as the leader sees it."""
+
+    member_id: str
+    topics: tuple[str, ...]
+    instance_id: str | None = None
+    client_id: str | None = None
+    rack: str | None = None
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int | None = None
+
+    @property
+    def label(self) -> str:
+        return self.instance_id or self.client_id or self.member_id
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The assignment the leader hands out, where it came from and why."""
+
+    assignment: dict[str, list[TopicPartition]]
+    source: str
+    """``recommendation`` or ``fallback``."""
+    assignor: str
+    """``recommendation`` or the fallback assignor's name."""
+    reason: str
+    version: int | None = None
+    """Version of the recommendation applied (None for a fallback)."""
+    recommendation_id: str | None = None
+    considered: int = 0
+    """Highest recommendation version the leader looked at (applied or not); members skip asking for a
+    rebalance for it again."""
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def applied(self) -> bool:
+        return self.source == "recommendation"
+
+    def user_data(self) -> bytes:
+        """What every member receives in its ``ConsumerProtocolAssignment.user_data``."""
+        return json.dumps({USER_DATA_KEY: USER_DATA_VERSION, "source": self.source, "assignor": self.assignor,
+                           "version": self.version, "recommendation_id": self.recommendation_id,
+                           "considered": self.considered}, separators=(",", ":")).encode()
+
+
+# -- identities ---------------------------------------------------------------------------------------
+
+
+def client_id_from_member_id(member_id: str | None) -> str | None:
+    """The client id in a broker-made member id (``<client id>-<UUID>``); None when it is not one."""
+    if not member_id:
+        return None
+    m = _UUID_SUFFIX.search(member_id)
+    return member_id[:m.start()] if m and m.start() > 0 else None
+
+
+def subscription_user_data(rack: str | None, client_id: str | None = None) -> bytes:
+    """User data of this project's subscriptions: the rack (a fallback for readers of subscription v0-2)
+    and the client id, as JSON."""
+    body: dict[str, Any] = {USER_DATA_KEY: USER_DATA_VERSION, "rack": rack or None}
+    if client_id:
+        body["client_id"] = client_id
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def read_user_data(data: Any) -> dict[str, Any]:
+    """This project's user data (subscription or assignment) as a dict; {} for anything else."""
+    if data is None:
+        return {}
+    if isinstance(data, str):
+        raw = data.encode()
+    else:
+        try:
+            raw = bytes(data)
+        except (TypeError, ValueError):
+            return {}
+    if not raw.startswith(b"{"):
+        return {}
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        return {}
+    return body if isinstance(body, dict) and body.get(USER_DATA_KEY) else {}
+
+
+# -- recommendations ----------------------------------------------------------------------------------
+
+
+def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
+    """A trigger-feed value (see :mod:`streaming.recommendation`) checked for the fields applying needs."""
+    rec = json.loads(value) if isinstance(value, bytes | bytearray | str) else dict(value)
+    if not isinstance(rec, dict):
+        raise ValueError("a recommendation is a JSON object")
+    for name in ("group", "version", "assignment"):
+        if name not in rec:
+            raise ValueError(f"recommendation without {name!r}")
+    if not isinstance(rec["version"], int) or isinstance(rec["version"], bool):
+        raise ValueError(f"recommendation version must be an integer, got {rec['version']!r}")
+    if not isinstance(rec["assignment"], list):
+        raise ValueError("recommendation assignment must be a list")
+    for entry in rec["assignment"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("partitions"), list):
+            raise ValueError(f"recommendation assignment entry {entry!r} has no partitions list")
+        for tp in entry["partitions"]:
+            if not (isinstance(tp, list | tuple) and len(tp) == 2 and isinstance(tp[0], str)
+                    and isinstance(tp[1], int)):
+                raise ValueError(f"partition {tp!r} is not [topic, partition]")
+    return rec
+
+
+def _entry_label(entry: Mapping[str, Any]) -> str:
+    return entry.get("instance_id") or entry.get("client_id") or entry.get("member_id") or "?"
+
+
+def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[CurrentMember]) -> list[str]:
+    """The current member id of each recommended entry (same order); :class:`DoesNotFit` when a
+    recommended member is gone, two entries land on one member, or a current member is missing."""
+    by_instance = {m.instance_id: m for m in members if m.instance_id}
+    by_member_id = {m.member_id: m for m in members}
+    clients = Counter(m.client_id for m in members if m.client_id)
+    by_client = {m.client_id: m for m in members if m.client_id}
+    out: list[str] = []
+    used: dict[str, str] = {}
+    for entry in entries:
+        label = _entry_label(entry)
+        found: CurrentMember | None
+        if entry.get("instance_id"):
+            found = by_instance.get(entry["instance_id"])
+        elif entry.get("member_id") in by_member_id:
+            found = by_member_id[entry["member_id"]]
+        elif entry.get("client_id"):
+            if clients[entry["client_id"]] > 1:
+                raise DoesNotFit(f"{clients[entry['client_id']]} current members have client id "
+                                 f"{entry['client_id']!r}: cannot tell which one the recommendation means")
+            found = by_client.get(entry["client_id"])
+        else:
+            raise DoesNotFit(f"recommended member {label} has no group.instance.id or client id to match")
+        if found is None:
+            raise DoesNotFit(f"recommended member {label} is no longer in the group")
+        if found.member_id in used:
+            raise DoesNotFit(f"recommended members {used[found.member_id]} and {label} are the same member now")
+        used[found.member_id] = label
+        out.append(found.member_id)
+    missing = sorted(m.label for m in members if m.member_id not in used)
+    if missing:
+        raise DoesNotFit(f"member(s) {', '.join(missing)} joined after the recommendation")
+    return out
+
+
+def check_fits(assignment: Mapping[str, Sequence[TopicPartition]], members: Sequence[CurrentMember],
+               topics: Mapping[str, int]) -> None:
+    """:class:`DoesNotFit` unless every currently subscribed partition is assigned exactly once, only to a
+    current member subscribed to its topic, and nothing else is assigned."""
+    subs = {m.member_id: set(m.topics) for m in members}
+    labels = {m.member_id: m.label for m in members}
+    wanted = {(t, p) for m in members for t in m.topics for p in range(topics.get(t, 0))}
+    seen: set[TopicPartition] = set()
+    for member_id, tps in assignment.items():
+        if member_id not in subs:
+            raise DoesNotFit(f"member {member_id} is not in the group")
+        for t, p in tps:
+            if (t, p) in seen:
+                raise DoesNotFit(f"{t}-{p} is assigned twice")
+            seen.add((t, p))
+            if t not in subs[member_id]:
+                raise DoesNotFit(f"{t}-{p} goes to {labels[member_id]}, which does not subscribe to {t}")
+            if (t, p) not in wanted:
+                why = "topic no longer exists" if topics.get(t, 0) == 0 else \
+                    f"{t} has {topics[t]} partitions now"
+                raise DoesNotFit(f"{t}-{p} is not a current partition ({why})")
+    missing = sorted(wanted - seen)
+    if missing:
+        shown = ", ".join(f"{t}-{p}" for t, p in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise DoesNotFit(f"{len(missing)} current partition(s) not in the recommendation "
+                         f"(added or newly subscribed since): {shown}")
+
+
+def recommended_assignment(rec: Mapping[str, Any], members: Sequence[CurrentMember],
+                           topics: Mapping[str, int]) -> dict[str, list[TopicPartition]]:
+    """The recommendation as current member id -> partitions; :class:`DoesNotFit` when it does not fit."""
+    entries = rec["assignment"]
+    ids = map_members(entries, members)
+    assignment: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
+    for member_id, entry in zip(ids, entries, strict=True):
+        assignment[member_id] = sorted((str(t), int(p)) for t, p in entry["partitions"])
+    check_fits(assignment, members, topics)
+    return assignment
+
+
+# -- the fallback -------------------------------------------------------------------------------------
+
+
+def snapshot_of(members: Sequence[CurrentMember], topics: Mapping[str, int],
+                replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
+                lag: Mapping[str, Sequence[int]] | None = None) -> GroupSnapshot:
+    ordered = {t: topics.get(t, 0) for t in sorted({t for m in members for t in m.topics})}
+    racks = None
+    if replica_racks is not None:
+        racks = {t: r for t, r in replica_racks.items() if t in ordered and len(r) == ordered[t]}
+    lags = {t: v for t, v in (lag or {}).items() if t in ordered and len(v) == ordered[t]}
+    return GroupSnapshot(
+        topics=ordered,
+        members=tuple(Member(member_id=m.member_id, topics=tuple(sorted(m.topics)), instance_id=m.instance_id,
+                             rack=m.rack, owned=tuple(tp for tp in m.owned if tp[1] < ordered.get(tp[0], 0)),
+                             generation=m.generation, client_id=m.client_id)
+                      for m in members if m.topics),
+        replica_racks=racks or None, lag=lags)
+
+
+def fallback_name(fallback: str, lag: Mapping[str, Sequence[int]] | None) -> str:
+    if fallback != AUTO:
+        return fallback
+    return "balanced" if lag else "sticky"
+
+
+def fallback_assignment(members: Sequence[CurrentMember], topics: Mapping[str, int], fallback: str = AUTO,
+                        replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
+                        lag: Mapping[str, Sequence[int]] | None = None) -> tuple[str, Assignment]:
+    """(assignor name, assignment) of the fallback; ``range`` when the chosen assignor fails."""
+    snapshot = snapshot_of(members, topics, replica_racks, lag)
+    name = fallback_name(fallback, lag)
+    try:
+        result = registry.assign(name, snapshot)
+    except AssignorError:
+        if name == "range":
+            raise
+        name, result = "range", registry.assign("range", snapshot)
+    out = {m.member_id: [] for m in members}
+    out.update({k: sorted(v) for k, v in result.items()})
+    return name, out
+
+
+def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[CurrentMember], topics: Mapping[str, int],
+           fallback: str = AUTO, replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
+           lag: Mapping[str, Sequence[int]] | None = None) -> Decision:
+    """Apply ``rec`` (the latest recommendation of ``group``) when it fits, else the fallback."""
+    if rec is None:
+        reason = "no recommendation for the group yet"
+    elif rec.get("group") not in (None, group):
+        reason = f"recommendation is for group {rec.get('group')!r}, not {group!r}"
+    else:
+        try:
+            assignment = recommended_assignment(rec, members, topics)
+        except DoesNotFit as e:
+            reason = f"recommendation v{rec['version']} does not fit: {e}"
+        else:
+            return Decision(assignment, "recommendation", "recommendation",
+                            f"recommendation v{rec['version']} fits the group",
+                            version=int(rec["version"]), recommendation_id=rec.get("recommendation_id"),
+                            considered=int(rec["version"]),
+                            figures={k: rec.get(k) for k in ("triggers", "before", "after") if k in rec})
+    name, assignment = fallback_assignment(members, topics, fallback, replica_racks, lag)
+    return Decision(assignment, "fallback", name, reason,
+                    considered=int(rec["version"]) if rec is not None else 0)
+
+
+# -- members: should this member ask for a rebalance? -------------------------------------------------
+
+
+def own_entry(rec: Mapping[str, Any], member_id: str | None, client_id: str | None,
+              instance_id: str | None) -> Mapping[str, Any] | None:
+    """This member's entry in the recommendation (by instance id, member id, then client id)."""
+    entries = rec.get("assignment") or []
+    if instance_id:
+        return next((e for e in entries if e.get("instance_id") == instance_id), None)
+    hit = next((e for e in entries if member_id and e.get("member_id") == member_id), None)
+    if hit is not None:
+        return hit
+    same = [e for e in entries if client_id and e.get("client_id") == client_id and not e.get("instance_id")]
+    return same[0] if len(same) == 1 else None
+
+
+def rejoin_reason(rec: Mapping[str, Any] | None, considered: int | None, owned: set[TopicPartition] | None,
+                  member_id: str | None, client_id: str | None, instance_id: str | None = None) -> str | None:
+    """Why this member should ask for a rebalance for ``rec``, or None when it should not.
+
+    Only a recommendation newer than the one the leader last considered, whose part for this member
+    differs from what the member owns now. (Every member runs this check, so a recommendation that
+    changes anything makes at least one member ask.) A recommendation without a part for this member is
+    left to the leader to judge at the next rebalance."""
+    if rec is None or considered is None or owned is None:
+        return None
+    version = int(rec.get("version") or 0)
+    if version <= considered:
+        return None
+    mine = own_entry(rec, member_id, client_id, instance_id)
+    if mine is None:
+        return None
+    wanted = {(str(t), int(p)) for t, p in mine.get("partitions") or []}
+    if wanted == set(owned):
+        return None
+    return (f"recommendation v{version} gives this member {len(wanted)} partition(s), "
+            f"{len(wanted - set(owned))} new, {len(set(owned) - wanted)} given up")

@@ -605,10 +605,23 @@ class _Problem:
         order = order[np.argsort(-self.w[order], kind="stable")]
         positive = order[self.w[order] > 0]
         zero = order[self.w[order] <= 0]
+        if prefer and len(zero):
+            # Zero-load partitions can go in any order: first those whose owner is a free (same-rack)
+            # home, so they keep it, then those that must leave a cross-rack owner, then the unowned.
+            o = self.owner[zero]
+            at_owner = np.where(o >= 0, self.costs_of_owner()[zero], np.inf)
+            rank = np.where(at_owner <= 0, 0, np.where(np.isfinite(at_owner), 1, 2))
+            zero = zero[np.argsort(rank, kind="stable")]
         full = self._count_caps()
         self._lpt(st, positive.tolist(), cap, prefer, by_count=False, full=full)
         self._lpt(st, zero.tolist(), cap, prefer, by_count=True, full=full)
         return st
+
+    def costs_of_owner(self) -> np.ndarray:
+        """Cost of every partition at its current owner (0 for an unowned one)."""
+        st = _State.__new__(_State)
+        st.a = np.maximum(self.owner, 0)
+        return np.where(self.owner >= 0, self.costs_of(st), 0.0)
 
     def _count_caps(self) -> list[int] | None:
         """With a count bound and one class of subscriptions, the most partitions a member may get."""
@@ -633,6 +646,7 @@ class _Problem:
         localmask = self.localmask
         cc, mc = self.ccost, self.mcost
         rack = prefer and self.rack_aware
+        quota = -(-self.n_p // self.n_m) if self.n_cls == 1 else 0
 
         # Keys only grow while partitions are added, so a heap entry is never above its member's
         # true key: at the top, a stale entry is replaced by the true key and the top looked at
@@ -717,7 +731,8 @@ class _Problem:
                 c_m = cost(p, m)
                 if c_m > 0:
                     if by_count:
-                        limit = count[m]
+                        # Up to the fair share (one class), or as few as the emptiest member.
+                        limit = max(count[m], quota - 1)
                         cur = count
                     else:
                         limit = cap - wp

@@ -4,55 +4,68 @@ What it optimises, in this order (lexicographic):
 
 1. every subscribed partition goes to exactly one member subscribed to its topic (hard);
 2. the partition-count bound, when ``max_count_skew`` is set: among members with identical
-   subscriptions, counts differ by at most ``1 + max_count_skew`` (hard, best effort only when stuck
+   subscriptions, counts differ by at most ``1 + max_count_skew`` (hard; best effort only when stuck
    partitions pinned to one member make it impossible);
 3. the **max member load**, summed over all topics (not per topic). The load of a partition is
    ``lag + produce_rate * horizon_s`` (lag alone without rates or with ``horizon_s = 0``);
-4. partition-count balance among members with identical subscriptions, as far as it costs no max load
-   (in a zero-lag group this makes the result as count-balanced as Kafka's own assignors);
-5. ``cross_rack_cost * cross-rack partitions + move_cost * partitions moved`` (KIP-925's traffic and
+4. ``cross_rack_cost * cross-rack partitions + move_cost * partitions moved`` (KIP-925's traffic and
    non-overlap costs; only their ratio matters), spending at most ``load_tolerance`` of the best max
-   load found. Among equal costs it moves lighter partitions, so less load changes hands.
+   load found; then the lower max load, then even partition counts, then the least load moved.
+
+Partitions with zero load are spread by count (fewest partitions first, the owner keeping its own up
+to its fair share), so a zero-lag group comes out as count-balanced as Kafka's assignors, then
+rack-local, then sticky. Loaded partitions go where load says: without ``max_count_skew`` a member
+holding one hot partition may get few others.
 
 A partition listed in ``snapshot.stuck`` stays with its current owner when that owner is present and
 subscribed: it counts in the owner's load but is never moved for balance's sake (moving it would not
 make it progress). A cross-rack partition is one assigned to a member that has a rack while the
-partition has replicas with racks, none on the member's rack (KIP-881's ``racksMismatch``); a member
-without a rack, or a partition without replica racks, is never cross-rack.
+partition has replicas with racks, none on the member's rack (KIP-881's ``racksMismatch``, as
+:func:`assignors.metrics.cross_rack_partitions` counts it); a member without a rack, or a partition
+without replica racks, is never cross-rack.
 
 The algorithm
 -------------
 
-*Candidates.* Several starting assignments are built, each one then improved the same way:
+*Candidates.* Several starting assignments are built, then each is improved the same way:
 
-- ``sticky``: every partition stays with its current owner; the rest go, heaviest first, to the
-  least-loaded subscriber (LPT). When the current assignment is complete this *is* the current
-  assignment, so the result can never have a higher max load than what the group has now.
-- ``preferring``: LPT (heaviest partition first, to the least-loaded subscriber), except that the
-  current owner, else the least-loaded same-rack subscriber, takes the partition when its load stays
-  under ``(1 + load_tolerance) x lower bound``.
-- ``lpt``: plain LPT, no preference.
+- ``preferring``: LPT, heaviest partition first; each goes to the cheapest (cross-rack/move cost) of
+  its current owner, the least-loaded same-rack subscriber and the least-loaded subscriber whose load
+  stays within ``(1 + load_tolerance) x lower bound``, else to the least-loaded subscriber.
+- ``lpt``: plain LPT, no preference (up to ``LARGE`` partitions).
+- ``sticky``: every partition stays with its current owner, the others go by ``preferring``'s rule.
+  When the current assignment is complete this *is* the current assignment, so the result can never
+  have a higher max load than the group has now (up to ``LARGE`` partitions).
+- ``sticky-shed``: the same, but every member above ``min((1 + load_tolerance) x best max so far,
+  current max)`` first gives up the lightest single partition that covers its excess (else its
+  heaviest, and again): few partitions move, and light ones when one suffices.
 - for groups of at most ``PEER_SEED_MAX_PARTITIONS`` partitions, the results of ``range``,
-  ``roundrobin``, ``lag`` and ``sticky`` (both rack modes), when those modules are installed: cheap
-  enough at that size, and they make "never worse than the peers" hold by construction.
+  ``roundrobin``, ``lag`` and ``sticky`` (without and with racks), when those modules are installed:
+  cheap at that size, and "never worse than the peers" then holds by construction.
 
-Partitions with zero load are placed after the loaded ones, by partition count instead of load
-(fewest partitions first), which is what spreads them evenly.
+With ``max_count_skew``, a member stops taking partitions at its class's ceiling inside the greedy
+(one class of subscriptions), and any count still outside its window is fixed in bulk: members above
+it give their lightest partitions, which go heaviest first to the least-loaded members below it.
 
 *Balance (local search).* Repeatedly take the member with the highest load and apply the best
 single move (one of its partitions to the least-loaded eligible member) or swap (one of its
 partitions against a lighter one of another member) that lowers the pair's max, until neither
 helps or the lower bound is reached. Moves respect the count bound; swaps keep counts.
 
-*Count balance.* Within each class of identical subscriptions, while two members' counts differ by
-more than one, move the cheapest partition (lowest cross-rack/move cost, then lightest) from the
-fullest to the emptiest member, provided no load exceeds the best max found.
+*Count balance.* Within each class of identical subscriptions, zero-load partitions move from
+members above the class mean to members below it (costly ones first, to their owner or a same-rack
+member when possible). No load changes.
 
 *Polish.* ``cap = (1 + load_tolerance) x best max``, lowered to the current assignment's max load
 (when complete and within the count bound) and to every peer seed's. Each candidate whose max is
-within ``cap`` then gets moves and swaps that lower its cross-rack/move cost while keeping every load
-within ``cap`` and every count within its class's range. The candidate with the best
-(count skew, cost, max load) wins.
+within ``cap`` then gets moves, then swaps, that lower its cross-rack/move cost while every load
+stays within ``cap`` and every count within its class's range. The finalist with the lowest (cost,
+max load, count skew, load moved) wins; full ties go to the earliest candidate in the list above.
+
+*Size.* Up to ``SMALL`` partitions the search is exhaustive (every member is a swap partner). Above
+it, swap partners, iterations and swap searches are bounded by counts (never by time, so the result
+stays deterministic), and once one finalist reaches the least cost any assignment can have, the
+others are not polished. Above ``LARGE`` only ``preferring`` and ``sticky-shed`` are built.
 
 Ties go by a fixed hash of the member id (CRC-32), not by the member id itself, so the same
 low-sorting client id is not always the one that gets the heaviest partition (grantneale #4). Members
@@ -74,8 +87,11 @@ Total load 260, so the lower bound is 130. The current assignment has C0 = 210, 
   fits, so the least loaded (C1, 110) takes it; u-0 (40): its owner C1 would reach 150, so C0 takes
   it (140); t-3 (10): owner C1 (120). Max 140 too; local search finds nothing better: 140 is optimal
   here ({100, 40} / {60, 50, 10}; no split reaches 130).
+- ``sticky-shed`` (target min(1.02 x 140, 210) = 142.8): C0's excess is 67.2, and t-0 (100) is the
+  lightest partition that covers it; it goes to C1 (150), and local search ends where ``sticky`` did.
+- ``lpt`` and the peers end at 140 or above.
 
-Both reach 140; the cap is 1.02 x 140 = 142.8 and polish finds no move or swap within it. Costs:
+All the finalists reach 140; the cap is 1.02 x 140 = 142.8 and polish finds no move or swap within it. Costs:
 ``sticky`` leaves t-0, t-1 and t-3 cross-rack and moves two (3 x 10 + 2 = 32); ``preferring`` has
 u-0 and t-2 cross-rack and moves three (2 x 10 + 3 = 23), so it wins::
 

@@ -32,7 +32,7 @@ on rack b; C0 on rack a, C1 on rack b::
     C1: [t0p1, t0p3]
 
 In rack mode each member's list is sorted by (topic, partition); otherwise it is one block per topic,
-in the snapshot's topic order.
+in the iteration order of Kafka's ``partitionsPerTopic`` HashMap (:func:`java_topic_order`).
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import repeat
 
+from assignors._java import hashmap_order, spread, string_hash, table_capacity
 from assignors.model import Assignment, GroupSnapshot, Member
 
 NAME = "range"
 
-__all__ = ["NAME", "assign", "java_string_key", "kafka_member_order"]
+__all__ = ["NAME", "assign", "java_string_key", "java_topic_order", "kafka_member_order"]
 
 
 def java_string_key(s: str) -> bytes:
@@ -208,6 +209,40 @@ def _assign_co_partitioned(states: list[_TopicState], n: int) -> None:
                 break
 
 
+def java_topic_order(snapshot: GroupSnapshot, subscribed: Iterable[str] | None = None) -> list[str]:
+    """The topics with partitions in the iteration order of Kafka's ``partitionsPerTopic`` map.
+
+    ``AbstractPartitionAssignor.assign`` adds every member's subscribed topics (members in the order
+    of the subscriptions ``HashMap``, filled in snapshot order; each member's topics in list order) to
+    a ``HashSet``, then puts the topics that have metadata into a ``HashMap`` in that set's order.
+    Topics without metadata still count towards the set's table size. ``subscribed`` (every subscribed
+    topic once, in any order) saves walking the subscriptions when the caller has them.
+    """
+    if subscribed is None:
+        subscribed = {t for m in snapshot.members for t in m.topics}
+    elif not isinstance(subscribed, (set, frozenset, dict)):
+        subscribed = set(subscribed)
+    mask = table_capacity(len(subscribed)) - 1
+    buckets: dict[int, list[str]] = {}
+    for t in subscribed:
+        buckets.setdefault(spread(string_hash(t)) & mask, []).append(t)
+    colliding = {t for ts in buckets.values() if len(ts) > 1 for t in ts}
+    first_seen: dict[str, int] = {}
+    if colliding:
+        # Only topics sharing a bucket depend on insertion order: walk the members as Java does
+        # until each of them has been seen once.
+        by_id = {m.member_id: m for m in snapshot.members}
+        for mid in hashmap_order(by_id):
+            for t in by_id[mid].topics:
+                if t in colliding and t not in first_seen:
+                    first_seen[t] = len(first_seen)
+            if len(first_seen) == len(colliding):
+                break
+    in_set = [t for b in sorted(buckets) for t in sorted(buckets[b], key=lambda t: first_seen.get(t, 0))]
+    topics = snapshot.topics
+    return hashmap_order(t for t in in_set if topics.get(t, 0) > 0)
+
+
 def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> Assignment:
     """Kafka's RangeAssignor on ``snapshot``; every member is in the result, possibly with no partition."""
     ordered = kafka_member_order(snapshot.members)
@@ -222,9 +257,10 @@ def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> As
     any_rack = any(r is not None for r in rack_of.values())
     if not any_rack:
         # No rack anywhere: plain contiguous ranges, no per-partition work.
-        for t, n in snapshot.topics.items():
+        for t in java_topic_order(snapshot, subscribers):
             consumers = subscribers.get(t)
-            if not consumers or n <= 0:
+            n = snapshot.topics[t]
+            if not consumers:
                 continue
             quota, extra = divmod(n, len(consumers))
             tps = list(zip(repeat(t, n), range(n), strict=True))  # sliced below, one tuple per partition
@@ -239,9 +275,10 @@ def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> As
 
     replica_racks = snapshot.replica_racks
     states: list[_TopicState] = []
-    for t, n in snapshot.topics.items():
+    for t in java_topic_order(snapshot, subscribers):
         consumers = subscribers.get(t)
-        if not consumers or n <= 0:
+        n = snapshot.topics[t]
+        if not consumers:
             continue
         states.append(_TopicState(t, n, consumers, [rack_of[c] for c in consumers],
                                   None if replica_racks is None else replica_racks.get(t),

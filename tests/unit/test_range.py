@@ -168,11 +168,38 @@ def test_without_racks_is_contiguous_ranges(s):
             start += length
 
 
-# -- against Kafka's own RangeAssignor (needs a JDK and the cached kafka-clients jars) --------------------
+# -- against Kafka's own RangeAssignor (needs a JDK and the kafka-clients jars: `make setup`) ----------------
+
+# "Aa", "BB", "AaAa", "AaBB", "BBAa" and "BBBB" have equal String.hashCode()s: they share a HashMap bucket,
+# where Kafka's order is the order the topics were first added (members in HashMap order, each member's
+# topics in subscription order).
+COLLIDING = ["Aa", "BB", "AaAa", "AaBB", "BBAa", "BBBB"]
+
+
+def _java_results(cases: list[dict]) -> list[dict]:
+    from benchmarks import javaref
+
+    try:
+        return javaref.run_cases("range", cases)
+    except javaref.JavaRefError as e:
+        pytest.fail(f"Kafka's Java RangeAssignor could not run ({e}); `make setup` installs Java 17 and the "
+                    "kafka-clients jars, and CI always runs it")
+
+
+def _check_against_java(cases: list[dict]) -> None:
+    from assignors.scenario import parse_scenario
+
+    results = _java_results(cases)
+    for case, result in zip(cases, results, strict=True):
+        assert result["error"] is None, (result["error"], case)
+        parsed = parse_scenario(case)
+        mine = range_assignor.assign(parsed.snapshot, **parsed.options)
+        # same partitions per member, and in Kafka's list order
+        assert mine == {m: list(v) for m, v in result["assignment"].items()}, case
+
 
 @pytest.mark.java
 def test_matches_kafka_java_on_random_groups():
-    javaref = pytest.importorskip("benchmarks.javaref")
     rnd = random.Random(20241025)
     cases = []
     for _ in range(150):
@@ -192,13 +219,32 @@ def test_matches_kafka_java_on_random_groups():
                             "owned": [], "generation": None})
         cases.append({"name": "random", "topics": topics, "replica_racks": racks, "members": members,
                       "prefer_rack_aware_logic": rnd.random() < 0.3})
-    try:
-        results = javaref.run_cases("range", cases)
-    except javaref.JavaRefError as e:
-        pytest.skip(f"Java reference unavailable: {e}")
-    from assignors.scenario import parse_scenario
+    _check_against_java(cases)
 
-    for case, result in zip(cases, results, strict=True):
-        parsed = parse_scenario(case)
-        mine = range_assignor.assign(parsed.snapshot, **parsed.options)
-        assert as_sets(mine) == as_sets(result["assignment"]), case
+
+@pytest.mark.java
+def test_list_order_matches_kafka_java_with_colliding_and_many_topics():
+    """Without rack mode each list is one block per topic in partitionsPerTopic's HashMap order: colliding
+    topic names keep their first-insertion order, and absent topics count towards the HashSet's size."""
+    rnd = random.Random(881)
+    cases = []
+    for _ in range(300):
+        pool = COLLIDING + [f"t{i}" for i in range(rnd.choice([2, 8, 14, 30]))]
+        names = rnd.sample(pool, rnd.randint(1, len(pool)))
+        topics = {t: rnd.choice([0, 1, 2, 3, 7]) for t in names}
+        absent = [f"ghost{i}" for i in range(rnd.choice([0, 0, 1, 5, 12]))]
+        members = []
+        for i in range(rnd.randint(1, 7)):
+            subs = rnd.sample(names + absent, rnd.randint(1, len(names) + len(absent)))
+            members.append({"id": f"{rnd.choice(['c', 'consumer-', 'Aa'])}{rnd.randint(0, 99)}-{i}",
+                            "instance_id": None, "rack": None, "topics": subs,
+                            "owned": [], "generation": None})
+        cases.append({"name": "collide", "topics": topics, "replica_racks": None, "members": members})
+    _check_against_java(cases)
+
+
+def test_colliding_topics_listed_in_first_subscription_order():
+    # "Aa" and "BB" share a bucket; the subscriptions HashMap iterates m1 before m2 ("m1" hashes lower)
+    s = snap({"Aa": 1, "BB": 1}, [Member("m2", ("Aa", "BB")), Member("m1", ("BB", "Aa"))])
+    assert range_assignor.java_topic_order(s) == ["BB", "Aa"]
+    assert range_assignor.assign(s)["m1"] == [("BB", 0), ("Aa", 0)]

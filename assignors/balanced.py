@@ -509,8 +509,7 @@ class _Problem:
                 # others could only win a tie-break, for seconds of work.
                 finalists.append(st)
                 continue
-            win2 = self._windows_after_count(st, win)
-            self._polish(st, win2, cap)
+            self._polish(st, win, cap)
             finalists.append(st)
         chosen = min(finalists, key=self._final_key)
         return self._output(chosen)
@@ -1067,19 +1066,6 @@ class _Problem:
                 deficit[b] -= 1
                 st.move(p, b, 0.0)
 
-    def _windows_after_count(self, st: _State, win: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray,
-                                                                                             np.ndarray]:
-        """Polish keeps each class's count range: it may not widen what count balance achieved."""
-        lo, hi = win[0].copy(), win[1].copy()
-        for ms in self.class_members:
-            c = st.count[ms]
-            c_lo, c_hi = int(c.min()), int(c.max())
-            if c_hi - c_lo < 1:
-                c_hi = c_lo + 1  # a move between two equal members keeps the skew at one
-            lo[ms] = np.maximum(lo[ms], c_lo)
-            hi[ms] = np.minimum(hi[ms], c_hi)
-        return lo, hi
-
     # -- polish: racks and stickiness within the cap ---------------------------------------------------
 
     def _achievable_cost(self) -> np.ndarray:
@@ -1154,6 +1140,29 @@ class _Problem:
                 c += mc
             return c
 
+        # Count spread per class: moves may shift counts inside it, never widen it (beyond one).
+        mclass = self.mclass.tolist()
+        c_min = [int(st.count[ms].min()) for ms in self.class_members]
+        c_max = [int(st.count[ms].max()) for ms in self.class_members]
+        spread = [max(hi_ - lo_, 1) for lo_, hi_ in zip(c_min, c_max, strict=True)]
+        hist: list[dict[int, int]] = []
+        for ms in self.class_members:
+            vals, freq = np.unique(st.count[ms], return_counts=True)
+            hist.append(dict(zip(vals.tolist(), freq.tolist(), strict=True)))
+
+        def shift(n: int, old: int, new: int) -> None:
+            """One member of class n goes from old to new partitions: keep c_min/c_max exact."""
+            h = hist[n]
+            h[old] -= 1
+            h[new] = h.get(new, 0) + 1
+            if h[old] == 0:
+                del h[old]
+            c_min[n] = min(c_min[n], new)
+            c_max[n] = max(c_max[n], new)
+            while c_min[n] not in h:
+                c_min[n] += 1
+            while c_max[n] not in h:
+                c_max[n] -= 1
         for _ in range(2 if large else 4):
             improved = False
             cur = self.costs_of(st)
@@ -1195,9 +1204,21 @@ class _Problem:
                         gains.append((-gn, float(loads[b]), hashes[b], b))
                 gains.sort()
                 done = False
-                if counts[a] - 1 >= lo[a]:
+                ca, na = counts[a] - 1, mclass[a]
+                if ca >= lo[a]:
                     for _g, lb_, _h, b in gains:
-                        if lb_ + wp <= cap and counts[b] + 1 <= hi[b]:
+                        if lb_ + wp > cap or counts[b] + 1 > hi[b]:
+                            continue
+                        # The move must not widen a class's count spread (past one).
+                        cb, nb = counts[b] + 1, mclass[b]
+                        if na == nb:
+                            ok = max(c_max[na], cb) - min(c_min[na], ca) <= spread[na]
+                        else:
+                            ok = (c_max[na] - min(c_min[na], ca) <= spread[na]
+                                  and max(c_max[nb], cb) - c_min[nb] <= spread[nb])
+                        if ok:
+                            shift(na, ca + 1, ca)
+                            shift(nb, cb - 1, cb)
                             st.move(p, b, wp)
                             done = improved = True
                             break

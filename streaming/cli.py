@@ -16,7 +16,7 @@ import sys
 from streaming.errors import RebalancerError
 
 # Order is the order of --help.
-COMMANDS = ("setup", "kafka", "smoke", "collect", "workload", "run", "recommendations", "assign", "bench")
+COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "recommendations", "assign", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1115,6 +1115,7 @@ class _Problem:
         # Swap searches scan k_targets members' partitions each: bound the total scanned.
         swap_budget = max(50, int(300_000 / (k_targets * (self.n_p / self.n_m + 1))))
         achievable = self._achievable_cost()
+        ach = achievable.tolist()
         pairs = {}
         if self.rack_aware:
             for g, ms in enumerate(self.groups):
@@ -1173,12 +1174,25 @@ class _Problem:
             cand = cand[np.argsort(w[cand], kind="stable")]
             order_gr = {key: ms[np.lexsort((self.hash[ms], st.load[ms]))].tolist()
                         for key, ms in pairs.items()}
-            loads = st.load  # numpy, updated in place by moves
-            counts = st.count
+            # Python mirrors of the hot arrays (numpy scalar access is slow in this loop).
+            loads = st.load.tolist()
+            counts = st.count.tolist()
+            where = st.a.tolist()
+            lo_l, hi_l = lo.tolist(), hi.tolist()
+
+            def move(p: int, b: int, wp: float, where: list[int] = where, loads: list[float] = loads,
+                     counts: list[int] = counts) -> None:
+                a = where[p]
+                loads[a] -= wp
+                counts[a] -= 1
+                loads[b] += wp
+                counts[b] += 1
+                where[p] = b
+                st.move(p, b, wp)
             for p in cand.tolist():
-                a = int(st.a[p])
+                a = where[p]
                 c_here = cost(p, a)
-                if c_here <= achievable[p] + 1e-9:
+                if c_here <= ach[p] + 1e-9:
                     continue
                 g = pgroup[p]
                 o = owner_l[p]
@@ -1201,13 +1215,13 @@ class _Problem:
                 for b in targets:
                     gn = c_here - cost(p, b)
                     if gn > 1e-9:
-                        gains.append((-gn, float(loads[b]), hashes[b], b))
+                        gains.append((-gn, loads[b], hashes[b], b))
                 gains.sort()
                 done = False
                 ca, na = counts[a] - 1, mclass[a]
-                if ca >= lo[a]:
+                if ca >= lo_l[a]:
                     for _g, lb_, _h, b in gains:
-                        if lb_ + wp > cap or counts[b] + 1 > hi[b]:
+                        if lb_ + wp > cap or counts[b] + 1 > hi_l[b]:
                             continue
                         # The move must not widen a class's count spread (past one).
                         cb, nb = counts[b] + 1, mclass[b]
@@ -1219,7 +1233,7 @@ class _Problem:
                         if ok:
                             shift(na, ca + 1, ca)
                             shift(nb, cb - 1, cb)
-                            st.move(p, b, wp)
+                            move(p, b, wp)
                             done = improved = True
                             break
                 if done or swap_budget <= 0:
@@ -1236,7 +1250,7 @@ class _Problem:
                         continue
                     pb.sort()
                     wq = w[pb]
-                    ok = (st.load[a] - wp + wq <= cap) & (st.load[b] + wp - wq <= cap)
+                    ok = (loads[a] - wp + wq <= cap) & (loads[b] + wp - wq <= cap)
                     if not ok.any():
                         continue
                     total = gn - (self.costs_vec(pb, a) - self.costs_vec(pb, b))
@@ -1250,8 +1264,8 @@ class _Problem:
                         best = cand_t
                 if best is not None:
                     _, _, b, q = best
-                    st.move(p, b, wp)
-                    st.move(q, a, wl[q])
+                    move(p, b, wp)
+                    move(q, a, wl[q])
                     improved = True
             if not improved:
                 return

@@ -29,6 +29,9 @@ Steps, as Kafka 4.3 does them:
    subscriber of the topic whenever the member holds at least two more, preferring to move a
    partition back to the member that had it in an older generation, until no such move is possible
    ("balanced"). If the result is no more balanced than before the moves, the moves are undone.
+   Kafka hands a partition back to its older-generation owner even when that member no longer
+   subscribes to the topic; a later move usually takes it on, and we follow that path to the same
+   result. Only where it would stay there (or Kafka would crash) do we rebuild skipping such owners.
 6. **Cooperative transfers.** A partition assigned to a member other than the one that owned it must
    first be revoked: Kafka's cooperative assignor leaves it out of the new owner's list for this
    round and reports it as transferring (see :mod:`assignors.cooperative_sticky`).
@@ -436,9 +439,20 @@ assert topic_partition_hash_fast(string_hash("t"), 3) == topic_partition_hash("t
 
 
 class _General:
+    """Kafka's GeneralAssignmentBuilder.
+
+    With ``kafka_bugs`` it makes exactly Kafka's moves, including handing a partition back to its
+    older-generation owner when that member no longer subscribes to the topic (a later move may take
+    it on again, or not: then the result is invalid), and failing where Kafka throws a
+    NullPointerException. Without it such owners are skipped, which always gives a valid assignment
+    but may take another path than Kafka even where Kafka's own result ends up valid.
+    ``foreign`` counts the partitions currently held by a member that does not subscribe to their topic.
+    """
+
     def __init__(self, inp: _Input, owned: dict[str, list[TP]], max_gen: int, kafka_bugs: bool = False) -> None:
         self.inp = inp
         self.kafka_bugs = kafka_bugs
+        self.foreign = 0
         ppt = inp.ppt
         self.current: dict[str, list[TP]] = owned
         # members by java rank; (size, rank) is the order of Kafka's sortedCurrentSubscriptions
@@ -629,6 +643,7 @@ class _General:
             current.update(pre_assignment)
             owner.clear()
             owner.update(pre_owner)
+            self.foreign = 0  # the snapshot precedes every move
 
         current.update(fixed)
         return current
@@ -684,7 +699,7 @@ class _General:
             self._balanced = True
             return True
         size = self.size
-        if self.kafka_bugs:
+        if self.foreign:
             self._balanced = self._is_balanced_literal()
             return self._balanced
         for t, owners in self.topic_owners.items():
@@ -706,8 +721,8 @@ class _General:
         return True
 
     def _is_balanced_literal(self) -> bool:
-        """Kafka's isBalanced word for word; needed only when members may hold partitions of topics
-        they do not subscribe to (``kafka_bugs``), where the quick check above is not equivalent."""
+        """Kafka's isBalanced word for word; needed only while some member holds a partition of a
+        topic it does not subscribe to (``foreign``), where the quick check above is not equivalent."""
         size = self.size
         owner = self.owner
         ppt = self.inp.ppt
@@ -739,8 +754,8 @@ class _General:
                     q = p[0]
                     # Kafka hands the partition back to its older-generation owner even when that
                     # member no longer subscribes to the topic (an invalid assignment), and fails
-                    # with a NullPointerException when that member was set aside as unmovable. We
-                    # skip such owners unless asked to reproduce Kafka's bugs.
+                    # with a NullPointerException when that member was set aside as unmovable. The
+                    # kafka_bugs pass does the same; the fallback pass skips such owners.
                     if q not in active:
                         if self.kafka_bugs:
                             raise StickyAssignmentError(f"previous owner {q} of {tp} is not movable (Kafka NPE)")
@@ -766,6 +781,11 @@ class _General:
         self.current[old].remove(tp)
         self.current[new].append(tp)
         self.owner[tp] = new
+        potential = self.potential
+        if tp[0] not in potential[old]:
+            self.foreign -= 1
+        if tp[0] not in potential[new]:
+            self.foreign += 1
         owners = self.topic_owners.get(tp[0])
         if owners is not None:
             c = owners[old] - 1
@@ -797,10 +817,13 @@ def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False
     the partitions transferring ownership as the constrained builder records them (``None`` when the
     general builder ran: Kafka leaves that map to the cooperative assignor to work out).
 
-    ``kafka_bugs=True`` also reproduces Kafka's one known invalid outcome: in the general builder a
+    The general builder always follows Kafka's moves first, including Kafka's one known defect: a
     partition goes back to the member that owned it in an older generation even when that member no
-    longer subscribes to its topic (and Kafka fails when that member holds only unmovable
-    partitions). By default such a member is skipped, which keeps the assignment valid.
+    longer subscribes to its topic. Usually a later move takes it on to a subscriber and the result
+    is Kafka's, bit for bit. When it stays with the non-subscriber (an invalid assignment), or Kafka
+    would fail (that member holds only unmovable partitions: a NullPointerException), the builder
+    runs again skipping such owners, which keeps the assignment valid. ``kafka_bugs=True`` returns
+    Kafka's outcome instead, invalid or failing.
     """
     if not snapshot.members:
         return {}, {}
@@ -809,6 +832,17 @@ def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False
     if equal:
         result, transferring = _constrained(inp, owned, multi)
     else:
-        result = _General(inp, owned, max_gen, kafka_bugs).build()
         transferring = None
+        try:
+            builder = _General(inp, owned, max_gen, kafka_bugs=True)
+            result = builder.build()
+            valid = builder.foreign == 0
+        except StickyAssignmentError:
+            if kafka_bugs:
+                raise
+            valid = False
+        if not valid and not kafka_bugs:
+            # the build consumed ``owned``: reconcile again (rare, so cheaper than copying up front)
+            _equal, owned, _multi, max_gen = inp.reconcile_owned()
+            result = _General(inp, owned, max_gen, kafka_bugs=False).build()
     return {m.member_id: result[m.member_id] for m in snapshot.members}, transferring

@@ -81,6 +81,9 @@ class RejoinOnRecommendation:
         assignor = self._assignor or find_assignor(consumer)
         if assignor is None or assignor.assigned_at is None:
             return None
+        coordinator = getattr(consumer, "_coordinator", None)
+        if getattr(coordinator, "rejoin_needed", False) or getattr(coordinator, "rejoining", False):
+            return None  # a rebalance is already on its way: the leader will see the latest recommendation
         now = time.monotonic() if now is None else now
         rec = self.feed.latest(self.group)
         reason = plan.rejoin_reason(rec, assignor.considered, set(assignor.owned), _member_id(consumer),

@@ -30,7 +30,7 @@ from streaming.workload import Workload, WorkloadOptions
 log = logging.getLogger(__name__)
 
 
-RATE_HORIZON_S = 30.0
+RATE_HORIZON_S = 60.0
 
 
 def loop_config(cfg: Config, tables: str, checkpoints: str, cooldown_s: float = 30.0,
@@ -59,7 +59,7 @@ class GroupOptions:
     """records/s over all partitions, Zipf-skewed: under range the first consumer gets 2/3 of it."""
     zipf: float = 1.0
     consumers: int = 3
-    consume_rate: float = 130.0
+    consume_rate: float = 150.0
     """records/s each consumer processes: enough for a third of the load, not for range's first share."""
     racks: tuple[str, ...] = ("a", "b", "c")
     replication_factor: int = 1

@@ -14,6 +14,7 @@ def plot_lag(monitor: GroupMonitor, path: str | Path, title: str | None = None) 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -32,6 +33,7 @@ def plot_lag(monitor: GroupMonitor, path: str | Path, title: str | None = None) 
     ax2.set_xlabel("seconds since the collector started")
     ax2.grid(alpha=0.3)
     ax2.set_ylim(bottom=0)
+    ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
     ymax = max((s.max_lag for s in monitor.samples), default=1) or 1
     seen: set[str] = set()
     for m in monitor.marks:

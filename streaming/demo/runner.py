@@ -225,8 +225,9 @@ def summarize(mon: GroupMonitor, recs: list[dict[str, Any]]) -> dict[str, Any]:
                    "cross_rack": before[0].cross_rack if before else None},
         "after": {"window_s": [after[0].t, after[-1].t] if after else None,
                   "max_consumer_lag": top_after.max_lag if top_after else None,
+                  "imbalance_at_max": round(top_after.imbalance, 2) if top_after else None,
                   "mean_max_consumer_lag": avg(after, lambda s: s.max_lag),
-                  "mean_imbalance": avg(after, lambda s: s.imbalance),
+                  "end_max_consumer_lag": after[-1].max_lag if after else None,
                   "cross_rack": after[-1].cross_rack if after else None},
         "cross_rack": {"start": mon.samples[0].cross_rack if mon.samples else None,
                        "before_replica_move": pre_move[-1].cross_rack if pre_move else None,
@@ -254,10 +255,10 @@ def render_summary(s: dict[str, Any], table: str, plot: Path | None) -> list[str
     out += [
         f"  before (Kafka's range, until the first recommendation was applied at "
         f"{n(s.get('first_recommendation_applied_at_s'), '.0f')} s): max consumer lag {n(b.get('max_consumer_lag'))}, "
-        f"imbalance {n(b.get('imbalance_at_max'), '.2f')}",
+        f"imbalance (max/mean) {n(b.get('imbalance_at_max'), '.2f')} at that moment",
         f"  after (last {n((a.get('window_s') or [0, 0])[1] - (a.get('window_s') or [0, 0])[0], '.0f')} s): "
-        f"max consumer lag {n(a.get('max_consumer_lag'))} (mean {n(a.get('mean_max_consumer_lag'), ',.0f')}), "
-        f"mean imbalance {n(a.get('mean_imbalance'), '.2f')}",
+        f"max consumer lag {n(a.get('max_consumer_lag'))} (imbalance {n(a.get('imbalance_at_max'), '.2f')} at that "
+        f"moment; mean {n(a.get('mean_max_consumer_lag'), ',.0f')}, {n(a.get('end_max_consumer_lag'))} at the end)",
         f"  cross-rack partitions (of {n(c.get('partitions'))}): start {n(c.get('start'))}, before the replica move "
         f"{n(c.get('before_replica_move'))}, right after it {n(c.get('after_replica_move'))}, end {n(c.get('end'))}",
         f"  recommendations ({len(s.get('recommendations') or [])}):",

@@ -287,6 +287,7 @@ class FakeConsumer:
         self.rejoins = 0
         self._coordinator = SimpleNamespace(_assignors={"rebalancer": assignor, "range": object()},
                                             _generation=SimpleNamespace(member_id=mid("c-1", 1)),
+                                            rejoin_needed=False, rejoining=False,
                                             request_rejoin=self._rejoin)
 
     def _rejoin(self):

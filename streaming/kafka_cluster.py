@@ -42,6 +42,15 @@ JVM_OPTS = [
 ]
 
 
+def new_cluster_id() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. Like Kafka's Uuid.randomUuid,
+    never one starting with '-', which the storage tool's argument parser would take for an option."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -86,7 +95,7 @@ class KafkaCluster:
         if racks and len(racks) < brokers:
             racks = tuple(racks[i % len(racks)] for i in range(brokers))
         self.base_dir = Path(base_dir) if base_dir else CACHE_DIR / "kafka" / f"cluster-{uuid.uuid4().hex[:8]}"
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = new_cluster_id()
         self.extra_config = extra_config or {}
         self.nodes = [
             Node(

@@ -61,3 +61,11 @@ def test_bad_files_are_named(tmp_path):
         config.load(unknown)
     with pytest.raises(ConfigError, match="does not exist"):
         config.load(tmp_path / "missing.toml")
+
+
+def test_cluster_ids_never_start_with_a_dash():
+    from streaming.kafka_cluster import new_cluster_id
+
+    ids = [new_cluster_id() for _ in range(2000)]
+    assert not any(i.startswith("-") for i in ids)
+    assert all(len(i) == 22 for i in ids)

@@ -33,20 +33,24 @@ def make_update(policy: PolicySettings, timeout_ms: int):
         if state.hasTimedOut:
             state.remove()
             return
-        pdf = pd.concat(list(chunks), ignore_index=True)
-        rejected = pdf[pdf["reject_reason"].notna()]
-        valid = pdf[pdf["reject_reason"].isna()]
+        chunks = list(chunks)
+        pdf = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+        ok = pdf["reject_reason"].isna().to_numpy()
         rows: list[dict] = []
-        for r in rejected.itertuples(index=False):
-            rows.append({"kind": "rejected", "group": group or None, "reason": r.reject_reason,
-                         "raw_value": r.raw_value, "source_topic": r.source_topic,
-                         "source_partition": int(r.source_partition), "source_offset": int(r.source_offset),
-                         "kafka_ts": int(pd.Timestamp(r.kafka_timestamp).value // 1_000_000)})
-        if len(valid) or state.exists:
+        if not ok.all():
+            bad = pdf[~ok]
+            for reason, raw, topic, part, offset, kts in zip(
+                    bad["reject_reason"], bad["raw_value"], bad["source_topic"], bad["source_partition"],
+                    bad["source_offset"], bad["kafka_timestamp"], strict=True):
+                rows.append({"kind": "rejected", "group": group or None, "reason": reason, "raw_value": raw,
+                             "source_topic": topic, "source_partition": int(part), "source_offset": int(offset),
+                             "kafka_ts": int(pd.Timestamp(kts).value // 1_000_000)})
+        valid = {c: pdf[c].to_numpy()[ok] if not ok.all() else pdf[c].to_numpy() for c in EVENT_COLUMNS}
+        n_valid = int(ok.sum())
+        if n_valid or state.exists:
             gs = GroupState.from_bytes(state.get[0]) if state.exists else GroupState(group=group)
-            if len(valid):
-                events = valid[EVENT_COLUMNS].astype(object).where(valid[EVENT_COLUMNS].notna(), None)
-                for rec in process(gs, events.to_dict("records"), policy):
+            if n_valid:
+                for rec in process(gs, valid, policy):
                     rows.append({"kind": "recommendation", **rec.to_row()})
                 state.update((gs.to_bytes(),))
             # an event-time timeout not set again in a call is cleared, so set it on every call

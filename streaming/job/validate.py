@@ -68,8 +68,12 @@ def reject_reason(max_value_bytes: int) -> Column:
         F.when(F.length("value") > max_value_bytes,
                F.format_string("value of %d bytes exceeds %d", F.length("value"), F.lit(max_value_bytes))),
         F.when(F.col("value").isNull(), F.lit("empty value")),
-        F.when(F.expr("try_parse_json(value_str)").isNull(), F.lit("not valid JSON")),
-        F.when(~F.ltrim("value_str").startswith("{"), F.lit("not a JSON object")),
+        # from_json flags unparseable input in the corrupt-record column without a second parse; a record
+        # with nothing parsed at all is not JSON, or JSON that is not an object
+        F.when(F.col("e._corrupt_record").isNotNull() & F.col("e.type").isNull() & F.col("e.ts").isNull()
+               & F.col("e.group").isNull(),
+               F.when(~F.ltrim("value_str").startswith("{") & F.get_json_object("value_str", "$").isNotNull(),
+                      F.lit("not a JSON object")).otherwise(F.lit("not valid JSON"))),
         _field("type", "a string"),
         F.when(~F.col(e + "type").isin(*TYPES), F.format_string("unknown type %s", F.col(e + "type"))),
         _field("ts", "an integer (epoch ms)"),
@@ -79,6 +83,7 @@ def reject_reason(max_value_bytes: int) -> Column:
         F.when(F.col("key").isNotNull() & (F.col("key").cast("string") != F.col(e + "group")),
                F.lit("message key does not match group")),
         lag_rules, members_rules, partitions_rules,
+        F.when(F.col("e._corrupt_record").isNotNull(), F.lit("a nested field has the wrong type")),
     )
 
 
@@ -89,7 +94,8 @@ def parse(raw: DataFrame, max_value_bytes: int) -> DataFrame:
     with_json = raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
         F.col("value").cast("string").alias("value_str"),
-    ).withColumn("e", F.from_json("value_str", SPARK_SCHEMA))
+    ).withColumn("e", F.from_json("value_str", SPARK_SCHEMA + ", _corrupt_record STRING",
+                                  {"columnNameOfCorruptRecord": "_corrupt_record"}))
     checked = with_json.withColumn("reject_reason", reject_reason(max_value_bytes))
     ok = F.col("reject_reason").isNull()
     return checked.select(

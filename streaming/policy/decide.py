@@ -16,14 +16,18 @@ After each observation:
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable
-from itertools import groupby
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from assignors import metrics, registry
 from assignors.errors import AssignorError
 from streaming.config import PolicySettings
+from streaming.events import LAG
 from streaming.policy import lag_skew
 from streaming.recommendation import Recommendation
 from streaming.state import update
@@ -38,24 +42,106 @@ def event_order(e: dict[str, Any]) -> tuple:
             e.get("source_topic") or "", e.get("source_partition") or 0, e.get("source_offset") or 0)
 
 
-def process(state: GroupState, events: Iterable[dict[str, Any]], policy: PolicySettings) -> list[Recommendation]:
+# parsed event rows: a DataFrame, a dict of equal-length column arrays, or a list of dicts
+Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
+LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset", "source_partition", "source_offset")
+
+
+def _columns(events: Events) -> dict[str, np.ndarray]:
+    if isinstance(events, dict):
+        return events
+    df = events if isinstance(events, pd.DataFrame) else pd.DataFrame(list(events))
+    return {c: df[c].to_numpy() for c in df.columns}
+
+
+def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray) -> np.ndarray:
+    if name not in cols:
+        return np.zeros(len(rows), dtype=np.int64)
+    values = cols[name][rows]
+    if values.dtype == object:
+        values = np.array([0 if v is None else v for v in values], dtype=np.float64)
+    return np.nan_to_num(values.astype(np.float64), nan=0).astype(np.int64) if values.dtype.kind == "f" \
+        else values.astype(np.int64)
+
+
+def process(state: GroupState, events: Events, policy: PolicySettings) -> list[Recommendation]:
+    """Apply a group's events and return its recommendations. ``events``: parsed rows as a DataFrame, a
+    dict of column arrays, or a list of dicts.
+
+    Lag rows never become Python objects one by one: they are sorted, de-duplicated and applied as
+    numpy arrays, one topic's poll at a time."""
+    cols = _columns(events)
+    if not cols or len(cols["type"]) == 0:
+        return []
+    is_lag = cols["type"] == LAG
+    meta_by_ts: dict[int, list[dict]] = {}
+    meta_rows = np.flatnonzero(~is_lag)
+    if len(meta_rows):
+        names = list(cols)
+        metas = []
+        for i in meta_rows:
+            e = {n: cols[n][i] for n in names}
+            metas.append({k: (None if v is None or (isinstance(v, float) and np.isnan(v)) else v)
+                          for k, v in e.items()})
+        for e in sorted(metas, key=event_order):
+            meta_by_ts.setdefault(int(e["ts"]), []).append(e)
+
+    lag_slices: dict[int, tuple[int, int]] = {}
+    lag_rows = np.flatnonzero(is_lag)
+    if len(lag_rows):
+        topic_names, topic_codes = np.unique(cols["topic"][lag_rows].astype(str), return_inverse=True)
+        ts, part, committed, end, src_part, src_off = (_ints(cols, c, lag_rows) for c in LAG_COLUMNS)
+        order = np.lexsort((src_off, src_part, part, topic_codes, ts))
+        ts, part, committed, end, topic_codes = ts[order], part[order], committed[order], end[order], topic_codes[order]
+        # one row per (ts, topic, partition): the last in order wins
+        keep = np.ones(len(ts), dtype=bool)
+        keep[:-1] = (ts[1:] != ts[:-1]) | (topic_codes[1:] != topic_codes[:-1]) | (part[1:] != part[:-1])
+        ts, part, committed, end, topic_codes = ts[keep], part[keep], committed[keep], end[keep], topic_codes[keep]
+        starts = np.flatnonzero(np.r_[True, ts[1:] != ts[:-1]])
+        bounds = np.r_[starts, len(ts)]
+        lag_slices = {int(ts[a]): (int(a), int(b)) for a, b in itertools.pairwise(bounds)}
+
     out = []
-    for ts, observation in groupby(sorted(events, key=event_order), key=lambda e: int(e["ts"])):
-        changes = update.apply(state, observation, policy.lag_history)
-        rec = decide(state, changes, ts, policy)
+    for t in sorted(meta_by_ts.keys() | lag_slices.keys()):
+        changes = update.Changes()
+        update.apply_metadata(state, meta_by_ts.get(t, ()), changes)
+        if t in lag_slices:
+            a, b = lag_slices[t]
+            codes = topic_codes[a:b]
+            cuts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1, b - a]
+            for lo, hi in itertools.pairwise(cuts):
+                update.observe_lag(state, str(topic_names[codes[lo]]), t, part[a + lo:a + hi],
+                                   committed[a + lo:a + hi], end[a + lo:a + hi], policy.lag_history)
+            changes.saw_lag = True
+        rec = decide(state, changes, t, policy)
         if rec is not None:
             out.append(rec)
     return out
 
 
-def skew_reading(snapshot, current) -> lag_skew.SkewReading:
-    """Lag per member under the current assignment, stuck partitions left out."""
-    loads = {m.member_id: 0.0 for m in snapshot.members}
-    for member, parts in current.items():
-        if member in loads:
-            loads[member] = float(sum(snapshot.lag_of(tp) for tp in parts if tp not in snapshot.stuck))
-    values = list(loads.values())
-    return lag_skew.SkewReading(metrics.imbalance(values), sum(values), max(values, default=0.0))
+def skew_reading(state: GroupState, stuck_after: int) -> lag_skew.SkewReading | None:
+    """Lag per member under the current assignment, stuck partitions left out (vectorized per topic)."""
+    members = [m for m in state.members or [] if m["topics"]]
+    if not members:
+        return None
+    loads = np.zeros(len(members))
+    owned: dict[str, tuple[list[int], list[int]]] = {}
+    for i, m in enumerate(members):
+        for t, p in m["assigned"]:
+            parts, owners = owned.setdefault(t, ([], []))
+            parts.append(int(p))
+            owners.append(i)
+    for t, (parts, owners) in owned.items():
+        hist = state.lag.get(t)
+        if hist is None:
+            continue
+        p = np.asarray(parts)
+        ok = p < hist.partitions
+        p, o = p[ok], np.asarray(owners)[ok]
+        lag = (hist.latest_lag() * ~hist.stuck(stuck_after))[p]
+        loads += np.bincount(o, weights=lag, minlength=len(members))
+    total = float(loads.sum())
+    return lag_skew.SkewReading(metrics.imbalance(loads.tolist()), total, float(loads.max()))
 
 
 def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySettings) -> Recommendation | None:
@@ -65,13 +151,11 @@ def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySe
         or (name == "partition_count_change" and policy.partition_count_change)
         or (name == "rack_change" and policy.rack_change)
     }
-    snapshot = to_snapshot(state, policy.stuck_observations)
-    if snapshot is None:
-        state.skew_streak = 0
-        return None
-    current = snapshot.current_assignment()
     if changes.saw_lag:
-        reading = skew_reading(snapshot, current)
+        reading = skew_reading(state, policy.stuck_observations)
+        if reading is None:
+            state.skew_streak = 0
+            return None
         state.skew_streak = lag_skew.next_streak(state.skew_streak, reading, policy.skew_threshold,
                                                  policy.min_total_lag)
         if state.skew_streak >= policy.skew_observations and not lag_skew.in_cooldown(
@@ -83,6 +167,10 @@ def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySe
             }
     if not triggers:
         return None
+    snapshot = to_snapshot(state, policy.stuck_observations)
+    if snapshot is None:
+        return None
+    current = snapshot.current_assignment()
 
     options = {"horizon_s": policy.rate_horizon_s} if policy.assignor == "balanced" else {}
     try:

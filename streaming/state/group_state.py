@@ -1,18 +1,22 @@
 """What the job remembers of one consumer group between micro-batches.
 
-State lives in one binary column (zlib-compressed JSON): pyspark 4.2.0's ``applyInPandasWithState``
-crashes on array or map types in the state schema, and a compact blob is cheap on RocksDB anyway.
-Everything here is plain data so the policy and the tests can use it without Spark.
+State lives in one binary column: pyspark 4.2.0's ``applyInPandasWithState`` crashes on array or map
+types in the state schema. The blob is zlib over a JSON header (members, partitions, counters) followed
+by the raw lag-history arrays. Everything here is plain data (and numpy) so the policy and the tests use
+it without Spark.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-STATE_VERSION = 1
+from streaming.state.lag_history import LagHistory
+
+STATE_VERSION = 2
 
 
 @dataclass
@@ -33,8 +37,8 @@ class GroupState:
     """The last ``members`` event's members; None until the first one (the baseline)."""
     partitions: dict[str, list[PartitionMeta]] = field(default_factory=dict)
     """topic -> partition metadata, from ``partitions`` events."""
-    lag: dict[str, dict[str, list[list[int]]]] = field(default_factory=dict)
-    """topic -> partition (as str, JSON keys) -> recent observations [ts, committed, end], oldest first."""
+    lag: dict[str, LagHistory] = field(default_factory=dict)
+    """topic -> recent lag observations of its partitions."""
     version: int = 0
     """Recommendations made for this group so far."""
     last_rec_ts: int | None = None
@@ -52,29 +56,35 @@ class GroupState:
         if topic in self.partitions:
             return len(self.partitions[topic])
         seen = self.lag.get(topic)
-        return max((int(p) for p in seen), default=-1) + 1 if seen else 0
+        return seen.partitions if seen is not None else 0
 
     def current_assignment(self) -> dict[str, list[tuple[str, int]]]:
         return {m["member_id"]: [(t, int(p)) for t, p in m["assigned"]] for m in self.members or []}
 
-    def latest_lag(self, topic: str, partition: int) -> int | None:
-        hist = self.lag.get(topic, {}).get(str(partition))
-        if not hist:
-            return None
-        _, committed, end = hist[-1]
-        return max(0, end - committed)
-
     # -- serialization -------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        payload = asdict(self)
-        payload["_v"] = STATE_VERSION
-        return zlib.compress(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode(), 1)
+        header: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("lag",)}
+        header["partitions"] = {t: [[m.leader, m.replicas, m.racks] for m in parts]
+                                for t, parts in self.partitions.items()}
+        header["lag"] = [[t, h.partitions, h.depth] for t, h in self.lag.items()]
+        header["_v"] = STATE_VERSION
+        head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+        body = b"".join(h.to_bytes() for h in self.lag.values())
+        return zlib.compress(struct.pack("<I", len(head)) + head + body, 1)
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> GroupState:
-        payload = json.loads(zlib.decompress(blob))
-        if payload.pop("_v", None) != STATE_VERSION:
+        raw = zlib.decompress(blob)
+        (size,) = struct.unpack_from("<I", raw)
+        header = json.loads(raw[4:4 + size])
+        if header.pop("_v", None) != STATE_VERSION:
             raise ValueError("group state written by an incompatible version; start from a new checkpoint")
-        payload["partitions"] = {t: [PartitionMeta(**p) for p in parts] for t, parts in payload["partitions"].items()}
-        return cls(**payload)
+        offset = 4 + size
+        lag = {}
+        for topic, partitions, depth in header.pop("lag"):
+            n = (3 * partitions * depth + partitions) * 8
+            lag[topic] = LagHistory.from_bytes(raw[offset:offset + n], partitions, depth)
+            offset += n
+        header["partitions"] = {t: [PartitionMeta(*m) for m in parts] for t, parts in header["partitions"].items()}
+        return cls(lag=lag, **header)

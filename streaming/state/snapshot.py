@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from assignors.model import GroupSnapshot, Member
-from streaming.policy import stuck
 from streaming.state.group_state import GroupState
 
 
 def stuck_partitions(state: GroupState, k: int) -> list[tuple[str, int]]:
-    return sorted(
-        (topic, int(p)) for topic, parts in state.lag.items() for p, hist in parts.items() if stuck.is_stuck(hist, k)
-    )
+    return sorted((topic, int(p)) for topic, hist in state.lag.items() for p in np.flatnonzero(hist.stuck(k)))
 
 
 def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
@@ -25,10 +24,10 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
     produce: dict[str, list[float]] = {}
     consume: dict[str, list[float]] = {}
     for t, n in topics.items():
-        lag[t] = [state.latest_lag(t, p) or 0 for p in range(n)]
-        hist = state.lag.get(t, {})
-        produce[t] = [_rate(hist.get(str(p)), 2) for p in range(n)]
-        consume[t] = [_rate(hist.get(str(p)), 1) for p in range(n)]
+        hist = state.lag.get(t)
+        lag[t] = _fit(hist.latest_lag() if hist is not None else None, n, int)
+        produce[t] = _fit(hist.rate("end") if hist is not None else None, n, float)
+        consume[t] = _fit(hist.rate("committed") if hist is not None else None, n, float)
     racks = None
     if any(r is not None for t in topics for meta in state.partitions.get(t, []) for r in meta.racks):
         racks = {
@@ -56,9 +55,10 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
     )
 
 
-def _rate(hist: list[list[int]] | None, column: int) -> float:
-    """Records per second of the end (column 2) or committed (column 1) offset over the kept history."""
-    if not hist or len(hist) < 2:
-        return 0.0
-    dt = (hist[-1][0] - hist[0][0]) / 1000.0
-    return max(0.0, (hist[-1][column] - hist[0][column]) / dt) if dt > 0 else 0.0
+def _fit(values: np.ndarray | None, n: int, kind: type) -> list:
+    """``values`` as a list of exactly ``n`` plain numbers (zeros where unobserved)."""
+    out = [kind(0)] * n
+    if values is not None:
+        m = min(n, len(values))
+        out[:m] = [kind(v) for v in values[:m].tolist()]
+    return out

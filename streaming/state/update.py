@@ -1,8 +1,9 @@
 """Applying events to a group's state, and noticing the metadata changes that may trigger.
 
-Events come as plain dicts (the parsed, validated rows of the lag and metadata topics). ``apply``
-changes the state in place and returns the changes it saw: members joined/left, partition counts and
-replica racks changed. The first ``members`` event, and the first ``partitions`` event of a topic, are
+Metadata events come as plain dicts (the parsed, validated rows of the metadata topic) and change the
+state in place through :func:`apply_metadata`, which records what it saw: members joined/left, partition
+counts and replica racks changed. Lag events come as arrays, one topic's poll at a time
+(:func:`observe_lag`). The first ``members`` event, and the first ``partitions`` event of a topic, are
 the group's baseline: they change nothing that could trigger.
 """
 
@@ -13,9 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from streaming.events import LAG, MEMBERS, PARTITIONS
 from streaming.policy import membership, partition_count, rack_change
 from streaming.state.group_state import GroupState, PartitionMeta
+from streaming.state.lag_history import LagHistory
 
 # Within one observation (one ts), metadata first: the lag is read against the newest shape.
 TYPE_ORDER = {MEMBERS: 0, PARTITIONS: 1, LAG: 2}
@@ -41,34 +45,24 @@ class Changes:
         return out
 
 
-def apply(state: GroupState, events: Iterable[dict[str, Any]], history: int) -> Changes:
-    """Apply one observation's events (ordered by ``TYPE_ORDER``) to ``state``."""
-    changes = Changes()
+def apply_metadata(state: GroupState, events: Iterable[dict[str, Any]], changes: Changes) -> None:
+    """Apply one observation's metadata events (members before partitions) to ``state``."""
     for e in events:
         state.last_ts = max(state.last_ts, int(e["ts"]))
-        kind = e["type"]
-        if kind == LAG:
-            _apply_lag(state, e, history)
-            changes.saw_lag = True
-        elif kind == MEMBERS:
+        if e["type"] == MEMBERS:
             _apply_members(state, e, changes)
-        elif kind == PARTITIONS:
+        elif e["type"] == PARTITIONS:
             _apply_partitions(state, e, changes)
-    return changes
 
 
-def _apply_lag(state: GroupState, e: dict[str, Any], history: int) -> None:
-    per_topic = state.lag.setdefault(e["topic"], {})
-    hist = per_topic.setdefault(str(int(e["partition"])), [])
-    obs = [int(e["ts"]), int(e["committed_offset"]), int(e["end_offset"])]
-    if hist and hist[-1][0] >= obs[0]:
-        # a repeated or late observation of the same partition: the newest ts wins, ties keep the last
-        if hist[-1][0] == obs[0]:
-            hist[-1] = obs
-        return
-    hist.append(obs)
-    if len(hist) > history:
-        del hist[: len(hist) - history]
+def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray, committed: np.ndarray,
+                end: np.ndarray, depth: int) -> None:
+    """One poll of one topic's lag: unique partitions with their committed and end offsets."""
+    hist = state.lag.get(topic)
+    if hist is None:
+        hist = state.lag[topic] = LagHistory(int(partitions.max()) + 1 if len(partitions) else 0, depth)
+    hist.observe(ts, partitions, committed, end)
+    state.last_ts = max(state.last_ts, ts)
 
 
 def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> None:
@@ -110,8 +104,7 @@ def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) ->
         if racks:
             changes.racks[topic] = racks
     state.partitions[topic] = new
-    # partitions beyond the new count are gone (topic re-created smaller): forget their lag
+    # the lag history follows the partition count (partitions beyond it are gone: a re-created topic)
     lag = state.lag.get(topic)
-    if lag:
-        for p in [p for p in lag if int(p) >= len(new)]:
-            del lag[p]
+    if lag is not None:
+        lag.resize(len(new))

@@ -117,8 +117,12 @@ def test_membership_change_recommends_for_the_new_shape():
     assert len(recs) == 1
     assert recs[0].triggers["membership_change"] == {"joined": ["client:c-C2@"], "left": []}
     assert recs[0].generation == 2
-    counts = sorted(len(m["partitions"]) for m in recs[0].assignment)
-    assert counts == [1, 1, 2]
+    rec = recs[0]
+    assert {m["member_id"] for m in rec.assignment} == {"C0", "C1", "C2"}
+    assigned = sorted(tuple(p) for m in rec.assignment for p in m["partitions"])
+    assert assigned == [("t0", p) for p in range(4)]
+    # 4 x 100 over 3 members: 200 is the integral optimum (the fractional lower bound is 133.3)
+    assert rec.after["max_member_lag"] == 200 >= rec.lower_bound
 
 
 def test_same_members_new_generation_is_not_a_change():

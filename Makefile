@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run demo test test-unit test-integration lint bench clean
+.PHONY: setup run smoke test test-unit test-integration lint bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (found " + sys.version.split()[0] + "); set PYTHON=/path/to/python3.11")'
@@ -20,6 +20,9 @@ setup: $(STAMP)
 	@$(BIN)/rebalancer setup
 
 run: setup
+	$(BIN)/rebalancer demo
+
+smoke: setup
 	$(BIN)/rebalancer smoke
 
 test: setup

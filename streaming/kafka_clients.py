@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,17 +48,36 @@ def producer(cfg: Config, **extra: Any):
     return KafkaProducer(client_id="rebalancer-producer", **(python_client_options(cfg, "producer") | extra))
 
 
-def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]]) -> None:
-    """Create the topics that do not exist yet. ``topics``: name -> {num_partitions, replication_factor, configs}."""
+def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: float = 30.0) -> None:
+    """Create the topics that do not exist yet and wait until every partition of each has a leader.
+
+    ``topics``: name -> {num_partitions, replication_factor, configs}. Waiting matters: a client that
+    subscribes before the metadata has spread sees no partitions, and kafka-python refreshes metadata
+    only every ``metadata_max_age_ms`` (5 minutes by default)."""
     from kafka.errors import TopicAlreadyExistsError
 
     client = admin(cfg)
     try:
         existing = set(client.list_topics())
         missing = {name: spec for name, spec in topics.items() if name not in existing}
-        if missing:
-            with contextlib.suppress(TopicAlreadyExistsError):
-                client.create_topics(missing)
+        if not missing:
+            return
+        with contextlib.suppress(TopicAlreadyExistsError):
+            client.create_topics(missing)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(Exception):
+                described = client.describe_topics(list(missing))
+                ready = {
+                    t["name"] for t in described
+                    if t.get("error_code", 0) == 0 and len(t["partitions"]) == missing[t["name"]]["num_partitions"]
+                    and all(p["leader_id"] is not None and p["leader_id"] >= 0 for p in t["partitions"])
+                }
+                if ready >= set(missing):
+                    return
+            time.sleep(0.2)
+        log.warning("topics %s were created but not every partition has a leader after %.0fs",
+                    sorted(missing), timeout_s)
     finally:
         client.close()
 

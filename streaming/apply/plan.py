@@ -174,6 +174,7 @@ def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[CurrentM
     by_client = {m.client_id: m for m in members if m.client_id}
     out: list[str] = []
     used: dict[str, str] = {}
+    gone: list[str] = []
     for entry in entries:
         label = _entry_label(entry)
         found: CurrentMember | None
@@ -189,11 +190,14 @@ def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[CurrentM
         else:
             raise DoesNotFit(f"recommended member {label} has no group.instance.id or client id to match")
         if found is None:
-            raise DoesNotFit(f"recommended member {label} is no longer in the group")
+            gone.append(label)  # name every missing member, not only the first
+            continue
         if found.member_id in used:
             raise DoesNotFit(f"recommended members {used[found.member_id]} and {label} are the same member now")
         used[found.member_id] = label
         out.append(found.member_id)
+    if gone:
+        raise DoesNotFit("; ".join(f"recommended member {g} is no longer in the group" for g in gone))
     missing = sorted(m.label for m in members if m.member_id not in used)
     if missing:
         raise DoesNotFit(f"member(s) {', '.join(missing)} joined after the recommendation")

@@ -77,6 +77,8 @@ def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, ass
         "max_poll_interval_ms": 60000,
         "request_timeout_ms": 15000,
         "reconnect_backoff_max_ms": 2000,
+        # see new topics and partitions in seconds, not kafka-python's default 5 minutes
+        "metadata_max_age_ms": 5000,
     } | extra
     return KafkaConsumer(**opts)
 

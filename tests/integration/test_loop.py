@@ -125,9 +125,11 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         # 4. a member gone: the recommendation names it -> fallback, logged
         gone = loop_run.workload.stop_consumer()
         n_before = len(loop_run.decisions)
-        left = wait_until(lambda: next((d for d in loop_run.decisions[n_before:] if not d.applied), None), 60)
-        assert left is not None, "the leader did not rebalance after a member left"
-        assert f"{gone} is no longer in the group" in left.reason
+        # under load another member can miss a rebalance too; wait for the decision that names the one stopped
+        named = f"{gone} is no longer in the group"
+        left = wait_until(lambda: next((d for d in loop_run.decisions[n_before:]
+                                        if not d.applied and named in d.reason), None), 90)
+        assert left is not None, "the leader did not fall back after a member left"
         assert wait_until(lambda: len(loop_run.assignment()) == 2 and set().union(*loop_run.assignment().values())
                           == {(looped.topic, p) for p in range(looped.partitions + 2)}, 30)
         assert any(r.levelno == logging.WARNING and f"{gone} is no longer in the group" in r.getMessage()

@@ -174,9 +174,34 @@ class KafkaCluster:
             node.process.wait(10)
 
     def start_broker(self, node_id: int, timeout_s: float = 90.0) -> None:
+        """Bring a stopped node back and wait until it is registered and leads its preferred partitions
+        again, so the leadership move does not happen later in the middle of other work."""
         node = self._node(node_id)
         self._launch(node, jvm.java_executable(), jvm.kafka_classpath())
         self._wait_ready(timeout_s)
+        self.wait_preferred_leaders(timeout_s)
+
+    def wait_preferred_leaders(self, timeout_s: float = 60.0) -> bool:
+        """Wait until every partition is led by its preferred (first) replica; False on timeout."""
+        from kafka import KafkaAdminClient
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000,
+                                         client_id="rebalancer-wait")
+                try:
+                    topics = admin.describe_topics()
+                finally:
+                    admin.close()
+                if all(p["leader_id"] == p["replica_nodes"][0] for t in topics for p in t["partitions"]
+                       if p["replica_nodes"]):
+                    return True
+            except Exception:  # the cluster is still settling
+                pass
+            time.sleep(1.0)
+        log.warning("partitions not back on their preferred leaders after %.0fs", timeout_s)
+        return False
 
     def __enter__(self) -> KafkaCluster:
         self.start()
@@ -216,6 +241,9 @@ class KafkaCluster:
             "share.coordinator.state.topic.min.isr": "1",
             "min.insync.replicas": "1",
             "group.initial.rebalance.delay.ms": "0",
+            # after a broker restart, move leaders back within seconds rather than at the next 5-minute check,
+            # so the move does not land minutes later in the middle of unrelated work
+            "leader.imbalance.check.interval.seconds": "10",
             "auto.create.topics.enable": "false",
             "log.segment.bytes": str(64 * 1024 * 1024),
             "num.network.threads": "2",

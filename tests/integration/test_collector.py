@@ -65,7 +65,7 @@ def test_lag_in_events_equals_kafka_python_for_every_partition_over_several_poll
     opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=600,
                            zipf=1.2, consumers=2, consume_rate=80)
     with Workload(cfg, opts, out=None) as w, _collector(cfg, name, offset_reset="earliest") as c:
-        assert w.wait_assigned(60)
+        assert w.wait_assigned(120)
         lags = []
         for _ in range(4):
             time.sleep(1.0)
@@ -91,7 +91,7 @@ def test_lag_in_events_equals_kafka_python_for_every_partition_over_several_poll
 def test_members_events_follow_a_consumer_joining_and_one_leaving(cfg, name):
     opts = WorkloadOptions(topic=name, group=name, partitions=6, produce_rate=50, consumers=2, consume_rate=0)
     with Workload(cfg, opts, out=None) as w, _collector(cfg, name) as c:
-        assert w.wait_assigned(60)
+        assert w.wait_assigned(120)
 
         def members_with(n):
             def check(evs):
@@ -105,7 +105,7 @@ def test_members_events_follow_a_consumer_joining_and_one_leaving(cfg, name):
         assert before["protocol"] == "range"
 
         joined_worker = w.add_consumer()
-        assert w.wait_assigned(60)
+        assert w.wait_assigned(120)
         joined = _poll_until(c, members_with(3))
         assert joined["generation"] > before["generation"]
         new = [m for m in joined["members"] if m["client_id"] == joined_worker.client_id]
@@ -113,7 +113,7 @@ def test_members_events_follow_a_consumer_joining_and_one_leaving(cfg, name):
         assert sorted(p for m in joined["members"] for _, p in m["assigned"]) == list(range(6))
 
         w.stop_consumer(joined_worker.client_id)
-        assert w.wait_assigned(60)
+        assert w.wait_assigned(120)
         left = _poll_until(c, members_with(2))
         assert left["generation"] > joined["generation"]
         assert joined_worker.client_id not in {m["client_id"] for m in left["members"]}
@@ -123,7 +123,7 @@ def test_reassignment_to_other_racks_shows_in_a_partitions_event_within_two_poll
     opts = WorkloadOptions(topic=name, group=name, partitions=3, replication_factor=1, produce_rate=30,
                            consumers=1, consume_rate=0)
     with Workload(cfg, opts, out=None) as w, _collector(cfg, name) as c:
-        assert w.wait_assigned(60)
+        assert w.wait_assigned(120)
         first = _poll_until(c, lambda evs: _of(evs, "partitions", name))[0]
         old = {p["partition"]: p["replica_racks"] for p in first["partitions"]}
         assert all(len(r) == 1 and r[0] in "abc" for r in old.values())
@@ -177,7 +177,7 @@ def test_collect_command_publishes_events_keyed_by_group(cfg, name):
 
     opts = WorkloadOptions(topic=name, group=name, partitions=4, produce_rate=100, consumers=1, consume_rate=0)
     with Workload(cfg, opts, out=None) as w:
-        assert w.wait_assigned(60)
+        assert w.wait_assigned(120)
         run = subprocess.run(
             [sys.executable, "-m", "streaming.cli", "collect", "--bootstrap", cfg.kafka.bootstrap_servers,
              "--groups", f"^{name}$", "--polls", "2", "--interval", "0.5"],
@@ -209,7 +209,7 @@ def test_collector_survives_a_broker_restart_and_resumes(cfg, kafka_cluster, nam
     stop = threading.Event()
     errors: list[BaseException] = []
     with Workload(cfg, opts, out=None) as w:
-        assert w.wait_assigned(60)
+        assert w.wait_assigned(120)
         c = _collector(cfg, name, request_timeout_ms=4000, max_backoff_s=2)
         c.sink = lambda evs: batches.append((time.monotonic(), list(evs)))
 

@@ -147,7 +147,9 @@ def latency(spark, cfg: config.Config, groups: int, partitions: int, polls: int,
         produce(tuned, members_events(now, groups, partitions))
         for i in range(polls):
             tick = time.monotonic()
-            skewed = set(range(i % 10, groups, 10)) if i >= 2 else set()  # skew appears on a tenth of the groups
+            # a tenth of the groups turns skewed, a quarter of them at each poll from the second on; each
+            # triggers at its third skewed poll
+            skewed = {g for g in range(0, groups, 10) if i >= 1 + (g // 10) % 4}
             produce(tuned, poll_events(int(time.time() * 1000), groups, partitions, skewed))
             time.sleep(max(0.0, interval_s - (time.monotonic() - tick)))
         time.sleep(3 * interval_s)

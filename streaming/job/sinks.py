@@ -67,23 +67,22 @@ class BatchWriter:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         batch = batch.persist()
         try:
-            recs = recommendation_rows(batch, batch_id)
-            rejected = rejected_rows(batch, batch_id)
-            n_rejected = self._append(rejected, REJECTED, batch_id)
-            n_recs = self._append(recs, RECOMMENDATIONS, batch_id)
+            # one job counts both kinds; empty outputs are not written (no empty Delta commits)
+            kinds = {r["kind"]: r["count"] for r in batch.groupBy("kind").count().collect()}
+            n_recs, n_rejected = kinds.get("recommendation", 0), kinds.get("rejected", 0)
+            if n_rejected:
+                self._append(rejected_rows(batch, batch_id), REJECTED, batch_id)
             if n_recs:
+                self._append(recommendation_rows(batch, batch_id), RECOMMENDATIONS, batch_id)
                 self._send_feed(batch.filter(F.col("kind") == "recommendation"))
             self.counts[batch_id] = (n_recs, n_rejected)
         finally:
             batch.unpersist()
 
-    def _append(self, df: DataFrame, table: str, batch_id: int) -> int:
-        n = df.count()
-        if n:
-            (df.write.format("delta").mode("append")
-             .option("txnAppId", f"{self.app}/{table}").option("txnVersion", batch_id)
-             .save(self.cfg.table_path(table)))
-        return n
+    def _append(self, df: DataFrame, table: str, batch_id: int) -> None:
+        (df.write.format("delta").mode("append")
+         .option("txnAppId", f"{self.app}/{table}").option("txnVersion", batch_id)
+         .save(self.cfg.table_path(table)))
 
     def _send_feed(self, recs: DataFrame) -> None:
         (recs.select(F.col("group").alias("key"), F.col("feed_value").alias("value"))

@@ -34,7 +34,8 @@ RATE_HORIZON_S = 60.0
 
 
 def loop_config(cfg: Config, tables: str, checkpoints: str, cooldown_s: float = 30.0,
-                trigger_interval: str = "3 seconds", rate_horizon_s: float = RATE_HORIZON_S) -> Config:
+                trigger_interval: str = "3 seconds", rate_horizon_s: float = RATE_HORIZON_S,
+                min_total_lag: int = 1000) -> Config:
     """``cfg`` with settings for a loop that should act within seconds: lag skew after 3 observations,
     a short cooldown, a short trigger interval; tables and checkpoints of this run only.
 
@@ -44,7 +45,7 @@ def loop_config(cfg: Config, tables: str, checkpoints: str, cooldown_s: float = 
     return dataclasses.replace(
         cfg,
         paths=dataclasses.replace(cfg.paths, tables=tables, checkpoints=checkpoints),
-        policy=dataclasses.replace(cfg.policy, skew_observations=3, cooldown_s=cooldown_s, min_total_lag=1000,
+        policy=dataclasses.replace(cfg.policy, skew_observations=3, cooldown_s=cooldown_s, min_total_lag=min_total_lag,
                                    skew_threshold=1.5, min_improvement=0.2, rate_horizon_s=rate_horizon_s),
         job=dataclasses.replace(cfg.job, trigger_interval=trigger_interval, starting_offsets="earliest"),
     )

@@ -58,9 +58,6 @@ class GroupState:
         seen = self.lag.get(topic)
         return seen.partitions if seen is not None else 0
 
-    def current_assignment(self) -> dict[str, list[tuple[str, int]]]:
-        return {m["member_id"]: [(t, int(p)) for t, p in m["assigned"]] for m in self.members or []}
-
     # -- serialization -------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:

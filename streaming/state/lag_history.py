@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from streaming.policy.stuck import stuck_mask
+
 
 class LagHistory:
     __slots__ = ("committed", "end", "n", "ts")
@@ -90,21 +92,8 @@ class LagHistory:
         return np.maximum(r, 0.0)
 
     def stuck(self, k: int) -> np.ndarray:
-        """Partitions whose last ``k`` observations all have lag and one committed offset."""
-        if k <= 0 or k > self.depth:
-            return np.zeros(self.partitions, dtype=bool)
-        ok = self.n >= k
-        idx = np.clip(self.n[:, None] - k + np.arange(k)[None, :], 0, self.depth - 1)
-        rows = np.arange(self.partitions)[:, None]
-        c = self.committed[rows, idx]
-        e = self.end[rows, idx]
-        return ok & (c == c[:, :1]).all(axis=1) & (e > c).all(axis=1)
-
-    def history(self, partition: int) -> list[list[int]]:
-        """[ts, committed, end] oldest first, for one partition."""
-        n = int(self.n[partition])
-        return [[int(self.ts[partition, i]), int(self.committed[partition, i]), int(self.end[partition, i])]
-                for i in range(n)]
+        """Partitions stuck at their last ``k`` observations (the rule is in :mod:`streaming.policy.stuck`)."""
+        return stuck_mask(self.committed, self.end, self.n, k)
 
     # -- serialization ---------------------------------------------------------------------------------
 

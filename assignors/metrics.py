@@ -335,8 +335,12 @@ def compute_metrics(
     assignment: Assignment,
     current: Assignment | None = None,
     horizon_s: float = 0.0,
+    bound: float | None = None,
 ) -> Metrics:
-    """Every figure of ``assignment`` against ``snapshot`` (``current`` defaults to members' owned)."""
+    """Every figure of ``assignment`` against ``snapshot`` (``current`` defaults to members' owned).
+
+    ``bound``: the snapshot's lower bound when the caller has it already (it depends on the snapshot
+    only, and is an LP for unequal subscriptions)."""
     loads = partition_loads(snapshot, horizon_s)
     per_member = member_loads(snapshot, assignment, loads=loads)
     values = list(per_member.values())
@@ -353,7 +357,7 @@ def compute_metrics(
         max_load=max(values, default=0),
         mean_load=mean,
         imbalance=imbalance(values),
-        lower_bound=lower_bound(snapshot, loads=loads),
+        lower_bound=lower_bound(snapshot, loads=loads) if bound is None else bound,
         count_spread=(max(counts.values()) - min(counts.values())) if counts else 0,
         cross_rack_partitions=cross_rack_partitions(snapshot, assignment),
         partitions_moved=moved,

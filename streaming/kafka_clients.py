@@ -82,6 +82,20 @@ def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: flo
         client.close()
 
 
+EVENT_PARTITIONS = 6
+
+
+def ensure_rebalancer_topics(cfg: Config) -> None:
+    """The lag and metadata topics and the compacted trigger feed, created if missing, one definition for
+    every process that may start first (collector, job, demo). Replication is the broker's default."""
+    ensure_topics(cfg, {
+        cfg.kafka.lag_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
+        cfg.kafka.metadata_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
+        cfg.kafka.trigger_topic: {"num_partitions": 1, "replication_factor": -1,
+                                  "configs": {"cleanup.policy": "compact"}},
+    })
+
+
 @contextlib.contextmanager
 def kafka_for(cfg: Config) -> Iterator[Config]:
     """Yield ``cfg`` pointing at a live cluster: an embedded one started for the block when the

@@ -11,22 +11,9 @@ from streaming.config import Config
 
 log = logging.getLogger(__name__)
 
-LAG_PARTITIONS = 6
-METADATA_PARTITIONS = 3
-
-
 def ensure_event_topics(cfg: Config) -> None:
-    """Create the lag and metadata topics when they do not exist (replicated up to 3 times)."""
-    admin = kafka_clients.admin(cfg)
-    try:
-        brokers = len(admin.describe_cluster()["brokers"])
-    finally:
-        admin.close()
-    rf = max(1, min(3, brokers))
-    kafka_clients.ensure_topics(cfg, {
-        cfg.kafka.lag_topic: {"num_partitions": LAG_PARTITIONS, "replication_factor": rf},
-        cfg.kafka.metadata_topic: {"num_partitions": METADATA_PARTITIONS, "replication_factor": rf},
-    })
+    """Create the event topics (and the trigger feed) when they do not exist."""
+    kafka_clients.ensure_rebalancer_topics(cfg)
 
 
 class Publisher:

@@ -47,14 +47,9 @@ def pipeline(spark: SparkSession, cfg: Config) -> DataFrame:
     )
 
 
-def ensure_topics(cfg: Config, partitions: int = 4) -> None:
+def ensure_topics(cfg: Config) -> None:
     """The event topics and the compacted trigger feed, created if missing."""
-    kafka_clients.ensure_topics(cfg, {
-        cfg.kafka.lag_topic: {"num_partitions": partitions, "replication_factor": -1},
-        cfg.kafka.metadata_topic: {"num_partitions": partitions, "replication_factor": -1},
-        cfg.kafka.trigger_topic: {"num_partitions": 1, "replication_factor": -1,
-                                  "configs": {"cleanup.policy": "compact"}},
-    })
+    kafka_clients.ensure_rebalancer_topics(cfg)
 
 
 class ProgressPrinter(StreamingQueryListener):

@@ -179,7 +179,8 @@ def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySe
         log.warning("group %s: assignor %s failed: %s", state.group, policy.assignor, e)
         return None
     before = metrics.compute_metrics(snapshot, current, current=current, horizon_s=policy.rate_horizon_s)
-    after = metrics.compute_metrics(snapshot, proposed, current=current, horizon_s=policy.rate_horizon_s)
+    after = metrics.compute_metrics(snapshot, proposed, current=current, horizon_s=policy.rate_horizon_s,
+                                    bound=before.lower_bound)
 
     if "rack_change" in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:
         del triggers["rack_change"]

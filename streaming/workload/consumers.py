@@ -13,12 +13,12 @@ The assignors come as a list of instances (kafka-python 3.x): a built-in by name
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from streaming.config import Config
+from streaming.workload.worker import PausableWorker
 
 log = logging.getLogger(__name__)
 
@@ -83,36 +83,20 @@ def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, ass
     return KafkaConsumer(**opts)
 
 
-class ConsumerWorker(threading.Thread):
+class ConsumerWorker(PausableWorker):
     """One consumer of the group in a thread: poll, process at ``rate`` records/s, commit."""
 
     def __init__(self, make: Callable[[], Any], topics: Sequence[str], rate: float, client_id: str,
                  rack: str | None) -> None:
-        super().__init__(name=f"consumer-{client_id}", daemon=True)
+        super().__init__(f"consumer-{client_id}")
         self.topics = list(topics)
         self.rate = float(rate)
         self.client_id = client_id
         self.rack = rack
         self._make = make
-        self._halt = threading.Event()
-        self._pause = threading.Event()
-        self._paused = threading.Event()
         self.processed = 0
         self.assigned: set[tuple[str, int]] = set()
-        self.failure: BaseException | None = None
         self.consumer: Any = None
-
-    def pause(self, timeout_s: float = 30.0) -> bool:
-        """Stop consuming after the current batch is processed and committed; True once that is done."""
-        self._pause.set()
-        return self._paused.wait(timeout_s) if self.is_alive() else True
-
-    def resume(self) -> None:
-        self._paused.clear()
-        self._pause.clear()
-
-    def stop(self) -> None:
-        self._halt.set()
 
     def run(self) -> None:
         try:

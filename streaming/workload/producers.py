@@ -9,10 +9,11 @@ weights 1, 1/2, 1/3, 1/4 -> 480, 240, 160, 120 records/s.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from streaming.workload.worker import PausableWorker
 
 log = logging.getLogger(__name__)
 
@@ -38,34 +39,18 @@ def partition_rates(partitions: int, total_rate: float, zipf: float | None = Non
     return [total_rate * w / total for w in weights]
 
 
-class SkewedProducer(threading.Thread):
+class SkewedProducer(PausableWorker):
     """One kafka-python producer thread writing ``rates[p]`` records/s to each partition ``p`` of ``topic``."""
 
     def __init__(self, make_producer: Callable[[], Any], topic: str, rates: Sequence[float],
                  value_bytes: int = 100) -> None:
-        super().__init__(name=f"producer-{topic}", daemon=True)
+        super().__init__(f"producer-{topic}")
         self.topic = topic
         self.rates = list(rates)
         self.value = b"x" * value_bytes
         self._make_producer = make_producer
-        self._halt = threading.Event()
-        self._pause = threading.Event()
-        self._paused = threading.Event()
         self.sent = [0] * len(self.rates)
         self.errors = 0
-        self.failure: BaseException | None = None
-
-    def pause(self, timeout_s: float = 30.0) -> bool:
-        """Stop sending and wait until everything sent so far is acknowledged."""
-        self._pause.set()
-        return self._paused.wait(timeout_s) if self.is_alive() else True
-
-    def resume(self) -> None:
-        self._paused.clear()
-        self._pause.clear()
-
-    def stop(self) -> None:
-        self._halt.set()
 
     def run(self) -> None:
         try:

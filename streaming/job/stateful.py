@@ -36,8 +36,9 @@ def make_update(policy: PolicySettings, timeout_ms: int):
         chunks = list(chunks)
         pdf = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
         ok = pdf["reject_reason"].isna().to_numpy()
+        all_ok = bool(ok.all())
         rows: list[dict] = []
-        if not ok.all():
+        if not all_ok:
             bad = pdf[~ok]
             for reason, raw, topic, part, offset, kts in zip(
                     bad["reject_reason"], bad["raw_value"], bad["source_topic"], bad["source_partition"],
@@ -45,7 +46,7 @@ def make_update(policy: PolicySettings, timeout_ms: int):
                 rows.append({"kind": "rejected", "group": group or None, "reason": reason, "raw_value": raw,
                              "source_topic": topic, "source_partition": int(part), "source_offset": int(offset),
                              "kafka_ts": int(pd.Timestamp(kts).value // 1_000_000)})
-        valid = {c: pdf[c].to_numpy()[ok] if not ok.all() else pdf[c].to_numpy() for c in EVENT_COLUMNS}
+        valid = {c: pdf[c].to_numpy() if all_ok else pdf[c].to_numpy()[ok] for c in EVENT_COLUMNS}
         n_valid = int(ok.sum())
         if n_valid or state.exists:
             gs = GroupState.from_bytes(state.get[0]) if state.exists else GroupState(group=group)

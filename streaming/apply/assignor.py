@@ -78,7 +78,12 @@ def topic_partitions(cluster: Any, topics: Sequence[str]) -> dict[str, int]:
     for t in topics:
         parts = cluster.partitions_for_topic(t)
         if parts is None:
-            log.warning("no partition metadata for topic %s", t)
+            # a topic created moments ago: ask for metadata now; once it arrives kafka-python sees the
+            # snapshot change and the leader rebalances again
+            log.warning("no partition metadata for topic %s; requesting a metadata update", t)
+            request_update = getattr(cluster, "request_update", None)
+            if request_update is not None:
+                request_update()
         out[t] = len(parts) if parts else 0
     return out
 

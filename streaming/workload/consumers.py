@@ -101,6 +101,7 @@ class ConsumerWorker(PausableWorker):
     def run(self) -> None:
         try:
             self.consumer = self._make()
+            self._await_metadata()
             self.consumer.subscribe(self.topics)
             batch = max(1, int(self.rate / 10)) if self.rate > 0 else 500
             while not self._halt.is_set():
@@ -131,6 +132,16 @@ class ConsumerWorker(PausableWorker):
                     self.consumer.close(autocommit=False, timeout_ms=10000)
                 except Exception:
                     log.debug("closing consumer %s failed", self.client_id, exc_info=True)
+
+    def _await_metadata(self, timeout_s: float = 30.0) -> None:
+        """Join only once this client sees the topics' partitions: a leader that assigns a topic whose
+        metadata has not reached it yet gives nobody anything, and kafka-python may not rebalance again
+        until long after the metadata arrives."""
+        deadline = time.monotonic() + timeout_s
+        for topic in self.topics:
+            while not self.consumer.partitions_for_topic(topic) and time.monotonic() < deadline:
+                if self._halt.wait(0.2):
+                    return
 
     def _commit(self, offsets: dict) -> None:
         from kafka.structs import OffsetAndMetadata

@@ -22,10 +22,17 @@ log = logging.getLogger(__name__)
 CHECKPOINT = "rebalancer"
 
 
+# Consumer settings of Spark's Kafka source unless [kafka.options] says otherwise. A task reads up to the
+# batch's end offset; the fetch that reaches it finds no more data and the broker holds it for
+# fetch.max.wait.ms (500 ms by default) before answering, so every batch paid ~0.5 s per wave of tasks
+# (measured: a 101k-record batch 1.8 s -> 0.3 s). Larger polls cut per-poll overhead.
+SOURCE_CONSUMER_DEFAULTS = {"kafka.fetch.max.wait.ms": "10", "kafka.max.poll.records": "10000"}
+
+
 def source(spark: SparkSession, cfg: Config) -> DataFrame:
     reader = (
         spark.readStream.format("kafka")
-        .options(**cfg.kafka.client_options())
+        .options(**(SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
         .option("subscribe", f"{cfg.kafka.lag_topic},{cfg.kafka.metadata_topic}")
         .option("startingOffsets", cfg.job.starting_offsets)
         .option("failOnDataLoss", str(cfg.job.fail_on_data_loss).lower())

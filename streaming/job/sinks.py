@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streaming.config import Config
+from streaming.job import validate
 from streaming.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
 
 log = logging.getLogger(__name__)
@@ -106,8 +107,10 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
 
 
 def rejected_rows(batch: DataFrame, batch_id: int) -> DataFrame:
-    return batch.filter(F.col("kind") == "rejected").select(
+    rejected = batch.filter(F.col("kind") == "rejected").select(
+        "group", F.from_json("rejected", validate.REJECTED_SCHEMA).alias("r"))
+    return rejected.select(
         F.lit(batch_id).cast("long").alias("batch_id"),
-        "group", "reason", "raw_value", "source_topic", "source_partition", "source_offset",
-        F.timestamp_millis("kafka_ts").alias("kafka_timestamp"),
+        "group", "r.reason", "r.raw_value", "r.source_topic", "r.source_partition", "r.source_offset",
+        F.timestamp_millis("r.kafka_ts").alias("kafka_timestamp"),
     )

@@ -7,6 +7,7 @@ so one query (one checkpoint, one batch id) writes both tables.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 import pandas as pd
@@ -16,15 +17,18 @@ from streaming.policy.decide import process
 from streaming.recommendation import OUTPUT_COLUMNS, OUTPUT_SCHEMA
 from streaming.state.group_state import GroupState
 
+# pyspark's applyInPandasWithState serializer pads each output batch with an all-null frame before its
+# pd.concat, and pandas 2 warns about that on every batch in the worker's stderr; the padding is dropped
+# by design, so the warning says nothing about our data.
+warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation with empty or all-NA",
+                        category=FutureWarning)
+
 STATE_SCHEMA = "state BINARY"
-REJECT_COLUMNS = ["reason", "raw_value", "source_topic", "source_partition", "source_offset", "kafka_ts"]
-ROW_SCHEMA = (
-    "kind STRING, " + OUTPUT_SCHEMA + ", reason STRING, raw_value STRING, source_topic STRING, "
-    "source_partition INT, source_offset LONG, kafka_ts LONG"
-)
-ROW_COLUMNS = ["kind", *OUTPUT_COLUMNS, *REJECT_COLUMNS]
-EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "generation", "protocol",
-                 "members", "partitions", "source_topic", "source_partition", "source_offset"]
+ROW_SCHEMA = "kind STRING, " + OUTPUT_SCHEMA + ", rejected STRING"
+"""Output rows: ``kind`` is ``recommendation`` (the recommendation columns) or ``rejected`` (``group`` and
+``rejected``, the record's JSON detail as :func:`streaming.job.validate.parse` made it)."""
+ROW_COLUMNS = ["kind", *OUTPUT_COLUMNS, "rejected"]
+EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail"]
 
 
 def make_update(policy: PolicySettings, timeout_ms: int):
@@ -35,23 +39,17 @@ def make_update(policy: PolicySettings, timeout_ms: int):
             return
         chunks = list(chunks)
         pdf = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
-        ok = pdf["reject_reason"].isna().to_numpy()
-        all_ok = bool(ok.all())
+        columns = {c: pdf[c].to_numpy() for c in EVENT_COLUMNS}
+        ok = pd.notna(columns["type"])  # a rejected row has no type
         rows: list[dict] = []
-        if not all_ok:
-            bad = pdf[~ok]
-            for reason, raw, topic, part, offset, kts in zip(
-                    bad["reject_reason"], bad["raw_value"], bad["source_topic"], bad["source_partition"],
-                    bad["source_offset"], bad["kafka_timestamp"], strict=True):
-                rows.append({"kind": "rejected", "group": group or None, "reason": reason, "raw_value": raw,
-                             "source_topic": topic, "source_partition": int(part), "source_offset": int(offset),
-                             "kafka_ts": int(pd.Timestamp(kts).value // 1_000_000)})
-        valid = {c: pdf[c].to_numpy() if all_ok else pdf[c].to_numpy()[ok] for c in EVENT_COLUMNS}
-        n_valid = int(ok.sum())
-        if n_valid or state.exists:
+        if not ok.all():
+            rows += [{"kind": "rejected", "group": group or None, "rejected": detail}
+                     for detail in columns["detail"][~ok]]
+            columns = {c: v[ok] for c, v in columns.items()}
+        if ok.any() or state.exists:
             gs = GroupState.from_bytes(state.get[0]) if state.exists else GroupState(group=group)
-            if n_valid:
-                for rec in process(gs, valid, policy):
+            if ok.any():
+                for rec in process(gs, columns, policy):
                     rows.append({"kind": "recommendation", **rec.to_row()})
                 state.update((gs.to_bytes(),))
             # an event-time timeout not set again in a call is cleared, so set it on every call

@@ -87,10 +87,20 @@ def reject_reason(max_value_bytes: int) -> Column:
     )
 
 
-def parse(raw: DataFrame, max_value_bytes: int) -> DataFrame:
-    """Kafka rows -> one row per record: the event's fields, ``reject_reason`` and the source coordinates.
+REJECTED_SCHEMA = (
+    "reason STRING, raw_value STRING, source_topic STRING, source_partition INT, source_offset LONG, kafka_ts LONG"
+)
+"""The ``detail`` of a rejected row: why, the raw value and where it came from (``kafka_ts``: epoch ms)."""
 
-    Valid rows carry no raw value (it is only needed for rejected ones, and Arrow would ship it)."""
+
+def parse(raw: DataFrame, max_value_bytes: int) -> DataFrame:
+    """Kafka rows -> one narrow row per record, the columns the stateful step reads.
+
+    ``group``, ``type`` (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``,
+    and for lag events ``partition``, ``committed_offset``, ``end_offset``. ``detail`` is JSON: for a
+    metadata event its own fields (generation, protocol, members or partitions, as parsed), for a rejected
+    record :data:`REJECTED_SCHEMA`; null for lag events, the bulk. Few columns, because pyspark's
+    applyInPandasWithState pays for every column of every group in every batch."""
     with_json = raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
         F.col("value").cast("string").alias("value_str"),
@@ -98,25 +108,24 @@ def parse(raw: DataFrame, max_value_bytes: int) -> DataFrame:
                                   {"columnNameOfCorruptRecord": "_corrupt_record"}))
     checked = with_json.withColumn("reject_reason", reject_reason(max_value_bytes))
     ok = F.col("reject_reason").isNull()
+    lag = ok & (F.col("e.type") == LAG)
     return checked.select(
         F.when(ok, F.col("e.group")).otherwise(F.coalesce(F.col("e.group"), F.col("key").cast("string"), F.lit("")))
         .alias("group"),
         F.when(ok, F.col("e.type")).alias("type"),
-        F.col("e.ts").alias("ts"),
+        F.when(ok, F.col("e.ts")).alias("ts"),
         # event time for the watermark and the group timeout; rejected rows get none, so they are never late
         F.when(ok, F.timestamp_millis(F.col("e.ts"))).alias("event_time"),
         F.when(ok, F.col("e.topic")).alias("topic"),
-        F.when(ok, F.col("e.partition")).alias("partition"),
-        F.when(ok, F.col("e.committed_offset")).alias("committed_offset"),
-        F.when(ok, F.col("e.end_offset")).alias("end_offset"),
-        F.when(ok, F.col("e.generation")).alias("generation"),
-        F.when(ok, F.col("e.protocol")).alias("protocol"),
-        F.when(ok & (F.col("e.type") == MEMBERS), F.to_json("e.members")).alias("members"),
-        F.when(ok & (F.col("e.type") == PARTITIONS), F.to_json("e.partitions")).alias("partitions"),
-        "reject_reason",
-        F.when(~ok, F.col("value_str")).alias("raw_value"),
-        F.col("topic").alias("source_topic"),
-        F.col("partition").alias("source_partition"),
-        F.col("offset").alias("source_offset"),
-        F.col("timestamp").alias("kafka_timestamp"),
+        F.when(lag, F.col("e.partition")).alias("partition"),
+        F.when(lag, F.col("e.committed_offset")).alias("committed_offset"),
+        F.when(lag, F.col("e.end_offset")).alias("end_offset"),
+        F.when(lag, F.lit(None).cast("string"))
+        .when(ok, F.to_json(F.struct(*(F.col(f"e.{c}").alias(c) for c in
+                                       ("generation", "protocol", "members", "partitions")))))
+        .otherwise(F.to_json(F.struct(
+            F.col("reject_reason").alias("reason"), F.col("value_str").alias("raw_value"),
+            F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
+            F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))))
+        .alias("detail"),
     )

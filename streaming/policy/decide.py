@@ -17,6 +17,7 @@ After each observation:
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -38,13 +39,15 @@ log = logging.getLogger(__name__)
 
 
 def event_order(e: dict[str, Any]) -> tuple:
-    return (int(e["ts"]), update.TYPE_ORDER[e["type"]], e.get("topic") or "", e.get("partition") or 0,
-            e.get("source_topic") or "", e.get("source_partition") or 0, e.get("source_offset") or 0)
+    """Metadata events of one ts: members, then partitions, by topic; the event's own content breaks a tie,
+    so the order never depends on how the events reached the job."""
+    return (int(e["ts"]), update.TYPE_ORDER[e["type"]], e.get("topic") or "",
+            json.dumps(e, sort_keys=True, separators=(",", ":"), default=str))
 
 
 # parsed event rows: a DataFrame, a dict of equal-length column arrays, or a list of dicts
 Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
-LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset", "source_partition", "source_offset")
+LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset")
 
 
 def _columns(events: Events) -> dict[str, np.ndarray]:
@@ -64,6 +67,16 @@ def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray) -> np.ndarra
         else values.astype(np.int64)
 
 
+def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
+    """Row ``i`` as the event dict; the job's rows carry the metadata fields as JSON in ``detail``."""
+    e = {n: v[i] for n, v in cols.items() if n != "detail"}
+    e = {k: (None if v is None or (isinstance(v, float) and np.isnan(v)) else v) for k, v in e.items()}
+    detail = cols["detail"][i] if "detail" in cols else None
+    if isinstance(detail, str):
+        e |= json.loads(detail)
+    return e
+
+
 def process(state: GroupState, events: Events, policy: PolicySettings) -> list[Recommendation]:
     """Apply a group's events and return its recommendations. ``events``: parsed rows as a DataFrame, a
     dict of column arrays, or a list of dicts.
@@ -77,23 +90,18 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     meta_by_ts: dict[int, list[dict]] = {}
     meta_rows = np.flatnonzero(~is_lag)
     if len(meta_rows):
-        names = list(cols)
-        metas = []
-        for i in meta_rows:
-            e = {n: cols[n][i] for n in names}
-            metas.append({k: (None if v is None or (isinstance(v, float) and np.isnan(v)) else v)
-                          for k, v in e.items()})
-        for e in sorted(metas, key=event_order):
+        for e in sorted((_metadata_event(cols, i) for i in meta_rows), key=event_order):
             meta_by_ts.setdefault(int(e["ts"]), []).append(e)
 
     lag_slices: dict[int, tuple[int, int]] = {}
     lag_rows = np.flatnonzero(is_lag)
     if len(lag_rows):
         topic_names, topic_codes = np.unique(cols["topic"][lag_rows].astype(str), return_inverse=True)
-        ts, part, committed, end, src_part, src_off = (_ints(cols, c, lag_rows) for c in LAG_COLUMNS)
-        order = np.lexsort((src_off, src_part, part, topic_codes, ts))
+        ts, part, committed, end = (_ints(cols, c, lag_rows) for c in LAG_COLUMNS)
+        order = np.lexsort((end, committed, part, topic_codes, ts))
         ts, part, committed, end, topic_codes = ts[order], part[order], committed[order], end[order], topic_codes[order]
-        # one row per (ts, topic, partition): the last in order wins
+        # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest offsets,
+        # whatever order the copies came in
         keep = np.ones(len(ts), dtype=bool)
         keep[:-1] = (ts[1:] != ts[:-1]) | (topic_codes[1:] != topic_codes[:-1]) | (part[1:] != part[:-1])
         ts, part, committed, end, topic_codes = ts[keep], part[keep], committed[keep], end[keep], topic_codes[keep]
@@ -102,9 +110,12 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
         lag_slices = {int(ts[a]): (int(a), int(b)) for a, b in itertools.pairwise(bounds)}
 
     out = []
+    owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | lag_slices.keys()):
         changes = update.Changes()
-        update.apply_metadata(state, meta_by_ts.get(t, ()), changes)
+        if t in meta_by_ts:
+            update.apply_metadata(state, meta_by_ts[t], changes)
+            owners = None
         if t in lag_slices:
             a, b = lag_slices[t]
             codes = topic_codes[a:b]
@@ -113,38 +124,59 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
                 update.observe_lag(state, str(topic_names[codes[lo]]), t, part[a + lo:a + hi],
                                    committed[a + lo:a + hi], end[a + lo:a + hi], policy.lag_history)
             changes.saw_lag = True
-        rec = decide(state, changes, t, policy)
+            if owners is None:
+                owners = Owners.of(state)
+        rec = decide(state, changes, t, policy, owners)
         if rec is not None:
             out.append(rec)
     return out
 
 
-def skew_reading(state: GroupState, stuck_after: int) -> lag_skew.SkewReading | None:
+class Owners:
+    """Who owns what under the current assignment, as index arrays per topic (rebuilt when members change)."""
+
+    __slots__ = ("by_topic", "count")
+
+    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        self.count = count
+        self.by_topic = by_topic
+
+    @classmethod
+    def of(cls, state: GroupState) -> Owners:
+        members = [m for m in state.members or [] if m["topics"]]
+        owned: dict[str, tuple[list[int], list[int]]] = {}
+        for i, m in enumerate(members):
+            for t, p in m["assigned"]:
+                parts, who = owned.setdefault(t, ([], []))
+                parts.append(int(p))
+                who.append(i)
+        return cls(len(members), {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64))
+                                  for t, (p, w) in owned.items()})
+
+
+def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = None) -> lag_skew.SkewReading | None:
     """Lag per member under the current assignment, stuck partitions left out (vectorized per topic)."""
-    members = [m for m in state.members or [] if m["topics"]]
-    if not members:
+    owners = owners or Owners.of(state)
+    if not owners.count:
         return None
-    loads = np.zeros(len(members))
-    owned: dict[str, tuple[list[int], list[int]]] = {}
-    for i, m in enumerate(members):
-        for t, p in m["assigned"]:
-            parts, owners = owned.setdefault(t, ([], []))
-            parts.append(int(p))
-            owners.append(i)
-    for t, (parts, owners) in owned.items():
+    loads = np.zeros(owners.count)
+    for t, (parts, who) in owners.by_topic.items():
         hist = state.lag.get(t)
         if hist is None:
             continue
-        p = np.asarray(parts)
-        ok = p < hist.partitions
-        p, o = p[ok], np.asarray(owners)[ok]
-        lag = (hist.latest_lag() * ~hist.stuck(stuck_after))[p]
-        loads += np.bincount(o, weights=lag, minlength=len(members))
+        ok = parts < hist.partitions
+        lag = hist.latest_lag()
+        stuck = hist.stuck(stuck_after)
+        if stuck.any():
+            lag = lag * ~stuck
+        loads += np.bincount(who[ok], weights=lag[parts[ok]], minlength=owners.count)
     total = float(loads.sum())
-    return lag_skew.SkewReading(metrics.imbalance(loads.tolist()), total, float(loads.max()))
+    mean = total / owners.count
+    return lag_skew.SkewReading(1.0 if mean <= 0 else float(loads.max()) / mean, total, float(loads.max()))
 
 
-def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySettings) -> Recommendation | None:
+def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySettings,
+           owners: Owners | None = None) -> Recommendation | None:
     triggers = {
         name: figures for name, figures in changes.triggers().items()
         if (name == "membership_change" and policy.membership_change)
@@ -152,7 +184,7 @@ def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySe
         or (name == "rack_change" and policy.rack_change)
     }
     if changes.saw_lag:
-        reading = skew_reading(state, policy.stuck_observations)
+        reading = skew_reading(state, policy.stuck_observations, owners)
         if reading is None:
             state.skew_streak = 0
             return None

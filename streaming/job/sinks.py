@@ -74,8 +74,10 @@ class BatchWriter:
             if n_rejected:
                 self._append(rejected_rows(batch, batch_id), REJECTED, batch_id)
             if n_recs:
-                self._append(recommendation_rows(batch, batch_id), RECOMMENDATIONS, batch_id)
-                self._send_feed(batch.filter(F.col("kind") == "recommendation"))
+                # a batch's recommendations are few: one task, one file, one producer
+                recs = batch.filter(F.col("kind") == "recommendation").coalesce(1)
+                self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id)
+                self._send_feed(recs)
             self.counts[batch_id] = (n_recs, n_rejected)
         finally:
             batch.unpersist()

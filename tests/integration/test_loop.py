@@ -99,11 +99,15 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         end = max(t_applied + 45.0, 90.0)
         time.sleep(max(0.0, end - (time.monotonic() - t0)))
         range_lag, loop_lag = final_max_lag(mon_range.samples), final_max_lag(mon_loop.samples)
+        # Only the comparison with range, run side by side, is asserted: the peak before the switch depends on
+        # how early the recommendation lands (one landed at a low lag and the rejoin alone went past it, 861
+        # vs 725), so it is printed, not asserted.
+        peak_after = max(s.max_lag for s in mon_loop.samples if s.t >= t_applied)
         print(f"recommendation v{applied.version} applied at {t_applied:.0f}s; max consumer lag at "
-              f"{end:.0f}s: range {range_lag:,.0f}, recommendations {loop_lag:,.0f} (peak before {peak_before:,})")
+              f"{end:.0f}s: range {range_lag:,.0f}, recommendations {loop_lag:,.0f} (peak before {peak_before:,}, "
+              f"after {peak_after:,})")
         assert loop_run.assignment() == wanted  # nothing else rebalanced the group meanwhile
         assert loop_lag < range_lag / 2, (loop_lag, range_lag)
-        assert loop_lag < peak_before, (loop_lag, peak_before)
 
         # no newer recommendation from here on: what follows must be the fallback
         collector.stop()

@@ -14,6 +14,7 @@ from assignors import cooperative_sticky, registry
 from assignors._sticky_core import sticky_assign
 from assignors.cooperative_sticky import NAME, assign, assign_with_transfers
 from assignors.model import GroupSnapshot, Member
+from tests.unit.test_sticky import handback_case
 
 
 def snap(topics, *members, racks=None):
@@ -227,16 +228,7 @@ def test_100_rounds_of_random_churn(seed, equal):
 def test_kafka_hands_back_to_a_non_subscriber_then_moves_on_and_so_do_we():
     # Differential case random-20251121-589 (shrunk): Kafka moves topic1-2 back to c16 (older
     # generation, no longer subscribed to topic1) before a later move takes it on; we follow that path.
-    topics = {"a": 5, "t3": 11, "orders": 2, "topic1": 9}
-    racks = {t: [("a", "b", "c")] * n for t, n in topics.items()}
-    s = snap(topics,
-             member("c16", ["a", "t3"], owned=[("topic1", 2)], generation=2),
-             member("c1", ["orders"]),
-             member("c15", ["a", "topic1", "t3"], owned=[("t3", 6), ("a", 2), ("t3", 9)], rack="a"),
-             member("c19", ["t3"], generation=2),
-             Member("c6", ("t3", "orders", "a", "topic1"), instance_id="inst-11-5", rack="d",
-                    owned=(("a", 3), ("t3", 7), ("topic1", 4), ("topic1", 8)), generation=3),
-             racks=racks)
+    s = handback_case()
     assert assign(s, prefer_rack_aware_logic=True) == {  # Kafka 4.3.1's CooperativeStickyAssignor
         "c16": [("a", 1), ("a", 4), ("t3", 4), ("t3", 10)],
         "c1": [("orders", 1), ("orders", 0)],

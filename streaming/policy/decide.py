@@ -170,9 +170,7 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
         if stuck.any():
             lag = lag * ~stuck
         loads += np.bincount(who[ok], weights=lag[parts[ok]], minlength=owners.count)
-    total = float(loads.sum())
-    mean = total / owners.count
-    return lag_skew.SkewReading(1.0 if mean <= 0 else float(loads.max()) / mean, total, float(loads.max()))
+    return lag_skew.SkewReading(metrics.imbalance(loads.tolist()), float(loads.sum()), float(loads.max()))
 
 
 def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySettings,

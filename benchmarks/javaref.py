@@ -7,7 +7,7 @@ source or the jar set changes) against the jars ``make setup`` resolved into ``.
     results = javaref.run_cases("sticky", scenarios)      # one JVM for the whole list
     results[0]["assignment"]                               # {member: [(topic, p), ...]} in Kafka's order
 
-Scenarios use the conformance schema (``shared/conformance/assignor-scenarios.json``, element 0).
+Scenarios use the conformance schema (``tests/data/conformance/assignor-scenarios.json``, element 0).
 
 As a script::
 
@@ -40,7 +40,7 @@ BUILD_DIR = ROOT / ".cache" / "javaref"
 CLASSES_DIR = BUILD_DIR / "classes"
 STAMP = BUILD_DIR / "build.stamp"
 MAIN_CLASS = "KafkaAssignorRunner"
-CONFORMANCE = Path(os.environ.get("CONFORMANCE_SCENARIOS", "/work/shared/conformance/assignor-scenarios.json"))
+CONFORMANCE = ROOT / "tests" / "data" / "conformance" / "assignor-scenarios.json"
 OVERRIDES = ROOT / "tests" / "data" / "java_overrides.json"
 
 JAVA_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -88,12 +89,7 @@ def test_missing_file_exits_2(tmp_path, capsys):
 
 
 def test_conformance_file_runs_whole(capsys):
-    import os
-    from pathlib import Path
-
-    shared = Path(os.environ.get("REBALANCER_SHARED") or Path(__file__).resolve().parents[2].parent / "shared")
-    path = shared / "conformance" / "assignor-scenarios.json"
-    assert path.is_file(), f"{path} missing (set REBALANCER_SHARED)"
+    path = Path(__file__).resolve().parents[1] / "data" / "conformance" / "assignor-scenarios.json"
     status, out, _ = run(capsys, ["assign", "--assignor", "range", "--input", str(path)])
     assert status == 0
     assert len(json.loads(out)) == len(json.loads(path.read_text())) - 1  # the schema element is skipped

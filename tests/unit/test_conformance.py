@@ -1,4 +1,4 @@
-"""Every scenario of shared/conformance/assignor-scenarios.json, against every assignor it names.
+"""Every scenario of tests/data/conformance/assignor-scenarios.json, against every assignor it names.
 
 Scenarios whose transcription disagrees with Kafka's own Java assignor are listed, with Java's answer,
 in tests/data/java_overrides.json (``python -m benchmarks.javaref --write-overrides``): Java is the
@@ -7,9 +7,9 @@ truth, so those cases compare with Java's answer.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,26 +21,13 @@ from assignors.scenario import call_assignor, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 OVERRIDES = ROOT / "tests" / "data" / "java_overrides.json"
+SCENARIO_FILE = ROOT / "tests" / "data" / "conformance" / "assignor-scenarios.json"
 MODULES = {"sticky": "assignors.sticky", "cooperative-sticky": "assignors.cooperative_sticky"}
-
-
-def shared_dir() -> Path:
-    """shared/ beside the repository, else $REBALANCER_SHARED; never silently absent."""
-    candidates = [ROOT.parent / "shared"]
-    if os.environ.get("REBALANCER_SHARED"):
-        candidates.insert(0, Path(os.environ["REBALANCER_SHARED"]))
-    for c in candidates:
-        if (c / "conformance" / "assignor-scenarios.json").is_file():
-            return c
-    raise FileNotFoundError(
-        f"conformance scenarios not found in {', '.join(map(str, candidates))}: "
-        "set REBALANCER_SHARED to the shared/ directory"
-    )
 
 
 def _load() -> list[dict[str, Any]]:
     # Loaded at collection: a missing file must fail the run loudly, not skip the tests.
-    data = json.loads((shared_dir() / "conformance" / "assignor-scenarios.json").read_text())
+    data = json.loads(SCENARIO_FILE.read_text())
     assert data and data[0].get("_schema") is True, "element 0 must be the schema"
     return [s for s in data if not s.get("_schema")]
 
@@ -64,6 +51,15 @@ OVERRIDDEN = _overrides()
 def test_every_scenario_is_collected() -> None:
     assert len(SCENARIOS) >= 56
     assert all(s["assignors"] for s in SCENARIOS)
+
+
+def test_java_overrides_were_made_from_this_file() -> None:
+    # The overrides name scenarios of one version of the file: a changed file needs them regenerated.
+    doc = json.loads(OVERRIDES.read_text())
+    assert doc["conformance_sha256"] == hashlib.sha256(SCENARIO_FILE.read_bytes()).hexdigest(), (
+        "tests/data/java_overrides.json was generated from another scenario file: "
+        "run `.venv/bin/python -m benchmarks.javaref --write-overrides`"
+    )
 
 
 def _as_lists(assignment: dict) -> dict[str, list[tuple[str, int]]]:

@@ -38,6 +38,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 
 from streaming.apply import plan
 from streaming.apply.feed import LatestRecommendations
+from streaming.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -190,17 +191,17 @@ class RecommendationAssignor(AbstractPartitionAssignor):
         return out
 
     def _log(self, d: plan.Decision, members: Sequence[plan.CurrentMember]) -> None:
-        sizes = ", ".join(f"{m.label}:{len(d.assignment.get(m.member_id, []))}"
-                          for m in sorted(members, key=lambda m: m.label))
+        # member labels and reasons carry names from the feed and the group: escaped, one line each
+        sizes = printable(", ".join(f"{m.label}:{len(d.assignment.get(m.member_id, []))}"
+                                    for m in sorted(members, key=lambda m: m.label)), 2000)
+        group, reason = printable(self.group), printable(d.reason, 1000)
         if d.applied:
-            log.info("group %s: applying recommendation v%s to %d member(s) [%s]", self.group, d.version,
+            log.info("group %s: applying recommendation v%s to %d member(s) [%s]", group, d.version,
                      len(members), sizes)
         elif d.considered:
-            log.warning("group %s: %s; not applied, using the %s fallback [%s]", self.group, d.reason,
-                        d.assignor, sizes)
+            log.warning("group %s: %s; not applied, using the %s fallback [%s]", group, reason, d.assignor, sizes)
         else:
-            log.info("group %s: %s; using the %s fallback [%s]", self.group, d.reason, d.assignor, sizes)
-
+            log.info("group %s: %s; using the %s fallback [%s]", group, reason, d.assignor, sizes)
 
 def strategy(feed: LatestRecommendations | None, group: str, rack: str | None = None, client_id: str | None = None,
              fallback: str = plan.AUTO, lag_source: LagSource | None = None,

@@ -10,47 +10,79 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 from streaming.apply.plan import parse_recommendation
 from streaming.config import Config
+from streaming.text import printable
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[dict[str, Any]], None]
 
 
-class LatestRecommendations:
-    """group -> the recommendation with the highest version seen (thread-safe)."""
+MAX_VERSION_STEP = 1000
+"""How far one message may move a group's version forward. The job adds one per recommendation, so a
+larger jump is a forged or corrupt message that would otherwise pin the group (consumers keep the highest
+version). Only the trigger feed's ACL truly stops a forger; this keeps one bad message from winning."""
+MAX_LOGGED_REASONS = 100
 
-    def __init__(self) -> None:
+
+class LatestRecommendations:
+    """group -> the recommendation with the highest version seen (thread-safe).
+
+    :meth:`offer` never raises for what a message holds: a malformed one is counted in ``rejected``,
+    logged once per distinct reason and skipped."""
+
+    def __init__(self, max_version_step: int = MAX_VERSION_STEP) -> None:
         self._latest: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._listeners: list[Listener] = []
+        self.max_version_step = max_version_step
         self.rejected = 0
+        self._logged: set[str] = set()
 
-    def offer(self, value: bytes | str | dict[str, Any]) -> dict[str, Any] | None:
-        """Take one feed value; return it when it is the group's new latest, else None."""
+    def offer(self, value: bytes | str | dict[str, Any], key: bytes | str | None = None) -> dict[str, Any] | None:
+        """Take one feed value (and its message key, when read from Kafka); return it when it is the
+        group's new latest, else None."""
         try:
             rec = parse_recommendation(value)
-        except ValueError as e:
-            self.rejected += 1
-            log.warning("trigger feed: unreadable recommendation skipped: %s", e)
+            if key is not None:
+                group_key = key.decode("utf-8") if isinstance(key, bytes | bytearray) else key
+                if group_key != rec["group"]:
+                    raise ValueError(f"message key {printable(group_key, 80)} is not the recommendation's group")
+        except Exception as e:  # whatever a message holds, the reader goes on
+            self._reject(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e))
             return None
         with self._lock:
             old = self._latest.get(rec["group"])
             if old is not None and old["version"] >= rec["version"]:
                 return None
-            self._latest[rec["group"]] = rec
-            listeners = list(self._listeners)
+            if old is not None and rec["version"] - old["version"] > self.max_version_step:
+                jump = f"version jumps from {old['version']} to {rec['version']} (at most +{self.max_version_step})"
+            else:
+                jump = None
+                self._latest[rec["group"]] = rec
+                listeners = list(self._listeners)
+        if jump:
+            self._reject(f"group {printable(rec['group'], 80)}: {jump}")
+            return None
         for listener in listeners:
             try:
                 listener(rec)
             except Exception:
                 log.exception("trigger feed listener failed")
         return rec
+
+    def _reject(self, reason: str) -> None:
+        self.rejected += 1
+        reason = printable(reason, 300)
+        if reason not in self._logged and len(self._logged) < MAX_LOGGED_REASONS:
+            self._logged.add(reason)
+            log.warning("trigger feed: recommendation skipped: %s", reason)
+        else:
+            log.debug("trigger feed: recommendation skipped: %s", reason)
 
     def latest(self, group: str) -> dict[str, Any] | None:
         with self._lock:
@@ -147,7 +179,7 @@ class RecommendationFeed(LatestRecommendations):
                     for r in records:
                         self.messages += 1
                         if r.value is not None:
-                            self.offer(r.value)
+                            self.offer(r.value, r.key)
                 if not self._ready.is_set() and all(consumer.position(tp) >= end[tp] for tp in tps):
                     self._ready.set()
         except BaseException as e:  # the thread must say why it stopped
@@ -161,14 +193,3 @@ class RecommendationFeed(LatestRecommendations):
                 except Exception:
                     log.debug("closing the feed reader failed", exc_info=True)
 
-
-def wait_for(feed: LatestRecommendations, group: str, newer_than: int = 0, timeout_s: float = 60.0,
-             stop: threading.Event | None = None) -> dict[str, Any] | None:
-    """Poll ``feed`` until ``group`` has a recommendation with a version above ``newer_than``."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and not (stop and stop.is_set()):
-        rec = feed.latest(group)
-        if rec is not None and rec["version"] > newer_than:
-            return rec
-        time.sleep(0.2)
-    return None

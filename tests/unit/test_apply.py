@@ -15,6 +15,7 @@ from streaming.apply.assignor import RecommendationAssignor, member_of, strategy
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.rejoin import RejoinOnRecommendation
 from streaming.collector.membership import RackResolver, member_from, subscription_from
+from streaming.recommendation import recommendation_id
 
 UUIDS = ["6f1e2d3c-0000-4000-8000-00000000000a", "0a9b8c7d-1111-4111-8111-00000000000b",
          "deadbeef-2222-4222-8222-00000000000c", "cafebabe-3333-4333-8333-00000000000d"]
@@ -30,7 +31,7 @@ def members(n: int = 3, topics=("t",), gen: int = 1) -> list[plan.CurrentMember]
 
 
 def rec(assignment: dict[str, list[tuple[str, int]]], version: int = 3, group: str = "g", **extra) -> dict:
-    return {"group": group, "version": version, "recommendation_id": f"r{version}",
+    return {"group": group, "version": version, "recommendation_id": recommendation_id(group, version),
             "assignment": [{"member_id": f"{c}-old", "instance_id": None, "client_id": c, "rack": None,
                             "partitions": [list(tp) for tp in parts]} for c, parts in assignment.items()],
             "triggers": ["lag_skew"], **extra}
@@ -50,7 +51,7 @@ def test_client_id_from_broker_member_id():
 
 def test_map_by_client_id_when_member_ids_changed():
     d = plan.decide("g", REC, members(), {"t": 6})
-    assert d.applied and d.version == 3 and d.considered == 3 and d.recommendation_id == "r3"
+    assert d.applied and d.version == 3 and d.considered == 3 and d.recommendation_id == recommendation_id("g", 3)
     assert d.assignment == {mid("c-0", 0): [("t", 0), ("t", 1)], mid("c-1", 1): [("t", 2)],
                             mid("c-2", 2): [("t", 3), ("t", 4), ("t", 5)]}
 

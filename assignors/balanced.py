@@ -177,7 +177,8 @@ class BalancedOptions:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(kwargs) - known)
         if unknown:
-            raise TypeError(f"unknown option(s) for the balanced assignor: {', '.join(unknown)}")
+            raise TypeError(f"unknown option(s) for the balanced assignor: {', '.join(unknown)}; "
+                            f"it takes {', '.join(sorted(known))}")
         return dataclasses.replace(base, **kwargs) if kwargs else base
 
 

@@ -1,4 +1,4 @@
-"""Scenarios in the conformance schema (``shared/conformance/assignor-scenarios.json``) as snapshots.
+"""Scenarios in the conformance schema (``tests/data/conformance/assignor-scenarios.json``) as snapshots.
 
 A scenario is a plain dict: ``topics`` (name -> partition count, in order), ``replica_racks`` (null or
 name -> one list of replica racks per partition), ``members`` (``id``, ``instance_id``, ``rack``,
@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assignors import registry
 from assignors.errors import InvalidSnapshot
 from assignors.model import Assignment, GroupSnapshot, Member, TopicPartition
 
@@ -175,7 +176,15 @@ def parse_scenario(data: object) -> Scenario:
 
 
 def call_assignor(fn: Callable[..., Assignment], snapshot: GroupSnapshot, options: Mapping[str, Any]) -> Any:
-    """Call an assignor with only the scenario options its signature takes (all, if it takes ``**``)."""
+    """Call an assignor function with only the scenario options it takes.
+
+    For a function of a registered assignor's module (``assign``, ``assign_with_transfers``) the
+    registry's declaration decides, so ``prefer_rack_aware_logic`` reaches Kafka's assignors and not
+    ``balanced``; for any other function, its signature (all options if it takes ``**``).
+    """
+    declared = registry.options_of_module(getattr(fn, "__module__", "") or "")
+    if declared is not None:
+        return fn(snapshot, **{k: v for k, v in options.items() if k in declared})
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):

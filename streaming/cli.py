@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import importlib.util
 import logging
 import sys
 
 from streaming.errors import RebalancerError
 
+DISTRIBUTION = "kafka-rebalancer"  # the name in pyproject.toml
 # Order is the order of --help.
 COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "recommendations", "assign", "bench")
+
+
+def version() -> str:
+    """The installed package's version (``unknown`` when run from a tree that was never installed)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Lag- and rack-aware rebalancing recommendations for Kafka consumer groups.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         module = f"streaming.commands.{name}"

@@ -89,6 +89,33 @@ class PolicySettings:
     """Load of a partition = lag + produce rate x horizon; 0 counts lag alone."""
     lag_history: int = 8
     """Observations kept per partition for rates."""
+    assignor_options: dict[str, Any] = field(default_factory=dict)
+    """Options of ``assignor`` as ``assignors.registry`` declares them (``[policy.assignor_options]``,
+    ``--conf policy.assignor_options.KEY=VALUE``). Where the assignor takes ``horizon_s``, it defaults to
+    ``rate_horizon_s``; the before/after figures always use ``rate_horizon_s``."""
+
+    def __post_init__(self) -> None:
+        # Checked at load, so a typo fails `rebalancer run` at once rather than every recommendation.
+        from assignors import registry
+
+        try:
+            registry.options(self.assignor)
+        except registry.UnknownAssignor as e:
+            raise ConfigError(f"policy.assignor: {e}") from None
+        try:
+            typed = registry.validate_options(self.assignor, self.assignor_options)
+        except registry.InvalidOption as e:
+            hint = ("" if e.key in registry.options(self.assignor) else
+                    " (to switch assignor, clear the table first: --conf policy.assignor_options=)")
+            raise ConfigError(f"policy.assignor_options.{e}{hint}") from None
+        object.__setattr__(self, "assignor_options", typed)
+
+    def assignor_kwargs(self) -> dict[str, Any]:
+        """The keyword options the recommendation's assignor is called with."""
+        from assignors import registry
+
+        takes_horizon = "horizon_s" in registry.options(self.assignor)
+        return ({"horizon_s": self.rate_horizon_s} if takes_horizon else {}) | self.assignor_options
 
 
 @dataclass(frozen=True)
@@ -204,6 +231,13 @@ def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Conf
         elif section == "kafka" and not _is_field(KafkaSettings, name):
             opts = cfg.kafka.options | {name: value}
             cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, options=opts))
+        elif section == "policy" and name.partition(".")[0] == "assignor_options":
+            # policy.assignor_options.KEY=VALUE sets one option; policy.assignor_options= clears them all
+            option = name.partition(".")[2]
+            if not option and value:
+                raise ConfigError(f"--conf {key}: expected policy.assignor_options.KEY=VALUE")
+            opts = cfg.policy.assignor_options | {option: value} if option else {}
+            cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, assignor_options=opts))
         else:
             sub = getattr(cfg, section, None)
             if not name or sub is None or not dataclasses.is_dataclass(sub):

@@ -3,6 +3,10 @@
 Input is one scenario object or an array of them (an element with ``"_schema": true`` is skipped), from
 a file or stdin. Output is ``{"assignor", "assignment", "metrics"}`` per scenario (an array for an
 array), or a table for a person with ``--format table``.
+
+``--option key=value`` (repeatable) sets the assignor's options as ``assignors.registry`` declares them,
+checked before any input is read; a scenario's ``prefer_rack_aware_logic`` reaches only the assignors that
+take it.
 """
 
 from __future__ import annotations
@@ -16,16 +20,61 @@ from streaming.errors import RebalancerError, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from assignors import registry
+
     p = sub.add_parser("assign",
-                       help="run an assignor on group scenarios (JSON) and print assignment and metrics")
-    p.add_argument("--assignor", required=True, metavar="NAME",
-                   help="range, roundrobin, sticky, cooperative-sticky, lag or balanced")
+                       help="run an assignor on group scenarios (JSON) and print assignment and metrics",
+                       epilog=_options_help(registry), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--assignor", required=True, metavar="NAME", help=", ".join(registry.names()))
     p.add_argument("--input", default="-", metavar="FILE",
                    help="scenario JSON file: one object or an array (default: - for stdin)")
     p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default json)")
-    p.add_argument("--horizon", type=float, default=0.0, metavar="SECONDS",
-                   help="load = lag + produce rate x SECONDS where rates are given (default 0: lag alone)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the assignor (repeatable; see below)")
+    p.add_argument("--horizon", type=float, default=None, metavar="SECONDS",
+                   help="load = lag + produce rate x SECONDS where rates are given, in the metrics and for "
+                        "an assignor that takes horizon_s (default 0: lag alone)")
     p.set_defaults(func=run)
+
+
+def _options_help(registry: Any) -> str:
+    lines = ["assignor options (--option KEY=VALUE):"]
+    for name in registry.names():
+        specs = registry.options(name)
+        if not specs:
+            lines.append(f"  {name}: none")
+            continue
+        lines.append(f"  {name}:")
+        for spec in specs.values():
+            default = "none" if spec.default is None else str(spec.default).lower()
+            lines.append(f"    {spec.name} ({spec.allowed()}, default {default}): {spec.help}")
+    return "\n".join(lines)
+
+
+def user_options(assignor: str, pairs: list[str], horizon: float | None) -> tuple[dict[str, Any], float]:
+    """The validated ``--option`` values (with ``--horizon`` as horizon_s where the assignor takes it)
+    and the horizon the metrics use; :class:`UsageError` naming the key on a bad one."""
+    from assignors import registry
+
+    if horizon is not None and horizon < 0:
+        raise UsageError(f"--horizon: must be >= 0, got {horizon}")
+    given: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option {pair!r}: expected KEY=VALUE")
+        given[key.strip()] = value
+    try:
+        options = registry.validate_options(assignor, given)
+    except registry.InvalidOption as e:
+        raise UsageError(f"--option {e}") from None
+    if "horizon_s" in options:
+        if horizon is not None and horizon != options["horizon_s"]:
+            raise UsageError(f"--horizon {horizon:g} and --option horizon_s={options['horizon_s']:g} disagree")
+        return options, options["horizon_s"]
+    if horizon is not None and "horizon_s" in registry.options(assignor):
+        options["horizon_s"] = horizon
+    return options, horizon or 0.0
 
 
 def _read(path: str) -> Any:
@@ -53,12 +102,11 @@ def run(args: argparse.Namespace) -> int:
     from assignors.metrics import InvalidAssignment, compute_metrics, validate_assignment
     from assignors.scenario import assignment_to_json, call_assignor, parse_scenario
 
-    if args.horizon < 0:
-        raise UsageError(f"--horizon: must be >= 0, got {args.horizon}")
     try:
         assignor = registry.get(args.assignor)
     except UnknownAssignor as e:
         raise UsageError(f"--assignor: {e}") from None
+    options, horizon = user_options(args.assignor, args.option, args.horizon)
 
     data = _read(args.input)
     single = isinstance(data, dict)
@@ -75,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
         prefix = "" if index is None else f"[{index}]."
         try:
             scenario = parse_scenario(raw)
-            assignment = call_assignor(assignor, scenario.snapshot, scenario.options)
+            # The scenario's own options (Kafka's test flag) only where the assignor takes them.
+            taken = registry.applicable(args.assignor, scenario.options) | options
+            assignment = call_assignor(assignor, scenario.snapshot, taken)
             if isinstance(assignment, tuple):  # assign_with_transfers style: (assignment, transferring)
                 assignment = assignment[0]
         except InvalidSnapshot as e:
@@ -87,11 +137,13 @@ def run(args: argparse.Namespace) -> int:
         except InvalidAssignment as e:
             raise RebalancerError(
                 f"{prefix}assignor {args.assignor} produced an invalid assignment: {e}") from None
-        metrics = compute_metrics(scenario.snapshot, assignment, horizon_s=args.horizon)
+        metrics = compute_metrics(scenario.snapshot, assignment, horizon_s=horizon)
         out: dict[str, Any] = {}
         if scenario.name is not None:
             out["name"] = scenario.name
         out["assignor"] = args.assignor
+        if options:
+            out["options"] = options
         out["assignment"] = assignment_to_json(assignment)
         out["metrics"] = metrics.to_dict()
         outputs.append(out)
@@ -134,7 +186,8 @@ def _compact(tps: list[list]) -> str:
 
 def _table(out: dict[str, Any]) -> str:
     m = out["metrics"]
-    title = f"{out['assignor']}" + (f" on {out['name']}" if out.get("name") else "")
+    opts = ", ".join(f"{k}={v}" for k, v in (out.get("options") or {}).items())
+    title = f"{out['assignor']}" + (f" ({opts})" if opts else "") + (f" on {out['name']}" if out.get("name") else "")
     lines = [title]
     members = list(out["assignment"])
     width = max([len("member"), *(len(x) for x in members)])

@@ -202,9 +202,8 @@ def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySe
         return None
     current = snapshot.current_assignment()
 
-    options = {"horizon_s": policy.rate_horizon_s} if policy.assignor == "balanced" else {}
     try:
-        proposed = registry.assign(policy.assignor, snapshot, **options)
+        proposed = registry.assign(policy.assignor, snapshot, **policy.assignor_kwargs())
     except AssignorError as e:
         log.warning("group %s: assignor %s failed: %s", state.group, policy.assignor, e)
         return None

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from streaming.errors import ConfigError
-from streaming.paths import CHECKPOINTS_DIR, CONF_DIR, DATA_DIR, PROJECT_ROOT
+from streaming.paths import CHECKPOINTS_DIR, CONF_DIR, DATA_DIR, join_location
 
 DEFAULT_FILE = CONF_DIR / "rebalancer.toml"
 EMBEDDED = "embedded"
@@ -59,6 +59,9 @@ class SparkSettings:
 
 @dataclass(frozen=True)
 class PathSettings:
+    """Local paths (relative ones under the project root, see streaming/paths.py) or Hadoop URIs
+    (``file:///x``, ``s3a://bucket/x``, ``abfss://...``, ``hdfs://...``), read and written through Spark."""
+
     checkpoints: str = str(CHECKPOINTS_DIR)
     tables: str = str(DATA_DIR / "delta")
 
@@ -142,19 +145,13 @@ class Config:
     job: JobSettings = field(default_factory=JobSettings)
 
     def table_path(self, name: str) -> str:
-        return str(_under_root(self.paths.tables) / name)
+        return join_location(self.paths.tables, name)
 
     def checkpoint_path(self, name: str) -> str:
-        return str(_under_root(self.paths.checkpoints) / name)
+        return join_location(self.paths.checkpoints, name)
 
     def with_overrides(self, overrides: list[str] | dict[str, str]) -> Config:
         return _apply_overrides(self, overrides)
-
-
-def _under_root(path: str) -> Path:
-    """Relative paths in the configuration are relative to the project root, not the working directory."""
-    p = Path(path)
-    return p if p.is_absolute() else PROJECT_ROOT / p
 
 
 def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] | None = None) -> Config:

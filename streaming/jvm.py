@@ -1,6 +1,8 @@
-"""JVM artifacts: resolve them once from Maven Central into ``.cache/jars``, then run offline.
+"""JVM artifacts: resolve them once from Maven Central into the jar cache, then run offline.
 
-``conf/maven/pom.xml`` pins every version. ``resolve()`` runs Maven only when the poms changed since
+The cache is ``.cache/jars`` in a checkout, ``~/.cache/kafka-rebalancer/jars`` when installed from the wheel
+(``REBALANCER_CACHE`` / ``REBALANCER_HOME`` move it: see streaming/paths.py). ``conf/maven/pom.xml``
+(package data when installed) pins every version. ``resolve()`` runs Maven only when the poms changed since
 the last successful resolve (a stamp holds their hash), so the second start costs nothing.
 """
 
@@ -62,7 +64,7 @@ def is_resolved() -> bool:
 
 
 def resolve(force: bool = False) -> None:
-    """Copy the pinned JVM artifacts into ``.cache/jars/{spark,kafka}`` with Maven, once."""
+    """Copy the pinned JVM artifacts into ``<jar cache>/{spark,kafka}`` with Maven, once."""
     if not force and is_resolved():
         log.debug("JVM artifacts already resolved in %s", JARS_DIR)
         return
@@ -76,9 +78,10 @@ def resolve(force: bool = False) -> None:
         shutil.rmtree(JARS_DIR / sub, ignore_errors=True)
     cmd = [
         mvn, "-B", "-s", str(MAVEN_DIR / "settings.xml"), "-f", str(MAVEN_DIR / "pom.xml"),
-        f"-Dmaven.repo.local={CACHE_DIR / 'm2'}", "dependency:copy-dependencies",
+        # jars.dir: the pom's default is the checkout's .cache/jars; the cache may be elsewhere
+        f"-Dmaven.repo.local={CACHE_DIR / 'm2'}", f"-Djars.dir={JARS_DIR}", "dependency:copy-dependencies",
     ]
-    print("Resolving JVM artifacts from Maven Central into .cache/jars (first run only) ...", flush=True)
+    print(f"Resolving JVM artifacts from Maven Central into {JARS_DIR} (first run only) ...", flush=True)
     with open(log_file, "w") as out:
         rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
     if rc != 0:

@@ -5,12 +5,15 @@
 
 ``quality`` compares every assignor on generated, seeded groups (:mod:`benchmarks.quality`);
 ``speed`` times ours beside Kafka's Java assignors (:mod:`benchmarks.speed`). Both are imported only
-when run, so ``rebalancer --help`` stays instant.
+when run, so ``rebalancer --help`` stays instant. The benchmarks live in the repository, not in the wheel:
+installed from the wheel, ``bench`` says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+from types import ModuleType
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,8 +38,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=run_speed)
 
 
+def _benchmark(name: str) -> ModuleType:
+    from streaming.errors import UsageError
+
+    try:
+        return importlib.import_module(f"benchmarks.{name}")
+    except ModuleNotFoundError as e:
+        if e.name not in ("benchmarks", f"benchmarks.{name}"):
+            raise
+        raise UsageError("the benchmarks are not installed (they are not part of the wheel): run "
+                         "`rebalancer bench` from a checkout of the repository (`make setup`)") from None
+
+
 def run_quality(args: argparse.Namespace) -> int:
-    from benchmarks import quality
+    quality = _benchmark("quality")
 
     argv = ["--seed", str(args.seed), "--cases", str(args.cases)]
     if args.suites:
@@ -47,7 +62,7 @@ def run_quality(args: argparse.Namespace) -> int:
 
 
 def run_speed(args: argparse.Namespace) -> int:
-    from benchmarks import speed
+    speed = _benchmark("speed")
 
     argv: list[str] = []
     for flag in ("quick", "no_java", "save"):

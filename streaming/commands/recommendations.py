@@ -1,11 +1,25 @@
-"""``rebalancer recommendations``: read the recommendations Delta table."""
+"""``rebalancer recommendations``: read the recommendations Delta table.
+
+A local table (a plain path or a ``file:`` URI) is read with ``deltalake`` (delta-rs): no Maven, no JVM, no
+Spark session, so the command answers in about a second. Other URIs (``s3a://``, ``abfss://``, ``hdfs://``)
+are read through Spark, whose Hadoop configuration holds their credentials; so is a table deltalake cannot
+read (a table feature it lacks), and the command says so on stderr. Both give the same rows.
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
+import sys
+from pathlib import Path
+from typing import Any
 
 from streaming.commands._common import add_config_args, load_config
+
+# = streaming.job.sinks.RECOMMENDATIONS, not imported from there: that module imports pyspark (seconds)
+TABLE = "recommendations"
+ENGINES = ("auto", "deltalake", "spark")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,32 +29,104 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--latest", action="store_true", help="only the latest recommendation of each group")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="auto (default): deltalake for a local table, Spark for other URIs or when deltalake "
+                        "cannot read the table")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from streaming import jvm
-    from streaming.errors import UsageError
-    from streaming.job import sinks
-    from streaming.spark_session import get_spark
+    from streaming.paths import local_path
 
     cfg = load_config(args)
-    path = cfg.table_path(sinks.RECOMMENDATIONS)
-    if not (Path(path) / "_delta_log").exists():
-        raise UsageError(f"no recommendations table at {path} (has `rebalancer run` written one?)")
-    jvm.resolve()
-    spark = get_spark(cfg)
-    try:
-        rows = read(spark, path, args.group, args.latest, args.limit)
-    finally:
-        spark.stop()
+    path = cfg.table_path(TABLE)
+    local = local_path(path)
+    if local is not None and not (local / "_delta_log").is_dir():
+        raise _no_table(path)
+    rows = None
+    if args.engine != "spark":
+        if local is None:
+            if args.engine == "deltalake":
+                from streaming.errors import UsageError
+
+                raise UsageError(f"--engine deltalake reads local tables only; {path} is not one")
+            _say(f"reading {path} through Spark: its Hadoop configuration has the file system settings")
+        else:
+            rows = _read_deltalake(local, path, args.group, args.latest, args.limit, strict=args.engine == "deltalake")
+    if rows is None:
+        rows = _read_with_spark(cfg, path, args.group, args.latest, args.limit, local)
     if args.format == "json":
         print(json.dumps(rows, indent=2, default=str))
     else:
         print(render_table(rows))
     return 0
+
+
+def _say(message: str) -> None:
+    print(f"rebalancer recommendations: {message}", file=sys.stderr, flush=True)
+
+
+def _no_table(path: str) -> Exception:
+    from streaming.errors import UsageError
+
+    return UsageError(f"no recommendations table at {path} (has `rebalancer run` written one?)")
+
+
+def _read_deltalake(local: Path, path: str, group: str | None, latest: bool, limit: int,
+                    strict: bool) -> list[dict] | None:
+    """The rows, or None (after saying why) when deltalake cannot read this table and Spark should."""
+    import pyarrow as pa
+    from deltalake.exceptions import DeltaError
+
+    try:
+        return read_local(local, group, latest, limit)
+    except (DeltaError, pa.ArrowException) as e:
+        if strict:
+            from streaming.errors import UsageError
+
+            raise UsageError(f"deltalake cannot read {path}: {e}") from None
+        _say(f"deltalake cannot read {path} ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "
+             "falling back to Spark")
+        return None
+
+
+def read_local(table: Path, group: str | None, latest: bool, limit: int) -> list[dict]:
+    """The table's rows as ``read`` (Spark) returns them, read with deltalake and pyarrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    dataset = DeltaTable(str(table)).to_pyarrow_dataset()
+    data = dataset.to_table(filter=pc.field("group") == group if group else None)
+    if latest:
+        data = data.sort_by([("group", "ascending"), ("version", "descending")])
+        groups = data.column("group").to_pylist()
+        firsts = [i for i, g in enumerate(groups) if i == 0 or g != groups[i - 1]]
+        data = data.take(pa.array(firsts, type=pa.int64()))
+    data = data.sort_by([("event_time", "descending"), ("group", "ascending"), ("version", "descending")])
+    return [_as_spark_collects(r) for r in data.slice(0, max(limit, 0)).to_pylist()]
+
+
+def _as_spark_collects(row: dict[str, Any]) -> dict[str, Any]:
+    # pyspark's collect() gives timestamps as naive local time; pyarrow gives them aware, in UTC
+    return {k: v.astimezone().replace(tzinfo=None) if isinstance(v, dt.datetime) and v.tzinfo else v
+            for k, v in row.items()}
+
+
+def _read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int, local: Path | None) -> list[dict]:
+    from streaming import jvm
+    from streaming.spark_session import get_spark
+
+    jvm.resolve()
+    spark = get_spark(cfg)
+    try:
+        from delta.tables import DeltaTable
+
+        if local is None and not DeltaTable.isDeltaTable(spark, path):
+            raise _no_table(path)
+        return read(spark, path, group, latest, limit)
+    finally:
+        spark.stop()
 
 
 def read(spark, path: str, group: str | None, latest: bool, limit: int) -> list[dict]:
@@ -53,7 +139,7 @@ def read(spark, path: str, group: str | None, latest: bool, limit: int) -> list[
     if latest:
         w = Window.partitionBy("group").orderBy(F.col("version").desc())
         df = df.withColumn("_n", F.row_number().over(w)).filter("_n = 1").drop("_n")
-    df = df.orderBy(F.col("event_time").desc(), "group").limit(limit)
+    df = df.orderBy(F.col("event_time").desc(), "group", F.col("version").desc()).limit(limit)
     return [r.asDict(recursive=True) for r in df.collect()]
 
 

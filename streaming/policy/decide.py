@@ -1,8 +1,16 @@
 """One group, one batch of its events: update the state and decide, observation by observation.
 
 An observation is every event of the group with one ``ts`` (the collector stamps a whole poll with one
-time). Events are applied in a fixed order (ts, then members, partitions, lag, then source position),
-so the same events give the same decisions however they were cut into micro-batches or replayed.
+time). Events are applied in a fixed order (ts, then members, partitions, lag, then content), so the same
+events give the same decisions however they were cut into micro-batches, re-sent or replayed:
+
+- metadata older than what the state holds is ignored and counted (:mod:`streaming.state.update`), and
+  the parts of a split event wait in the state until the event is whole;
+- each observation counts once towards the skew streak: a re-sent poll changes nothing, and the rest of
+  a poll split across batches (or its metadata arriving a batch late) reads that observation again from
+  the streak before it rather than counting it twice. A decision already made on the part of a poll
+  that arrived first stands;
+- a lag row older than its partition's newest observation never moves its offsets back.
 
 After each observation:
 
@@ -27,6 +35,7 @@ import pandas as pd
 
 from assignors import metrics, registry
 from assignors.errors import AssignorError
+from streaming import event_parts
 from streaming.config import PolicySettings
 from streaming.events import LAG
 from streaming.policy import lag_skew
@@ -58,19 +67,22 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
 
 
 def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray) -> np.ndarray:
+    """Column ``name`` at ``rows`` as int64, exactly: offsets go up to 2**63-1, beyond float64's 2**53.
+    (A float column has already lost that precision; its values are taken as they are.)"""
     if name not in cols:
         return np.zeros(len(rows), dtype=np.int64)
     values = cols[name][rows]
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
     if values.dtype == object:
-        values = np.array([0 if v is None else v for v in values], dtype=np.float64)
-    return np.nan_to_num(values.astype(np.float64), nan=0).astype(np.int64) if values.dtype.kind == "f" \
-        else values.astype(np.int64)
+        return np.array([0 if v is None or v is pd.NA else int(v) for v in values.tolist()], dtype=np.int64)
+    return np.nan_to_num(values.astype(np.float64), nan=0).astype(np.int64)
 
 
 def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
     """Row ``i`` as the event dict; the job's rows carry the metadata fields as JSON in ``detail``."""
     e = {n: v[i] for n, v in cols.items() if n != "detail"}
-    e = {k: (None if v is None or (isinstance(v, float) and np.isnan(v)) else v) for k, v in e.items()}
+    e = {k: (None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else v) for k, v in e.items()}
     detail = cols["detail"][i] if "detail" in cols else None
     if isinstance(detail, str):
         e |= json.loads(detail)
@@ -90,7 +102,10 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     meta_by_ts: dict[int, list[dict]] = {}
     meta_rows = np.flatnonzero(~is_lag)
     if len(meta_rows):
-        for e in sorted((_metadata_event(cols, i) for i in meta_rows), key=event_order):
+        metadata = [_metadata_event(cols, i) for i in meta_rows]
+        whole = [e for e in metadata if not event_parts.is_part(e)]
+        whole += update.collect_parts(state, [e for e in metadata if event_parts.is_part(e)])
+        for e in sorted(whole, key=event_order):
             meta_by_ts.setdefault(int(e["ts"]), []).append(e)
 
     lag_slices: dict[int, tuple[int, int]] = {}
@@ -115,20 +130,28 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
         changes = update.Changes()
         if t in meta_by_ts:
             update.apply_metadata(state, meta_by_ts[t], changes)
-            owners = None
+            if changes.applied:
+                owners = None
+        lag_changed = False
         if t in lag_slices:
             a, b = lag_slices[t]
             codes = topic_codes[a:b]
             cuts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1, b - a]
             for lo, hi in itertools.pairwise(cuts):
-                update.observe_lag(state, str(topic_names[codes[lo]]), t, part[a + lo:a + hi],
-                                   committed[a + lo:a + hi], end[a + lo:a + hi], policy.lag_history)
-            changes.saw_lag = True
+                seen = update.observe_lag(state, str(topic_names[codes[lo]]), t, part[a + lo:a + hi],
+                                          committed[a + lo:a + hi], end[a + lo:a + hi], policy.lag_history)
+                lag_changed |= seen.changed > 0
             if owners is None:
                 owners = Owners.of(state)
+        if t in lag_slices and t > state.skew_ts:
+            changes.skew = "new"
+        elif t == state.skew_ts and (lag_changed or changes.applied) and state.last_rec_ts != t:
+            changes.skew = "again"
         rec = decide(state, changes, t, policy, owners)
         if rec is not None:
             out.append(rec)
+    if state.parts:
+        update.prune_parts(state)
     return out
 
 
@@ -164,12 +187,13 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
         hist = state.lag.get(t)
         if hist is None:
             continue
-        ok = parts < hist.partitions
+        rows, ok = hist.lookup(parts)
         lag = hist.latest_lag()
         stuck = hist.stuck(stuck_after)
         if stuck.any():
             lag = lag * ~stuck
-        loads += np.bincount(who[ok], weights=lag[parts[ok]], minlength=owners.count)
+        # float weights: summing member loads is a reading, not an offset
+        loads += np.bincount(who[ok], weights=lag[rows[ok]].astype(np.float64), minlength=owners.count)
     return lag_skew.SkewReading(metrics.imbalance(loads.tolist()), float(loads.sum()), float(loads.max()))
 
 
@@ -181,12 +205,15 @@ def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySe
         or (name == "partition_count_change" and policy.partition_count_change)
         or (name == "rack_change" and policy.rack_change)
     }
-    if changes.saw_lag:
+    if changes.skew is not None:
+        if changes.skew == "new":
+            state.skew_prev, state.skew_ts = state.skew_streak, ts
         reading = skew_reading(state, policy.stuck_observations, owners)
         if reading is None:
             state.skew_streak = 0
             return None
-        state.skew_streak = lag_skew.next_streak(state.skew_streak, reading, policy.skew_threshold,
+        # counted from the streak before this observation: reading it again never counts it twice
+        state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold,
                                                  policy.min_total_lag)
         if state.skew_streak >= policy.skew_observations and not lag_skew.in_cooldown(
                 ts, state.last_rec_ts, policy.cooldown_s):
@@ -222,7 +249,7 @@ def decide(state: GroupState, changes: update.Changes, ts: int, policy: PolicySe
         return None
 
     state.version += 1
-    state.last_rec_ts = ts
+    state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0
     by_id = {m["member_id"]: m for m in state.members or []}
     rec = Recommendation(

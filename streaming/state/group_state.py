@@ -1,9 +1,12 @@
 """What the job remembers of one consumer group between micro-batches.
 
 State lives in one binary column: pyspark 4.2.0's ``applyInPandasWithState`` crashes on array or map
-types in the state schema. The blob is zlib over a JSON header (members, partitions, counters) followed
-by the raw lag-history arrays. Everything here is plain data (and numpy) so the policy and the tests use
-it without Spark.
+types in the state schema. The blob is zlib over a JSON header (members, partitions, counters, parts of
+split events still incomplete) followed by the raw int64 lag-history arrays. Everything here is plain
+data (and numpy) so the policy and the tests use it without Spark.
+
+The header carries the layout version (``_v``). Version 3 (this one) reads version 2 blobs (dense lag
+rows, no ordering fields); any other version fails with a message saying to start from a new checkpoint.
 """
 
 from __future__ import annotations
@@ -14,9 +17,21 @@ import zlib
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
 from streaming.state.lag_history import LagHistory
 
-STATE_VERSION = 2
+STATE_VERSION = 3
+READABLE_VERSIONS = (2, 3)
+
+# A topic known from lag rows alone gets its partition count from the highest partition number seen; past
+# this a bogus number would make the assignors allocate per partition, so such a topic is left out.
+MAX_INFERRED_PARTITIONS = 1 << 20
+
+COUNTERS = ("late_metadata", "duplicate_metadata", "late_lag", "invalid_parts")
+"""``late_metadata``: members/partitions events older than the ones held, ignored; ``duplicate_metadata``:
+the held event again (same ts and generation), ignored; ``late_lag``: lag rows older than the newest
+observation of their partition, ignored; ``invalid_parts``: parts of split events with a bad index."""
 
 
 @dataclass
@@ -34,9 +49,13 @@ class GroupState:
     generation: int | None = None
     protocol: str | None = None
     members: list[dict[str, Any]] | None = None
-    """The last ``members`` event's members; None until the first one (the baseline)."""
+    """The newest ``members`` event's members; None until the first one (the baseline)."""
+    members_ts: int | None = None
+    """``ts`` of the members event held: with ``generation``, the order key older events lose against."""
     partitions: dict[str, list[PartitionMeta]] = field(default_factory=dict)
     """topic -> partition metadata, from ``partitions`` events."""
+    partitions_ts: dict[str, int] = field(default_factory=dict)
+    """topic -> ``ts`` of the partitions event held."""
     lag: dict[str, LagHistory] = field(default_factory=dict)
     """topic -> recent lag observations of its partitions."""
     version: int = 0
@@ -44,8 +63,13 @@ class GroupState:
     last_rec_ts: int | None = None
     last_rec_id: str | None = None
     skew_streak: int = 0
-    pending: list[dict[str, Any]] = field(default_factory=list)
-    """Triggers seen at metadata changes that have not been acted on yet (e.g. no lag observed)."""
+    skew_ts: int = 0
+    """``ts`` of the newest lag observation counted in ``skew_streak``: each observation counts once."""
+    skew_prev: int = 0
+    """The streak before ``skew_ts`` counted, to read that observation again when more of it arrives."""
+    counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    parts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Split events still missing parts: event key -> {part index (str) -> part event}."""
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -53,18 +77,23 @@ class GroupState:
         return sorted({t for m in self.members or [] for t in m["topics"]})
 
     def partition_count(self, topic: str) -> int:
+        """From the topic's partitions event, else implied by its lag rows (0 if implausibly large)."""
         if topic in self.partitions:
             return len(self.partitions[topic])
         seen = self.lag.get(topic)
-        return seen.partitions if seen is not None else 0
+        span = seen.span if seen is not None else 0
+        return span if span <= MAX_INFERRED_PARTITIONS else 0
+
+    def count(self, counter: str, by: int = 1) -> None:
+        self.counters[counter] = self.counters.get(counter, 0) + by
 
     # -- serialization -------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        header: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("lag",)}
+        header: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "lag"}
         header["partitions"] = {t: [[m.leader, m.replicas, m.racks] for m in parts]
                                 for t, parts in self.partitions.items()}
-        header["lag"] = [[t, h.partitions, h.depth] for t, h in self.lag.items()]
+        header["lag"] = [[t, h.rows, h.depth] for t, h in self.lag.items()]
         header["_v"] = STATE_VERSION
         head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
         body = b"".join(h.to_bytes() for h in self.lag.values())
@@ -75,13 +104,20 @@ class GroupState:
         raw = zlib.decompress(blob)
         (size,) = struct.unpack_from("<I", raw)
         header = json.loads(raw[4:4 + size])
-        if header.pop("_v", None) != STATE_VERSION:
-            raise ValueError("group state written by an incompatible version; start from a new checkpoint")
+        layout = header.pop("_v", None)
+        if layout not in READABLE_VERSIONS:
+            raise ValueError(f"group state layout version {layout} is not one this version reads "
+                             f"({', '.join(map(str, READABLE_VERSIONS))}); start from a new checkpoint")
         offset = 4 + size
         lag = {}
-        for topic, partitions, depth in header.pop("lag"):
-            n = (3 * partitions * depth + partitions) * 8
-            lag[topic] = LagHistory.from_bytes(raw[offset:offset + n], partitions, depth)
+        for topic, rows, depth in header.pop("lag"):
+            # version 2 kept dense rows (row = partition number) and no id array
+            ids = np.arange(rows, dtype=np.int64) if layout == 2 else None
+            n = LagHistory.byte_length(rows, depth) - (8 * rows if layout == 2 else 0)
+            lag[topic] = LagHistory.from_bytes(raw[offset:offset + n], rows, depth, ids)
             offset += n
+        if layout == 2:
+            header.pop("pending", None)  # never used
         header["partitions"] = {t: [PartitionMeta(*m) for m in parts] for t, parts in header["partitions"].items()}
+        header["counters"] = dict.fromkeys(COUNTERS, 0) | header.get("counters", {})
         return cls(lag=lag, **header)

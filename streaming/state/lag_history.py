@@ -1,84 +1,165 @@
 """Recent lag observations of one topic's partitions, as numpy arrays (the job's hot path).
 
-Three ``(partitions, H)`` int64 arrays hold, per partition and oldest first, the observation time, the
-committed offset and the end offset of its last ``H`` observations; ``n`` counts how many are filled.
-One poll of a topic is one vectorized :meth:`observe`; latest lag, rates and stuck flags are array
-expressions, and the whole thing serializes to raw bytes.
+Rows exist only for the partitions that were observed: ``ids`` is the sorted array of their partition
+numbers and row ``i`` belongs to partition ``ids[i]``, so a partition number of 2**31-1 costs one row,
+not a dense array of that length. Three ``(rows, H)`` int64 arrays hold, per row and oldest first, the
+observation time, the committed offset and the end offset of its last ``H`` observations; ``n`` counts
+how many are filled. Offsets stay int64 end to end (exact up to 2**63-1); only rates are floats.
+
+One poll of a topic is one vectorized :meth:`observe`: per partition, an observation newer than the
+newest kept is appended, one at the same time replaces it when its offsets are further (a re-sent
+record, whatever order the copies come in), and an older one is ignored (a late record).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from streaming.policy.stuck import stuck_mask
 
+ARRAYS = ("ts", "committed", "end")
+
+
+class Observed(NamedTuple):
+    """What one :meth:`LagHistory.observe` did: rows changed (appended or replaced), rows ignored as older."""
+
+    changed: int
+    late: int
+
 
 class LagHistory:
-    __slots__ = ("committed", "end", "n", "ts")
+    __slots__ = ("committed", "end", "ids", "n", "ts")
 
-    def __init__(self, partitions: int, depth: int) -> None:
-        self.ts = np.zeros((partitions, depth), dtype=np.int64)
-        self.committed = np.zeros((partitions, depth), dtype=np.int64)
-        self.end = np.zeros((partitions, depth), dtype=np.int64)
-        self.n = np.zeros(partitions, dtype=np.int64)
+    def __init__(self, depth: int, ids: np.ndarray | None = None) -> None:
+        self.ids = np.zeros(0, dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
+        rows = len(self.ids)
+        self.ts = np.zeros((rows, depth), dtype=np.int64)
+        self.committed = np.zeros((rows, depth), dtype=np.int64)
+        self.end = np.zeros((rows, depth), dtype=np.int64)
+        self.n = np.zeros(rows, dtype=np.int64)
 
     @property
-    def partitions(self) -> int:
-        return self.ts.shape[0]
+    def rows(self) -> int:
+        return len(self.ids)
 
     @property
     def depth(self) -> int:
         return self.ts.shape[1]
 
-    def resize(self, partitions: int) -> None:
-        """Grow to (or, after a topic was re-created smaller, shrink to) ``partitions`` rows."""
-        if partitions == self.partitions:
-            return
-        keep = min(partitions, self.partitions)
-        for name in ("ts", "committed", "end"):
-            new = np.zeros((partitions, self.depth), dtype=np.int64)
-            new[:keep] = getattr(self, name)[:keep]
-            setattr(self, name, new)
-        n = np.zeros(partitions, dtype=np.int64)
-        n[:keep] = self.n[:keep]
-        self.n = n
+    @property
+    def span(self) -> int:
+        """Highest observed partition number + 1 (0 when none): the partition count lag alone implies."""
+        return int(self.ids[-1]) + 1 if len(self.ids) else 0
 
-    def observe(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray) -> None:
-        """Record one observation at ``ts`` of the given partitions (unique, each >= 0)."""
-        if len(partitions) == 0:
+    # -- rows ------------------------------------------------------------------------------------------
+
+    def lookup(self, partitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row of each partition, whether it has one); rows of unknown partitions are 0 and masked out."""
+        rows = np.searchsorted(self.ids, partitions)
+        rows = np.minimum(rows, max(len(self.ids) - 1, 0))
+        found = (self.ids[rows] == partitions) if len(self.ids) else np.zeros(len(partitions), dtype=bool)
+        return np.where(found, rows, 0), found
+
+    def _rows_for(self, partitions: np.ndarray) -> np.ndarray:
+        """Rows of ``partitions`` (sorted, unique), adding rows for the ones not seen before."""
+        ids = self.ids
+        if len(ids) == len(partitions) and (len(ids) == 0 or np.array_equal(ids, partitions)):
+            return np.arange(len(ids))
+        rows, found = self.lookup(partitions)
+        if found.all():
+            return rows
+        merged = np.union1d(ids, partitions)
+        old_rows = np.searchsorted(merged, ids)
+        for name in ARRAYS:
+            new = np.zeros((len(merged), self.depth), dtype=np.int64)
+            new[old_rows] = getattr(self, name)
+            setattr(self, name, new)
+        n = np.zeros(len(merged), dtype=np.int64)
+        n[old_rows] = self.n
+        self.n, self.ids = n, merged
+        return np.searchsorted(merged, partitions)
+
+    def retain_below(self, count: int) -> None:
+        """Drop the partitions numbered ``count`` and above (gone: the topic was re-created smaller)."""
+        keep = self.ids < count
+        if keep.all():
             return
-        if partitions.max() >= self.partitions:
-            self.resize(int(partitions.max()) + 1)
-        last = np.where(self.n[partitions] > 0, self.ts[partitions, np.maximum(self.n[partitions] - 1, 0)], -1)
+        self.ids, self.n = self.ids[keep], self.n[keep]
+        for name in ARRAYS:
+            setattr(self, name, getattr(self, name)[keep])
+
+    # -- observing -------------------------------------------------------------------------------------
+
+    def observe(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray) -> Observed:
+        """Record one observation at ``ts`` of ``partitions`` (sorted, unique, each >= 0) with int64 offsets."""
+        if len(partitions) == 0:
+            return Observed(0, 0)
+        partitions = np.asarray(partitions, dtype=np.int64)
+        if self._append_all(ts, partitions, committed, end):
+            return Observed(len(partitions), 0)
+        rows = self._rows_for(partitions)
+        filled = self.n[rows]
+        col = np.maximum(filled - 1, 0)
+        last = np.where(filled > 0, self.ts[rows, col], -1)
         newer = last < ts
-        same = last == ts  # the same observation again (a replayed record): the last one wins
+        same = last == ts
+        changed = int(newer.sum())
         if same.any():
-            p = partitions[same]
-            col = self.n[p] - 1
-            self.committed[p, col] = committed[same]
-            self.end[p, col] = end[same]
+            # the same observation again: the furthest offsets win (end, then committed), so the result
+            # does not depend on the order the copies arrive in
+            r, c = rows[same], col[same]
+            old_end, old_committed = self.end[r, c], self.committed[r, c]
+            new_end, new_committed = end[same], committed[same]
+            further = (new_end > old_end) | ((new_end == old_end) & (new_committed > old_committed))
+            if further.any():
+                self.end[r[further], c[further]] = new_end[further]
+                self.committed[r[further], c[further]] = new_committed[further]
+                changed += int(further.sum())
         if newer.any():
-            p = partitions[newer]
-            full = self.n[p] == self.depth
+            r = rows[newer]
+            full = self.n[r] == self.depth
             if full.any():
-                f = p[full]
-                for arr in (self.ts, self.committed, self.end):
+                f = r[full]
+                for name in ARRAYS:
+                    arr = getattr(self, name)
                     arr[f, :-1] = arr[f, 1:]
                 self.n[f] -= 1
-            col = self.n[p]
-            self.ts[p, col] = ts
-            self.committed[p, col] = committed[newer]
-            self.end[p, col] = end[newer]
-            self.n[p] += 1
-        # older observations (late records) are ignored: the newest ts wins
+            c = self.n[r]
+            self.ts[r, c] = ts
+            self.committed[r, c] = committed[newer]
+            self.end[r, c] = end[newer]
+            self.n[r] += 1
+        return Observed(changed, int((last > ts).sum()))
 
-    # -- views ---------------------------------------------------------------------------------------
+    def _append_all(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray) -> bool:
+        """The common case as whole-column writes: every known partition, nothing else, each with the same
+        number of observations, all older than ``ts``. Returns False (nothing done) otherwise."""
+        n = self.n
+        if not len(n) or len(partitions) != len(self.ids) or n[0] != n[-1] or not np.array_equal(self.ids, partitions):
+            return False
+        filled = int(n[0])
+        if not (n == filled).all() or (filled and not (self.ts[:, filled - 1] < ts).all()):
+            return False
+        if filled == self.depth:
+            for name in ARRAYS:
+                arr = getattr(self, name)
+                arr[:, :-1] = arr[:, 1:]
+            filled -= 1
+        self.ts[:, filled] = ts
+        self.committed[:, filled] = committed
+        self.end[:, filled] = end
+        self.n = np.full(len(n), filled + 1, dtype=np.int64)
+        return True
+
+    # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
     def _last(self, arr: np.ndarray) -> np.ndarray:
-        return arr[np.arange(self.partitions), np.maximum(self.n - 1, 0)]
+        return arr[np.arange(len(self.ids)), np.maximum(self.n - 1, 0)]
 
     def latest_lag(self) -> np.ndarray:
-        """Lag per partition at its latest observation (0 where never observed)."""
+        """Lag (int64) per row at its latest observation (0 where never observed)."""
         lag = self._last(self.end) - self._last(self.committed)
         return np.where(self.n > 0, np.maximum(lag, 0), 0)
 
@@ -86,37 +167,51 @@ class LagHistory:
         """Records/s of the ``end`` (produce) or ``committed`` (consume) offset over the kept history."""
         arr = self.end if which == "end" else self.committed
         dt = (self._last(self.ts) - self.ts[:, 0]) / 1000.0
-        delta = self._last(arr) - arr[:, 0]
+        delta = (self._last(arr) - arr[:, 0]).astype(np.float64)  # the int64 difference, then a float rate
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where((self.n >= 2) & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
         return np.maximum(r, 0.0)
 
     def stuck(self, k: int) -> np.ndarray:
-        """Partitions stuck at their last ``k`` observations (the rule is in :mod:`streaming.policy.stuck`)."""
+        """Rows stuck at their last ``k`` observations (the rule is in :mod:`streaming.policy.stuck`)."""
         return stuck_mask(self.committed, self.end, self.n, k)
+
+    def dense(self, values: np.ndarray, count: int, dtype: type) -> np.ndarray:
+        """``values`` (one per row) spread over partitions ``0..count-1``, zero where unobserved."""
+        out = np.zeros(count, dtype=dtype)
+        keep = self.ids < count
+        out[self.ids[keep]] = values[keep]
+        return out
 
     # -- serialization ---------------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        return b"".join(a.tobytes() for a in (self.ts, self.committed, self.end, self.n))
+        return b"".join(a.tobytes() for a in (self.ids, self.ts, self.committed, self.end, self.n))
 
     @classmethod
-    def from_bytes(cls, blob: bytes, partitions: int, depth: int) -> LagHistory:
-        h = cls.__new__(cls)
-        size = partitions * depth
-        flat = np.frombuffer(blob, dtype=np.int64)
-        h.ts = flat[:size].reshape(partitions, depth).copy()
-        h.committed = flat[size:2 * size].reshape(partitions, depth).copy()
-        h.end = flat[2 * size:3 * size].reshape(partitions, depth).copy()
-        h.n = flat[3 * size:3 * size + partitions].copy()
-        return h
+    def byte_length(cls, rows: int, depth: int) -> int:
+        return 8 * (2 * rows + 3 * rows * depth)
 
-    def byte_size(self) -> int:
-        return 8 * (3 * self.ts.size + self.n.size)
+    @classmethod
+    def from_bytes(cls, blob: bytes, rows: int, depth: int, ids: np.ndarray | None = None) -> LagHistory:
+        """The layout of :meth:`to_bytes`; with ``ids`` given, the blob has no id array (state version 2,
+        dense rows: row = partition number)."""
+        h = cls.__new__(cls)
+        flat = np.frombuffer(blob, dtype=np.int64)
+        at = 0
+        if ids is None:
+            ids, at = flat[:rows].copy(), rows
+        h.ids = np.asarray(ids, dtype=np.int64)
+        size = rows * depth
+        for name in ARRAYS:
+            setattr(h, name, flat[at:at + size].reshape(rows, depth).copy())
+            at += size
+        h.n = flat[at:at + rows].copy()
+        return h
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LagHistory) and all(
-            np.array_equal(getattr(self, a), getattr(other, a)) for a in ("ts", "committed", "end", "n"))
+            np.array_equal(getattr(self, a), getattr(other, a)) for a in ("ids", *ARRAYS, "n"))
 
     def __repr__(self) -> str:
-        return f"LagHistory(partitions={self.partitions}, depth={self.depth})"
+        return f"LagHistory(rows={self.rows}, span={self.span}, depth={self.depth})"

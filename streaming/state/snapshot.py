@@ -9,7 +9,7 @@ from streaming.state.group_state import GroupState
 
 
 def stuck_partitions(state: GroupState, k: int) -> list[tuple[str, int]]:
-    return sorted((topic, int(p)) for topic, hist in state.lag.items() for p in np.flatnonzero(hist.stuck(k)))
+    return sorted((topic, int(p)) for topic, hist in state.lag.items() for p in hist.ids[hist.stuck(k)].tolist())
 
 
 def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
@@ -25,9 +25,13 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
     consume: dict[str, list[float]] = {}
     for t, n in topics.items():
         hist = state.lag.get(t)
-        lag[t] = _fit(hist.latest_lag() if hist is not None else None, n, int)
-        produce[t] = _fit(hist.rate("end") if hist is not None else None, n, float)
-        consume[t] = _fit(hist.rate("committed") if hist is not None else None, n, float)
+        if hist is None:
+            lag[t], produce[t], consume[t] = [0] * n, [0.0] * n, [0.0] * n
+            continue
+        # tolist() of an int64 array gives Python ints: lag stays exact past 2**53
+        lag[t] = hist.dense(hist.latest_lag(), n, np.int64).tolist()
+        produce[t] = hist.dense(hist.rate("end"), n, np.float64).tolist()
+        consume[t] = hist.dense(hist.rate("committed"), n, np.float64).tolist()
     racks = None
     if any(r is not None for t in topics for meta in state.partitions.get(t, []) for r in meta.racks):
         racks = {
@@ -53,12 +57,3 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
         topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce, consume_rate=consume,
         stuck=frozenset(stuck_partitions(state, stuck_after)),
     )
-
-
-def _fit(values: np.ndarray | None, n: int, kind: type) -> list:
-    """``values`` as a list of exactly ``n`` plain numbers (zeros where unobserved)."""
-    out = [kind(0)] * n
-    if values is not None:
-        m = min(n, len(values))
-        out[:m] = [kind(v) for v in values[:m].tolist()]
-    return out

@@ -5,6 +5,13 @@ state in place through :func:`apply_metadata`, which records what it saw: member
 counts and replica racks changed. Lag events come as arrays, one topic's poll at a time
 (:func:`observe_lag`). The first ``members`` event, and the first ``partitions`` event of a topic, are
 the group's baseline: they change nothing that could trigger.
+
+Order: metadata held is replaced only by newer metadata. ``members`` events are ordered by ``(ts,
+generation)`` (a missing generation counts as -1), a topic's ``partitions`` events by ``ts``; an event
+older than the one held is ignored and counted (``late_metadata``), one with the same key is the held
+event again and ignored too (``duplicate_metadata``). Lag rows older than their partition's newest
+observation are ignored (``late_lag``). Parts of a split event (:mod:`streaming.event_parts`) wait in the
+state until all have arrived (:func:`collect_parts`); the whole event then goes through the same rules.
 """
 
 from __future__ import annotations
@@ -16,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from streaming import event_parts
 from streaming.events import LAG, MEMBERS, PARTITIONS
 from streaming.policy import membership, partition_count, rack_change
 from streaming.state.group_state import GroupState, PartitionMeta
-from streaming.state.lag_history import LagHistory
+from streaming.state.lag_history import LagHistory, Observed
 
 # Within one observation (one ts), metadata first: the lag is read against the newest shape.
 TYPE_ORDER = {MEMBERS: 0, PARTITIONS: 1, LAG: 2}
@@ -31,7 +39,11 @@ class Changes:
     left: list[str] = field(default_factory=list)
     partition_counts: dict[str, dict] = field(default_factory=dict)
     racks: dict[str, list[dict]] = field(default_factory=dict)
-    saw_lag: bool = False
+    applied: bool = False
+    """Some metadata event of this observation replaced what the state held."""
+    skew: str | None = None
+    """How this observation reads lag skew: ``new`` (a newer observation: the streak moves on), ``again``
+    (more of the observation last counted arrived: it is read again from the streak before it), or None."""
 
     def triggers(self) -> dict[str, Any]:
         """Trigger name -> figures for the metadata changes seen."""
@@ -46,23 +58,87 @@ class Changes:
 
 
 def apply_metadata(state: GroupState, events: Iterable[dict[str, Any]], changes: Changes) -> None:
-    """Apply one observation's metadata events (members before partitions) to ``state``."""
+    """Apply one observation's metadata events (members before partitions) to ``state``; events older
+    than (or the same as) what the state holds are counted and skipped."""
     for e in events:
-        state.last_ts = max(state.last_ts, int(e["ts"]))
+        ts = int(e["ts"])
+        state.last_ts = max(state.last_ts, ts)
+        held = _held_key(state, e)
+        new = _key(e)
+        if held is not None and new <= held:
+            state.count("late_metadata" if new < held else "duplicate_metadata")
+            continue
+        changes.applied = True
         if e["type"] == MEMBERS:
             _apply_members(state, e, changes)
         elif e["type"] == PARTITIONS:
             _apply_partitions(state, e, changes)
 
 
+def _key(e: dict[str, Any]) -> tuple[int, int]:
+    gen = e.get("generation") if e["type"] == MEMBERS else None
+    return int(e["ts"]), -1 if gen is None else int(gen)
+
+
+def _held_key(state: GroupState, e: dict[str, Any]) -> tuple[int, int] | None:
+    """Order key of the metadata the state holds for ``e``'s kind (None: nothing, or a version 2 state)."""
+    if e["type"] == MEMBERS:
+        if state.members_ts is None:
+            return None
+        return state.members_ts, -1 if state.generation is None else state.generation
+    ts = state.partitions_ts.get(e.get("topic") or "")
+    return None if ts is None else (ts, -1)
+
+
+def collect_parts(state: GroupState, parts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the parts of split events in ``state``; return the events whose parts are now all there.
+
+    A part of an event no newer than the metadata held is dropped at once (the event counted once, at
+    its part 0, as late or duplicate metadata), so a lost part never pins memory past a newer event."""
+    done: list[dict[str, Any]] = []
+    touched: set[str] = set()
+    for raw in parts:
+        part = event_parts.normalized_part(raw)
+        if part is None:
+            state.count("invalid_parts")
+            continue
+        held = _held_key(state, part)
+        if held is not None and _key(part) <= held:
+            if part["part"] == 0:
+                state.count("late_metadata" if _key(part) < held else "duplicate_metadata")
+            continue
+        k = event_parts.key(part)
+        state.parts.setdefault(k, {})[str(part["part"])] = part
+        touched.add(k)
+    for k in sorted(touched):
+        slots = state.parts[k]
+        first = next(iter(slots.values()))
+        if len(slots) == first["parts"]:
+            done.append(event_parts.join(list(slots.values())))
+            del state.parts[k]
+    return done
+
+
+def prune_parts(state: GroupState) -> None:
+    """Forget incomplete split events that can no longer win against the metadata held."""
+    for k in list(state.parts):
+        first = next(iter(state.parts[k].values()))
+        held = _held_key(state, first)
+        if held is not None and _key(first) <= held:
+            del state.parts[k]
+
+
 def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray, committed: np.ndarray,
-                end: np.ndarray, depth: int) -> None:
-    """One poll of one topic's lag: unique partitions with their committed and end offsets."""
+                end: np.ndarray, depth: int) -> Observed:
+    """One poll of one topic's lag: sorted unique partitions with their int64 committed and end offsets."""
     hist = state.lag.get(topic)
     if hist is None:
-        hist = state.lag[topic] = LagHistory(int(partitions.max()) + 1 if len(partitions) else 0, depth)
-    hist.observe(ts, partitions, committed, end)
+        hist = state.lag[topic] = LagHistory(depth)
+    seen = hist.observe(ts, partitions, committed, end)
+    if seen.late:
+        state.count("late_lag", seen.late)
     state.last_ts = max(state.last_ts, ts)
+    return seen
 
 
 def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> None:
@@ -85,7 +161,8 @@ def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> No
         changes.joined += joined
         changes.left += left
     state.members = members
-    state.generation = int(e["generation"]) if e.get("generation") is not None else state.generation
+    state.members_ts = int(e["ts"])
+    state.generation = int(e["generation"]) if e.get("generation") is not None else None
     state.protocol = e.get("protocol")
 
 
@@ -104,7 +181,8 @@ def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) ->
         if racks:
             changes.racks[topic] = racks
     state.partitions[topic] = new
+    state.partitions_ts[topic] = int(e["ts"])
     # the lag history follows the partition count (partitions beyond it are gone: a re-created topic)
     lag = state.lag.get(topic)
     if lag is not None:
-        lag.resize(len(new))
+        lag.retain_below(len(new))

@@ -197,3 +197,60 @@ def test_pieces():
     assert rack_change.changed_partitions([["a", "b"]], [["b", "a"]]) == []
     assert membership.identity({"member_id": "m", "instance_id": "i"}) == "instance:i"
     assert dataclasses.replace(POLICY).assignor == "balanced"
+
+
+def _copy_at(event, ts):
+    return {**event, "ts": ts}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(0, 12))
+def test_resent_late_and_reordered_events_give_the_same_recommendations(seed, cuts, resends):
+    """The clean run: every event once, in order, one batch. The other run: the same events cut into
+    batches at observation boundaries, shuffled within each batch, with copies of earlier events (lag
+    rows, whole polls, members and partitions events, so older metadata arriving after newer) re-sent in
+    the same or later batches, and unchanged metadata refreshes arriving a batch late."""
+    rng = random.Random(seed)
+    polls = 20
+    parts = lambda ts: ev.partitions_event(ts, "g", "t0", [  # noqa: E731
+        ev.partition_entry(p, 1, [1, 2], ["a", "b"]) for p in range(4)])
+    gen2 = members(("C0", [("t0", 0)], None), ("C1", [("t0", 2), ("t0", 3)], None), ("C2", [("t0", 1)], None),
+                   gen=2)
+    change_at = rng.randrange(3, polls - 3)
+    clean = [TWO, parts(T0)]
+    refreshes = []
+    for i in range(polls):
+        ts = T0 + i * STEP
+        if i == change_at:
+            clean.append(_copy_at(gen2, ts))
+        elif i > 0 and i % 5 == 0:  # a full refresh: the same metadata, a new ts
+            refresh = [parts(ts), _copy_at(TWO if i < change_at else gen2, ts)]
+            refreshes += refresh
+            clean += refresh
+        clean += poll(ts, {p: rng.choice([100, 2000, 9000]) for p in range(4)})
+    _, whole = run(clean)
+
+    ts_cuts = sorted(rng.sample(range(1, polls), min(cuts, polls - 1)))
+    bounds = [T0 - 1, *[T0 + c * STEP - 1 for c in ts_cuts], T0 + polls * STEP]
+    batches = [[e for e in clean if lo < e["ts"] <= hi] for lo, hi in itertools.pairwise(bounds)]
+    # an unchanged refresh at a batch's last observation arrives in the next batch instead
+    for b in range(len(batches) - 1):
+        last = max(e["ts"] for e in batches[b])
+        late = [e for e in batches[b] if e in refreshes and e["ts"] == last and rng.random() < 0.5]
+        batches[b] = [e for e in batches[b] if not any(e is x for x in late)]
+        batches[b + 1] = late + batches[b + 1]
+    # copies of earlier events re-sent into the same or a later batch: single rows, whole polls, metadata
+    for _ in range(resends):
+        src = rng.randrange(len(batches))
+        dst = rng.randrange(src, len(batches))
+        pick = rng.choice(batches[src])
+        copies = [e for e in batches[src] if e["ts"] == pick["ts"]] if rng.random() < 0.3 else [pick]
+        batches[dst] = batches[dst] + [dict(e) for e in copies]
+    state = GroupState("g")
+    pieces = []
+    for batch in batches:
+        rng.shuffle(batch)
+        state = GroupState.from_bytes(state.to_bytes())
+        pieces += process(state, batch, POLICY)
+    assert [r.to_row() for r in pieces] == [r.to_row() for r in whole]
+    assert any("membership_change" in r.triggers for r in whole)

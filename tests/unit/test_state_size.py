@@ -1,0 +1,140 @@
+"""Sizes in the per-group state: partition numbers up to 2**31-1 without dense arrays, offsets exact to
+2**63-1, and the binary layout (version 3 reads version 2 checkpoints, refuses anything else clearly)."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streaming import events as ev
+from streaming.policy.decide import process
+from streaming.state.group_state import GroupState
+from streaming.state.lag_history import LagHistory
+from streaming.state.snapshot import to_snapshot
+from tests.unit.test_policy import POLICY, SKEWED, STEP, T0, TWO, poll
+
+MAX_PARTITION = 2**31 - 1
+MAX_OFFSET = 2**63 - 1
+V2_BLOB = Path(__file__).parents[1] / "data" / "group_state_v2.bin"
+
+
+def test_a_huge_partition_number_costs_one_row():
+    state = GroupState("g")
+    process(state, [TWO, ev.lag_event(T0, "g", "t0", 0, 10, 20), ev.lag_event(T0, "g", "t0", MAX_PARTITION, 5, 9)],
+            POLICY)
+    hist = state.lag["t0"]
+    assert hist.ids.tolist() == [0, MAX_PARTITION] and hist.ts.shape == (2, POLICY.lag_history)
+    assert len(state.to_bytes()) < 2000
+    again = GroupState.from_bytes(state.to_bytes())
+    assert again == state and again.lag["t0"].latest_lag().tolist() == [10, 4]
+    # no partitions event: a count implied by such a number is not believed, the topic is left out
+    assert state.partition_count("t0") == 0 and to_snapshot(state, 3) is None
+
+
+def test_a_partitions_event_drops_rows_beyond_the_count():
+    state = GroupState("g")
+    process(state, [TWO, *poll(T0, {0: 5, 3: 7}), ev.lag_event(T0, "g", "t0", MAX_PARTITION, 5, 9),
+                    ev.partitions_event(T0, "g", "t0", [ev.partition_entry(p, 1, [1], [None]) for p in range(4)])],
+            POLICY)
+    # the partitions event sorts first within its ts: the lag rows of that poll come after it
+    process(state, [ev.partitions_event(T0 + STEP, "g", "t0",
+                                        [ev.partition_entry(p, 1, [1], [None]) for p in range(4)])], POLICY)
+    assert state.lag["t0"].ids.tolist() == [0, 3]
+    snap = to_snapshot(state, 3)
+    assert snap.lag["t0"] == [5, 0, 0, 7]
+
+
+def _offset_columns(rows: list[dict], dtype) -> dict[str, np.ndarray]:
+    cols = {c: np.array([r.get(c) for r in rows], dtype=object) for c in ("type", "topic", "detail")}
+    for c in ("ts", "partition", "committed_offset", "end_offset"):
+        cols[c] = np.array([r[c] for r in rows], dtype=dtype)
+    return cols
+
+
+@pytest.mark.parametrize("dtype", [np.int64, object])
+def test_offsets_are_exact_to_2_63(dtype):
+    state = GroupState("g")
+    process(state, [TWO], POLICY)
+    rows = [ev.lag_event(T0, "g", "t0", 0, MAX_OFFSET - 3, MAX_OFFSET),
+            ev.lag_event(T0, "g", "t0", 1, MAX_OFFSET - 2**60, MAX_OFFSET - 1)]
+    process(state, _offset_columns(rows, dtype), POLICY)
+    state = GroupState.from_bytes(state.to_bytes())
+    hist = state.lag["t0"]
+    assert hist.end.dtype == np.int64 and int(hist.end[0, 0]) == MAX_OFFSET
+    assert hist.latest_lag().tolist() == [3, 2**60 - 1]
+    assert to_snapshot(state, 3).lag["t0"] == [3, 2**60 - 1]  # Python ints: exact
+
+
+def test_offsets_from_a_nullable_column_are_exact():
+    # pandas' nullable Int64 (what Arrow gives for a long column with nulls) as an object array
+    state = GroupState("g")
+    committed = pd.array([MAX_OFFSET - 1, None], dtype="Int64").to_numpy(dtype=object)
+    cols = {"type": np.array([ev.LAG, ev.MEMBERS], dtype=object), "ts": np.array([T0, T0]),
+            "topic": np.array(["t0", None], dtype=object), "partition": np.array([0, 0]),
+            "committed_offset": committed, "end_offset": committed.copy(),
+            "detail": np.array([None, json.dumps({k: TWO[k] for k in ("generation", "protocol", "members")})],
+                               dtype=object)}
+    cols["end_offset"][0] = MAX_OFFSET
+    process(state, cols, POLICY)
+    assert state.members is not None and state.lag["t0"].latest_lag().tolist() == [1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 8), st.lists(st.tuples(st.integers(0, MAX_PARTITION),
+                                                                 st.integers(0, MAX_OFFSET // 2),
+                                                                 st.integers(0, 1000)), max_size=12)),
+                max_size=10),
+       st.integers(1, 4))
+def test_sparse_history_matches_a_dictionary(polls, depth):
+    """Against a plain model: per partition, the observations by ts, newest ``depth`` kept, older ts ignored."""
+    hist = LagHistory(depth)
+    model: dict[int, list[tuple[int, int, int]]] = {}
+    for ts, rows in polls:
+        by_part = {}
+        for p, c, lag in rows:
+            prev = by_part.get(p)
+            if prev is None or (c + lag, c) > (prev[0] + prev[1], prev[0]):  # duplicates: the furthest
+                by_part[p] = (c, lag)
+        parts = np.array(sorted(by_part), dtype=np.int64)
+        committed = np.array([by_part[p][0] for p in parts.tolist()], dtype=np.int64)
+        end = committed + np.array([by_part[p][1] for p in parts.tolist()], dtype=np.int64)
+        hist.observe(ts, parts, committed, end)
+        for p, (c, lag) in by_part.items():
+            kept = model.setdefault(p, [])
+            if not kept or kept[-1][0] < ts:
+                kept.append((ts, c, c + lag))
+                del kept[:-depth]
+            elif kept[-1][0] == ts and (c + lag, c) > (kept[-1][2], kept[-1][1]):
+                kept[-1] = (ts, c, c + lag)
+    assert hist.ids.tolist() == sorted(model)
+    assert hist.latest_lag().tolist() == [model[p][-1][2] - model[p][-1][1] for p in sorted(model)]
+    assert hist.n.tolist() == [len(model[p]) for p in sorted(model)]
+    assert GroupState.from_bytes(GroupState("g", lag={"t": hist}).to_bytes()).lag["t"] == hist
+
+
+def test_a_version_2_checkpoint_is_read_and_goes_on():
+    # written by the previous layout (dense lag rows): two skewed polls of TWO's group, generation 3
+    state = GroupState.from_bytes(V2_BLOB.read_bytes())
+    assert state.generation == 3 and state.skew_streak == 2
+    assert state.lag["t0"].ids.tolist() == [0, 1, 2, 3]
+    assert state.lag["t0"].latest_lag().tolist() == [9000, 8000, 100, 100]
+    recs = process(state, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag) for p, lag in SKEWED.items()],
+                   POLICY)
+    assert [list(r.triggers) for r in recs] == [["lag_skew"]]
+
+
+def test_an_unknown_layout_fails_clearly():
+    raw = zlib.decompress(GroupState("g").to_bytes())
+    (size,) = struct.unpack_from("<I", raw)
+    header = json.loads(raw[4:4 + size]) | {"_v": 99}
+    head = json.dumps(header).encode()
+    with pytest.raises(ValueError, match="layout version 99 .* start from a new checkpoint"):
+        GroupState.from_bytes(zlib.compress(struct.pack("<I", len(head)) + head + raw[4 + size:]))

@@ -27,6 +27,8 @@ from streaming.events import MEMBERS, PARTITIONS
 LIST_FIELD = {MEMBERS: "members", PARTITIONS: "partitions"}
 MAX_PARTS = 10_000
 """More parts than this is not an event the collector wrote."""
+MAX_PART_BYTES = 512 * 1024
+"""The publisher's default part size: half of Kafka's 1 MB message and request defaults."""
 
 
 def _size(value: Any) -> int:

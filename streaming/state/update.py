@@ -108,7 +108,9 @@ def collect_parts(state: GroupState, parts: Iterable[dict[str, Any]]) -> list[di
                 state.count("late_metadata" if _key(part) < held else "duplicate_metadata")
             continue
         k = event_parts.key(part)
-        state.parts.setdefault(k, {})[str(part["part"])] = part
+        # kept in the JSON header of the state: numpy scalars of the parsed rows as plain values
+        state.parts.setdefault(k, {})[str(part["part"])] = {
+            f: v.item() if isinstance(v, np.generic) else v for f, v in part.items()}
         touched.add(k)
     for k in sorted(touched):
         slots = state.parts[k]

@@ -163,7 +163,8 @@ class Collector:
             groups += 1
             topics = {t for t in wanted if t in snap.topics}
             members = self.tracker.members_event(ts, g, info.state, info.protocol,
-                                                 [m.entry() for m in info.members], info.generation_hint(), full)
+                                                 [m.entry() for m in info.members], info.generation_hint(), full,
+                                                 info.group_protocol)
             if members is not None:
                 meta.append(members)
             if snap.topics_read:

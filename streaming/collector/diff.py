@@ -15,7 +15,8 @@ tell (v2+ ``generation_id``, sticky user data), the least generation they imply;
 of membership or assignment takes ``max(last + 1, hint)``. It is strictly increasing per group for as
 long as the collector runs: a group that vanishes and comes back continues from its last generation.
 It is not Kafka's generation id (which nothing in the classic admin API exposes); it restarts when the
-collector restarts, unless the members' subscriptions carry hints.
+collector restarts, unless the members' subscriptions carry hints. For a KIP-848 group the hint is
+the group epoch ConsumerGroupDescribe returns, so there the generation follows Kafka's own epoch.
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ def lag_events(ts: int, group: str, partitions: Iterable[tuple[str, int]],
     return LagResult(out, missing, inconsistent)
 
 
-def members_signature(protocol: str | None, members: Sequence[Mapping[str, Any]]) -> tuple:
-    return (protocol, tuple(sorted(
+def members_signature(protocol: str | None, members: Sequence[Mapping[str, Any]],
+                      group_protocol: str | None = None) -> tuple:
+    return (protocol, group_protocol, tuple(sorted(
         (m["member_id"], m.get("instance_id"), m.get("client_id"), m.get("host"), m.get("rack"),
          tuple(m.get("topics") or ()), tuple(tuple(a) for a in m.get("assigned") or ()))
         for m in members)))
@@ -104,11 +106,11 @@ class MetadataTracker:
 
     def members_event(self, ts: int, group: str, state: str | None, protocol: str | None,
                       members: Sequence[Mapping[str, Any]], hint: int | None = None,
-                      full_refresh: bool = False) -> dict[str, Any] | None:
+                      full_refresh: bool = False, group_protocol: str | None = None) -> dict[str, Any] | None:
         """The members event for this observation of ``group``, or None when there is nothing to say."""
         if state is not None and state not in SETTLED_STATES:
             return None
-        sig = members_signature(protocol, members)
+        sig = members_signature(protocol, members, group_protocol)
         last = self._members.get(group)
         changed = last != sig
         if not changed and not full_refresh:
@@ -120,7 +122,7 @@ class MetadataTracker:
             generation = max(generation + 1, hint or 0)
         self._generation[group] = generation
         self._members[group] = sig
-        return events.members_event(ts, group, generation, protocol, [dict(m) for m in members])
+        return events.members_event(ts, group, generation, protocol, [dict(m) for m in members], group_protocol)
 
     def partitions_events(self, ts: int, group: str, topics: Mapping[str, Sequence[Mapping[str, Any]]],
                           full_refresh: bool = False) -> list[dict[str, Any]]:

@@ -70,10 +70,20 @@ class Member:
     assigned: tuple[tuple[str, int], ...]
     rack: str | None = None
     generation_hint: int | None = None
+    member_epoch: int | None = None
+    """KIP-848 members only (ConsumerGroupDescribe); classic members have none."""
+    target: tuple[tuple[str, int], ...] | None = None
+    """KIP-848 members only: the coordinator's target assignment the member reconciles towards."""
 
     def entry(self) -> dict[str, Any]:
-        return events.member_entry(self.member_id, self.topics, self.assigned, instance_id=self.instance_id,
-                                   client_id=self.client_id, host=self.host, rack=self.rack)
+        entry = events.member_entry(self.member_id, self.topics, self.assigned, instance_id=self.instance_id,
+                                    client_id=self.client_id, host=self.host, rack=self.rack)
+        # optional fields of the members event, present only for KIP-848 members
+        if self.member_epoch is not None:
+            entry["member_epoch"] = int(self.member_epoch)
+        if self.target is not None:
+            entry["target_assigned"] = [[t, int(p)] for t, p in self.target]
+        return entry
 
 
 class _Reader:

@@ -4,7 +4,9 @@ The order of the reads matters: committed offsets are read before end offsets, s
 commits only what it consumed, ``end >= committed`` holds for every partition of the snapshot.
 
 Requests per poll, whatever the number of groups: DescribeCluster; ListGroups per broker;
-DescribeGroups and OffsetFetch (v8, all groups at once) per group coordinator; one Metadata request for
+DescribeGroups (classic groups), ConsumerGroupDescribe (KIP-848 groups, whose type ListGroups v5+
+reports; see :mod:`streaming.collector.kip848`) and OffsetFetch (v8, all groups at once) per group
+coordinator; one Metadata request for
 the topics; ListOffsets per partition leader (and again for begin offsets of never-committed partitions
 of ``earliest`` groups). The collector never joins a group and never commits: ListOffsets through the
 admin client needs no consumer at all.
@@ -26,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from streaming.collector import kip848
 from streaming.collector.membership import Member, RackResolver, member_from
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,10 @@ class GroupInfo:
     state: str | None
     protocol: str | None
     members: list[Member]
+    group_protocol: str = kip848.CLASSIC
+    """``classic`` or ``consumer`` (KIP-848)."""
+    epoch: int | None = None
+    """the group epoch of a KIP-848 group."""
 
     def subscribed_topics(self) -> set[str]:
         topics = {t for m in self.members for t in m.topics}
@@ -50,6 +57,8 @@ class GroupInfo:
 
     def generation_hint(self) -> int | None:
         hints = [m.generation_hint for m in self.members if m.generation_hint is not None]
+        if self.epoch is not None and self.epoch >= 0:
+            hints.append(self.epoch)
         return max(hints) if hints else None
 
 
@@ -87,8 +96,11 @@ class ClusterSnapshot:
 class ClusterReader:
     """Reads what the collector needs, with one admin client re-made after failures."""
 
-    def __init__(self, admin_factory: Callable[[], Any], racks: RackResolver) -> None:
+    def __init__(self, admin_factory: Callable[[], Any], racks: RackResolver,
+                 describe_consumer_groups: Callable[[Any, list[str]], dict[str, dict[str, Any]]] = kip848.describe
+                 ) -> None:
         self._admin_factory = admin_factory
+        self._describe_consumer_groups = describe_consumer_groups
         self._admin: Any = None
         self._racks = racks
         self._broker_racks: dict[int, str | None] = {}
@@ -136,7 +148,8 @@ class ClusterReader:
         listed = self._list_groups(admin, brokers, snap)
         ids = sorted(g for g in listed if select(g))
         snap.listed = set(ids)
-        self._describe_groups(admin, ids, snap)
+        self._describe_groups(admin, [g for g in ids if listed[g] != kip848.CONSUMER], snap)
+        self._describe_kip848_groups(admin, [g for g in ids if listed[g] == kip848.CONSUMER], snap)
         self._committed(admin, [g for g in ids if g in snap.groups], snap)
 
         wanted_topics: set[str] = set()
@@ -165,8 +178,10 @@ class ClusterReader:
                 live.append(int(b["broker_id"]))
         return sorted(live)
 
-    def _list_groups(self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot) -> set[str]:
-        groups: set[str] = set()
+    def _list_groups(self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot) -> dict[str, str]:
+        """group id -> group type (``classic``, or ``consumer`` for KIP-848; brokers before 4.0 do not
+        say, and have only classic groups)."""
+        groups: dict[str, str] = {}
         for broker in brokers:
             try:
                 listed = admin.list_groups(broker_ids=[broker])
@@ -177,9 +192,10 @@ class ClusterReader:
             for g in listed:
                 if g.get("protocol_type", "") not in CONSUMER_PROTOCOL_TYPES:
                     continue
-                if (g.get("group_type") or "").lower() in SKIPPED_GROUP_TYPES:
+                group_type = (g.get("group_type") or kip848.CLASSIC).lower()
+                if group_type in SKIPPED_GROUP_TYPES:
                     continue
-                groups.add(g["group_id"])
+                groups[g["group_id"]] = kip848.CONSUMER if group_type == kip848.CONSUMER else kip848.CLASSIC
         return groups
 
     def _describe_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
@@ -214,6 +230,39 @@ class ClusterReader:
                 continue
             members = [member_from(m, self._racks) for m in d.get("members") or ()]
             snap.groups[g] = GroupInfo(g, state, d.get("protocol_data") or None, members)
+
+    def _describe_kip848_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
+        if not ids:
+            return
+        try:
+            described = self._describe_consumer_groups(admin, ids)
+        except Exception as e:
+            log.debug("ConsumerGroupDescribe of %d groups failed (%s); one by one", len(ids), e)
+            described = {}
+            for g in ids:
+                try:
+                    described.update(self._describe_consumer_groups(admin, [g]))
+                except Exception as e1:
+                    self._warn(snap, f"group {g}: ConsumerGroupDescribe failed ({type(e1).__name__}: {e1}); "
+                                     "skipped this poll")
+        for g in ids:
+            d = described.get(g)
+            if d is None:
+                continue
+            error = d.get("error")
+            if error:
+                if "GroupIdNotFound" in error:
+                    snap.gone_groups.add(g)
+                else:
+                    self._warn(snap, f"group {g}: ConsumerGroupDescribe returned {error}; skipped this poll")
+                continue
+            state = kip848.classic_state(d.get("group_state"))
+            if state == "Dead":
+                snap.gone_groups.add(g)
+                continue
+            epoch = d.get("group_epoch")
+            members = [kip848.member_from(m, self._racks, epoch) for m in d.get("members") or ()]
+            snap.groups[g] = GroupInfo(g, state, d.get("assignor_name") or None, members, kip848.CONSUMER, epoch)
 
     def _committed(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
         if not ids:

@@ -84,5 +84,10 @@ def run(spark, cfg: Config, n: int = 1000) -> SmokeResult:
 
 
 def cleanup(result: SmokeResult, cfg: Config) -> None:
-    shutil.rmtree(result.table, ignore_errors=True)
-    shutil.rmtree(cfg.checkpoint_path(f"smoke-{result.table.rsplit('-', 1)[-1]}"), ignore_errors=True)
+    from streaming.paths import local_path
+
+    # local outputs only (paths and file: URIs); on an object store or HDFS they stay where they were written
+    for location in (result.table, cfg.checkpoint_path(f"smoke-{result.table.rsplit('-', 1)[-1]}")):
+        local = local_path(location)
+        if local is not None:
+            shutil.rmtree(local, ignore_errors=True)

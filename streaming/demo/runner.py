@@ -273,7 +273,7 @@ def render_summary(s: dict[str, Any], table: str, plot: Path | None) -> list[str
         out.append(f"    at {r['at_s']:.0f} s: {r['what']}")
     out += [
         f"  recommendations Delta table: {table}",
-        f"  query it with `rebalancer recommendations --conf paths.tables={Path(table).parent}`, or in Spark SQL:",
+        f"  query it with `rebalancer recommendations --conf paths.tables={table.rsplit('/', 1)[0]}`, or in Spark SQL:",
         f"    SELECT version, triggers, before_max_lag, after_max_lag, before_cross_rack, after_cross_rack, "
         f"partitions_moved FROM delta.`{table}` ORDER BY version",
         f"    SELECT version, a.client_id, a.rack, size(a.partitions) AS partitions FROM delta.`{table}` "

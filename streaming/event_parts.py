@@ -46,8 +46,8 @@ def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
     pieces = [p for entry in event[name] for p in _pieces(entry, budget, name)]
     chunks: list[list[Any]] = [[]]
     used = 0
-    for piece in pieces:
-        size = _size(piece) + 1  # and its comma
+    for piece, size in pieces:
+        size += 1  # and its comma
         if chunks[-1] and used + size > budget:
             chunks.append([])
             used = 0
@@ -59,26 +59,27 @@ def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
     return [base | {name: chunk, "part": i, "parts": len(chunks)} for i, chunk in enumerate(chunks)]
 
 
-def _pieces(entry: dict[str, Any], budget: int, name: str) -> list[dict[str, Any]]:
-    """One list entry, or for a member too large on its own, copies of it each with a slice of ``assigned``."""
+def _pieces(entry: dict[str, Any], budget: int, name: str) -> list[tuple[dict[str, Any], int]]:
+    """(piece, encoded size) of one list entry: the entry itself, or for a member too large on its own,
+    copies of it each with a slice of ``assigned``."""
     size = _size(entry)
     if size < budget:
-        return [entry]
+        return [(entry, size)]
     if name != "members":
         raise ValueError(f"one {name} entry of {size} bytes exceeds the part budget of {budget} bytes")
     head = {**entry, "assigned": []}
     room = budget - _size(head) - 1
-    out: list[dict[str, Any]] = []
+    out: list[tuple[dict[str, Any], int]] = []
     chunk: list[Any] = []
     used = 0
     for tp in entry.get("assigned") or []:
         size = _size(tp) + 1
         if chunk and used + size > room:
-            out.append({**entry, "assigned": chunk})
+            out.append(({**entry, "assigned": chunk}, _size(head) + used))
             chunk, used = [], 0
         chunk.append(tp)
         used += size
-    out.append({**entry, "assigned": chunk})
+    out.append(({**entry, "assigned": chunk}, _size(head) + used))
     return out
 
 

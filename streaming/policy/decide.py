@@ -62,8 +62,20 @@ LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset")
 def _columns(events: Events) -> dict[str, np.ndarray]:
     if isinstance(events, dict):
         return events
-    df = events if isinstance(events, pd.DataFrame) else pd.DataFrame(list(events))
-    return {c: df[c].to_numpy() for c in df.columns}
+    if isinstance(events, pd.DataFrame):
+        # a nullable integer column as objects: to_numpy() would give float64, inexact past 2**53
+        return {c: events[c].to_numpy(dtype=object, na_value=None) if events[c].dtype.kind == "i"
+                and isinstance(events[c].dtype, pd.api.extensions.ExtensionDtype) else events[c].to_numpy()
+                for c in events.columns}
+    rows = list(events)
+    names = sorted({k for e in rows for k in e})
+    cols = {}
+    for name in names:
+        col = np.empty(len(rows), dtype=object)  # filled one by one: list values stay lists
+        for i, e in enumerate(rows):
+            col[i] = e.get(name)
+        cols[name] = col
+    return cols
 
 
 def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray) -> np.ndarray:

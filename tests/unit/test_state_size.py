@@ -138,3 +138,15 @@ def test_an_unknown_layout_fails_clearly():
     head = json.dumps(header).encode()
     with pytest.raises(ValueError, match="layout version 99 .* start from a new checkpoint"):
         GroupState.from_bytes(zlib.compress(struct.pack("<I", len(head)) + head + raw[4 + size:]))
+
+
+def test_offsets_are_exact_from_event_dicts_and_frames_mixing_metadata_and_lag():
+    events = [TWO, ev.lag_event(T0, "g", "t0", 0, MAX_OFFSET - 12_345, MAX_OFFSET)]
+    frame = pd.DataFrame({k: [e.get(k) for e in events] for k in ("type", "ts", "group", "topic", "partition",
+                                                                   "generation", "protocol", "members")})
+    for c in ("committed_offset", "end_offset"):  # nullable Int64, as Arrow hands a long column with nulls
+        frame[c] = pd.array([None, events[1][c]], dtype="Int64")
+    for batch in (events, frame):
+        state = GroupState("g")
+        process(state, batch, POLICY)
+        assert state.lag["t0"].latest_lag().tolist() == [12_345]

@@ -87,17 +87,21 @@ def test_offsets_from_a_nullable_column_are_exact():
     assert state.members is not None and state.lag["t0"].latest_lag().tolist() == [1]
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 8), st.lists(st.tuples(st.integers(0, MAX_PARTITION),
-                                                                 st.integers(0, MAX_OFFSET // 2),
-                                                                 st.integers(0, 1000)), max_size=12)),
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 8), st.booleans(),
+                          st.lists(st.tuples(st.one_of(st.integers(0, 3), st.integers(0, MAX_PARTITION)),
+                                             st.integers(0, MAX_OFFSET // 2), st.integers(0, 1000)), max_size=12)),
                 max_size=10),
        st.integers(1, 4))
 def test_sparse_history_matches_a_dictionary(polls, depth):
-    """Against a plain model: per partition, the observations by ts, newest ``depth`` kept, older ts ignored."""
+    """Against a plain model: per partition, the observations by ts, newest ``depth`` kept, older ts ignored.
+    A poll marked whole observes every partition seen so far (the column-write path of the common case)."""
     hist = LagHistory(depth)
     model: dict[int, list[tuple[int, int, int]]] = {}
-    for ts, rows in polls:
+    for ts, whole, rows in polls:
+        if whole and model:  # every partition seen so far, offsets taken from the drawn rows
+            offsets = [(c, lag) for _, c, lag in rows] or [(7, 3)]
+            rows = [(p, *offsets[i % len(offsets)]) for i, p in enumerate(sorted(model))]
         by_part = {}
         for p, c, lag in rows:
             prev = by_part.get(p)
@@ -117,6 +121,8 @@ def test_sparse_history_matches_a_dictionary(polls, depth):
     assert hist.ids.tolist() == sorted(model)
     assert hist.latest_lag().tolist() == [model[p][-1][2] - model[p][-1][1] for p in sorted(model)]
     assert hist.n.tolist() == [len(model[p]) for p in sorted(model)]
+    assert hist.ts.tolist() == [[t for t, _, _ in model[p]] + [0] * (depth - len(model[p])) for p in sorted(model)] \
+        or not model
     assert GroupState.from_bytes(GroupState("g", lag={"t": hist}).to_bytes()).lag["t"] == hist
 
 

@@ -155,7 +155,7 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
                 lag_changed |= seen.changed > 0
             if owners is None:
                 owners = Owners.of(state)
-        if t in lag_slices and t > state.skew_ts:
+        if lag_changed and t > state.skew_ts:
             changes.skew = "new"
         elif t == state.skew_ts and (lag_changed or changes.applied) and state.last_rec_ts != t:
             changes.skew = "again"

@@ -118,6 +118,9 @@ class GroupState:
             offset += n
         if layout == 2:
             header.pop("pending", None)  # never used
+            # the observations already counted: a re-sent one of them must not count again
+            header["skew_ts"] = max((int(h.ts.max()) for h in lag.values() if h.ts.size), default=0)
+            header["skew_prev"] = max(header.get("skew_streak", 0) - 1, 0)
         header["partitions"] = {t: [PartitionMeta(*m) for m in parts] for t, parts in header["partitions"].items()}
         header["counters"] = dict.fromkeys(COUNTERS, 0) | header.get("counters", {})
         return cls(lag=lag, **header)

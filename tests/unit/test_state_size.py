@@ -132,6 +132,9 @@ def test_a_version_2_checkpoint_is_read_and_goes_on():
     assert state.generation == 3 and state.skew_streak == 2
     assert state.lag["t0"].ids.tolist() == [0, 1, 2, 3]
     assert state.lag["t0"].latest_lag().tolist() == [9000, 8000, 100, 100]
+    # its last poll re-sent counts nothing; the next one is the third skewed observation
+    resent = [ev.lag_event(T0 + STEP, "g", "t0", p, 1010, 1010 + lag) for p, lag in SKEWED.items()]
+    assert process(state, resent, POLICY) == [] and state.skew_streak == 2
     recs = process(state, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag) for p, lag in SKEWED.items()],
                    POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]

@@ -223,3 +223,12 @@ def test_assign_help_lists_every_assignor_and_option(capsys: pytest.CaptureFixtu
         assert f"  {name}:" in out
         for option, spec in registry.options(name).items():
             assert f"    {option} ({spec.allowed()}" in out
+
+
+def test_bench_quality_on_one_small_case(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "quality", "--cases", "1", "--suites", "zipf"]) == 0
+    out, _ = capsys.readouterr()
+    assert "== zipf (1 cases) ==" in out
+    rows = {line.split()[0] for line in out.splitlines() if re.match(r"^[a-z-]+\s+\d+\.\d{3}\s", line)}
+    assert {"range", "roundrobin", "lag", "balanced"} <= rows
+    assert "cases where balanced has a higher max load than another assignor: 0" in out

@@ -41,7 +41,10 @@ class KafkaSettings:
 
     def client_options(self) -> dict[str, str]:
         """The settings as Spark's Kafka source and sink take them (``kafka.`` prefixed)."""
-        return {"kafka.bootstrap.servers": self.bootstrap_servers} | {f"kafka.{k}": v for k, v in self.options.items()}
+        from streaming.client_properties import for_spark
+
+        return {"kafka.bootstrap.servers": self.bootstrap_servers} | {
+            f"kafka.{k}": v for k, v in for_spark(self.options).items()}
 
     def redacted(self) -> dict[str, str]:
         return {k: ("***" if any(h in k.lower() for h in SECRET_HINTS) else v) for k, v in self.options.items()}
@@ -154,8 +157,11 @@ class Config:
         return _apply_overrides(self, overrides)
 
 
-def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] | None = None) -> Config:
-    """Read the TOML file (default ``conf/rebalancer.toml``) and apply ``key=value`` overrides."""
+def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] | None = None,
+         command_config: str | Path | None = None) -> Config:
+    """Read the TOML file (default ``conf/rebalancer.toml``), then Kafka client settings from a
+    ``.properties`` file (``--command-config``, Kafka's own names), then ``key=value`` overrides; finally
+    expand ``${NAME}`` in the Kafka client settings from the environment."""
     file = Path(path) if path else DEFAULT_FILE
     raw: dict[str, Any] = {}
     if path or file.exists():
@@ -166,7 +172,31 @@ def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] |
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{file}: not valid TOML: {e}") from None
     cfg = _build(Config, raw, where=str(file))
-    return _apply_overrides(cfg, overrides or [])
+    if command_config:
+        cfg = with_client_properties(cfg, command_config)
+    return expand_kafka_env(_apply_overrides(cfg, overrides or []))
+
+
+def with_client_properties(cfg: Config, file: str | Path) -> Config:
+    """``cfg`` with the Kafka client settings of a Java ``.properties`` file (as ``--command-config`` of
+    Kafka's tools): ``bootstrap.servers`` sets ``kafka.bootstrap_servers``, the rest joins ``kafka.options``."""
+    from streaming.client_properties import read_properties_file
+
+    props = read_properties_file(file)
+    bootstrap = props.pop("bootstrap.servers", cfg.kafka.bootstrap_servers)
+    return dataclasses.replace(cfg, kafka=dataclasses.replace(
+        cfg.kafka, bootstrap_servers=bootstrap, options=cfg.kafka.options | props))
+
+
+def expand_kafka_env(cfg: Config) -> Config:
+    """``${NAME}`` in Kafka client settings replaced by the environment variable (for secrets)."""
+    from streaming.client_properties import expand_env
+    from streaming.kafka_security import register_secrets
+
+    options = expand_env(cfg.kafka.options)
+    bootstrap = expand_env({"bootstrap_servers": cfg.kafka.bootstrap_servers})["bootstrap_servers"]
+    register_secrets(options)  # from here on, kafka and py4j log records show them as ***
+    return dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, bootstrap_servers=bootstrap, options=options))
 
 
 def _build(cls: type, raw: Any, where: str) -> Any:

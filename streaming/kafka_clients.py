@@ -1,9 +1,8 @@
 """kafka-python clients built from the configuration, and the embedded-cluster switch.
 
 The configuration names Kafka settings the Java way (``security.protocol``), as Spark's ``kafka.*``
-options do; kafka-python spells them with underscores. Settings kafka-python has no equivalent for
-(``ssl.truststore.location`` ...) apply to Spark only and are skipped here with a warning that names
-the key, never the value.
+options do; :mod:`streaming.client_properties` translates them for kafka-python, completely: a setting
+it cannot use is an error naming the key, except the Java-only ones it lists, which go to Spark alone.
 """
 
 from __future__ import annotations
@@ -22,17 +21,19 @@ log = logging.getLogger(__name__)
 
 
 def python_client_options(cfg: Config, client: str) -> dict[str, Any]:
-    """``cfg.kafka`` as keyword arguments for kafka-python's ``client`` (admin, producer, consumer)."""
-    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+    """``cfg.kafka`` as keyword arguments for kafka-python's ``client`` (admin, producer, consumer), values
+    typed as kafka-python wants them (``--conf`` values arrive as strings).
 
-    known = {"admin": KafkaAdminClient, "producer": KafkaProducer, "consumer": KafkaConsumer}[client].DEFAULT_CONFIG
-    opts: dict[str, Any] = {"bootstrap_servers": cfg.kafka.bootstrap_servers.split(",")}
-    for key, value in cfg.kafka.options.items():
-        name = key.replace(".", "_")
-        if name in known:
-            opts[name] = value
-        else:
-            log.warning("kafka.%s has no kafka-python equivalent; it applies to Spark's Kafka source/sink only", key)
+    Secured settings are checked against the broker the first time (one TLS handshake and SASL login,
+    bounded): wrong credentials or an untrusted certificate raise KafkaSecurityError at once."""
+    from streaming.client_properties import to_kafka_python
+    from streaming.kafka_security import check_access, install_log_redaction, register_secret
+
+    opts = to_kafka_python({**cfg.kafka.options, "bootstrap.servers": cfg.kafka.bootstrap_servers}, client)
+    for key in ("sasl_plain_password", "ssl_password"):
+        register_secret(opts.get(key))
+    install_log_redaction()
+    check_access(opts)
     return opts
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from streaming import jvm
+from streaming.embedded_security import EmbeddedSecurity, write_private
 from streaming.errors import KafkaClusterError
 from streaming.paths import CACHE_DIR, CONF_DIR
 
@@ -87,6 +88,7 @@ class KafkaCluster:
         base_dir: Path | None = None,
         ports: list[int] | None = None,
         extra_config: dict[str, str] | None = None,
+        security: EmbeddedSecurity | None = None,
     ) -> None:
         if brokers < 1:
             raise KafkaClusterError(f"brokers must be >= 1, got {brokers}")
@@ -97,6 +99,7 @@ class KafkaCluster:
         self.base_dir = Path(base_dir) if base_dir else CACHE_DIR / "kafka" / f"cluster-{uuid.uuid4().hex[:8]}"
         self.cluster_id = new_cluster_id()
         self.extra_config = extra_config or {}
+        self.security = security  # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded_security.py)
         self.nodes = [
             Node(
                 node_id=i + 1,
@@ -120,6 +123,8 @@ class KafkaCluster:
         """Format and start every node, wait until all brokers answer; return the bootstrap servers."""
         java = jvm.java_executable()
         classpath = jvm.kafka_classpath()
+        if self.security:
+            self.security.make_certificates()
         for node in self.nodes:
             if _port_in_use(node.port):
                 raise KafkaClusterError(f"port {node.port} for broker {node.node_id} is already in use")
@@ -132,6 +137,8 @@ class KafkaCluster:
             for node in self.nodes:
                 self._launch(node, java, classpath)
             self._wait_ready(timeout_s)
+            if self.security:
+                self.security.grant(self.bootstrap_servers)
         except BaseException:
             self.stop()
             raise
@@ -189,7 +196,7 @@ class KafkaCluster:
         while time.monotonic() < deadline:
             try:
                 admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000,
-                                         client_id="rebalancer-wait")
+                                         client_id="rebalancer-wait", **self._admin_options())
                 try:
                     topics = admin.describe_topics()
                 finally:
@@ -211,6 +218,9 @@ class KafkaCluster:
         self.stop()
 
     # -- internals ---------------------------------------------------------------------------------
+
+    def _admin_options(self) -> dict:
+        return self.security.python_admin_options() if self.security else {}
 
     def _node(self, node_id: int) -> Node:
         for n in self.nodes:
@@ -250,12 +260,14 @@ class KafkaCluster:
             "num.io.threads": "2",
             "background.threads": "2",
         }
+        if self.security:
+            props.update(self.security.broker_properties(node.port, node.controller_port))
         if node.rack:
             props["broker.rack"] = node.rack
             props["replica.selector.class"] = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
         props.update(self.extra_config)
         text = "".join(f"{k}={v}\n" for k, v in props.items())
-        (node.data_dir.parent / "server.properties").write_text(text)
+        write_private(node.data_dir.parent / "server.properties", text)  # with security it holds passwords
 
     def _java_cmd(self, java: str, classpath: str, node: Node, main: list[str]) -> list[str]:
         log4j = CONF_DIR / "kafka-log4j2.properties"
@@ -270,7 +282,8 @@ class KafkaCluster:
             props = node.data_dir.parent / "server.properties"
             cmd = self._java_cmd(java, classpath, node,
                                  ["kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props),
-                                  "--ignore-formatted"])
+                                  "--ignore-formatted",
+                                  *([f"@{self.security.format_argument_file()}"] if self.security else [])])
             out = open(node.data_dir.parent / "format.log", "w")  # noqa: SIM115 - closed below
             procs.append((node, out, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)))
         for node, out, p in procs:
@@ -311,7 +324,7 @@ class KafkaCluster:
                         + _log_hint(n), str(n.log_file))
             try:
                 admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000,
-                                         client_id="rebalancer-wait")
+                                         client_id="rebalancer-wait", **self._admin_options())
                 try:
                     seen = {b["broker_id"] for b in admin.describe_cluster()["brokers"]}
                 finally:
@@ -333,6 +346,7 @@ class KafkaCluster:
             "bootstrap_servers": self.bootstrap_servers,
             "base_dir": str(self.base_dir),
             "pids": self.pids(),
+            **({"client_properties": self.security.client_files()} if self.security else {}),
         }, indent=2))
         # Detached: the cluster outlives this process.
         with contextlib.suppress(Exception):

@@ -11,6 +11,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     up = ops.add_parser("up", help="start a cluster, print its bootstrap servers and leave it running")
     up.add_argument("--brokers", type=int, default=1, help="1 (default) or 3 with broker.rack a, b, c")
     up.add_argument("--port", type=int, default=None, help="client port of the first broker (default: a free one)")
+    up.add_argument("--security", choices=("plaintext", "sasl-ssl"), default="plaintext",
+                    help="sasl-ssl: TLS with a CA made on the fly, SCRAM-SHA-512 users, ACLs per principal; a "
+                         "client .properties file per principal (for --command-config) is written next to it")
     up.set_defaults(func=_up)
     down = ops.add_parser("down", help="stop the cluster started by `kafka up`")
     down.set_defaults(func=_down)
@@ -30,9 +33,16 @@ def _up(args: argparse.Namespace) -> int:
     if args.port:
         ports = [args.port + i for i in range(args.brokers)]
     cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports)
+    if args.security == "sasl-ssl":
+        from streaming.embedded_security import EmbeddedSecurity
+
+        cluster.security = EmbeddedSecurity(cluster.base_dir / "security")
     bootstrap = cluster.start()
     cluster.save_state()
     print(bootstrap)
+    if cluster.security:
+        for principal, path in cluster.security.client_files().items():
+            print(f"  {principal}: --command-config {path}")
     return 0
 
 

@@ -1,0 +1,214 @@
+"""Keeping Kafka secrets secret, and saying clearly when authentication or TLS fails.
+
+- :class:`Secret`: a ``str`` whose ``repr``/``str``/format print ``***``; kafka-python gets passwords as
+  Secrets, so its DEBUG dump of a client's configuration cannot show them;
+- :func:`install_log_redaction`: a filter on every ``kafka`` and ``py4j`` logger (py4j logs the commands
+  that carry Spark's Kafka options) that replaces any registered secret in a record with ``***``, at
+  every level;
+- :func:`check_access`: before the first kafka-python client of a secured configuration, one TLS
+  handshake and one SASL login with a bounded timeout, so a wrong password or an untrusted certificate
+  ends at once in :class:`KafkaSecurityError` naming the cause, rather than in retries without end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import socket
+import ssl
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from streaming.errors import RebalancerError
+
+log = logging.getLogger(__name__)
+
+REDACTED = "***"
+CHECK_TIMEOUT_S = 10.0
+
+
+class KafkaSecurityError(RebalancerError):
+    """Kafka refused the credentials, or TLS to it failed: retrying with the same settings cannot help."""
+
+
+class Secret(str):
+    """A string that never prints itself: ``repr``, ``str()``, ``%s`` and f-strings show ``***``. Its
+    characters are still there for whoever encodes it (``secret.encode()``), as SASL and TLS do."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(REDACTED)
+
+    def __str__(self) -> str:
+        return REDACTED
+
+    def __format__(self, spec: str) -> str:
+        return REDACTED
+
+    def reveal(self) -> str:
+        return str.__str__(self)
+
+
+_secrets: set[str] = set()
+_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    """From now on, ``value`` is replaced by ``***`` in every record of the ``kafka`` loggers."""
+    if value:
+        with _lock:
+            _secrets.add(str.__str__(value))
+
+
+def register_secrets(options: Mapping[str, str]) -> None:
+    """Register the secrets among Kafka client settings (Kafka's names): secret-looking values, and the
+    password inside a JAAS line. The log filter is installed too."""
+    from streaming.client_properties import SECRET_KEYS, parse_jaas
+
+    found = [v for k, v in options.items()
+             if k in SECRET_KEYS or any(h in k.lower() for h in ("password", "secret", "token"))]
+    if "sasl.jaas.config" in options:
+        with contextlib.suppress(RebalancerError):  # not a JAAS line: the whole value is registered anyway
+            found.append(parse_jaas(options["sasl.jaas.config"])[1].get("password", ""))
+    for value in found:
+        register_secret(value)
+    if found:
+        install_log_redaction()
+
+
+class RedactSecrets(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        with _lock:
+            known = sorted(_secrets, key=len, reverse=True)
+        if not known:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken record is the logging module's business, not ours
+            return True
+        redacted = message
+        for s in known:
+            redacted = redacted.replace(s, REDACTED)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+_FILTER = RedactSecrets()
+
+
+def install_log_redaction() -> None:
+    """Put the filter on ``kafka`` and each of its child loggers (a logger's filter sees the records made on
+    that very logger only, so each one gets it), and on the root logger's handlers, which see a record of
+    any logger created later. Idempotent."""
+    # kafka-python's modules create their loggers on import
+    import kafka.net.sasl  # noqa: F401
+
+    manager = logging.Logger.manager
+    # py4j logs every command it sends to the JVM at DEBUG: Spark's Kafka options included
+    names = ["kafka", "py4j", *(n for n in list(manager.loggerDict) if n.startswith(("kafka.", "py4j.")))]
+    for filtered in [*(logging.getLogger(n) for n in names), *logging.getLogger().handlers]:
+        if _FILTER not in filtered.filters:
+            filtered.addFilter(_FILTER)
+
+
+# -- the first connection ----------------------------------------------------------------------------
+
+_checked: set[str] = set()
+
+
+def check_access(opts: Mapping[str, Any], timeout_s: float = CHECK_TIMEOUT_S) -> None:
+    """Raise :class:`KafkaSecurityError` if the broker rejects these kafka-python settings' TLS or SASL.
+
+    Plaintext settings are not checked; an unreachable broker is left to the caller's own retries (it
+    may be starting). Each distinct set of settings is checked once per process."""
+    protocol = opts.get("security_protocol", "PLAINTEXT")
+    if protocol == "PLAINTEXT":
+        return
+    key = _fingerprint(opts)
+    if key in _checked:
+        return
+    servers = opts["bootstrap_servers"]
+    host, _, port = (servers[0] if isinstance(servers, list) else servers.split(",")[0]).rpartition(":")
+    if protocol in ("SSL", "SASL_SSL") and not _tls_check(opts, host, int(port), timeout_s):
+        return
+    if protocol.startswith("SASL_") and not _sasl_check(opts, timeout_s):
+        return
+    _checked.add(key)
+
+
+def _fingerprint(opts: Mapping[str, Any]) -> str:
+    items = sorted((k, str.__str__(v) if isinstance(v, str) else repr(v)) for k, v in opts.items())
+    return hashlib.sha256(repr(items).encode()).hexdigest()
+
+
+def _tls_check(opts: Mapping[str, Any], host: str, port: int, timeout_s: float) -> bool:
+    """One TLS handshake as kafka-python would make it; False if the broker cannot be reached at all."""
+    from streaming.errors import ConfigError
+
+    try:
+        ctx = ssl.create_default_context(cafile=opts.get("ssl_cafile"))
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"kafka.ssl.truststore.location: cannot read it as PEM ({e.strerror or e})") from None
+    ctx.check_hostname = bool(opts.get("ssl_check_hostname", True))
+    if opts.get("ssl_certfile"):
+        password = opts.get("ssl_password")
+        try:
+            ctx.load_cert_chain(opts["ssl_certfile"], opts.get("ssl_keyfile"),
+                                str.__str__(password) if password else None)
+        except (OSError, ssl.SSLError) as e:
+            raise ConfigError("kafka.ssl.keystore.location: cannot read the key and certificate from it "
+                              f"({e.strerror or type(e).__name__})") from None
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+    except OSError:
+        return False
+    try:
+        with ctx.wrap_socket(sock, server_hostname=host):
+            pass
+    except ssl.SSLCertVerificationError as e:
+        where = opts.get("ssl_cafile") or "the system's trusted CAs"
+        raise KafkaSecurityError(
+            f"TLS to Kafka at {host}:{port} failed: the broker's certificate is not trusted ({e.verify_message}; "
+            f"checked against {where}): check kafka.ssl.truststore.location") from None
+    except ssl.SSLError as e:
+        raise KafkaSecurityError(f"TLS handshake with Kafka at {host}:{port} failed ({e.reason or e}); is the "
+                                 "listener TLS (security.protocol)?") from None
+    except OSError:
+        return False
+    finally:
+        sock.close()
+    return True
+
+
+def _sasl_check(opts: Mapping[str, Any], timeout_s: float) -> bool:
+    """One connection to the first bootstrap broker with these credentials, no retry (kafka-python's own
+    bootstrap retries a refused login until its timeout); False if the broker did not answer."""
+    from kafka.errors import KafkaError, SaslAuthenticationFailedError
+    from kafka.net.manager import KafkaConnectionManager
+    from kafka.net.selector import NetworkSelector
+
+    net = NetworkSelector()
+    manager = KafkaConnectionManager(net, **(dict(opts) | {"client_id": "rebalancer-auth-check"}))
+    node_id = manager.cluster.bootstrap_brokers()[0].node_id
+
+    async def connect_once() -> None:
+        await manager.get_connection(node_id, timeout_ms=timeout_s * 1000, pop_on_close=False,
+                                     refresh_metadata_on_err=False, reset_backoff_on_connect=False)
+
+    try:
+        net.run(connect_once)
+    except SaslAuthenticationFailedError:
+        raise KafkaSecurityError(
+            f"Kafka at {','.join(opts['bootstrap_servers'])} refused SASL {opts.get('sasl_mechanism')} "
+            f"authentication as {opts.get('sasl_plain_username')!r}: wrong username or password "
+            "(check kafka.sasl.jaas.config)") from None
+    except (KafkaError, OSError):
+        return False
+    finally:
+        manager.close()
+        net.close()
+    return True

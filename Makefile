@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run smoke test test-unit test-integration lint bench clean
+.PHONY: setup run smoke test test-unit test-integration lint bench clean java-assignor
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (found " + sys.version.split()[0] + "); set PYTHON=/path/to/python3.11")'
@@ -33,6 +33,11 @@ test-unit: $(STAMP)
 
 test-integration: setup
 	$(BIN)/python -m pytest tests -m "integration or java"
+
+# the Java RecommendationAssignor (clients/java) into .cache/java/assignor; offline after the first resolve
+java-assignor: setup
+	mvn -B -q -s conf/maven/settings.xml -Dmaven.repo.local=.cache/m2 -f clients/java/pom.xml package
+	@ls .cache/java/assignor/rebalancer-assignor-*.jar
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

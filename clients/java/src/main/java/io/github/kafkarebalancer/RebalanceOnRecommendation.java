@@ -1,0 +1,74 @@
+/*
+ * Asks for a rebalance (Consumer.enforceRebalance) when a recommendation newer than the one the leader
+ * last considered gives this member other partitions than it owns: the leader then decides with
+ * RecommendationAssignor. The same check as streaming/apply/plan.py rejoin_reason. Call check() from the
+ * thread that polls the consumer (KafkaConsumer is single-threaded), e.g. after every poll().
+ */
+package io.github.kafkarebalancer;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+public final class RebalanceOnRecommendation {
+    private static final Logger LOG = LoggerFactory.getLogger(RebalanceOnRecommendation.class);
+
+    private final Consumer<?, ?> consumer;
+    private final String clientId;
+    private long asked;
+
+    /** {@code clientId}: the consumer's client.id, by which its RecommendationAssignor is found. */
+    public RebalanceOnRecommendation(Consumer<?, ?> consumer, String clientId) {
+        this.consumer = consumer;
+        this.clientId = clientId;
+    }
+
+    /** This member's entry of {@code rec}: by group.instance.id, else member id, else a unique client id. */
+    static Optional<FitRule.Entry> ownEntry(FitRule.Recommendation rec, String memberId, String clientId,
+                                            String instanceId) {
+        List<FitRule.Entry> entries = rec.entries();
+        if (instanceId != null) {
+            return entries.stream().filter(e -> instanceId.equals(e.instanceId())).findFirst();
+        }
+        Optional<FitRule.Entry> hit = entries.stream().filter(e -> memberId.equals(e.memberId())).findFirst();
+        if (hit.isPresent()) {
+            return hit;
+        }
+        List<FitRule.Entry> same = entries.stream()
+            .filter(e -> clientId.equals(e.clientId()) && e.instanceId() == null).toList();
+        return same.size() == 1 ? Optional.of(same.get(0)) : Optional.empty();
+    }
+
+    /** Ask for a rebalance when there is a reason to; the reason, or null when there is none. */
+    public String check() {
+        RecommendationAssignor assignor = RecommendationAssignor.forClient(clientId);
+        if (assignor == null || assignor.feed() == null) {
+            return null;
+        }
+        FitRule.Recommendation rec = assignor.feed().latest();
+        if (rec == null || rec.version() <= assignor.considered() || rec.version() <= asked) {
+            return null;
+        }
+        ConsumerGroupMetadata meta = consumer.groupMetadata();
+        Optional<FitRule.Entry> mine = ownEntry(rec, meta.memberId(), clientId, meta.groupInstanceId().orElse(null));
+        if (mine.isEmpty()) {
+            return null;  // the leader judges a recommendation without a part for this member
+        }
+        Set<TopicPartition> wanted = RecommendationAssignor.partitions(mine.get());
+        Set<TopicPartition> owned = consumer.assignment();
+        if (wanted.equals(owned)) {
+            return null;
+        }
+        asked = rec.version();
+        String reason = "recommendation v" + rec.version() + " gives this member " + wanted.size()
+                        + " partition(s), it owns " + owned.size();
+        LOG.info("{}: asking for a rebalance: {}", clientId, reason);
+        consumer.enforceRebalance(reason);
+        return reason;
+    }
+}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -38,17 +37,27 @@ REJECTED_DDL = """
 """
 
 
-def app_id(checkpoint: str) -> str:
-    """The Delta transaction app id of this checkpoint: made once, kept beside the checkpoint.
+def app_id(checkpoint: str, spark: SparkSession | None = None) -> str:
+    """The Delta transaction app id of this checkpoint: made once, kept in the checkpoint folder.
 
-    A new checkpoint restarts batch ids at 0, so it must get a new app id or Delta would skip its writes."""
-    path = Path(checkpoint) / "delta_app_id"
-    if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    value = f"kafka-rebalancer-{uuid.uuid4().hex}"
-    path.write_text(value + "\n")
-    return value
+    A new checkpoint restarts batch ids at 0, so it must get a new app id or Delta would skip its writes.
+    Read and written with Hadoop's FileSystem, like the checkpoint itself (a local path, file:, s3a:, hdfs: ...)."""
+    spark = spark or SparkSession.active()
+    jvm = spark._jvm
+    # Hadoop joins and resolves it as Spark does the checkpointLocation (a relative one: the working directory)
+    path = jvm.org.apache.hadoop.fs.Path(checkpoint, "delta_app_id")
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    if not fs.exists(path):
+        out = fs.create(path, False)  # no overwrite: of two racing starts, the second fails here
+        try:
+            out.write(bytearray(f"kafka-rebalancer-{uuid.uuid4().hex}\n".encode()))
+        finally:
+            out.close()
+    stream = fs.open(path)
+    try:
+        return bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream)).decode().strip()
+    finally:
+        stream.close()
 
 
 def create_tables(spark: SparkSession, cfg: Config) -> None:

@@ -137,6 +137,17 @@ class JobSettings:
     watermark_delay: str = "10 minutes"
     max_value_bytes: int = 4 * 1024 * 1024
     query_name: str = "rebalancer"
+    start_retries: int = 8
+    """Attempts to reach Kafka when the job starts (and restarts) before it gives up with an error."""
+    start_timeout_s: float = 10.0
+    """How long each of those attempts waits for a broker to answer."""
+    retry_backoff_s: float = 2.0
+    """First wait between attempts (Kafka at start, query restarts); doubled each time up to the max."""
+    retry_backoff_max_s: float = 60.0
+    max_restarts: int = 6
+    """Consecutive query failures without a completed batch before the job gives up (0: never restart)."""
+    lease_timeout_s: float = 120.0
+    """A checkpoint lease not refreshed for this long (its job is gone) may be taken over by another job."""
 
 
 @dataclass(frozen=True)

@@ -33,3 +33,12 @@ class SetupError(RebalancerError):
 
 class KafkaClusterError(RebalancerError):
     """The embedded Kafka cluster could not start, answer or stop."""
+
+
+class KafkaUnreachableError(RebalancerError):
+    """A configured Kafka cluster did not answer within the start retries."""
+
+
+class JobError(RebalancerError):
+    """The streaming job cannot go on: its tables or checkpoint are not what it wrote, another job holds
+    its checkpoint, or it failed again and again without progress. Restarting will not help."""

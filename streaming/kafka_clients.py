@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from streaming.config import EMBEDDED, Config
-from streaming.errors import KafkaClusterError
+from streaming.errors import KafkaClusterError, KafkaUnreachableError
+from streaming.retry import retry_call
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +38,11 @@ def python_client_options(cfg: Config, client: str) -> dict[str, Any]:
     return opts
 
 
-def admin(cfg: Config):
+def admin(cfg: Config, **extra: Any):
     from kafka import KafkaAdminClient
 
-    return KafkaAdminClient(client_id="rebalancer-admin", **python_client_options(cfg, "admin"))
+    # the configuration's own settings win over the caller's defaults
+    return KafkaAdminClient(client_id="rebalancer-admin", **(extra | python_client_options(cfg, "admin")))
 
 
 def producer(cfg: Config, **extra: Any):
@@ -49,7 +51,8 @@ def producer(cfg: Config, **extra: Any):
     return KafkaProducer(client_id="rebalancer-producer", **(python_client_options(cfg, "producer") | extra))
 
 
-def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: float = 30.0) -> None:
+def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: float = 30.0,
+                  bootstrap_timeout_s: float = 30.0) -> None:
     """Create the topics that do not exist yet and wait until every partition of each has a leader.
 
     ``topics``: name -> {num_partitions, replication_factor, configs}. Waiting matters: a client that
@@ -57,7 +60,7 @@ def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: flo
     only every ``metadata_max_age_ms`` (5 minutes by default)."""
     from kafka.errors import TopicAlreadyExistsError
 
-    client = admin(cfg)
+    client = admin(cfg, bootstrap_timeout_ms=int(bootstrap_timeout_s * 1000))
     try:
         existing = set(client.list_topics())
         missing = {name: spec for name, spec in topics.items() if name not in existing}
@@ -88,13 +91,44 @@ EVENT_PARTITIONS = 6
 
 def ensure_rebalancer_topics(cfg: Config) -> None:
     """The lag and metadata topics and the compacted trigger feed, created if missing, one definition for
-    every process that may start first (collector, job, demo). Replication is the broker's default."""
-    ensure_topics(cfg, {
+    every process that may start first (collector, job, demo). Replication is the broker's default.
+
+    This is where a process first touches Kafka: an unreachable cluster is retried ``job.start_retries``
+    times with exponential backoff (one warning line each), then ends in :class:`KafkaUnreachableError`."""
+    from kafka.errors import KafkaError
+
+    topics = {
         cfg.kafka.lag_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
         cfg.kafka.metadata_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
         cfg.kafka.trigger_topic: {"num_partitions": 1, "replication_factor": -1,
                                   "configs": {"cleanup.policy": "compact"}},
-    })
+    }
+    where = cfg.kafka.bootstrap_servers
+    with _quiet_kafka_logs():
+        retry_call(
+            lambda: ensure_topics(cfg, topics, bootstrap_timeout_s=cfg.job.start_timeout_s),
+            attempts=cfg.job.start_retries, base_s=cfg.job.retry_backoff_s, max_s=cfg.job.retry_backoff_max_s,
+            retry_on=(KafkaError, OSError),
+            describe=lambda e, wait, k, n: (f"Kafka at {where} unreachable ({type(e).__name__}); "
+                                            f"retrying in {wait:g}s (attempt {k}/{n})"),
+            give_up=lambda e, n: KafkaUnreachableError(
+                f"Kafka at {where} unreachable after {n} attempts ({str(e)[:200] or type(e).__name__}); "
+                "check kafka.bootstrap_servers and that the brokers are up"),
+        )
+
+
+@contextlib.contextmanager
+def _quiet_kafka_logs() -> Iterator[None]:
+    """kafka-python logs every refused connection at ERROR; while we retry, our one line per attempt says it
+    (with -v, i.e. the kafka logger at DEBUG, everything still shows)."""
+    logger = logging.getLogger("kafka")
+    level = logger.level
+    if level != logging.DEBUG:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @contextlib.contextmanager

@@ -28,6 +28,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("`rebalancer run` needs a Kafka cluster with events: set kafka.bootstrap_servers "
                           "(e.g. from `rebalancer kafka up`), or run `rebalancer demo` for the embedded default")
     jvm.resolve()
+    # Kafka first: an unreachable cluster is retried, then reported, before a JVM starts for nothing
+    from streaming import kafka_clients
+
+    kafka_clients.ensure_rebalancer_topics(cfg)
     print(f"Kafka {cfg.kafka.bootstrap_servers} (options {cfg.kafka.redacted()}); tables in {cfg.paths.tables}",
           flush=True)
     spark = get_spark(cfg)

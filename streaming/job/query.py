@@ -3,19 +3,26 @@
     Kafka (lag + metadata topics) -> parse + validate -> watermark on event time
       -> groupBy(group).applyInPandasWithState(update, append, EventTimeTimeout)
       -> foreachBatch: rejected_events + recommendations (Delta, idempotent) + trigger feed (Kafka)
+
+:func:`start` takes the checkpoint's lease (one job per checkpoint), creates or checks the tables and reads
+the version floors before the query starts; :func:`run` keeps the query going through faults that heal
+(see supervisor.py).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from streaming import kafka_clients
-from streaming.config import Config
-from streaming.job import sinks, stateful, validate
+from streaming.config import SECRET_HINTS, Config
+from streaming.job import sinks, stateful, tables, validate
+from streaming.job.lease import Lease
+from streaming.job.supervisor import Attempt, supervise
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +49,13 @@ def source(spark: SparkSession, cfg: Config) -> DataFrame:
     return reader.load()
 
 
-def pipeline(spark: SparkSession, cfg: Config) -> DataFrame:
+def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | None = None) -> DataFrame:
     events = validate.parse(source(spark, cfg), cfg.job.max_value_bytes)
     return (
         events.withWatermark("event_time", cfg.job.watermark_delay)
         .groupBy("group")
         .applyInPandasWithState(
-            stateful.make_update(cfg.policy, int(cfg.job.group_timeout_s * 1000)),
+            stateful.make_update(cfg.policy, int(cfg.job.group_timeout_s * 1000), version_floors),
             stateful.ROW_SCHEMA, stateful.STATE_SCHEMA, "append", "EventTimeTimeout",
         )
     )
@@ -96,38 +103,77 @@ class ProgressPrinter(StreamingQueryListener):
         pass
 
 
-def start(spark: SparkSession, cfg: Config, available_now: bool = False,
-          checkpoint: str | None = None) -> tuple[StreamingQuery, ProgressPrinter]:
+def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoint: str | None = None,
+          lease: Lease | None = None) -> tuple[StreamingQuery, ProgressPrinter]:
+    """Start the query. Without ``lease`` it takes the checkpoint's own, given back when the query ends."""
     checkpoint = checkpoint or cfg.checkpoint_path(CHECKPOINT)
-    ensure_topics(cfg)
-    sinks.create_tables(spark, cfg)
-    writer = sinks.BatchWriter(cfg, sinks.app_id(checkpoint))
-    printer = ProgressPrinter(writer, cfg.job.query_name)
-    spark.streams.addListener(printer)
-    stream = (
-        pipeline(spark, cfg).writeStream.queryName(cfg.job.query_name)
-        .option("checkpointLocation", checkpoint)
-        .outputMode("append")
-        .foreachBatch(writer)
-    )
-    stream = stream.trigger(availableNow=True) if available_now else stream.trigger(
-        processingTime=cfg.job.trigger_interval)
-    log.info("starting query %s (checkpoint %s, kafka %s)", cfg.job.query_name, checkpoint,
-             cfg.kafka.bootstrap_servers)
-    return stream.start(), printer
-
-
-def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoint: str | None = None) -> list[dict]:
-    """Run the query until it ends (``available_now``) or is interrupted; return the progress lines."""
-    query, printer = start(spark, cfg, available_now, checkpoint)
+    own = lease is None
+    lease = lease or Lease(spark, checkpoint, cfg.job.lease_timeout_s).acquire()
     try:
-        query.awaitTermination()
-    except KeyboardInterrupt:
-        query.stop()
+        ensure_topics(cfg)
+        sinks.create_tables(spark, cfg, checkpoint)
+        floors = tables.version_floors(spark, cfg, checkpoint)
+        writer = sinks.BatchWriter(cfg, sinks.app_id(checkpoint), lease)
+        printer = ProgressPrinter(writer, cfg.job.query_name)
+        stream = (
+            pipeline(spark, cfg, floors).writeStream.queryName(cfg.job.query_name)
+            .option("checkpointLocation", checkpoint)
+            .outputMode("append")
+            .foreachBatch(writer)
+        )
+        stream = stream.trigger(availableNow=True) if available_now else stream.trigger(
+            processingTime=cfg.job.trigger_interval)
+        log.info("starting query %s (checkpoint %s, kafka %s)", cfg.job.query_name, checkpoint,
+                 cfg.kafka.bootstrap_servers)
+        spark.streams.addListener(printer)
+        try:
+            query = stream.start()
+        except BaseException:
+            spark.streams.removeListener(printer)
+            raise
+    except BaseException:
+        if own:
+            lease.release()
+        raise
+    if own:
+        lease.keep_fresh(lambda: query.isActive)
+    return query, printer
+
+
+def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoint: str | None = None,
+        stop: threading.Event | None = None) -> list[dict]:
+    """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set (then stop the
+    active query too); return the progress lines.
+
+    A failure that can heal (a broker outage) restarts the query from its checkpoint after a backoff; one
+    that cannot, or ``job.max_restarts`` in a row without a completed batch, raises a ``RebalancerError``."""
+    stop = stop or threading.Event()
+    checkpoint = checkpoint or cfg.checkpoint_path(CHECKPOINT)
+    lease = Lease(spark, checkpoint, cfg.job.lease_timeout_s).acquire()
+    batches: list[dict] = []
+
+    def attempt() -> Attempt:
+        query, printer = start(spark, cfg, available_now, checkpoint, lease=lease)
+        try:
+            while not query.awaitTermination(1):
+                if stop.is_set():
+                    query.stop()
+        except KeyboardInterrupt:
+            query.stop()
+        except Exception:  # the query failed: its exception() says why
+            pass
+        finally:
+            # let the last progress event reach the listener before it goes
+            time.sleep(0.5)
+            spark.streams.removeListener(printer)
+            batches.extend(printer.batches)
+        progressed = any(p.get("numInputRows", 0) > 0 for p in query.recentProgress)
+        return Attempt(error=query.exception(), progressed=progressed)
+
+    secrets = [v for k, v in cfg.kafka.options.items() if any(h in k.lower() for h in SECRET_HINTS)]
+    try:
+        supervise(attempt, max_restarts=cfg.job.max_restarts, base_s=cfg.job.retry_backoff_s,
+                  max_s=cfg.job.retry_backoff_max_s, secrets=secrets, sleep=stop.wait, stopped=stop.is_set)
     finally:
-        # let the last progress event reach the listener before it goes
-        time.sleep(0.5)
-        spark.streams.removeListener(printer)
-    if query.exception():
-        raise query.exception()
-    return printer.batches
+        lease.release()
+    return batches

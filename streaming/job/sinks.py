@@ -4,17 +4,26 @@ Delta appends are idempotent per batch: each carries ``txnAppId`` (stable per ch
 ``txnVersion`` (the batch id), and Delta skips a write whose version it already committed for that app
 id. A batch replayed after a crash therefore adds nothing twice. The Kafka trigger feed is at-least-once
 (Spark's Kafka sink); a replay re-sends the same ``recommendation_id``.
+
+Each batch first checks that both tables are still Delta tables (an append would silently create a new one)
+and that this job still holds the checkpoint's lease; either failing stops the job (see supervisor.py).
+
+Fault injection for the chaos tests: ``REBALANCER_FAULT_KILL_AFTER_DELTA=3,7`` SIGKILLs the driver in
+batches 3 and 7 after their Delta commits and before the feed write. Unset, nothing happens.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import uuid
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streaming.config import Config
+from streaming.errors import JobError
 from streaming.job import validate
 from streaming.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
 
@@ -60,21 +69,43 @@ def app_id(checkpoint: str, spark: SparkSession | None = None) -> str:
         stream.close()
 
 
-def create_tables(spark: SparkSession, cfg: Config) -> None:
-    for name, ddl, cdf in ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True), (REJECTED, REJECTED_DDL, False)):
-        props = " TBLPROPERTIES (delta.enableChangeDataFeed = true)" if cdf else ""
-        spark.sql(f"CREATE TABLE IF NOT EXISTS delta.`{cfg.table_path(name)}` ({ddl}) USING DELTA{props}")
+def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
+    """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.tables`)."""
+    from streaming.job import tables
+
+    tables.prepare(spark, cfg, checkpoint)
+
+
+FAULT_KILL_AFTER_DELTA = "REBALANCER_FAULT_KILL_AFTER_DELTA"
+
+
+def fault_batches(value: str | None) -> frozenset[int]:
+    """Batch ids in which to kill the driver after the Delta commit (the environment variable's value)."""
+    return frozenset(int(v) for v in (value or "").replace(" ", "").split(",") if v)
 
 
 class BatchWriter:
     """The ``foreachBatch`` function. ``counts[batch_id]`` = (recommendations, rejected) for the progress line."""
 
-    def __init__(self, cfg: Config, app: str) -> None:
+    def __init__(self, cfg: Config, app: str, lease=None) -> None:
         self.cfg = cfg
         self.app = app
+        self.lease = lease
         self.counts: dict[int, tuple[int, int]] = {}
+        self.kill_after_delta = fault_batches(os.environ.get(FAULT_KILL_AFTER_DELTA))
+
+    def _check(self, spark: SparkSession) -> None:
+        from streaming.job.tables import is_delta_table
+
+        for table in (RECOMMENDATIONS, REJECTED):
+            if not is_delta_table(spark, self.cfg.table_path(table)):
+                raise JobError(f"table {table} at {self.cfg.table_path(table)} was deleted while the job ran; "
+                               "not recreating it. Restore it, or start over with a new checkpoint")
+        if self.lease is not None:
+            self.lease.check()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        self._check(batch.sparkSession)
         batch = batch.persist()
         try:
             # one job counts both kinds; empty outputs are not written (no empty Delta commits)
@@ -86,6 +117,9 @@ class BatchWriter:
                 # a batch's recommendations are few: one task, one file, one producer
                 recs = batch.filter(F.col("kind") == "recommendation").coalesce(1)
                 self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id)
+            if batch_id in self.kill_after_delta:
+                os.kill(os.getpid(), signal.SIGKILL)
+            if n_recs:
                 self._send_feed(recs)
             self.counts[batch_id] = (n_recs, n_rejected)
         finally:

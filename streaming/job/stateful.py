@@ -38,7 +38,11 @@ ROW_COLUMNS = ["kind", *OUTPUT_COLUMNS, "rejected"]
 EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail"]
 
 
-def make_update(policy: PolicySettings, timeout_ms: int):
+def make_update(policy: PolicySettings, timeout_ms: int, version_floors: dict[str, int] | None = None):
+    """``version_floors``: group -> highest version already in the table when the checkpoint began
+    (:func:`streaming.job.tables.version_floors`); the group's versions, and so its ids, continue above it."""
+    floors = dict(version_floors or {})
+
     def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         group = key[0]
         if state.hasTimedOut:
@@ -55,6 +59,7 @@ def make_update(policy: PolicySettings, timeout_ms: int):
             columns = {c: v[ok] for c, v in columns.items()}
         if ok.any() or state.exists:
             gs = GroupState.from_bytes(state.get[0]) if state.exists else GroupState(group=group)
+            gs.version = max(gs.version, floors.get(group, 0))  # a new checkpoint never reuses an id
             if ok.any():
                 for rec in process(gs, columns, policy):
                     rows.append({"kind": "recommendation", **rec.to_row()})

@@ -1,0 +1,101 @@
+"""The job's Delta tables at start: created once, checked every other time, never silently recreated.
+
+- no checkpoint batches and no table: the table is created (schema, Change Data Feed on recommendations);
+- the checkpoint has committed batches and a table is missing: the rows it wrote are gone, and recreating
+  it empty would hide that, so the job stops with a message naming the table;
+- a table with other columns or types, not a Delta table, or recommendations without the Change Data Feed:
+  stops with what differs (every batch would fail, or consumers of the feed would miss changes).
+
+Also the per-group version floors (:func:`version_floors`): versions, and the recommendation ids derived
+from them, continue after the highest already in the table, whatever happened to the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streaming.config import Config
+from streaming.errors import JobError
+from streaming.job import hfs
+from streaming.job.sinks import RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
+
+log = logging.getLogger(__name__)
+
+FLOORS_FILE = "version_floors.json"
+TABLES = ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True), (REJECTED, REJECTED_DDL, False))
+
+
+def checkpoint_committed(spark: SparkSession, checkpoint: str) -> bool:
+    """True when the checkpoint has at least one committed batch (its tables hold what it wrote)."""
+    return hfs.has_files(spark, checkpoint, "commits")
+
+
+def schema_differences(expected: StructType, actual: StructType) -> list[str]:
+    """What differs between two table schemas, by column name and type (nullability aside)."""
+    have = {f.name: f.dataType.simpleString() for f in actual.fields}
+    want = {f.name: f.dataType.simpleString() for f in expected.fields}
+    out = [f"column {n} missing" for n in want if n not in have]
+    out += [f"column {n} is {have[n]}, expected {want[n]}" for n in want if n in have and have[n] != want[n]]
+    out += [f"unexpected column {n}" for n in have if n not in want]
+    return out
+
+
+def is_delta_table(spark: SparkSession, location: str) -> bool:
+    """Cheap (one file-system call, no Delta log cache): the table's ``_delta_log`` folder exists."""
+    return hfs.exists(spark, location, "_delta_log")
+
+
+def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
+    """Create the tables on a first start; otherwise check they are ours. Raises :class:`JobError`."""
+    committed = checkpoint_committed(spark, checkpoint)
+    for name, ddl, cdf in TABLES:
+        location = cfg.table_path(name)
+        if not is_delta_table(spark, location):
+            if hfs.has_files(spark, location):
+                raise JobError(f"table {name}: {location} exists but is not a Delta table; move it away or set "
+                               "paths.tables to another folder")
+            if committed:
+                raise JobError(
+                    f"table {name} at {location} is missing but checkpoint {checkpoint} has committed batches: "
+                    "its rows are gone. Restore the table, or start over with a new checkpoint (--checkpoint) "
+                    "to rebuild it from the topics")
+            props = " TBLPROPERTIES (delta.enableChangeDataFeed = true)" if cdf else ""
+            # no IF NOT EXISTS: a table appearing in between is another writer, and must not pass silently
+            spark.sql(f"CREATE TABLE delta.`{location}` ({ddl}) USING DELTA{props}")
+            log.info("created table %s at %s", name, location)
+            continue
+        expected = spark.createDataFrame([], ddl).schema
+        diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
+        if diff:
+            raise JobError(f"table {name} at {location} does not have the job's schema: {'; '.join(diff)}")
+        if cdf:
+            props = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["properties"] or {}
+            if str(props.get("delta.enableChangeDataFeed", "false")).lower() != "true":
+                raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
+                               f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+
+
+def version_floors(spark: SparkSession, cfg: Config, checkpoint: str) -> dict[str, int]:
+    """Highest recommendation version per group already in the table when this checkpoint began.
+
+    Computed once per checkpoint, when it has no floors file yet, and kept in the checkpoint: a batch
+    replayed after a crash must decide exactly as the first time, so the floors may not include what this
+    checkpoint itself wrote since. A checkpoint that already has committed batches but no floors file (made
+    before floors existed) keeps its own counters (empty floors)."""
+    text = hfs.read_text(spark, checkpoint, FLOORS_FILE)
+    if text is not None:
+        return {str(k): int(v) for k, v in json.loads(text).items()}
+    floors: dict[str, int] = {}
+    if not checkpoint_committed(spark, checkpoint):
+        rows = (spark.read.format("delta").load(cfg.table_path(RECOMMENDATIONS))
+                .groupBy("group").agg(F.max("version").alias("v")).collect())
+        floors = {r["group"]: int(r["v"]) for r in rows if r["group"] is not None}
+    hfs.write_text(spark, checkpoint, FLOORS_FILE, json.dumps(floors, sort_keys=True), overwrite=True)
+    if floors:
+        log.info("versions continue after those in the table for %d group(s)", len(floors))
+    return floors

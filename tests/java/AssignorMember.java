@@ -23,6 +23,16 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 public final class AssignorMember {
+    /** Records per second this consumer processes (-Drate=N); 0 = as fast as it polls. */
+    static final int RATE = Integer.getInteger("rate", 0);
+
+    /** Take as long over {@code records} as a worker at RATE records/s would. */
+    static void pace(int records) throws InterruptedException {
+        if (RATE > 0 && records > 0) {
+            Thread.sleep(records * 1000L / RATE);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         Properties p = new Properties();
         p.put("bootstrap.servers", args[0]);
@@ -37,6 +47,10 @@ public final class AssignorMember {
         p.put("metadata.max.age.ms", "5000");
         p.put("session.timeout.ms", "10000");
         p.put("heartbeat.interval.ms", "1000");
+        if (RATE > 0) {  // a slow worker: few records per poll, offsets committed every second
+            p.put("max.poll.records", "20");
+            p.put("auto.commit.interval.ms", "1000");
+        }
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
         RebalanceOnRecommendation rebalance = new RebalanceOnRecommendation(consumer, args[4]);
         Thread stdin = new Thread(() -> {
@@ -53,7 +67,7 @@ public final class AssignorMember {
         try {
             consumer.subscribe(List.of(args[2]));
             while (true) {
-                consumer.poll(Duration.ofMillis(200));
+                pace(consumer.poll(Duration.ofMillis(200)).count());
                 rebalance.check();
                 Set<String> now = new TreeSet<>();
                 for (TopicPartition tp : consumer.assignment()) {

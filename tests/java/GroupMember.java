@@ -33,6 +33,16 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 public final class GroupMember {
+    /** Records per second this consumer processes (-Drate=N); 0 = as fast as it polls. */
+    static final int RATE = Integer.getInteger("rate", 0);
+
+    /** Take as long over {@code records} as a worker at RATE records/s would. */
+    static void pace(int records) throws InterruptedException {
+        if (RATE > 0 && records > 0) {
+            Thread.sleep(records * 1000L / RATE);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length >= 1 && args[0].equals("protocol")) {
             protocol();
@@ -57,6 +67,10 @@ public final class GroupMember {
         p.put("key.deserializer", ByteArrayDeserializer.class.getName());
         p.put("value.deserializer", ByteArrayDeserializer.class.getName());
         p.put("metadata.max.age.ms", "5000");
+        if (RATE > 0) {  // a slow worker: few records per poll, offsets committed every second
+            p.put("max.poll.records", "20");
+            p.put("auto.commit.interval.ms", "1000");
+        }
         if (instanceId != null) {
             p.put("group.instance.id", instanceId);
         }
@@ -82,7 +96,7 @@ public final class GroupMember {
         try {
             consumer.subscribe(List.of(topic));
             while (true) {
-                consumer.poll(Duration.ofMillis(200));
+                pace(consumer.poll(Duration.ofMillis(200)).count());
                 Set<String> now = new TreeSet<>();
                 for (TopicPartition tp : consumer.assignment()) {
                     now.add(tp.topic() + "-" + tp.partition());

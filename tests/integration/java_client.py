@@ -1,0 +1,165 @@
+"""Java processes for the tests: tests/java/GroupMember.java compiled against the cached Kafka jars, and
+Kafka's own ConsumerGroupCommand (``kafka-consumer-groups``) from the kafka-tools jar.
+
+A :class:`JavaMember` is a real KafkaConsumer in its own JVM; it says each new assignment on stdout
+(``assigned t-0,t-3``) and stops, closing its consumer, when its stdin is closed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from streaming import jvm
+
+SOURCE = Path(__file__).parents[1] / "java" / "GroupMember.java"
+GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+TP = tuple[str, int]
+
+
+def compile_member(out_dir: Path, assignor_classes: list[str] | None = None) -> Path:
+    """Compile GroupMember.java (and with ``assignor_classes``, AssignorMember.java) into ``out_dir``; return
+    it (a classpath entry)."""
+    jvm.resolve()
+    javac = Path(jvm.java_executable()).with_name("javac")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sources = [SOURCE] + ([SOURCE.with_name("AssignorMember.java")] if assignor_classes else [])
+    classpath = ":".join([*(assignor_classes or []), jvm.kafka_classpath()])
+    subprocess.run([str(javac), "-d", str(out_dir), "-cp", classpath, *map(str, sources)], check=True,
+                   capture_output=True, text=True)
+    return out_dir
+
+
+def java(classes: Path, *args: str, timeout_s: float = 120.0) -> str:
+    """Run GroupMember with ``args`` to completion; its stdout."""
+    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", f"{classes}:{jvm.kafka_classpath()}", "GroupMember", *args]
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout_s).stdout
+
+
+def consumer_groups(bootstrap: str, *args: str, timeout_s: float = 120.0) -> str:
+    """``kafka-consumer-groups --bootstrap-server B ARGS``: its stdout."""
+    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", jvm.kafka_classpath(), GROUP_COMMAND,
+           "--bootstrap-server", bootstrap, *args]
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout_s).stdout
+
+
+def parse_table(text: str) -> list[dict[str, str]]:
+    """The rows of a kafka-consumer-groups table. The tool pads every column to its widest value and leaves
+    an absent value blank, so cells are cut at the header's column starts; a blank or ``-`` cell is ``""``."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    rows: list[dict[str, str]] = []
+    starts: list[tuple[str, int]] = []
+    for ln in lines:
+        if ln.startswith("GROUP "):
+            starts = [(m.group(0), m.start()) for m in re.finditer(r"\S+", ln)]
+            continue
+        if not starts:
+            continue
+        row = {}
+        for i, (name, at) in enumerate(starts):
+            cell = ln[at:starts[i + 1][1]] if i + 1 < len(starts) else ln[at:]
+            row[name] = "" if cell.strip() == "-" else cell.strip()
+        rows.append(row)
+    return rows
+
+
+def parse_assignment(cell: str) -> set[TP]:
+    """``orders:0,2;audit:1`` (the tool's format) -> {(orders, 0), (orders, 2), (audit, 1)}; blank -> empty."""
+    out: set[TP] = set()
+    for part in cell.split(";"):
+        topic, sep, parts = part.strip().rpartition(":")
+        if sep:
+            out |= {(topic, int(p)) for p in parts.split(",") if p}
+    return out
+
+
+class JavaMember:
+    """One Java consumer in ``group`` (``protocol`` classic or consumer) reading ``topic``; with
+    ``assignor_classes`` (see :func:`build_assignor`) an AssignorMember of a classic group that uses
+    RecommendationAssignor and reads recommendations from ``trigger_topic``."""
+
+    def __init__(self, classes: Path, bootstrap: str, group: str, topic: str, protocol: str, rack: str,
+                 client_id: str, instance_id: str | None = None, assignor_classes: list[str] | None = None,
+                 trigger_topic: str = "rebalancer.triggers", rate: int = 0) -> None:
+        self.client_id = client_id
+        self.rack = rack
+        self.instance_id = instance_id
+        self.assigned: set[TP] = set()
+        self.lines: list[str] = []
+        self._lock = threading.Lock()
+        classpath = ":".join([str(classes), *(assignor_classes or []), jvm.kafka_classpath()])
+        if assignor_classes:
+            main = ["-Dlog4j2.configurationFile=" + str(SOURCE.with_name("log4j2.properties")), "-cp", classpath,
+                    "AssignorMember", bootstrap, group, topic, rack, client_id, trigger_topic]
+        else:
+            main = ["-cp", classpath, "GroupMember", "consume", bootstrap, group, topic, protocol, rack, client_id]
+            main += [instance_id] if instance_id else []
+        # rate: records/s the consumer processes (0 = as fast as it can)
+        self.proc = subprocess.Popen([jvm.java_executable(), "-Xmx128m", f"-Drate={int(rate)}", *main],
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            line = line.strip()
+            with self._lock:
+                self.lines.append(line)
+                if line.startswith("assigned"):
+                    cells = line[len("assigned"):].strip()
+                    self.assigned = {(tp.rsplit("-", 1)[0], int(tp.rsplit("-", 1)[1]))
+                                     for tp in cells.split(",") if tp}
+
+    def assignment(self) -> set[TP]:
+        with self._lock:
+            return set(self.assigned)
+
+    def output(self) -> list[str]:
+        with self._lock:
+            return list(self.lines)
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._reader.join(5)
+
+
+def wait_for(check, timeout_s: float, pause_s: float = 0.5, what: str = "condition"):
+    """Call ``check()`` until it returns something truthy; return it (AssertionError after ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached in {timeout_s:.0f}s")
+        time.sleep(pause_s)
+
+
+ASSIGNOR_POM = Path(__file__).parents[2] / "clients" / "java" / "pom.xml"
+ASSIGNOR_BUILD = Path(__file__).parents[2] / ".cache" / "java" / "assignor"
+
+
+def build_assignor() -> list[str]:
+    """``make java-assignor``: the Maven build of clients/java (offline after the first resolve); the
+    classpath entries of its classes and test classes."""
+    jvm.resolve()
+    mvn = shutil.which("mvn")
+    assert mvn, "Maven (mvn) is needed to build clients/java"
+    cmd = [mvn, "-B", "-q", "-s", str(jvm.MAVEN_DIR / "settings.xml"), f"-Dmaven.repo.local={jvm.CACHE_DIR / 'm2'}",
+           "-f", str(ASSIGNOR_POM), "package"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [str(ASSIGNOR_BUILD / "classes"), str(ASSIGNOR_BUILD / "test-classes")]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from types import ModuleType
 
 
@@ -40,7 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _benchmark(name: str) -> ModuleType:
     from streaming.errors import UsageError
+    from streaming.paths import FROM_CHECKOUT, SOURCE_ROOT
 
+    # from a checkout benchmarks/ sits beside the package, but the editable install maps only the packages
+    # of the wheel, and the `rebalancer` script does not put the working directory on sys.path
+    if FROM_CHECKOUT and str(SOURCE_ROOT) not in sys.path:
+        sys.path.append(str(SOURCE_ROOT))
     try:
         return importlib.import_module(f"benchmarks.{name}")
     except ModuleNotFoundError as e:

@@ -18,6 +18,7 @@ import logging
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -184,31 +185,51 @@ def _tls_check(opts: Mapping[str, Any], host: str, port: int, timeout_s: float) 
     return True
 
 
-def _sasl_check(opts: Mapping[str, Any], timeout_s: float) -> bool:
-    """One connection to the first bootstrap broker with these credentials, no retry (kafka-python's own
-    bootstrap retries a refused login until its timeout); False if the broker did not answer."""
+def _sasl_check(opts: Mapping[str, Any], timeout_s: float, attempts: int = 3) -> bool:
+    """Single connections to the first bootstrap broker with these credentials, without kafka-python's
+    bootstrap loop (which retries a refused login until its timeout). A broker answers a wrong password
+    with an error, or (its failed-authentication delay racing the answer) by closing the connection in the
+    middle of the SASL exchange; a connection that answered ApiVersions and then closed during SASL, on
+    every attempt, counts as refused. False if the broker did not get that far."""
     from kafka.errors import KafkaError, SaslAuthenticationFailedError
     from kafka.net.manager import KafkaConnectionManager
     from kafka.net.selector import NetworkSelector
 
-    net = NetworkSelector()
-    manager = KafkaConnectionManager(net, **(dict(opts) | {"client_id": "rebalancer-auth-check"}))
-    node_id = manager.cluster.bootstrap_brokers()[0].node_id
+    refused = KafkaSecurityError(
+        f"Kafka at {','.join(opts['bootstrap_servers'])} refused SASL {opts.get('sasl_mechanism')} "
+        f"authentication as {opts.get('sasl_plain_username')!r}: wrong username or password "
+        "(check kafka.sasl.jaas.config)")
+    deadline = time.monotonic() + timeout_s
+    closed_in_sasl = 0
+    for _ in range(attempts):
+        left_ms = (deadline - time.monotonic()) * 1000
+        if left_ms <= 0:
+            break
+        net = NetworkSelector()
+        manager = KafkaConnectionManager(net, **(dict(opts) | {"client_id": "rebalancer-auth-check"}))
+        node_id = manager.cluster.bootstrap_brokers()[0].node_id
+        conns: list[Any] = []
 
-    async def connect_once() -> None:
-        await manager.get_connection(node_id, timeout_ms=timeout_s * 1000, pop_on_close=False,
-                                     refresh_metadata_on_err=False, reset_backoff_on_connect=False)
+        async def connect_once(m: Any = manager, n: Any = node_id, ms: float = left_ms, out: list = conns) -> None:
+            conn = m.get_connection(n, timeout_ms=ms, pop_on_close=False, refresh_metadata_on_err=False,
+                                    reset_backoff_on_connect=False)
+            out.append(conn)
+            await conn
 
-    try:
-        net.run(connect_once)
-    except SaslAuthenticationFailedError:
-        raise KafkaSecurityError(
-            f"Kafka at {','.join(opts['bootstrap_servers'])} refused SASL {opts.get('sasl_mechanism')} "
-            f"authentication as {opts.get('sasl_plain_username')!r}: wrong username or password "
-            "(check kafka.sasl.jaas.config)") from None
-    except (KafkaError, OSError):
-        return False
-    finally:
-        manager.close()
-        net.close()
-    return True
+        try:
+            net.run(connect_once)
+            return True
+        except SaslAuthenticationFailedError:
+            raise refused from None
+        except (KafkaError, OSError) as e:
+            # broker_version is known once ApiVersions was answered: the loss came after, during SASL
+            if conns and conns[0].broker_version is not None:
+                closed_in_sasl += 1
+            log.debug("SASL check attempt ended without an answer to the login: %s", type(e).__name__)
+            time.sleep(0.2)
+        finally:
+            manager.close()
+            net.close()
+    if closed_in_sasl and closed_in_sasl == attempts:
+        raise refused
+    return False

@@ -4,14 +4,20 @@ Local mode by default, with the cached Kafka-source and Delta jars on ``spark.ja
 extension and catalog, the RocksDB state store, few shuffle partitions and quiet logs. Every setting
 can be overridden from ``[spark.conf]`` in the configuration file or ``--conf spark.x=y``.
 
-On a cluster, run the same job with ``spark-submit --packages`` and ``spark.use_cached_jars=false``
+The configured ``spark.master`` applies only when nothing else chose one: a running SparkContext,
+``spark-submit --master`` (the driver JVM already holds it) or ``--master`` in ``PYSPARK_SUBMIT_ARGS`` win.
+The local-only settings (loopback driver, 4 shuffle partitions, driver memory, no UI) apply only to a
+``local`` master. On a cluster, run the job with ``spark-submit --jars`` and ``spark.use_cached_jars=false``
 (see the README); then nothing here adds jars.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from streaming import jvm
 from streaming.config import Config
@@ -19,10 +25,92 @@ from streaming.paths import CONF_DIR
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
+# Sensible on one machine only: a cluster's driver must be reachable from its executors, and its sizes
+# are the cluster operator's to choose.
+LOCAL_ONLY = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.ui.enabled": "false",
+    "spark.driver.memory": "2g",
+    "spark.sql.adaptive.enabled": "false",
+}
 
-def spark_defaults(cfg: Config) -> dict[str, str]:
-    """The settings this project starts Spark with, before the user's overrides."""
-    local = cfg.spark.master.startswith("local")
+
+class Master(NamedTuple):
+    url: str
+    source: str
+    """Where it comes from: "configuration", "PYSPARK_SUBMIT_ARGS" or "running" (spark-submit's driver JVM
+    or an active SparkContext)."""
+
+    @property
+    def local(self) -> bool:
+        return is_local(self.url)
+
+    @property
+    def ours(self) -> bool:
+        """Whether the session builder must set it (nothing else did)."""
+        return self.source == "configuration"
+
+
+def is_local(master: str) -> bool:
+    return master.startswith("local")
+
+
+def submit_args_master(submit_args: str) -> str | None:
+    """The master named in spark-submit style arguments (``--master X``, ``--conf spark.master=X``), if any."""
+    try:
+        words = shlex.split(submit_args)
+    except ValueError:  # unbalanced quotes: spark-submit would refuse them too
+        return None
+    found = None
+    for i, word in enumerate(words):
+        value = words[i + 1] if i + 1 < len(words) else ""
+        if word.startswith("--master="):
+            found = word.split("=", 1)[1]
+        elif word == "--master" and value:
+            found = value
+        elif word.startswith("--conf=spark.master="):
+            found = word.split("=", 2)[2]
+        elif word in ("--conf", "-c") and value.startswith("spark.master="):
+            found = value.split("=", 1)[1]
+    return found or None
+
+
+def choose_master(configured: str, env: Mapping[str, str], running: str | None) -> Master:
+    """The master Spark will use: a running one, else PYSPARK_SUBMIT_ARGS', else the configured one."""
+    if running:
+        return Master(running, "running")
+    submitted = submit_args_master(env.get("PYSPARK_SUBMIT_ARGS", ""))
+    if submitted:
+        return Master(submitted, "PYSPARK_SUBMIT_ARGS")
+    return Master(configured, "configuration")
+
+
+def _running_master() -> str | None:
+    """The master of an active SparkContext, or the one spark-submit gave the already running driver JVM.
+
+    Never starts a JVM: without a gateway (PYSPARK_GATEWAY_PORT, set by spark-submit) there is none to ask,
+    and starting one here would lose the settings that only apply at JVM launch.
+    """
+    from pyspark import SparkConf, SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        return active.master
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        SparkContext._ensure_initialized()  # connects to that gateway; SparkConf() then reads the JVM's settings
+        return SparkConf().get("spark.master", None)
+    return None
+
+
+def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
+    """The settings this project starts Spark with, before the user's overrides.
+
+    ``local``: whether the master is a local one (default: judged from the configured master).
+    """
+    local = is_local(cfg.spark.master) if local is None else local
     log4j = f"-Dlog4j2.configurationFile=file:{CONF_DIR / 'log4j2.properties'}"
     conf = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -35,22 +123,13 @@ def spark_defaults(cfg: Config) -> dict[str, str]:
         "spark.sql.streaming.stateStore.rocksdb.maxMemoryUsageMB": "256",
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.showConsoleProgress": "false",
-        "spark.driver.extraJavaOptions": log4j,
-        "spark.executor.extraJavaOptions": log4j,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.streaming.minBatchesToRetain": "20",
     }
     if local:
-        conf |= {
-            "spark.driver.host": "127.0.0.1",
-            "spark.driver.bindAddress": "127.0.0.1",
-            "spark.sql.shuffle.partitions": "4",
-            "spark.default.parallelism": "4",
-            "spark.ui.enabled": "false",
-            "spark.driver.memory": "2g",
-            "spark.sql.adaptive.enabled": "false",
-        }
+        # the log4j file is on this machine only; a cluster's executors keep their own logging
+        conf |= LOCAL_ONLY | {"spark.driver.extraJavaOptions": log4j, "spark.executor.extraJavaOptions": log4j}
     if cfg.spark.use_cached_jars:
         conf["spark.jars"] = ",".join(jvm.spark_jars())
     return conf
@@ -58,15 +137,22 @@ def spark_defaults(cfg: Config) -> dict[str, str]:
 
 def get_spark(cfg: Config):  # -> pyspark.sql.SparkSession (imported lazily: pyspark is slow to import)
     """Build (or return the running) SparkSession for ``cfg``."""
-    # Python workers must run this interpreter, which has pandas/pyarrow and this project.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if cfg.spark.master.startswith("local"):
+    master = choose_master(cfg.spark.master, os.environ, _running_master())
+    if master.local:
+        # Python workers must run this interpreter, which has pandas/pyarrow and this project. On a cluster
+        # the executors' Python is PYSPARK_PYTHON / spark.pyspark.python, as Spark has it.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(cfg.spark.master).appName(cfg.spark.app_name)
-    for key, value in (spark_defaults(cfg) | cfg.spark.conf).items():
+    builder = SparkSession.builder.appName(cfg.spark.app_name)
+    if master.ours:
+        builder = builder.master(master.url)
+    elif master.url != cfg.spark.master:
+        print(f"Spark master {master.url} (from {master.source}); the configured {cfg.spark.master} is not used",
+              flush=True)
+    for key, value in (spark_defaults(cfg, master.local) | cfg.spark.conf).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)

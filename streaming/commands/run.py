@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     if cfg.kafka.bootstrap_servers == EMBEDDED:
         raise ConfigError("`rebalancer run` needs a Kafka cluster with events: set kafka.bootstrap_servers "
                           "(e.g. from `rebalancer kafka up`), or run `rebalancer demo` for the embedded default")
-    jvm.resolve()
+    if cfg.spark.use_cached_jars:  # false under spark-submit: the connectors come from --jars, no Maven
+        jvm.resolve()
     # Kafka first: an unreachable cluster is retried, then reported, before a JVM starts for nothing
     from streaming import kafka_clients
 

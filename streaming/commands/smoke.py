@@ -17,10 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streaming import jvm, kafka_clients, smoke
+    from streaming.config import EMBEDDED
     from streaming.spark_session import get_spark
 
-    jvm.resolve()
     cfg = load_config(args)
+    # Maven only for the jars this run uses: Spark's (unless spark-submit brings them) or the embedded broker's
+    if cfg.spark.use_cached_jars or cfg.kafka.bootstrap_servers == EMBEDDED:
+        jvm.resolve()
     with kafka_clients.kafka_for(cfg) as live:
         print(f"Kafka at {live.kafka.bootstrap_servers}; starting Spark ...", flush=True)
         spark = get_spark(live)

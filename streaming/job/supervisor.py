@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 # Text of failures that a restart cannot fix. A Python exception raised in foreachBatch reaches the driver
 # as a StreamingQueryException whose message carries the Python traceback, hence the class names.
 FATAL_MARKERS = (
-    "JobError", "ConfigError", "AnalysisException",
+    "JobError", "ConfigError", "AnalysisException", "org.apache.kafka.common.config.ConfigException",
     "DELTA_FAILED_TO_MERGE_FIELDS", "DELTA_SCHEMA_CHANGED", "DELTA_METADATA_MISMATCH", "DELTA_MISSING_DELTA_TABLE",
     "A schema mismatch detected",
     "group state written by an incompatible version",

@@ -99,8 +99,9 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
     jc = dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers, options={
-            # the source's offset lookups and the feed's producer give up in seconds, not minutes
-            "default.api.timeout.ms": "4000", "max.block.ms": "4000"}),
+            # the source's offset lookups and the feed's producer give up in seconds, not minutes (Kafka's
+            # admin client wants default.api.timeout.ms >= request.timeout.ms)
+            "default.api.timeout.ms": "4000", "request.timeout.ms": "3000", "max.block.ms": "4000"}),
         job=dataclasses.replace(base.job, trigger_interval="1 second", start_retries=2, retry_backoff_s=1,
                                 retry_backoff_max_s=3, max_restarts=100))
     checkpoint = jc.checkpoint_path("outage")

@@ -5,6 +5,8 @@
  *
  *   AssignorMember BOOTSTRAP GROUP TOPIC RACK CLIENT_ID TRIGGER_TOPIC
  *
+ * With -Drate=N it processes at most N records/s, as GroupMember does.
+ *
  * Prints "assigned t-p,t-p" whenever its assignment changes; the assignor's log lines (INFO and up, see
  * tests/java/log4j2.properties) go to stdout as well. Stops, closing the consumer, when stdin closes.
  */

@@ -5,6 +5,7 @@
  *   GroupMember consume BOOTSTRAP GROUP TOPIC PROTOCOL RACK CLIENT_ID [INSTANCE_ID]
  *       joins GROUP (PROTOCOL: classic or consumer) with client.rack=RACK, subscribes to TOPIC and polls
  *       until its standard input closes; prints "assigned t-p,t-p" whenever its assignment changes.
+ *       With -Drate=N it processes at most N records/s (a slow worker; offsets auto-committed every second).
  *   GroupMember protocol
  *       prints one JSON object: hex of ConsumerProtocol subscriptions and assignments, versions 0-3, and of
  *       a ConsumerGroupDescribe response, versions 0-1, all as Java's kafka-clients writes them.

@@ -134,6 +134,12 @@ class StandaloneCluster:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.webui_port}/json/", timeout=5) as r:
             return json.load(r)
 
+    def completed_app(self, app_id: str, timeout: float = 60.0) -> dict[str, Any]:
+        """The master's record of a finished application (it learns of the end just after the driver)."""
+        self._wait(lambda s: any(a["id"] == app_id for a in s.get("completedapps", [])), timeout,
+                   f"the master to list {app_id} as completed")
+        return next(a for a in self.state()["completedapps"] if a["id"] == app_id)
+
     @staticmethod
     def alive_workers(state: dict[str, Any]) -> list[dict[str, Any]]:
         return [w for w in state.get("workers", []) if w.get("state") == "ALIVE"]

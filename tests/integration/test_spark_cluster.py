@@ -207,13 +207,13 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
         assert rc == 0, output[-6000:]
         (event_log,) = event_logs.iterdir()
         app_id, tasks = tasks_by_executor(event_log)
-        completed = {a["id"]: a for a in standalone.state()["completedapps"]}
+        completed = standalone.completed_app(app_id)
         executor_dirs = standalone.executor_dirs(app_id)
     assert not standalone.left_running(), "Spark daemons or executors still running after stop"
 
     # it ran on the cluster: the master knew the application, each worker launched an executor for it, and
     # every task ran on one of those executors (local mode would show one executor, "driver")
-    assert completed[app_id]["state"] == "FINISHED"
+    assert completed["state"] == "FINISHED"
     worker_of = {d.name: w for w, dirs in executor_dirs.items() for d in dirs}
     assert sorted(executor_dirs) == [0, 1] and all(executor_dirs.values()), executor_dirs
     assert tasks and set(tasks) <= set(worker_of), (tasks, worker_of)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -97,6 +98,27 @@ def test_embedded_cluster_writes_private_client_files_that_work(secured, secret_
     assert not (security.directory / "format.args").exists()
     for node in cluster.nodes:
         assert os.stat(node.data_dir.parent / "server.properties").st_mode & 0o777 == 0o600
+
+
+def test_kafka_up_sasl_ssl_prints_a_working_client_file_per_principal(state_file) -> None:
+    def rebalancer(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "streaming.cli", *args], cwd=PROJECT_ROOT,
+                              capture_output=True, text=True, timeout=180, env={**os.environ})
+
+    up = rebalancer("kafka", "up", "--security", "sasl-ssl")
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        bootstrap = next(ln for ln in up.stdout.splitlines() if re.fullmatch(r"127\.0\.0\.1:\d+", ln))
+        files = dict(re.findall(r"^\s+(\w+): --command-config (\S+)$", up.stdout, re.MULTILINE))
+        assert set(files) == set(PRINCIPALS)
+        for path in files.values():
+            assert os.stat(path).st_mode & 0o777 == 0o600
+        cfg = config.load(None, command_config=files["collector"])
+        assert cfg.kafka.bootstrap_servers == bootstrap
+        kafka_clients.admin(cfg).close()
+    finally:
+        down = rebalancer("kafka", "down")
+    assert down.returncode == 0 and "stopped 1 broker" in down.stdout, down.stderr
 
 
 def test_consumer_principal_cannot_write_the_feed(client_files, secret_env) -> None:

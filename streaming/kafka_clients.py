@@ -87,6 +87,9 @@ def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: flo
 
 
 EVENT_PARTITIONS = 6
+FEED_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""The trigger feed topic's message limit: one recommendation of a very large group is a few MB (compressed
+less); the job's feed sink sends up to this much (streaming.job.sinks.FEED_PRODUCER_DEFAULTS)."""
 
 
 def ensure_rebalancer_topics(cfg: Config) -> None:
@@ -101,7 +104,8 @@ def ensure_rebalancer_topics(cfg: Config) -> None:
         cfg.kafka.lag_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
         cfg.kafka.metadata_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
         cfg.kafka.trigger_topic: {"num_partitions": 1, "replication_factor": -1,
-                                  "configs": {"cleanup.policy": "compact"}},
+                                  "configs": {"cleanup.policy": "compact",
+                                              "max.message.bytes": str(FEED_MAX_MESSAGE_BYTES)}},
     }
     where = cfg.kafka.bootstrap_servers
     with _quiet_kafka_logs():

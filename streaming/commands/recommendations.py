@@ -117,7 +117,8 @@ def _read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int
     from streaming import jvm
     from streaming.spark_session import get_spark
 
-    jvm.resolve()
+    if cfg.spark.use_cached_jars:  # under spark-submit --jars/--packages there is nothing to resolve
+        jvm.resolve()
     spark = get_spark(cfg)
     try:
         from delta.tables import DeltaTable

@@ -24,12 +24,17 @@ from pyspark.sql import functions as F
 
 from streaming.config import Config
 from streaming.errors import JobError
-from streaming.job import validate
+from streaming.job import hfs, validate
 from streaming.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
 
 log = logging.getLogger(__name__)
 
 RECOMMENDATIONS = "recommendations"
+APP_ID_FILE = "delta_app_id"
+# Producer settings of the feed sink unless [kafka.options] says otherwise. A recommendation for a group of
+# 10,000 members over 50,000 partitions is ~1.8 MB of JSON, over Kafka's 1 MB request default; compressed it
+# is a few hundred KB. The feed topic is created with kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
+FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip", "kafka.max.request.size": str(16 * 1024 * 1024)}
 REJECTED = "rejected_events"
 
 RECOMMENDATIONS_DDL = f"""
@@ -50,23 +55,11 @@ def app_id(checkpoint: str, spark: SparkSession | None = None) -> str:
     """The Delta transaction app id of this checkpoint: made once, kept in the checkpoint folder.
 
     A new checkpoint restarts batch ids at 0, so it must get a new app id or Delta would skip its writes.
-    Read and written with Hadoop's FileSystem, like the checkpoint itself (a local path, file:, s3a:, hdfs: ...)."""
+    Read and written with Hadoop's FileSystem, like the checkpoint itself (a local path, file:, s3a:, hdfs: ...);
+    of two racing starts the second one's exclusive create fails and both read back the same id."""
     spark = spark or SparkSession.active()
-    jvm = spark._jvm
-    # Hadoop joins and resolves it as Spark does the checkpointLocation (a relative one: the working directory)
-    path = jvm.org.apache.hadoop.fs.Path(checkpoint, "delta_app_id")
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-    if not fs.exists(path):
-        out = fs.create(path, False)  # no overwrite: of two racing starts, the second fails here
-        try:
-            out.write(bytearray(f"kafka-rebalancer-{uuid.uuid4().hex}\n".encode()))
-        finally:
-            out.close()
-    stream = fs.open(path)
-    try:
-        return bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream)).decode().strip()
-    finally:
-        stream.close()
+    hfs.write_text(spark, checkpoint, APP_ID_FILE, f"kafka-rebalancer-{uuid.uuid4().hex}\n", overwrite=False)
+    return (hfs.read_text(spark, checkpoint, APP_ID_FILE) or "").strip()
 
 
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
@@ -132,7 +125,7 @@ class BatchWriter:
 
     def _send_feed(self, recs: DataFrame) -> None:
         (recs.select(F.col("group").alias("key"), F.col("feed_value").alias("value"))
-         .write.format("kafka").options(**self.cfg.kafka.client_options())
+         .write.format("kafka").options(**(FEED_PRODUCER_DEFAULTS | self.cfg.kafka.client_options()))
          .option("topic", self.cfg.kafka.trigger_topic).save())
 
 

@@ -91,7 +91,7 @@ def test_each_reason_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
 def test_names_from_data_cannot_forge_log_lines(caplog: pytest.LogCaptureFixture) -> None:
     feed = LatestRecommendations()
     with caplog.at_level(logging.WARNING, logger="streaming.apply.feed"):
-        feed.offer(json.dumps(rec(group="g")), "g\n2026-01-01 ERROR forged\x1b[2J".encode())
+        feed.offer(json.dumps(rec(group="g")), b"g\n2026-01-01 ERROR forged\x1b[2J")
     text = caplog.text
     assert "\n2026-01-01 ERROR forged" not in text and "\x1b" not in text
     assert "\\n2026-01-01 ERROR forged\\x1b[2J" in text

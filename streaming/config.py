@@ -135,6 +135,12 @@ class JobSettings:
     group_timeout_s: float = 3600.0
     """A group with no event for this long (event time) is dropped from state."""
     watermark_delay: str = "10 minutes"
+    max_clock_skew_s: float = 120.0
+    """An event whose ts leads its Kafka record's timestamp by more than this is rejected, so one bad clock
+    cannot move the watermark (which every group's lateness and timeout follow). The collector stamps ts
+    just before it produces, so ts trails the record timestamp in normal operation; 2 minutes covers clock
+    differences between collector and broker and stays well inside ``watermark_delay``, so an event on
+    time is never made late by one that leads. Events may trail their timestamp by any amount."""
     max_value_bytes: int = 4 * 1024 * 1024
     query_name: str = "rebalancer"
     start_retries: int = 8

@@ -23,7 +23,12 @@ Three types, as in DESIGN.md:
      "partitions": [{"partition": 0, "leader": 1, "replicas": [1, 2], "replica_racks": ["a", "b"]}]}
 
 ``ts`` is epoch milliseconds of the observation. The builders below are the only way the project
-writes events; :data:`SPARK_SCHEMA` is the one way the job parses them.
+writes events; :mod:`streaming.job.validate` is the one way the job reads them, and rejects anything that
+is not exactly this shape: strings are JSON strings, integers JSON integers (partitions, generations and
+broker ids 0..2**31-1, offsets and ``ts`` 0..2**63-1), topic names legal Kafka names, a ``partitions``
+event lists partitions 0..n-1 once each, member ids are unique, no duplicate keys, nothing after the
+object; ``ts`` at most ``job.max_clock_skew_s`` ahead of the record's Kafka timestamp. Unknown extra
+fields are ignored (a newer collector may add some).
 """
 
 from __future__ import annotations
@@ -40,14 +45,14 @@ TYPES = (LAG, MEMBERS, PARTITIONS)
 # A value larger than this is rejected unparsed (a members event of a 1000-member group is ~200 KB).
 MAX_VALUE_BYTES = 4 * 1024 * 1024
 
-SPARK_SCHEMA = (
-    "type STRING, ts LONG, group STRING, topic STRING, partition INT, "
-    "committed_offset LONG, end_offset LONG, no_commit BOOLEAN, "
-    "generation INT, protocol STRING, "
-    "members ARRAY<STRUCT<member_id: STRING, instance_id: STRING, client_id: STRING, host: STRING, "
-    "rack: STRING, topics: ARRAY<STRING>, assigned: ARRAY<ARRAY<STRING>>>>, "
-    "partitions ARRAY<STRUCT<partition: INT, leader: INT, replicas: ARRAY<INT>, replica_racks: ARRAY<STRING>>>"
+# The types the job reads a validated metadata event's lists as (streaming/job/validate.py checks every
+# field's JSON type and range first, so these reads never fail or round): an assigned entry is
+# [topic, partition] and travels as two strings.
+MEMBERS_TYPE = (
+    "array<struct<member_id: string, instance_id: string, client_id: string, host: string, rack: string, "
+    "topics: array<string>, assigned: array<array<string>>>>"
 )
+PARTITIONS_TYPE = "array<struct<partition: int, leader: int, replicas: array<int>, replica_racks: array<string>>>"
 
 
 def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int, end_offset: int,

@@ -16,6 +16,7 @@ import threading
 import time
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from streaming import kafka_clients
@@ -50,12 +51,23 @@ def source(spark: SparkSession, cfg: Config) -> DataFrame:
 
 
 def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | None = None) -> DataFrame:
-    events = validate.parse(source(spark, cfg), cfg.job.max_value_bytes)
+    events = validate.parse(source(spark, cfg), cfg.job.max_value_bytes, int(cfg.job.max_clock_skew_s * 1000),
+                            cfg.kafka.lag_topic)
+    watermarked = events.withWatermark("event_time", cfg.job.watermark_delay)
+    # The watermark follows event_time. Before the stateful step the column is replaced by a null one that
+    # keeps its watermark marker (event-time timeouts require one): Spark's late-row filter reads that
+    # column, so no row is dropped there, and the function rejects late rows itself (reason "late")
+    # instead of letting them vanish.
+    marker = watermarked.schema["event_time"].metadata
+    watermarked = watermarked.select(
+        *(c for c in watermarked.columns if c != "event_time"),
+        F.lit(None).cast("timestamp").alias("event_time", metadata=marker))
     return (
-        events.withWatermark("event_time", cfg.job.watermark_delay)
+        watermarked
         .groupBy("group")
         .applyInPandasWithState(
-            stateful.make_update(cfg.policy, int(cfg.job.group_timeout_s * 1000), version_floors),
+            stateful.make_update(cfg.policy, int(cfg.job.group_timeout_s * 1000), version_floors,
+                                 lag_topic=cfg.kafka.lag_topic, metadata_topic=cfg.kafka.metadata_topic),
             stateful.ROW_SCHEMA, stateful.STATE_SCHEMA, "append", "EventTimeTimeout",
         )
     )

@@ -1,130 +1,382 @@
-"""Parse and validate the events with Spark's own JSON functions; every rejected record gets a reason.
+"""Parse and validate the events with Spark expressions that cannot throw; every rejected record gets a reason.
 
-The rules are Spark column expressions, evaluated in the JVM: a valid lag event never leaves it for
-Python until the stateful step. ``reject_reason`` is the first rule a record breaks, or null.
+Spark 4 runs with ANSI mode on, where a cast of ``'1000.0'`` to INT, or ``timestamp_millis`` of a huge
+number, raises and stops the query for good (a restart reads the same record again). So nothing here
+casts or converts a value before it has been proven to fit: the value is parsed once as a VARIANT with
+``try_parse_json`` (null instead of an error), each field's JSON type is read exactly with
+``schema_of_variant`` (a number where a string belongs, ``1000.0`` or ``1e400`` where an integer
+belongs, ``2**63`` where a LONG belongs are all told apart: only ``BIGINT`` is an integer that fits a
+LONG), and values are read with ``try_variant_get``. ``reject_reason`` is the first rule a record breaks,
+or null; the rules and their reason strings are all in this module, in the order they are checked:
 
-Rules, in order: value too large; not JSON; not a JSON object; missing/wrongly typed ``type``; unknown
-type; missing/wrongly typed ``ts`` or ``group``; ``ts`` not positive; empty group; message key not the
-group; then per type: lag (topic, partition, offsets present and typed; partition and offsets not
-negative; end offset not below committed), members (generation, members list, a member without id,
-an assigned entry that is not [topic, partition]), partitions (topic, partitions list, a negative
-partition, replica racks not matching replicas).
+- ``null value``, ``empty value``, ``value of N bytes exceeds M`` (the value is not even cast to a string,
+  let alone parsed), ``value is not valid UTF-8``;
+- ``not valid JSON`` (also NaN/Infinity literals and nesting deeper than the parser allows),
+  ``duplicate key`` (at any depth: the VARIANT parser refuses them, a lenient parse tells them apart),
+  ``not a JSON object``, ``trailing data after the JSON object`` (see :func:`_trailing`);
+- ``type`` a string and one of the known types; ``ts`` an integer, positive, and at most
+  ``job.max_clock_skew_s`` ahead of the record's Kafka timestamp; ``group`` a non-empty string of at most
+  255 characters without control characters; the message key (when there is one) equal to the group;
+- lag: ``topic`` a legal Kafka topic name ([a-zA-Z0-9._-], 1..249, not ``.``/``..``), ``partition`` in
+  0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean;
+- members: ``generation`` in -1..2**31-1, ``protocol`` a string or null, ``members`` a list of objects with
+  a non-empty string ``member_id`` (unique in a whole event), optional string ids/host/rack, ``topics``
+  legal topic names, ``assigned`` entries ``[topic, partition]``;
+- partitions: ``topic``, ``partitions`` a list of objects with ``partition`` in 0..2**31-1 (unique, and
+  exactly 0..n-1 in a whole event: downstream the list is a partition count), ``leader`` a broker id or
+  null, ``replicas`` broker ids (no null), ``replica_racks`` strings or null, one per replica;
+- ``part``/``parts`` of a split metadata event (:mod:`streaming.event_parts`) integers with
+  ``0 <= part < parts <= MAX_PARTS``;
+- last, a lag event must come from the lag topic and a metadata event from the metadata topic (so a valid
+  row's source topic follows from its type).
+
+Event time and lateness. ``ts`` may lag its Kafka timestamp by any amount (replays, backfills: an old
+event can only be late, it never harms another group) but may lead it by at most ``max_clock_skew_s``, so
+one bad clock cannot carry the global watermark into the future. Valid rows get ``event_time`` for the
+watermark; rejected rows get none. The query nulls ``event_time`` (keeping its watermark marker) before the
+stateful step, so Spark does not silently drop rows older than the watermark there; the stateful step
+rejects them itself with reason ``late`` (see :mod:`streaming.job.stateful`).
 """
 
 from __future__ import annotations
 
+import string
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streaming.events import LAG, MEMBERS, PARTITIONS, SPARK_SCHEMA, TYPES
+from streaming.event_parts import MAX_PARTS
+from streaming.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
 
+INT_MAX = 2**31 - 1
+MAX_GROUP_CHARS = 255
+MAX_TOPIC_CHARS = 249
+RAW_VALUE_CHARS = 1000
+"""``raw_value`` of a rejected record keeps the first 1,000 characters of the value (invalid UTF-8 replaced)."""
 
-def _field(name: str, type_name: str) -> Column:
-    """Reason for a missing or wrongly typed top-level field, else null."""
-    return F.when(
-        F.col(f"e.{name}").isNull(),
-        F.when(F.get_json_object("value_str", f"$.{name}").isNull(), F.lit(f"missing field {name}"))
-        .otherwise(F.format_string(f"field {name} is not {type_name}: %s",
-                                   F.substring(F.get_json_object("value_str", f"$.{name}"), 1, 40))),
-    )
-
-
-def _for_type(kind: str, *reasons: Column) -> Column:
-    return F.when(F.col("e.type") == kind, F.coalesce(*reasons))
-
-
-def reject_reason(max_value_bytes: int) -> Column:
-    e = "e."
-    lag_rules = _for_type(
-        LAG,
-        _field("topic", "a string"), _field("partition", "an integer"),
-        _field("committed_offset", "an integer"), _field("end_offset", "an integer"),
-        F.when(F.col(e + "partition") < 0, F.format_string("negative partition %d", F.col(e + "partition"))),
-        F.when(F.col(e + "committed_offset") < 0,
-               F.format_string("negative committed_offset %d", F.col(e + "committed_offset"))),
-        F.when(F.col(e + "end_offset") < F.col(e + "committed_offset"),
-               F.format_string("end_offset %d below committed_offset %d", F.col(e + "end_offset"),
-                               F.col(e + "committed_offset"))),
-    )
-    members_rules = _for_type(
-        MEMBERS,
-        _field("generation", "an integer"), _field("members", "a list of members"),
-        F.when(F.exists(e + "members", lambda m: m["member_id"].isNull() | (m["member_id"] == "")),
-               F.lit("a member has no member_id")),
-        F.when(F.exists(e + "members", lambda m: F.exists(
-            m["assigned"], lambda a: (F.size(a) != 2) | a[1].cast("int").isNull() | (a[1].cast("int") < 0))),
-            F.lit("an assigned entry is not [topic, partition >= 0]")),
-    )
-    partitions_rules = _for_type(
-        PARTITIONS,
-        _field("topic", "a string"), _field("partitions", "a list of partitions"),
-        F.when(F.exists(e + "partitions", lambda p: p["partition"].isNull() | (p["partition"] < 0)),
-               F.lit("a partition number is missing or negative")),
-        F.when(F.exists(e + "partitions", lambda p: F.size(F.coalesce(p["replica_racks"], F.array()))
-                        != F.size(F.coalesce(p["replicas"], F.array()))),
-               F.lit("replica_racks does not match replicas")),
-    )
-    return F.coalesce(
-        F.when(F.length("value") > max_value_bytes,
-               F.format_string("value of %d bytes exceeds %d", F.length("value"), F.lit(max_value_bytes))),
-        F.when(F.col("value").isNull(), F.lit("empty value")),
-        # from_json flags unparseable input in the corrupt-record column without a second parse; a record
-        # with nothing parsed at all is not JSON, or JSON that is not an object
-        F.when(F.col("e._corrupt_record").isNotNull() & F.col("e.type").isNull() & F.col("e.ts").isNull()
-               & F.col("e.group").isNull(),
-               F.when(~F.ltrim("value_str").startswith("{") & F.get_json_object("value_str", "$").isNotNull(),
-                      F.lit("not a JSON object")).otherwise(F.lit("not valid JSON"))),
-        _field("type", "a string"),
-        F.when(~F.col(e + "type").isin(*TYPES), F.format_string("unknown type %s", F.col(e + "type"))),
-        _field("ts", "an integer (epoch ms)"),
-        _field("group", "a string"),
-        F.when(F.col(e + "ts") <= 0, F.format_string("ts %d is not positive epoch milliseconds", F.col(e + "ts"))),
-        F.when(F.col(e + "group") == "", F.lit("empty group")),
-        F.when(F.col("key").isNotNull() & (F.col("key").cast("string") != F.col(e + "group")),
-               F.lit("message key does not match group")),
-        lag_rules, members_rules, partitions_rules,
-        F.when(F.col("e._corrupt_record").isNotNull(), F.lit("a nested field has the wrong type")),
-    )
-
+# a JSON string, escapes included; possessive, so a long value cannot make the regex backtrack
+_JSON_STRING = r'(?s)"(?:[^"\\]|\\.)*+"'
+_TOPIC_CHARS = string.ascii_letters + string.digits + "._-"
+_CONTROL_CHARS = "".join(map(chr, range(32))) + "\x7f"
+_WS = "[ \t\n\r]*"
 
 REJECTED_SCHEMA = (
     "reason STRING, raw_value STRING, source_topic STRING, source_partition INT, source_offset LONG, kafka_ts LONG"
 )
-"""The ``detail`` of a rejected row: why, the raw value and where it came from (``kafka_ts``: epoch ms)."""
+"""The ``detail`` of a rejected row: why, the raw value (its first 1,000 characters; for a row rejected
+after validation, as ``late`` or for an internal error, the event re-encoded from its parsed fields) and
+where it came from (``kafka_ts``: epoch ms, null for rows rejected after validation)."""
 
 
-def parse(raw: DataFrame, max_value_bytes: int) -> DataFrame:
+def _get(v: Column | str, path: str, type_name: str = "variant") -> Column:
+    return F.try_variant_get(F.col(v) if isinstance(v, str) else v, path, type_name)
+
+
+def _kind(v: Column | str, path: str) -> Column:
+    """The JSON type of a field as Spark names it: BIGINT (an integer that fits a LONG), STRING, BOOLEAN,
+    VOID (JSON null), DECIMAL(p,s) / DOUBLE (other numbers), OBJECT<..>, ARRAY<..>; null when absent."""
+    return F.schema_of_variant(_get(v, path))
+
+
+def _absent(v: Column | str, path: str) -> Column:
+    return F.coalesce(_kind(v, path) == "VOID", F.lit(True))
+
+
+def _is_int(v: Column | str, path: str, lo: int, hi: int) -> Column:
+    """The field is an integer in [lo, hi]; a float such as 1000.0 or 1e400 is not."""
+    return F.coalesce((_kind(v, path) == "BIGINT") & _get(v, path, "bigint").between(lo, hi), F.lit(False))
+
+
+def _is_long(v: Column | str, path: str) -> Column:
+    """The field is an integer that fits a LONG (2**63 is a DECIMAL, 1000.0 a DECIMAL, 1e400 a DOUBLE)."""
+    return F.coalesce(_kind(v, path) == "BIGINT", F.lit(False))
+
+
+def _is_string(v: Column | str, path: str) -> Column:
+    return F.coalesce(_kind(v, path) == "STRING", F.lit(False))
+
+
+def _is_topic_name(name: Column) -> Column:
+    # translate instead of a regex: this runs for every lag event
+    legal = F.length(name).between(1, MAX_TOPIC_CHARS) & (F.translate(name, _TOPIC_CHARS, "") == "")
+    return F.coalesce(legal & ~name.isin(".", ".."), F.lit(False))
+
+
+def _topic_at(v: Column | str, path: str) -> Column:
+    return _is_string(v, path) & _is_topic_name(_get(v, path, "string"))
+
+
+def _list(v: Column | str, path: str) -> Column:
+    """The field as an array of VARIANTs; null when it is not a JSON array."""
+    return _get(v, path, "array<variant>")
+
+
+# Top-level fields are read once per record into columns (k_<name>: the field's JSON type, x_<name>: its
+# value when the type is right), so no rule looks a field up again. The hot path, a lag event of exactly
+# the collector's shape, is recognised from the schema of the whole object (one call) and its values come
+# from one cast to a struct; anything else reads each field's type on its own.
+_SCALARS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset", "no_commit",
+            "generation", "protocol", "part", "parts")
+_STRINGS = ("type", "group", "topic", "protocol")
+_BOOLEANS = ("no_commit",)
+_VALUES = "struct<" + ", ".join(
+    f"{n}: {'string' if n in _STRINGS else 'boolean' if n in _BOOLEANS else 'bigint'}" for n in _SCALARS) + ">"
+_LAG_KINDS = {"type": "STRING", "ts": "BIGINT", "group": "STRING", "topic": "STRING", "partition": "BIGINT",
+              "committed_offset": "BIGINT", "end_offset": "BIGINT"}
+_HOT_SHAPES = [kinds for kinds in (_LAG_KINDS, _LAG_KINDS | {"no_commit": "BOOLEAN"})]
+
+
+def _shape(kinds: dict[str, str]) -> str:
+    """``schema_of_variant`` of an object with these fields (it lists them sorted by name)."""
+    return "OBJECT<" + ", ".join(f"{n}: {kinds[n]}" for n in sorted(kinds)) + ">"
+
+
+def _k(name: str) -> Column:
+    return F.col(f"k_{name}")
+
+
+def _x(name: str) -> Column:
+    return F.col(f"x_{name}")
+
+
+def _fields(df: DataFrame) -> DataFrame:
+    """Adds the top-level field columns; ``members``/``partitions`` as arrays of VARIANTs (metadata only)."""
+    df = df.select("*", F.schema_of_variant("v").alias("shape"), _get("v", "$", _VALUES).alias("values"))
+
+    def kind(name: str) -> Column:
+        slow = F.schema_of_variant(_get("v", f"$.{name}"))
+        out = None
+        for kinds in _HOT_SHAPES:
+            value = F.lit(kinds.get(name)).cast("string")
+            out = (F.when(F.col("shape") == _shape(kinds), value) if out is None
+                   else out.when(F.col("shape") == _shape(kinds), value))
+        return out.otherwise(slow)
+
+    df = df.select("*", *(kind(n).alias(f"k_{n}") for n in _SCALARS))
+    expected = {n: "STRING" if n in _STRINGS else "BOOLEAN" if n in _BOOLEANS else "BIGINT" for n in _SCALARS}
+    sql_type = {"STRING": "string", "BOOLEAN": "boolean", "BIGINT": "bigint"}
+    return df.select(
+        "*",
+        # a field of the right type casts exactly; the per-field read covers a struct cast another field failed
+        *(F.when(_k(n) == expected[n], F.coalesce(F.col(f"values.{n}"), _get("v", f"$.{n}", sql_type[expected[n]])))
+          .alias(f"x_{n}") for n in _SCALARS),
+    ).select(
+        "*",
+        F.when(_x("type") == MEMBERS, _list("v", "$.members")).alias("x_members"),
+        F.when(_x("type") == PARTITIONS, _list("v", "$.partitions")).alias("x_partitions"),
+    )
+
+
+def _field(name: str, type_name: str, ok: Column) -> Column:
+    """Reason for a missing or wrongly typed top-level field, else null."""
+    kind = _k(name) if name in _SCALARS else F.schema_of_variant(_get("v", f"$.{name}"))
+    return F.when(
+        ~F.coalesce(ok, F.lit(False)),
+        F.when(kind.isNull(), F.lit(f"missing field {name}"))
+        .otherwise(F.format_string(f"field {name} is not {type_name}: %s (%s)",
+                                   F.substring(_get("v", f"$.{name}").cast("string"), 1, 40),
+                                   F.substring(kind, 1, 20))),
+    )
+
+
+def _opt(name: str, kind: str) -> Column:
+    """An optional field: absent, JSON null, or of this type."""
+    return F.coalesce(_k(name).isin("VOID", kind), F.lit(True))
+
+
+def _any(array: Column, predicate) -> Column:
+    return F.coalesce(F.exists(array, lambda x: F.coalesce(predicate(x), F.lit(True))), F.lit(False))
+
+
+def _optional_string(m: Column, name: str) -> Column:
+    return _absent(m, f"$.{name}") | _is_string(m, f"$.{name}")
+
+
+def _bad_member(m: Column) -> Column:
+    return F.coalesce(
+        F.when(~_is_string(m, "$.member_id") | (_get(m, "$.member_id", "string") == ""),
+               F.lit("a member has no member_id")),
+        *(F.when(~_optional_string(m, n), F.lit(f"a member's {n} is not a string or null"))
+          for n in ("instance_id", "client_id", "host", "rack")),
+        F.when(~_absent(m, "$.topics") & (
+            _list(m, "$.topics").isNull() | _any(_list(m, "$.topics"), lambda t: ~_topic_at(t, "$"))),
+            F.lit("a member's topics are not a list of topic names")),
+        F.when(~_absent(m, "$.assigned") & (
+            _list(m, "$.assigned").isNull() | _any(_list(m, "$.assigned"), lambda a: ~(
+                (F.size(_list(a, "$")) == 2) & _topic_at(a, "$[0]") & _is_int(a, "$[1]", 0, INT_MAX)))),
+            F.lit("an assigned entry is not [topic, partition >= 0]")),
+    )
+
+
+def _bad_partition(p: Column) -> Column:
+    replicas, racks = _list(p, "$.replicas"), _list(p, "$.replica_racks")
+    return F.coalesce(
+        F.when(~_is_long(p, "$.partition") | (_get(p, "$.partition", "bigint") < 0),
+               F.lit("a partition number is missing or negative")),
+        F.when(_get(p, "$.partition", "bigint") > INT_MAX, F.lit(f"a partition number is above {INT_MAX}")),
+        F.when(~(_absent(p, "$.leader") | _is_int(p, "$.leader", -1, INT_MAX)),
+               F.lit("a leader is not a broker id or null")),
+        F.when(replicas.isNull() | _any(replicas, lambda r: ~_is_int(r, "$", 0, INT_MAX)),
+               F.lit("replicas is not a list of broker ids")),
+        F.when(~_absent(p, "$.replica_racks") & (
+            racks.isNull() | _any(racks, lambda r: ~(_absent(r, "$") | _is_string(r, "$")))),
+            F.lit("replica_racks is not a list of racks")),
+        F.when(F.size(F.coalesce(racks, F.array())) != F.size(replicas),
+               F.lit("replica_racks does not match replicas")),
+    )
+
+
+def _first(array: Column, reason_of) -> Column:
+    """The first non-null reason over the array's elements."""
+    return F.try_element_at(F.filter(F.transform(array, reason_of), lambda r: r.isNotNull()), F.lit(1))
+
+
+def _type_rules() -> Column:
+    whole = F.coalesce(_k("parts") == "VOID", F.lit(True))
+    members, parts = _x("members"), _x("partitions")
+    numbers = F.transform(parts, lambda p: _get(p, "$.partition", "bigint"))
+    lag = F.when(_x("type") == LAG, F.coalesce(
+        _field("topic", "a string", _x("topic").isNotNull()),
+        F.when(~_is_topic_name(_x("topic")), F.lit("invalid topic name")),
+        _field("partition", "an integer", _x("partition").isNotNull()),
+        _field("committed_offset", "an integer", _x("committed_offset").isNotNull()),
+        _field("end_offset", "an integer", _x("end_offset").isNotNull()),
+        F.when(_x("partition") < 0, F.format_string("negative partition %d", _x("partition"))),
+        F.when(_x("partition") > INT_MAX, F.format_string(f"partition %d above {INT_MAX}", _x("partition"))),
+        F.when(_x("committed_offset") < 0,
+               F.format_string("negative committed_offset %d", _x("committed_offset"))),
+        F.when(_x("end_offset") < _x("committed_offset"),
+               F.format_string("end_offset %d below committed_offset %d", _x("end_offset"), _x("committed_offset"))),
+        F.when(~_opt("no_commit", "BOOLEAN"), F.lit("field no_commit is not a boolean")),
+    ))
+    members_rules = F.when(_x("type") == MEMBERS, F.coalesce(
+        _field("generation", "an integer", _x("generation").isNotNull()),
+        F.when(~_x("generation").between(-1, INT_MAX), F.lit(f"generation out of range -1..{INT_MAX}")),
+        F.when(~_opt("protocol", "STRING"), F.lit("field protocol is not a string")),
+        _field("members", "a list of members", members.isNotNull()),
+        _first(members, _bad_member),
+        F.when(whole & (F.size(F.array_distinct(F.transform(members, lambda m: _get(m, "$.member_id", "string"))))
+                        != F.size(members)), F.lit("duplicate member_id")),
+    ))
+    partitions_rules = F.when(_x("type") == PARTITIONS, F.coalesce(
+        _field("topic", "a string", _x("topic").isNotNull()),
+        F.when(~_is_topic_name(_x("topic")), F.lit("invalid topic name")),
+        _field("partitions", "a list of partitions", parts.isNotNull()),
+        _first(parts, _bad_partition),
+        F.when(F.size(F.array_distinct(numbers)) != F.size(numbers), F.lit("duplicate partition numbers")),
+        F.when(whole & (F.size(numbers) > 0) & (F.array_max(numbers) != F.size(numbers) - 1),
+               F.lit("partition numbers are not 0..n-1")),
+    ))
+    parts_rules = F.when(_x("type").isin(MEMBERS, PARTITIONS) & ~whole, F.coalesce(
+        F.when(~F.coalesce(_x("parts").between(1, MAX_PARTS), F.lit(False)),
+               F.lit(f"parts is not an integer in 1..{MAX_PARTS}")),
+        F.when(~F.coalesce(_x("part").between(0, MAX_PARTS) & (_x("part") < _x("parts")), F.lit(False)),
+               F.lit("part is not an integer in 0..parts-1")),
+    ))
+    return F.coalesce(lag, members_rules, partitions_rules, parts_rules)
+
+
+def _trailing(value_str: Column) -> Column:
+    """True when something other than whitespace follows the root object (which parsed as a VARIANT).
+
+    The parsers ignore what follows the root value, so: with JSON strings blanked out to ``s``, the text
+    must end in ``}``, and hold no more ``}`` than the object itself (its canonical form, strings blanked
+    alike). Trailing text that ends in ``}`` has a ``}`` of its own outside any string, so it adds one;
+    anything else does not end in ``}``. Exact; and a text whose only ``}`` is its last character (every
+    lag event) is the object alone, which is decided without a regex."""
+    def closing(s: Column) -> Column:
+        return F.length(s) - F.length(F.replace(s, F.lit("}"), F.lit("")))
+
+    # the common case without a regex: a text with a single "}", its last character, is the object alone
+    ends = F.rtrim(value_str).endswith(F.lit("}"))  # rtrim: spaces; other whitespace takes the long way
+    blanked = F.regexp_replace(value_str, _JSON_STRING, "s")
+    n = closing(blanked)
+    return ~(ends & (closing(value_str) == 1)) & (~blanked.rlike(r"\}" + _WS + "$") | (
+        (n != 1) & (n != closing(F.regexp_replace(F.col("v").cast("string"), _JSON_STRING, "s")))))
+
+
+def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) -> Column:
+    ts, group = _x("ts"), _x("group")
+    kafka_ms = F.unix_millis("timestamp")
+    starts_object = F.ltrim("value_str", F.lit(" \t\n\r")).startswith("{")
+    return F.coalesce(
+        F.when(F.col("value").isNull(), F.lit("null value")),
+        F.when(F.length("value") == 0, F.lit("empty value")),
+        F.when(F.length("value") > max_value_bytes,
+               F.format_string("value of %d bytes exceeds %d", F.length("value"), F.lit(max_value_bytes))),
+        F.when(~F.is_valid_utf8("value_str"), F.lit("value is not valid UTF-8")),
+        F.when(F.col("v").isNull(),
+               # the lenient parse accepts duplicate keys (not NaN, not broken syntax): it tells the two apart
+               F.when(~F.coalesce(F.json_array_length(F.concat(F.lit("["), "value_str", F.lit("]"))) == 1,
+                                  F.lit(False)), F.lit("not valid JSON"))
+               .when(starts_object, F.lit("duplicate key"))),
+        F.when(~starts_object, F.lit("not a JSON object")),
+        F.when(_trailing(F.col("value_str")), F.lit("trailing data after the JSON object")),
+        _field("type", "a string", _x("type").isNotNull()),
+        F.when(~_x("type").isin(*TYPES), F.format_string("unknown type %s", F.substring(_x("type"), 1, 40))),
+        _field("ts", "an integer (epoch ms)", ts.isNotNull()),
+        _field("group", "a string", group.isNotNull()),
+        F.when(ts <= 0, F.format_string("ts %d is not positive epoch milliseconds", ts)),
+        F.when((kafka_ms >= 0) & (ts > kafka_ms + max_clock_skew_ms),
+               F.format_string("ts %d is more than %d ms ahead of the record's Kafka timestamp %d",
+                               ts, F.lit(max_clock_skew_ms), kafka_ms)),
+        F.when(group == "", F.lit("empty group")),
+        F.when(F.length(group) > MAX_GROUP_CHARS, F.lit(f"group longer than {MAX_GROUP_CHARS} characters")),
+        F.when(F.length(F.translate(group, _CONTROL_CHARS, "")) != F.length(group),
+               F.lit("group has control characters")),
+        F.when(F.col("key").isNotNull() & (F.col("key").cast("string") != group),
+               F.lit("message key does not match group")),
+        _type_rules(),
+        F.when((_x("type") == LAG) != (F.col("topic") == lag_topic),
+               F.format_string("a %s event on topic %s", _x("type"), F.col("topic"))),
+    )
+
+
+def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) -> DataFrame:
     """Kafka rows -> one narrow row per record, the columns the stateful step reads.
 
     ``group``, ``type`` (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``,
-    and for lag events ``partition``, ``committed_offset``, ``end_offset``. ``detail`` is JSON: for a
-    metadata event its own fields (generation, protocol, members or partitions, as parsed), for a rejected
-    record :data:`REJECTED_SCHEMA`; null for lag events, the bulk. Few columns, because pyspark's
-    applyInPandasWithState pays for every column of every group in every batch."""
-    with_json = raw.select(
+    and for lag events ``partition``, ``committed_offset``, ``end_offset`` (numbers are 0 where they do not
+    apply, never null: ``type`` tells); ``source_partition`` and
+    ``source_offset`` (where the record came from: a valid row's topic follows from its type). ``detail`` is
+    JSON: for a metadata event its own fields (generation, protocol, members or partitions, part and parts,
+    as parsed), for a rejected record :data:`REJECTED_SCHEMA`; null for lag events, the bulk. Few columns,
+    because pyspark's applyInPandasWithState pays for every column of every group in every batch."""
+    fits = F.col("value").isNotNull() & (F.length("value") <= max_value_bytes)
+    parsed = raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
-        F.col("value").cast("string").alias("value_str"),
-    ).withColumn("e", F.from_json("value_str", SPARK_SCHEMA + ", _corrupt_record STRING",
-                                  {"columnNameOfCorruptRecord": "_corrupt_record"}))
-    checked = with_json.withColumn("reject_reason", reject_reason(max_value_bytes))
+        # too large: never cast, never parsed
+        F.when(fits, F.col("value").cast("string")).alias("value_str"),
+    ).withColumn("v", F.when(F.is_valid_utf8("value_str"), F.try_parse_json("value_str")))
+    checked = _fields(parsed).withColumn(
+        "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
     ok = F.col("reject_reason").isNull()
-    lag = ok & (F.col("e.type") == LAG)
+    lag = ok & (_x("type") == LAG)
+    meta = ok & (_x("type") != LAG)
+    raw_text = F.expr(f"make_valid_utf8(cast(substring(value, 1, {4 * RAW_VALUE_CHARS}) as string))")
     return checked.select(
-        F.when(ok, F.col("e.group")).otherwise(F.coalesce(F.col("e.group"), F.col("key").cast("string"), F.lit("")))
-        .alias("group"),
-        F.when(ok, F.col("e.type")).alias("type"),
-        F.when(ok, F.col("e.ts")).alias("ts"),
-        # event time for the watermark and the group timeout; rejected rows get none, so they are never late
-        F.when(ok, F.timestamp_millis(F.col("e.ts"))).alias("event_time"),
-        F.when(ok, F.col("e.topic")).alias("topic"),
-        F.when(lag, F.col("e.partition")).alias("partition"),
-        F.when(lag, F.col("e.committed_offset")).alias("committed_offset"),
-        F.when(lag, F.col("e.end_offset")).alias("end_offset"),
+        F.when(ok, _x("group"))
+        .otherwise(F.coalesce(_x("group"), F.expr("make_valid_utf8(cast(key as string))"), F.lit(""))).alias("group"),
+        F.when(ok, _x("type")).alias("type"),
+        # never null, so pandas keeps these columns int64, exact to 2**63-1 (with nulls: float64, rounded)
+        F.when(ok, _x("ts")).otherwise(F.lit(0).cast("bigint")).alias("ts"),
+        # valid ts are bounded (positive, near their Kafka timestamp): timestamp_millis cannot overflow
+        F.when(ok, F.timestamp_millis(_x("ts"))).alias("event_time"),
+        F.when(ok, _x("topic")).alias("topic"),
+        F.when(lag, _x("partition").try_cast("int")).otherwise(F.lit(0)).alias("partition"),
+        F.when(lag, _x("committed_offset")).otherwise(F.lit(0).cast("bigint"))
+        .alias("committed_offset"),
+        F.when(lag, _x("end_offset")).otherwise(F.lit(0).cast("bigint")).alias("end_offset"),
+        F.col("partition").alias("source_partition"),
+        F.col("offset").alias("source_offset"),
         F.when(lag, F.lit(None).cast("string"))
-        .when(ok, F.to_json(F.struct(*(F.col(f"e.{c}").alias(c) for c in
-                                       ("generation", "protocol", "members", "partitions")))))
+        .when(meta, F.to_json(F.struct(
+            _x("generation").try_cast("int").alias("generation"), _x("protocol").alias("protocol"),
+            _get("v", "$.members", MEMBERS_TYPE).alias("members"),
+            _get("v", "$.partitions", PARTITIONS_TYPE).alias("partitions"),
+            _x("part").try_cast("int").alias("part"), _x("parts").try_cast("int").alias("parts"))))
         .otherwise(F.to_json(F.struct(
-            F.col("reject_reason").alias("reason"), F.col("value_str").alias("raw_value"),
+            F.col("reject_reason").alias("reason"), F.substring(raw_text, 1, RAW_VALUE_CHARS).alias("raw_value"),
             F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
             F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))))
         .alias("detail"),

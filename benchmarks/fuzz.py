@@ -1,0 +1,101 @@
+"""Malformed, extreme and adversarial records through the real job on an embedded one-broker cluster.
+
+    .venv/bin/python -m benchmarks.fuzz [--records 10000] [--seed 1] [--max-value-bytes 65536]
+
+N records of every kind in :mod:`streaming.dev.fuzz` (about equally many of each), mixed with a valid
+skewed group, go to the lag and metadata topics; the job runs with ``availableNow`` (after one run that
+sets the watermark, so the late kind is late). Prints records sent, kinds, query failures, rejected by
+reason, accepted, valid records lost, records not rejected or with the wrong reason, the skewed group's
+recommendation and the time the job took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from streaming import config, jvm
+from streaming import events as ev
+from streaming.dev import fuzz, fuzz_run
+from streaming.job import query, sinks
+from streaming.kafka_cluster import KafkaCluster
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-value-bytes", type=int, default=64 * 1024,
+                    help="the job's value size limit (the huge kinds are sized from it; keep well under 1 MB)")
+    args = ap.parse_args(argv)
+    jvm.resolve()
+    from streaming.spark_session import get_spark
+
+    with (tempfile.TemporaryDirectory(prefix="fuzz-") as work,
+          KafkaCluster(brokers=1, base_dir=Path(work) / "kafka") as kc):
+        base = config.load()
+        cfg = dataclasses.replace(
+            base,
+            kafka=dataclasses.replace(base.kafka, bootstrap_servers=kc.bootstrap_servers, lag_topic="fuzz.lag",
+                                      metadata_topic="fuzz.metadata", trigger_topic="fuzz.triggers"),
+            paths=config.PathSettings(checkpoints=f"{work}/checkpoints", tables=f"{work}/tables"),
+            spark=dataclasses.replace(base.spark, master="local[2]",
+                                      conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}),
+            job=dataclasses.replace(base.job, max_value_bytes=args.max_value_bytes, watermark_delay="2 minutes",
+                                    group_timeout_s=600, query_name="fuzz"),
+        )
+        spark = get_spark(cfg)
+        query.ensure_topics(cfg)
+        now = int(time.time() * 1000)
+        failures = 0
+        fuzz_run.send(cfg, [], [ev.lag_event(now - 300_000, "clock", "t0", 0, 10, 20)])
+        try:
+            query.run(spark, cfg, available_now=True)
+        except Exception as e:  # counted and shown: the point is that there are none
+            failures += 1
+            print(f"query failure (watermark run): {type(e).__name__}: {e}", file=sys.stderr)
+        records = fuzz.generate(args.seed, args.records, now - 180_000, args.max_value_bytes)
+        t0 = time.time()
+        sent = fuzz_run.send(cfg, records, fuzz.skewed_group("skewed", now - 240_000))
+        sent_s = time.time() - t0
+        t0 = time.time()
+        batches: list[dict] = []
+        try:
+            batches = query.run(spark, cfg, available_now=True)
+        except Exception as e:
+            failures += 1
+            print(f"query failure: {type(e).__name__}: {e}", file=sys.stderr)
+        job_s = time.time() - t0
+        rejected = spark.read.format("delta").load(cfg.table_path(sinks.REJECTED)).collect()
+        recs = spark.read.format("delta").load(cfg.table_path(sinks.RECOMMENDATIONS)).collect()
+        v = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]), r["reason"])
+                                    for r in rejected])
+        skewed = [r["triggers"] for r in recs if r["group"] == "skewed"]
+        spark.stop()
+
+    print(f"benchmarks.fuzz: {v.sent:,} records of {v.kinds} kinds (seed {args.seed}, values up to "
+          f"{args.max_value_bytes:,} bytes) + a valid skewed group; produced in {sent_s:.1f}s")
+    print(f"query failures: {failures}; job time {job_s:.1f}s over {len(batches)} batches "
+          f"(available-now, 2 local cores, broker on the same machine)")
+    print(f"rejected: {sum(v.rejected_by_reason.values()):,} rows; accepted (valid kinds): {v.accepted:,}; "
+          f"valid lost: {len(v.valid_lost)}; not rejected: {len(v.missing)}; wrong reason: {len(v.wrong_reason)}; "
+          f"rejected rows matching no fuzz record: {v.unexpected}")
+    print(f"skewed group recommendations: {skewed}")
+    print("rejected by reason:")
+    for reason, n in sorted(v.rejected_by_reason.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {n:6,}  {reason}")
+    for kind, got in v.valid_lost[:10]:
+        print(f"VALID LOST {kind}: {got}")
+    for kind in v.missing[:10]:
+        print(f"NOT REJECTED {kind}")
+    for kind, expected, got in v.wrong_reason[:10]:
+        print(f"WRONG REASON {kind}: expected {expected!r}, got {got!r}")
+    return 0 if v.ok and not failures and skewed == [["lag_skew"]] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,7 +6,7 @@
  *
  *   cases  --assignor NAME --in CASES.json --out RESULTS.json [--map hash|linked]
  *       CASES.json is a JSON array of scenarios in the conformance schema
- *       (shared/conformance/assignor-scenarios.json, element 0): topics, replica_racks, members
+ *       (tests/data/conformance/assignor-scenarios.json, element 0): topics, replica_racks, members
  *       [{id, instance_id, rack, topics, owned, generation}], prefer_rack_aware_logic, and optionally java_map
  *       ("hash" or "linked") to override --map for that case. Every case runs on a
  *       fresh assignor instance (AbstractStickyAssignor.maxGeneration is never reset otherwise).

@@ -1,7 +1,7 @@
 """One real, short invocation of each subcommand that no other test runs as a command.
 
 Already run as commands elsewhere: ``kafka up`` / ``kafka down`` (test_foundation), ``collect``
-(test_collector), ``run`` (test_job_recovery, test_faults), ``assign`` and ``bench quality`` (in-process,
+(test_collector), ``run`` (test_faults, test_chaos), ``assign`` and ``bench quality`` (in-process,
 tests/unit/test_cli_paths.py). Here, each as a subprocess of the project's interpreter against the
 session's three-broker cluster: ``setup``, ``kafka status``, ``workload``, ``smoke``, ``recommendations``
 (on a table a ``run --available-now`` wrote, with ``[policy.assignor_options]`` set from ``--conf``),

@@ -139,7 +139,7 @@ KINDS: dict[str, Maker] = {
     "group_number": lambda c: (LAG_ROLE, _dumps(_lag(c, group=12345)), "field group is not a string"),
     "group_object": lambda c: (META_ROLE, _dumps(_members(c, group={"name": c.group})), "field group is not a string"),
     "group_empty": lambda c: (LAG_ROLE, _dumps(_lag(c, group="")), "empty group"),
-    "group_too_long": lambda c: (LAG_ROLE, _dumps(_lag(c, group="g" * 256)), "group longer than 255"),
+    "group_too_long": lambda c: (LAG_ROLE, _dumps(_lag(c, group="g" * 32768)), "group longer than 32767"),
     "group_control_chars": lambda c: (LAG_ROLE, _dumps(_lag(c, group=c.group + "\u0007\n")),
                                       "group has control characters"),
     "key_mismatch": lambda c: (LAG_ROLE, _dumps(_lag(c, group=c.group + "-other")), "message key does not match"),
@@ -254,7 +254,7 @@ _KEYS: dict[str, Callable[[Ctx], bytes | None]] = {
     "unicode_group": lambda c: (c.group + "-grüppe-✓").encode(),
     "escaped_unicode_group": lambda c: (c.group + "-é").encode(),
     "group_empty": lambda c: b"",
-    "group_too_long": lambda c: b"g" * 256,
+    "group_too_long": lambda c: b"g" * 32768,
 }
 
 

@@ -16,7 +16,8 @@ or null; the rules and their reason strings are all in this module, in the order
   ``not a JSON object``, ``trailing data after the JSON object`` (see :func:`_trailing`);
 - ``type`` a string and one of the known types; ``ts`` an integer, positive, and at most
   ``job.max_clock_skew_s`` ahead of the record's Kafka timestamp; ``group`` a non-empty string of at most
-  255 characters without control characters; the message key (when there is one) equal to the group;
+  32,767 characters (the protocol's limit) without control characters; the message key (when there is
+  one) equal to the group;
 - lag: ``topic`` a legal Kafka topic name ([a-zA-Z0-9._-], 1..249, not ``.``/``..``), ``partition`` in
   0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean;
 - members: ``generation`` in -1..2**31-1, ``protocol`` a string or null, ``members`` a list of objects with
@@ -49,7 +50,7 @@ from streaming.event_parts import MAX_PARTS
 from streaming.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
 
 INT_MAX = 2**31 - 1
-MAX_GROUP_CHARS = 255
+MAX_GROUP_CHARS = 32767  # a Kafka protocol STRING: int16 length
 MAX_TOPIC_CHARS = 249
 RAW_VALUE_CHARS = 1000
 """``raw_value`` of a rejected record keeps the first 1,000 characters of the value (invalid UTF-8 replaced)."""

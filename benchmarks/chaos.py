@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from streaming import events as ev
-from streaming import kafka_clients
 from streaming.config import Config
+from streaming.dev.produce import produce
 from streaming.job.sinks import FAULT_KILL_AFTER_DELTA, RECOMMENDATIONS, REJECTED
 
 T0 = 1_763_700_000_000
@@ -71,20 +71,6 @@ def seeded_events(seed: int, groups: int, polls: int) -> tuple[list[dict], list[
                 out.append(ev.lag_event(ts, name, "t0", p, committed, committed + lag))
     bad = [(b"bad", f"not json {seed}-{i}".encode()) for i in range(max(3, groups))]
     return out, bad
-
-
-def produce(cfg: Config, events: list[dict], bad: list[tuple[bytes, bytes]]) -> None:
-    kafka_clients.ensure_rebalancer_topics(cfg)
-    prod = kafka_clients.producer(cfg)
-    try:
-        for e in events:
-            key, value = ev.encode(e)
-            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key, value=value)
-        for key, value in bad:
-            prod.send(cfg.kafka.metadata_topic, key=key, value=value)
-        prod.flush(60)
-    finally:
-        prod.close()
 
 
 def job_args(cfg: Config, tables: str, checkpoint: str, trigger_topic: str, per_trigger: int) -> list[str]:

@@ -12,8 +12,8 @@ import uuid
 import pytest
 
 from streaming import events as ev
-from streaming import kafka_clients
 from streaming.config import Config, JobSettings, PolicySettings
+from streaming.dev.produce import produce
 from streaming.job import query, sinks
 
 T0 = 1_763_700_000_000
@@ -32,20 +32,6 @@ def job_config(cfg: Config, tag: str, **policy) -> Config:
         job=dataclasses.replace(JobSettings(), watermark_delay="2 minutes", group_timeout_s=600,
                                 query_name=f"rebalancer_{tag}"),
     )
-
-
-def produce(cfg: Config, events: list[dict], raw: list[tuple[bytes | None, bytes]] = ()) -> None:
-    query.ensure_topics(cfg)
-    prod = kafka_clients.producer(cfg)
-    try:
-        for e in events:
-            key, value = ev.encode(e)
-            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key, value=value)
-        for key, value in raw:
-            prod.send(cfg.kafka.metadata_topic, key=key, value=value)
-        prod.flush(60)
-    finally:
-        prod.close()
 
 
 def member(mid: str, assigned: list[tuple[str, int]], rack: str | None = None, topics=("t0",)) -> dict:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from streaming import config, jvm, kafka_clients
+from streaming import config, jvm
 from streaming import events as ev
+from streaming.dev.produce import produce
 from streaming.job import query, sinks
 from tests.integration.spark_standalone import StandaloneCluster, spark_home
 
@@ -77,18 +78,6 @@ def scenario_events() -> list[dict]:
         for i in range(6):
             out += lag_poll(T0 + i * STEP, group, {p: 500 for p in range(4)})
     return out
-
-
-def produce(cfg: config.Config, events: list[dict]) -> None:
-    query.ensure_topics(cfg)
-    prod = kafka_clients.producer(cfg)
-    try:
-        for e in events:
-            key, value = ev.encode(e)
-            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key, value=value)
-        prod.flush(60)
-    finally:
-        prod.close()
 
 
 def write_conf(path: Path, tag: str) -> None:

@@ -208,7 +208,7 @@ def strategy(feed: LatestRecommendations | None, group: str, rack: str | None = 
              chain: Sequence[str] = ("range",), **kwargs: Any) -> list[Any]:
     """``partition_assignment_strategy`` for a consumer: this assignor first, then kafka-python's built-in
     ones named in ``chain`` for groups where not every member runs it."""
-    from streaming.workload.consumers import builtin_assignor
+    from streaming.dev.workload.consumers import builtin_assignor
 
     return [RecommendationAssignor(feed, group, rack, client_id, fallback, lag_source, **kwargs),
             *(builtin_assignor(n) for n in chain)]

@@ -30,15 +30,15 @@ def run(args: argparse.Namespace) -> int:
     import logging
     from pathlib import Path
 
-    from streaming.demo.runner import DemoOptions
-    from streaming.demo.runner import run as run_demo
+    from streaming.dev.demo.runner import DemoOptions
+    from streaming.dev.demo.runner import run as run_demo
     from streaming.errors import UsageError
 
     if not args.verbose:
         # the display says what happens; keep kafka-python's retries during replica moves and the
         # assignors' per-rebalance lines out of it (a recommendation that does not fit still shows)
         for name, level in (("kafka", logging.ERROR), ("streaming.apply", logging.WARNING),
-                            ("streaming.workload", logging.WARNING)):
+                            ("streaming.dev.workload", logging.WARNING)):
             logging.getLogger(name).setLevel(level)
     if args.duration <= 0 or args.interval <= 0:
         raise UsageError("--duration and --interval must be > 0")

@@ -16,8 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streaming import jvm, kafka_clients, smoke
+    from streaming import jvm, kafka_clients
     from streaming.config import EMBEDDED
+    from streaming.dev import smoke
     from streaming.spark_session import get_spark
 
     cfg = load_config(args)

@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from streaming import kafka_clients
+    from streaming.dev.workload import Workload, WorkloadOptions
     from streaming.errors import UsageError
-    from streaming.workload import Workload, WorkloadOptions
 
     cfg = load_config(args)
     if args.bootstrap:

@@ -2,7 +2,7 @@
 
 Already run as commands elsewhere: ``kafka up`` / ``kafka down`` (test_foundation), ``collect``
 (test_collector), ``run`` (test_faults, test_chaos), ``assign`` and ``bench quality`` (in-process,
-tests/unit/test_cli_paths.py). Here, each as a subprocess of the project's interpreter against the
+tests/unit/streaming/commands/test_cli_paths.py). Here, each as a subprocess of the project's interpreter against the
 session's three-broker cluster: ``setup``, ``kafka status``, ``workload``, ``smoke``, ``recommendations``
 (on a table a ``run --available-now`` wrote, with ``[policy.assignor_options]`` set from ``--conf``),
 ``demo`` (12 s) and ``bench speed`` (one small case, ours and Kafka's Java side by side).

@@ -13,7 +13,7 @@ import pytest
 
 from streaming import kafka_clients
 from streaming.collector import Collector, CollectorOptions
-from streaming.workload import Workload, WorkloadOptions
+from streaming.dev.workload import Workload, WorkloadOptions
 
 from .conftest import env_with
 

@@ -9,7 +9,7 @@ import pytest
 from streaming import kafka_clients
 from streaming.apply.feed import RecommendationFeed
 from streaming.recommendation import recommendation_id
-from tests.unit.test_feed_reader import MALFORMED, rec
+from tests.unit.streaming.apply.test_feed_reader import MALFORMED, rec
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from streaming import kafka_clients, smoke
+from streaming import kafka_clients
+from streaming.dev import smoke
 from streaming.errors import KafkaClusterError
 from streaming.kafka_cluster import KafkaCluster, _alive
 

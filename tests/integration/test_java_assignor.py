@@ -1,5 +1,5 @@
 """The Java RecommendationAssignor (clients/java): its fit rule passes the shared vectors in tests/data/fit,
-as streaming/apply/plan.py does (tests/unit/test_fit_vectors.py), and a live classic group of three Java
+as streaming/apply/plan.py does (tests/unit/streaming/apply/test_fit_vectors.py), and a live classic group of three Java
 consumers applies a recommendation from the trigger feed, then falls back when a member leaves."""
 
 from __future__ import annotations

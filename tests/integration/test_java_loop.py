@@ -18,10 +18,10 @@ import pytest
 
 from streaming import kafka_clients
 from streaming.apply.feed import RecommendationFeed
-from streaming.demo.loop import CollectorThread, loop_config, stop_query
-from streaming.demo.monitor import GroupMonitor, Sample
+from streaming.dev.demo.loop import CollectorThread, loop_config, stop_query
+from streaming.dev.demo.monitor import GroupMonitor, Sample
+from streaming.dev.workload import Workload, WorkloadOptions
 from streaming.job import query as job_query
-from streaming.workload import Workload, WorkloadOptions
 
 from .java_client import JavaMember, build_assignor, compile_member, wait_for
 

@@ -22,8 +22,8 @@ import pytest
 
 from streaming import kafka_clients
 from streaming.apply.feed import RecommendationFeed
-from streaming.demo.loop import CollectorThread, GroupOptions, GroupRun, loop_config, stop_query
-from streaming.demo.monitor import GroupMonitor, Sample
+from streaming.dev.demo.loop import CollectorThread, GroupOptions, GroupRun, loop_config, stop_query
+from streaming.dev.demo.monitor import GroupMonitor, Sample
 from streaming.job import query as job_query
 
 pytestmark = pytest.mark.integration

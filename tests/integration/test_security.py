@@ -24,7 +24,7 @@ import pytest
 
 from streaming import config, jvm, kafka_clients
 from streaming.apply.feed import RecommendationFeed
-from streaming.demo.loop import GroupOptions, GroupRun, loop_config, stop_query
+from streaming.dev.demo.loop import GroupOptions, GroupRun, loop_config, stop_query
 from streaming.embedded_security import PRINCIPALS, EmbeddedSecurity
 from streaming.errors import ConfigError
 from streaming.kafka_cluster import KafkaCluster, _alive

@@ -19,11 +19,11 @@ from streaming.policy.decide import process
 from streaming.state.group_state import GroupState
 from streaming.state.lag_history import LagHistory
 from streaming.state.snapshot import to_snapshot
-from tests.unit.test_policy import POLICY, SKEWED, STEP, T0, TWO, poll
+from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, poll
 
 MAX_PARTITION = 2**31 - 1
 MAX_OFFSET = 2**63 - 1
-V2_BLOB = Path(__file__).parents[1] / "data" / "group_state_v2.bin"
+V2_BLOB = Path(__file__).parents[3] / "data" / "group_state_v2.bin"
 
 
 def test_a_huge_partition_number_costs_one_row():

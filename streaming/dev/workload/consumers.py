@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streaming.config import Config
-from streaming.workload.worker import PausableWorker
+from streaming.dev.workload.worker import PausableWorker
 
 log = logging.getLogger(__name__)
 

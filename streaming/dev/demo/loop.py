@@ -5,7 +5,7 @@
   Kafka's range assignment) and :class:`~streaming.apply.rejoin.RejoinOnRecommendation`; or, with
   ``apply=False``, plain kafka-python ``range`` consumers (the baseline);
 - :class:`CollectorThread`: the collector in a thread; every poll's events go to the event topics and
-  to the :class:`~streaming.demo.monitor.GroupMonitor` of each group;
+  to the :class:`~streaming.dev.demo.monitor.GroupMonitor` of each group;
 - :func:`loop_config`: the policy and job settings tuned for a short run.
 """
 
@@ -24,8 +24,8 @@ from streaming.apply.feed import LatestRecommendations
 from streaming.apply.plan import Decision
 from streaming.apply.rejoin import RejoinOnRecommendation
 from streaming.config import Config
-from streaming.demo.monitor import GroupMonitor, Sample
-from streaming.workload import Workload, WorkloadOptions
+from streaming.dev.demo.monitor import GroupMonitor, Sample
+from streaming.dev.workload import Workload, WorkloadOptions
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from streaming.collector.membership import (
     subscription_from,
 )
 
-JAVA = json.loads((Path(__file__).parents[1] / "data" / "java_consumer_protocol.json").read_text())
+JAVA = json.loads((Path(__file__).parents[3] / "data" / "java_consumer_protocol.json").read_text())
 OWNED = (("audit", 1), ("orders", 0), ("orders", 2))
 NO_PATTERN = RackResolver({}, None)
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from streaming.apply.plan import client_id_from_member_id
 from streaming.config import Config
-from streaming.demo.loop import RATE_HORIZON_S, CollectorThread, GroupOptions, GroupRun, loop_config, stop_query
-from streaming.demo.monitor import GroupMonitor, Sample, line, peak, recommendation_text, short_name
+from streaming.dev.demo.loop import RATE_HORIZON_S, CollectorThread, GroupOptions, GroupRun, loop_config, stop_query
+from streaming.dev.demo.monitor import GroupMonitor, Sample, line, peak, recommendation_text, short_name
 from streaming.paths import DATA_DIR
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class Demo:
     # -- the summary -------------------------------------------------------------------------------
 
     def _result(self) -> DemoResult:
-        from streaming.demo.plot import plot_lag
+        from streaming.dev.demo.plot import plot_lag
         from streaming.job import sinks
 
         mon = self.monitor

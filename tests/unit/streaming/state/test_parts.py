@@ -14,7 +14,7 @@ from streaming import event_parts
 from streaming import events as ev
 from streaming.policy.decide import process
 from streaming.state.group_state import GroupState
-from tests.unit.test_policy import POLICY, STEP, T0, TWO, poll
+from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO, poll
 
 QUIET = {p: 100 for p in range(4)}
 

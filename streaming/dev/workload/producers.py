@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from streaming.workload.worker import PausableWorker
+from streaming.dev.workload.worker import PausableWorker
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from streaming.demo.monitor import GroupMonitor, line, recommendation_text, short_name
-from streaming.demo.runner import render_summary, summarize
+from streaming.dev.demo.monitor import GroupMonitor, line, recommendation_text, short_name
+from streaming.dev.demo.runner import render_summary, summarize
 
 
 def members(ts, assigned):

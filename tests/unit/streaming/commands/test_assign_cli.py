@@ -89,7 +89,7 @@ def test_missing_file_exits_2(tmp_path, capsys):
 
 
 def test_conformance_file_runs_whole(capsys):
-    path = Path(__file__).resolve().parents[1] / "data" / "conformance" / "assignor-scenarios.json"
+    path = Path(__file__).resolve().parents[3] / "data" / "conformance" / "assignor-scenarios.json"
     status, out, _ = run(capsys, ["assign", "--assignor", "range", "--input", str(path)])
     assert status == 0
     assert len(json.loads(out)) == len(json.loads(path.read_text())) - 1  # the schema element is skipped

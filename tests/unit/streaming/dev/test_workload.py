@@ -1,13 +1,12 @@
-"""Pure parts of the workload: skewed partition rates, replica shifts, assignor specs, CLI options."""
+"""Pure parts of the workload generator: skewed partition rates, replica shifts, assignor specs, client ids."""
 
 from __future__ import annotations
 
 import pytest
 
-from streaming.collector import CollectorOptions
-from streaming.workload.consumers import assignors_for, client_id_for
-from streaming.workload.producers import partition_rates
-from streaming.workload.reassign import shifted_replicas
+from streaming.dev.workload.consumers import assignors_for, client_id_for
+from streaming.dev.workload.producers import partition_rates
+from streaming.dev.workload.reassign import shifted_replicas
 
 
 def test_zipf_rates_follow_the_law_and_sum_to_the_total():
@@ -44,24 +43,3 @@ def test_assignor_specs_give_fresh_instances():
 def test_client_ids_name_the_rack():
     assert client_id_for("orders", 2, "b") == "orders-2-rack-b"
     assert client_id_for("orders", 2, None) == "orders-2"
-
-
-def test_collector_options_validate_policies_and_select_groups():
-    with pytest.raises(ValueError):
-        CollectorOptions(offset_reset="none")
-    with pytest.raises(ValueError):
-        CollectorOptions(group_offset_reset={"g": "middle"})
-    o = CollectorOptions(group_offset_reset={"g": "earliest"})
-    assert o.policy("g") == "earliest" and o.policy("h") == "latest"
-
-
-def test_collect_command_parses_its_options():
-    from streaming.cli import build_parser
-    from streaming.commands.collect import _options
-
-    args = build_parser().parse_args([
-        "collect", "--interval", "2", "--groups", "^orders", "--exclude", "test$", "--rack-map", "c1=a",
-        "--group-offset-reset", "orders-app=earliest", "--full-refresh-every", "5", "--polls", "3"])
-    o = _options(args)
-    assert (o.interval_s, o.include, o.exclude, o.full_refresh_every) == (2.0, "^orders", "test$", 5)
-    assert o.rack_map == ("c1=a",) and o.policy("orders-app") == "earliest"

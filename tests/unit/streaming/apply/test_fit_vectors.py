@@ -11,7 +11,7 @@ import pytest
 
 from streaming.apply.plan import CurrentMember, decide, parse_recommendation
 
-VECTORS = sorted((Path(__file__).parents[1] / "data" / "fit").glob("*.json"))
+VECTORS = sorted((Path(__file__).parents[3] / "data" / "fit").glob("*.json"))
 KINDS = {"invalid", "no_recommendation", "other_group", "no_identity", "ambiguous_client_id", "same_member",
          "member_gone", "member_joined", "partition_twice", "not_subscribed", "partition_not_current",
          "partition_missing"}

@@ -14,7 +14,7 @@ from assignors import cooperative_sticky, registry
 from assignors._sticky_core import sticky_assign
 from assignors.cooperative_sticky import NAME, assign, assign_with_transfers
 from assignors.model import GroupSnapshot, Member
-from tests.unit.test_sticky import handback_case
+from tests.unit.assignors.test_sticky import handback_case
 
 
 def snap(topics, *members, racks=None):

@@ -19,7 +19,7 @@ from assignors import registry
 from assignors.metrics import compute_metrics, validate_assignment
 from assignors.scenario import call_assignor, parse_scenario
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OVERRIDES = ROOT / "tests" / "data" / "java_overrides.json"
 SCENARIO_FILE = ROOT / "tests" / "data" / "conformance" / "assignor-scenarios.json"
 MODULES = {"sticky": "assignors.sticky", "cooperative-sticky": "assignors.cooperative_sticky"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from streaming import events as ev
 from streaming.policy.decide import process
 from streaming.state.group_state import GroupState
-from tests.unit.test_policy import POLICY, SKEWED, STEP, T0, TWO, members, poll
+from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, members, poll
 
 QUIET = {p: 100 for p in range(4)}
 THREE = members(("C0", [("t0", 0)], None), ("C1", [("t0", 1), ("t0", 2)], None), ("C2", [("t0", 3)], None), gen=2)

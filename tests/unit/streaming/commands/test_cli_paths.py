@@ -19,8 +19,8 @@ from assignors.metrics import compute_metrics, validate_assignment
 from assignors.scenario import assignment_from_json, parse_scenario
 from streaming.cli import build_parser, main
 
-SCENARIO_FILE = Path(__file__).resolve().parents[1] / "data" / "conformance" / "assignor-scenarios.json"
-OVERRIDES = Path(__file__).resolve().parents[1] / "data" / "java_overrides.json"
+SCENARIO_FILE = Path(__file__).resolve().parents[3] / "data" / "conformance" / "assignor-scenarios.json"
+OVERRIDES = Path(__file__).resolve().parents[3] / "data" / "java_overrides.json"
 SCENARIOS = [s for s in json.loads(SCENARIO_FILE.read_text()) if not s.get("_schema")]
 OVERRIDDEN = {(o["name"], o["assignor"]) for o in json.loads(OVERRIDES.read_text())["overrides"]}
 

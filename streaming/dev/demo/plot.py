@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streaming.demo.monitor import GroupMonitor, short_name
+from streaming.dev.demo.monitor import GroupMonitor, short_name
 
 COLOURS = {"recommendation": "tab:red", "applied": "tab:green", "replicas": "tab:purple", "fallback": "tab:gray"}
 

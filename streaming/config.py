@@ -157,12 +157,46 @@ class JobSettings:
 
 
 @dataclass(frozen=True)
+class MetricsSettings:
+    """Prometheus ``/metrics`` of the job and the collector (see streaming/exporter)."""
+
+    enabled: bool = False
+    """Off by default: two jobs on one host would race for the port."""
+    host: str = "127.0.0.1"
+    """Loopback unless set: the page names every consumer group."""
+    job_port: int = 9464
+    collector_port: int = 9465
+    """0 picks a free port (the log line says which)."""
+    max_groups: int = 500
+    """Groups with their own series; later ones are counted in kafka_rebalancer_metrics_dropped_groups."""
+    max_topics_per_group: int = 50
+
+
+@dataclass(frozen=True)
+class MaintenanceSettings:
+    """``rebalancer maintain``: Delta upkeep of the job's tables."""
+
+    rejected_retention_days: float = 30.0
+    """rejected_events rows whose record is older than this are deleted (0 keeps every row)."""
+    vacuum_retain_hours: float = 168.0
+    """VACUUM keeps files unreferenced for less than this (Delta refuses below 168 unless told)."""
+    log_retention: str = "interval 30 days"
+    """delta.logRetentionDuration set at creation (and by maintain on older tables)."""
+    deleted_file_retention: str = "interval 7 days"
+    """delta.deletedFileRetentionDuration, likewise."""
+    auto_compact: bool = True
+    """delta.autoOptimize.autoCompact: Delta compacts small files after a write once there are enough."""
+
+
+@dataclass(frozen=True)
 class Config:
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
     spark: SparkSettings = field(default_factory=SparkSettings)
     paths: PathSettings = field(default_factory=PathSettings)
     policy: PolicySettings = field(default_factory=PolicySettings)
     job: JobSettings = field(default_factory=JobSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
 
     def table_path(self, name: str) -> str:
         return join_location(self.paths.tables, name)

@@ -28,6 +28,7 @@ from streaming.collector.diff import (
 from streaming.collector.membership import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
 from streaming.collector.poll import ClusterReader, ClusterSnapshot
 from streaming.config import Config
+from streaming.exporter import for_collector
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,7 @@ class Collector:
         self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
         self._force_refresh = False
         self._missing_warned: set[str] = set()
+        self.export = for_collector(cfg)  # /metrics when metrics.enabled, else None
 
     # -- selection ---------------------------------------------------------------------------------
 
@@ -182,6 +184,8 @@ class Collector:
                 log.warning("%s", msg)
         self.last_stats = PollStats(self.polls, groups, partitions, len(lag), len(meta),
                                     time.monotonic() - started, full, len(snap.warnings))
+        if self.export is not None:
+            self.export(snap, self.last_stats)
         return lag + meta
 
     # -- the loop ----------------------------------------------------------------------------------
@@ -226,6 +230,8 @@ class Collector:
 
     def close(self) -> None:
         self.reader.close()
+        if self.export is not None:
+            self.export.close()
         close = getattr(self.sink, "close", None)
         if callable(close):
             close()

@@ -1,0 +1,230 @@
+"""Prometheus metrics of the job and the collector: definitions, the group cap and the HTTP server.
+
+Each process has its own :class:`~prometheus_client.CollectorRegistry` (no process-wide default, so tests
+and two exporters in one process do not collide) and serves it on ``metrics.host:port`` (loopback unless
+configured). Names follow Prometheus conventions: ``kafka_rebalancer_`` prefix, the unit as suffix
+(``_records``, ``_seconds``, ``_ratio``), ``_total`` for counters, labels ``group`` and ``topic``.
+
+Cardinality is bounded: at most ``metrics.max_groups`` groups get series (the first ones seen, a group that
+goes away frees its place); the others are counted in ``kafka_rebalancer_metrics_dropped_groups``. Per-topic
+series are capped per group likewise. Rejection reasons are cut to their kind (the text before ``:``), since
+an internal error's reason carries its message.
+
+Not exported (yet): lag in seconds. The state does not keep the end-offset timestamps it needs; when it
+does, ``kafka_rebalancer_group_max_member_lag_seconds`` belongs beside the records gauge.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import start_http_server
+
+from streaming.exporter.view import GroupFigures
+
+log = logging.getLogger(__name__)
+
+PREFIX = "kafka_rebalancer"
+BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+POLL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class GroupCap:
+    """Which groups may have series: the first ``limit`` seen; a released group frees its place."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self.admitted: set[str] = set()
+        self.dropped: set[str] = set()
+
+    def admits(self, group: str) -> bool:
+        if group in self.admitted:
+            return True
+        if len(self.admitted) < self.limit:
+            self.admitted.add(group)
+            self.dropped.discard(group)
+            return True
+        self.dropped.add(group)
+        return False
+
+    def release(self, group: str) -> None:
+        self.admitted.discard(group)
+        self.dropped.discard(group)
+
+
+def reason_kind(reason: str | None) -> str:
+    """``internal error: KeyError: 'x'`` -> ``internal error``: bounded label values."""
+    return (reason or "unknown").split(":", 1)[0].strip()[:60] or "unknown"
+
+
+class JobMetrics:
+    """What ``rebalancer run`` exports: per batch (from the query's progress) and per group (from the
+    recommendations the batch wrote)."""
+
+    def __init__(self, max_groups: int = 500, registry: CollectorRegistry | None = None) -> None:
+        r = self.registry = registry or CollectorRegistry()
+        self.cap = GroupCap(max_groups)
+        self._lock = threading.Lock()
+        self.batches = Counter(f"{PREFIX}_job_batches", "Micro-batches completed", registry=r)
+        self.input_rows = Counter(f"{PREFIX}_job_input_rows", "Kafka records the micro-batches read", registry=r)
+        self.rejected_rows = Counter(f"{PREFIX}_job_rejected_rows", "Rows written to rejected_events, by reason",
+                                     ["reason"], registry=r)
+        self.batch_duration = Histogram(f"{PREFIX}_job_batch_duration_seconds", "Wall time of a micro-batch",
+                                        buckets=BATCH_BUCKETS, registry=r)
+        self.state_rows = Gauge(f"{PREFIX}_job_state_rows", "Groups held in the stateful step after the last batch",
+                                registry=r)
+        self.last_batch = Gauge(f"{PREFIX}_job_last_batch_id", "Id of the last completed micro-batch", registry=r)
+        self.last_batch_time = Gauge(f"{PREFIX}_job_last_batch_timestamp_seconds",
+                                     "Unix time the last micro-batch completed", registry=r)
+        self.recommendations = Counter(f"{PREFIX}_recommendations", "Recommendations written, by trigger",
+                                       ["group", "trigger"], registry=r)
+        self.last_rec_time = Gauge(f"{PREFIX}_last_recommendation_timestamp_seconds",
+                                   "Event time of the group's latest recommendation", ["group"], registry=r)
+        self.last_rec_age = Gauge(f"{PREFIX}_last_recommendation_age_seconds",
+                                  "Seconds since the event time of the group's latest recommendation", ["group"],
+                                  registry=r)
+        self.last_rec_version = Gauge(f"{PREFIX}_last_recommendation_version",
+                                      "Version of the group's latest recommendation", ["group"], registry=r)
+        self.rec_max_lag = Gauge(f"{PREFIX}_recommendation_max_member_lag_records",
+                                 "Max member lag before and after the latest recommendation", ["group", "when"],
+                                 registry=r)
+        self.rec_imbalance = Gauge(f"{PREFIX}_recommendation_imbalance_ratio",
+                                   "Max / mean member lag before and after the latest recommendation",
+                                   ["group", "when"], registry=r)
+        self.rec_cross_rack = Gauge(f"{PREFIX}_recommendation_cross_rack_partitions",
+                                    "Cross-rack partitions before and after the latest recommendation",
+                                    ["group", "when"], registry=r)
+        self.rec_stuck = Gauge(f"{PREFIX}_recommendation_stuck_partitions",
+                               "Stuck partitions the latest recommendation reports", ["group"], registry=r)
+        self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
+                             registry=r)
+        self.dropped.set_function(lambda: len(self.cap.dropped))
+
+    def observe_batch(self, batch_id: int, input_rows: int, duration_s: float, state_rows: int) -> None:
+        self.batches.inc()
+        self.input_rows.inc(max(0, input_rows))
+        self.batch_duration.observe(max(0.0, duration_s))
+        self.state_rows.set(state_rows)
+        self.last_batch.set(batch_id)
+        self.last_batch_time.set(time.time())
+
+    def observe_rejected(self, by_reason: Mapping[str | None, int]) -> None:
+        for reason, n in by_reason.items():
+            self.rejected_rows.labels(reason_kind(reason)).inc(n)
+
+    def observe_recommendations(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Rows with group, version, event_ts (ms), triggers (comma-separated or a list), before_*/after_*
+        figures and stuck_partitions (a JSON list or a list); in any order."""
+        latest: dict[str, Mapping[str, Any]] = {}
+        with self._lock:
+            for row in rows:
+                g = row["group"]
+                if not self.cap.admits(g):
+                    continue
+                triggers = row["triggers"].split(",") if isinstance(row["triggers"], str) else row["triggers"]
+                for t in triggers or ("unknown",):
+                    self.recommendations.labels(g, t).inc()
+                if g not in latest or row["version"] > latest[g]["version"]:
+                    latest[g] = row
+            for g, row in latest.items():
+                self._set_latest(g, row)
+
+    def _set_latest(self, g: str, row: Mapping[str, Any]) -> None:
+        import json
+
+        ts = row["event_ts"] / 1000.0
+        self.last_rec_time.labels(g).set(ts)
+        self.last_rec_age.labels(g).set_function(lambda ts=ts: max(0.0, time.time() - ts))
+        self.last_rec_version.labels(g).set(row["version"])
+        for when in ("before", "after"):
+            self.rec_max_lag.labels(g, when).set(row[f"{when}_max_lag"] or 0)
+            self.rec_imbalance.labels(g, when).set(row[f"{when}_imbalance"] or 0)
+            self.rec_cross_rack.labels(g, when).set(row[f"{when}_cross_rack"] or 0)
+        stuck = row.get("stuck_partitions")
+        if isinstance(stuck, str):
+            stuck = json.loads(stuck or "[]")
+        self.rec_stuck.labels(g).set(len(stuck or ()))
+
+
+class CollectorMetrics:
+    """What ``rebalancer collect`` exports: live per-group figures of every poll."""
+
+    def __init__(self, max_groups: int = 500, max_topics: int = 50, registry: CollectorRegistry | None = None
+                 ) -> None:
+        r = self.registry = registry or CollectorRegistry()
+        self.cap = GroupCap(max_groups)
+        self.max_topics = max_topics
+        self._topics: dict[str, set[str]] = {}
+        self.polls = Counter(f"{PREFIX}_collector_polls", "Polls of the cluster", registry=r)
+        self.poll_duration = Histogram(f"{PREFIX}_collector_poll_duration_seconds", "Wall time of a poll",
+                                       buckets=POLL_BUCKETS, registry=r)
+        self.events = Counter(f"{PREFIX}_collector_events", "Events a poll produced, by type", ["type"], registry=r)
+        self.warnings = Counter(f"{PREFIX}_collector_warnings", "Partial read failures of polls", registry=r)
+        self.max_lag = Gauge(f"{PREFIX}_group_max_member_lag_records", "Largest member lag of the group",
+                             ["group"], registry=r)
+        self.imbalance = Gauge(f"{PREFIX}_group_imbalance_ratio", "Max member lag / mean member lag",
+                               ["group"], registry=r)
+        self.cross_rack = Gauge(f"{PREFIX}_group_cross_rack_partitions",
+                                "Partitions whose owner's rack holds none of their replicas", ["group"], registry=r)
+        self.members = Gauge(f"{PREFIX}_group_members", "Members of the group", ["group"], registry=r)
+        self.partitions = Gauge(f"{PREFIX}_group_partitions", "Partitions owned or committed by the group",
+                                ["group"], registry=r)
+        self.topic_lag = Gauge(f"{PREFIX}_group_topic_lag_records", "Lag of the group on one topic",
+                               ["group", "topic"], registry=r)
+        self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
+                             registry=r)
+        self.dropped.set_function(lambda: len(self.cap.dropped))
+
+    def observe_poll(self, groups: Iterable[GroupFigures], duration_s: float, lag_events: int, metadata_events: int,
+                     warnings: int) -> None:
+        self.polls.inc()
+        self.poll_duration.observe(duration_s)
+        self.events.labels("lag").inc(lag_events)
+        self.events.labels("metadata").inc(metadata_events)
+        self.warnings.inc(warnings)
+        seen = set()
+        for f in groups:
+            seen.add(f.group)
+            if not self.cap.admits(f.group):
+                continue
+            self.max_lag.labels(f.group).set(f.max_member_lag)
+            self.imbalance.labels(f.group).set(f.imbalance)
+            self.cross_rack.labels(f.group).set(f.cross_rack)
+            self.members.labels(f.group).set(f.members)
+            self.partitions.labels(f.group).set(f.partitions)
+            topics = sorted(f.lag_by_topic)[:self.max_topics]
+            for t in self._topics.get(f.group, set()) - set(topics):
+                self.topic_lag.remove(f.group, t)
+            for t in topics:
+                self.topic_lag.labels(f.group, t).set(f.lag_by_topic[t])
+            self._topics[f.group] = set(topics)
+        for g in set(self.cap.admitted) - seen:  # vanished groups lose their series
+            self.cap.release(g)
+            for gauge in (self.max_lag, self.imbalance, self.cross_rack, self.members, self.partitions):
+                gauge.remove(g)
+            for t in self._topics.pop(g, set()):
+                self.topic_lag.remove(g, t)
+        self.cap.dropped &= seen
+
+
+class Server:
+    """``/metrics`` of a registry over HTTP, in a daemon thread."""
+
+    def __init__(self, registry: CollectorRegistry, host: str, port: int) -> None:
+        self._httpd, self._thread = start_http_server(port, addr=host, registry=registry)
+        self.host = host
+        self.port = int(self._httpd.server_port)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/metrics"
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()

@@ -1,0 +1,145 @@
+"""What an operator sees of a consumer group, computed from one live :class:`ClusterSnapshot`.
+
+Pure: a snapshot (as :class:`streaming.collector.poll.ClusterReader` reads it) and optionally the latest
+recommendation in, plain rows out. ``rebalancer describe`` prints these rows, ``rebalancer verify`` compares
+them with the recommendation and the collector's ``/metrics`` exports their per-group figures.
+
+Rows follow ``kafka-consumer-groups --describe``: a partition appears when a member owns it or the group
+committed an offset for it; with no commit its current offset and lag are unknown (None). Cross-rack, as in
+:func:`assignors.metrics.cross_rack_partitions`: the owner has a rack and no replica of the partition is in
+it, while some replica's rack is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from streaming.collector.diff import partition_entries
+from streaming.collector.poll import ClusterSnapshot
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    group: str
+    topic: str
+    partition: int
+    current_offset: int | None
+    log_end_offset: int | None
+    lag: int | None
+    consumer_id: str | None
+    host: str | None
+    client_id: str | None
+    rack: str | None
+    replica_racks: tuple[str | None, ...]
+    cross_rack: bool | None
+    """None when the owner's rack or every replica's rack is unknown (or nobody owns it)."""
+    recommended_owner: str | None = None
+    """member id the latest recommendation gives the partition to (None: no recommendation covers it)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["replica_racks"] = list(self.replica_racks)
+        return d
+
+
+@dataclass(frozen=True)
+class MemberRow:
+    group: str
+    consumer_id: str
+    instance_id: str | None
+    host: str
+    client_id: str
+    rack: str | None
+    partitions: int
+    lag: int
+    """sum of the known lags of the member's partitions."""
+    cross_rack: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GroupFigures:
+    """Per-group figures the collector exports (the same definitions as the recommendation rows)."""
+
+    group: str
+    state: str | None
+    members: int
+    partitions: int
+    max_member_lag: int
+    imbalance: float
+    """max member lag / mean member lag over members that own partitions (1.0 when there is no lag)."""
+    cross_rack: int
+    lag_by_topic: dict[str, int]
+
+
+def is_cross_rack(rack: str | None, replica_racks: Sequence[str | None]) -> bool | None:
+    if not rack or not any(r is not None for r in replica_racks):
+        return None
+    return rack not in replica_racks
+
+
+def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, str] | None = None
+                   ) -> list[PartitionRow]:
+    """The group's rows, sorted by topic and partition."""
+    info = snap.groups[group]
+    committed = snap.committed.get(group, {})
+    owners = {tp: m for m in info.members for tp in m.assigned}
+    racks: dict[TP, tuple[str | None, ...]] = {}
+    for topic, parts in snap.topics.items():
+        for e in partition_entries(parts, snap.broker_racks):
+            racks[(topic, e["partition"])] = tuple(e["replica_racks"])
+    rows = []
+    for tp in sorted(set(owners) | set(committed)):
+        m = owners.get(tp)
+        current, end = committed.get(tp), snap.end.get(tp)
+        lag = end - current if current is not None and end is not None else None
+        replica_racks = racks.get(tp, ())
+        rows.append(PartitionRow(
+            group, tp[0], tp[1], current, end, lag,
+            m.member_id if m else None, m.host if m else None, m.client_id if m else None, m.rack if m else None,
+            replica_racks, is_cross_rack(m.rack, replica_racks) if m else None,
+            (recommended or {}).get(tp)))
+    return rows
+
+
+def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow]) -> list[MemberRow]:
+    """One row per member (``--members``), sorted by client id then member id."""
+    by_member: dict[str, list[PartitionRow]] = {}
+    for r in rows:
+        if r.consumer_id is not None:
+            by_member.setdefault(r.consumer_id, []).append(r)
+    out = []
+    for m in snap.groups[group].members:
+        mine = by_member.get(m.member_id, [])
+        out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
+                             sum(r.lag or 0 for r in mine), sum(1 for r in mine if r.cross_rack)))
+    return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
+
+
+def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow]) -> GroupFigures:
+    info = snap.groups[group]
+    members = member_rows(snap, group, rows)
+    loads = [m.lag for m in members if m.partitions]
+    mean = sum(loads) / len(loads) if loads else 0.0
+    by_topic: dict[str, int] = {}
+    for r in rows:
+        by_topic[r.topic] = by_topic.get(r.topic, 0) + (r.lag or 0)
+    return GroupFigures(group, info.state, len(info.members), len(rows), max(loads, default=0),
+                        max(loads) / mean if mean > 0 else 1.0, sum(1 for r in rows if r.cross_rack), by_topic)
+
+
+def recommended_owners(rec: Mapping[str, Any] | None) -> dict[TP, str]:
+    """(topic, partition) -> member id, from a recommendations row (Delta: partitions as structs) or a feed
+    message (partitions as ``[topic, partition]`` pairs)."""
+    out: dict[TP, str] = {}
+    for entry in (rec or {}).get("assignment") or ():
+        for p in entry.get("partitions") or ():
+            tp = (p["topic"], int(p["partition"])) if isinstance(p, Mapping) else (str(p[0]), int(p[1]))
+            out[tp] = entry["member_id"]
+    return out

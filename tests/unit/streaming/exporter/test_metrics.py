@@ -1,0 +1,82 @@
+"""The metrics objects: names and values in the exposition text, the group cap, vanished groups, and the
+HTTP server on loopback with a free port."""
+
+from __future__ import annotations
+
+import urllib.request
+
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from streaming.exporter.metrics import CollectorMetrics, JobMetrics, Server, reason_kind
+from streaming.exporter.view import GroupFigures
+
+
+def _samples(registry) -> dict[tuple[str, tuple], float]:
+    text = generate_latest(registry).decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(text) for s in fam.samples}
+
+
+def _rec(group, version, triggers, ts=1_700_000_000_000, **kw):
+    return {"group": group, "version": version, "event_ts": ts, "triggers": triggers,
+            "before_max_lag": 900.0, "after_max_lag": 500.0, "before_imbalance": 1.8, "after_imbalance": 1.0,
+            "before_cross_rack": 2, "after_cross_rack": 0, "stuck_partitions": '[{"topic":"t","partition":1}]'} | kw
+
+
+def test_job_metrics_per_batch_and_per_group():
+    m = JobMetrics(max_groups=2)
+    m.observe_batch(0, 120, 1.5, 3)
+    m.observe_batch(1, 30, 0.5, 4)
+    m.observe_rejected({"late": 2, "internal error: KeyError: 'x'": 1, "not json": 4})
+    m.observe_recommendations([_rec("g1", 1, "lag_skew"), _rec("g1", 2, "membership_change,rack_change",
+                                                              ts=1_700_000_100_000, before_max_lag=300.0),
+                               _rec("g2", 1, ["stuck"]), _rec("g3", 1, "lag_skew")])
+    s = _samples(m.registry)
+    assert s[("kafka_rebalancer_job_input_rows_total", ())] == 150
+    assert s[("kafka_rebalancer_job_batches_total", ())] == 2
+    assert s[("kafka_rebalancer_job_batch_duration_seconds_sum", ())] == 2.0
+    assert s[("kafka_rebalancer_job_state_rows", ())] == 4
+    assert s[("kafka_rebalancer_job_rejected_rows_total", (("reason", "internal error"),))] == 1
+    assert s[("kafka_rebalancer_job_rejected_rows_total", (("reason", "not json"),))] == 4
+    assert s[("kafka_rebalancer_recommendations_total", (("group", "g1"), ("trigger", "rack_change")))] == 1
+    assert s[("kafka_rebalancer_recommendations_total", (("group", "g1"), ("trigger", "lag_skew")))] == 1
+    assert s[("kafka_rebalancer_last_recommendation_version", (("group", "g1"),))] == 2
+    assert s[("kafka_rebalancer_last_recommendation_timestamp_seconds", (("group", "g1"),))] == 1_700_000_100
+    assert s[("kafka_rebalancer_last_recommendation_age_seconds", (("group", "g1"),))] > 0
+    assert s[("kafka_rebalancer_recommendation_max_member_lag_records", (("group", "g1"), ("when", "before")))] == 300
+    assert s[("kafka_rebalancer_recommendation_stuck_partitions", (("group", "g2"),))] == 1
+    # the cap: g3 has no series and is counted
+    assert not any(("group", "g3") in k[1] for k in s)
+    assert s[("kafka_rebalancer_metrics_dropped_groups", ())] == 1
+
+
+def test_collector_metrics_drop_vanished_groups():
+    m = CollectorMetrics(max_groups=10, max_topics=1)
+    m.observe_poll([GroupFigures("g", "Stable", 2, 4, 100, 1.4, 1, {"a": 60, "b": 80})], 0.2, 4, 2, 0)
+    s = _samples(m.registry)
+    assert s[("kafka_rebalancer_group_max_member_lag_records", (("group", "g"),))] == 100
+    assert s[("kafka_rebalancer_group_topic_lag_records", (("group", "g"), ("topic", "a")))] == 60
+    assert ("kafka_rebalancer_group_topic_lag_records", (("group", "g"), ("topic", "b"))) not in s  # topic cap
+    assert s[("kafka_rebalancer_collector_events_total", (("type", "lag"),))] == 4
+    m.observe_poll([], 0.1, 0, 0, 1)
+    s = _samples(m.registry)
+    assert not any(("group", "g") in k[1] for k in s)
+    assert s[("kafka_rebalancer_collector_polls_total", ())] == 2
+
+
+def test_reason_kind_is_bounded():
+    assert reason_kind("internal error: ValueError: " + "x" * 500) == "internal error"
+    assert reason_kind(None) == "unknown"
+
+
+def test_server_on_loopback_serves_the_registry():
+    m = JobMetrics()
+    m.observe_batch(7, 1, 0.1, 0)
+    server = Server(m.registry, "127.0.0.1", 0)
+    try:
+        assert server.port > 0 and server.url.startswith("http://127.0.0.1:")
+        body = urllib.request.urlopen(server.url, timeout=10).read().decode()
+        assert "kafka_rebalancer_job_last_batch_id 7.0" in body
+    finally:
+        server.close()

@@ -1,0 +1,52 @@
+"""Rows and per-group figures from a hand-made ClusterSnapshot: the kafka-consumer-groups rules (a partition
+shows when owned or committed; no commit, no lag), cross-rack, members and the recommended owner."""
+
+from __future__ import annotations
+
+from streaming.collector.membership import Member
+from streaming.collector.poll import ClusterSnapshot, GroupInfo
+from streaming.exporter import view
+
+
+def _snapshot() -> ClusterSnapshot:
+    a = Member("m-a", None, "c-a", "10.0.0.1", ("t",), (("t", 0), ("t", 1)), rack="a")
+    b = Member("m-b", "static-b", "c-b", "10.0.0.2", ("t",), (("t", 2),), rack="b")
+    parts = [{"partition_index": p, "leader_id": 1, "replica_nodes": reps}
+             for p, reps in enumerate([[1, 2], [2, 3], [3, 1], [1, 2]])]
+    return ClusterSnapshot(
+        ts=0, groups={"g": GroupInfo("g", "Stable", "range", [a, b])},
+        committed={"g": {("t", 0): 10, ("t", 2): 5, ("t", 3): 7}},
+        topics={"t": parts}, broker_racks={1: "a", 2: "b", 3: "c"},
+        end={("t", 0): 110, ("t", 1): 50, ("t", 2): 45, ("t", 3): 7})
+
+
+def test_partition_rows_follow_kafka_consumer_groups():
+    rows = view.partition_rows(_snapshot(), "g", {("t", 0): "m-b"})
+    got = [(r.partition, r.current_offset, r.log_end_offset, r.lag, r.consumer_id, r.cross_rack,
+            r.recommended_owner) for r in rows]
+    assert got == [
+        (0, 10, 110, 100, "m-a", False, "m-b"),    # replicas on a, b; owner on a
+        (1, None, 50, None, "m-a", True, None),    # owned, never committed: no lag; replicas b, c
+        (2, 5, 45, 40, "m-b", True, None),         # replicas c, a; owner on b
+        (3, 7, 7, 0, None, None, None),            # committed, nobody owns it
+    ]
+    assert rows[1].replica_racks == ("b", "c")
+
+
+def test_members_and_figures():
+    snap = _snapshot()
+    rows = view.partition_rows(snap, "g")
+    members = view.member_rows(snap, "g", rows)
+    assert [(m.client_id, m.partitions, m.lag, m.cross_rack, m.instance_id) for m in members] == [
+        ("c-a", 2, 100, 1, None), ("c-b", 1, 40, 1, "static-b")]
+    f = view.figures(snap, "g", rows)
+    assert (f.members, f.partitions, f.max_member_lag, f.cross_rack) == (2, 4, 100, 2)
+    assert f.imbalance == 100 / 70
+    assert f.lag_by_topic == {"t": 140}
+
+
+def test_recommended_owners_from_delta_rows_and_feed_messages():
+    delta = {"assignment": [{"member_id": "m1", "partitions": [{"topic": "t", "partition": 3}]}]}
+    feed = {"assignment": [{"member_id": "m1", "partitions": [["t", 3]]}]}
+    assert view.recommended_owners(delta) == view.recommended_owners(feed) == {("t", 3): "m1"}
+    assert view.recommended_owners(None) == {}

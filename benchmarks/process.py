@@ -16,7 +16,7 @@ import numpy as np
 
 from streaming import events as ev
 from streaming.config import PolicySettings
-from streaming.policy.decide import process
+from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 
 T0 = 1_763_700_000_000

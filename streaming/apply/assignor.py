@@ -37,6 +37,7 @@ from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from streaming.apply import plan
+from streaming.apply.builtin import builtin_assignor
 from streaming.apply.feed import LatestRecommendations
 from streaming.text import printable
 
@@ -208,7 +209,5 @@ def strategy(feed: LatestRecommendations | None, group: str, rack: str | None = 
              chain: Sequence[str] = ("range",), **kwargs: Any) -> list[Any]:
     """``partition_assignment_strategy`` for a consumer: this assignor first, then kafka-python's built-in
     ones named in ``chain`` for groups where not every member runs it."""
-    from streaming.dev.workload.consumers import builtin_assignor
-
     return [RecommendationAssignor(feed, group, rack, client_id, fallback, lag_source, **kwargs),
             *(builtin_assignor(n) for n in chain)]

@@ -1,6 +1,6 @@
 """The ``applyInPandasWithState`` step: one call per group per micro-batch.
 
-It only moves data: pandas rows in, :func:`streaming.policy.decide.process` on the group's state, pandas
+It only moves data: pandas rows in, :func:`streaming.policy.recommend.process` on the group's state, pandas
 rows out. Records :mod:`streaming.job.validate` rejected ride along under their group key and come out
 unchanged as ``rejected`` rows, so one query (one checkpoint, one batch id) writes both tables.
 
@@ -33,7 +33,7 @@ import pandas as pd
 from streaming.config import PolicySettings
 from streaming.events import LAG
 from streaming.job.validate import RAW_VALUE_CHARS
-from streaming.policy.decide import process
+from streaming.policy.recommend import process
 from streaming.recommendation import OUTPUT_COLUMNS, OUTPUT_SCHEMA
 from streaming.state.group_state import GroupState
 

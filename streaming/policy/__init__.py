@@ -1,9 +1,10 @@
-"""When a group gets a recommendation: one module per trigger, pure functions over plain values.
+"""When a group gets a recommendation: the decisions, over the state :mod:`streaming.state` keeps.
 
-- ``rack_change``: a subscribed partition's set of replica racks changed (KIP-881's rule);
-- ``membership``: members joined or left;
-- ``partition_count``: a subscribed topic gained partitions;
-- ``lag_skew``: the current assignment stays skewed for N observations and a better one exists;
-- ``stuck``: partitions whose committed offset does not move while they have lag;
-- ``decide``: puts them together for one observation of one group.
+- ``recommend``: :func:`~streaming.policy.recommend.process` (the job's entry: a group's batch of events
+  in, recommendations out) and :func:`~streaming.policy.recommend.recommend` (one observation: which
+  triggers stand, the assignor's proposal, before/after figures);
+- ``lag_skew``: the current assignment stays skewed for N observations and a better one exists.
+
+The metadata triggers (membership, partition count, rack set) are detected where the state changes
+(:mod:`streaming.state.changes`), and stuck partitions where their lag is kept (:mod:`streaming.state.stuck`).
 """

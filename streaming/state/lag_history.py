@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from streaming.policy.stuck import stuck_mask
+from streaming.state.stuck import stuck_mask
 
 ARRAYS = ("ts", "committed", "end")
 
@@ -173,7 +173,7 @@ class LagHistory:
         return np.maximum(r, 0.0)
 
     def stuck(self, k: int) -> np.ndarray:
-        """Rows stuck at their last ``k`` observations (the rule is in :mod:`streaming.policy.stuck`)."""
+        """Rows stuck at their last ``k`` observations (the rule is in :mod:`streaming.state.stuck`)."""
         return stuck_mask(self.committed, self.end, self.n, k)
 
     def dense(self, values: np.ndarray, count: int, dtype: type) -> np.ndarray:

@@ -1,8 +1,9 @@
 """Applying events to a group's state, and noticing the metadata changes that may trigger.
 
 Metadata events come as plain dicts (the parsed, validated rows of the metadata topic) and change the
-state in place through :func:`apply_metadata`, which records what it saw: members joined/left, partition
-counts and replica racks changed. Lag events come as arrays, one topic's poll at a time
+state in place through :func:`apply_metadata`, which records what it saw in a
+:class:`~streaming.state.changes.Changes`: members joined/left, partition counts and replica racks
+changed. Lag events come as arrays, one topic's poll at a time
 (:func:`observe_lag`). The first ``members`` event, and the first ``partitions`` event of a topic, are
 the group's baseline: they change nothing that could trigger.
 
@@ -18,43 +19,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from streaming import event_parts
 from streaming.events import LAG, MEMBERS, PARTITIONS
-from streaming.policy import membership, partition_count, rack_change
+from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
 from streaming.state.group_state import GroupState, PartitionMeta
 from streaming.state.lag_history import LagHistory, Observed
 
 # Within one observation (one ts), metadata first: the lag is read against the newest shape.
 TYPE_ORDER = {MEMBERS: 0, PARTITIONS: 1, LAG: 2}
-
-
-@dataclass
-class Changes:
-    joined: list[str] = field(default_factory=list)
-    left: list[str] = field(default_factory=list)
-    partition_counts: dict[str, dict] = field(default_factory=dict)
-    racks: dict[str, list[dict]] = field(default_factory=dict)
-    applied: bool = False
-    """Some metadata event of this observation replaced what the state held."""
-    skew: str | None = None
-    """How this observation reads lag skew: ``new`` (a newer observation: the streak moves on), ``again``
-    (more of the observation last counted arrived: it is read again from the streak before it), or None."""
-
-    def triggers(self) -> dict[str, Any]:
-        """Trigger name -> figures for the metadata changes seen."""
-        out: dict[str, Any] = {}
-        if self.joined or self.left:
-            out["membership_change"] = {"joined": self.joined, "left": self.left}
-        if self.partition_counts:
-            out["partition_count_change"] = self.partition_counts
-        if self.racks:
-            out["rack_change"] = self.racks
-        return out
 
 
 def apply_metadata(state: GroupState, events: Iterable[dict[str, Any]], changes: Changes) -> None:
@@ -159,7 +135,7 @@ def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> No
     ]
     members.sort(key=lambda m: m["member_id"])
     if state.members is not None:
-        joined, left = membership.diff(state.members, members)
+        joined, left = joined_and_left(state.members, members)
         changes.joined += joined
         changes.left += left
     state.members = members
@@ -176,10 +152,10 @@ def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) ->
                          list(p.get("replica_racks") or [])) for p in parts]
     old = state.partitions.get(topic)
     if old is not None:
-        count = partition_count.changed(len(old), len(new))
+        count = partition_count_change(len(old), len(new))
         if count:
             changes.partition_counts[topic] = count
-        racks = rack_change.changed_partitions([m.racks for m in old], [m.racks for m in new])
+        racks = rack_changes([m.racks for m in old], [m.racks for m in new])
         if racks:
             changes.racks[topic] = racks
     state.partitions[topic] = new

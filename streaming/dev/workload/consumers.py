@@ -17,30 +17,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from streaming.apply.builtin import BUILTIN_ASSIGNORS, builtin_assignor
 from streaming.config import Config
 from streaming.dev.workload.worker import PausableWorker
 
 log = logging.getLogger(__name__)
 
-BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-
-
-def builtin_assignor(name: str) -> Any:
-    """A fresh instance of one of kafka-python's built-in assignors."""
-    if name == "range":
-        from kafka.coordinator.assignors.range import RangePartitionAssignor
-        return RangePartitionAssignor()
-    if name == "roundrobin":
-        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
-        return RoundRobinPartitionAssignor()
-    if name == "sticky":
-        from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
-        return StickyPartitionAssignor()
-    if name == "cooperative-sticky":
-        from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
-        return CooperativeStickyAssignor()
-    raise ValueError(f"unknown assignor {name!r}; built-ins: {', '.join(BUILTIN_ASSIGNORS)}")
-
+__all__ = ["BUILTIN_ASSIGNORS", "ConsumerWorker", "assignors_for", "builtin_assignor", "client_id_for", "make_consumer"]
 
 AssignorSpec = str | Any | Sequence[str | Any] | Callable[[], Sequence[Any]]
 

@@ -19,7 +19,7 @@ from streaming import config
 from streaming import events as ev
 from streaming.config import PolicySettings
 from streaming.errors import ConfigError
-from streaming.policy.decide import process
+from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 
 T0 = 1_763_700_000_000

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from streaming import event_parts
 from streaming import events as ev
-from streaming.policy.decide import process
+from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO, poll
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streaming import events as ev
-from streaming.policy.decide import process
+from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 from streaming.state.lag_history import LagHistory
 from streaming.state.snapshot import to_snapshot

@@ -1,0 +1,174 @@
+"""A group's batch of parsed event rows, applied to its state one observation at a time.
+
+An observation is every event of the group with one ``ts`` (the collector stamps a whole poll with one
+time). :func:`observations` applies them in a fixed order (ts, then members, partitions, lag, then
+content), so the same events give the same state however they were cut into micro-batches, re-sent or
+replayed:
+
+- metadata older than what the state holds is ignored and counted (:mod:`streaming.state.update`), and
+  the parts of a split event wait in the state until the event is whole;
+- a lag row older than its partition's newest observation never moves its offsets back.
+
+It yields after each observation, so the caller (the policy) can act on the state as it is at that
+``ts`` before the next one is applied. Lag rows never become Python objects one by one: they are
+sorted, de-duplicated and applied as numpy arrays, one topic's poll at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from streaming import event_parts
+from streaming.events import LAG
+from streaming.state import update
+from streaming.state.changes import Changes
+from streaming.state.group_state import GroupState
+
+# parsed event rows: a DataFrame, a dict of equal-length column arrays, or a list of dicts
+Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
+LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset")
+
+
+def event_order(e: dict[str, Any]) -> tuple:
+    """Metadata events of one ts: members, then partitions, by topic; the event's own content breaks a tie,
+    so the order never depends on how the events reached the job."""
+    return (int(e["ts"]), update.TYPE_ORDER[e["type"]], e.get("topic") or "",
+            json.dumps(e, sort_keys=True, separators=(",", ":"), default=str))
+
+
+def _columns(events: Events) -> dict[str, np.ndarray]:
+    if isinstance(events, dict):
+        return events
+    if isinstance(events, pd.DataFrame):
+        # a nullable integer column as objects: to_numpy() would give float64, inexact past 2**53
+        return {c: events[c].to_numpy(dtype=object, na_value=None) if events[c].dtype.kind == "i"
+                and isinstance(events[c].dtype, pd.api.extensions.ExtensionDtype) else events[c].to_numpy()
+                for c in events.columns}
+    rows = list(events)
+    names = sorted({k for e in rows for k in e})
+    cols = {}
+    for name in names:
+        col = np.empty(len(rows), dtype=object)  # filled one by one: list values stay lists
+        for i, e in enumerate(rows):
+            col[i] = e.get(name)
+        cols[name] = col
+    return cols
+
+
+def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray) -> np.ndarray:
+    """Column ``name`` at ``rows`` as int64, exactly: offsets go up to 2**63-1, beyond float64's 2**53.
+    (A float column has already lost that precision; its values are taken as they are.)"""
+    if name not in cols:
+        return np.zeros(len(rows), dtype=np.int64)
+    values = cols[name][rows]
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    if values.dtype == object:
+        return np.array([0 if v is None or v is pd.NA else int(v) for v in values.tolist()], dtype=np.int64)
+    return np.nan_to_num(values.astype(np.float64), nan=0).astype(np.int64)
+
+
+def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
+    """Row ``i`` as the event dict; the job's rows carry the metadata fields as JSON in ``detail``."""
+    e = {n: v[i] for n, v in cols.items() if n != "detail"}
+    e = {k: (None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else v) for k, v in e.items()}
+    detail = cols["detail"][i] if "detail" in cols else None
+    if isinstance(detail, str):
+        e |= json.loads(detail)
+    return e
+
+
+class Owners:
+    """Who owns what under the current assignment, as index arrays per topic (rebuilt when members change)."""
+
+    __slots__ = ("by_topic", "count")
+
+    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        self.count = count
+        self.by_topic = by_topic
+
+    @classmethod
+    def of(cls, state: GroupState) -> Owners:
+        members = [m for m in state.members or [] if m["topics"]]
+        owned: dict[str, tuple[list[int], list[int]]] = {}
+        for i, m in enumerate(members):
+            for t, p in m["assigned"]:
+                parts, who = owned.setdefault(t, ([], []))
+                parts.append(int(p))
+                who.append(i)
+        return cls(len(members), {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64))
+                                  for t, (p, w) in owned.items()})
+
+
+@dataclass
+class Observation:
+    """One observation applied to the state: its time, the metadata changes it brought, whether it moved
+    any lag row, and (when it carried lag) who owns what now."""
+
+    ts: int
+    changes: Changes
+    lag_changed: bool
+    owners: Owners | None
+
+
+def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[Observation]:
+    """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
+    parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the number of
+    observations each partition's lag history keeps."""
+    cols = _columns(events)
+    if not cols or len(cols["type"]) == 0:
+        return
+    is_lag = cols["type"] == LAG
+    meta_by_ts: dict[int, list[dict]] = {}
+    meta_rows = np.flatnonzero(~is_lag)
+    if len(meta_rows):
+        metadata = [_metadata_event(cols, i) for i in meta_rows]
+        whole = [e for e in metadata if not event_parts.is_part(e)]
+        whole += update.collect_parts(state, [e for e in metadata if event_parts.is_part(e)])
+        for e in sorted(whole, key=event_order):
+            meta_by_ts.setdefault(int(e["ts"]), []).append(e)
+
+    lag_slices: dict[int, tuple[int, int]] = {}
+    lag_rows = np.flatnonzero(is_lag)
+    if len(lag_rows):
+        topic_names, topic_codes = np.unique(cols["topic"][lag_rows].astype(str), return_inverse=True)
+        ts, part, committed, end = (_ints(cols, c, lag_rows) for c in LAG_COLUMNS)
+        order = np.lexsort((end, committed, part, topic_codes, ts))
+        ts, part, committed, end, topic_codes = ts[order], part[order], committed[order], end[order], topic_codes[order]
+        # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest offsets,
+        # whatever order the copies came in
+        keep = np.ones(len(ts), dtype=bool)
+        keep[:-1] = (ts[1:] != ts[:-1]) | (topic_codes[1:] != topic_codes[:-1]) | (part[1:] != part[:-1])
+        ts, part, committed, end, topic_codes = ts[keep], part[keep], committed[keep], end[keep], topic_codes[keep]
+        starts = np.flatnonzero(np.r_[True, ts[1:] != ts[:-1]])
+        bounds = np.r_[starts, len(ts)]
+        lag_slices = {int(ts[a]): (int(a), int(b)) for a, b in itertools.pairwise(bounds)}
+
+    owners: Owners | None = None
+    for t in sorted(meta_by_ts.keys() | lag_slices.keys()):
+        changes = Changes()
+        if t in meta_by_ts:
+            update.apply_metadata(state, meta_by_ts[t], changes)
+            if changes.applied:
+                owners = None
+        lag_changed = False
+        if t in lag_slices:
+            a, b = lag_slices[t]
+            codes = topic_codes[a:b]
+            cuts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1, b - a]
+            for lo, hi in itertools.pairwise(cuts):
+                seen = update.observe_lag(state, str(topic_names[codes[lo]]), t, part[a + lo:a + hi],
+                                          committed[a + lo:a + hi], end[a + lo:a + hi], lag_depth)
+                lag_changed |= seen.changed > 0
+            if owners is None:
+                owners = Owners.of(state)
+        yield Observation(t, changes, lag_changed, owners)
+    if state.parts:
+        update.prune_parts(state)

@@ -124,8 +124,8 @@ _HORIZON = OptionSpec(
 _REGISTRY: dict[str, tuple[str, tuple[OptionSpec, ...]]] = {
     "range": ("assignors.range", (_PREFER,)),
     "roundrobin": ("assignors.roundrobin", ()),
-    "sticky": ("assignors.sticky", (_PREFER, _KAFKA_BUGS)),
-    "cooperative-sticky": ("assignors.cooperative_sticky", (_PREFER, _KAFKA_BUGS)),
+    "sticky": ("assignors.sticky.eager", (_PREFER, _KAFKA_BUGS)),
+    "cooperative-sticky": ("assignors.sticky.cooperative", (_PREFER, _KAFKA_BUGS)),
     "lag": ("assignors.lag", ()),
     "balanced": ("assignors.balanced", (
         OptionSpec("max_count_skew", int, None,

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from assignors import registry
 from assignors._java import JavaHashSet, hashmap_order, java_sorted, string_hash, topic_partition_hash
-from assignors._sticky_core import StickyAssignmentError, sticky_assign
 from assignors.model import GroupSnapshot, Member
-from assignors.sticky import NAME, as_user_data, assign
+from assignors.sticky import StickyAssignmentError, sticky_assign
+from assignors.sticky.eager import NAME, as_user_data, assign
 
 # -- helpers -----------------------------------------------------------------------------------------
 

@@ -1,0 +1,220 @@
+"""Kafka's ConstrainedAssignmentBuilder: the sticky assignment when every member subscribes alike.
+
+With ``T`` partitions and ``N`` members each member ends with ``min_quota = floor(T/N)`` or
+``max_quota = ceil(T/N)`` partitions, and exactly ``T mod N`` of them with ``max_quota``. The steps:
+
+1. :meth:`~ConstrainedBuilder.keep_owned`: members in Java order keep their owned partitions (sorted by
+   partition number, then topic) up to a quota: the first ones visited may keep ``max_quota`` while
+   members above ``min_quota`` are still wanted, later ones ``min_quota``. What they give up "may be
+   revoked"; in rack mode a partition on a member whose rack holds none of its replicas is given up.
+2. :meth:`~ConstrainedBuilder.free_partitions`: the partitions nobody kept, by topic name then number.
+3. :meth:`~ConstrainedBuilder.assign_same_rack` (rack mode): each free partition, rarest racks first,
+   to the next member below quota on one of its replicas' racks, round robin.
+4. :meth:`~ConstrainedBuilder.assign_round_robin`: the rest round robin over members below quota
+   (sorted by member id), then one each to members at ``min_quota``, earliest to reach it first.
+5. :meth:`~ConstrainedBuilder.verify_unfilled`: Kafka's final consistency checks.
+
+A free partition given to a member other than the one that gave it up (or claimed twice) is
+"transferring ownership": the cooperative assignor withholds it for a round.
+"""
+
+from __future__ import annotations
+
+from assignors.model import TopicPartition
+from assignors.sticky.errors import StickyAssignmentError
+from assignors.sticky.inputs import GroupInput
+
+TP = TopicPartition
+
+
+class ConstrainedBuilder:
+    """One run of the constrained builder; :meth:`build` returns (assignment, transferring)."""
+
+    def __init__(self, group: GroupInput, owned: dict[str, list[TP]], claimed_twice: set[TP]) -> None:
+        self.group = group
+        self.owned = owned
+        self.claimed_twice = claimed_twice
+        total, members = group.total_partitions, len(owned)
+        self.min_quota = total // members
+        self.max_quota = -(-total // members)
+        self.expected_at_max = total % members
+        """How many members end with ``max_quota``."""
+        self.at_max = 0
+        self.assignment: dict[str, list[TP]] = {mid: [] for mid in owned}
+        self.assigned: set[TP] = set()
+        self.given_up_by: dict[TP, str] = {}
+        """Owned partitions their owner may have to revoke, and by whom."""
+        self.transferring: dict[TP, str] = {}
+        self.below_min: list[str] = []
+        """Members still below ``min_quota`` (Kafka's unfilledMembersWithUnderMinQuotaPartitions)."""
+        self.at_min: list[str] = []
+        """Members at ``min_quota`` that may take one more (unfilledMembersWithExactlyMinQuotaPartitions)."""
+
+    def build(self) -> tuple[dict[str, list[TP]], dict[TP, str]]:
+        self.keep_owned()
+        free = self.free_partitions()
+        rank = self.group.member_rank
+        self.below_min.sort(key=rank.__getitem__)
+        self.at_min.sort(key=rank.__getitem__)
+        if self.group.racks.rack_mode:
+            free = self.assign_same_rack(free)
+        self.assign_round_robin(free)
+        self.verify_unfilled()
+        return self.assignment, self.transferring
+
+    def keep_owned(self) -> None:
+        group = self.group
+        racks = group.racks
+        topic_rank = group.topic_rank
+        min_quota, max_quota = self.min_quota, self.max_quota
+        for mid in group.member_order:
+            mine = self.owned[mid]
+            if racks.rack_mode:
+                kept = []
+                for tp in mine:
+                    if racks.mismatch(mid, tp):
+                        self.given_up_by[tp] = mid
+                    else:
+                        kept.append(tp)
+            else:
+                kept = list(mine)
+            if len(kept) > 1:
+                kept.sort(key=lambda tp: (tp[1], topic_rank[tp[0]]))
+            if self.claimed_twice:
+                kept = [tp for tp in kept if tp not in self.claimed_twice]
+            target = self.assignment[mid]
+            if len(kept) < min_quota:
+                target.extend(kept)
+                self.assigned.update(kept)
+                self.below_min.append(mid)
+                continue
+            if len(kept) >= max_quota and self.at_max < self.expected_at_max:
+                self.at_max += 1
+                if self.at_max == self.expected_at_max:
+                    self.at_min.clear()
+                keep = max_quota
+            else:
+                keep = min_quota
+                if self.at_max < self.expected_at_max:
+                    self.at_min.append(mid)
+            target.extend(kept[:keep])
+            self.assigned.update(kept[:keep])
+            for tp in kept[keep:]:
+                self.given_up_by[tp] = mid
+
+    def free_partitions(self) -> list[TP]:
+        group = self.group
+        assigned = self.assigned
+        free: list[TP] = []
+        for topic in sorted(group.partitions_per_topic, key=group.topic_rank.__getitem__):
+            count = group.partitions_per_topic[topic]
+            if assigned:
+                free.extend(tp for tp in ((topic, p) for p in range(count)) if tp not in assigned)
+            else:
+                free.extend((topic, p) for p in range(count))
+        return free
+
+    def _give(self, tp: TP, mid: str) -> int:
+        """Hand a free partition to a member; its new partition count."""
+        partitions = self.assignment[mid]
+        partitions.append(tp)
+        gave_up = self.given_up_by.get(tp)
+        if (gave_up is not None and gave_up != mid) or tp in self.claimed_twice:
+            self.transferring[tp] = mid
+        return len(partitions)
+
+    def assign_same_rack(self, free: list[TP]) -> list[TP]:
+        """Free partitions to members on a rack of theirs; returns those no such member could take."""
+        racks = self.group.racks
+        free.sort(key=racks.members_on_racks_of)
+        below_min, at_min = self.below_min, self.at_min
+
+        def next_on_rack(tp: TP, members: list[str], start: int) -> int:
+            on = racks.racks_of(tp)
+            if not on:
+                return -1
+            n = len(members)
+            for i in range(n):
+                idx = (start + i) % n
+                r = racks.member_rack.get(members[idx])
+                if r is not None and r in on:
+                    return idx
+            return -1
+
+        cursor = 0
+        remaining: list[TP] = []
+        for tp in free:
+            chosen = None
+            i = next_on_rack(tp, below_min, cursor)
+            if i >= 0:
+                chosen = below_min[i]
+                count = len(self.assignment[chosen]) + 1
+                if count >= self.min_quota:
+                    del below_min[i]
+                    if count < self.max_quota and self.at_max < self.expected_at_max:
+                        at_min.append(chosen)
+                else:
+                    i += 1
+                cursor = i % len(below_min) if below_min else 0
+            elif at_min:
+                j = next_on_rack(tp, at_min, 0)
+                if j >= 0:
+                    chosen = at_min[j]
+                    if len(self.assignment[chosen]) + 1 == self.max_quota:
+                        del at_min[j]
+                        self.at_max += 1
+                        if self.at_max == self.expected_at_max:
+                            at_min.clear()
+            if chosen is not None:
+                self._give(tp, chosen)
+            else:
+                remaining.append(tp)
+        return remaining
+
+    def assign_round_robin(self, free: list[TP]) -> None:
+        """Round robin over members below quota (a Java Iterator over a LinkedList that members leave
+        as they reach ``min_quota``), then one each to members at ``min_quota``."""
+        below_min, at_min = self.below_min, self.at_min
+        min_quota, max_quota = self.min_quota, self.max_quota
+        pos = 0
+        last = -1
+        at_min_head = 0  # at_min is only appended to and polled from the head from here on
+        for tp in free:
+            if pos < len(below_min):
+                mid = below_min[pos]
+                last = pos
+                pos += 1
+            elif not below_min and at_min_head >= len(at_min):
+                raise StickyAssignmentError("No more unfilled consumers to be assigned.")
+            elif not below_min:
+                mid = at_min[at_min_head]
+                at_min_head += 1
+                last = -1
+            else:
+                mid = below_min[0]
+                last = 0
+                pos = 1
+            count = self._give(tp, mid)
+            if count == min_quota:
+                if last < 0:
+                    raise StickyAssignmentError("iterator state: member reached minQuota outside the iteration")
+                del below_min[last]
+                pos -= 1
+                last = -1
+                at_min.append(mid)
+            elif count == max_quota:
+                self.at_max += 1
+
+    def verify_unfilled(self) -> None:
+        """Kafka's verifyUnfilledMembers."""
+        if not self.below_min:
+            return
+        if self.at_max != self.expected_at_max:
+            raise StickyAssignmentError(
+                "We haven't reached the expected number of members with more than the minQuota partitions, "
+                "but no more partitions to be assigned")
+        for mid in self.below_min:
+            if len(self.assignment[mid]) != self.min_quota:
+                raise StickyAssignmentError(
+                    f"Consumer: [{mid}] doesn't reach minQuota partitions, "
+                    "and no more partitions to be assigned")

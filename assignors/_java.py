@@ -14,8 +14,8 @@ partitions moves). To give the same answer as Kafka we reproduce that order here
   and keeps the relative order). Buckets that Java turns into red-black trees (9+ colliding keys in
   a table of at least 64) are not modelled; with ordinary member ids that does not happen.
 * :class:`JavaHashSet` answers ``set.iterator().next()`` for a set that is added to and removed from.
-* :func:`java_string_key` sorts strings as ``String.compareTo`` does (UTF-16 code units), which
-  differs from Python's code point order only for characters outside the Basic Multilingual Plane.
+* :func:`java_sorted` sorts strings as ``String.compareTo`` does (UTF-16 code units), which differs
+  from Python's code point order only for characters outside the Basic Multilingual Plane.
 
 Example: ``hashmap_order(["consumer1", "consumer2", "consumer3"])`` is
 ``["consumer3", "consumer2", "consumer1"]``, the order Kafka's tests see.
@@ -127,16 +127,6 @@ class JavaHashSet:
             raise KeyError("empty set")
         mask = table_capacity(self._max) - 1
         return min(self._items, key=lambda v: (self._items[v][0] & mask, self._items[v][1]))
-
-
-def java_string_key(s: str) -> str | bytes:
-    """Sort key that orders strings as ``String.compareTo`` does.
-
-    For text within the Basic Multilingual Plane this is the string itself; otherwise its UTF-16
-    big-endian encoding, whose byte order is the code unit order. Do not mix the two kinds in one
-    sort: use :func:`java_sorted` or :func:`java_ranks` for collections.
-    """
-    return s if all(ord(c) < 0x10000 for c in s) else s.encode("utf-16-be", "surrogatepass")
 
 
 def java_sorted(strings: Iterable[str]) -> list[str]:

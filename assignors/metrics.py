@@ -1,8 +1,8 @@
 """How good an assignment is: load, balance, rack locality and movement, as plain numbers.
 
 Every function takes plain values (a :class:`~assignors.model.GroupSnapshot` and an
-:class:`~assignors.model.Assignment`) and returns plain values, so the streaming job, the CLI and the
-assignors themselves (``balanced`` imports this module) share one definition of each figure.
+:class:`~assignors.model.Assignment`) and returns plain values, so the streaming job, the CLI, the
+benchmarks and the demo share one definition of each figure.
 
 Load of a partition
     ``lag + produce_rate * horizon_s`` when produce rates are known, else the lag alone. With the default

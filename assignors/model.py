@@ -98,10 +98,6 @@ class GroupSnapshot:
         wanted = {t for m in self.members for t in m.topics}
         return [(t, p) for t, n in self.topics.items() if t in wanted for p in range(n)]
 
-    def lag_of(self, tp: TopicPartition) -> int:
-        values = self.lag.get(tp[0])
-        return int(values[tp[1]]) if values is not None else 0
-
     def racks_of(self, tp: TopicPartition) -> frozenset[str]:
         """The racks holding a replica of ``tp`` (empty when racks are unknown)."""
         if self.replica_racks is None:

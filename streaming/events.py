@@ -42,9 +42,6 @@ MEMBERS = "members"
 PARTITIONS = "partitions"
 TYPES = (LAG, MEMBERS, PARTITIONS)
 
-# A value larger than this is rejected unparsed (a members event of a 1000-member group is ~200 KB).
-MAX_VALUE_BYTES = 4 * 1024 * 1024
-
 # The types the job reads a validated metadata event's lists as (streaming/job/validate.py checks every
 # field's JSON type and range first, so these reads never fail or round): an assigned entry is
 # [topic, partition] and travels as two strings.

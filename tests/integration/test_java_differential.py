@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from assignors.scenario import call_assignor, parse_scenario
 from benchmarks import javaref
 
 pytestmark = pytest.mark.java
@@ -200,10 +201,6 @@ def _ours(assignor: str):
 def run_ours(fn, scenario: dict[str, Any], extra: dict[str, Any] | None = None) -> dict | BaseException:
     """Our assignment of ``scenario`` (or the exception it raised)."""
     try:
-        try:
-            from assignors.scenario import call_assignor, parse_scenario
-        except ImportError:  # pragma: no cover - scenario.py is helper 1's
-            return fn(javaref.to_snapshot(scenario), **(extra or {}))
         parsed = parse_scenario(scenario)
         return call_assignor(fn, parsed.snapshot, {**parsed.options, **(extra or {})})
     except Exception as e:

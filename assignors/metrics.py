@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from assignors.errors import AssignorError
+from assignors.errors import InvalidAssignment
 from assignors.model import Assignment, GroupSnapshot
 
 __all__ = [
@@ -38,10 +38,6 @@ __all__ = [
     "partition_loads",
     "validate_assignment",
 ]
-
-
-class InvalidAssignment(AssignorError, ValueError):
-    """An assignment breaks a rule of the snapshot it was made for (the message names the partition)."""
 
 
 # -- loads ---------------------------------------------------------------------------------------------

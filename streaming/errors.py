@@ -1,20 +1,19 @@
-"""Errors of the streaming side (set-up, Kafka, Spark, Delta, configuration), all in one place.
+"""Errors of the streaming side as a whole (set-up, Kafka, Spark, Delta, configuration, the job's fatal
+ones); the packages' own are in their ``errors.py`` (``streaming/state``, ``streaming/collector``,
+``streaming/apply``).
 
-Each names its cause and, where there is one, the log file to read. The CLI prints the message and
-exits with ``exit_status``; nothing here prints a traceback for a known failure.
+All derive from :class:`RebalancerError`, the project's one root (defined in :mod:`assignors.errors`, the
+bottom layer, and re-exported here). Each names its cause and, where there is one, the log file to
+read. The CLI prints the message and exits with ``exit_status``; nothing here prints a traceback for a
+known failure.
 """
 
 from __future__ import annotations
 
+from assignors.errors import RebalancerError
 
-class RebalancerError(Exception):
-    exit_status = 1
-
-    def __init__(self, message: str, log_file: str | None = None) -> None:
-        if log_file:
-            message = f"{message} (see {log_file})"
-        super().__init__(message)
-        self.log_file = log_file
+__all__ = ["ConfigError", "JobError", "KafkaClusterError", "KafkaUnreachableError", "RebalancerError",
+           "SetupError", "UsageError"]
 
 
 class UsageError(RebalancerError):
@@ -41,4 +40,7 @@ class KafkaUnreachableError(RebalancerError):
 
 class JobError(RebalancerError):
     """The streaming job cannot go on: its tables or checkpoint are not what it wrote, another job holds
-    its checkpoint, or it failed again and again without progress. Restarting will not help."""
+    its checkpoint, or it failed again and again without progress. Restarting will not help.
+
+    It stays in this module: :mod:`streaming.job.supervisor` recognises it in a Py4J traceback by its
+    qualified name ``streaming.errors.JobError``."""

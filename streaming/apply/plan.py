@@ -35,6 +35,7 @@ from typing import Any
 from assignors import registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot, Member
+from streaming.apply.errors import DoesNotFit, InvalidRecommendation
 from streaming.recommendation import recommendation_id
 from streaming.text import printable
 
@@ -46,10 +47,6 @@ AUTO = "auto"
 """Fallback ``auto``: ``balanced`` when the lag of the partitions is known, else ``sticky``."""
 
 _UUID_SUFFIX = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
-class DoesNotFit(ValueError):
-    """The recommendation cannot be applied to the group as it is now; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -160,47 +157,49 @@ def _name(x: Any) -> bool:
 def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
     """A trigger-feed value (see :mod:`streaming.recommendation`) checked for everything applying reads.
 
-    Raises :class:`ValueError` for any value that is not a well-formed recommendation, whatever it holds
-    (deep nesting, wrong types, absurd numbers, an id that is not the one the job derives), so a reader
-    can skip it and go on."""
+    Raises :class:`~streaming.apply.errors.InvalidRecommendation` (a ``ValueError``) for any value that
+    is not a well-formed recommendation, whatever it holds (deep nesting, wrong types, absurd numbers, an
+    id that is not the one the job derives), so a reader can skip it and go on."""
     if isinstance(value, bytes | bytearray | str):
         if len(value) > MAX_FEED_VALUE_BYTES:
-            raise ValueError(f"recommendation of {len(value)} bytes exceeds {MAX_FEED_VALUE_BYTES}")
+            raise InvalidRecommendation(f"recommendation of {len(value)} bytes exceeds {MAX_FEED_VALUE_BYTES}")
         try:
             rec = json.loads(value)
         except RecursionError:
-            raise ValueError("recommendation nested too deeply") from None
+            raise InvalidRecommendation("recommendation nested too deeply") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ValueError(f"recommendation is not JSON: {e}") from None
+            raise InvalidRecommendation(f"recommendation is not JSON: {e}") from None
     elif isinstance(value, Mapping):
         rec = dict(value)
     else:
-        raise ValueError(f"a recommendation is a JSON object, got {type(value).__name__}")
+        raise InvalidRecommendation(f"a recommendation is a JSON object, got {type(value).__name__}")
     if not isinstance(rec, dict):
-        raise ValueError("a recommendation is a JSON object")
+        raise InvalidRecommendation("a recommendation is a JSON object")
     for name in ("group", "version", "assignment"):
         if name not in rec:
-            raise ValueError(f"recommendation without {name!r}")
+            raise InvalidRecommendation(f"recommendation without {name!r}")
     if not _name(rec["group"]):
-        raise ValueError("recommendation group must be a non-empty string")
+        raise InvalidRecommendation("recommendation group must be a non-empty string")
     version = rec["version"]
     if not _is_int(version) or not 1 <= version <= MAX_VERSION:
-        raise ValueError(f"recommendation version must be an integer in 1..2^63-1, got {printable(version, 40)}")
+        raise InvalidRecommendation(
+            f"recommendation version must be an integer in 1..2^63-1, got {printable(version, 40)}")
     if "recommendation_id" in rec and rec["recommendation_id"] != recommendation_id(rec["group"], version):
-        raise ValueError(f"recommendation_id {printable(rec['recommendation_id'], 40)} is not the id of "
-                         f"version {version} of this group")
+        raise InvalidRecommendation(f"recommendation_id {printable(rec['recommendation_id'], 40)} is not the id "
+                                    f"of version {version} of this group")
     if not isinstance(rec["assignment"], list):
-        raise ValueError("recommendation assignment must be a list")
+        raise InvalidRecommendation("recommendation assignment must be a list")
     for entry in rec["assignment"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("partitions"), list):
-            raise ValueError(f"recommendation assignment entry {printable(entry, 80)} has no partitions list")
+            raise InvalidRecommendation(
+                f"recommendation assignment entry {printable(entry, 80)} has no partitions list")
         for key in _IDENTITIES:
             if entry.get(key) is not None and not _name(entry[key]):
-                raise ValueError(f"recommendation entry {key} must be a non-empty string or null")
+                raise InvalidRecommendation(f"recommendation entry {key} must be a non-empty string or null")
         for tp in entry["partitions"]:
             if not (isinstance(tp, list | tuple) and len(tp) == 2 and _name(tp[0]) and _is_int(tp[1])
                     and 0 <= tp[1] <= MAX_PARTITION):
-                raise ValueError(f"partition {printable(tp, 80)} is not [topic, partition]")
+                raise InvalidRecommendation(f"partition {printable(tp, 80)} is not [topic, partition]")
     return rec
 
 

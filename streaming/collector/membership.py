@@ -42,12 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streaming import events
+from streaming.collector.errors import DecodeError
 
 DEFAULT_CLIENT_RACK_PATTERN = r"-rack-([A-Za-z0-9_.]+)$"
-
-
-class DecodeError(ValueError):
-    """Bytes that are not a consumer protocol subscription or assignment."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ split events still incomplete) followed by the raw int64 lag-history arrays. Eve
 data (and numpy) so the policy and the tests use it without Spark.
 
 The header carries the layout version (``_v``). Version 3 (this one) reads version 2 blobs (dense lag
-rows, no ordering fields); any other version fails with a message saying to start from a new checkpoint.
+rows, no ordering fields); any other version fails (:class:`~streaming.state.errors.UnreadableState`) with
+a message saying to start from a new checkpoint.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from streaming.state.errors import UnreadableState
 from streaming.state.lag_history import LagHistory
 
 STATE_VERSION = 3
@@ -106,7 +108,7 @@ class GroupState:
         header = json.loads(raw[4:4 + size])
         layout = header.pop("_v", None)
         if layout not in READABLE_VERSIONS:
-            raise ValueError(f"group state layout version {layout} is not one this version reads "
+            raise UnreadableState(f"group state layout version {layout} is not one this version reads "
                              f"({', '.join(map(str, READABLE_VERSIONS))}); start from a new checkpoint")
         offset = 4 + size
         lag = {}

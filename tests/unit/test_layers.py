@@ -130,3 +130,22 @@ def test_bench_without_the_benchmarks_says_so(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "benchmarks.quality", None)
     with pytest.raises(UsageError, match="not part of the wheel"):
         bench._benchmark("quality")
+
+
+def test_every_error_derives_from_one_root() -> None:
+    """Every exception class the project defines is a :class:`assignors.errors.RebalancerError`."""
+    import importlib
+
+    from assignors.errors import RebalancerError
+
+    found = []
+    for path in _modules():
+        tree = ast.parse(path.read_text(), str(path))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and any(
+                    isinstance(b, ast.Name) and b.id.endswith(("Error", "Exception")) for b in node.bases):
+                cls = getattr(importlib.import_module(_module_name(path)), node.name)
+                if isinstance(cls, type) and issubclass(cls, BaseException):
+                    found.append(cls)
+    assert len(found) >= 15
+    assert [c.__qualname__ for c in found if not issubclass(c, RebalancerError)] == []

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from assignors.errors import InvalidSnapshot
 
 TopicPartition = tuple[str, int]
+"""A partition as ``(topic, partition)``: the one topic-partition type of the project."""
 Assignment = dict[str, list[TopicPartition]]
 
 _EMPTY: Mapping = MappingProxyType({})
@@ -25,7 +26,10 @@ _EMPTY: Mapping = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    """One consumer of the group, as the group leader sees it in the JoinGroup responses."""
+    """One consumer of the group, as the group leader sees it in the JoinGroup responses: the one member
+    type of the project (the collector, the state's snapshots and the consumer side use it). A member may
+    subscribe to nothing (a consumer using ``assign()``); a :class:`GroupSnapshot` takes only members
+    that subscribe to something."""
 
     member_id: str
     topics: tuple[str, ...]
@@ -39,8 +43,11 @@ class Member:
         if not isinstance(self.member_id, str) or not self.member_id:
             raise InvalidSnapshot("members[].member_id",
                                   f"must be a non-empty string, got {self.member_id!r}")
-        if not self.topics:
-            raise InvalidSnapshot(f"members[{self.member_id}].topics", "member subscribes to no topic")
+
+    @property
+    def label(self) -> str:
+        """How logs name the member: its static id, else its client id, else its member id."""
+        return self.instance_id or self.client_id or self.member_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +76,8 @@ class GroupSnapshot:
                                       f"partition count must be an integer >= 0, got {count!r}")
         seen: set[str] = set()
         for m in self.members:
+            if not m.topics:
+                raise InvalidSnapshot(f"members[{m.member_id}].topics", "member subscribes to no topic")
             if m.member_id in seen:
                 raise InvalidSnapshot("members", f"member id {m.member_id!r} appears twice")
             seen.add(m.member_id)

@@ -22,7 +22,7 @@ recommendation version the leader considered (:class:`~streaming.apply.plan.Deci
 :meth:`RecommendationAssignor.metadata` sends subscription **version 3** with ``rack_id`` = the member's
 rack (kafka-python's built-in assignors send v0, without a rack), its owned partitions and generation
 (v1, v2, for the sticky fallback), and JSON user data with the rack and client id as a fallback for
-readers of older versions. The collector (``streaming/collector/membership.py``) reads the rack from it.
+readers of older versions. The collector (``streaming/collector/member_metadata.py``) reads the rack from it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+from assignors.model import Member
 from streaming.apply import plan
 from streaming.apply.builtin import builtin_assignor
 from streaming.apply.feed import LatestRecommendations
@@ -49,8 +50,8 @@ LagSource = Callable[[Mapping[str, int]], Mapping[str, Sequence[int]] | None]
 """topics with partition counts -> topic -> lag per partition (None when unknown)."""
 
 
-def member_of(member: Any) -> plan.CurrentMember:
-    """A :class:`~streaming.apply.plan.CurrentMember` from a kafka-python ``JoinGroupResponseMember``
+def member_of(member: Any) -> Member:
+    """A :class:`~assignors.model.Member` from a kafka-python ``JoinGroupResponseMember``
     whose ``metadata`` is a decoded ``ConsumerProtocolSubscription`` (any version)."""
     meta = member.metadata
     version = getattr(meta, "version", 0) or 0
@@ -64,7 +65,7 @@ def member_of(member: Any) -> plan.CurrentMember:
             owned.extend((topic, int(p)) for p in parts)
     generation = getattr(meta, "generation_id", -1) if version >= 2 else -1
     rack = (getattr(meta, "rack_id", None) if version >= 3 else None) or user.get("rack") or None
-    return plan.CurrentMember(
+    return Member(
         member_id=member.member_id,
         topics=tuple(sorted(set(meta.topics or ()))),
         instance_id=getattr(member, "group_instance_id", None) or None,
@@ -191,7 +192,7 @@ class RecommendationAssignor(AbstractPartitionAssignor):
                 0, [(t, sorted(ps)) for t, ps in sorted(by_topic.items())], user_data)
         return out
 
-    def _log(self, d: plan.Decision, members: Sequence[plan.CurrentMember]) -> None:
+    def _log(self, d: plan.Decision, members: Sequence[Member]) -> None:
         # member labels and reasons carry names from the feed and the group: escaped, one line each
         sizes = printable(", ".join(f"{m.label}:{len(d.assignment.get(m.member_id, []))}"
                                     for m in sorted(members, key=lambda m: m.label)), 2000)

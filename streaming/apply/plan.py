@@ -34,12 +34,10 @@ from typing import Any
 
 from assignors import registry
 from assignors.errors import AssignorError
-from assignors.model import Assignment, GroupSnapshot, Member
+from assignors.model import Assignment, GroupSnapshot, Member, TopicPartition
 from streaming.apply.errors import DoesNotFit, InvalidRecommendation
 from streaming.recommendation import recommendation_id
 from streaming.text import printable
-
-TopicPartition = tuple[str, int]
 
 USER_DATA_KEY = "rebalancer"
 USER_DATA_VERSION = 1
@@ -47,23 +45,6 @@ AUTO = "auto"
 """Fallback ``auto``: ``balanced`` when the lag of the partitions is known, else ``sticky``."""
 
 _UUID_SUFFIX = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
-@dataclass(frozen=True)
-class CurrentMember:
-    """A member of the group at this rebalance, as the leader sees it."""
-
-    member_id: str
-    topics: tuple[str, ...]
-    instance_id: str | None = None
-    client_id: str | None = None
-    rack: str | None = None
-    owned: tuple[TopicPartition, ...] = ()
-    generation: int | None = None
-
-    @property
-    def label(self) -> str:
-        return self.instance_id or self.client_id or self.member_id
 
 
 @dataclass(frozen=True)
@@ -207,7 +188,7 @@ def _entry_label(entry: Mapping[str, Any]) -> str:
     return entry.get("instance_id") or entry.get("client_id") or entry.get("member_id") or "?"
 
 
-def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[CurrentMember]) -> list[str]:
+def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[Member]) -> list[str]:
     """The current member id of each recommended entry (same order); :class:`DoesNotFit` when a
     recommended member is gone, two entries land on one member, or a current member is missing."""
     by_instance = {m.instance_id: m for m in members if m.instance_id}
@@ -219,7 +200,7 @@ def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[CurrentM
     gone: list[str] = []
     for entry in entries:
         label = _entry_label(entry)
-        found: CurrentMember | None
+        found: Member | None
         if entry.get("instance_id"):
             found = by_instance.get(entry["instance_id"])
         elif entry.get("member_id") in by_member_id:
@@ -246,7 +227,7 @@ def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[CurrentM
     return out
 
 
-def check_fits(assignment: Mapping[str, Sequence[TopicPartition]], members: Sequence[CurrentMember],
+def check_fits(assignment: Mapping[str, Sequence[TopicPartition]], members: Sequence[Member],
                topics: Mapping[str, int]) -> None:
     """:class:`DoesNotFit` unless every currently subscribed partition is assigned exactly once, only to a
     current member subscribed to its topic, and nothing else is assigned."""
@@ -274,7 +255,7 @@ def check_fits(assignment: Mapping[str, Sequence[TopicPartition]], members: Sequ
                          f"(added or newly subscribed since): {shown}")
 
 
-def recommended_assignment(rec: Mapping[str, Any], members: Sequence[CurrentMember],
+def recommended_assignment(rec: Mapping[str, Any], members: Sequence[Member],
                            topics: Mapping[str, int]) -> dict[str, list[TopicPartition]]:
     """The recommendation as current member id -> partitions; :class:`DoesNotFit` when it does not fit."""
     entries = rec["assignment"]
@@ -289,7 +270,7 @@ def recommended_assignment(rec: Mapping[str, Any], members: Sequence[CurrentMemb
 # -- the fallback -------------------------------------------------------------------------------------
 
 
-def snapshot_of(members: Sequence[CurrentMember], topics: Mapping[str, int],
+def snapshot_of(members: Sequence[Member], topics: Mapping[str, int],
                 replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
                 lag: Mapping[str, Sequence[int]] | None = None) -> GroupSnapshot:
     ordered = {t: topics.get(t, 0) for t in sorted({t for m in members for t in m.topics})}
@@ -312,7 +293,7 @@ def fallback_name(fallback: str, lag: Mapping[str, Sequence[int]] | None) -> str
     return "balanced" if lag else "sticky"
 
 
-def fallback_assignment(members: Sequence[CurrentMember], topics: Mapping[str, int], fallback: str = AUTO,
+def fallback_assignment(members: Sequence[Member], topics: Mapping[str, int], fallback: str = AUTO,
                         replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
                         lag: Mapping[str, Sequence[int]] | None = None) -> tuple[str, Assignment]:
     """(assignor name, assignment) of the fallback; ``range`` when the chosen assignor fails."""
@@ -329,7 +310,7 @@ def fallback_assignment(members: Sequence[CurrentMember], topics: Mapping[str, i
     return name, out
 
 
-def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[CurrentMember], topics: Mapping[str, int],
+def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[Member], topics: Mapping[str, int],
            fallback: str = AUTO, replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
            lag: Mapping[str, Sequence[int]] | None = None) -> Decision:
     """Apply ``rec`` (the latest recommendation of ``group``) when it fits, else the fallback."""

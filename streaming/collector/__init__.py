@@ -2,7 +2,7 @@
 lag, members and partitions events (see :mod:`streaming.events`).
 
 - :mod:`.poll` reads the cluster (one snapshot per poll);
-- :mod:`.membership` decodes member metadata and finds each member's rack;
+- :mod:`.member_metadata` decodes member metadata and finds each member's rack;
 - :mod:`.diff` decides which events a snapshot produces (pure);
 - :mod:`.publisher` writes events to Kafka;
 - :mod:`.collector` ties them into :class:`Collector` (``poll_once``, ``run``).

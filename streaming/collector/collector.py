@@ -25,7 +25,7 @@ from streaming.collector.diff import (
     lag_events,
     partition_entries,
 )
-from streaming.collector.membership import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
+from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
 from streaming.collector.poll import ClusterReader, ClusterSnapshot
 from streaming.config import Config
 from streaming.exporter import for_collector

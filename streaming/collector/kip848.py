@@ -20,7 +20,7 @@ from typing import Any
 from kafka.protocol.api_message import ApiMessage
 
 import streaming.collector.kip848_schemas as _schemas
-from streaming.collector.membership import Member, RackResolver, normalise_host
+from streaming.collector.member_metadata import Member, RackResolver, normalise_host
 
 CLASSIC = "classic"
 CONSUMER = "consumer"

@@ -28,12 +28,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from assignors.model import TopicPartition as TP
 from streaming.collector import kip848
-from streaming.collector.membership import Member, RackResolver, member_from
+from streaming.collector.member_metadata import Member, RackResolver, member_from
 
 log = logging.getLogger(__name__)
 
-TP = tuple[str, int]
 # ListGroups protocol types the collector reads: classic consumer groups, and groups that only commit
 # offsets (created by the admin API or by consumers using assign(); their protocol type is empty).
 CONSUMER_PROTOCOL_TYPES = frozenset({"consumer", ""})

@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _options(args: argparse.Namespace):
     from streaming.collector import CollectorOptions
-    from streaming.collector.membership import DEFAULT_CLIENT_RACK_PATTERN
+    from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN
     from streaming.errors import UsageError
 
     per_group = {}
@@ -61,7 +61,7 @@ def _options(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from streaming import kafka_clients
     from streaming.collector import Collector
-    from streaming.collector.membership import RackResolver
+    from streaming.collector.member_metadata import RackResolver
     from streaming.collector.publisher import Publisher, ensure_event_topics
     from streaming.errors import UsageError
 

@@ -10,11 +10,12 @@ from types import SimpleNamespace
 import pytest
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+from assignors.model import Member
 from streaming.apply import plan
 from streaming.apply.assignor import RecommendationAssignor, member_of, strategy
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.rejoin import RejoinOnRecommendation
-from streaming.collector.membership import RackResolver, member_from, subscription_from
+from streaming.collector.member_metadata import RackResolver, member_from, subscription_from
 from streaming.recommendation import recommendation_id
 
 UUIDS = ["6f1e2d3c-0000-4000-8000-00000000000a", "0a9b8c7d-1111-4111-8111-00000000000b",
@@ -25,8 +26,8 @@ def mid(client: str, i: int = 0) -> str:
     return f"{client}-{UUIDS[i]}"
 
 
-def members(n: int = 3, topics=("t",), gen: int = 1) -> list[plan.CurrentMember]:
-    return [plan.CurrentMember(member_id=mid(f"c-{i}", i), topics=tuple(topics), client_id=f"c-{i}",
+def members(n: int = 3, topics=("t",), gen: int = 1) -> list[Member]:
+    return [Member(member_id=mid(f"c-{i}", i), topics=tuple(topics), client_id=f"c-{i}",
                                rack="abc"[i % 3], generation=gen) for i in range(n)]
 
 
@@ -57,7 +58,7 @@ def test_map_by_client_id_when_member_ids_changed():
 
 
 def test_map_by_instance_id_first():
-    ms = [plan.CurrentMember(member_id=f"x-{i}", topics=("t",), instance_id=f"inst-{i}", client_id="same")
+    ms = [Member(member_id=f"x-{i}", topics=("t",), instance_id=f"inst-{i}", client_id="same")
           for i in range(2)]
     r = {"group": "g", "version": 1, "assignment": [
         {"member_id": "gone-1", "instance_id": "inst-1", "client_id": "same", "partitions": [["t", 0]]},
@@ -68,7 +69,7 @@ def test_map_by_instance_id_first():
 
 
 def test_exact_member_id_wins_over_client_id():
-    ms = [plan.CurrentMember(member_id=f"m{i}", topics=("t",), client_id="dup") for i in range(2)]
+    ms = [Member(member_id=f"m{i}", topics=("t",), client_id="dup") for i in range(2)]
     r = {"group": "g", "version": 1, "assignment": [
         {"member_id": "m0", "client_id": "dup", "partitions": [["t", 1]]},
         {"member_id": "m1", "client_id": "dup", "partitions": [["t", 0]]}]}
@@ -76,7 +77,7 @@ def test_exact_member_id_wins_over_client_id():
 
 
 def test_ambiguous_client_id_does_not_fit():
-    ms = [plan.CurrentMember(member_id=f"m{i}", topics=("t",), client_id="dup") for i in range(2)]
+    ms = [Member(member_id=f"m{i}", topics=("t",), client_id="dup") for i in range(2)]
     r = {"group": "g", "version": 1, "assignment": [
         {"member_id": "old0", "client_id": "dup", "partitions": [["t", 1]]},
         {"member_id": "old1", "client_id": "dup", "partitions": [["t", 0]]}]}
@@ -88,11 +89,11 @@ def test_ambiguous_client_id_does_not_fit():
 
 @pytest.mark.parametrize("change, expected", [
     (lambda ms, topics: (ms[:2], topics), "c-2 is no longer in the group"),
-    (lambda ms, topics: ([*ms, plan.CurrentMember(mid("c-9", 3), ("t",), client_id="c-9")], topics),
+    (lambda ms, topics: ([*ms, Member(mid("c-9", 3), ("t",), client_id="c-9")], topics),
      "c-9 joined after the recommendation"),
     (lambda ms, topics: (ms, {"t": 8}), "2 current partition(s) not in the recommendation"),
     (lambda ms, topics: (ms, {"t": 5}), "t-5 is not a current partition (t has 5 partitions now)"),
-    (lambda ms, topics: ([ms[0], ms[1], plan.CurrentMember(ms[2].member_id, ("u",), client_id="c-2")],
+    (lambda ms, topics: ([ms[0], ms[1], Member(ms[2].member_id, ("u",), client_id="c-2")],
                          {"t": 6, "u": 1}), "does not subscribe to t"),
 ])
 def test_recommendation_that_no_longer_fits_falls_back(change, expected):
@@ -137,8 +138,8 @@ def test_fallback_choices():
 
 
 def test_sticky_fallback_keeps_owned_partitions():
-    ms = [plan.CurrentMember(mid("c-0", 0), ("t",), client_id="c-0", owned=(("t", 0), ("t", 3)), generation=4),
-          plan.CurrentMember(mid("c-1", 1), ("t",), client_id="c-1", owned=(("t", 1), ("t", 2)), generation=4)]
+    ms = [Member(mid("c-0", 0), ("t",), client_id="c-0", owned=(("t", 0), ("t", 3)), generation=4),
+          Member(mid("c-1", 1), ("t",), client_id="c-1", owned=(("t", 1), ("t", 2)), generation=4)]
     d = plan.decide("g", None, ms, {"t": 4})
     assert d.assignor == "sticky"
     assert d.assignment == {mid("c-0", 0): [("t", 0), ("t", 3)], mid("c-1", 1): [("t", 1), ("t", 2)]}

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from streaming.apply.plan import CurrentMember, decide, parse_recommendation
+from assignors.model import Member
+from streaming.apply.plan import decide, parse_recommendation
 
 VECTORS = sorted((Path(__file__).parents[3] / "data" / "fit").glob("*.json"))
 KINDS = {"invalid", "no_recommendation", "other_group", "no_identity", "ambiguous_client_id", "same_member",
@@ -41,7 +42,7 @@ def reason_kind(reason: str) -> str:
 
 def outcome(case: dict) -> dict:
     """What plan.py does with the case, in the vectors' terms."""
-    members = [CurrentMember(member_id=m["member_id"], topics=tuple(m["topics"]), instance_id=m.get("instance_id"),
+    members = [Member(member_id=m["member_id"], topics=tuple(m["topics"]), instance_id=m.get("instance_id"),
                              client_id=m.get("client_id"), rack=m.get("rack")) for m in case["members"]]
     raw = case["recommendation"]
     try:

@@ -17,7 +17,7 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp
 
 from streaming import config
 from streaming.collector import Collector, CollectorOptions, kip848
-from streaming.collector.membership import (
+from streaming.collector.member_metadata import (
     RackResolver,
     decode_assignment,
     decode_subscription,

@@ -3,7 +3,7 @@ shows when owned or committed; no commit, no lag), cross-rack, members and the r
 
 from __future__ import annotations
 
-from streaming.collector.membership import Member
+from streaming.collector.member_metadata import Member
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
 from streaming.exporter import view
 

@@ -11,7 +11,7 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 from kafka.structs import TopicPartition
 
-from streaming.collector.membership import (
+from streaming.collector.member_metadata import (
     DecodeError,
     RackResolver,
     assignment_from,

@@ -44,7 +44,15 @@ from typing import Any
 from streaming import events
 from streaming.collector.errors import DecodeError
 
-DEFAULT_CLIENT_RACK_PATTERN = r"-rack-([A-Za-z0-9_.]+)$"
+RACK_SUFFIX = "-rack-"
+"""The client-id convention for a member's rack, ``<name>-rack-<rack>`` (the workload names its consumers
+so); defined here once, read by the default pattern below and by the demo's display."""
+DEFAULT_CLIENT_RACK_PATTERN = RACK_SUFFIX + r"([A-Za-z0-9_.]+)$"  # the suffix holds no regex syntax
+
+
+def client_id_with_rack(name: str, rack: str | None) -> str:
+    """``name`` with the rack suffix of the convention (``name`` alone without a rack)."""
+    return f"{name}{RACK_SUFFIX}{rack}" if rack else name
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 each ``partitions`` event a topic's replica racks, and each poll's ``lag`` events the lag per partition.
 After every poll that carried lag it records a :class:`Sample`: the lag of each consumer (the sum over
 the partitions it is assigned), the max and the imbalance (max / mean), and the cross-rack partitions
-(assigned to a consumer whose rack holds no replica). Marks (recommendations, rebalances, replica
+(assigned to a consumer whose rack holds no replica); the last two are :mod:`assignors.metrics`'
+figures. Marks (recommendations, rebalances, replica
 moves) are kept beside the samples for the display and the plot.
 """
 
@@ -16,10 +17,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assignors import metrics
+from assignors.model import GroupSnapshot, Member
+from streaming.collector.member_metadata import RACK_SUFFIX
+
 
 def short_name(client_id: str, group: str) -> str:
     """``orders-app-2-rack-c`` -> ``c2(c)``; anything else is left as it is."""
-    m = re.fullmatch(re.escape(group) + r"-(\d+)(?:-rack-(\w+))?", client_id or "")
+    m = re.fullmatch(re.escape(group) + r"-(\d+)(?:" + re.escape(RACK_SUFFIX) + r"(\w+))?", client_id or "")
     if not m:
         return client_id
     return f"c{m.group(1)}" + (f"({m.group(2)})" if m.group(2) else "")
@@ -41,9 +46,7 @@ class Sample:
 
     @property
     def imbalance(self) -> float:
-        values = list(self.lag.values())
-        mean = sum(values) / len(values) if values else 0.0
-        return self.max_lag / mean if mean > 0 else 1.0
+        return metrics.imbalance(list(self.lag.values()))
 
 
 @dataclass(frozen=True)
@@ -103,18 +106,17 @@ class GroupMonitor:
     # -- figures -----------------------------------------------------------------------------------
 
     def cross_rack(self) -> int | None:
+        """:func:`assignors.metrics.cross_rack_partitions` of the current assignment (None before any
+        partitions event)."""
         if not self.replica_racks:
             return None
-        n = 0
-        for client, tps in self.assignment.items():
-            rack = self.racks.get(client)
-            if not rack:
-                continue
-            for tp in tps:
-                replicas = self.replica_racks.get(tp)
-                if replicas and rack not in replicas:
-                    n += 1
-        return n
+        topics: dict[str, int] = {}
+        for t, p in [*self.replica_racks, *(tp for tps in self.assignment.values() for tp in tps)]:
+            topics[t] = max(topics.get(t, 0), p + 1)
+        racks = {t: [tuple(self.replica_racks.get((t, p), ())) for p in range(n)] for t, n in topics.items()}
+        members = tuple(Member(c, tuple(sorted({t for t, _ in tps})), rack=self.racks.get(c) or None)
+                        for c, tps in self.assignment.items() if tps)
+        return metrics.cross_rack_partitions(GroupSnapshot(topics, members, racks), self.assignment)
 
     def consumers(self) -> list[str]:
         names: dict[str, None] = {}

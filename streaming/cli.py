@@ -18,7 +18,8 @@ from streaming.errors import RebalancerError
 
 DISTRIBUTION = "kafka-rebalancer"  # the name in pyproject.toml
 # Order is the order of --help.
-COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "recommendations", "assign", "bench")
+COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "recommendations", "describe", "verify",
+            "maintain", "assign", "bench")
 
 
 def version() -> str:

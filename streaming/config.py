@@ -178,12 +178,11 @@ class MaintenanceSettings:
 
     rejected_retention_days: float = 30.0
     """rejected_events rows whose record is older than this are deleted (0 keeps every row)."""
-    vacuum_retain_hours: float = 168.0
-    """VACUUM keeps files unreferenced for less than this (Delta refuses below 168 unless told)."""
     log_retention: str = "interval 30 days"
     """delta.logRetentionDuration set at creation (and by maintain on older tables)."""
     deleted_file_retention: str = "interval 7 days"
-    """delta.deletedFileRetentionDuration, likewise."""
+    """delta.deletedFileRetentionDuration, likewise: VACUUM keeps files unreferenced for less than this (Delta 4
+    ignores a RETAIN clause other than 0 hours and reads this property instead)."""
     auto_compact: bool = True
     """delta.autoOptimize.autoCompact: Delta compacts small files after a write once there are enough."""
 

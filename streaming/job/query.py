@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
-from streaming import kafka_clients
+from streaming import exporter, kafka_clients
 from streaming.config import SECRET_HINTS, Config
 from streaming.job import sinks, stateful, tables, validate
 from streaming.job.lease import Lease
@@ -81,10 +81,11 @@ def ensure_topics(cfg: Config) -> None:
 class ProgressPrinter(StreamingQueryListener):
     """One line per batch: input rows, groups in state, recommendations, rejected, late, batch time."""
 
-    def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print) -> None:
+    def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print, metrics=None) -> None:
         self.writer = writer
         self.query_name = query_name
         self.out = out
+        self.metrics = metrics
         self.batches: list[dict] = []
 
     def onQueryStarted(self, event) -> None:
@@ -103,6 +104,8 @@ class ProgressPrinter(StreamingQueryListener):
             "batch_ms": p.batchDuration,
         }
         self.batches.append(line)
+        if self.metrics is not None:
+            self.metrics.observe_batch(p.batchId, p.numInputRows, p.batchDuration / 1000.0, line["groups"])
         self.out(
             f"batch {line['batch']}: {line['input_rows']} input rows, {line['groups']} groups in state, "
             f"{recs} recommendations, {rejected} rejected, {line['late']} late, {line['batch_ms']} ms"
@@ -125,8 +128,9 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
         ensure_topics(cfg)
         sinks.create_tables(spark, cfg, checkpoint)
         floors = tables.version_floors(spark, cfg, checkpoint)
-        writer = sinks.BatchWriter(cfg, sinks.app_id(checkpoint), lease)
-        printer = ProgressPrinter(writer, cfg.job.query_name)
+        metrics = exporter.for_job(cfg)  # None unless metrics.enabled; one server for every restart
+        writer = sinks.BatchWriter(cfg, sinks.app_id(checkpoint), lease, metrics)
+        printer = ProgressPrinter(writer, cfg.job.query_name, metrics=metrics)
         stream = (
             pipeline(spark, cfg, floors).writeStream.queryName(cfg.job.query_name)
             .option("checkpointLocation", checkpoint)

@@ -36,6 +36,9 @@ APP_ID_FILE = "delta_app_id"
 # is a few hundred KB. The feed topic is created with kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
 FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip", "kafka.max.request.size": str(16 * 1024 * 1024)}
 REJECTED = "rejected_events"
+# recommendation columns the metrics read (streaming.exporter.metrics.JobMetrics.observe_recommendations)
+METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag", "before_imbalance",
+                  "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions")
 
 RECOMMENDATIONS_DDL = f"""
     batch_id LONG, `group` STRING, version LONG, recommendation_id STRING, event_time TIMESTAMP,
@@ -80,10 +83,12 @@ def fault_batches(value: str | None) -> frozenset[int]:
 class BatchWriter:
     """The ``foreachBatch`` function. ``counts[batch_id]`` = (recommendations, rejected) for the progress line."""
 
-    def __init__(self, cfg: Config, app: str, lease=None) -> None:
+    def __init__(self, cfg: Config, app: str, lease=None, metrics=None) -> None:
         self.cfg = cfg
         self.app = app
         self.lease = lease
+        self.metrics = metrics
+        """a :class:`streaming.exporter.metrics.JobMetrics`, or None (metrics off)."""
         self.counts: dict[int, tuple[int, int]] = {}
         self.kill_after_delta = fault_batches(os.environ.get(FAULT_KILL_AFTER_DELTA))
 
@@ -115,8 +120,23 @@ class BatchWriter:
             if n_recs:
                 self._send_feed(recs)
             self.counts[batch_id] = (n_recs, n_rejected)
+            if self.metrics is not None:
+                self._observe(batch, n_recs, n_rejected)
         finally:
             batch.unpersist()
+
+    def _observe(self, batch: DataFrame, n_recs: int, n_rejected: int) -> None:
+        """The batch's figures to the metrics, once its writes are done (small collects of what it wrote)."""
+        try:
+            if n_rejected:
+                reasons = (batch.filter(F.col("kind") == "rejected")
+                           .groupBy(F.get_json_object("rejected", "$.reason").alias("reason")).count().collect())
+                self.metrics.observe_rejected({r["reason"]: r["count"] for r in reasons})
+            if n_recs:
+                rows = batch.filter(F.col("kind") == "recommendation").select(*METRIC_COLUMNS).collect()
+                self.metrics.observe_recommendations([r.asDict() for r in rows])
+        except Exception:  # the batch is written; its metrics are not worth failing it
+            log.warning("metrics of the batch not updated", exc_info=True)
 
     def _append(self, df: DataFrame, table: str, batch_id: int) -> None:
         (df.write.format("delta").mode("append")

@@ -1,6 +1,7 @@
 """The job's Delta tables at start: created once, checked every other time, never silently recreated.
 
-- no checkpoint batches and no table: the table is created (schema, Change Data Feed on recommendations);
+- no checkpoint batches and no table: the table is created (schema, Change Data Feed on recommendations, and
+  the upkeep properties of :func:`table_properties`: log and deleted-file retention, auto compaction);
 - the checkpoint has committed batches and a table is missing: the rows it wrote are gone, and recreating
   it empty would hide that, so the job stops with a message naming the table;
 - a table with other columns or types, not a Delta table, or recommendations without the Change Data Feed:
@@ -8,6 +9,10 @@
 
 Also the per-group version floors (:func:`version_floors`): versions, and the recommendation ids derived
 from them, continue after the highest already in the table, whatever happened to the checkpoint.
+
+Upkeep (``rebalancer maintain``): :func:`optimize` compacts the small files every micro-batch leaves,
+:func:`expire_rejected` deletes rejected rows older than the retention window, :func:`vacuum` removes the
+files no table version within the retention still references.
 """
 
 from __future__ import annotations
@@ -64,7 +69,8 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
                     f"table {name} at {location} is missing but checkpoint {checkpoint} has committed batches: "
                     "its rows are gone. Restore the table, or start over with a new checkpoint (--checkpoint) "
                     "to rebuild it from the topics")
-            props = " TBLPROPERTIES (delta.enableChangeDataFeed = true)" if cdf else ""
+            props = ", ".join(f"{k} = '{v}'" for k, v in table_properties(cfg, cdf).items())
+            props = f" TBLPROPERTIES ({props})"
             # no IF NOT EXISTS: a table appearing in between is another writer, and must not pass silently
             spark.sql(f"CREATE TABLE delta.`{location}` ({ddl}) USING DELTA{props}")
             log.info("created table %s at %s", name, location)
@@ -99,3 +105,84 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str) -> dict[st
     if floors:
         log.info("versions continue after those in the table for %d group(s)", len(floors))
     return floors
+
+
+# -- upkeep ------------------------------------------------------------------------------------------------
+
+# The record's time of a rejected row: its Kafka timestamp, or for rows rejected in the stateful step (which
+# have none) the event's own ts inside the re-encoded raw value. A row with neither is kept.
+REJECTED_TIME = ("coalesce(kafka_timestamp, timestamp_millis(try_cast(get_json_object(raw_value, '$.ts') "
+                 "AS BIGINT)))")
+
+
+def table_properties(cfg: Config, cdf: bool) -> dict[str, str]:
+    """Delta properties the job's tables are created with (``maintain`` sets them on older tables)."""
+    m = cfg.maintenance
+    props = {"delta.logRetentionDuration": m.log_retention,
+             "delta.deletedFileRetentionDuration": m.deleted_file_retention,
+             "delta.autoOptimize.autoCompact": str(m.auto_compact).lower()}
+    return ({"delta.enableChangeDataFeed": "true"} if cdf else {}) | props
+
+
+def set_missing_properties(spark: SparkSession, location: str, wanted: dict[str, str]) -> dict[str, str]:
+    """Set the properties whose value differs; return them."""
+    have = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["properties"] or {}
+    todo = {k: v for k, v in wanted.items() if str(have.get(k, "")).lower() != v.lower()}
+    if todo:
+        spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES "
+                  f"({', '.join(f'{k} = {chr(39)}{v}{chr(39)}' for k, v in todo.items())})")
+    return todo
+
+
+def file_count(spark: SparkSession, location: str) -> int:
+    """Data files of the table's current version."""
+    return int(spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["numFiles"])
+
+
+def optimize(spark: SparkSession, location: str) -> dict[str, int]:
+    """Bin-packing compaction; numFilesAdded / numFilesRemoved."""
+    from delta.tables import DeltaTable
+
+    m = DeltaTable.forPath(spark, location).optimize().executeCompaction().first()["metrics"]
+    return {"numFilesAdded": int(m["numFilesAdded"]), "numFilesRemoved": int(m["numFilesRemoved"])}
+
+
+def expire_rejected(spark: SparkSession, location: str, days: float) -> int:
+    """Delete rejected rows whose record is more than ``days`` old; the number deleted (0 when days <= 0)."""
+    if days <= 0:
+        return 0
+    seconds = int(days * 86400)
+    row = spark.sql(f"DELETE FROM delta.`{location}` WHERE {REJECTED_TIME} < "
+                    f"current_timestamp() - INTERVAL {seconds} SECONDS").first()
+    return int(row["num_affected_rows"]) if row is not None else 0
+
+
+def vacuum(spark: SparkSession, location: str, now: bool = False) -> None:
+    """VACUUM. Delta 4 keeps files for the table's ``delta.deletedFileRetentionDuration`` whatever RETAIN
+    says, except RETAIN 0 HOURS (``now``), which its safety check refuses unless lifted, as here for this
+    call only."""
+    from delta.tables import DeltaTable
+
+    if not now:
+        DeltaTable.forPath(spark, location).vacuum()
+        return
+    key = "spark.databricks.delta.retentionDurationCheck.enabled"
+    before = spark.conf.get(key, "true")
+    spark.conf.set(key, "false")
+    try:
+        DeltaTable.forPath(spark, location).vacuum(0.0)
+    finally:
+        spark.conf.set(key, before)
+
+
+def storage_files(spark: SparkSession, location: str) -> int:
+    """Parquet files under the table's folder (current or not), through Hadoop's FileSystem."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(location)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    it = fs.listFiles(path, True)
+    count = 0
+    while it.hasNext():
+        file = it.next().getPath().toString()
+        count += file.endswith(".parquet") and "/_delta_log/" not in file
+    return count

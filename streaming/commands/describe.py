@@ -1,0 +1,98 @@
+"""``rebalancer describe``: consumer groups as ``kafka-consumer-groups --describe`` shows them, with racks.
+
+One live read with the collector's code (:mod:`streaming.exporter.live`): per partition the tool's columns
+(GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID), then the owner's RACK,
+the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack holds no replica) and
+RECOMMENDED-OWNER, the member id the group's latest recommendation gives the partition to. ``--members``
+gives one line per member instead. Lag in seconds is not shown: the state does not keep what it needs yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+
+from streaming.commands._common import add_config_args, load_config
+
+PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
+                     "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "RECOMMENDED-OWNER")
+MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "LAG", "RACK",
+                  "CROSS-RACK")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from streaming.exporter.live import add_read_args
+
+    p = sub.add_parser("describe", help="consumer groups as kafka-consumer-groups --describe shows them, with racks",
+                       description=__doc__.split("\n\n")[1].replace("\n", " "))
+    add_config_args(p)
+    add_read_args(p)
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--group", help="this consumer group only")
+    which.add_argument("--groups", metavar="REGEX", help="the groups whose id matches (re.search); default every "
+                                                         "group but the rebalancer's own")
+    p.add_argument("--members", action="store_true", help="one line per member")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from streaming.errors import UsageError
+    from streaming.exporter import live, view
+
+    cfg = live.live_config(load_config(args), args.bootstrap)
+    snap = live.read(cfg, args, group=args.group, groups=args.groups)
+    if args.group and args.group not in snap.groups:
+        raise UsageError(f"consumer group {args.group} does not exist" +
+                         (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
+    recs = live.latest_recommendations(cfg, args.group)
+    out = []
+    for g in sorted(snap.groups):
+        info, rec = snap.groups[g], recs.get(g)
+        rows = view.partition_rows(snap, g, view.recommended_owners(rec))
+        out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
+                    "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
+                    "partitions": [r.as_dict() for r in rows],
+                    "members": [m.as_dict() for m in view.member_rows(snap, g, rows)]})
+    if args.format == "json":
+        print(json.dumps({"groups": out, "warnings": snap.warnings}, indent=2))
+    else:
+        print(render(out, args.members) if out else "no consumer groups")
+    return 0
+
+
+def _cell(v: object) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple)):
+        return ",".join("-" if r is None else str(r) for r in v) or "-"
+    return str(v)
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    cells = [list(head)] + [[_cell(v) for v in r] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    return [" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells]
+
+
+def render(groups: list[dict], members: bool) -> str:
+    """kafka-consumer-groups' layout: a header per group, padded columns, ``-`` for an unknown value."""
+    blocks = []
+    for g in groups:
+        title = (f"Consumer group '{g['group']}' ({g['state'] or 'unknown'}, {g['group_protocol']}"
+                 f"{', ' + g['assignor'] if g['assignor'] else ''}"
+                 f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''})")
+        if members:
+            rows = [[m["group"], m["consumer_id"], m["instance_id"], m["host"], m["client_id"], m["partitions"],
+                     m["lag"], m["rack"], m["cross_rack"]] for m in g["members"]]
+            lines = table(MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
+        else:
+            rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],
+                     p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],
+                     p["recommended_owner"]] for p in g["partitions"]]
+            lines = table(PARTITION_COLUMNS, rows) if rows else ["(no partitions owned or committed)"]
+        blocks.append("\n".join([title, *lines]))
+    return "\n\n".join(blocks)

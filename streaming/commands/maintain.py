@@ -1,0 +1,83 @@
+"""``rebalancer maintain``: upkeep of the job's Delta tables (compaction, retention, VACUUM).
+
+Every micro-batch that writes adds a file or two; after weeks the tables are thousands of small files and
+every read lists them all. In order, per table: the upkeep properties of
+:func:`streaming.job.tables.table_properties` are set where they differ (tables made before they existed),
+OPTIMIZE compacts the files, ``rejected_events`` loses rows older than ``maintenance.rejected_retention_days``,
+and VACUUM deletes the files no version within the table's deleted-file retention references. Safe while the
+job runs: compaction and deletes commit like any writer and Delta orders them against the job's appends.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from streaming.commands._common import add_config_args, load_config
+
+# = streaming.job.sinks names; not imported from there at module level (pyspark costs seconds)
+TABLES = ("recommendations", "rejected_events")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("maintain", help="compact, expire and vacuum the Delta tables",
+                       description=__doc__.split("\n\n")[1].replace("\n", " "))
+    add_config_args(p)
+    p.add_argument("--retention-days", type=float, default=None, metavar="DAYS",
+                   help="delete rejected_events rows older than this (default maintenance.rejected_retention_days; "
+                        "0 keeps every row)")
+    p.add_argument("--vacuum-now", action="store_true",
+                   help="VACUUM RETAIN 0 HOURS: delete every file the current version does not use, at once. Unsafe "
+                        "while the job or a reader of an older version runs; default: files unreferenced for less "
+                        "than maintenance.deleted_file_retention stay")
+    p.add_argument("--no-optimize", action="store_true", help="skip OPTIMIZE")
+    p.add_argument("--no-vacuum", action="store_true", help="skip VACUUM")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from streaming import jvm
+    from streaming.errors import UsageError
+    from streaming.spark_session import get_spark
+
+    cfg = load_config(args)
+    days = cfg.maintenance.rejected_retention_days if args.retention_days is None else args.retention_days
+    if days < 0:
+        raise UsageError("--retention-days must be >= 0")
+    if cfg.spark.use_cached_jars:
+        jvm.resolve()
+    spark = get_spark(cfg)
+    try:
+        return maintain(spark, cfg, days, optimize=not args.no_optimize, vacuum=not args.no_vacuum,
+                        vacuum_now=args.vacuum_now)
+    finally:
+        spark.stop()
+
+
+def maintain(spark, cfg, days: float, optimize: bool = True, vacuum: bool = True, vacuum_now: bool = False,
+             out=print) -> int:
+    from streaming.job import tables
+
+    found = 0
+    for name in TABLES:
+        location = cfg.table_path(name)
+        if not tables.is_delta_table(spark, location):
+            out(f"{name}: no Delta table at {location}; skipped")
+            continue
+        found += 1
+        changed = tables.set_missing_properties(spark, location, tables.table_properties(cfg, name == TABLES[0]))
+        if changed:
+            out(f"{name}: set {', '.join(f'{k}={v}' for k, v in changed.items())}")
+        files = tables.file_count(spark, location)
+        if optimize:
+            m = tables.optimize(spark, location)
+            out(f"{name}: OPTIMIZE {files} -> {tables.file_count(spark, location)} files "
+                f"({m['numFilesRemoved']} removed, {m['numFilesAdded']} added)")
+        if name == "rejected_events":
+            deleted = tables.expire_rejected(spark, location, days)
+            out(f"{name}: {deleted} row(s) older than {days:g} days deleted" if days > 0 else
+                f"{name}: retention off, every row kept")
+        if vacuum:
+            tables.vacuum(spark, location, now=vacuum_now)
+            out(f"{name}: VACUUM {'RETAIN 0 HOURS' if vacuum_now else 'with the table retention'} done, "
+                f"{tables.storage_files(spark, location)} data file(s) in storage")
+    return 0 if found else 1

@@ -1,0 +1,144 @@
+"""``rebalancer describe`` and ``rebalancer verify`` against a live group on the 3-broker cluster (racks a, b,
+c): describe's columns equal what Kafka's own ``kafka-consumer-groups --describe`` reports for the same
+paused group, its racks follow the topic's replicas, and verify tells applied, pending, diverged and
+superseded recommendations apart (each with its exit status)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from streaming import config
+from streaming.dev.workload import Workload, WorkloadOptions
+from streaming.job import sinks, tables
+
+from .java_client import consumer_groups, parse_table
+
+pytestmark = [pytest.mark.integration, pytest.mark.java]
+
+COMPARED = ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "CLIENT-ID")
+
+
+@pytest.fixture(scope="module")
+def paused(cfg, tmp_path_factory):
+    """A group of two consumers (racks a and b) on a 6-partition topic, paused: offsets stay put."""
+    name = f"describe-{uuid.uuid4().hex[:6]}"
+    work = tmp_path_factory.mktemp("describe")
+    dc = dataclasses.replace(cfg, paths=config.PathSettings(checkpoints=str(work / "cp"), tables=str(work / "t")))
+    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=400, zipf=1.2,
+                           consumers=2, consume_rate=60, racks=("a", "b"))
+    with Workload(cfg, opts, out=None) as w:
+        assert w.wait_assigned(120)
+        w.pause()
+        yield dc, name
+
+
+def cli(dc, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "streaming.cli", *args, "--bootstrap", dc.kafka.bootstrap_servers,
+         "--conf", f"paths.tables={dc.paths.tables}"], capture_output=True, text=True, timeout=120)
+
+
+def describe_json(dc, group: str) -> dict:
+    out = cli(dc, "describe", "--group", group, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    (g,) = json.loads(out.stdout)["groups"]
+    return g
+
+
+def test_describe_shows_what_kafka_consumer_groups_shows(paused):
+    dc, group = paused
+    ours = cli(dc, "describe", "--group", group)
+    assert ours.returncode == 0, ours.stderr
+    print(ours.stdout)
+    theirs = parse_table(consumer_groups(dc.kafka.bootstrap_servers, "--describe", "--group", group))
+    mine = parse_table(ours.stdout)
+    assert len(mine) == len(theirs) == 6
+    key = lambda r: (r["TOPIC"], int(r["PARTITION"]))  # noqa: E731
+    for a, b in zip(sorted(mine, key=key), sorted(theirs, key=key), strict=True):
+        assert key(a) == key(b)
+        assert {c: a[c] for c in COMPARED} == {c: b[c] for c in COMPARED}
+        assert a["HOST"] == b["HOST"].lstrip("/")
+    assert sum(int(r["LAG"]) for r in mine) > 0, "a workload that lags, so LAG compares something"
+
+    members = parse_table(cli(dc, "describe", "--group", group, "--members").stdout)
+    tool = parse_table(consumer_groups(dc.kafka.bootstrap_servers, "--describe", "--group", group, "--members"))
+    assert {(r["CONSUMER-ID"], r["CLIENT-ID"], r["#PARTITIONS"]) for r in members} == \
+        {(r["CONSUMER-ID"], r["CLIENT-ID"], r["#PARTITIONS"]) for r in tool}
+
+
+def test_describe_racks_follow_replicas_and_the_client_rack(paused):
+    from streaming import kafka_clients
+
+    dc, group = paused
+    g = describe_json(dc, group)
+    admin = kafka_clients.admin(dc)
+    try:
+        racks = {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]}
+        (topic,) = admin.describe_topics([group])
+    finally:
+        admin.close()
+    replicas = {p["partition_index"]: [racks[r] for r in p["replica_nodes"]] for p in topic["partitions"]}
+    for p in g["partitions"]:
+        assert p["replica_racks"] == replicas[p["partition"]]
+        assert p["rack"] == p["client_id"].rsplit("-rack-", 1)[1]  # the workload's naming
+        assert p["cross_rack"] == (p["rack"] not in p["replica_racks"])
+    assert {m["rack"] for m in g["members"]} == {"a", "b"}
+    assert sum(m["lag"] for m in g["members"]) == sum(p["lag"] for p in g["partitions"])
+
+
+def _rec(group: str, version: int, owners: dict[str, list[tuple[str, int]]], members: dict[str, dict],
+         age_s: float) -> dict:
+    entries = [{"member_id": mid, "instance_id": None, "client_id": members.get(mid, {}).get("client_id", mid),
+                "rack": members.get(mid, {}).get("rack"),
+                "partitions": [{"topic": t, "partition": p} for t, p in tps]} for mid, tps in owners.items()]
+    return {"batch_id": version, "group": group, "version": version, "recommendation_id": f"rec-{version}",
+            "event_time": dt.datetime.now() - dt.timedelta(seconds=age_s), "generation": version,
+            "triggers": ["lag_skew"], "trigger_details": "{}", "assignor": "balanced", "assignment": entries,
+            "before_max_lag": 1.0, "after_max_lag": 1.0, "before_imbalance": 1.0, "after_imbalance": 1.0,
+            "lower_bound": 1.0, "before_cross_rack": 0, "after_cross_rack": 0, "partitions_moved": 0,
+            "lag_moved": 0.0, "stuck_partitions": []}
+
+
+def test_verify_tells_applied_pending_diverged_superseded(paused, spark):
+    dc, group = paused
+    out = cli(dc, "verify", group)
+    assert out.returncode == 6, out.stdout + out.stderr  # no table, no recommendation
+
+    tables.prepare(spark, dc, dc.checkpoint_path("rebalancer"))
+    g = describe_json(dc, group)
+    members = {m["consumer_id"]: m for m in g["members"]}
+    live: dict[str, list[tuple[str, int]]] = {mid: [] for mid in members}
+    for p in g["partitions"]:
+        live[p["consumer_id"]].append((p["topic"], p["partition"]))
+    a, b = sorted(live)
+    swapped = {a: live[a][1:] + live[b][:1], b: live[b][1:] + live[a][:1]}
+    schema = spark.createDataFrame([], sinks.RECOMMENDATIONS_DDL).schema
+    location = dc.table_path(sinks.RECOMMENDATIONS)
+    cases = [
+        (live, 60.0, 0, "applied"),
+        (swapped, 5.0, 3, "pending"),
+        (swapped, 3600.0, 4, "diverged"),
+        ({**live, "gone-member": []}, 5.0, 5, "superseded"),
+    ]
+    for version, (owners, age_s, status, word) in enumerate(cases, start=1):
+        row = _rec(group, version, owners, members, age_s)
+        spark.createDataFrame([row], schema).write.format("delta").mode("append").save(location)
+        out = cli(dc, "verify", group)
+        print(out.stdout)
+        assert out.returncode == status, out.stdout + out.stderr
+        assert f"\n{word}: " in out.stdout
+        if word == "diverged":
+            moved = sorted(f"{t}-{p}" for t, p in (live[a][:1] + live[b][:1]))
+            assert [ln.split()[0] for ln in out.stdout.splitlines()[2:]] == moved
+        if word == "applied":  # describe names the recommended owner: the current one
+            g = describe_json(dc, group)
+            assert all(p["recommended_owner"] == p["consumer_id"] for p in g["partitions"])
+    js = json.loads(cli(dc, "verify", group, "--format", "json").stdout)
+    assert js["status"] == "superseded" and "gone-member" in js["reason"]

@@ -1,0 +1,66 @@
+"""describe's rendering and verify's decision on hand-made snapshots (no Kafka): each status and its
+reason, members found as the apply helpers find them, KIP-848 epochs."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from streaming.collector.member_metadata import Member
+from streaming.collector.poll import ClusterSnapshot, GroupInfo
+from streaming.commands import describe, verify
+from streaming.exporter import view
+from tests.integration.java_client import parse_table
+
+NOW = 1_800_000_000.0
+
+
+def _snap(owners: dict[str, list[int]], state: str = "Stable", epoch: int | None = None) -> ClusterSnapshot:
+    members = [Member(f"{c}-{'0' * 8}-0000-0000-0000-{'0' * 12}", None, c, "10.0.0.1", ("t",),
+                      tuple(("t", p) for p in ps), rack="a") for c, ps in owners.items()]
+    parts = [{"partition_index": p, "leader_id": 1, "replica_nodes": [1]} for p in range(4)]
+    return ClusterSnapshot(ts=0, groups={"g": GroupInfo("g", state, "range", members, epoch=epoch)},
+                           committed={"g": {("t", p): 1 for p in range(4)}}, topics={"t": parts},
+                           broker_racks={1: "a"}, end={("t", p): 5 for p in range(4)})
+
+
+def _rec(owners: dict[str, list[int]], age_s: float, generation: int = 3) -> dict:
+    # the recommendation names members by client id only (as after a restart: member ids changed)
+    return {"version": 2, "recommendation_id": "r", "generation": generation, "triggers": ["lag_skew"],
+            "event_time": dt.datetime.fromtimestamp(NOW - age_s),
+            "assignment": [{"member_id": f"old-{c}", "instance_id": None, "client_id": c, "rack": "a",
+                            "partitions": [{"topic": "t", "partition": p} for p in ps]} for c, ps in owners.items()]}
+
+
+def test_statuses():
+    live = {"c0": [0, 1], "c1": [2, 3]}
+    other = {"c0": [0, 2], "c1": [1, 3]}
+    assert verify.verify(_snap(live), "g", None, 120, NOW)["status"] == "none"
+    assert verify.verify(_snap(live), "g", _rec(live, 10), 120, NOW)["status"] == "applied"
+    assert verify.verify(_snap(live), "g", _rec(other, 10), 120, NOW)["status"] == "pending"
+    assert verify.verify(_snap(live, "PreparingRebalance"), "g", _rec(other, 900), 120, NOW)["status"] == "pending"
+    r = verify.verify(_snap(live), "g", _rec(other, 900), 120, NOW)
+    assert r["status"] == "diverged"
+    assert r["differences"] == [{"partition": "t-1", "now": "c0", "recommended": "c1"},
+                                {"partition": "t-2", "now": "c1", "recommended": "c0"}]
+    assert "t-1  on c0, recommended c1" in verify.render(r)
+    r = verify.verify(_snap(live), "g", _rec({"c0": [0, 1], "c9": [2, 3]}, 10), 120, NOW)
+    assert r["status"] == "superseded" and "c9" in r["reason"]
+    assert verify.EXIT[r["status"]] == 5
+
+
+def test_kip848_epoch_decides_pending_or_diverged():
+    live, other = {"c0": [0, 1], "c1": [2, 3]}, {"c0": [0, 2], "c1": [1, 3]}
+    assert verify.verify(_snap(live, epoch=3), "g", _rec(other, 900, 3), 120, NOW)["status"] == "pending"
+    assert verify.verify(_snap(live, epoch=4), "g", _rec(other, 1, 3), 120, NOW)["status"] == "diverged"
+
+
+def test_describe_table_parses_like_kafka_consumer_groups_output():
+    snap = _snap({"c0": [0, 1], "c1": [2]})
+    rows = view.partition_rows(snap, "g", {("t", 0): "m"})
+    text = describe.render([{"group": "g", "state": "Stable", "group_protocol": "classic", "assignor": "range",
+                             "recommendation_version": 2, "partitions": [r.as_dict() for r in rows],
+                             "members": []}], members=False)
+    parsed = parse_table(text)
+    assert [(r["PARTITION"], r["CONSUMER-ID"] != "", r["CROSS-RACK"], r["RECOMMENDED-OWNER"]) for r in parsed] == [
+        ("0", True, "no", "m"), ("1", True, "no", ""), ("2", True, "no", ""), ("3", False, "", "")]
+    assert text.splitlines()[0] == "Consumer group 'g' (Stable, classic, range, recommendation v2)"

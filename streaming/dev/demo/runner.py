@@ -284,8 +284,12 @@ def render_summary(s: dict[str, Any], table: str, plot: Path | None) -> list[str
     return out
 
 
-def run(cfg: Config, options: DemoOptions, out: Callable[[str], None] = print) -> DemoResult:
-    """Start (or use) the cluster, Spark, run the demo, stop everything; return the result."""
+def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
+        demo: Callable[..., Any] | None = None) -> DemoResult:
+    """Start (or use) the cluster, Spark, run the demo, stop everything; return the result.
+
+    ``demo``: the class to run, ``Demo`` (with :class:`DemoOptions`) or another taking the same arguments
+    (:class:`~streaming.dev.demo.java.JavaDemo` with its own options)."""
     from streaming import jvm, kafka_clients
     from streaming.config import EMBEDDED
     from streaming.spark_session import get_spark
@@ -299,7 +303,7 @@ def run(cfg: Config, options: DemoOptions, out: Callable[[str], None] = print) -
         out(f"Kafka at {live.kafka.bootstrap_servers}; starting Spark ...")
         spark = get_spark(live)
         try:
-            result = Demo(live, options, spark, out).run()
+            result = (demo or Demo)(live, options, spark, out).run()
             try:
                 rows = spark.sql(
                     f"SELECT version, triggers, before_max_lag, after_max_lag, before_cross_rack, after_cross_rack, "

@@ -14,6 +14,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--security", choices=("plaintext", "sasl-ssl"), default="plaintext",
                     help="sasl-ssl: TLS with a CA made on the fly, SCRAM-SHA-512 users, ACLs per principal; a "
                          "client .properties file per principal (for --command-config) is written next to it")
+    up.add_argument("--server-assignor", action="store_true",
+                    help="load the project's KIP-848 server-side assignor (clients/java, built if needed) as the "
+                         "default of group.consumer.assignors, with uniform and range still available "
+                         "(docs/server-assignor.md)")
     up.set_defaults(func=_up)
     down = ops.add_parser("down", help="stop the cluster started by `kafka up`")
     down.set_defaults(func=_down)
@@ -32,7 +36,16 @@ def _up(args: argparse.Namespace) -> int:
     ports = None
     if args.port:
         ports = [args.port + i for i in range(args.brokers)]
-    cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports)
+    if args.server_assignor and args.security != "plaintext":
+        # the assignor's own clients would need the broker's SCRAM credentials (rebalancer.client.*)
+        raise KafkaClusterError("--server-assignor runs on a plaintext embedded cluster only; see "
+                                "docs/server-assignor.md for the settings of a secured cluster")
+    if args.server_assignor:
+        from streaming.kafka_broker_config import ServerAssignorCluster
+
+        cluster = ServerAssignorCluster(brokers=args.brokers, ports=ports)
+    else:
+        cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports)
     if args.security == "sasl-ssl":
         from streaming.embedded_security import EmbeddedSecurity
 

@@ -34,6 +34,17 @@ def compile_member(out_dir: Path, assignor_classes: list[str] | None = None) -> 
     return out_dir
 
 
+def compile_remote_member(out_dir: Path) -> Path:
+    """Compile GroupMember.java and RemoteAssignorMember.java (a KIP-848 consumer that sets
+    ``group.remote.assignor``) into ``out_dir``; return it."""
+    jvm.resolve()
+    javac = Path(jvm.java_executable()).with_name("javac")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(javac), "-d", str(out_dir), "-cp", jvm.kafka_classpath(), str(SOURCE),
+                    str(SOURCE.with_name("RemoteAssignorMember.java"))], check=True, capture_output=True, text=True)
+    return out_dir
+
+
 def java(classes: Path, *args: str, timeout_s: float = 120.0) -> str:
     """Run GroupMember with ``args`` to completion; its stdout."""
     cmd = [jvm.java_executable(), "-Xmx128m", "-cp", f"{classes}:{jvm.kafka_classpath()}", "GroupMember", *args]
@@ -84,7 +95,8 @@ class JavaMember:
 
     def __init__(self, classes: Path, bootstrap: str, group: str, topic: str, protocol: str, rack: str,
                  client_id: str, instance_id: str | None = None, assignor_classes: list[str] | None = None,
-                 trigger_topic: str = "rebalancer.triggers", rate: int = 0) -> None:
+                 trigger_topic: str = "rebalancer.triggers", rate: int = 0,
+                 remote_assignor: str | None = None) -> None:
         self.client_id = client_id
         self.rack = rack
         self.instance_id = instance_id
@@ -92,7 +104,10 @@ class JavaMember:
         self.lines: list[str] = []
         self._lock = threading.Lock()
         classpath = ":".join([str(classes), *(assignor_classes or []), jvm.kafka_classpath()])
-        if assignor_classes:
+        if remote_assignor:  # a KIP-848 member naming a server-side assignor (see compile_remote_member)
+            main = ["-cp", classpath, "RemoteAssignorMember", bootstrap, group, topic, rack, client_id,
+                    remote_assignor]
+        elif assignor_classes:
             main = ["-Dlog4j2.configurationFile=" + str(SOURCE.with_name("log4j2.properties")), "-cp", classpath,
                     "AssignorMember", bootstrap, group, topic, rack, client_id, trigger_topic]
         else:

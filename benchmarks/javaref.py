@@ -213,10 +213,14 @@ def run_timing(
     rounds: int = 1,
     warmup: int = 1,
     warmup_topics: int | None = None,
+    repeat: int = 1,
     heap: str | None = None,
     timeout: float = 900.0,
 ) -> dict[str, Any]:
-    """Time Kafka's ``assignor`` on a group generated in Java (see the runner's ``timing`` mode)."""
+    """Time Kafka's ``assignor`` on a group generated in Java (see the runner's ``timing`` mode).
+
+    With ``repeat`` > 1 the measured rounds run that many times in the one JVM: ``repeat_ns`` (all rounds)
+    and ``repeat_round_ns`` (per round) list every repetition, the first one cold when ``warmup`` is 0."""
     proc = _run_java(
         [
             "timing",
@@ -235,6 +239,8 @@ def run_timing(
             "--warmup",
             str(warmup),
             *(["--warmup-topics", str(warmup_topics)] if warmup_topics else []),
+            "--repeat",
+            str(repeat),
         ],
         timeout,
         heap,

@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.speed                 # full sizes (~10-15 min on 2 cores)
     .venv/bin/python -m benchmarks.speed --quick         # small sizes, a minute
     .venv/bin/python -m benchmarks.speed --assignors range,sticky --save
+    .venv/bin/python -m benchmarks.speed --assignors sticky,cooperative-sticky --cases uniform-1M,one-single-1M --rounds
 
 Cases (``AbstractStickyAssignorTest`` in apache/kafka, run there for Sticky and CooperativeSticky):
 
@@ -16,12 +17,18 @@ Cases (``AbstractStickyAssignorTest`` in apache/kafka, run there for Sticky and 
   replicas on 2 of 3 racks, owned partitions from a previous round-robin assignment.
 
 Names are Kafka's (``t``/``c`` + zero-padded index). Like Kafka's tests, the sticky family runs two rounds:
-a fresh assignment, then every member but member 0 re-joins owning what it got (generation 1); the time
-is both rounds together. Each of our runs is a fresh subprocess (so ``ru_maxrss`` is that case's peak
-RSS, the interpreter and the input snapshot included; ``base`` is RSS before the assign call); each Java
-run is a fresh JVM (benchmarks/javaref.py ``timing`` mode: input generated in Java, one warm-up, then the
-assign call alone; peak heap = sum of the heap pools' peaks during it). ``lag`` and ``balanced`` have no
-counterpart in kafka-clients: ``lag`` is compared with Java's RangeAssignor on the same input.
+a fresh assignment, then every member but member 0 re-joins owning what it got (generation 1); a time is
+both rounds together (``--rounds`` prints each round too).
+
+Each side is timed **cold** and **warm**, JMH-style. Cold: the first assign call in a fresh process (ours:
+a fresh Python subprocess, the module imported; Java: a fresh JVM, no warm-up, so mostly interpretation and
+JIT compilation). Warm: then ``--warmups`` more calls that are not timed and the median of ``--repeats``
+timed calls in the same process, which is what a group leader's long-running JVM does. The headline
+ratio is ours (warm) / Java (warm). ``ru_maxrss`` of our subprocess is that case's peak RSS (interpreter
+and input snapshot included; ``base`` is RSS before the first assign call); Java's peak heap is the sum of
+the heap pools' peaks during the cold call (benchmarks/javaref.py ``timing`` mode, the group generated in
+Java). ``lag`` and ``balanced`` have no counterpart in kafka-clients: ``lag`` is compared with Java's
+RangeAssignor on the same input.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -39,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "speed.txt"
+RESULTS_DIR = ROOT / "benchmarks" / "results"
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
@@ -151,36 +159,46 @@ def _snapshot(spec: dict[str, Any], owned: dict | None = None):
     return GroupSnapshot(topics=dict.fromkeys(names, p), members=tuple(members), **kwargs)
 
 
+def _timed_rounds(fn, spec: dict[str, Any], snap) -> list[float]:
+    """One timed call per round (round 2: every member but member 0 re-joins owning its round-1 result)."""
+    t0 = time.perf_counter()
+    result = fn(snap)
+    rounds = [time.perf_counter() - t0]
+    if spec["rounds"] > 1:
+        ids = [m.member_id for m in snap.members]
+        owned = {m: result.get(m, []) for m in ids[1:]}  # member 0 re-joins without owned partitions
+        del result
+        second = _snapshot(spec, owned)
+        del owned
+        t0 = time.perf_counter()
+        result = fn(second)
+        rounds.append(time.perf_counter() - t0)
+    spec["assigned"] = sum(len(v) for v in result.values())
+    return rounds
+
+
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     from assignors import registry
 
     fn = registry.get(spec["assignor"])
     snap = _snapshot(spec)
     base = _rss()
-    rounds = []
-    t0 = time.perf_counter()
-    result = fn(snap)
-    rounds.append(time.perf_counter() - t0)
-    if spec["rounds"] > 1:
-        ids = [m.member_id for m in snap.members]
-        owned = {m: result.get(m, []) for m in ids[1:]}  # member 0 re-joins without owned partitions
-        del result
-        snap = _snapshot(spec, owned)
-        del owned
-        t0 = time.perf_counter()
-        result = fn(snap)
-        rounds.append(time.perf_counter() - t0)
-    assigned = sum(len(v) for v in result.values())
+    cold = _timed_rounds(fn, spec, snap)
+    peak_cold = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    for _ in range(spec.get("warmups", 0)):
+        _timed_rounds(fn, spec, snap)
+    warm = [_timed_rounds(fn, spec, snap) for _ in range(spec.get("repeats", 0))]
     return {
-        "rounds_s": rounds,
-        "time_s": sum(rounds),
-        "assigned": assigned,
+        "rounds_s": cold,
+        "time_s": sum(cold),
+        "warm_rounds_s": warm,
+        "assigned": spec["assigned"],
         "base_rss": base,
-        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "peak_rss": peak_cold,
     }
 
 
-def run_ours(case: Case, assignor: str, timeout: float) -> dict[str, Any]:
+def run_ours(case: Case, assignor: str, timeout: float, warmups: int, repeats: int) -> dict[str, Any]:
     spec = {
         "assignor": assignor,
         "topics": case.topics,
@@ -188,6 +206,8 @@ def run_ours(case: Case, assignor: str, timeout: float) -> dict[str, Any]:
         "consumers": case.consumers,
         "subscription": case.subscription,
         "rounds": 2 if assignor in STICKY else 1,
+        "warmups": warmups,
+        "repeats": repeats,
     }
     try:
         proc = subprocess.run(
@@ -202,17 +222,23 @@ def run_ours(case: Case, assignor: str, timeout: float) -> dict[str, Any]:
         return {"error": f"timeout {timeout:.0f}s"}
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return _with_warm(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
-def run_java(case: Case, assignor: str, timeout: float) -> dict[str, Any]:
+def _with_warm(r: dict[str, Any]) -> dict[str, Any]:
+    """Add ``warm_s`` (median of the warm repetitions' totals) and ``warm_round_s`` (per-round medians)."""
+    warm = r.get("warm_rounds_s") or []
+    if warm:
+        r["warm_s"] = statistics.median(sum(x) for x in warm)
+        r["warm_round_s"] = [statistics.median(x[i] for x in warm) for i in range(len(warm[0]))]
+    return r
+
+
+def run_java(case: Case, assignor: str, timeout: float, warmups: int, repeats: int) -> dict[str, Any]:
+    """One fresh JVM: repetition 1 is the cold call, then ``warmups`` untimed ones, then ``repeats``."""
     from benchmarks import javaref
 
     rounds = 2 if assignor in STICKY else 1
-    # JIT warm-up on the full input for the cheap assignors; on 1/10 of the topics for the sticky family
-    warmup_topics = case.topics if assignor not in STICKY else max(1, case.topics // 10)
-    # small inputs: a few more warm-ups so the JIT has compiled the hot loops before the measured call
-    warmup = 5 if case.topics * case.partitions < 100_000 else (2 if assignor not in STICKY else 1)
     try:
         r = javaref.run_timing(
             assignor,
@@ -221,25 +247,27 @@ def run_java(case: Case, assignor: str, timeout: float) -> dict[str, Any]:
             consumers=case.consumers,
             subscription=case.subscription,
             rounds=rounds,
-            warmup=warmup,
+            warmup=0,
+            repeat=1 + warmups + repeats,
             timeout=timeout,
-            warmup_topics=warmup_topics,
         )
     except javaref.JavaRefError as e:
         return {"error": str(e).splitlines()[0][:120]}
-    return {
+    per_round = [[x / 1e9 for x in rep] for rep in r["repeat_round_ns"]]
+    return _with_warm({
         "time_s": r["time_ns"] / 1e9,
-        "rounds_s": [x / 1e9 for x in r["round_ns"]],
+        "rounds_s": per_round[0],
+        "warm_rounds_s": per_round[1 + warmups:],
         "peak_heap": r["peak_heap_bytes"],
         "gc_ms": r["gc_ms"],
-    }
+    })
 
 
 # -- table ------------------------------------------------------------------------------------------------
 
 HEADER = (
-    f"{'assignor':<19}{'case':<16}{'ours s':>9}{'ours RSS':>10}{'(base)':>8}{'Java s':>9}{'Java heap':>11}"
-    f"{'ratio':>7}  target"
+    f"{'assignor':<19}{'case':<15}{'ours cold':>10}{'warm':>7}{'Java cold':>10}{'warm':>7}{'ratio':>7}"
+    f"{'ours RSS':>9}{'(base)':>7}{'Java heap':>10}  target"
 )
 
 
@@ -247,40 +275,70 @@ def _mib(b: float | None) -> str:
     return "-" if b is None else f"{b / MIB:.0f}M"
 
 
+def _s(r: dict | None, key: str) -> str:
+    if r is None:
+        return "-"
+    if "error" in r:
+        return "ERR"
+    return f"{r[key]:.2f}" if key in r else "-"
+
+
 def verdict(case: Case, assignor: str, ours: dict, java: dict | None, yardstick: dict | None) -> str:
     if "error" in ours:
         return f"ours: {ours['error']}"
-    t = ours["time_s"]
+    t = ours.get("warm_s", ours["time_s"])
     big = case.topics * case.partitions >= 1_000_000
+    j = java.get("warm_s", java.get("time_s")) if java and "error" not in java else None
     if assignor in ("range", "roundrobin"):
-        if not java or "error" in java:
+        if j is None:
             return "no Java figure"
-        ok = t <= 2 * java["time_s"] and (not big or ours["peak_rss"] < 2 * GIB)
-        return f"<=2x Java{', <2GiB' if big else ''}: {'OK' if ok else 'MISSED'}"
+        ok = t <= 2 * j and (not big or ours["peak_rss"] < 2 * GIB)
+        return f"<=2x warm Java{', <2GiB' if big else ''}: {'OK' if ok else 'MISSED'}"
     if assignor in STICKY:
         limit = case.sticky_limit_s or 90
-        return f"<={limit:.0f}s (Kafka test timeout): {'OK' if t <= limit else 'MISSED'}"
+        text = f"cold <={limit:.0f}s (Kafka test timeout): {'OK' if ours['time_s'] <= limit else 'MISSED'}"
+        if j is not None:
+            text = f"<=1.0x warm Java: {'OK' if t <= j else 'MISSED'}; {text}"
+        return text
     if assignor == "lag":
-        if yardstick and "time_s" in yardstick:
-            return f"{t / yardstick['time_s']:.1f}x Java range (yardstick, no target)"
-        return "no Java range yardstick"
+        y = yardstick.get("warm_s", yardstick.get("time_s")) if yardstick and "error" not in yardstick else None
+        return f"{t / y:.1f}x warm Java range (yardstick, no target)" if y else "no Java range yardstick"
     if assignor == "balanced":
         limit = 5.0
-        return f"<{limit:.0f}s: {'OK' if t < limit else 'MISSED'}"
+        return f"cold <{limit:.0f}s: {'OK' if ours['time_s'] < limit else 'MISSED'}"
     return ""
 
 
 def row(case: Case, assignor: str, ours: dict, java: dict | None, yardstick: dict | None) -> str:
-    o_t = f"{ours['time_s']:.2f}" if "time_s" in ours else "ERR"
     j = java if java is not None else yardstick
-    j_t = f"{j['time_s']:.2f}" if j and "time_s" in j else ("ERR" if j else "-")
-    j_label = "" if java is not None or j is None else "*"
-    ratio = f"{ours['time_s'] / j['time_s']:.2f}" if "time_s" in ours and j and "time_s" in j and j["time_s"] else "-"
+    mark = "*" if java is None and j is not None else ""
+    o_warm = ours.get("warm_s", ours.get("time_s"))
+    j_warm = j.get("warm_s", j.get("time_s")) if j and "error" not in j else None
+    ratio = f"{o_warm / j_warm:.2f}" if o_warm is not None and j_warm else "-"
     return (
-        f"{assignor:<19}{case.name:<16}{o_t:>9}{_mib(ours.get('peak_rss')):>10}{_mib(ours.get('base_rss')):>8}"
-        f"{j_t + j_label:>9}{_mib(j.get('peak_heap') if j else None):>11}{ratio:>7}  "
-        f"{verdict(case, assignor, ours, java, yardstick)}"
+        f"{assignor:<19}{case.name:<15}{_s(ours, 'time_s'):>10}{_s(ours, 'warm_s'):>7}"
+        f"{_s(j, 'time_s') + mark:>10}{_s(j, 'warm_s') + mark:>7}{ratio:>7}"
+        f"{_mib(ours.get('peak_rss')):>9}{_mib(ours.get('base_rss')):>7}{_mib(j.get('peak_heap') if j else None):>10}"
+        f"  {verdict(case, assignor, ours, java, yardstick)}"
     )
+
+
+def round_rows(case: Case, assignor: str, ours: dict, java: dict | None) -> list[str]:
+    """Per-round figures of a two-round run: cold and warm, ours and Java."""
+    out = []
+    for i in range(len(ours.get("rounds_s", []))):
+        def fig(r: dict | None, key: str, i: int = i) -> str:
+            vals = r.get(key) if r and "error" not in r else None
+            return f"{vals[i]:.2f}" if vals and i < len(vals) else "-"
+
+        o_w = ours.get("warm_round_s", [None] * (i + 1))[i]
+        j_w = java.get("warm_round_s", [None] * (i + 1))[i] if java and "error" not in java else None
+        ratio = f"{o_w / j_w:.2f}" if o_w is not None and j_w else "-"
+        out.append(
+            f"{'  round ' + str(i + 1):<19}{case.name:<15}{fig(ours, 'rounds_s'):>10}{fig(ours, 'warm_round_s'):>7}"
+            f"{fig(java, 'rounds_s'):>10}{fig(java, 'warm_round_s'):>7}{ratio:>7}"
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,8 +349,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--cases", help="comma-separated subset of case names")
     ap.add_argument("--no-java", action="store_true", help="ours only")
-    ap.add_argument("--timeout", type=float, default=240.0, help="per run, seconds (default %(default)s)")
-    ap.add_argument("--save", action="store_true", help=f"also write {RESULTS.relative_to(ROOT)}")
+    ap.add_argument("--timeout", type=float, default=900.0, help="per run, seconds (default %(default)s)")
+    ap.add_argument("--warmups", type=int, default=2, help="untimed calls after the cold one (default %(default)s)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed warm calls, median reported (default %(default)s)")
+    ap.add_argument("--rounds", action="store_true", help="also print each round of the sticky family")
+    ap.add_argument("--save", action="store_true", help="also write benchmarks/results/speed-<date>.txt")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -324,9 +385,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.node()} ({os.cpu_count()} cores, load {_load()}, Python {platform.python_version()}); {java_note}"
     )
     emit(
-        "# ours s / Java s: assign call only (sticky family: both rounds); ours RSS: peak RSS of the child process "
-        "(base: RSS before assign); Java heap: peak heap during assign; ratio: ours / Java "
-        "(* = Java RangeAssignor on the same input as yardstick)"
+        "# seconds of the assign call only (sticky family: both rounds). cold: first call in a fresh process/JVM; "
+        f"warm: median of {args.repeats} calls after {args.warmups} more untimed ones in that process/JVM; "
+        "ratio: ours warm / Java warm (the headline); ours RSS: peak RSS of our process by the end of the cold "
+        "call (base: before it); Java heap: peak heap during the cold call (* = Java RangeAssignor on the same "
+        "input as yardstick)"
     )
     emit(HEADER)
     for case in cases(args.quick):
@@ -336,23 +399,28 @@ def main(argv: list[str] | None = None) -> int:
         for assignor in case.assignors:
             if wanted and assignor not in wanted and not (assignor == "range" and "lag" in wanted):
                 continue
-            java = run_java(case, assignor, args.timeout) if java_ok and assignor in JAVA else None
+            java = (run_java(case, assignor, args.timeout, args.warmups, args.repeats)
+                    if java_ok and assignor in JAVA else None)
             if assignor == "range":
                 range_java = java
                 if wanted and "range" not in wanted:
                     continue
             if assignor == "lag" and range_java is None and java_ok:
-                range_java = run_java(case, "range", args.timeout)
-            ours = run_ours(case, assignor, args.timeout)
+                range_java = run_java(case, "range", args.timeout, args.warmups, args.repeats)
+            ours = run_ours(case, assignor, args.timeout, args.warmups, args.repeats)
             emit(row(case, assignor, ours, java, range_java if assignor == "lag" else None))
+            if args.rounds and assignor in STICKY and "error" not in ours:
+                for line in round_rows(case, assignor, ours, java):
+                    emit(line)
     emit(
         f"# total wall time {time.time() - started:.0f}s; load average at the end {_load()} (a shared machine: "
         "figures move with it)"
     )
     if args.save:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text("\n".join(lines) + "\n")
-        print(f"saved {RESULTS.relative_to(ROOT)}")
+        out = RESULTS_DIR / f"speed-{time.strftime('%Y-%m-%d')}.txt"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("\n".join(lines) + "\n")
+        print(f"saved {out.relative_to(ROOT)}")
     return 0
 
 

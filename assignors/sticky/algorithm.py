@@ -37,7 +37,7 @@ def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False
     group = GroupInput(snapshot, prefer_rack_aware_logic)
     reconciled = group.reconcile_owned()
     if reconciled.equal_subscriptions:
-        result, transferring = ConstrainedBuilder(group, reconciled.owned, reconciled.claimed_twice).build()
+        result, transferring = ConstrainedBuilder(group, reconciled).build()
     else:
         transferring = None
         try:

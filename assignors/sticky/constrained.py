@@ -20,20 +20,27 @@ A free partition given to a member other than the one that gave it up (or claime
 
 from __future__ import annotations
 
+from operator import itemgetter
+
+import numpy as np
+
 from assignors.model import TopicPartition
 from assignors.sticky.errors import StickyAssignmentError
-from assignors.sticky.inputs import GroupInput
+from assignors.sticky.inputs import GroupInput, OwnedPartitions
 
 TP = TopicPartition
+_topic = itemgetter(0)
+_partition = itemgetter(1)
 
 
 class ConstrainedBuilder:
     """One run of the constrained builder; :meth:`build` returns (assignment, transferring)."""
 
-    def __init__(self, group: GroupInput, owned: dict[str, list[TP]], claimed_twice: set[TP]) -> None:
+    def __init__(self, group: GroupInput, reconciled: OwnedPartitions) -> None:
         self.group = group
-        self.owned = owned
-        self.claimed_twice = claimed_twice
+        owned = self.owned = reconciled.owned
+        self.claimed_twice = reconciled.claimed_twice
+        self.claimed = reconciled.claimed
         total, members = group.total_partitions, len(owned)
         self.min_quota = total // members
         self.max_quota = -(-total // members)
@@ -41,7 +48,6 @@ class ConstrainedBuilder:
         """How many members end with ``max_quota``."""
         self.at_max = 0
         self.assignment: dict[str, list[TP]] = {mid: [] for mid in owned}
-        self.assigned: set[TP] = set()
         self.given_up_by: dict[TP, str] = {}
         """Owned partitions their owner may have to revoke, and by whom."""
         self.transferring: dict[TP, str] = {}
@@ -79,13 +85,16 @@ class ConstrainedBuilder:
             else:
                 kept = list(mine)
             if len(kept) > 1:
-                kept.sort(key=lambda tp: (tp[1], topic_rank[tp[0]]))
+                if group.topics_in_str_order:  # two stable sorts on plain keys beat one on pairs
+                    kept.sort(key=_topic)
+                    kept.sort(key=_partition)
+                else:
+                    kept.sort(key=lambda tp: (tp[1], topic_rank[tp[0]]))
             if self.claimed_twice:
                 kept = [tp for tp in kept if tp not in self.claimed_twice]
             target = self.assignment[mid]
             if len(kept) < min_quota:
                 target.extend(kept)
-                self.assigned.update(kept)
                 self.below_min.append(mid)
                 continue
             if len(kept) >= max_quota and self.at_max < self.expected_at_max:
@@ -98,30 +107,29 @@ class ConstrainedBuilder:
                 if self.at_max < self.expected_at_max:
                     self.at_min.append(mid)
             target.extend(kept[:keep])
-            self.assigned.update(kept[:keep])
             for tp in kept[keep:]:
                 self.given_up_by[tp] = mid
 
     def free_partitions(self) -> list[TP]:
-        group = self.group
-        assigned = self.assigned
-        free: list[TP] = []
-        for topic in sorted(group.partitions_per_topic, key=group.topic_rank.__getitem__):
-            count = group.partitions_per_topic[topic]
-            if assigned:
-                free.extend(tp for tp in ((topic, p) for p in range(count)) if tp not in assigned)
-            else:
-                free.extend((topic, p) for p in range(count))
-        return free
+        """Partitions nobody kept: unclaimed, given up or claimed twice; by topic, then number."""
+        ids = self.group.ids
+        kept = self.claimed.copy()
+        dropped = [*self.given_up_by, *self.claimed_twice]
+        if dropped:
+            kept[ids.ids(dropped)[0]] = False
+        return ids.partitions(np.flatnonzero(~kept))
 
     def _give(self, tp: TP, mid: str) -> int:
         """Hand a free partition to a member; its new partition count."""
         partitions = self.assignment[mid]
         partitions.append(tp)
+        self._note_transfer(tp, mid)
+        return len(partitions)
+
+    def _note_transfer(self, tp: TP, mid: str) -> None:
         gave_up = self.given_up_by.get(tp)
         if (gave_up is not None and gave_up != mid) or tp in self.claimed_twice:
             self.transferring[tp] = mid
-        return len(partitions)
 
     def assign_same_rack(self, free: list[TP]) -> list[TP]:
         """Free partitions to members on a rack of theirs; returns those no such member could take."""
@@ -176,10 +184,11 @@ class ConstrainedBuilder:
         as they reach ``min_quota``), then one each to members at ``min_quota``."""
         below_min, at_min = self.below_min, self.at_min
         min_quota, max_quota = self.min_quota, self.max_quota
+        start = self._whole_passes(free)
         pos = 0
         last = -1
         at_min_head = 0  # at_min is only appended to and polled from the head from here on
-        for tp in free:
+        for tp in free[start:] if start else free:
             if pos < len(below_min):
                 mid = below_min[pos]
                 last = pos
@@ -204,6 +213,30 @@ class ConstrainedBuilder:
                 at_min.append(mid)
             elif count == max_quota:
                 self.at_max += 1
+
+    def _whole_passes(self, free: list[TP]) -> int:
+        """The round robin's whole passes over the members below quota, done in bulk: while every
+        member of the pass stays below ``min_quota`` the k-th one takes every ``width``-th partition.
+        Members reaching ``min_quota`` in the last pass leave for ``at_min`` in pass order. Returns
+        how many of ``free`` were handed out; the iteration goes on from the first member left."""
+        below_min, assignment, min_quota = self.below_min, self.assignment, self.min_quota
+        start = 0
+        while below_min and len(free) - start >= len(below_min):
+            width = len(below_min)
+            need = min(min_quota - len(assignment[mid]) for mid in below_min)
+            passes = min(need, (len(free) - start) // width)
+            end = start + passes * width
+            for k, mid in enumerate(below_min):
+                assignment[mid].extend(free[start + k:end:width])
+            if self.given_up_by or self.claimed_twice:
+                for i in range(start, end):
+                    self._note_transfer(free[i], below_min[(i - start) % width])
+            start = end
+            if passes < need:
+                break
+            self.at_min.extend(mid for mid in below_min if len(assignment[mid]) == min_quota)
+            below_min[:] = [mid for mid in below_min if len(assignment[mid]) < min_quota]
+        return start
 
     def verify_unfilled(self) -> None:
         """Kafka's verifyUnfilledMembers."""

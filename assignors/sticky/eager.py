@@ -29,6 +29,8 @@ if C0 then leaves, C1 takes t0p0 and nothing else moves.
 from __future__ import annotations
 
 import dataclasses
+from itertools import chain, groupby
+from operator import itemgetter, ne
 from typing import Any
 
 from assignors._java import hashmap_order
@@ -36,6 +38,7 @@ from assignors.model import Assignment, GroupSnapshot
 from assignors.sticky.algorithm import TP, sticky_assign
 
 NAME = "sticky"
+_topic = itemgetter(0)
 
 
 def as_user_data(owned: tuple[TP, ...]) -> tuple[TP, ...]:
@@ -45,13 +48,39 @@ def as_user_data(owned: tuple[TP, ...]) -> tuple[TP, ...]:
     iteration order of a ``HashMap`` filled with ``computeIfAbsent``
     (``CollectionUtils.groupPartitionsByTopic``), the partitions of each topic in their original
     order. That order decides the order of kept partitions in the result of the general builder.
+    Returns ``owned`` itself when it is in that order already (the usual case at scale).
     """
-    if len({tp[0] for tp in owned}) < 2:
+    topic_of = list(map(_topic, owned))
+    first_seen = tuple(dict.fromkeys(topic_of))
+    if len(first_seen) < 2:
         return owned
+    order = _topic_order(first_seen)
+    # grouped by topic already: each topic appears once, or the topic changes once per topic
+    if len(first_seen) == len(topic_of) or sum(map(ne, topic_of, topic_of[1:])) == len(first_seen) - 1:
+        if order == first_seen:
+            return owned
+        if len(owned) == len(first_seen):  # one partition per topic
+            return tuple(map(dict(zip(topic_of, owned, strict=True)).__getitem__, order))
+        groups = {t: tuple(g) for t, g in groupby(owned, key=_topic)}
+        return tuple(chain.from_iterable(map(groups.__getitem__, order)))
     by_topic: dict[str, list[TP]] = {}
     for tp in owned:
         by_topic.setdefault(tp[0], []).append(tp)
-    return tuple(tp for t in hashmap_order(by_topic, compute_if_absent=True) for tp in by_topic[t])
+    return tuple(tp for t in order for tp in by_topic[t])
+
+
+_TOPIC_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _topic_order(first_seen: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``computeIfAbsent`` HashMap order of topics inserted in ``first_seen`` order; members of
+    one group mostly own the same topics, so the order is worked out once per topic list."""
+    order = _TOPIC_ORDERS.get(first_seen)
+    if order is None:
+        if len(_TOPIC_ORDERS) > 4096:
+            _TOPIC_ORDERS.clear()
+        order = _TOPIC_ORDERS[first_seen] = tuple(hashmap_order(first_seen, compute_if_absent=True))
+    return order
 
 
 def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False, kafka_bugs: bool = False,
@@ -61,10 +90,12 @@ def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False, ka
     ``kafka_bugs`` reproduces a Kafka defect that can assign a partition to a member no longer
     subscribed to its topic (see :func:`assignors.sticky.algorithm.sticky_assign`); off by default.
     """
-    members = tuple(dataclasses.replace(m, owned=as_user_data(m.owned)) if len(m.owned) > 1 else m
-                    for m in snapshot.members)
+    members = []
+    for m in snapshot.members:
+        owned = as_user_data(m.owned) if len(m.owned) > 1 else m.owned
+        members.append(m if owned is m.owned else dataclasses.replace(m, owned=owned))
     if any(a is not b for a, b in zip(members, snapshot.members, strict=True)):
-        snapshot = dataclasses.replace(snapshot, members=members)
+        snapshot = dataclasses.replace(snapshot, members=tuple(members))
     result, _transferring = sticky_assign(snapshot, prefer_rack_aware_logic=prefer_rack_aware_logic,
                                           kafka_bugs=kafka_bugs)
     return result

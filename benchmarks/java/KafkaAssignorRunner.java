@@ -17,12 +17,15 @@
  *         time_ns (the assign call only), error (null, or "ExceptionClass: message").
  *
  *   timing --assignor NAME --topics T --partitions P --consumers C --subscription equal|one-single|split|buckets
- *          [--rounds 1|2] [--warmup N] [--warmup-topics K]
+ *          [--rounds 1|2] [--warmup N] [--warmup-topics K] [--repeat R]
  *       Generates the group in Java (names as Kafka's AbstractStickyAssignorTest: "t"/"c" + zero-padded index),
  *       runs N warm-up assignments, then measures the assign call only. Round 2 (as Kafka's scale tests) re-sends
  *       every member but member 0 with the partitions it got in round 1, generation 1. Prints one JSON object:
  *       time_ns per round, peak heap bytes (sum of heap pools' peak usage, reset before the measured call),
- *       heap used before, GC count and time during the measured call.
+ *       heap used before, GC count and time during the measured call. With --repeat R the measured rounds run
+ *       R times in this JVM (each on a fresh assignor instance) and repeat_ns lists each repetition's time
+ *       (all rounds); the other figures are the first repetition's. With --warmup 0, repetition 1 is the cold
+ *       call of a fresh JVM and the later ones, after JIT warm-up, are what a group leader's warm JVM does.
  *
  * Members are put into a java.util.HashMap in input order, as ConsumerCoordinator.onLeaderElected and Kafka's
  * tests do; sticky results can depend on that map's iteration order, so it is reported.
@@ -95,7 +98,8 @@ public final class KafkaAssignorRunner {
         System.err.println("KafkaAssignorRunner: " + why);
         System.err.println("  cases  --assignor NAME --in CASES.json --out RESULTS.json [--map hash|linked]");
         System.err.println("  timing --assignor NAME --topics T --partitions P --consumers C "
-            + "--subscription equal|one-single|split|buckets [--rounds 1|2] [--warmup N] [--warmup-topics K]");
+            + "--subscription equal|one-single|split|buckets [--rounds 1|2] [--warmup N] [--warmup-topics K] "
+            + "[--repeat R]");
         System.exit(2);
     }
 
@@ -413,8 +417,22 @@ public final class KafkaAssignorRunner {
             out.withArray("warmup_ns").add(System.nanoTime() - t0);
         }
 
+        int repeats = Integer.parseInt(opts.getOrDefault("repeat", "1"));
         Generated g = new Generated(assignorName, topicCount, partitionCount, consumerCount, pattern);
-        ArrayNode roundTimes = out.putArray("round_ns");
+        ArrayNode repeatTimes = out.putArray("repeat_ns");
+        ArrayNode repeatRounds = out.putArray("repeat_round_ns");
+        for (int rep = 0; rep < repeats; rep++) {
+            long repTotal = measure(assignorName, g, pattern, rounds, rep == 0 ? out : null, repeatRounds.addArray());
+            repeatTimes.add(repTotal);
+        }
+        System.out.println(JSON.writeValueAsString(out));
+    }
+
+    /** The measured rounds once; their total time. With {@code out}, records per-round times, heap and GC. */
+    private static long measure(String assignorName, Generated g, String pattern, int rounds, ObjectNode out,
+                                ArrayNode roundsOut) throws Exception {
+        ObjectNode sink = out != null ? out : JSON.createObjectNode();
+        ArrayNode roundTimes = sink.putArray("round_ns");
         long peak = 0;
         long gcCount = 0;
         long gcMillis = 0;
@@ -435,6 +453,7 @@ public final class KafkaAssignorRunner {
             long peakNow = heapPeak();
             long[] gc1 = gcTotals();
             roundTimes.add(elapsed);
+            roundsOut.add(elapsed);
             if (r == 0) {
                 heapBefore = before;
             }
@@ -446,18 +465,18 @@ public final class KafkaAssignorRunner {
             for (Assignment a : result.groupAssignment().values()) {
                 assigned += a.partitions().size();
             }
-            out.withArray("assigned_partitions").add(assigned);
+            sink.withArray("assigned_partitions").add(assigned);
         }
         long total = 0;
         for (JsonNode n : roundTimes) {
             total += n.asLong();
         }
-        out.put("time_ns", total);
-        out.put("heap_before_bytes", heapBefore);
-        out.put("peak_heap_bytes", peak);
-        out.put("gc_count", gcCount);
-        out.put("gc_ms", gcMillis);
-        System.out.println(JSON.writeValueAsString(out));
+        sink.put("time_ns", total);
+        sink.put("heap_before_bytes", heapBefore);
+        sink.put("peak_heap_bytes", peak);
+        sink.put("gc_count", gcCount);
+        sink.put("gc_ms", gcMillis);
+        return total;
     }
 
     private static Map<String, Subscription> secondRound(String assignorName, List<String> ids, String pattern,

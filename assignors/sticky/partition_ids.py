@@ -1,0 +1,63 @@
+"""Partitions as integers, so that the per-partition bookkeeping of a million partitions runs in numpy.
+
+Partition ``p`` of the ``k``-th topic in ``String.compareTo`` order has the id ``base[k] + p``; ids in
+increasing order are therefore partitions sorted by topic name, then number, the order in which the
+constrained builder hands out free partitions. Python tuples are made only for the partitions a
+result lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
+
+import numpy as np
+
+from assignors.model import TopicPartition
+
+TP = TopicPartition
+_topic = itemgetter(0)
+_partition = itemgetter(1)
+
+
+class PartitionIds:
+    """The id of every partition of the subscribed topics, and back."""
+
+    def __init__(self, partitions_per_topic: Mapping[str, int], topic_rank: Mapping[str, int]) -> None:
+        self.topics: list[str] = sorted(partitions_per_topic, key=topic_rank.__getitem__)
+        self.index: dict[str, int] = {t: k for k, t in enumerate(self.topics)}
+        counts = [partitions_per_topic[t] for t in self.topics]
+        self.counts = np.array([*counts, 0], dtype=np.int64)  # the extra 0: "no such topic" (index -1)
+        self.base = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.base[1:])
+        self.total = int(self.base[-1])
+        self.base[-1] = 0
+
+    def ids(self, tps: Sequence[TP]) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``tps`` and which of them exist (topic subscribed, 0 <= partition < count).
+
+        Raises ``TypeError``/``OverflowError`` for a partition number that is no machine integer."""
+        n = len(tps)
+        topic = np.fromiter(map(self.index.get, map(_topic, tps), repeat(-1)), np.int64, n)
+        number = np.fromiter(map(_partition, tps), np.int64, n)
+        exists = (number >= 0) & (number < self.counts[topic])
+        return self.base[topic] + number, exists
+
+    def partitions(self, ids: np.ndarray) -> list[TP]:
+        """The partitions of ``ids`` (increasing), as ``(topic, partition)`` tuples in that order."""
+        out: list[TP] = []
+        if not len(ids):
+            return out
+        bounds = np.searchsorted(ids, self.base[1:len(self.topics)], side="left").tolist()
+        start = 0
+        for k, end in enumerate([*bounds, len(ids)]):
+            if end == start:
+                continue
+            topic, count = self.topics[k], int(self.counts[k])
+            if end - start == count:
+                out.extend(zip(repeat(topic), range(count)))
+            else:
+                out.extend(zip(repeat(topic), (ids[start:end] - self.base[k]).tolist()))
+            start = end
+        return out

@@ -62,7 +62,8 @@ def test_the_server_assignor_decides_the_fit_vectors_and_kafkas_assignor_shapes(
     every = [f"t-{p}" for p in range(4)]
     assert shape["fits"] == {"applied": True, "kind": None,
                              "assignment": {"m1": ["t-0", "t-1", "t-2"], "m2": ["t-3"]}}
-    assert shape["empty_group"] == {"applied": False, "kind": "member_gone", "assignment": {}}
+    # no member left to match the recommendation's member ids: not applied, nothing to assign
+    assert shape["empty_group"] == {"applied": False, "kind": "no_identity", "assignment": {}}
     # partitions added: the recommendation misses t-4 and t-5, so uniform spreads all six
     added = shape["partitions_added"]
     assert (added["applied"], added["kind"]) == (False, "partition_missing")

@@ -1,0 +1,91 @@
+"""Closed-loop benchmark: live groups following the rebalancer's recommendations vs Kafka's assignors.
+
+    .venv/bin/python -m benchmarks.loop [--quick] [--repeat N] [--workloads zipf,churn] [--out DIR]
+
+On an embedded three-broker cluster with racks a, b, c (started here, with the Spark session, the real
+streaming job and the trigger feed), each workload of :mod:`benchmarks.loop.workloads` runs once per
+repeat with every strategy side by side (``range``, ``cooperative-sticky``, ``lag``, ``rebalancer``; see
+:mod:`streaming.dev.workload.strategies`), each on its own topics and group with the same production.
+Writes ``loop[-quick].md`` and ``.json`` and one ``loop-<workload>.png`` per workload under the output
+folder (default ``benchmarks/results``) and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.loop import report
+from benchmarks.loop.run import Suite, run_workload
+from benchmarks.loop.workloads import quick_suite, suite
+from streaming.dev.workload.strategies import EXTRA_STRATEGIES, STRATEGIES
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.loop", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="two short workloads (CI size, about 4 minutes)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each workload (median and spread)")
+    ap.add_argument("--workloads", help="comma-separated subset of the suite")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES),
+                    help=f"comma-separated, of {', '.join((*STRATEGIES, *EXTRA_STRATEGIES))}")
+    ap.add_argument("--duration", type=float, help="seconds per workload run (overrides the suite's)")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the table, JSON and plots")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # coordinator moves and slow-loop notices, by the hundred
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
+
+    workloads = quick_suite() if args.quick else suite()
+    if args.workloads:
+        full = suite()
+        workloads = {n: workloads.get(n) or full[n] for n in args.workloads.split(",")}
+    if args.duration:
+        workloads = {n: w.scaled(args.duration) for n, w in workloads.items()}
+    strategies = [s for s in args.strategies.split(",") if s]
+    unknown = set(strategies) - set(STRATEGIES) - set(EXTRA_STRATEGIES)
+    if unknown:
+        ap.error(f"unknown strategies {sorted(unknown)}")
+    stem = "loop-quick" if args.quick else "loop"
+    command = "python -m benchmarks.loop " + shlex.join(argv if argv is not None else sys.argv[1:])
+    started = time.monotonic()
+    runs: dict[str, list[dict[str, Any]]] = {n: [] for n in workloads}
+    with tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work, Suite(Path(work)) as env:
+        print(f"cluster, Spark, job and feed up after {time.monotonic() - started:.0f}s", flush=True)
+        for i in range(args.repeat):
+            for name, w in workloads.items():
+                print(f"run {i + 1}/{args.repeat}: {name} ({w.description})", flush=True)
+                runs[name].append(run_workload(env, w, strategies, say=lambda s: print(s, flush=True)))
+    elapsed = time.monotonic() - started
+    agg = report.aggregate(runs)
+    meta = {"strategies": ", ".join(strategies), "repeats": args.repeat, "wall time": f"{elapsed:.0f} s",
+            "cooperative-sticky": "Kafka 4.3's CooperativeStickyAssignor (assignors/cooperative_sticky.py, "
+                                  "rack-aware) on kafka-python's cooperative protocol",
+            "lag": "grantneale's assignor on the lag its leader reads at each rebalance",
+            "rebalancer": "the streaming job in the loop; RecommendationAssignor (fallback: balanced on the "
+                          "leader's lag) + RejoinOnRecommendation"}
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, results in runs.items():
+        report.plot(name, results, workloads[name].capacity, args.out / f"{stem}-{name}.png")
+    text = report.markdown(workloads, agg, command, meta, stem)
+    (args.out / f"{stem}.md").write_text(text + "\n")
+    (args.out / f"{stem}.json").write_text(json.dumps(
+        {"command": command, "meta": meta, "workloads": {n: w.description for n, w in workloads.items()},
+         "aggregate": agg, "runs": runs,
+         "targets": {n: report.targets(workloads[n], agg[n]) for n in agg}}, indent=1, default=str) + "\n")
+    print(text)
+    print(f"written: {args.out / (stem + '.md')}, {stem}.json, {len(runs)} plot(s); {elapsed:.0f} s in all")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""One consumer group of the closed-loop benchmark: its topics, producers and throttled consumers.
+
+:class:`ThrottledWorker` processes at most ``capacity`` records/s, counted against the clock (a batch of
+``n`` records is done ``n / capacity`` seconds after the previous one, or after now when it was idle),
+so the capacity holds exactly whatever the per-record overhead, as long as the machine keeps up; it
+commits after each batch. A partition listed as stuck is never processed or committed by whoever owns
+it (a poison record): the owner pauses it, and its lag grows with its production.
+
+:class:`BenchGroup` owns the group's topics (one replica per partition, partition ``p`` on the
+``p % 3``-th broker, so every strategy sees the same racks), one :class:`SkewedProducer` per topic
+and the consumers, built with the strategy's assignors (:mod:`streaming.dev.workload.strategies`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from benchmarks.loop.workloads import Workload
+from streaming import kafka_clients
+from streaming.apply import plan
+from streaming.apply.feed import LatestRecommendations
+from streaming.apply.rejoin import RejoinOnRecommendation
+from streaming.config import Config
+from streaming.dev.demo.monitor import GroupMonitor, Sample
+from streaming.dev.workload.consumers import ConsumerWorker, client_id_for, make_consumer
+from streaming.dev.workload.producers import SkewedProducer
+from streaming.dev.workload.reassign import move_replicas
+from streaming.dev.workload.strategies import (
+    RebalanceLog,
+    RecordingRecommendationAssignor,
+    assignors_for,
+    offsets_lag,
+)
+
+log = logging.getLogger(__name__)
+
+REJOIN_INTERVAL_S = 3.0
+
+
+class ThrottledWorker(ConsumerWorker):
+    def __init__(self, make: Callable[[], Any], topics: Sequence[str], capacity: float, client_id: str,
+                 rack: str | None, stuck: frozenset[tuple[str, int]] = frozenset()) -> None:
+        super().__init__(make, topics, capacity, client_id, rack)
+        self.stuck = stuck
+
+    def run(self) -> None:
+        try:
+            self.consumer = self._make()
+            self._await_metadata()
+            self.consumer.subscribe(self.topics)
+            batch = max(1, int(self.rate / 10))
+            due = time.monotonic()
+            while not self._halt.is_set():
+                records = self.consumer.poll(timeout_ms=200, max_records=batch)
+                owned = self.consumer.assignment()
+                self.assigned = {(tp.topic, tp.partition) for tp in owned}
+                if self.stuck:
+                    hold = {tp for tp in owned if (tp.topic, tp.partition) in self.stuck} - self.consumer.paused()
+                    if hold:
+                        self.consumer.pause(*hold)
+                    records = {tp: r for tp, r in records.items() if (tp.topic, tp.partition) not in self.stuck}
+                n = sum(len(r) for r in records.values())
+                if not n:
+                    continue
+                due = max(due, time.monotonic()) + n / self.rate
+                if self._halt.wait(max(0.0, due - time.monotonic())):
+                    break
+                self.processed += n
+                self._commit({tp: recs[-1].offset + 1 for tp, recs in records.items()})
+        except BaseException as e:
+            self.failure = e
+            log.exception("consumer %s failed", self.client_id)
+        finally:
+            if self.consumer is not None:
+                with contextlib.suppress(Exception):
+                    self.consumer.close(autocommit=False, timeout_ms=10000)
+
+
+class BenchMonitor(GroupMonitor):
+    """A :class:`GroupMonitor` that leaves the stuck partitions' lag out of the consumers' lag: no
+    assignment can drain it, and it would hide every other difference."""
+
+    def __init__(self, group: str, t0: float, stuck: frozenset[tuple[str, int]]) -> None:
+        super().__init__(group, t0)
+        self.stuck = stuck
+
+    def observe(self, events: Any, now: float) -> Sample | None:
+        kept = [e for e in events
+                if not (e.get("type") == "lag" and (e.get("topic"), e.get("partition")) in self.stuck)]
+        return super().observe(kept, now)
+
+
+class BenchGroup:
+    def __init__(self, cfg: Config, workload: Workload, strategy: str, group: str,
+                 feed: LatestRecommendations | None = None) -> None:
+        if strategy == "rebalancer" and feed is None:
+            raise ValueError("the rebalancer strategy needs a feed")
+        self.cfg = cfg
+        self.workload = workload
+        self.strategy = strategy
+        self.group = group
+        self.feed = feed
+        self.topics = {t.name: f"{group}-{t.name}" for t in workload.topics}
+        self.stuck = frozenset((self.topics[t], p) for t, p in workload.stuck)
+        self.rebalances = RebalanceLog()
+        self.monitor = BenchMonitor(group, time.monotonic(), self.stuck)
+        self.decisions: list[plan.Decision] = []
+        self.producers: dict[str, SkewedProducer] = {}
+        self.workers: dict[int, ThrottledWorker] = {}
+        self.helpers: dict[int, RejoinOnRecommendation] = {}
+        self._lock = threading.Lock()
+
+    # -- setup -------------------------------------------------------------------------------------
+
+    def create_topics(self, brokers: Sequence[int]) -> None:
+        ring = sorted(brokers)
+        admin = kafka_clients.admin(self.cfg)
+        try:
+            admin.create_topics({self.topics[t.name]: {"assignments": {p: [ring[p % len(ring)]]
+                                                                        for p in range(t.partitions)}}
+                                 for t in self.workload.topics}, wait_for_metadata=True)
+        finally:
+            admin.close()
+
+    def start_consumers(self) -> None:
+        for i in range(self.workload.consumers):
+            self.add_consumer(i)
+
+    def start_producers(self) -> None:
+        for t in self.workload.topics:
+            topic = self.topics[t.name]
+            producer = SkewedProducer(lambda: kafka_clients.producer(self.cfg, linger_ms=20), topic, t.rates)
+            self.producers[t.name] = producer
+            producer.start()
+
+    # -- the group ---------------------------------------------------------------------------------
+
+    def rack_of(self, index: int) -> str:
+        racks = self.workload.racks
+        return racks[index % len(racks)]
+
+    def add_consumer(self, index: int) -> None:
+        rack = self.rack_of(index)
+        client_id = client_id_for(self.group, index, rack)
+        assignors = self._assignors(client_id, rack)
+        worker = ThrottledWorker(
+            lambda: make_consumer(self.cfg, self.group, client_id, rack, assignors, "earliest",
+                                  metadata_max_age_ms=3000),
+            list(self.topics.values()), self.workload.capacity, client_id, rack, self.stuck)
+        with self._lock:
+            self.workers[index] = worker
+        worker.start()
+        if self.strategy == "rebalancer":
+            assert self.feed is not None
+            helper = RejoinOnRecommendation(lambda w=worker: w.consumer, self.feed, self.group,
+                                            min_interval_s=REJOIN_INTERVAL_S)
+            self.helpers[index] = helper.start()
+
+    def _assignors(self, client_id: str, rack: str) -> list[Any]:
+        if self.strategy != "rebalancer":
+            return assignors_for(self.strategy, self.cfg, self.group, client_id, rack, self.rebalances)
+        # the project's setting: recommendations first; when none fits, the balanced fallback on the lag
+        # the leader reads at that rebalance (plan.AUTO with a lag source)
+        return [RecordingRecommendationAssignor(self.feed, self.group, rack, client_id, plan.AUTO,
+                                                offsets_lag(self.cfg, self.group), on_decision=self.decisions.append,
+                                                rebalances=self.rebalances)]
+
+    def stop_consumer(self, index: int) -> None:
+        helper = self.helpers.pop(index, None)
+        if helper is not None:
+            helper.stop()
+        with self._lock:
+            worker = self.workers.pop(index, None)
+        if worker is not None:
+            worker.stop()
+            worker.join(30)
+
+    def assigned(self) -> bool:
+        """Every partition is owned by exactly one running consumer."""
+        want = {(topic, p) for t in self.workload.topics for topic in [self.topics[t.name]]
+                for p in range(t.partitions)}
+        with self._lock:
+            owned = [w.assigned for w in self.workers.values()]
+        return bool(owned) and sum(len(a) for a in owned) == len(want) and set().union(*owned) == want
+
+    def set_rates(self, topic: str, rates: Sequence[float]) -> None:
+        producer = self.producers[topic]
+        for p, r in enumerate(rates):
+            producer.rates[p] = r  # read by the producer's thread at every tick
+
+    def move_replicas(self) -> None:
+        admin = kafka_clients.admin(self.cfg)
+        try:
+            for topic in self.topics.values():
+                move_replicas(admin, topic)
+        finally:
+            admin.close()
+
+    def failures(self) -> list[str]:
+        with self._lock:
+            workers = list(self.workers.values())
+        return [f"{w.client_id}: {w.failure!r}" for w in workers if w.failure is not None] + \
+               [f"producer {p.topic}: {p.failure!r}" for p in self.producers.values() if p.failure is not None]
+
+    def stop(self) -> None:
+        for p in self.producers.values():
+            p.stop()
+        for i in list(self.workers):
+            helper = self.helpers.pop(i, None)
+            if helper is not None:
+                helper.stop()
+        with self._lock:
+            workers = list(self.workers.values())
+            self.workers.clear()
+        for w in workers:
+            w.stop()
+        for w in workers:
+            w.join(30)
+        for p in self.producers.values():
+            p.join(30)

@@ -1,0 +1,223 @@
+"""Running the closed-loop benchmark: one workload with every strategy side by side, and the suite around it
+(the embedded three-broker cluster, the Spark session, the streaming job and the trigger feed, all owned by
+the benchmark).
+
+For one workload: every strategy gets its own topics and group (``loop-<workload>-<strategy>-<tag>``); the
+consumers of all groups start and settle first, then the producers of all groups start together (t = 0)
+with the collector, which feeds every group's monitor and publishes the events of the ``rebalancer``
+group only (the job sees just the group it advises). Events fire for every group at once, in threads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.loop import metrics
+from benchmarks.loop.group import BenchGroup
+from benchmarks.loop.workloads import Workload
+from streaming.apply.feed import RecommendationFeed
+from streaming.config import Config
+from streaming.dev.demo.loop import CollectorThread, loop_config, stop_query
+
+log = logging.getLogger(__name__)
+
+COLLECTOR_INTERVAL_S = 2.0
+SETTLE_TIMEOUT_S = 120.0
+
+
+class PublishingCollector(CollectorThread):
+    """:class:`CollectorThread` that publishes the events of some groups only."""
+
+    def __init__(self, cfg: Config, monitors: Sequence[Any], interval_s: float, publish: Sequence[str]) -> None:
+        super().__init__(cfg, monitors, interval_s, publish=bool(publish))
+        self.published = set(publish)
+
+    def _sink(self, batch: Sequence[dict[str, Any]]) -> None:
+        now = time.monotonic()
+        for m in self.monitors:
+            try:
+                m.observe(batch, now)
+            except Exception:
+                log.exception("monitor of %s failed", m.group)
+        if self.publisher is not None:
+            mine = [e for e in batch if e.get("group") in self.published]
+            if mine:
+                self.publisher.publish(mine)
+
+
+@dataclass
+class Env:
+    cfg: Config
+    feed: RecommendationFeed
+    brokers: list[int]
+    query: Any = None
+
+
+def _all(groups: Sequence[BenchGroup], action: Callable[[BenchGroup], Any]) -> None:
+    """``action`` on every group at the same moment (one thread each); the first failure is raised."""
+    errors: list[BaseException] = []
+
+    def one(g: BenchGroup) -> None:
+        try:
+            action(g)
+        except BaseException as e:  # handed to the caller
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(g,), daemon=True) for g in groups]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    if errors:
+        raise errors[0]
+
+
+def _fire(event: Any, groups: Sequence[BenchGroup]) -> None:
+    if event.kind == "rates":
+        for g in groups:
+            g.set_rates(event.topic, event.rates)
+    elif event.kind == "leave":
+        _all(groups, lambda g: g.stop_consumer(event.index))
+    elif event.kind == "join":
+        _all(groups, lambda g: g.add_consumer(event.index))
+    elif event.kind == "move-replicas":
+        _all(groups, BenchGroup.move_replicas)
+    else:
+        raise ValueError(f"unknown event {event.kind!r}")
+
+
+def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable[[str], None] = print,
+                 tag: str | None = None) -> dict[str, Any]:
+    """One run of ``w``: every strategy side by side; returns figures, curves and events (t in seconds)."""
+    tag = tag or uuid.uuid4().hex[:6]
+    groups = [BenchGroup(env.cfg, w, s, f"loop-{w.name}-{s}-{tag}", env.feed if s == "rebalancer" else None)
+              for s in strategies]
+    ours = next((g for g in groups if g.strategy == "rebalancer"), None)
+    recs: list[tuple[float, dict[str, Any]]] = []
+    if ours is not None:
+        env.feed.add_listener(lambda r: recs.append((time.monotonic(), r)) if r["group"] == ours.group else None)
+    fired: list[tuple[float, str]] = []
+    collector = None
+    try:
+        for g in groups:
+            g.create_topics(env.brokers)
+        for g in groups:
+            g.start_consumers()
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while not all(g.assigned() for g in groups):
+            failures = [f for g in groups for f in g.failures()]
+            if failures:
+                raise RuntimeError(f"workload {w.name}: {failures}")
+            if time.monotonic() > deadline:
+                late = [g.strategy for g in groups if not g.assigned()]
+                raise RuntimeError(f"groups not settled after {SETTLE_TIMEOUT_S:.0f}s: {late}")
+            time.sleep(0.2)
+        t0 = time.monotonic()
+        for g in groups:
+            g.monitor.t0 = t0
+            g.start_producers()
+        collector = PublishingCollector(env.cfg, [g.monitor for g in groups], COLLECTOR_INTERVAL_S,
+                                        [ours.group] if ours is not None else [])
+        collector.start()
+        say(f"  {w.name}: {len(groups)} groups settled, producing for {w.duration_s:.0f}s")
+        pending = sorted(w.events, key=lambda e: e.at)
+        rng = random.Random(w.seed)
+        next_noise = w.noise_every_s if w.noise else float("inf")
+        while (now := time.monotonic() - t0) < w.duration_s:
+            while pending and now >= pending[0].at * w.duration_s:
+                event = pending.pop(0)
+                fired.append((round(time.monotonic() - t0, 2), event.label))
+                say(f"  [{now:5.0f}s] {event.label}")
+                _fire(event, groups)
+            if now >= next_noise:
+                next_noise += w.noise_every_s
+                for topic, rates in w.noisy_rates(rng).items():
+                    for g in groups:
+                        g.set_rates(topic, rates)
+            if env.query is not None and env.query.exception() is not None:
+                raise RuntimeError(f"the streaming query failed: {env.query.exception()}")
+            time.sleep(0.2)
+        collector.stop()
+        collector = None
+        failures = [f for g in groups for f in g.failures()]
+        if failures:
+            raise RuntimeError(f"workload {w.name}: {failures}")
+    finally:
+        if collector is not None:
+            collector.stop()
+        _all(groups, BenchGroup.stop)
+    since = max((t for t, _ in fired), default=0.0)
+    out: dict[str, Any] = {"workload": w.name, "tag": tag, "events": fired, "strategies": {}, "curves": {}}
+    for g in groups:
+        samples = [(s.t, s.max_lag, s.cross_rack) for s in g.monitor.samples]
+        applied = {d.version for d in g.decisions if d.applied}
+        out["strategies"][g.strategy] = metrics.figures(
+            samples, g.rebalances.snapshot(), t0, w.capacity, since, g.stuck,
+            recommendations=len(recs) if g is ours else 0, applied=len(applied))
+        out["curves"][g.strategy] = [(s[0], s[1]) for s in samples]
+    if ours is not None:
+        out["recommendations"] = [{"at_s": round(t - t0, 2), "version": r["version"],
+                                   "triggers": r.get("triggers"), "partitions_moved": r.get("partitions_moved")}
+                                  for t, r in recs]
+    return out
+
+
+@dataclass
+class Suite:
+    """The cluster, Spark, the job and the feed for a whole benchmark run."""
+
+    work: Path
+    trigger_interval: str = "2 seconds"
+    cooldown_s: float = 30.0
+    min_total_lag: int = 200
+
+    def __enter__(self) -> Env:
+        from streaming import config, jvm
+        from streaming.job import query as job_query
+        from streaming.kafka_cluster import KafkaCluster
+        from streaming.spark_session import get_spark
+
+        jvm.resolve()
+        self.cluster = KafkaCluster(brokers=3, base_dir=self.work / "kafka")
+        self.cluster.start()
+        self.spark = self.query = self.printer = self.feed = None
+        try:
+            base = config.load()
+            cfg = dataclasses.replace(
+                base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=self.cluster.bootstrap_servers),
+                spark=dataclasses.replace(base.spark, master="local[2]", conf={
+                    "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}))
+            cfg = loop_config(cfg, str(self.work / "tables"), str(self.work / "checkpoints"),
+                              cooldown_s=self.cooldown_s, trigger_interval=self.trigger_interval,
+                              min_total_lag=self.min_total_lag)
+            self.spark = get_spark(cfg)
+            self.query, self.printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("loop"))
+            self.printer.out = lambda _text: None
+            self.feed = RecommendationFeed(cfg).start()
+            if not self.feed.wait_ready(60):
+                raise RuntimeError("the trigger feed reader did not start")
+            return Env(cfg, self.feed, [n.node_id for n in self.cluster.nodes], self.query)
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.feed is not None:
+                self.feed.stop()
+            if self.query is not None:
+                stop_query(self.query)
+                self.spark.streams.removeListener(self.printer)
+            if self.spark is not None:
+                self.spark.stop()
+        finally:
+            self.cluster.stop()

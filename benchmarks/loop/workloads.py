@@ -1,0 +1,124 @@
+"""The closed-loop benchmark's workloads: topics with per-partition rates, consumers of a known capacity,
+and events at set fractions of the run (rates change, a member leaves or comes back, replicas move).
+
+Every strategy of one workload gets the same rate schedule at the same moments (one driver applies it
+to every group's producers), so they consume the same production side by side. Three consumers on
+racks a, b, c; one replica per partition, partition ``p`` on rack ``"abc"[p % 3]``.
+
+Loads (records/s) against capacity (records/s per consumer; 3 consumers):
+
+- ``zipf``: 12 partitions, 360/s Zipf(1) (p0 116/s, p1 58/s, ...) against 3 x 150: range's first
+  consumer gets 241/s, a count-balanced split 173/s; a rate-aware split fits under 150;
+- ``hot-partition``: 12 x 20/s against 3 x 120; at 1/3 of the run p4 goes to 80/s (300/s in all): its
+  owner under range or round-robin gets 140/s;
+- ``two-topics``: ``big`` 4 partitions 90/50/40/30 /s and ``small`` 16 x 3/s against 3 x 120: range and
+  lag balance each topic alone and give one consumer two of ``big``'s busiest partitions;
+- ``rack-move``: 12 x 20/s against 3 x 120 (no lag problem); at 1/2 every replica moves to the next rack;
+- ``churn``: 12 partitions, 270/s Zipf(1) against 3 x 150; one member leaves at 1/3 and comes back at 2/3
+  (two members, 300/s of capacity, must carry 270/s meanwhile);
+- ``stuck``: ``zipf``'s load at 300/s with p5 stuck (its owner never commits it);
+- ``balanced``: 12 x 20/s against 3 x 120, each partition's rate redrawn every 5 s within +-20%
+  (seeded): nothing should happen.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from streaming.dev.workload.producers import partition_rates
+
+RACKS = ("a", "b", "c")
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    rates: tuple[float, ...]
+
+    @property
+    def partitions(self) -> int:
+        return len(self.rates)
+
+
+@dataclass(frozen=True)
+class Event:
+    at: float
+    """fraction of the run."""
+    kind: str
+    """``rates`` (``topic`` gets ``rates``), ``leave`` / ``join`` (consumer ``index``), ``move-replicas``."""
+    topic: str = ""
+    rates: tuple[float, ...] = ()
+    index: int = 0
+
+    @property
+    def label(self) -> str:
+        return {"rates": "rates change", "leave": f"c{self.index} leaves", "join": f"c{self.index} returns",
+                "move-replicas": "replicas move racks"}.get(self.kind, self.kind)
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    topics: tuple[TopicSpec, ...]
+    capacity: float
+    """records/s each consumer processes at most."""
+    duration_s: float
+    consumers: int = 3
+    racks: tuple[str, ...] = RACKS
+    events: tuple[Event, ...] = ()
+    stuck: tuple[tuple[str, int], ...] = ()
+    noise: float = 0.0
+    """each partition's rate redrawn every ``noise_every_s`` within +-``noise`` of its base rate."""
+    noise_every_s: float = 5.0
+    seed: int = 0
+    skewed: bool = True
+    """a workload where a rate-aware assignment should beat Kafka's (the p95 target applies)."""
+    description: str = ""
+
+    def scaled(self, duration_s: float) -> Workload:
+        import dataclasses
+
+        return dataclasses.replace(self, duration_s=duration_s)
+
+    def noisy_rates(self, rng: random.Random) -> dict[str, tuple[float, ...]]:
+        return {t.name: tuple(r * (1 + rng.uniform(-self.noise, self.noise)) for r in t.rates) for t in self.topics}
+
+
+def _uniform(n: int, rate: float) -> tuple[float, ...]:
+    return tuple([rate] * n)
+
+
+def suite() -> dict[str, Workload]:
+    hot = list(_uniform(12, 20.0))
+    hot[4] = 80.0
+    return {w.name: w for w in (
+        Workload("zipf", (TopicSpec("t", tuple(partition_rates(12, 360.0, zipf=1.0))),), capacity=150.0,
+                 duration_s=120.0, description="Zipf(1) rates, 360/s on 12 partitions, 3 x 150/s"),
+        Workload("hot-partition", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0, duration_s=120.0,
+                 events=(Event(1 / 3, "rates", "t", tuple(hot)),),
+                 description="12 x 20/s, p4 to 80/s at 1/3, 3 x 120/s"),
+        Workload("two-topics", (TopicSpec("big", (90.0, 50.0, 40.0, 30.0)), TopicSpec("small", _uniform(16, 3.0))),
+                 capacity=120.0, duration_s=120.0,
+                 description="big: 4 partitions 210/s; small: 16 partitions 48/s; 3 x 120/s"),
+        Workload("rack-move", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0, duration_s=120.0,
+                 events=(Event(0.5, "move-replicas"),), skewed=False,
+                 description="12 x 20/s, 3 x 120/s; every replica moves to the next rack at 1/2"),
+        Workload("churn", (TopicSpec("t", tuple(partition_rates(12, 270.0, zipf=1.0))),), capacity=150.0,
+                 duration_s=120.0, events=(Event(1 / 3, "leave", index=2), Event(2 / 3, "join", index=2)),
+                 description="Zipf(1) 270/s, 3 x 150/s; c2 leaves at 1/3, returns at 2/3"),
+        Workload("stuck", (TopicSpec("t", tuple(partition_rates(12, 300.0, zipf=1.0))),), capacity=150.0,
+                 duration_s=120.0, stuck=(("t", 5),),
+                 description="Zipf(1) 300/s, 3 x 150/s; p5 never committed by its owner"),
+        Workload("balanced", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0, duration_s=90.0,
+                 noise=0.2, seed=7, skewed=False, description="12 x 20/s +-20% noise every 5 s, 3 x 120/s"),
+    )}
+
+
+QUICK = {"zipf": 75.0, "balanced": 45.0}
+"""``--quick``: these workloads, this long (seconds)."""
+
+
+def quick_suite() -> dict[str, Workload]:
+    full = suite()
+    return {name: full[name].scaled(d) for name, d in QUICK.items()}

@@ -1,0 +1,164 @@
+"""Greedy placement (LPT): partitions one by one, each to the least-loaded (or fewest-partitions)
+subscriber, or, when preferring, to the cheapest of that member, the partition's owner and the
+least-loaded subscriber on each rack holding a replica, as long as it stays within the cap.
+
+Members are kept in *pools*, one per eligibility group and one per (group, rack), ordered by the
+placement key: ``(load, count, tie-break hash, index)`` (by count: ``(count, load, ...)``). Two pool
+kinds answer "who is first" the same way: heaps (keys only grow while partitions are added, so a
+stale entry at the top is refreshed and the top looked at again, and no other heap needs updating),
+and, with many overlapping subscriber sets where the heaps would go stale too often, a vectorised
+argmin over members ordered by tie-break hash.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from .problem import Problem
+from .state import State
+
+
+class _Placer:
+    """The running loads and counts of one placement, and the key members are ordered by."""
+
+    def __init__(self, problem: Problem, st: State, by_count: bool, full: list[int] | None) -> None:
+        self.load: list[float] = st.load.tolist()
+        self.count: list[int] = st.count.tolist()
+        self.tiebreak = problem.tiebreak_list
+        self.by_count = by_count
+        self.full = full
+        self.key = self.count_key if by_count else self.load_key
+
+    def load_key(self, m: int) -> tuple:
+        return (self.load[m], self.count[m], self.tiebreak[m], m)
+
+    def count_key(self, m: int) -> tuple:
+        return (self.count[m], self.load[m], self.tiebreak[m], m)
+
+    def has_room(self, m: int) -> bool:
+        return self.full is None or self.count[m] < self.full[m]
+
+
+class _HeapPools:
+    """Pools as heaps of keys; a member found full at the top leaves the heap for good."""
+
+    def __init__(self, problem: Problem, placer: _Placer, by_rack: bool) -> None:
+        self.key, self.count, self.full = placer.key, placer.count, placer.full
+        key = placer.key
+        self.groups: list[list[tuple]] = [[key(m) for m in ms.tolist()] for ms in problem.group_members]
+        for h in self.groups:
+            heapq.heapify(h)
+        self.racks: dict[tuple[int, int], list[tuple]] = {}
+        if by_rack:
+            for g, ms in enumerate(problem.group_members):
+                for m in ms.tolist():
+                    r = problem.member_rack_list[m]
+                    if r >= 0:
+                        self.racks.setdefault((g, r), []).append(key(m))
+            for h in self.racks.values():
+                heapq.heapify(h)
+
+    def top(self, pool: list[tuple]) -> int:
+        key, count, full = self.key, self.count, self.full
+        while True:
+            entry = pool[0]
+            m = entry[-1]
+            if full is not None and count[m] >= full[m] and len(pool) > 1:
+                heapq.heappop(pool)  # full for good: counts only grow here
+                continue
+            k = key(m)
+            if entry == k:
+                return m
+            heapq.heapreplace(pool, k)
+
+
+def _in_tiebreak_order(members: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    return members[np.lexsort((members, tiebreak[members]))]
+
+
+class _ArgminPools:
+    """Pools as arrays of members in tie-break order; the first has the least value (count or load)."""
+
+    def __init__(self, problem: Problem, placer: _Placer, by_rack: bool) -> None:
+        self.placer = placer
+        self.value = np.array(placer.count if placer.by_count else placer.load, dtype=np.float64)
+        tiebreak, member_rack = problem.tiebreak, problem.member_rack
+        self.groups = [_in_tiebreak_order(ms, tiebreak) for ms in problem.group_members]
+        self.racks: dict[tuple[int, int], np.ndarray] = {}
+        if by_rack:
+            for g, ms in enumerate(problem.group_members):
+                for r in np.unique(member_rack[ms]).tolist():
+                    if r >= 0:
+                        self.racks[(g, r)] = _in_tiebreak_order(ms[member_rack[ms] == r], tiebreak)
+
+    def top(self, pool: np.ndarray) -> int:
+        return int(pool[np.argmin(self.value[pool])])
+
+    def placed(self, m: int) -> None:
+        """Member ``m`` took a partition: its new value, or out of the running once full."""
+        placer = self.placer
+        self.value[m] = placer.count[m] if placer.by_count else placer.load[m]
+        if placer.full is not None and placer.count[m] >= placer.full[m]:
+            self.value[m] = np.inf
+
+
+def place(problem: Problem, st: State, order: list[int], cap: float, prefer: bool, by_count: bool,
+          full: list[int] | None = None) -> None:
+    """Place the partitions of ``order`` one by one into ``st`` (see the module docstring).
+
+    ``by_count``: the fewest-partitions member first (for zero-load partitions; a preferred member
+    may then hold up to the fair share, or as many as the first one), else the least loaded (a
+    preferred member must stay within ``cap``). ``full[m]``: member ``m`` takes no more partitions
+    once it holds that many, unless it is the only subscriber left.
+    """
+    if not order:
+        return
+    placer = _Placer(problem, st, by_count, full)
+    by_rack = prefer and problem.rack_aware
+    # With many overlapping subscriber sets the heaps go stale too often: argmin is cheaper then.
+    many_groups = sum(len(ms) for ms in problem.group_members) > 4 * problem.n_members + 64
+    pools = (_ArgminPools if many_groups else _HeapPools)(problem, placer, by_rack)
+    refresh = many_groups  # heaps refresh lazily: only the argmin pools need telling
+    racks_of_group = [[r for r in range(problem.n_racks) if (g, r) in pools.racks]
+                      for g in range(len(problem.group_members))]
+    fair_share = -(-problem.n_parts // problem.n_members) if problem.n_classes == 1 else 0
+    part_load, part_group, rack_mask = problem.part_load_list, problem.part_group_list, problem.rack_mask
+    owner, cost, key = problem.owner_list, problem.cost, placer.key
+    load, count = placer.load, placer.count
+    for p in order:
+        load_p = part_load[p]
+        g = part_group[p]
+        m = pools.top(pools.groups[g])
+        if prefer:
+            cost_m = cost(p, m)
+            if cost_m > 0:
+                # Candidates must stay within the limit (on counts or on loads).
+                if by_count:
+                    limit, held = max(count[m], fair_share - 1), count
+                else:
+                    limit, held = cap - load_p, load
+                best = (cost_m, key(m))
+                o = owner[p]
+                if o >= 0 and o != m and held[o] <= limit and placer.has_room(o):
+                    k = (cost(p, o), key(o))
+                    if k < best:
+                        best, m = k, o
+                mask = rack_mask[p]
+                if by_rack and mask:
+                    for r in racks_of_group[g]:
+                        if (mask >> r) & 1:
+                            c = pools.top(pools.racks[(g, r)])
+                            if c != m and held[c] <= limit and placer.has_room(c):
+                                k = (cost(p, c), key(c))
+                                if k < best:
+                                    best, m = k, c
+        load[m] += load_p
+        count[m] += 1
+        if refresh:
+            pools.placed(m)
+        st.member_of[p] = m
+        st.held[m].add(p)
+    st.load[:] = load
+    st.count[:] = count

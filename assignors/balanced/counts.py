@@ -54,7 +54,7 @@ def enforce_count_bound(problem: Problem, st: State, window: Window) -> None:
             parts = st.movable(int(ms[i]), problem.pinned)
             parts = parts[np.argsort(problem.part_load[parts], kind="stable")][: int(give[i])]
             moving += parts.tolist()
-        _place_lightest_first(problem, st, moving, ms, take)
+        _to_least_loaded(problem, st, moving, ms, take)
 
 
 def _give_and_take(problem: Problem, st: State, ms: np.ndarray, lo: np.ndarray,
@@ -84,7 +84,7 @@ def _give_and_take(problem: Problem, st: State, ms: np.ndarray, lo: np.ndarray,
     return give, take
 
 
-def _place_lightest_first(problem: Problem, st: State, moving: list[int], ms: np.ndarray,
+def _to_least_loaded(problem: Problem, st: State, moving: list[int], ms: np.ndarray,
                           take: np.ndarray) -> None:
     """``moving``, heaviest first, each to the least-loaded member of ``ms`` still to take some."""
     part_load = problem.part_load_list

@@ -13,11 +13,16 @@ argmin over members ordered by tie-break hash.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .problem import Problem
 from .state import State
+
+# A member's place in a pool: (load, count, tie-break, index), or (count, load, ...) by count.
+Key = tuple[float, float, int, int]
 
 
 class _Placer:
@@ -31,26 +36,40 @@ class _Placer:
         self.full = full
         self.key = self.count_key if by_count else self.load_key
 
-    def load_key(self, m: int) -> tuple:
+    def load_key(self, m: int) -> Key:
         return (self.load[m], self.count[m], self.tiebreak[m], m)
 
-    def count_key(self, m: int) -> tuple:
+    def count_key(self, m: int) -> Key:
         return (self.count[m], self.load[m], self.tiebreak[m], m)
 
     def has_room(self, m: int) -> bool:
         return self.full is None or self.count[m] < self.full[m]
 
 
-class _HeapPools:
+class _Pools:
+    """The pool of each eligibility group (``groups[g]``) and of each (group, rack) (``racks``)."""
+
+    groups: list[Any]
+    racks: dict[tuple[int, int], Any]
+
+    def top(self, pool: Any) -> int:
+        """The first member of ``pool`` by the placement key."""
+        raise NotImplementedError
+
+    def placed(self, m: int) -> None:
+        """Member ``m`` took a partition (nothing to do for pools that refresh lazily)."""
+
+
+class _HeapPools(_Pools):
     """Pools as heaps of keys; a member found full at the top leaves the heap for good."""
 
     def __init__(self, problem: Problem, placer: _Placer, by_rack: bool) -> None:
         self.key, self.count, self.full = placer.key, placer.count, placer.full
         key = placer.key
-        self.groups: list[list[tuple]] = [[key(m) for m in ms.tolist()] for ms in problem.group_members]
+        self.groups: list[list[Key]] = [[key(m) for m in ms.tolist()] for ms in problem.group_members]
         for h in self.groups:
             heapq.heapify(h)
-        self.racks: dict[tuple[int, int], list[tuple]] = {}
+        self.racks: dict[tuple[int, int], list[Key]] = {}
         if by_rack:
             for g, ms in enumerate(problem.group_members):
                 for m in ms.tolist():
@@ -60,7 +79,7 @@ class _HeapPools:
             for h in self.racks.values():
                 heapq.heapify(h)
 
-    def top(self, pool: list[tuple]) -> int:
+    def top(self, pool: list[Key]) -> int:
         key, count, full = self.key, self.count, self.full
         while True:
             entry = pool[0]
@@ -78,7 +97,7 @@ def _in_tiebreak_order(members: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     return members[np.lexsort((members, tiebreak[members]))]
 
 
-class _ArgminPools:
+class _ArgminPools(_Pools):
     """Pools as arrays of members in tie-break order; the first has the least value (count or load)."""
 
     def __init__(self, problem: Problem, placer: _Placer, by_rack: bool) -> None:
@@ -119,7 +138,7 @@ def place(problem: Problem, st: State, order: list[int], cap: float, prefer: boo
     by_rack = prefer and problem.rack_aware
     # With many overlapping subscriber sets the heaps go stale too often: argmin is cheaper then.
     many_groups = sum(len(ms) for ms in problem.group_members) > 4 * problem.n_members + 64
-    pools = (_ArgminPools if many_groups else _HeapPools)(problem, placer, by_rack)
+    pools: _Pools = (_ArgminPools if many_groups else _HeapPools)(problem, placer, by_rack)
     refresh = many_groups  # heaps refresh lazily: only the argmin pools need telling
     racks_of_group = [[r for r in range(problem.n_racks) if (g, r) in pools.racks]
                       for g in range(len(problem.group_members))]
@@ -135,6 +154,8 @@ def place(problem: Problem, st: State, order: list[int], cap: float, prefer: boo
             cost_m = cost(p, m)
             if cost_m > 0:
                 # Candidates must stay within the limit (on counts or on loads).
+                limit: float
+                held: Sequence[float]
                 if by_count:
                     limit, held = max(count[m], fair_share - 1), count
                 else:

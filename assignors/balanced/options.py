@@ -56,6 +56,8 @@ class BalancedOptions:
 
     @classmethod
     def of(cls, options: BalancedOptions | None = None, **kwargs: Any) -> BalancedOptions:
+        """``options`` (default: the defaults) with ``kwargs`` applied; :class:`TypeError` names an
+        unknown one."""
         base = options if options is not None else cls()
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(kwargs) - known)

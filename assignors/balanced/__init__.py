@@ -123,6 +123,7 @@ __all__ = ["LARGE", "NAME", "PEER_SEED_MAX_PARTITIONS", "SMALL", "BalancedOption
 NAME = "balanced"
 
 
+# Defined here, not in a submodule: the registry finds an assignor's options by ``assign.__module__``.
 def assign(snapshot: GroupSnapshot, options: BalancedOptions | None = None, **kwargs: Any) -> Assignment:
     """Assign ``snapshot``'s partitions; see the package docstring. Options as :class:`BalancedOptions`."""
     return solve(snapshot, BalancedOptions.of(options, **kwargs))

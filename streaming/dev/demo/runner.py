@@ -306,10 +306,11 @@ def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
             result = (demo or Demo)(live, options, spark, out).run()
             try:
                 rows = spark.sql(
-                    f"SELECT version, triggers, before_max_lag, after_max_lag, before_cross_rack, after_cross_rack, "
-                    f"partitions_moved FROM delta.`{result.table}` ORDER BY version").collect()
-                result.lines[-2:-2] = ["  the first query, run now:"] + [
-                    f"    v{r.version} {','.join(r.triggers)}: max lag {r.before_max_lag:,.0f} -> "
+                    f"SELECT `group`, version, triggers, before_max_lag, after_max_lag, before_cross_rack, "
+                    f"after_cross_rack, partitions_moved FROM delta.`{result.table}` ORDER BY `group`, version"
+                ).collect()
+                result.lines[-2:-2] = ["  the first query (with the group), run now:"] + [
+                    f"    {r.group} v{r.version} {','.join(r.triggers)}: max lag {r.before_max_lag:,.0f} -> "
                     f"{r.after_max_lag:,.0f}, cross-rack {r.before_cross_rack} -> {r.after_cross_rack}, "
                     f"{r.partitions_moved} moved" for r in rows]
             except Exception as e:

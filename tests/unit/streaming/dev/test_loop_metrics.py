@@ -1,0 +1,46 @@
+"""The closed-loop benchmark's figures (benchmarks/loop/metrics.py) and the rebalance record they read."""
+
+from __future__ import annotations
+
+from benchmarks.loop import metrics
+from streaming.dev.workload.strategies import RebalanceLog, Received
+
+
+def rec(t: float, gen: int, client: str, *parts: int) -> Received:
+    return Received(t, gen, client, frozenset(("t", p) for p in parts))
+
+
+def test_moves_count_owner_changes_after_start_once_per_cooperative_move():
+    received = [
+        rec(0.0, 1, "a", 0, 1), rec(0.0, 1, "b", 2, 3),        # initial assignment, before t0
+        rec(10.0, 2, "a", 0), rec(10.0, 2, "b", 2, 3),          # round 1: t-1 withheld from its new owner
+        rec(11.0, 3, "a", 0), rec(11.0, 3, "b", 1, 2, 3),       # round 2: it lands on b
+    ]
+    rebalances, moved, per = metrics.moves(received, t0=5.0)
+    assert (rebalances, moved, per) == (2, 1, {("t", 1): 1})
+
+
+def test_drain_time_is_from_the_event_to_staying_under_the_threshold():
+    samples = [(0, 0), (10, 500), (20, 900), (30, 100), (40, 400), (50, 50), (60, 20)]
+    assert metrics.drain_time(samples, since=10, threshold=200) == 40
+    assert metrics.drain_time(samples[:5], since=10, threshold=200) is None
+
+
+def test_figures_ratios_and_combine():
+    samples = [(0.0, 0, 2), (2.0, 300, 2), (4.0, 600, 0), (6.0, 100, 0)]
+    f = metrics.figures(samples, [], t0=0.0, capacity=100.0, since=0.0)
+    assert f["lag_max"] == 600 and f["lag_max_s"] == 6.0 and f["cross_rack_ps"] == 8.0
+    assert f["drain_s"] == 6.0 and f["rebalances"] == 0 and f["stuck_moved"] == 0
+    combined = metrics.combine([f, dict(f, lag_max=800, drain_s=None), dict(f, drain_s=None)])
+    assert combined["lag_max"] == 600 and combined["lag_max_spread"] == [600, 800]
+    assert combined["drain_s"] is None  # two of three never drained
+    r = metrics.ratios({"range": {"lag_p95": 400.0}, "lag": {"lag_p95": 200.0}, "rebalancer": {"lag_p95": 100.0}})
+    assert r["lag_p95"] == {"best": "lag", "ratio": 0.5}
+
+
+def test_rebalance_log_takes_kafka_topic_partitions():
+    from kafka.structs import TopicPartition
+
+    log = RebalanceLog()
+    log.record("c0", 4, [TopicPartition("t", 1)])
+    assert log.snapshot()[0].partitions == frozenset({("t", 1)})

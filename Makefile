@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run smoke test test-unit test-integration lint bench clean java-assignor
+.PHONY: setup run smoke test test-unit test-integration typecheck lint bench clean java-assignor
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (found " + sys.version.split()[0] + "); set PYTHON=/path/to/python3.11")'
@@ -25,7 +25,7 @@ run: setup
 smoke: setup
 	$(BIN)/rebalancer smoke
 
-test: setup
+test: setup typecheck
 	$(BIN)/python -m pytest tests
 
 test-unit: $(STAMP)
@@ -38,6 +38,10 @@ test-integration: setup
 java-assignor: setup
 	mvn -B -q -s conf/maven/settings.xml -Dmaven.repo.local=.cache/m2 -f clients/java/pom.xml package
 	@ls .cache/java/assignor/rebalancer-assignor-*.jar
+
+# mypy over assignors/ and streaming/ ([tool.mypy] in pyproject.toml)
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

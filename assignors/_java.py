@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
+from typing import Generic, TypeVar
 
 _MASK = 0xFFFFFFFF
+H = TypeVar("H", bound=Hashable)
 
 
 def _to_int32(x: int) -> int:
@@ -90,7 +92,7 @@ def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] |
     return sorted(seen, key=lambda k: (spread(fn(k)) & mask, sign * seen[k]))
 
 
-class JavaHashSet:
+class JavaHashSet(Generic[H]):
     """A ``java.util.HashSet`` of hashable values, enough to answer ``iterator().next()``.
 
     ``hash_fn`` gives each value's Java ``hashCode()``. Within a bucket Java keeps insertion order,
@@ -99,20 +101,20 @@ class JavaHashSet:
 
     __slots__ = ("_hash", "_items", "_max", "_seq")
 
-    def __init__(self, hash_fn: Callable[[Hashable], int]) -> None:
-        self._items: dict = {}
+    def __init__(self, hash_fn: Callable[[H], int]) -> None:
+        self._items: dict[H, tuple[int, int]] = {}
         self._seq = 0
         self._max = 0
         self._hash = hash_fn
 
-    def add(self, value: Hashable) -> None:
+    def add(self, value: H) -> None:
         if value not in self._items:
             self._items[value] = (spread(self._hash(value)), self._seq)
             self._seq += 1
             if len(self._items) > self._max:
                 self._max = len(self._items)
 
-    def discard(self, value: Hashable) -> None:
+    def discard(self, value: H) -> None:
         self._items.pop(value, None)
 
     def __len__(self) -> int:
@@ -121,7 +123,7 @@ class JavaHashSet:
     def __contains__(self, value: object) -> bool:
         return value in self._items
 
-    def first(self):
+    def first(self) -> H:
         """What ``iterator().next()`` returns; ``KeyError`` when empty."""
         if not self._items:
             raise KeyError("empty set")

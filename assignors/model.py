@@ -83,18 +83,18 @@ class GroupSnapshot:
             seen.add(m.member_id)
         if self.replica_racks is not None:
             for topic, racks in self.replica_racks.items():
-                count = self.topics.get(topic)
-                if count is not None and len(racks) != count:
+                expected = self.topics.get(topic)
+                if expected is not None and len(racks) != expected:
                     raise InvalidSnapshot(
-                        f"replica_racks.{topic}", f"has {len(racks)} entries for {count} partitions"
+                        f"replica_racks.{topic}", f"has {len(racks)} entries for {expected} partitions"
                     )
         for name, per_topic in (("lag", self.lag), ("produce_rate", self.produce_rate),
                                 ("consume_rate", self.consume_rate)):
             for topic, values in per_topic.items():
-                count = self.topics.get(topic)
-                if count is not None and len(values) != count:
+                expected = self.topics.get(topic)
+                if expected is not None and len(values) != expected:
                     raise InvalidSnapshot(f"{name}.{topic}",
-                                          f"has {len(values)} entries for {count} partitions")
+                                          f"has {len(values)} entries for {expected} partitions")
 
     # -- derived views -------------------------------------------------------------------------------
 

@@ -88,7 +88,8 @@ class _TopicState:
         self.ptr = 0  # every partition below ptr is assigned
         self.rack_queues: dict[str, list[int]] = {}
         consumer_racks = {r for r in racks if r is not None}
-        self.part_racks: list[frozenset[str]] | None = None
+        # each partition's replica racks; built only when some consumer has a rack, and read only for such one
+        self.part_racks: list[frozenset[str]] = []
         self.needs_rack = False
         if consumer_racks:
             distinct: dict[tuple, frozenset[str]] = {}
@@ -124,7 +125,7 @@ class _TopicState:
 
     def rack_match(self, ci: int, p: int) -> bool:
         rack = self.racks[ci]
-        return rack is None or rack in self.part_racks[p]  # type: ignore[index]
+        return rack is None or rack in self.part_racks[p]
 
     def first_unassigned(self, k: int) -> list[int]:
         owner, n, p = self.owner, self.n, self.ptr
@@ -179,7 +180,7 @@ def _assign_co_partitioned(states: list[_TopicState], n: int) -> None:
     queues: dict[str | None, list[int]] = {}
     for ci in range(size - 1, -1, -1):
         queues.setdefault(first.racks[ci], []).append(ci)
-    rackless = queues.pop(None, None)
+    rackless = queues.pop(None, [])
     removed = 0
     for p in range(n):
         best = size
@@ -191,7 +192,7 @@ def _assign_co_partitioned(states: list[_TopicState], n: int) -> None:
         for rack, queue in queues.items():
             if not queue or queue[-1] > best:
                 continue
-            if not all(rack in st.part_racks[p] for st in states):  # type: ignore[index]
+            if not all(rack in st.part_racks[p] for st in states):
                 continue
             while queue and first.max_assignable(queue[-1]) == 0:
                 queue.pop()
@@ -288,7 +289,7 @@ def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> As
     if use_rack_aware:
         by_consumers: dict[tuple, dict[int, list[_TopicState]]] = {}
         for st in states:
-            size = len(st.part_racks) if st.part_racks is not None else 0
+            size = len(st.part_racks)
             key = (tuple(st.consumers), tuple(st.racks))
             by_consumers.setdefault(key, {}).setdefault(size, []).append(st)
         for groups in by_consumers.values():

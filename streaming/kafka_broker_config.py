@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from streaming import jvm
 from streaming.errors import KafkaClusterError
@@ -60,9 +61,9 @@ def build_jar(timeout_s: float = 600.0) -> Path:
 class ServerAssignorCluster(KafkaCluster):
     """A :class:`KafkaCluster` whose brokers load ServerAssignor (``jar``: built if not given)."""
 
-    def __init__(self, *args: object, jar: Path | None = None, trigger_topic: str = "rebalancer.triggers",
-                 **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, jar: Path | None = None, trigger_topic: str = "rebalancer.triggers",
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.jar = jar or assignor_jar() or build_jar()
         self.extra_config = {**server_assignor_config(trigger_topic), **self.extra_config}
 

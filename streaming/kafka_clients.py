@@ -100,7 +100,7 @@ def ensure_rebalancer_topics(cfg: Config) -> None:
     times with exponential backoff (one warning line each), then ends in :class:`KafkaUnreachableError`."""
     from kafka.errors import KafkaError
 
-    topics = {
+    topics: dict[str, dict[str, Any]] = {
         cfg.kafka.lag_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
         cfg.kafka.metadata_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1},
         cfg.kafka.trigger_topic: {"num_partitions": 1, "replication_factor": -1,

@@ -159,9 +159,9 @@ class RecommendationFeed(LatestRecommendations):
         consumer = None
         try:
             consumer = self._consumer()
-            parts = None
+            parts: set[int] = set()
             while not self._stop.is_set():
-                parts = consumer.partitions_for_topic(self.topic)
+                parts = consumer.partitions_for_topic(self.topic) or set()
                 if parts:
                     break
                 log.info("trigger feed %s does not exist yet; waiting", self.topic)

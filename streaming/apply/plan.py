@@ -305,7 +305,7 @@ def fallback_assignment(members: Sequence[Member], topics: Mapping[str, int], fa
         if name == "range":
             raise
         name, result = "range", registry.assign("range", snapshot)
-    out = {m.member_id: [] for m in members}
+    out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
     out.update({k: sorted(v) for k, v in result.items()})
     return name, out
 

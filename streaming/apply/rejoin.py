@@ -88,7 +88,7 @@ class RejoinOnRecommendation:
         rec = self.feed.latest(self.group)
         reason = plan.rejoin_reason(rec, assignor.considered, set(assignor.owned), _member_id(consumer),
                                     consumer.config.get("client_id"), consumer.config.get("group_instance_id"))
-        if reason is None:
+        if reason is None or rec is None:  # (no reason without a recommendation)
             return None
         last = max(assignor.assigned_at, self.last_request or float("-inf"))
         if now - last < self.min_interval_s:

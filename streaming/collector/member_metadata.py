@@ -245,7 +245,8 @@ def _pairs(items: Any) -> list[tuple[str, int]]:
             topic, parts = item[0], item[1]
         else:
             topic, parts = getattr(item, "topic", None), getattr(item, "partitions", None)
-        out.extend((topic, int(p)) for p in parts or ())
+        if isinstance(topic, str):  # an entry without a topic name says nothing we can use
+            out.extend((topic, int(p)) for p in parts or ())
     return out
 
 

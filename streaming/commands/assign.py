@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
     data = _read(args.input)
     single = isinstance(data, dict)
+    items: list[tuple[int | None, Any]]
     if single:
         items = [(None, data)]
     elif isinstance(data, list):
@@ -175,11 +176,13 @@ def _compact(tps: list[list]) -> str:
     parts = []
     for t, ps in by_topic.items():
         ps = sorted(ps)
-        runs, start = [], ps[0]
+        runs: list[str] = []
+        start = ps[0]
         for a, b in zip(ps, [*ps[1:], None], strict=True):
-            if b != a + 1:
+            if b is None or b != a + 1:  # a ends a run
                 runs.append(f"{start}" if start == a else f"{start}-{a}")
-                start = b
+                if b is not None:
+                    start = b
         parts.append(f"{t}[{','.join(runs)}]")
     return " ".join(parts) if parts else "-"
 

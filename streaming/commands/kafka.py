@@ -40,6 +40,7 @@ def _up(args: argparse.Namespace) -> int:
         # the assignor's own clients would need the broker's SCRAM credentials (rebalancer.client.*)
         raise KafkaClusterError("--server-assignor runs on a plaintext embedded cluster only; see "
                                 "docs/server-assignor.md for the settings of a secured cluster")
+    cluster: kafka_cluster.KafkaCluster
     if args.server_assignor:
         from streaming.kafka_broker_config import ServerAssignorCluster
 

@@ -16,8 +16,9 @@ def produce(cfg: Config, events: Iterable[dict], raw: Iterable[tuple[bytes | Non
     prod = kafka_clients.producer(cfg)
     try:
         for e in events:
-            key, value = ev.encode(e)
-            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key, value=value)
+            event_key, event_value = ev.encode(e)
+            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=event_key,
+                      value=event_value)
         for key, value in raw:
             prod.send(cfg.kafka.metadata_topic, key=key, value=value)
         prod.flush(60)

@@ -6,14 +6,24 @@ through the JVM's FileSystem, as Spark does for the checkpoint itself, keeps eve
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import SparkSession
 
 
-def _fs_path(spark: SparkSession, location: str, *children: str):
-    jvm = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(location)
+def jvm(spark: SparkSession) -> Any:
+    """The session's JVM gateway (py4j); a Spark Connect session has none."""
+    gateway = spark._jvm
+    if gateway is None:
+        raise RuntimeError("this needs a classic SparkSession with a JVM (not Spark Connect)")
+    return gateway
+
+
+def _fs_path(spark: SparkSession, location: str, *children: str) -> tuple[Any, Any]:
+    jvm_ = jvm(spark)
+    path = jvm_.org.apache.hadoop.fs.Path(location)
     for child in children:
-        path = jvm.org.apache.hadoop.fs.Path(path, child)
+        path = jvm_.org.apache.hadoop.fs.Path(path, child)
     return path.getFileSystem(spark._jsc.hadoopConfiguration()), path
 
 
@@ -35,10 +45,9 @@ def read_text(spark: SparkSession, location: str, *children: str) -> str | None:
     fs, path = _fs_path(spark, location, *children)
     if not fs.exists(path):
         return None
-    jvm = spark._jvm
     stream = fs.open(path)
     try:
-        data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+        data = jvm(spark).org.apache.commons.io.IOUtils.toByteArray(stream)
     finally:
         stream.close()
     return bytes(data).decode()

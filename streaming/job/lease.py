@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 from pyspark.sql import SparkSession
 
@@ -63,8 +63,18 @@ def holder_state(holder: dict[str, Any] | None, modified_ms: int | None, now_ms:
     return "held"
 
 
-def describe(holder: dict[str, Any]) -> str:
+def describe(holder: dict[str, Any] | None) -> str:
+    if holder is None:
+        return "nobody (the file is gone)"
     return f"run {holder.get('run_id')} (host {holder.get('host')}, pid {holder.get('pid')})"
+
+
+class _Holder(TypedDict):
+    """Who holds a lease, as its file says (and ``written_ms``)."""
+
+    run_id: str
+    host: str
+    pid: int
 
 
 class Lease:
@@ -74,7 +84,7 @@ class Lease:
         self.spark = spark
         self.checkpoint = checkpoint
         self.timeout_s = timeout_s
-        self.me = {"run_id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid()}
+        self.me: _Holder = {"run_id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid()}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

@@ -94,7 +94,8 @@ def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, policy: Policy
     rows = [{"kind": "rejected", "group": group or None, "rejected": d} for d in cols["detail"][~valid]]
     watermark = _watermark(state)
     late = valid & _at_or_below(cols["ts"], watermark)
-    rows += [_rejected_row(group, _reencoded(cols, i, group, "late", topic_of)) for i in np.flatnonzero(late)]
+    rows += [_rejected_row(group, _reencoded(cols, i, group, "late", topic_of))
+             for i in np.flatnonzero(late).tolist()]
     keep = valid & ~late
     try:
         gs = GroupState.from_bytes(state.get[0]) if state.exists else GroupState(group=group)
@@ -110,7 +111,8 @@ def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, policy: Policy
         return rows + recs
     except Exception as exc:
         reason = internal_error(exc)
-        rows += [_rejected_row(group, _reencoded(cols, i, group, reason, topic_of)) for i in np.flatnonzero(keep)]
+        rows += [_rejected_row(group, _reencoded(cols, i, group, reason, topic_of))
+                 for i in np.flatnonzero(keep).tolist()]
         _keep_timeout(state, timeout_ms, watermark)
         return rows
 

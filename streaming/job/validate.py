@@ -146,11 +146,10 @@ def _fields(df: DataFrame) -> DataFrame:
 
     def kind(name: str) -> Column:
         slow = F.schema_of_variant(_get("v", f"$.{name}"))
-        out = None
-        for kinds in _HOT_SHAPES:
-            value = F.lit(kinds.get(name)).cast("string")
-            out = (F.when(F.col("shape") == _shape(kinds), value) if out is None
-                   else out.when(F.col("shape") == _shape(kinds), value))
+        first, *rest = _HOT_SHAPES
+        out = F.when(F.col("shape") == _shape(first), F.lit(first.get(name)).cast("string"))
+        for kinds in rest:
+            out = out.when(F.col("shape") == _shape(kinds), F.lit(kinds.get(name)).cast("string"))
         return out.otherwise(slow)
 
     df = df.select("*", *(kind(n).alias(f"k_{n}") for n in _SCALARS))

@@ -48,7 +48,9 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
         return events
     if isinstance(events, pd.DataFrame):
         # a nullable integer column as objects: to_numpy() would give float64, inexact past 2**53
-        return {c: events[c].to_numpy(dtype=object, na_value=None) if events[c].dtype.kind == "i"
+        # (pandas takes any scalar as na_value, None included; its stubs list no None)
+        return {c: events[c].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
+                if events[c].dtype.kind == "i"
                 and isinstance(events[c].dtype, pd.api.extensions.ExtensionDtype) else events[c].to_numpy()
                 for c in events.columns}
     rows = list(events)
@@ -129,7 +131,7 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
     meta_by_ts: dict[int, list[dict]] = {}
     meta_rows = np.flatnonzero(~is_lag)
     if len(meta_rows):
-        metadata = [_metadata_event(cols, i) for i in meta_rows]
+        metadata = [_metadata_event(cols, i) for i in meta_rows.tolist()]
         whole = [e for e in metadata if not event_parts.is_part(e)]
         whole += update.collect_parts(state, [e for e in metadata if event_parts.is_part(e)])
         for e in sorted(whole, key=event_order):

@@ -178,7 +178,7 @@ class LagHistory:
 
     def dense(self, values: np.ndarray, count: int, dtype: type) -> np.ndarray:
         """``values`` (one per row) spread over partitions ``0..count-1``, zero where unobserved."""
-        out = np.zeros(count, dtype=dtype)
+        out: np.ndarray = np.zeros(count, dtype=dtype)
         keep = self.ids < count
         out[self.ids[keep]] = values[keep]
         return out

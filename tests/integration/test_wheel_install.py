@@ -70,6 +70,7 @@ def test_wheel_installed_outside_the_repository_runs_from_any_directory(tmp_path
     names = zipfile.ZipFile(wheel).namelist()
     assert "streaming/_conf/rebalancer.toml" in names and "streaming/_conf/maven/spark/pom.xml" in names
     assert "streaming/_conf/log4j2.properties" in names
+    assert "assignors/py.typed" in names and "streaming/py.typed" in names  # PEP 561: typed packages
     assert not [n for n in names if n.startswith("benchmarks/")]
 
     venv = tmp_path / "venv"

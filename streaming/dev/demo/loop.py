@@ -123,7 +123,8 @@ class GroupRun:
             return strategy(self.feed, o.group, rack=rack, fallback=o.fallback, on_decision=self._decided)
 
         worker = self.workload.add_consumer(rack=rack, assignor=assignors)
-        helper = RejoinOnRecommendation(lambda w=worker: w.consumer, self.feed, o.group,
+        assert self.feed is not None  # __init__ refuses apply without a feed
+        helper = RejoinOnRecommendation(lambda: worker.consumer, self.feed, o.group,
                                         min_interval_s=o.min_rejoin_interval_s)
         self.helpers.append(helper.start())
         return worker
@@ -149,14 +150,6 @@ class GroupRun:
         self.workload.stop()
 
 
-class _Null:
-    def write(self, _: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
-
-
 class CollectorThread:
     """The collector, polling every ``interval_s`` in a daemon thread; publishes (unless ``publish`` is
     False) and feeds each poll to the monitors, then calls ``on_sample(monitor, sample)``."""
@@ -175,7 +168,7 @@ class CollectorThread:
         include = "^(" + "|".join(m.group for m in self.monitors) + ")$"
         self.collector = Collector(cfg, CollectorOptions(interval_s=interval_s, include=include,
                                                          offset_reset="earliest"),
-                                   sink=self._sink, out=_Null())
+                                   sink=self._sink, out=None)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

@@ -130,7 +130,7 @@ class SnapshotAssignor(AbstractPartitionAssignor):
         self.generation: int | None = None
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return self._name
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
@@ -189,7 +189,7 @@ class Recording(AbstractPartitionAssignor):
         self.version = inner.version
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return self.inner.name
 
     def supported_protocols(self) -> list[RebalanceProtocol]:

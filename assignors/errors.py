@@ -4,8 +4,8 @@
 imports nothing of ``streaming``), so every package can derive from it. Each package keeps its own
 errors beside its code, all subclasses of it:
 
-- ``assignors/errors.py`` (this module): :class:`AssignorError` and the snapshot, assignment and name
-  errors; ``assignors/sticky/errors.py``: the sticky algorithm's own;
+- ``assignors/errors.py`` (this module): :class:`AssignorError` and the snapshot, assignment, option and
+  name errors; ``assignors/sticky/errors.py``: the sticky algorithm's own;
 - ``streaming/errors.py``: set-up, Kafka, configuration and the job's fatal errors (the CLI prints any
   :class:`RebalancerError` as one line and exits with its ``exit_status``);
 - ``streaming/state/errors.py``, ``streaming/collector/errors.py``, ``streaming/apply/errors.py``.
@@ -42,6 +42,15 @@ class InvalidSnapshot(AssignorError, ValueError):
 
 class InvalidAssignment(AssignorError, ValueError):
     """An assignment breaks a rule of the snapshot it was made for (the message names the partition)."""
+
+
+class InvalidOption(AssignorError, ValueError):
+    """An assignor option is unknown to the assignor, of the wrong type or out of range."""
+
+    def __init__(self, key: str, what: str) -> None:
+        super().__init__(f"{key}: {what}")
+        self.key = key
+        self.what = what
 
 
 class UnknownAssignor(AssignorError, KeyError):

@@ -21,19 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assignors.errors import AssignorError, UnknownAssignor
+from assignors.errors import InvalidOption, UnknownAssignor
 from assignors.model import Assignment, GroupSnapshot
 
 Assignor = Callable[..., Assignment]
-
-
-class InvalidOption(AssignorError, ValueError):
-    """An assignor option is unknown to the assignor, of the wrong type or out of range."""
-
-    def __init__(self, key: str, what: str) -> None:
-        super().__init__(f"{key}: {what}")
-        self.key = key
-        self.what = what
 
 
 @dataclass(frozen=True)

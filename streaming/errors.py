@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from assignors.errors import RebalancerError
 
-__all__ = ["ConfigError", "JobError", "KafkaClusterError", "KafkaUnreachableError", "RebalancerError",
-           "SetupError", "UsageError"]
+__all__ = ["ConfigError", "JobError", "KafkaClusterError", "KafkaSecurityError", "KafkaUnreachableError",
+           "RebalancerError", "SetupError", "UsageError"]
 
 
 class UsageError(RebalancerError):
@@ -36,6 +36,10 @@ class KafkaClusterError(RebalancerError):
 
 class KafkaUnreachableError(RebalancerError):
     """A configured Kafka cluster did not answer within the start retries."""
+
+
+class KafkaSecurityError(RebalancerError):
+    """Kafka refused the credentials, or TLS to it failed: retrying with the same settings cannot help."""
 
 
 class JobError(RebalancerError):

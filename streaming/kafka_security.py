@@ -22,16 +22,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from streaming.errors import RebalancerError
+from streaming.errors import KafkaSecurityError, RebalancerError
 
 log = logging.getLogger(__name__)
 
 REDACTED = "***"
 CHECK_TIMEOUT_S = 10.0
-
-
-class KafkaSecurityError(RebalancerError):
-    """Kafka refused the credentials, or TLS to it failed: retrying with the same settings cannot help."""
 
 
 class Secret(str):

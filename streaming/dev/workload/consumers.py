@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streaming.apply.builtin import BUILTIN_ASSIGNORS, builtin_assignor
+from streaming.collector.member_metadata import client_id_with_rack
 from streaming.config import Config
 from streaming.dev.workload.worker import PausableWorker
 
@@ -38,7 +39,7 @@ def assignors_for(spec: AssignorSpec) -> list[Any]:
 
 
 def client_id_for(group: str, index: int, rack: str | None) -> str:
-    return f"{group}-{index}" + (f"-rack-{rack}" if rack else "")
+    return client_id_with_rack(f"{group}-{index}", rack)
 
 
 def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, assignors: Sequence[Any],

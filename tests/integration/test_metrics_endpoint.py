@@ -1,0 +1,168 @@
+"""``/metrics`` of a real job run and a real collector, scraped over HTTP while they run: the job's figures
+equal the Delta rows it wrote, the collector's equal what ``kafka-consumer-groups`` reports, and every metric
+name the Grafana dashboard (conf/grafana/rebalancer.json) queries is in one of the two scrapes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from streaming import events as ev
+from streaming import exporter
+from streaming.collector import Collector, CollectorOptions
+from streaming.dev.produce import produce
+from streaming.dev.workload import Workload, WorkloadOptions
+from streaming.exporter.metrics import reason_kind
+from streaming.job import query, sinks
+
+from .java_client import consumer_groups, parse_table
+from .test_job import STEP, T0, job_config, lag_poll, member
+
+pytestmark = [pytest.mark.integration, pytest.mark.java]
+
+DASHBOARD = Path(__file__).parents[2] / "conf" / "grafana" / "rebalancer.json"
+
+
+def scrape(url: str) -> tuple[str, dict[tuple[str, tuple], float]]:
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    return text, {(s.name, tuple(sorted(s.labels.items()))): s.value
+                  for fam in text_string_to_metric_families(text) for s in fam.samples}
+
+
+def _events() -> tuple[list[dict], list[tuple[bytes, bytes]]]:
+    two = [member("C0", [("t0", 0), ("t0", 1)]), member("C1", [("t0", 2), ("t0", 3)])]
+    events = [ev.members_event(T0, "skewed", 1, "range", two)]
+    for i in range(6):
+        events += lag_poll(T0 + i * STEP, "skewed", {0: 9000, 1: 8000, 2: 100, 3: 100})
+    parts = lambda racks: [ev.partition_entry(p, 1, [1, 2], r) for p, r in enumerate(racks)]  # noqa: E731
+    events.append(ev.partitions_event(T0, "racks", "t0", parts([["a", "b"], ["b", "c"], ["c", "a"], ["a", "b"]])))
+    events.append(ev.members_event(T0, "racks", 1, "range", [
+        member("A", [("t0", 0), ("t0", 3)], rack="a"), member("B", [("t0", 1)], rack="b"),
+        member("C", [("t0", 2)], rack="c")]))
+    events += lag_poll(T0, "racks", {p: 500 for p in range(4)})
+    events.append(ev.partitions_event(T0 + STEP, "racks", "t0", parts([["b", "c"], ["b", "c"], ["c", "a"],
+                                                                      ["a", "b"]])))
+    events += lag_poll(T0 + STEP, "racks", {p: 500 for p in range(4)})
+    bad = [(b"bad", b"not json"), (b"bad", b"[1, 2]"), (b"bad", json.dumps({"ts": T0, "group": "bad"}).encode())]
+    return events, bad
+
+
+@pytest.fixture(scope="module")
+def job_scrape(spark, cfg):
+    jc = job_config(cfg, uuid.uuid4().hex[:6])
+    jc = dataclasses.replace(jc, metrics=dataclasses.replace(jc.metrics, enabled=True, job_port=0))
+    events, bad = _events()
+    produce(jc, events, bad)
+    stop = threading.Event()
+    done: list = []
+    runner = threading.Thread(target=lambda: done.append(query.run(spark, jc, stop=stop)), daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 300
+        samples: dict = {}
+        while time.monotonic() < deadline:  # until every record is in a completed batch, as the job reports it
+            server = exporter.job_server()
+            if server is not None:
+                text, samples = scrape(server.url)
+                if samples.get(("kafka_rebalancer_job_input_rows_total", ())) == len(events) + len(bad):
+                    break
+            time.sleep(1)
+        else:
+            raise AssertionError(f"the job did not report {len(events) + len(bad)} input rows: {samples}")
+        recs = spark.read.format("delta").load(jc.table_path(sinks.RECOMMENDATIONS)).collect()
+        rejected = spark.read.format("delta").load(jc.table_path(sinks.REJECTED)).collect()
+    finally:
+        stop.set()
+        runner.join(120)
+    assert done, "the job did not stop"
+    return text, samples, recs, rejected, done[0]
+
+
+def test_job_metrics_equal_the_delta_rows(job_scrape):
+    _, s, recs, rejected, batches = job_scrape
+    assert {r["group"] for r in recs} == {"skewed", "racks"}
+    want: dict[tuple[str, str], int] = {}
+    for r in recs:
+        for t in r["triggers"]:
+            want[(r["group"], t)] = want.get((r["group"], t), 0) + 1
+    got = {(dict(k[1])["group"], dict(k[1])["trigger"]): v for k, v in s.items()
+           if k[0] == "kafka_rebalancer_recommendations_total"}
+    assert got == want
+    for g in ("skewed", "racks"):
+        latest = max((r for r in recs if r["group"] == g), key=lambda r: r["version"])
+        label = (("group", g),)
+        assert s[("kafka_rebalancer_last_recommendation_version", label)] == latest["version"]
+        assert s[("kafka_rebalancer_last_recommendation_timestamp_seconds", label)] == pytest.approx(
+            latest["event_time"].timestamp(), abs=0.001)
+        assert s[("kafka_rebalancer_last_recommendation_age_seconds", label)] > 0
+        assert s[("kafka_rebalancer_recommendation_stuck_partitions", label)] == len(latest["stuck_partitions"])
+        for when in ("before", "after"):
+            wl = (("group", g), ("when", when))
+            assert s[("kafka_rebalancer_recommendation_max_member_lag_records", wl)] == latest[f"{when}_max_lag"]
+            assert s[("kafka_rebalancer_recommendation_imbalance_ratio", wl)] == latest[f"{when}_imbalance"]
+            assert s[("kafka_rebalancer_recommendation_cross_rack_partitions", wl)] == latest[f"{when}_cross_rack"]
+    reasons: dict[str, int] = {}
+    for r in rejected:
+        reasons[reason_kind(r["reason"])] = reasons.get(reason_kind(r["reason"]), 0) + 1
+    assert {dict(k[1])["reason"]: v for k, v in s.items() if k[0] == "kafka_rebalancer_job_rejected_rows_total"} \
+        == reasons
+    assert len(rejected) == 3
+    # per batch: the progress lines the job printed (it may run more, empty, batches after the scrape)
+    n = s[("kafka_rebalancer_job_batches_total", ())]
+    assert 0 < n == s[("kafka_rebalancer_job_batch_duration_seconds_count", ())] <= len(batches)
+    assert sum(b["input_rows"] for b in batches[:int(n)]) == s[("kafka_rebalancer_job_input_rows_total", ())]
+    assert s[("kafka_rebalancer_job_state_rows", ())] == batches[int(n) - 1]["groups"] >= 2
+
+
+@pytest.fixture(scope="module")
+def collector_scrape(cfg):
+    name = f"metrics-{uuid.uuid4().hex[:6]}"
+    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0))
+    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=400, zipf=1.2,
+                           consumers=2, consume_rate=60, racks=("a", "b"))
+    with Workload(cfg, opts, out=None) as w, \
+            Collector(mc, CollectorOptions(include=f"^{name}$", interval_s=0.5), out=None) as c:
+        assert w.wait_assigned(120)
+        time.sleep(2)
+        w.pause()
+        c.poll_once()
+        text, samples = scrape(c.export.server.url)
+        assert c.export.server.host == "127.0.0.1"
+        tool = parse_table(consumer_groups(cfg.kafka.bootstrap_servers, "--describe", "--group", name))
+    return name, text, samples, tool
+
+
+def test_collector_metrics_equal_kafka_consumer_groups(collector_scrape):
+    group, _, s, tool = collector_scrape
+    per_member: dict[str, int] = {}
+    for r in tool:
+        per_member[r["CONSUMER-ID"]] = per_member.get(r["CONSUMER-ID"], 0) + int(r["LAG"] or 0)
+    label = (("group", group),)
+    assert s[("kafka_rebalancer_group_max_member_lag_records", label)] == max(per_member.values()) > 0
+    mean = sum(per_member.values()) / len(per_member)
+    assert s[("kafka_rebalancer_group_imbalance_ratio", label)] == pytest.approx(max(per_member.values()) / mean)
+    assert s[("kafka_rebalancer_group_members", label)] == len(per_member) == 2
+    assert s[("kafka_rebalancer_group_partitions", label)] == len(tool) == 6
+    assert s[("kafka_rebalancer_group_topic_lag_records", (("group", group), ("topic", group)))] == \
+        sum(per_member.values())
+    assert s[("kafka_rebalancer_collector_polls_total", ())] == 1
+
+
+def test_the_dashboard_queries_only_exported_names(job_scrape, collector_scrape):
+    exported = {k[0] for k in job_scrape[1]} | {k[0] for k in collector_scrape[2]}
+    dash = json.loads(DASHBOARD.read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    exprs += [v["definition"] for v in dash["templating"]["list"] if v.get("definition")]
+    names = {n for e in exprs for n in re.findall(r"\bkafka_rebalancer_[a-z0-9_]+", e)}
+    assert len(names) >= 20
+    assert sorted(names - exported) == []
+    assert all(p["datasource"]["uid"] == "${datasource}" for p in dash["panels"])

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     agg = report.aggregate(runs)
     meta = {"strategies": ", ".join(strategies), "repeats": args.repeat, "wall time": f"{elapsed:.0f} s",
-            "cooperative-sticky": "Kafka 4.3's CooperativeStickyAssignor (assignors/cooperative_sticky.py, "
+            "cooperative-sticky": "Kafka 4.3's CooperativeStickyAssignor (assignors/sticky/cooperative.py, "
                                   "rack-aware) on kafka-python's cooperative protocol",
             "lag": "grantneale's assignor on the lag its leader reads at each rebalance",
             "rebalancer": "the streaming job in the loop; RecommendationAssignor (fallback: balanced on the "

@@ -3,7 +3,7 @@
 Each strategy is a ``partition_assignment_strategy`` list for one consumer (see :func:`assignors_for`):
 
 - ``range``: kafka-python's own ``RangePartitionAssignor`` (eager);
-- ``cooperative-sticky``: Kafka's ``CooperativeStickyAssignor`` as :mod:`assignors.cooperative_sticky`
+- ``cooperative-sticky``: Kafka's ``CooperativeStickyAssignor`` as :mod:`assignors.sticky.cooperative`
   computes it bit for bit with kafka-clients 4.3, rack-aware (KIP-881), on kafka-python's cooperative
   protocol (KIP-429: a moving partition is withheld one round, its old owner revokes it and rejoins).
   kafka-python's own ``cooperative-sticky`` is cooperative too but sends no rack and ignores racks, so
@@ -30,9 +30,9 @@ from typing import Any
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
-from assignors import cooperative_sticky as coop
 from assignors import lag as grantneale
 from assignors.model import Assignment, GroupSnapshot, Member, partition_lag
+from assignors.sticky import cooperative as coop
 from streaming.apply import plan
 from streaming.apply.assignor import RecommendationAssignor, member_of, replica_racks, topic_partitions
 from streaming.config import Config

@@ -22,7 +22,7 @@ from assignors.scenario import call_assignor, parse_scenario
 ROOT = Path(__file__).resolve().parents[3]
 OVERRIDES = ROOT / "tests" / "data" / "java_overrides.json"
 SCENARIO_FILE = ROOT / "tests" / "data" / "conformance" / "assignor-scenarios.json"
-MODULES = {"sticky": "assignors.sticky", "cooperative-sticky": "assignors.cooperative_sticky"}
+MODULES = {"sticky": "assignors.sticky.eager", "cooperative-sticky": "assignors.sticky.cooperative"}
 
 
 def _load() -> list[dict[str, Any]]:
@@ -84,7 +84,7 @@ def test_conformance(scenario: dict[str, Any], assignor: str) -> None:
         module = importlib.import_module(MODULES[assignor])
         with_transfers = getattr(module, "assign_with_transfers", None)
         if with_transfers is None and assignor == "cooperative-sticky":
-            pytest.fail("assignors.cooperative_sticky has no assign_with_transfers(snapshot, **options)")
+            pytest.fail("assignors.sticky.cooperative has no assign_with_transfers(snapshot, **options)")
     if with_transfers is not None:
         result, transferring = call_assignor(with_transfers, snapshot, options)
     else:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignors import cooperative_sticky, registry
+from assignors import registry
 from assignors.model import GroupSnapshot, Member
 from assignors.sticky import cooperative, sticky_assign
 from assignors.sticky.cooperative import NAME, assign, assign_with_transfers
@@ -87,8 +87,6 @@ def test_registry_and_names():
     assert NAME == "cooperative-sticky"
     assert registry.get("cooperative-sticky") is assign
     assert cooperative.assign_with_transfers is assign_with_transfers
-    # the former module name still answers (tests/unit/assignors/test_conformance.py imports it)
-    assert cooperative_sticky.assign_with_transfers is assign_with_transfers
 
 
 def test_new_member_waits_one_round_for_revoked_partition():

@@ -20,7 +20,9 @@ from typing import Any
 from kafka.protocol.api_message import ApiMessage
 
 import streaming.collector.kip848_schemas as _schemas
-from streaming.collector.member_metadata import Member, RackResolver, normalise_host
+from assignors.model import Member
+from streaming.collector.member_metadata import RackResolver, normalise_host
+from streaming.collector.observed import ObservedMember
 
 CLASSIC = "classic"
 CONSUMER = "consumer"
@@ -52,22 +54,21 @@ def _partitions(assignment: Mapping[str, Any] | None) -> tuple[tuple[str, int], 
     return tuple(sorted(out))
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: int | None = None) -> Member:
-    """A :class:`Member` from one member of a ConsumerGroupDescribe response (its ``to_dict``)."""
+def member_from(described: Mapping[str, Any], racks: RackResolver,
+                group_epoch: int | None = None) -> ObservedMember:
+    """An :class:`ObservedMember` from one member of a ConsumerGroupDescribe response (its ``to_dict``)."""
     client_id = described.get("client_id") or ""
     host = normalise_host(described.get("client_host"))
-    return Member(
+    member = Member(
         member_id=described["member_id"],
-        instance_id=described.get("instance_id"),
-        client_id=client_id,
-        host=host,
         topics=tuple(sorted(set(described.get("subscribed_topic_names") or ()))),
-        assigned=_partitions(described.get("assignment")),
+        instance_id=described.get("instance_id"),
         rack=racks.rack_for(client_id, host, described.get("rack_id")),
-        generation_hint=group_epoch,
-        member_epoch=described.get("member_epoch"),
-        target=_partitions(described.get("target_assignment")),
+        owned=_partitions(described.get("assignment")),
+        client_id=client_id,
     )
+    return ObservedMember(member, host, generation_hint=group_epoch, member_epoch=described.get("member_epoch"),
+                          target=_partitions(described.get("target_assignment")))
 
 
 def group_result(group: Any) -> dict[str, Any]:

@@ -41,8 +41,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streaming import events
+from assignors.model import Member
 from streaming.collector.errors import DecodeError
+from streaming.collector.observed import ObservedMember
 
 RACK_SUFFIX = "-rack-"
 """The client-id convention for a member's rack, ``<name>-rack-<rack>`` (the workload names its consumers
@@ -63,32 +64,6 @@ class Subscription:
     owned_partitions: tuple[tuple[str, int], ...] = ()
     generation_id: int = -1
     rack_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Member:
-    member_id: str
-    instance_id: str | None
-    client_id: str
-    host: str
-    topics: tuple[str, ...]
-    assigned: tuple[tuple[str, int], ...]
-    rack: str | None = None
-    generation_hint: int | None = None
-    member_epoch: int | None = None
-    """KIP-848 members only (ConsumerGroupDescribe); classic members have none."""
-    target: tuple[tuple[str, int], ...] | None = None
-    """KIP-848 members only: the coordinator's target assignment the member reconciles towards."""
-
-    def entry(self) -> dict[str, Any]:
-        entry = events.member_entry(self.member_id, self.topics, self.assigned, instance_id=self.instance_id,
-                                    client_id=self.client_id, host=self.host, rack=self.rack)
-        # optional fields of the members event, present only for KIP-848 members
-        if self.member_epoch is not None:
-            entry["member_epoch"] = int(self.member_epoch)
-        if self.target is not None:
-            entry["target_assigned"] = [[t, int(p)] for t, p in self.target]
-        return entry
 
 
 class _Reader:
@@ -346,18 +321,17 @@ def normalise_host(host: str | None) -> str:
     return (host or "").lstrip("/")
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver) -> Member:
-    """A :class:`Member` from one member dict of kafka-python's ``describe_groups``."""
+def member_from(described: Mapping[str, Any], racks: RackResolver) -> ObservedMember:
+    """An :class:`ObservedMember` from one member dict of kafka-python's ``describe_groups``."""
     sub = subscription_from(described.get("member_metadata"))
     client_id = described.get("client_id") or ""
     host = normalise_host(described.get("client_host"))
-    return Member(
+    member = Member(
         member_id=described["member_id"],
-        instance_id=described.get("group_instance_id"),
-        client_id=client_id,
-        host=host,
         topics=tuple(sorted(set(sub.topics))) if sub else (),
-        assigned=assignment_from(described.get("member_assignment")),
+        instance_id=described.get("group_instance_id"),
         rack=racks.rack_for(client_id, host, sub.rack_id if sub else None),
-        generation_hint=generation_hint(sub),
+        owned=assignment_from(described.get("member_assignment")),
+        client_id=client_id,
     )
+    return ObservedMember(member, host, generation_hint=generation_hint(sub))

@@ -30,7 +30,8 @@ from typing import Any
 
 from assignors.model import TopicPartition as TP
 from streaming.collector import kip848
-from streaming.collector.member_metadata import Member, RackResolver, member_from
+from streaming.collector.member_metadata import RackResolver, member_from
+from streaming.collector.observed import ObservedMember
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class GroupInfo:
     group_id: str
     state: str | None
     protocol: str | None
-    members: list[Member]
+    members: list[ObservedMember]
     group_protocol: str = kip848.CLASSIC
     """``classic`` or ``consumer`` (KIP-848)."""
     epoch: int | None = None
@@ -53,7 +54,7 @@ class GroupInfo:
 
     def subscribed_topics(self) -> set[str]:
         topics = {t for m in self.members for t in m.topics}
-        return topics or {t for m in self.members for t, _ in m.assigned}
+        return topics or {t for m in self.members for t, _ in m.member.owned}
 
     def generation_hint(self) -> int | None:
         hints = [m.generation_hint for m in self.members if m.generation_hint is not None]

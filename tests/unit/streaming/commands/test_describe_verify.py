@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from streaming.collector.member_metadata import Member
+from assignors.model import Member
+from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
 from streaming.commands import describe, verify
 from streaming.exporter import view
@@ -15,8 +16,9 @@ NOW = 1_800_000_000.0
 
 
 def _snap(owners: dict[str, list[int]], state: str = "Stable", epoch: int | None = None) -> ClusterSnapshot:
-    members = [Member(f"{c}-{'0' * 8}-0000-0000-0000-{'0' * 12}", None, c, "10.0.0.1", ("t",),
-                      tuple(("t", p) for p in ps), rack="a") for c, ps in owners.items()]
+    members = [ObservedMember(Member(f"{c}-{'0' * 8}-0000-0000-0000-{'0' * 12}", ("t",), None, "a",
+                                     tuple(("t", p) for p in ps), client_id=c), "10.0.0.1")
+               for c, ps in owners.items()]
     parts = [{"partition_index": p, "leader_id": 1, "replica_nodes": [1]} for p in range(4)]
     return ClusterSnapshot(ts=0, groups={"g": GroupInfo("g", state, "range", members, epoch=epoch)},
                            committed={"g": {("t", p): 1 for p in range(4)}}, topics={"t": parts},

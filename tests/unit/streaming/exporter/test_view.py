@@ -3,14 +3,15 @@ shows when owned or committed; no commit, no lag), cross-rack, members and the r
 
 from __future__ import annotations
 
-from streaming.collector.member_metadata import Member
+from assignors.model import Member
+from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
 from streaming.exporter import view
 
 
 def _snapshot() -> ClusterSnapshot:
-    a = Member("m-a", None, "c-a", "10.0.0.1", ("t",), (("t", 0), ("t", 1)), rack="a")
-    b = Member("m-b", "static-b", "c-b", "10.0.0.2", ("t",), (("t", 2),), rack="b")
+    a = ObservedMember(Member("m-a", ("t",), None, "a", (("t", 0), ("t", 1)), client_id="c-a"), "10.0.0.1")
+    b = ObservedMember(Member("m-b", ("t",), "static-b", "b", (("t", 2),), client_id="c-b"), "10.0.0.2")
     parts = [{"partition_index": p, "leader_id": 1, "replica_nodes": reps}
              for p, reps in enumerate([[1, 2], [2, 3], [3, 1], [1, 2]])]
     return ClusterSnapshot(

@@ -263,7 +263,7 @@ def _build(cls: type, raw: Any, where: str) -> Any:
 
 
 def _coerce(tp: Any, value: Any, where: str) -> Any:
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _build(tp, value, where)
     origin = typing.get_origin(tp)
     if origin is dict:
@@ -316,14 +316,15 @@ def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Conf
             opts = cfg.policy.assignor_options | {option: value} if option else {}
             cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, assignor_options=opts))
         else:
-            sub = getattr(cfg, section, None)
-            if not name or sub is None or not dataclasses.is_dataclass(sub):
+            sub: Any = getattr(cfg, section, None)
+            if not name or sub is None or not dataclasses.is_dataclass(sub) or isinstance(sub, type):
                 raise ConfigError(f"--conf {key}: unknown section {section!r}")
             known = {f.name: f for f in dataclasses.fields(sub)}
             if name not in known:
                 raise ConfigError(f"--conf {key}: unknown setting {name!r} in [{section}]")
             coerced = _coerce(typing.get_type_hints(type(sub))[name], value, f"--conf {key}")
-            cfg = dataclasses.replace(cfg, **{section: dataclasses.replace(sub, **{name: coerced})})
+            changed: dict[str, Any] = {section: dataclasses.replace(sub, **{name: coerced})}
+            cfg = dataclasses.replace(cfg, **changed)
     return cfg
 
 

@@ -69,5 +69,5 @@ class CollectorExport:
         self.server.close()
 
 
-def for_collector(cfg: Config) -> Callable[..., None] | None:
+def for_collector(cfg: Config) -> CollectorExport | None:
     return CollectorExport(cfg) if cfg.metrics.enabled else None

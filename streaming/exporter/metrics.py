@@ -16,6 +16,7 @@ does, ``kafka_rebalancer_group_max_member_lag_seconds`` belongs beside the recor
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -139,7 +140,7 @@ class JobMetrics:
 
         ts = row["event_ts"] / 1000.0
         self.last_rec_time.labels(g).set(ts)
-        self.last_rec_age.labels(g).set_function(lambda ts=ts: max(0.0, time.time() - ts))
+        self.last_rec_age.labels(g).set_function(functools.partial(_age, ts))
         self.last_rec_version.labels(g).set(row["version"])
         for when in ("before", "after"):
             self.rec_max_lag.labels(g, when).set(row[f"{when}_max_lag"] or 0)
@@ -228,3 +229,8 @@ class Server:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def _age(ts: float) -> float:
+    """Seconds since ``ts``, never negative (clocks of collector and job may differ a little)."""
+    return max(0.0, time.time() - ts)

@@ -84,7 +84,7 @@ def supervise(
     base_s: float,
     max_s: float,
     secrets: Iterable[str] = (),
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], object] = time.sleep,
     classify: Callable[[BaseException, bool], bool] = is_fatal,
     stopped: Callable[[], bool] = lambda: False,
 ) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -80,8 +80,8 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
         if diff:
             raise JobError(f"table {name} at {location} does not have the job's schema: {'; '.join(diff)}")
         if cdf:
-            props = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["properties"] or {}
-            if str(props.get("delta.enableChangeDataFeed", "false")).lower() != "true":
+            have = detail(spark, location)["properties"] or {}
+            if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
                                f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
 
@@ -124,9 +124,17 @@ def table_properties(cfg: Config, cdf: bool) -> dict[str, str]:
     return ({"delta.enableChangeDataFeed": "true"} if cdf else {}) | props
 
 
+def detail(spark: SparkSession, location: str) -> Row:
+    """The table's DESCRIBE DETAIL row (one row for any Delta table)."""
+    row = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()
+    if row is None:
+        raise JobError(f"DESCRIBE DETAIL of {location} returned nothing")
+    return row
+
+
 def set_missing_properties(spark: SparkSession, location: str, wanted: dict[str, str]) -> dict[str, str]:
     """Set the properties whose value differs; return them."""
-    have = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["properties"] or {}
+    have = detail(spark, location)["properties"] or {}
     todo = {k: v for k, v in wanted.items() if str(have.get(k, "")).lower() != v.lower()}
     if todo:
         spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES "
@@ -136,14 +144,17 @@ def set_missing_properties(spark: SparkSession, location: str, wanted: dict[str,
 
 def file_count(spark: SparkSession, location: str) -> int:
     """Data files of the table's current version."""
-    return int(spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["numFiles"])
+    return int(detail(spark, location)["numFiles"])
 
 
 def optimize(spark: SparkSession, location: str) -> dict[str, int]:
     """Bin-packing compaction; numFilesAdded / numFilesRemoved."""
     from delta.tables import DeltaTable
 
-    m = DeltaTable.forPath(spark, location).optimize().executeCompaction().first()["metrics"]
+    result = DeltaTable.forPath(spark, location).optimize().executeCompaction().first()
+    if result is None:
+        raise JobError(f"OPTIMIZE of {location} returned no metrics")
+    m = result["metrics"]
     return {"numFilesAdded": int(m["numFilesAdded"]), "numFilesRemoved": int(m["numFilesRemoved"])}
 
 
@@ -167,7 +178,7 @@ def vacuum(spark: SparkSession, location: str, now: bool = False) -> None:
         DeltaTable.forPath(spark, location).vacuum()
         return
     key = "spark.databricks.delta.retentionDurationCheck.enabled"
-    before = spark.conf.get(key, "true")
+    before = spark.conf.get(key, "true") or "true"
     spark.conf.set(key, "false")
     try:
         DeltaTable.forPath(spark, location).vacuum(0.0)
@@ -177,8 +188,7 @@ def vacuum(spark: SparkSession, location: str, now: bool = False) -> None:
 
 def storage_files(spark: SparkSession, location: str) -> int:
     """Parquet files under the table's folder (current or not), through Hadoop's FileSystem."""
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(location)
+    path = hfs.jvm(spark).org.apache.hadoop.fs.Path(location)
     fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
     it = fs.listFiles(path, True)
     count = 0

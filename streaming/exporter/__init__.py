@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from streaming.config import Config

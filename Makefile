@@ -25,7 +25,7 @@ run: setup
 smoke: setup
 	$(BIN)/rebalancer smoke
 
-test: setup typecheck
+test: setup typecheck lint
 	$(BIN)/python -m pytest tests
 
 test-unit: $(STAMP)

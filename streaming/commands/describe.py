@@ -1,6 +1,6 @@
 """``rebalancer describe``: consumer groups as ``kafka-consumer-groups --describe`` shows them, with racks.
 
-One live read with the collector's code (:mod:`streaming.exporter.live`): per partition the tool's columns
+One live read with the collector's code (:mod:`streaming.commands.live`): per partition the tool's columns
 (GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID), then the owner's RACK,
 the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack holds no replica) and
 RECOMMENDED-OWNER, the member id the group's latest recommendation gives the partition to. ``--members``
@@ -22,7 +22,7 @@ MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-I
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from streaming.exporter.live import add_read_args
+    from streaming.commands.live import add_read_args
 
     p = sub.add_parser("describe", help="consumer groups as kafka-consumer-groups --describe shows them, with racks",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
@@ -38,8 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from streaming.commands import live
     from streaming.errors import UsageError
-    from streaming.exporter import live, view
+    from streaming.exporter import view
 
     cfg = live.live_config(load_config(args), args.bootstrap)
     snap = live.read(cfg, args, group=args.group, groups=args.groups)

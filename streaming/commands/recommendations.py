@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             rows = _read_deltalake(local, path, args.group, args.latest, args.limit, strict=args.engine == "deltalake")
     if rows is None:
-        rows = _read_with_spark(cfg, path, args.group, args.latest, args.limit, local)
+        rows = read_with_spark(cfg, path, args.group, args.latest, args.limit, local)
     if args.format == "json":
         print(json.dumps(rows, indent=2, default=str))
     else:
@@ -113,7 +113,7 @@ def _as_spark_collects(row: dict[str, Any]) -> dict[str, Any]:
             for k, v in row.items()}
 
 
-def _read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int, local: Path | None) -> list[dict]:
+def read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int, local: Path | None) -> list[dict]:
     from streaming import jvm
     from streaming.spark_session import get_spark
 

@@ -30,7 +30,7 @@ SETTLED = ("Stable", "Empty")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from streaming.exporter.live import add_read_args
+    from streaming.commands.live import add_read_args
 
     p = sub.add_parser("verify", help="compare a group's live assignment with its latest recommendation",
                        description=__doc__.split("\n\n")[1].replace("\n", " "),
@@ -46,8 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from streaming.commands import live
     from streaming.errors import UsageError
-    from streaming.exporter import live
 
     cfg = live.live_config(load_config(args), args.bootstrap)
     snap = live.read(cfg, args, group=args.group)

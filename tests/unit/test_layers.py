@@ -36,6 +36,10 @@ FORBIDDEN = {
                         "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks"),
     "streaming.collector": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
                             "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks"),
+    # the Prometheus exporter serves the job's and the collector's figures; it reads the collector's
+    # snapshot types but decides nothing and runs no command
+    "streaming.exporter": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
+                           "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks"),
 }
 """package -> what none of its modules may import, anywhere in the module."""
 

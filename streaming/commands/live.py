@@ -84,7 +84,7 @@ def latest_recommendations(cfg: Config, group: str | None = None) -> dict[str, d
         rows = recommendations.read_local(local, group, latest=True, limit=1 << 30)
     else:
         print(f"reading recommendations from {path} through Spark", file=sys.stderr, flush=True)
-        rows = recommendations._read_with_spark(cfg, path, group, True, 1 << 30, None)
+        rows = recommendations.read_with_spark(cfg, path, group, True, 1 << 30, None)
     return {r["group"]: r for r in rows}
 
 

@@ -38,6 +38,8 @@ class Member:
     owned: tuple[TopicPartition, ...] = ()
     generation: int | None = None
     client_id: str | None = None
+    host: str | None = None
+    """where the member connects from, as the coordinator reports it (names a member across rejoins)"""
 
     def __post_init__(self) -> None:
         if not isinstance(self.member_id, str) or not self.member_id:

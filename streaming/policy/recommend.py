@@ -134,14 +134,14 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0
-    by_id = {m["member_id"]: m for m in state.members or []}
+    by_id = {m.member_id: m for m in state.members or []}
     rec = Recommendation(
         group=state.group, version=state.version, event_ts=ts, generation=state.generation, triggers=triggers,
         assignor=policy.assignor,
         assignment=[
-            {"member_id": mid, "instance_id": by_id.get(mid, {}).get("instance_id"),
-             "client_id": by_id.get(mid, {}).get("client_id"), "rack": by_id.get(mid, {}).get("rack"),
-             "partitions": sorted(parts)}
+            {"member_id": mid, "instance_id": by_id[mid].instance_id if mid in by_id else None,
+             "client_id": by_id[mid].client_id if mid in by_id else None,
+             "rack": by_id[mid].rack if mid in by_id else None, "partitions": sorted(parts)}
             for mid, parts in sorted(proposed.items())
         ],
         before=_figures(before), after=_figures(after), lower_bound=after.lower_bound,

@@ -18,9 +18,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from assignors.model import Member
 
 
 @dataclass
@@ -44,17 +46,16 @@ class Changes:
         return out
 
 
-def member_identity(member: Mapping[str, Any]) -> str:
+def member_identity(member: Member) -> str:
     """What a member is across rejoins: its static id, else client id @ host, else its member id."""
-    if member.get("instance_id"):
-        return f"instance:{member['instance_id']}"
-    if member.get("client_id"):
-        return f"client:{member['client_id']}@{member.get('host') or ''}"
-    return f"member:{member['member_id']}"
+    if member.instance_id:
+        return f"instance:{member.instance_id}"
+    if member.client_id:
+        return f"client:{member.client_id}@{member.host or ''}"
+    return f"member:{member.member_id}"
 
 
-def joined_and_left(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]
-                    ) -> tuple[list[str], list[str]]:
+def joined_and_left(old: Iterable[Member], new: Iterable[Member]) -> tuple[list[str], list[str]]:
     """(joined, left) member identities, sorted."""
     before = {member_identity(m) for m in old}
     after = {member_identity(m) for m in new}

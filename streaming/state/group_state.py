@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from assignors.model import Member
 from streaming.state.errors import UnreadableState
 from streaming.state.lag_history import LagHistory
 
@@ -50,8 +51,9 @@ class GroupState:
     """Latest event time seen (ms)."""
     generation: int | None = None
     protocol: str | None = None
-    members: list[dict[str, Any]] | None = None
-    """The newest ``members`` event's members; None until the first one (the baseline)."""
+    members: list[Member] | None = None
+    """The newest ``members`` event's members, by member id (``owned``: what each holds now); None until the
+    first one (the baseline). Saved as the JSON objects the state layout has always held."""
     members_ts: int | None = None
     """``ts`` of the members event held: with ``generation``, the order key older events lose against."""
     partitions: dict[str, list[PartitionMeta]] = field(default_factory=dict)
@@ -76,7 +78,7 @@ class GroupState:
     # -- views ---------------------------------------------------------------------------------
 
     def subscribed_topics(self) -> list[str]:
-        return sorted({t for m in self.members or [] for t in m["topics"]})
+        return sorted({t for m in self.members or [] for t in m.topics})
 
     def partition_count(self, topic: str) -> int:
         """From the topic's partitions event, else implied by its lag rows (0 if implausibly large)."""
@@ -93,6 +95,7 @@ class GroupState:
 
     def to_bytes(self) -> bytes:
         header: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "lag"}
+        header["members"] = None if self.members is None else [member_json(m) for m in self.members]
         header["partitions"] = {t: [[m.leader, m.replicas, m.racks] for m in parts]
                                 for t, parts in self.partitions.items()}
         header["lag"] = [[t, h.rows, h.depth] for t, h in self.lag.items()]
@@ -123,6 +126,20 @@ class GroupState:
             # the observations already counted: a re-sent one of them must not count again
             header["skew_ts"] = max((int(h.ts.max()) for h in lag.values() if h.ts.size), default=0)
             header["skew_prev"] = max(header.get("skew_streak", 0) - 1, 0)
+        if header.get("members") is not None:
+            header["members"] = [member_from_json(m) for m in header["members"]]
         header["partitions"] = {t: [PartitionMeta(*m) for m in parts] for t, parts in header["partitions"].items()}
         header["counters"] = dict.fromkeys(COUNTERS, 0) | header.get("counters", {})
         return cls(lag=lag, **header)
+
+
+def member_json(m: Member) -> dict[str, Any]:
+    """A member as the state's header keeps it (the layout's field names; ``assigned`` = owned)."""
+    return {"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id, "host": m.host,
+            "rack": m.rack, "topics": list(m.topics), "assigned": [[t, p] for t, p in m.owned]}
+
+
+def member_from_json(m: dict[str, Any]) -> Member:
+    return Member(member_id=m["member_id"], topics=tuple(m["topics"]), instance_id=m.get("instance_id"),
+                  rack=m.get("rack"), owned=tuple((str(t), int(p)) for t, p in m["assigned"]),
+                  client_id=m.get("client_id"), host=m.get("host"))

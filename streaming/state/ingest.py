@@ -98,10 +98,10 @@ class Owners:
 
     @classmethod
     def of(cls, state: GroupState) -> Owners:
-        members = [m for m in state.members or [] if m["topics"]]
+        members = [m for m in state.members or [] if m.topics]
         owned: dict[str, tuple[list[int], list[int]]] = {}
         for i, m in enumerate(members):
-            for t, p in m["assigned"]:
+            for t, p in m.owned:
                 parts, who = owned.setdefault(t, ([], []))
                 parts.append(int(p))
                 who.append(i)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from assignors.model import GroupSnapshot, Member
+from assignors.model import GroupSnapshot
 from streaming.state.group_state import GroupState
 
 
@@ -38,18 +40,12 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
             t: [tuple(meta.racks) for meta in state.partitions[t]] if t in state.partitions else [()] * n
             for t, n in topics.items()
         }
+    # what each holds, within the partitions that exist now; the group's generation for every member
     members = tuple(
-        Member(
-            member_id=m["member_id"],
-            topics=tuple(m["topics"]),
-            instance_id=m.get("instance_id"),
-            rack=m.get("rack"),
-            owned=tuple((t, int(p)) for t, p in m["assigned"] if t in topics and int(p) < topics[t]),
-            generation=state.generation,
-            client_id=m.get("client_id"),
-        )
+        dataclasses.replace(m, owned=tuple((t, p) for t, p in m.owned if t in topics and p < topics[t]),
+                            generation=state.generation)
         for m in state.members
-        if m["topics"]
+        if m.topics
     )
     if not members:
         return None

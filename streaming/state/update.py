@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from assignors.model import Member
 from streaming import event_parts
 from streaming.events import LAG, MEMBERS, PARTITIONS
 from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
@@ -121,24 +122,17 @@ def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray, 
 
 def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> None:
     members = e["members"] if isinstance(e["members"], list) else json.loads(e["members"])
-    members = [
-        {
-            "member_id": m["member_id"],
-            "instance_id": m.get("instance_id"),
-            "client_id": m.get("client_id"),
-            "host": m.get("host"),
-            "rack": m.get("rack"),
-            "topics": sorted(m.get("topics") or []),
-            "assigned": sorted([str(t), int(p)] for t, p in (m.get("assigned") or [])),
-        }
-        for m in members
-    ]
-    members.sort(key=lambda m: m["member_id"])
+    held = sorted((
+        Member(member_id=m["member_id"], topics=tuple(sorted(m.get("topics") or [])),
+               instance_id=m.get("instance_id"), rack=m.get("rack"),
+               owned=tuple(sorted((str(t), int(p)) for t, p in (m.get("assigned") or []))),
+               client_id=m.get("client_id"), host=m.get("host"))
+        for m in members), key=lambda m: m.member_id)
     if state.members is not None:
-        joined, left = joined_and_left(state.members, members)
+        joined, left = joined_and_left(state.members, held)
         changes.joined += joined
         changes.left += left
-    state.members = members
+    state.members = held
     state.members_ts = int(e["ts"])
     state.generation = int(e["generation"]) if e.get("generation") is not None else None
     state.protocol = e.get("protocol")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from assignors.model import Member
 from streaming.state import changes, stuck
 
 
@@ -10,4 +11,4 @@ def test_pieces():
     assert not stuck.is_stuck([[1, 5, 9], [2, 6, 10], [3, 6, 12]], 3)
     assert not stuck.is_stuck([[1, 5, 5], [2, 5, 5], [3, 5, 5]], 3)  # no lag: idle, not stuck
     assert changes.rack_changes([["a", "b"]], [["b", "a"]]) == []
-    assert changes.member_identity({"member_id": "m", "instance_id": "i"}) == "instance:i"
+    assert changes.member_identity(Member("m", ("t",), instance_id="i")) == "instance:i"

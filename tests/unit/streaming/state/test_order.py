@@ -33,7 +33,7 @@ def test_an_older_members_event_after_a_newer_one_is_ignored_and_counted():
     # the generation-1 event re-sent after generation 2: no spurious "C2 left" and nothing recommended
     state, recs = batches([TWO], state=state)
     assert recs == []
-    assert {m["member_id"] for m in state.members} == {"C0", "C1", "C2"} and state.generation == 2
+    assert {m.member_id for m in state.members} == {"C0", "C1", "C2"} and state.generation == 2
     assert state.counters["late_metadata"] == 1
     # the held event again is a duplicate, not a change
     state, recs = batches([newer], state=state)

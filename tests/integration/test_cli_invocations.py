@@ -155,6 +155,7 @@ def test_bench_speed_times_ours_beside_kafkas_java() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     row = next((line.split() for line in done.stdout.splitlines() if line.startswith("range ")), None)
     assert row is not None and row[1] == "split-2k", done.stdout
-    # a 2,000-partition range assignment takes milliseconds: the figures exist, Java's included
-    assert float(row[2]) >= 0 and float(row[5]) >= 0 and row[6].endswith("M")
+    # a 2,000-partition range assignment takes milliseconds: the figures exist, cold and warm, Java's included
+    # (columns: assignor case, ours cold/warm, Java cold/warm, ratio to warm Java, our RSS, ...)
+    assert all(float(v) >= 0 for v in row[2:7]) and row[7].endswith("M")
     assert "Java: kafka-clients 4.3.1" in done.stdout

@@ -117,12 +117,10 @@ def _by_client(described: dict, key: str) -> dict[str, set]:
 def test_a_kip848_group_on_the_server_assignor_takes_the_jobs_recommendation(server, tmp_path):
     from streaming.apply.feed import RecommendationFeed
     from streaming.dev.demo.loop import CollectorThread, loop_config, stop_query
-    from streaming.dev.demo.monitor import GroupMonitor
+    from streaming.dev.demo.monitor import GroupMonitor, final_max_lag
     from streaming.dev.workload import Workload, WorkloadOptions
     from streaming.job import query as job_query
     from streaming.spark_session import get_spark
-
-    from .test_java_loop import final_max_lag
 
     base = config.load()
     cfg = dataclasses.replace(

@@ -131,6 +131,13 @@ class GroupMonitor:
         return next((m for m in self.marks if m.kind == kind and m.t >= after), None)
 
 
+def final_max_lag(samples: list[Sample], window_s: float = 6.0) -> float:
+    """The mean of the group's max consumer lag over the samples of the last ``window_s`` seconds: what a
+    run ends with, less noisy than the last sample alone."""
+    last = [s.max_lag for s in samples if s.t >= samples[-1].t - window_s]
+    return sum(last) / len(last)
+
+
 def peak(samples: list[Sample]) -> Sample | None:
     return max(samples, key=lambda s: s.max_lag, default=None)
 

@@ -26,7 +26,7 @@ smoke: setup
 	$(BIN)/rebalancer smoke
 
 test: setup typecheck lint
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --durations=15
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not integration and not java"

@@ -159,7 +159,11 @@ class JavaGroup:
     def start(self) -> JavaGroup:
         o = self.options
         for i in range(o.consumers):
-            rack = o.racks[i % len(o.racks)] if o.racks else ""
+            # The range baseline runs without client.rack: Kafka's RangeAssignor is rack-aware when members
+            # have racks (KIP-881), and with one replica per partition its split would then follow the topic's
+            # random replica placement, skewed in one run and not in the next. Without racks it is the plain
+            # contiguous split, the same in every run.
+            rack = o.racks[i % len(o.racks)] if o.racks and o.apply else ""
             self.members.append(JavaConsumer(*self._args, o.group, o.topic, rack, client_id_for(o.group, i, rack),
                                              self.assignor, o.consume_rate, self._log_dir, self._on_line))
         return self

@@ -27,7 +27,7 @@ from pyspark.sql.types import StructType
 from streaming.config import Config
 from streaming.errors import JobError
 from streaming.job import hfs
-from streaming.job.sinks import RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
+from streaming.job.sinks import ADDED_COLUMNS, RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,8 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             log.info("created table %s at %s", name, location)
             continue
         expected = spark.createDataFrame([], ddl).schema
+        if name == RECOMMENDATIONS:
+            add_new_columns(spark, location)
         diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
         if diff:
             raise JobError(f"table {name} at {location} does not have the job's schema: {'; '.join(diff)}")
@@ -84,6 +86,16 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
                                f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+
+
+def add_new_columns(spark: SparkSession, location: str) -> None:
+    """Add the columns the recommendations table gained since it was created (sinks.ADDED_COLUMNS)."""
+    have = {f.name for f in spark.read.format("delta").load(location).schema.fields}
+    missing = {n: t for n, t in ADDED_COLUMNS.items() if n not in have}
+    if missing:
+        spark.sql(f"ALTER TABLE delta.`{location}` ADD COLUMNS "
+                  f"({', '.join(f'{n} {t}' for n, t in missing.items())})")
+        log.info("table %s: added column(s) %s", location, ", ".join(missing))
 
 
 def version_floors(spark: SparkSession, cfg: Config, checkpoint: str) -> dict[str, int]:

@@ -205,3 +205,15 @@ def test_verify_says_awaiting_approval_rejected_or_observed():
     assert verify.verify(_snap(live), "g", _rec(live, 900) | {"mode": "approve"}, 120, NOW,
                          feed_rec)["status"] == "applied"
     assert verify.verify(_snap(live), "g", _rec(other, 900) | {"mode": None}, 120, NOW)["status"] == "diverged"
+
+
+def test_recommendations_table_shows_the_mode():
+    import datetime as dt
+
+    from streaming.commands.recommendations import render_table
+
+    row = {"group": "g", "version": 1, "event_time": dt.datetime(2026, 1, 1), "triggers": ["lag_skew"],
+           "before_max_lag": 2, "after_max_lag": 1, "before_imbalance": 2, "after_imbalance": 1,
+           "before_cross_rack": 0, "after_cross_rack": 0, "partitions_moved": 1}
+    lines = render_table([row | {"mode": "observe"}, row]).splitlines()
+    assert lines[0].split()[-1] == "mode" and lines[1].split()[-1] == "observe" and lines[2].split()[-1] == "auto"

@@ -79,6 +79,7 @@ def job_args(cfg: Config, tables: str, checkpoint: str, trigger_topic: str, per_
         "kafka.metadata_topic": cfg.kafka.metadata_topic, "kafka.trigger_topic": trigger_topic,
         "paths.tables": tables, "job.max_offsets_per_trigger": str(per_trigger), "job.query_name": "chaos",
         "job.watermark_delay": "2 minutes", "policy.cooldown_s": "60",
+        "policy.mode": "auto",  # the feed is compared with the table: every recommendation must be published
         "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
     }
     args = [sys.executable, "-m", "streaming.cli", "run", "--available-now", "--checkpoint", checkpoint]

@@ -254,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers),
             paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
             spark=dataclasses.replace(base.spark, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"}),
+            policy=dataclasses.replace(base.policy, mode=config.AUTO),  # the feed write is part of what is measured
         )
         query.ensure_topics(cfg)
         sampler = MemorySampler(set(cluster.pids()))

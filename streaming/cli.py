@@ -19,7 +19,7 @@ from streaming.errors import RebalancerError
 DISTRIBUTION = "kafka-rebalancer"  # the name in pyproject.toml
 # Order is the order of --help.
 COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "recommendations", "describe", "verify",
-            "maintain", "assign", "bench")
+            "approve", "reject", "maintain", "assign", "bench")
 
 
 def version() -> str:

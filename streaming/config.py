@@ -11,6 +11,7 @@ Overrides come as ``--conf key=value``:
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 import types
 import typing
@@ -23,6 +24,8 @@ from streaming.paths import CHECKPOINTS_DIR, CONF_DIR, DATA_DIR, join_location
 
 DEFAULT_FILE = CONF_DIR / "rebalancer.toml"
 EMBEDDED = "embedded"
+OBSERVE, APPROVE, AUTO = "observe", "approve", "auto"
+MODES = (OBSERVE, APPROVE, AUTO)
 
 # kafka.* settings whose values must never reach a log line
 SECRET_HINTS = ("password", "jaas", "secret", "token", "key")
@@ -99,6 +102,14 @@ class PolicySettings:
     """Options of ``assignor`` as ``assignors.registry`` declares them (``[policy.assignor_options]``,
     ``--conf policy.assignor_options.KEY=VALUE``). Where the assignor takes ``horizon_s``, it defaults to
     ``rate_horizon_s``; the before/after figures always use ``rate_horizon_s``."""
+    mode: str = OBSERVE
+    """What happens to a recommendation: ``observe`` (the table only, never published for application),
+    ``approve`` (published as a proposal that ``rebalancer approve`` turns into one the apply helpers act on),
+    ``auto`` (published for application at once). ``observe`` by default: a first run against production
+    groups shows what it would do and moves nothing."""
+    mode_overrides: dict[str, str] = field(default_factory=dict)
+    """Group-id regex -> mode (``[policy.mode_overrides]``, ``--conf policy.mode_overrides.REGEX=MODE``); the
+    first regex, in the order written, that matches anywhere in the group id (``re.search``) wins."""
 
     def __post_init__(self) -> None:
         # Checked at load, so a typo fails `rebalancer run` at once rather than every recommendation.
@@ -115,6 +126,22 @@ class PolicySettings:
                     " (to switch assignor, clear the table first: --conf policy.assignor_options=)")
             raise ConfigError(f"policy.assignor_options.{e}{hint}") from None
         object.__setattr__(self, "assignor_options", typed)
+        if self.mode not in MODES:
+            raise ConfigError(f"policy.mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        for pattern, mode in self.mode_overrides.items():
+            if mode not in MODES:
+                raise ConfigError(f"policy.mode_overrides.{pattern}: {mode!r} is not one of {', '.join(MODES)}")
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ConfigError(f"policy.mode_overrides: {pattern!r} is not a regular expression: {e}") from None
+
+    def mode_for(self, group: str) -> str:
+        """The mode of ``group``: the first override whose regex matches it, else ``mode``."""
+        for pattern, mode in self.mode_overrides.items():
+            if re.search(pattern, group):
+                return mode
+        return self.mode
 
     def assignor_kwargs(self) -> dict[str, Any]:
         """The keyword options the recommendation's assignor is called with."""
@@ -308,6 +335,13 @@ def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Conf
         elif section == "kafka" and not _is_field(KafkaSettings, name):
             opts = cfg.kafka.options | {name: value}
             cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, options=opts))
+        elif section == "policy" and name.partition(".")[0] == "mode_overrides":
+            # policy.mode_overrides.REGEX=MODE adds one (after those of the file); policy.mode_overrides= clears
+            pattern = name.partition(".")[2]
+            if not pattern and value:
+                raise ConfigError(f"--conf {key}: expected policy.mode_overrides.REGEX=MODE")
+            modes = cfg.policy.mode_overrides | {pattern: value} if pattern else {}
+            cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, mode_overrides=modes))
         elif section == "policy" and name.partition(".")[0] == "assignor_options":
             # policy.assignor_options.KEY=VALUE sets one option; policy.assignor_options= clears them all
             option = name.partition(".")[2]

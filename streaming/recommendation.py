@@ -8,7 +8,15 @@ Trigger feed message (topic ``kafka.trigger_topic``, compacted, key = group id, 
                      "partitions": [["orders", 0], ["orders", 3]]}],
      "before": {"max_member_lag": 9000, "imbalance": 1.8, "cross_rack_partitions": 2},
      "after": {"max_member_lag": 5200, "imbalance": 1.04, "cross_rack_partitions": 0},
-     "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": []}
+     "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": [],
+     "status": "auto"}
+
+``status`` follows the group's ``policy.mode``: ``auto`` (apply it), ``proposed`` (mode ``approve``: wait for
+a decision). ``rebalancer approve`` / ``reject`` re-publish the same recommendation under the same key with
+``approved`` / ``rejected`` (and ``decided_at``, epoch ms), so the compacted topic keeps the decision, the
+latest record of the key. Apply helpers act only on ``auto`` and ``approved``; a value without ``status``
+(written before modes existed) counts as ``auto``. Mode ``observe`` publishes nothing (its rows in Delta
+have ``mode = observe``).
 
 The feed is at-least-once (Spark's Kafka sink): a replayed batch can send a message twice, with the same
 ``recommendation_id``; consumers keep the highest ``version`` per group.
@@ -22,6 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 FEED_SCHEMA_VERSION = 1
+AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = "auto", "proposed", "approved", "rejected", "observed"
+STATUSES = (AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED)
+ACTIONABLE = (AUTO, APPROVED)
+"""The statuses the apply helpers act on."""
+STATUS_OF_MODE = {"auto": AUTO, "approve": PROPOSED, "observe": OBSERVED}
 
 # Columns of the pandas rows the stateful step emits (and of the Delta table, where the JSON columns
 # become typed nested columns).
@@ -30,7 +43,7 @@ OUTPUT_SCHEMA = (
     "triggers STRING, trigger_details STRING, assignor STRING, assignment STRING, "
     "before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE, "
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE, "
-    "stuck_partitions STRING, feed_value STRING"
+    "stuck_partitions STRING, feed_value STRING, mode STRING"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 
@@ -61,6 +74,8 @@ class Recommendation:
     partitions_moved: int
     lag_moved: float
     stuck_partitions: list[tuple[str, int]]
+    mode: str = "auto"
+    """``policy.mode`` of the group when it was made (observe, approve, auto)."""
 
     @property
     def id(self) -> str:
@@ -74,6 +89,7 @@ class Recommendation:
             "before": self.before, "after": self.after, "lower_bound": self.lower_bound,
             "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
             "stuck_partitions": [list(tp) for tp in self.stuck_partitions],
+            "status": STATUS_OF_MODE[self.mode],
         }
 
     def to_row(self) -> dict[str, Any]:
@@ -94,4 +110,5 @@ class Recommendation:
             "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
             "stuck_partitions": json.dumps([{"topic": t, "partition": p} for t, p in self.stuck_partitions]),
             "feed_value": json.dumps(self.feed_message(), separators=(",", ":"), sort_keys=True),
+            "mode": self.mode,
         }

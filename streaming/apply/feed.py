@@ -1,7 +1,10 @@
 """The latest recommendation of each group, read from the compacted trigger feed in the background.
 
 :class:`LatestRecommendations` is the pure part: it keeps the highest ``version`` per group (the feed is
-at-least-once, and a compacted topic can be read from the start at any time). :class:`RecommendationFeed`
+at-least-once, and a compacted topic can be read from the start at any time), whatever its status; at the
+same version a decision (``approved``, ``rejected``) replaces the proposal or the earlier decision, and
+nothing else replaces a decision (a replayed proposal cannot undo an approval). Whether the latest record
+may be applied is :func:`streaming.apply.plan.actionable`'s call, made by the apply helpers. :class:`RecommendationFeed`
 fills it from Kafka in a daemon thread with a consumer that never joins a group (``group_id=None`` and
 ``assign()``), so reading the feed cannot disturb any consumer group, and commits nothing.
 """
@@ -13,8 +16,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from streaming.apply.plan import parse_recommendation
+from streaming.apply.plan import parse_recommendation, status_of
 from streaming.config import Config
+from streaming.recommendation import APPROVED, REJECTED
 from streaming.text import printable
 
 log = logging.getLogger(__name__)
@@ -27,6 +31,12 @@ MAX_VERSION_STEP = 1000
 larger jump is a forged or corrupt message that would otherwise pin the group (consumers keep the highest
 version). Only the trigger feed's ACL truly stops a forger; this keeps one bad message from winning."""
 MAX_LOGGED_REASONS = 100
+
+
+def _replaces(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    if new["version"] != old["version"]:
+        return bool(new["version"] > old["version"])
+    return status_of(new) in (APPROVED, REJECTED) and status_of(new) != status_of(old)
 
 
 class LatestRecommendations:
@@ -57,7 +67,7 @@ class LatestRecommendations:
             return None
         with self._lock:
             old = self._latest.get(rec["group"])
-            if old is not None and old["version"] >= rec["version"]:
+            if old is not None and not _replaces(rec, old):
                 return None
             if old is not None and rec["version"] - old["version"] > self.max_version_step:
                 jump = f"version jumps from {old['version']} to {rec['version']} (at most +{self.max_version_step})"
@@ -85,6 +95,7 @@ class LatestRecommendations:
             log.debug("trigger feed: recommendation skipped: %s", reason)
 
     def latest(self, group: str) -> dict[str, Any] | None:
+        """The group's latest record, whatever its status (see :func:`streaming.apply.plan.actionable`)."""
         with self._lock:
             return self._latest.get(group)
 

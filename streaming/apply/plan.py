@@ -36,7 +36,8 @@ from assignors import registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot, Member, TopicPartition
 from streaming.apply.errors import DoesNotFit, InvalidRecommendation
-from streaming.recommendation import recommendation_id
+from streaming.recommendation import ACTIONABLE, STATUSES, recommendation_id
+from streaming.recommendation import AUTO as AUTO_STATUS
 from streaming.text import printable
 
 USER_DATA_KEY = "rebalancer"
@@ -168,6 +169,9 @@ def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, An
     if "recommendation_id" in rec and rec["recommendation_id"] != recommendation_id(rec["group"], version):
         raise InvalidRecommendation(f"recommendation_id {printable(rec['recommendation_id'], 40)} is not the id "
                                     f"of version {version} of this group")
+    if "status" in rec and rec["status"] not in STATUSES:
+        raise InvalidRecommendation(f"recommendation status must be one of {', '.join(STATUSES)}, "
+                                    f"got {printable(rec['status'], 40)}")
     if not isinstance(rec["assignment"], list):
         raise InvalidRecommendation("recommendation assignment must be a list")
     for entry in rec["assignment"]:
@@ -182,6 +186,16 @@ def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, An
                     and 0 <= tp[1] <= MAX_PARTITION):
                 raise InvalidRecommendation(f"partition {printable(tp, 80)} is not [topic, partition]")
     return rec
+
+
+def status_of(rec: Mapping[str, Any]) -> str:
+    """The record's status; ``auto`` for a value without one (written before modes existed)."""
+    return str(rec.get("status") or AUTO_STATUS)
+
+
+def actionable(rec: Mapping[str, Any] | None) -> bool:
+    """True when the apply helpers may act on ``rec``: status ``auto`` or ``approved``."""
+    return rec is not None and status_of(rec) in ACTIONABLE
 
 
 def _entry_label(entry: Mapping[str, Any]) -> str:
@@ -318,6 +332,11 @@ def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[Member],
         reason = "no recommendation for the group yet"
     elif rec.get("group") not in (None, group):
         reason = f"recommendation is for group {rec.get('group')!r}, not {group!r}"
+    elif not actionable(rec):
+        # not "considered": its approval (same version) must still make members ask for a rebalance
+        reason = f"recommendation v{rec['version']} is {status_of(rec)}, not approved"
+        name, assignment = fallback_assignment(members, topics, fallback, replica_racks, lag)
+        return Decision(assignment, "fallback", name, reason)
     else:
         try:
             assignment = recommended_assignment(rec, members, topics)
@@ -355,10 +374,11 @@ def rejoin_reason(rec: Mapping[str, Any] | None, considered: int | None, owned: 
     """Why this member should ask for a rebalance for ``rec``, or None when it should not.
 
     Only a recommendation newer than the one the leader last considered, whose part for this member
-    differs from what the member owns now. (Every member runs this check, so a recommendation that
+    differs from what the member owns now, and only one the helpers may act on (``auto`` or ``approved``,
+    never a proposal or a rejection). (Every member runs this check, so a recommendation that
     changes anything makes at least one member ask.) A recommendation without a part for this member is
     left to the leader to judge at the next rebalance."""
-    if rec is None or considered is None or owned is None:
+    if rec is None or considered is None or owned is None or not actionable(rec):
         return None
     version = int(rec.get("version") or 0)
     if version <= considered:

@@ -148,7 +148,7 @@ def render_table(rows: list[dict]) -> str:
     if not rows:
         return "no recommendations"
     head = ["group", "ver", "event time", "triggers", "max lag before -> after", "imbalance", "cross-rack",
-            "moved"]
+            "moved", "mode"]
     lines = [head]
     for r in rows:
         lines.append([
@@ -156,6 +156,7 @@ def render_table(rows: list[dict]) -> str:
             f"{r['before_max_lag']:,.0f} -> {r['after_max_lag']:,.0f}",
             f"{r['before_imbalance']:.2f} -> {r['after_imbalance']:.2f}",
             f"{r['before_cross_rack']} -> {r['after_cross_rack']}", str(r["partitions_moved"]),
+            r.get("mode") or "auto",  # NULL: a row from before modes, when every recommendation was published
         ])
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines)

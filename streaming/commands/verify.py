@@ -11,7 +11,11 @@ id, then client id). The answer, and the exit status:
 - ``diverged`` (4): it fits, the group settled on something else (the differences are listed);
 - ``superseded`` (5): it no longer fits the group (a member left or joined, a partition was added): a new
   recommendation is due, and the apply helpers would not use this one;
-- no recommendation for the group (6).
+- no recommendation for the group (6);
+- not applied and not to be: ``awaiting approval`` (7, made in ``approve`` mode, not approved yet with
+  ``rebalancer approve``), ``rejected`` (8, ``rebalancer reject``), ``observed`` (9, made in ``observe`` mode:
+  never published for application). The status of an ``approve`` recommendation is read from the trigger
+  feed, where approvals live; an approved one is pending or diverged as above, counted from its approval.
 """
 
 from __future__ import annotations
@@ -23,9 +27,14 @@ import time
 from typing import Any
 
 from streaming.commands._common import add_config_args, load_config
+from streaming.config import APPROVE, AUTO, OBSERVE
+from streaming.recommendation import APPROVED
 
 APPLIED, PENDING, DIVERGED, SUPERSEDED, NO_RECOMMENDATION = "applied", "pending", "diverged", "superseded", "none"
-EXIT = {APPLIED: 0, PENDING: 3, DIVERGED: 4, SUPERSEDED: 5, NO_RECOMMENDATION: 6}
+AWAITING_APPROVAL, REJECTED, OBSERVED = "awaiting approval", "rejected", "observed"
+EXIT = {APPLIED: 0, PENDING: 3, DIVERGED: 4, SUPERSEDED: 5, NO_RECOMMENDATION: 6, AWAITING_APPROVAL: 7, REJECTED: 8,
+        OBSERVED: 9}
+FEED_WAIT_S = 30.0
 SETTLED = ("Stable", "Empty")
 
 
@@ -34,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("verify", help="compare a group's live assignment with its latest recommendation",
                        description=__doc__.split("\n\n")[1].replace("\n", " "),
-                       epilog="exit status: 0 applied, 3 pending, 4 diverged, 5 superseded, 6 no recommendation")
+                       epilog="exit status: 0 applied, 3 pending, 4 diverged, 5 superseded, 6 no recommendation, "
+                              "7 awaiting approval, 8 rejected, 9 observed (observe mode)")
     add_config_args(p)
     add_read_args(p)
     p.add_argument("group", metavar="GROUP")
@@ -55,12 +65,25 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
     rec = live.latest_recommendations(cfg, args.group).get(args.group)
-    result = verify(snap, args.group, rec, args.pending_for, time.time())
+    decision = feed_record(cfg, args.group) if rec is not None and rec.get("mode") == APPROVE else None
+    result = verify(snap, args.group, rec, args.pending_for, time.time(), decision)
     if args.format == "json":
         print(json.dumps(result, indent=2, default=str))
     else:
         print(render(result))
     return EXIT[result["status"]]
+
+
+def feed_record(cfg, group: str) -> dict[str, Any] | None:
+    """The group's latest trigger-feed record (where approvals and rejections are)."""
+    from streaming.apply.feed import RecommendationFeed
+    from streaming.errors import RebalancerError
+
+    with RecommendationFeed(cfg) as feed:
+        if not feed.wait_ready(FEED_WAIT_S) or feed.failure is not None:
+            raise RebalancerError(f"could not read the trigger feed {cfg.kafka.trigger_topic}: "
+                                  f"{feed.failure or 'timed out'}")
+        return feed.latest(group)
 
 
 def _feed_form(rec: dict[str, Any]) -> dict[str, Any]:
@@ -76,8 +99,12 @@ def _event_seconds(rec: dict[str, Any]) -> float:
     return float(t) / 1000.0
 
 
-def verify(snap, group: str, rec: dict[str, Any] | None, pending_for_s: float, now_s: float) -> dict[str, Any]:
-    """The comparison as a plain dict: ``status``, ``reason``, ``differences`` (partition, now, recommended)."""
+def verify(snap, group: str, rec: dict[str, Any] | None, pending_for_s: float, now_s: float,
+           feed_rec: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The comparison as a plain dict: ``status``, ``reason``, ``differences`` (partition, now, recommended).
+
+    ``feed_rec``: for a recommendation of mode ``approve``, the group's latest trigger-feed record (its
+    status says whether it was approved)."""
     from assignors.model import Member
     from streaming.apply import plan
 
@@ -112,6 +139,23 @@ def verify(snap, group: str, rec: dict[str, Any] | None, pending_for_s: float, n
         return out
     moved = f"{len(diffs)} of {total} partitions are not where the recommendation puts them"
     age = now_s - _event_seconds(rec)
+    mode = rec.get("mode") or AUTO
+    out["mode"] = mode
+    if mode == OBSERVE:
+        out |= {"status": OBSERVED, "reason": f"{moved}; made in observe mode, never published for application"}
+        return out
+    if mode == APPROVE:
+        same = feed_rec is not None and feed_rec.get("version") == rec["version"]
+        status = feed_rec.get("status") if same and feed_rec is not None else None
+        if status == REJECTED:
+            out |= {"status": REJECTED, "reason": f"{moved}; rejected (rebalancer reject)"}
+            return out
+        if status != APPROVED:
+            out |= {"status": AWAITING_APPROVAL, "reason": f"{moved}; awaiting approval "
+                                                           f"(rebalancer approve {group} --version {rec['version']})"}
+            return out
+        if feed_rec is not None and isinstance(feed_rec.get("decided_at"), int):
+            age = now_s - feed_rec["decided_at"] / 1000.0  # it could not be applied before its approval
     if info.state not in SETTLED:
         out |= {"status": PENDING, "reason": f"{moved}; the group is rebalancing ({info.state})"}
     elif info.epoch is not None and rec.get("generation") is not None:

@@ -5,6 +5,9 @@ Delta appends are idempotent per batch: each carries ``txnAppId`` (stable per ch
 id. A batch replayed after a crash therefore adds nothing twice. The Kafka trigger feed is at-least-once
 (Spark's Kafka sink); a replay re-sends the same ``recommendation_id``.
 
+Every recommendation goes to Delta with its ``mode``; only those of mode ``auto`` (status ``auto``) and
+``approve`` (status ``proposed``) go to the feed: ``observe`` never publishes.
+
 Each batch first checks that both tables are still Delta tables (an append would silently create a new one)
 and that this job still holds the checkpoint's lease; either failing stops the job (see supervisor.py).
 
@@ -22,7 +25,7 @@ import uuid
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from streaming.config import Config
+from streaming.config import APPROVE, AUTO, Config
 from streaming.errors import JobError
 from streaming.job import hfs, validate
 from streaming.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
@@ -36,6 +39,8 @@ APP_ID_FILE = "delta_app_id"
 # is a few hundred KB. The feed topic is created with kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
 FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip", "kafka.max.request.size": str(16 * 1024 * 1024)}
 REJECTED = "rejected_events"
+PUBLISHED_MODES = (APPROVE, AUTO)
+"""Modes whose recommendations go to the trigger feed (approve as proposals); observe only to Delta."""
 # recommendation columns the metrics read (streaming.exporter.metrics.JobMetrics.observe_recommendations)
 METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag", "before_imbalance",
                   "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions")
@@ -46,8 +51,11 @@ RECOMMENDATIONS_DDL = f"""
     assignment {ASSIGNMENT_TYPE},
     before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE,
     lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE,
-    stuck_partitions {STUCK_TYPE}
+    stuck_partitions {STUCK_TYPE}, mode STRING
 """
+ADDED_COLUMNS = {"mode": "STRING"}
+"""Columns added to the recommendations table since its first release: an older table gets them at start
+(its rows read NULL, which for ``mode`` means ``auto``: they were all published for application)."""
 REJECTED_DDL = """
     batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
     source_offset LONG, kafka_timestamp TIMESTAMP
@@ -144,9 +152,14 @@ class BatchWriter:
          .save(self.cfg.table_path(table)))
 
     def _send_feed(self, recs: DataFrame) -> None:
-        (recs.select(F.col("group").alias("key"), F.col("feed_value").alias("value"))
+        (feed_rows(recs).select(F.col("group").alias("key"), F.col("feed_value").alias("value"))
          .write.format("kafka").options(**(FEED_PRODUCER_DEFAULTS | self.cfg.kafka.client_options()))
          .option("topic", self.cfg.kafka.trigger_topic).save())
+
+
+def feed_rows(recs: DataFrame) -> DataFrame:
+    """The recommendations to publish: those of the PUBLISHED_MODES (never ``observe``)."""
+    return recs.filter(F.col("mode").isin(*PUBLISHED_MODES))
 
 
 def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
@@ -161,6 +174,7 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance", "lower_bound",
         "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
+        "mode",
     )
 
 

@@ -4,6 +4,8 @@
   the upkeep properties of :func:`table_properties`: log and deleted-file retention, auto compaction);
 - the checkpoint has committed batches and a table is missing: the rows it wrote are gone, and recreating
   it empty would hide that, so the job stops with a message naming the table;
+- the recommendations table of an older release, without a column added since (``sinks.ADDED_COLUMNS``):
+  the column is added;
 - a table with other columns or types, not a Delta table, or recommendations without the Change Data Feed:
   stops with what differs (every batch would fail, or consumers of the feed would miss changes).
 
@@ -27,7 +29,7 @@ from pyspark.sql.types import StructType
 from streaming.config import Config
 from streaming.errors import JobError
 from streaming.job import hfs
-from streaming.job.sinks import RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
+from streaming.job.sinks import ADDED_COLUMNS, RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,10 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             continue
         expected = spark.createDataFrame([], ddl).schema
         diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
+        added = {f"column {n} missing" for n in ADDED_COLUMNS} if name == RECOMMENDATIONS else set()
+        if diff and set(diff) <= added:  # the job's table from before those columns (never another's)
+            add_columns(spark, location, [d.split()[1] for d in diff])
+            diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
         if diff:
             raise JobError(f"table {name} at {location} does not have the job's schema: {'; '.join(diff)}")
         if cdf:
@@ -84,6 +90,13 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
                                f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+
+
+def add_columns(spark: SparkSession, location: str, names: list[str]) -> None:
+    """Add columns of sinks.ADDED_COLUMNS to an older recommendations table (its rows read NULL)."""
+    spark.sql(f"ALTER TABLE delta.`{location}` ADD COLUMNS "
+              f"({', '.join(f'{n} {ADDED_COLUMNS[n]}' for n in names)})")
+    log.info("table %s: added column(s) %s", location, ", ".join(names))
 
 
 def version_floors(spark: SparkSession, cfg: Config, checkpoint: str) -> dict[str, int]:

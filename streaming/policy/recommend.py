@@ -146,7 +146,7 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
         ],
         before=_figures(before), after=_figures(after), lower_bound=after.lower_bound,
         partitions_moved=after.partitions_moved, lag_moved=after.load_moved,
-        stuck_partitions=sorted(snapshot.stuck),
+        stuck_partitions=sorted(snapshot.stuck), mode=policy.mode_for(state.group),
     )
     state.last_rec_id = rec.id
     return rec

@@ -36,6 +36,9 @@ def cfg(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
         }),
+        # the tests check recommendations on the feed and applied by the helpers (the default, observe, publishes
+        # nothing); tests of the other modes set theirs
+        policy=dataclasses.replace(base.policy, mode=config.AUTO),
     )
 
 

@@ -46,7 +46,7 @@ def cli_args(cfg: Config, *, available_now: bool, checkpoint: str, extra: dict[s
         "paths.tables": cfg.paths.tables, "paths.checkpoints": cfg.paths.checkpoints,
         "job.query_name": cfg.job.query_name, "job.watermark_delay": cfg.job.watermark_delay,
         "job.group_timeout_s": str(cfg.job.group_timeout_s),
-        "policy.cooldown_s": str(cfg.policy.cooldown_s),
+        "policy.cooldown_s": str(cfg.policy.cooldown_s), "policy.mode": cfg.policy.mode,
         "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
     } | (extra or {})
     args = [sys.executable, "-m", "streaming.cli", "run", "--checkpoint", checkpoint]

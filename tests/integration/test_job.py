@@ -27,8 +27,9 @@ def job_config(cfg: Config, tag: str, **policy) -> Config:
                                   trigger_topic=f"triggers.{tag}"),
         paths=dataclasses.replace(cfg.paths, tables=f"{cfg.paths.tables}/{tag}",
                                   checkpoints=f"{cfg.paths.checkpoints}/{tag}"),
-        policy=dataclasses.replace(PolicySettings(), assignor="balanced", skew_threshold=1.5, skew_observations=3,
-                                   min_total_lag=1000, min_improvement=0.2, cooldown_s=300, **policy),
+        policy=dataclasses.replace(PolicySettings(), **({  # auto: the tests read the feed too
+            "assignor": "balanced", "skew_threshold": 1.5, "skew_observations": 3, "min_total_lag": 1000,
+            "min_improvement": 0.2, "cooldown_s": 300, "mode": "auto"} | policy)),
         job=dataclasses.replace(JobSettings(), watermark_delay="2 minutes", group_timeout_s=600,
                                 query_name=f"rebalancer_{tag}"),
     )

@@ -23,7 +23,7 @@ from streaming.apply.assignor import strategy
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.plan import Decision
 from streaming.apply.rejoin import RejoinOnRecommendation
-from streaming.config import Config
+from streaming.config import AUTO, Config
 from streaming.dev.demo.monitor import GroupMonitor, Sample
 from streaming.dev.workload import Workload, WorkloadOptions
 
@@ -37,7 +37,8 @@ def loop_config(cfg: Config, tables: str, checkpoints: str, cooldown_s: float = 
                 trigger_interval: str = "3 seconds", rate_horizon_s: float = RATE_HORIZON_S,
                 min_total_lag: int = 1000) -> Config:
     """``cfg`` with settings for a loop that should act within seconds: lag skew after 3 observations,
-    a short cooldown, a short trigger interval; tables and checkpoints of this run only.
+    a short cooldown, a short trigger interval, mode ``auto`` for every group (a loop is there to show
+    recommendations applied); tables and checkpoints of this run only.
 
     ``rate_horizon_s``: recommendations balance lag plus this many seconds of production per partition,
     so that the partitions produced fastest are spread too, not only the backlog of the moment (with lag
@@ -46,7 +47,8 @@ def loop_config(cfg: Config, tables: str, checkpoints: str, cooldown_s: float = 
         cfg,
         paths=dataclasses.replace(cfg.paths, tables=tables, checkpoints=checkpoints),
         policy=dataclasses.replace(cfg.policy, skew_observations=3, cooldown_s=cooldown_s, min_total_lag=min_total_lag,
-                                   skew_threshold=1.5, min_improvement=0.2, rate_horizon_s=rate_horizon_s),
+                                   skew_threshold=1.5, min_improvement=0.2, rate_horizon_s=rate_horizon_s,
+                                   mode=AUTO, mode_overrides={}),
         job=dataclasses.replace(cfg.job, trigger_interval=trigger_interval, starting_offsets="earliest"),
     )
 

@@ -15,12 +15,13 @@ from streaming.apply.plan import decide, parse_recommendation
 VECTORS = sorted((Path(__file__).parents[3] / "data" / "fit").glob("*.json"))
 KINDS = {"invalid", "no_recommendation", "other_group", "no_identity", "ambiguous_client_id", "same_member",
          "member_gone", "member_joined", "partition_twice", "not_subscribed", "partition_not_current",
-         "partition_missing"}
+         "partition_missing", "not_approved"}
 
 # plan.py says why in words; the vectors name the rule. The first pattern that matches wins.
 REASONS = [
     (r"^no recommendation for the group yet$", "no_recommendation"),
     (r"^recommendation is for group ", "other_group"),
+    (r"^recommendation v\d+ is \w+, not approved$", "not_approved"),
     (r"has no group\.instance\.id or client id to match", "no_identity"),
     (r"current members have client id", "ambiguous_client_id"),
     (r"are the same member now", "same_member"),

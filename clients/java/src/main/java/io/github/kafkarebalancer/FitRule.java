@@ -55,8 +55,26 @@ public final class FitRule {
         }
     }
 
-    /** A parsed trigger-feed value. */
-    public record Recommendation(String group, long version, String recommendationId, List<Entry> entries) {
+    /** Statuses of a feed record (streaming/recommendation.py); the apply side acts on ACTIONABLE ones. */
+    public static final List<String> STATUSES = List.of("auto", "proposed", "approved", "rejected", "observed");
+    public static final List<String> ACTIONABLE = List.of("auto", "approved");
+
+    /** A parsed trigger-feed value; {@code status} is "auto" for a value without one (older writers). */
+    public record Recommendation(String group, long version, String recommendationId, List<Entry> entries,
+                                 String status) {
+        /** True when the apply side may act on it: status auto or approved, never a proposal or a rejection. */
+        public boolean actionable() {
+            return ACTIONABLE.contains(status);
+        }
+
+        /** True when {@code this} replaces {@code old} as its group's latest: a higher version, or at the same
+         *  version a decision (approved, rejected) other than the old status; a replayed proposal never does. */
+        public boolean replaces(Recommendation old) {
+            if (old == null || version != old.version()) {
+                return old == null || version > old.version();
+            }
+            return ("approved".equals(status) || "rejected".equals(status)) && !status.equals(old.status());
+        }
     }
 
     /** The outcome: applied (with current member id -> partitions) or not (with the kind and reason). */
@@ -139,6 +157,14 @@ public final class FitRule {
                 throw invalid("recommendation_id is not the id of version " + version + " of this group");
             }
         }
+        String status = "auto";
+        if (rec.has("status")) {
+            JsonNode s = rec.get("status");
+            if (!s.isTextual() || !STATUSES.contains(s.asText())) {
+                throw invalid("recommendation status must be one of " + String.join(", ", STATUSES));
+            }
+            status = s.asText();
+        }
         JsonNode assignment = rec.get("assignment");
         if (!assignment.isArray()) {
             throw invalid("recommendation assignment must be a list");
@@ -162,7 +188,7 @@ public final class FitRule {
             }
             entries.add(new Entry(memberId, instanceId, clientId, partitions));
         }
-        return new Recommendation(group, version, id, entries);
+        return new Recommendation(group, version, id, entries, status);
     }
 
     // -- matching and fitting ----------------------------------------------------------------------------
@@ -287,6 +313,11 @@ public final class FitRule {
         if (!Objects.equals(rec.group(), group)) {
             return new Decision(false, null, "other_group", "recommendation is for group " + rec.group()
                                 + ", not " + group, rec.version());
+        }
+        if (!rec.actionable()) {
+            // not "considered": its approval (same version) must still make members ask for a rebalance
+            return new Decision(false, null, "not_approved", "recommendation v" + rec.version() + " is "
+                                + rec.status() + ", not approved", 0);
         }
         try {
             List<String> ids = mapMembers(rec.entries(), members);

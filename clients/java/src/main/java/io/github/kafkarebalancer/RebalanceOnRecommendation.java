@@ -1,6 +1,7 @@
 /*
  * Asks for a rebalance (Consumer.enforceRebalance) when a recommendation newer than the one the leader
- * last considered gives this member other partitions than it owns: the leader then decides with
+ * last considered, and one it may act on (status auto or approved), gives this member other partitions than
+ * it owns: the leader then decides with
  * RecommendationAssignor. The same check as streaming/apply/plan.py rejoin_reason. Call check() from the
  * thread that polls the consumer (KafkaConsumer is single-threaded), e.g. after every poll().
  */
@@ -51,7 +52,7 @@ public final class RebalanceOnRecommendation {
             return null;
         }
         FitRule.Recommendation rec = assignor.feed().latest();
-        if (rec == null || rec.version() <= assignor.considered() || rec.version() <= asked) {
+        if (rec == null || !rec.actionable() || rec.version() <= assignor.considered() || rec.version() <= asked) {
             return null;
         }
         ConsumerGroupMetadata meta = consumer.groupMetadata();

@@ -159,7 +159,7 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
             return new GroupAssignment(out);
         }
         String name = protocol == RebalanceProtocol.EAGER ? "sticky" : "cooperative-sticky";
-        if (d.kind().equals("no_recommendation")) {
+        if (d.kind().equals("no_recommendation") || d.kind().equals("not_approved")) {  // nothing wrong
             LOG.info("group {}: {}; using the {} fallback", group, d.reason(), name);
         } else {
             LOG.warn("group {}: {}; not applied, using the {} fallback [{}]", group, d.reason(), name, d.kind());

@@ -66,7 +66,8 @@ public final class RecommendationFeed {
         return FEEDS.computeIfAbsent(key, k -> new RecommendationFeed(consumerConfigs, group, topic));
     }
 
-    /** The highest-version valid recommendation read so far, or null. */
+    /** The highest-version valid recommendation read so far (the latest decision at that version), whatever
+     *  its status (FitRule.decide acts only on an actionable one), or null. */
     public FitRule.Recommendation latest() {
         return latest.get();
     }
@@ -111,9 +112,9 @@ public final class RecommendationFeed {
                 return;
             }
             FitRule.Recommendation now = latest.get();
-            if (now == null || rec.version() > now.version()) {
+            if (rec.replaces(now)) {
                 latest.set(rec);
-                LOG.info("group {}: recommendation v{} read from {}", group, rec.version(), topic);
+                LOG.info("group {}: recommendation v{} ({}) read from {}", group, rec.version(), rec.status(), topic);
             }
         } catch (FitRule.DoesNotFit e) {
             LOG.warn("group {}: feed record {}-{}@{} skipped: {}", group, topic, partition, offset, e.getMessage());

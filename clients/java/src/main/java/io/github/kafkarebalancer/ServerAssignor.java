@@ -135,7 +135,7 @@ public final class ServerAssignor implements ConsumerGroupPartitionAssignor, Con
                 return new Outcome(withEmptyNudges(spec, new GroupAssignment(out)), d);
             }
         }
-        if (d.kind().equals("no_recommendation")) {
+        if (d.kind().equals("no_recommendation") || d.kind().equals("not_approved")) {  // nothing wrong
             LOG.info("group {}: {}; using uniform", view.group(), d.reason());
         } else {
             LOG.warn("group {}: {}; not applied, using uniform [{}]", view.group(), d.reason(), d.kind());

@@ -217,7 +217,7 @@ public final class ServerFeed {
                 return;
             }
             FitRule.Recommendation now = latest.get(key);
-            if (now == null || rec.version() > now.version()) {
+            if (rec.replaces(now)) {
                 latest.put(key, rec);
                 for (FitRule.Entry e : rec.entries()) {
                     if (e.memberId() != null) {
@@ -280,7 +280,8 @@ public final class ServerFeed {
 
     private void maybeNudge(String group, FitRule.Recommendation rec, ConsumerGroupDescription d)
             throws InterruptedException {
-        if (rec == null || d.members().isEmpty() || d.coordinator() == null || d.coordinator().id() != nodeId
+        if (rec == null || !rec.actionable() || d.members().isEmpty() || d.coordinator() == null
+                || d.coordinator().id() != nodeId
                 || !ServerAssignor.NAME.equals(d.partitionAssignor())) {
             return;  // not ours to move: another broker coordinates it, or it runs another assignor
         }

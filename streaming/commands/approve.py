@@ -65,7 +65,7 @@ def decided(rec: dict[str, Any] | None, group: str, decision: str, version: int 
 def run(args: argparse.Namespace) -> int:
     from streaming.apply.feed import RecommendationFeed
     from streaming.errors import RebalancerError
-    from streaming.exporter import live
+    from streaming.commands import live
     from streaming.job.sinks import FEED_PRODUCER_DEFAULTS
     from streaming.kafka_clients import producer
 

@@ -47,6 +47,10 @@ class ThrottledWorker(ConsumerWorker):
                  rack: str | None, stuck: frozenset[tuple[str, int]] = frozenset()) -> None:
         super().__init__(make, topics, capacity, client_id, rack)
         self.stuck = stuck
+        # pace: seconds of work done at capacity, and seconds lost behind schedule while a backlog waited
+        # (after a full batch the next records were already there, so any gap is this machine's slowness)
+        self.worked_s = 0.0
+        self.behind_s = 0.0
 
     def run(self) -> None:
         try:
@@ -55,8 +59,10 @@ class ThrottledWorker(ConsumerWorker):
             self.consumer.subscribe(self.topics)
             batch = max(1, int(self.rate / 10))
             due = time.monotonic()
+            full = False
             while not self._halt.is_set():
                 records = self.consumer.poll(timeout_ms=200, max_records=batch)
+                polled = sum(len(r) for r in records.values())
                 owned = self.consumer.assignment()
                 self.assigned = {(tp.topic, tp.partition) for tp in owned}
                 if self.stuck:
@@ -65,9 +71,14 @@ class ThrottledWorker(ConsumerWorker):
                         self.consumer.pause(*hold)
                     records = {tp: r for tp, r in records.items() if (tp.topic, tp.partition) not in self.stuck}
                 n = sum(len(r) for r in records.values())
+                was_full, full = full, polled >= batch
                 if not n:
                     continue
-                due = max(due, time.monotonic()) + n / self.rate
+                now = time.monotonic()
+                if was_full and now > due:
+                    self.behind_s += now - due
+                due = max(due, now) + n / self.rate
+                self.worked_s += n / self.rate
                 if self._halt.wait(max(0.0, due - time.monotonic())):
                     break
                 self.processed += n
@@ -114,6 +125,7 @@ class BenchGroup:
         self.workers: dict[int, ThrottledWorker] = {}
         self.helpers: dict[int, RejoinOnRecommendation] = {}
         self._lock = threading.Lock()
+        self._pace = [0.0, 0.0]  # worked_s, behind_s of the consumers stopped so far
 
     # -- setup -------------------------------------------------------------------------------------
 
@@ -179,6 +191,17 @@ class BenchGroup:
         if worker is not None:
             worker.stop()
             worker.join(30)
+            self._pace[0] += worker.worked_s
+            self._pace[1] += worker.behind_s
+
+    def pace(self) -> float | None:
+        """Share of the consumers' working time spent at their capacity (1.0: the throttle held; lower: this
+        machine could not keep up, so the run's lag says more about the machine than the assignment)."""
+        with self._lock:
+            workers = list(self.workers.values())
+        worked = self._pace[0] + sum(w.worked_s for w in workers)
+        behind = self._pace[1] + sum(w.behind_s for w in workers)
+        return worked / (worked + behind) if worked + behind > 0 else None
 
     def assigned(self) -> bool:
         """Every partition is owned by exactly one running consumer."""
@@ -221,5 +244,7 @@ class BenchGroup:
             w.stop()
         for w in workers:
             w.join(30)
+            self._pace[0] += w.worked_s
+            self._pace[1] += w.behind_s
         for p in self.producers.values():
             p.join(30)

@@ -13,7 +13,10 @@ Per strategy, over the samples of the run (one per collector poll, ``t`` in seco
 - ``cross_rack_ps``: partition-seconds spent assigned to a consumer on a rack without a replica (the
   collector's view, step-integrated between samples);
 - ``recommendations`` issued for the group and ``applied`` by its leader (the rebalancer only);
-- ``stuck_moved``: moves of a stuck partition.
+- ``stuck_moved``: moves of a stuck partition;
+- ``pace``: the share of the consumers' working time spent at their capacity (1.0: every throttled
+  consumer processed at exactly its capacity whenever it had a backlog; 0.9: this machine made them lose
+  a tenth of it, so lag figures from the run are inflated by the machine, not the assignment).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from streaming.dev.workload.strategies import KAFKA_STRATEGIES, Received
 
 DRAIN_S = 2.0
 FIGURES = ("lag_p50", "lag_p95", "lag_max", "lag_p50_s", "lag_p95_s", "lag_max_s", "drain_s", "rebalances",
-           "moved", "cross_rack_ps", "recommendations", "applied", "stuck_moved")
+           "moved", "cross_rack_ps", "recommendations", "applied", "stuck_moved", "pace")
 RATIO_FIGURES = ("lag_p50", "lag_p95", "lag_max", "drain_s", "rebalances", "moved", "cross_rack_ps")
 
 
@@ -76,7 +79,7 @@ def moves(received: Iterable[Received], t0: float) -> tuple[int, int, dict[tuple
 
 def figures(samples: Sequence[tuple[float, int, int | None]], received: Sequence[Received], t0: float,
             capacity: float, since: float, stuck: Iterable[tuple[str, int]] = (), recommendations: int = 0,
-            applied: int = 0) -> dict[str, Any]:
+            applied: int = 0, pace: float | None = None) -> dict[str, Any]:
     """One strategy's figures for one run. ``samples``: (t, max consumer lag, cross-rack partitions)."""
     lags = [float(s[1]) for s in samples]
     rebalances, moved, per_partition = moves(received, t0)
@@ -89,7 +92,7 @@ def figures(samples: Sequence[tuple[float, int, int | None]], received: Sequence
         "rebalances": rebalances, "moved": moved, "cross_rack_ps": round(cross, 1),
         "recommendations": recommendations, "applied": applied,
         "stuck_moved": sum(per_partition.get(tp, 0) for tp in stuck),
-        "samples": len(samples),
+        "samples": len(samples), "pace": math.nan if pace is None else round(pace, 4),
     }
     for k in ("lag_p50", "lag_p95", "lag_max"):
         out[f"{k}_s"] = out[k] / capacity if capacity else math.nan

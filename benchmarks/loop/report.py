@@ -17,6 +17,7 @@ COLUMNS = (
     ("lag_p95_s", "p95 (s)", ".1f"), ("drain_s", "drain (s)", ".0f"), ("rebalances", "rebalances", ".0f"),
     ("moved", "moved", ".0f"), ("cross_rack_ps", "cross-rack p·s", ",.0f"), ("recommendations", "recs", ".0f"),
     ("applied", "applied", ".0f"), ("stuck_moved", "stuck moved", ".0f"),
+    ("pace", "pace", ".0%"),
 )
 
 
@@ -81,7 +82,9 @@ def markdown(workloads: Mapping[str, Any], agg: Mapping[str, Any], command: str,
               "partitions, stuck partitions left out), sampled every collector poll; seconds = records / the "
               "consumer's capacity. drain: from the last event (or the start) until the max lag stays under "
               f"{metrics.DRAIN_S:g} s of capacity. Each cell: median over the runs (min–max when they differ). "
-              "Ratio row: rebalancer / the best Kafka strategy (named) for that figure.", ""]
+              "Ratio row: rebalancer / the best Kafka strategy (named) for that figure. pace: the share of the "
+              "consumers' working time at their capacity (below ~95%, the machine, not the assignment, "
+              "made part of the lag).", ""]
     for name, a in agg.items():
         w = workloads[name]
         runs = next(iter(a["strategies"].values()))["runs"]

@@ -162,7 +162,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable
         applied = {d.version for d in g.decisions if d.applied}
         out["strategies"][g.strategy] = metrics.figures(
             samples, g.rebalances.snapshot(), t0, w.capacity, since, g.stuck,
-            recommendations=len(recs) if g is ours else 0, applied=len(applied))
+            recommendations=len(recs) if g is ours else 0, applied=len(applied), pace=g.pace())
         out["curves"][g.strategy] = [(s[0], s[1]) for s in samples]
     if ours is not None:
         out["recommendations"] = [{"at_s": round(t - t0, 2), "version": r["version"],

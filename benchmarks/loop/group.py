@@ -2,8 +2,9 @@
 
 :class:`ThrottledWorker` processes at most ``capacity`` records/s, counted against the clock (a batch of
 ``n`` records is done ``n / capacity`` seconds after the previous one, or after now when it was idle),
-so the capacity holds exactly whatever the per-record overhead, as long as the machine keeps up; it
-commits after each batch. A partition listed as stuck is never processed or committed by whoever owns
+so the capacity holds exactly whatever the per-batch overhead (poll, commit), as long as the machine keeps
+up; it commits after each batch. Whether it kept up is measured: :meth:`BenchGroup.pace`.
+A partition listed as stuck is never processed or committed by whoever owns
 it (a poison record): the owner pauses it, and its lag grows with its production.
 
 :class:`BenchGroup` owns the group's topics (one replica per partition, partition ``p`` on the
@@ -40,6 +41,8 @@ from streaming.dev.workload.strategies import (
 log = logging.getLogger(__name__)
 
 REJOIN_INTERVAL_S = 3.0
+CATCH_UP_S = 1.0
+"""How far behind its schedule a backlogged consumer may catch up (a burst above capacity for at most this long)."""
 
 
 class ThrottledWorker(ConsumerWorker):
@@ -47,10 +50,10 @@ class ThrottledWorker(ConsumerWorker):
                  rack: str | None, stuck: frozenset[tuple[str, int]] = frozenset()) -> None:
         super().__init__(make, topics, capacity, client_id, rack)
         self.stuck = stuck
-        # pace: seconds of work done at capacity, and seconds lost behind schedule while a backlog waited
-        # (after a full batch the next records were already there, so any gap is this machine's slowness)
+        # pace: over stretches where a backlog waited (the poll before came back full), the seconds of work done
+        # at capacity and the wall time they took; worked / busy below 1 means this machine could not keep up
         self.worked_s = 0.0
-        self.behind_s = 0.0
+        self.busy_s = 0.0
 
     def run(self) -> None:
         try:
@@ -60,6 +63,7 @@ class ThrottledWorker(ConsumerWorker):
             batch = max(1, int(self.rate / 10))
             due = time.monotonic()
             full = False
+            start, work = due, 0.0
             while not self._halt.is_set():
                 records = self.consumer.poll(timeout_ms=200, max_records=batch)
                 polled = sum(len(r) for r in records.values())
@@ -75,10 +79,15 @@ class ThrottledWorker(ConsumerWorker):
                 if not n:
                     continue
                 now = time.monotonic()
-                if was_full and now > due:
-                    self.behind_s += now - due
-                due = max(due, now) + n / self.rate
-                self.worked_s += n / self.rate
+                if was_full:
+                    # a backlog waited: keep to the schedule, so the poll and commit round trips are made up by
+                    # a shorter wait (up to CATCH_UP_S behind), and the stretch since the last batch counts
+                    self.busy_s += now - start
+                    self.worked_s += work
+                    due = max(due, now - CATCH_UP_S) + n / self.rate
+                else:
+                    due = max(due, now) + n / self.rate
+                start, work = now, n / self.rate
                 if self._halt.wait(max(0.0, due - time.monotonic())):
                     break
                 self.processed += n
@@ -125,7 +134,7 @@ class BenchGroup:
         self.workers: dict[int, ThrottledWorker] = {}
         self.helpers: dict[int, RejoinOnRecommendation] = {}
         self._lock = threading.Lock()
-        self._pace = [0.0, 0.0]  # worked_s, behind_s of the consumers stopped so far
+        self._pace = [0.0, 0.0]  # worked_s, busy_s of the consumers stopped so far
 
     # -- setup -------------------------------------------------------------------------------------
 
@@ -192,16 +201,16 @@ class BenchGroup:
             worker.stop()
             worker.join(30)
             self._pace[0] += worker.worked_s
-            self._pace[1] += worker.behind_s
+            self._pace[1] += worker.busy_s
 
     def pace(self) -> float | None:
-        """Share of the consumers' working time spent at their capacity (1.0: the throttle held; lower: this
-        machine could not keep up, so the run's lag says more about the machine than the assignment)."""
+        """Records processed per second of capacity while a backlog waited (1.0: the throttle held exactly;
+        lower: this machine could not keep up, so part of the run's lag is the machine's, not the assignment's)."""
         with self._lock:
             workers = list(self.workers.values())
         worked = self._pace[0] + sum(w.worked_s for w in workers)
-        behind = self._pace[1] + sum(w.behind_s for w in workers)
-        return worked / (worked + behind) if worked + behind > 0 else None
+        busy = self._pace[1] + sum(w.busy_s for w in workers)
+        return worked / busy if busy > 0 else None
 
     def assigned(self) -> bool:
         """Every partition is owned by exactly one running consumer."""
@@ -245,6 +254,6 @@ class BenchGroup:
         for w in workers:
             w.join(30)
             self._pace[0] += w.worked_s
-            self._pace[1] += w.behind_s
+            self._pace[1] += w.busy_s
         for p in self.producers.values():
             p.join(30)

@@ -14,9 +14,9 @@ Per strategy, over the samples of the run (one per collector poll, ``t`` in seco
   collector's view, step-integrated between samples);
 - ``recommendations`` issued for the group and ``applied`` by its leader (the rebalancer only);
 - ``stuck_moved``: moves of a stuck partition;
-- ``pace``: the share of the consumers' working time spent at their capacity (1.0: every throttled
-  consumer processed at exactly its capacity whenever it had a backlog; 0.9: this machine made them lose
-  a tenth of it, so lag figures from the run are inflated by the machine, not the assignment).
+- ``pace``: records processed per second of capacity while a consumer had a backlog, over all consumers
+  (1.0: every throttled consumer processed at exactly its capacity; 0.9: this machine made them lose a
+  tenth of it, so the run's lag figures are inflated by the machine, not the assignment).
 """
 
 from __future__ import annotations

@@ -82,8 +82,8 @@ def markdown(workloads: Mapping[str, Any], agg: Mapping[str, Any], command: str,
               "partitions, stuck partitions left out), sampled every collector poll; seconds = records / the "
               "consumer's capacity. drain: from the last event (or the start) until the max lag stays under "
               f"{metrics.DRAIN_S:g} s of capacity. Each cell: median over the runs (min–max when they differ). "
-              "Ratio row: rebalancer / the best Kafka strategy (named) for that figure. pace: the share of the "
-              "consumers' working time at their capacity (below ~95%, the machine, not the assignment, "
+              "Ratio row: rebalancer / the best Kafka strategy (named) for that figure. pace: records processed "
+              "per second of capacity while a backlog waited (below ~95%, this machine, not the assignment, "
               "made part of the lag).", ""]
     for name, a in agg.items():
         w = workloads[name]

@@ -1,8 +1,8 @@
 """Java processes for the tests: tests/java/GroupMember.java compiled against the cached Kafka jars, and
 Kafka's own ConsumerGroupCommand (``kafka-consumer-groups``) from the kafka-tools jar.
 
-A :class:`JavaMember` is a real KafkaConsumer in its own JVM; it says each new assignment on stdout
-(``assigned t-0,t-3``) and stops, closing its consumer, when its stdin is closed.
+A :class:`JavaMember` is a real KafkaConsumer in its own JVM, wrapped by the project's
+:class:`streaming.dev.java_process.JavaProcess` (the demo's Java consumers use the same wrapper).
 """
 
 from __future__ import annotations
@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 from streaming import jvm
+from streaming.dev.java_process import TP, JavaProcess
 
 SOURCE = Path(__file__).parents[1] / "java" / "GroupMember.java"
 GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
-TP = tuple[str, int]
 
 
 def compile_member(out_dir: Path, assignor_classes: list[str] | None = None) -> Path:
@@ -88,7 +87,7 @@ def parse_assignment(cell: str) -> set[TP]:
     return out
 
 
-class JavaMember:
+class JavaMember(JavaProcess):
     """One Java consumer in ``group`` (``protocol`` classic or consumer) reading ``topic``; with
     ``assignor_classes`` (see :func:`build_assignor`) an AssignorMember of a classic group that uses
     RecommendationAssignor and reads recommendations from ``trigger_topic``."""
@@ -97,12 +96,8 @@ class JavaMember:
                  client_id: str, instance_id: str | None = None, assignor_classes: list[str] | None = None,
                  trigger_topic: str = "rebalancer.triggers", rate: int = 0,
                  remote_assignor: str | None = None) -> None:
-        self.client_id = client_id
         self.rack = rack
         self.instance_id = instance_id
-        self.assigned: set[TP] = set()
-        self.lines: list[str] = []
-        self._lock = threading.Lock()
         classpath = ":".join([str(classes), *(assignor_classes or []), jvm.kafka_classpath()])
         if remote_assignor:  # a KIP-848 member naming a server-side assignor (see compile_remote_member)
             main = ["-cp", classpath, "RemoteAssignorMember", bootstrap, group, topic, rack, client_id,
@@ -114,41 +109,7 @@ class JavaMember:
             main = ["-cp", classpath, "GroupMember", "consume", bootstrap, group, topic, protocol, rack, client_id]
             main += [instance_id] if instance_id else []
         # rate: records/s the consumer processes (0 = as fast as it can)
-        self.proc = subprocess.Popen([jvm.java_executable(), "-Xmx128m", f"-Drate={int(rate)}", *main],
-                                     stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            line = line.strip()
-            with self._lock:
-                self.lines.append(line)
-                if line.startswith("assigned"):
-                    cells = line[len("assigned"):].strip()
-                    self.assigned = {(tp.rsplit("-", 1)[0], int(tp.rsplit("-", 1)[1]))
-                                     for tp in cells.split(",") if tp}
-
-    def assignment(self) -> set[TP]:
-        with self._lock:
-            return set(self.assigned)
-
-    def output(self) -> list[str]:
-        with self._lock:
-            return list(self.lines)
-
-    def stop(self, timeout_s: float = 30.0) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self._reader.join(5)
+        super().__init__([jvm.java_executable(), "-Xmx128m", f"-Drate={int(rate)}", *main], client_id)
 
 
 def wait_for(check, timeout_s: float, pause_s: float = 0.5, what: str = "condition"):

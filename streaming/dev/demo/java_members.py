@@ -5,13 +5,12 @@ builds it into ``.cache/java/assignor``), run against the cached Kafka jars, in 
 Kafka's ``range`` or the project's ``RecommendationAssignor`` (with ``RebalanceOnRecommendation``). The
 client settings (bootstrap servers, security) reach it on its standard input, never on its command line;
 closing that input makes it leave the group. It prints ``assigned t-p,...`` on every change of assignment
-and the assignor's log lines; :class:`JavaConsumer` keeps both and copies every line to a log file.
+and the assignor's log lines; :class:`JavaConsumer` (a :class:`streaming.dev.java_process.JavaProcess`)
+keeps both and copies every line to a log file.
 """
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from streaming import jvm
 from streaming.client_properties import for_spark, format_properties
 from streaming.config import Config
 from streaming.dev.demo.loop import GroupOptions
+from streaming.dev.java_process import TP, JavaProcess
 from streaming.dev.workload.consumers import client_id_for
 from streaming.errors import SetupError
 from streaming.paths import CACHE_DIR, SOURCE_ROOT
@@ -27,7 +27,6 @@ from streaming.paths import CACHE_DIR, SOURCE_ROOT
 ASSIGNOR_BUILD = CACHE_DIR / "java" / "assignor"
 MAIN_CLASS = "io.github.kafkarebalancer.demo.DemoConsumer"
 SOURCES = SOURCE_ROOT / "clients" / "java" / "src" / "main" / "java"
-TP = tuple[str, int]
 
 # the rebalancer's own decisions (INFO and up) on stdout; the Kafka client's only from WARN
 LOG4J2 = """\
@@ -66,77 +65,29 @@ def client_settings(cfg: Config) -> dict[str, str]:
             "rebalancer.trigger.topic": cfg.kafka.trigger_topic}
 
 
-class JavaConsumer:
-    """One DemoConsumer process; ``on_line(consumer, line)`` is called (from a reader thread) for every
-    log line it prints."""
+class JavaConsumer(JavaProcess):
+    """One DemoConsumer process; ``on_log(consumer, line)`` is called (from a reader thread) for every log
+    line it prints. Every line it prints goes to ``log_dir/<client id>.log`` too."""
 
     def __init__(self, classpath: str, settings: Mapping[str, str], group: str, topic: str, rack: str,
                  client_id: str, assignor: str, rate: float, log_dir: Path,
-                 on_line: Callable[[JavaConsumer, str], None] | None = None) -> None:
-        self.client_id = client_id
+                 on_log: Callable[[JavaConsumer, str], None] | None = None) -> None:
         self.rack = rack
-        self.on_line = on_line
-        self.assigned: set[TP] = set()
-        self.lines: list[str] = []
-        self._lock = threading.Lock()
+        self.on_log = on_log
         log_dir.mkdir(parents=True, exist_ok=True)
         config = log_dir / "log4j2.properties"
         if not config.exists():
             config.write_text(LOG4J2)
-        self._log = open(log_dir / f"{client_id}.log", "w")  # noqa: SIM115 (closed by the reader thread)
         # a small heap and the quick JIT only: six of these share two cores with Kafka and Spark
         cmd = [jvm.java_executable(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                f"-Dlog4j2.configurationFile={config}", "-cp", classpath, MAIN_CLASS,
                group, topic, rack, client_id, assignor, str(int(rate))]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-                                     text=True)
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(format_properties(settings) + "#end\n")
-        self.proc.stdin.flush()
-        self._reader = threading.Thread(target=self._read, name=f"java-{client_id}", daemon=True)
-        self._reader.start()
+        log = open(log_dir / f"{client_id}.log", "w")  # noqa: SIM115 (closed by the reader thread)
+        super().__init__(cmd, client_id, stdin_text=format_properties(settings) + "#end\n", log=log)
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        try:
-            for raw in self.proc.stdout:
-                line = raw.rstrip("\n")
-                self._log.write(line + "\n")
-                self._log.flush()
-                with self._lock:
-                    self.lines.append(line)
-                    if line.startswith("assigned"):
-                        self.assigned = {(tp.rsplit("-", 1)[0], int(tp.rsplit("-", 1)[1]))
-                                         for tp in line[len("assigned"):].strip().split(",") if tp}
-                if line.startswith("log ") and self.on_line is not None:
-                    self.on_line(self, line)
-        finally:
-            self._log.close()
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def assignment(self) -> set[TP]:
-        with self._lock:
-            return set(self.assigned)
-
-    def output(self) -> list[str]:
-        with self._lock:
-            return list(self.lines)
-
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Close its input: it leaves the group and exits (killed after ``timeout_s``)."""
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            with contextlib.suppress(BrokenPipeError):
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self._reader.join(5)
+    def on_line(self, line: str) -> None:
+        if line.startswith("log ") and self.on_log is not None:
+            self.on_log(self, line)
 
 
 class JavaGroup:
@@ -144,13 +95,13 @@ class JavaGroup:
     ``options.apply``: RecommendationAssignor, else Kafka's range."""
 
     def __init__(self, cfg: Config, options: GroupOptions, classpath: str, log_dir: Path,
-                 on_line: Callable[[JavaConsumer, str], None] | None = None) -> None:
+                 on_log: Callable[[JavaConsumer, str], None] | None = None) -> None:
         self.options = options
         self.members: list[JavaConsumer] = []
         self.left: list[JavaConsumer] = []
         self._args = (classpath, client_settings(cfg))
         self._log_dir = log_dir
-        self._on_line = on_line
+        self._on_log = on_log
 
     @property
     def assignor(self) -> str:
@@ -165,7 +116,7 @@ class JavaGroup:
             # contiguous split, the same in every run.
             rack = o.racks[i % len(o.racks)] if o.racks and o.apply else ""
             self.members.append(JavaConsumer(*self._args, o.group, o.topic, rack, client_id_for(o.group, i, rack),
-                                             self.assignor, o.consume_rate, self._log_dir, self._on_line))
+                                             self.assignor, o.consume_rate, self._log_dir, self._on_log))
         return self
 
     def assignment(self) -> dict[str, set[TP]]:

@@ -181,6 +181,15 @@ class JobSettings:
     """Consecutive query failures without a completed batch before the job gives up (0: never restart)."""
     lease_timeout_s: float = 120.0
     """A checkpoint lease not refreshed for this long (its job is gone) may be taken over by another job."""
+    state_buckets: int = 64
+    """The stateful step's key: groups are spread over this many buckets (CRC-32 of the group name), one call
+    per bucket with rows in a batch, so a batch costs per event rather than per group. 0 keys by group (one
+    call per group per batch, as before this setting; checkpoints made then keep that layout). Fixed for a
+    checkpoint: a changed value needs a new checkpoint (the job says so at start)."""
+
+    def __post_init__(self) -> None:
+        if self.state_buckets < 0:
+            raise ConfigError(f"job.state_buckets: {self.state_buckets} is negative (0 keys the state by group)")
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,13 @@
 """Assemble and start the streaming query.
 
     Kafka (lag + metadata topics) -> parse + validate -> watermark on event time
-      -> groupBy(group).applyInPandasWithState(update, append, EventTimeTimeout)
+      -> groupBy(bucket of group).applyInPandasWithState(update, append, EventTimeTimeout)
+         (job.state_buckets buckets, see buckets.py; 0: groupBy(group), see stateful.py)
       -> foreachBatch: rejected_events + recommendations (Delta, idempotent) + trigger feed (Kafka)
 
-:func:`start` takes the checkpoint's lease (one job per checkpoint), creates or checks the tables and reads
-the version floors before the query starts; :func:`run` keeps the query going through faults that heal
-(see supervisor.py).
+:func:`start` takes the checkpoint's lease (one job per checkpoint), checks the checkpoint's state layout,
+creates or checks the tables and reads the version floors before the query starts; :func:`run` keeps the
+query going through faults that heal (see supervisor.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from streaming import exporter, kafka_clients
 from streaming.config import SECRET_HINTS, Config
-from streaming.job import sinks, stateful, tables, validate
+from streaming.job import buckets, sinks, stateful, tables, validate
 from streaming.job.lease import Lease
 from streaming.job.supervisor import Attempt, supervise
 
@@ -62,15 +63,19 @@ def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | 
     watermarked = watermarked.select(
         *(c for c in watermarked.columns if c != "event_time"),
         F.lit(None).cast("timestamp").alias("event_time", metadata=marker))
-    return (
-        watermarked
-        .groupBy("group")
-        .applyInPandasWithState(
-            stateful.make_update(cfg.policy, int(cfg.job.group_timeout_s * 1000), version_floors,
-                                 lag_topic=cfg.kafka.lag_topic, metadata_topic=cfg.kafka.metadata_topic),
-            stateful.ROW_SCHEMA, stateful.STATE_SCHEMA, "append", "EventTimeTimeout",
-        )
-    )
+    timeout_ms = int(cfg.job.group_timeout_s * 1000)
+    topics = {"lag_topic": cfg.kafka.lag_topic, "metadata_topic": cfg.kafka.metadata_topic}
+    n = cfg.job.state_buckets
+    if n > 0:
+        # the same bucket as buckets.bucket_of: CRC-32 of the name's UTF-8 bytes, modulo n
+        grouped = watermarked.groupBy(F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(n)).cast("int")
+                                      .alias("bucket"))
+        update = buckets.make_update(cfg.policy, timeout_ms, n, version_floors, **topics)
+    else:
+        grouped = watermarked.groupBy("group")
+        update = stateful.make_update(cfg.policy, timeout_ms, version_floors, **topics)
+    return grouped.applyInPandasWithState(update, stateful.ROW_SCHEMA, stateful.STATE_SCHEMA, "append",
+                                          "EventTimeTimeout")
 
 
 def ensure_topics(cfg: Config) -> None:
@@ -125,6 +130,7 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
     own = lease is None
     lease = lease or Lease(spark, checkpoint, cfg.job.lease_timeout_s).acquire()
     try:
+        buckets.check_layout(spark, checkpoint, cfg.job.state_buckets)
         ensure_topics(cfg)
         sinks.create_tables(spark, cfg, checkpoint)
         floors = tables.version_floors(spark, cfg, checkpoint)

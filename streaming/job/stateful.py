@@ -1,8 +1,12 @@
-"""The ``applyInPandasWithState`` step: one call per group per micro-batch.
+"""The ``applyInPandasWithState`` step, one group at a time.
 
 It only moves data: pandas rows in, :func:`streaming.policy.recommend.process` on the group's state, pandas
-rows out. Records :mod:`streaming.job.validate` rejected ride along under their group key and come out
-unchanged as ``rejected`` rows, so one query (one checkpoint, one batch id) writes both tables.
+rows out. :func:`apply_group` is one group's part of a call, pure (rows and state bytes in, rows and state
+bytes out); :func:`make_update` runs it keyed by group (one call per group per micro-batch, the state in
+Spark's GroupState), :mod:`streaming.job.buckets` keyed by buckets of groups (many groups per call).
+
+Records :mod:`streaming.job.validate` rejected ride along under their group and come out unchanged as
+``rejected`` rows, so one query (one checkpoint, one batch id) writes both tables.
 
 Two more kinds of row leave as ``rejected``, never silently:
 
@@ -25,6 +29,7 @@ import gc
 import json
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,61 +65,127 @@ MESSAGE_CHARS = 200
 """An internal error's message is cut to this length in its reason."""
 
 
+@dataclass(frozen=True)
+class Context:
+    """What every group's call needs besides its rows and state."""
+
+    policy: PolicySettings
+    timeout_ms: int
+    floors: dict[str, int] = field(default_factory=dict)
+    """group -> highest version already in the table when the checkpoint began
+    (:func:`streaming.job.tables.version_floors`); the group's versions, and so its ids, continue above it."""
+    lag_topic: str = "rebalancer.lag"
+    metadata_topic: str = "rebalancer.metadata"
+
+    def topic_of(self, kind: str) -> str:
+        """The source topic of an event of this type (for rows rejected here)."""
+        return self.lag_topic if kind == LAG else self.metadata_topic
+
+
+@dataclass
+class Step:
+    """What one group's call did: its output rows and its state afterwards."""
+
+    rows: list[dict[str, Any]]
+    blob: bytes | None
+    """The group's state after the call (:meth:`GroupState.to_bytes`), or None: it has none."""
+    updated: bool
+    """Whether ``blob`` is new (else it is the state the call was given)."""
+    timeout: int | None
+    """The group's event-time timeout from now on (ms), whenever it has a state."""
+
+
 def make_update(policy: PolicySettings, timeout_ms: int, version_floors: dict[str, int] | None = None, *,
                 lag_topic: str = "rebalancer.lag", metadata_topic: str = "rebalancer.metadata"):
-    """``version_floors``: group -> highest version already in the table when the checkpoint began
-    (:func:`streaming.job.tables.version_floors`); the group's versions, and so its ids, continue above it.
-    ``lag_topic``/``metadata_topic`` name the source topic of rows rejected here."""
-    floors = dict(version_floors or {})
-    topics = {LAG: lag_topic}
+    """The update function keyed by group (``job.state_buckets = 0``): one call per group per batch, the
+    group's state in Spark's GroupState. ``lag_topic``/``metadata_topic`` name the source topic of rows
+    rejected here. :mod:`streaming.job.buckets` keys by buckets of groups around the same :func:`apply_group`."""
+    ctx = Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic)
 
     def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
-        group = key[0]
         if state.hasTimedOut:
             state.remove()
             return
-        rows = group_rows(group, chunks, state, policy, timeout_ms, floors.get(group, 0),
-                          lambda kind: topics.get(kind, metadata_topic))
+        rows = group_rows(key[0], chunks, state, ctx)
         if rows:
             yield pd.DataFrame(rows, columns=ROW_COLUMNS)
 
     return update
 
 
-def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, policy: PolicySettings, timeout_ms: int,
-               version_floor: int, topic_of: Callable[[str], str]) -> list[dict[str, Any]]:
+def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, ctx: Context) -> list[dict[str, Any]]:
     """The output rows of one group's call; never raises. ``state`` is pyspark's GroupState (or alike)."""
     try:
-        chunks = list(chunks)
-        pdf = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
-        cols = {c: pdf[c].to_numpy() for c in EVENT_COLUMNS + SOURCE_COLUMNS}
+        cols = read_columns(chunks)
     except Exception as exc:  # the rows themselves are unreadable: one row says so
-        return [_rejected_row(group, {"reason": internal_error(exc)})]
-    valid = pd.notna(cols["type"]).astype(bool)  # a row validate.parse rejected has no type
-    rows = [{"kind": "rejected", "group": group or None, "rejected": d} for d in cols["detail"][~valid]]
-    watermark = _watermark(state)
-    late = valid & _at_or_below(cols["ts"], watermark)
-    rows += [_rejected_row(group, _reencoded(cols, i, group, "late", topic_of))
-             for i in np.flatnonzero(late).tolist()]
+        return [rejected_row(group, {"reason": internal_error(exc)})]
+    watermark = current_watermark(state)
+    valid, late = row_masks(cols, watermark)
+    step = apply_group(group, cols, valid, late, state.get[0] if state.exists else None, watermark, ctx)
+    if step.updated:
+        state.update((step.blob,))
+    if step.timeout is not None:
+        set_timeout(state, step.timeout, watermark, ctx.timeout_ms)
+    return step.rows
+
+
+def read_columns(chunks: Iterable[pd.DataFrame], extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """A call's rows as numpy columns (the event and source columns, and ``extra``)."""
+    chunks = list(chunks)
+    pdf = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+    return {c: pdf[c].to_numpy() for c in (*EVENT_COLUMNS, *SOURCE_COLUMNS, *extra)}
+
+
+def row_masks(cols: dict[str, np.ndarray], watermark: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: valid (validate.parse gave it a type) and late (valid, ts at or below the watermark)."""
+    valid = pd.notna(cols["type"]).astype(bool)
+    return valid, valid & _at_or_below(cols["ts"], watermark)
+
+
+def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late: np.ndarray,
+                blob: bytes | None, watermark: int, ctx: Context) -> Step:
+    """One group's rows of a call applied to its state ``blob`` (None: none yet); never raises.
+
+    Rows validate.parse rejected pass through, late rows are rejected, the rest go through
+    :func:`~streaming.policy.recommend.process`. If that raises, the group's valid rows are rejected with the
+    error and its state stays as it was."""
+    rows: list[dict[str, Any]] = [{"kind": "rejected", "group": group or None, "rejected": d}
+                                  for d in cols["detail"][~valid]]
+    if late.any():
+        rows += [rejected_row(group, reencoded(cols, i, group, "late", ctx.topic_of))
+                 for i in np.flatnonzero(late).tolist()]
     keep = valid & ~late
     try:
-        gs = GroupState.from_bytes(state.get[0]) if state.exists else GroupState(group=group)
-        gs.version = max(gs.version, version_floor)  # a new checkpoint never reuses an id
-        recs: list[dict[str, Any]] = []
-        if keep.any():
-            recs = [{"kind": "recommendation", **rec.to_row()}
-                    for rec in process(gs, {c: cols[c][keep] for c in EVENT_COLUMNS}, policy)]
-            state.update((gs.to_bytes(),))
-        if state.exists:
-            # an event-time timeout not set again in a call is cleared, so set it on every call
-            state.setTimeoutTimestamp(max(gs.last_ts + timeout_ms, watermark + 1))
-        return rows + recs
+        gs = GroupState.from_bytes(blob) if blob is not None else GroupState(group=group)
+        gs.version = max(gs.version, ctx.floors.get(group, 0))  # a new checkpoint never reuses an id
+        if not keep.any():
+            timeout = None if blob is None else max(gs.last_ts + ctx.timeout_ms, watermark + 1)
+            return Step(rows, blob, False, timeout)
+        events = {c: cols[c] if keep.all() else cols[c][keep] for c in EVENT_COLUMNS}
+        rows += [{"kind": "recommendation", **rec.to_row()} for rec in process(gs, events, ctx.policy)]
+        return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
     except Exception as exc:
         reason = internal_error(exc)
-        rows += [_rejected_row(group, _reencoded(cols, i, group, reason, topic_of))
+        rows += [rejected_row(group, reencoded(cols, i, group, reason, ctx.topic_of))
                  for i in np.flatnonzero(keep).tolist()]
-        _keep_timeout(state, timeout_ms, watermark)
-        return rows
+        return Step(rows, blob, False, None if blob is None else kept_timeout(blob, ctx.timeout_ms, watermark))
+
+
+def kept_timeout(blob: bytes, timeout_ms: int, watermark: int) -> int:
+    """The timeout of a state a failed call left as it was: it must still be set again, or it is cleared."""
+    try:
+        return max(GroupState.from_bytes(blob).last_ts + timeout_ms, watermark + 1)
+    except Exception:  # unreadable: give it the full timeout from now
+        return max(watermark, 0) + timeout_ms
+
+
+def set_timeout(state, timeout: int, watermark: int, timeout_ms: int) -> None:
+    """``state.setTimeoutTimestamp``; should pyspark refuse the value, the full timeout from now."""
+    try:
+        state.setTimeoutTimestamp(timeout)
+    except Exception:
+        with contextlib.suppress(Exception):  # nothing more can be done for this key in this call
+            state.setTimeoutTimestamp(max(watermark, 0) + timeout_ms)
 
 
 def internal_error(exc: BaseException) -> str:
@@ -122,7 +193,7 @@ def internal_error(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {message}"
 
 
-def _watermark(state) -> int:
+def current_watermark(state) -> int:
     try:
         return int(state.getCurrentWatermarkMs())
     except Exception:  # no watermark (e.g. a query without one): nothing is late
@@ -132,22 +203,13 @@ def _watermark(state) -> int:
 def _at_or_below(ts: np.ndarray, watermark: int) -> np.ndarray:
     if watermark < 0:
         return np.zeros(len(ts), dtype=bool)
+    if ts.dtype.kind in "iu":  # validate.parse never leaves ts null: the usual case, no pandas needed
+        return ts <= watermark
     values = pd.to_numeric(pd.Series(ts), errors="coerce")
     return (values <= watermark).fillna(False).to_numpy(dtype=bool)
 
 
-def _keep_timeout(state, timeout_ms: int, watermark: int) -> None:
-    """After a failure the state is as it was; its timeout must still be set again, or it is cleared."""
-    try:
-        if state.exists:
-            last_ts = GroupState.from_bytes(state.get[0]).last_ts
-            state.setTimeoutTimestamp(max(last_ts + timeout_ms, watermark + 1))
-    except Exception:
-        with contextlib.suppress(Exception):  # nothing more can be done for this group in this call
-            state.setTimeoutTimestamp(max(watermark, 0) + timeout_ms)
-
-
-def _rejected_row(group: str, detail: dict[str, Any]) -> dict[str, Any]:
+def rejected_row(group: str, detail: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "rejected", "group": group or None, "rejected": json.dumps(detail, default=str)}
 
 
@@ -157,7 +219,7 @@ def _scalar(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _reencoded(cols: dict[str, np.ndarray], i: int, group: str, reason: str,
+def reencoded(cols: dict[str, np.ndarray], i: int, group: str, reason: str,
                topic_of: Callable[[str], str]) -> dict[str, Any]:
     """The rejected-row detail of valid row ``i``: the event as parsed, and where it came from."""
     kind = _scalar(cols["type"][i])

@@ -1,0 +1,240 @@
+"""The stateful step keyed by buckets of groups: many groups per call, each group's state kept apart.
+
+Keyed by group, pyspark pays a fixed cost per group per micro-batch (a call, an Arrow slice, a pandas frame,
+a state round trip through the JVM), whatever the group brings. Keyed by bucket (``job.state_buckets``
+buckets; a group's bucket is the CRC-32 of its UTF-8 name modulo the count, the same in Spark's ``crc32``
+and Python's ``zlib.crc32``, never ``hash()``), one call gets every group of a bucket with rows in the batch:
+
+- the rows are split by group with one stable sort, groups in name order, and each group goes through
+  :func:`streaming.job.stateful.apply_group` exactly as when keyed by group: the same recommendations for the
+  same events, the same rejected rows; a group whose call fails keeps its state as it was;
+- the bucket's state value maps group -> (the group's event-time timeout, its ``GroupState.to_bytes()``),
+  so a group is read and rewritten only when it has rows, and one group's blob never touches another's;
+- per-group timeouts keep their meaning: a group whose timeout is below the watermark leaves the bucket
+  (as a timed-out key leaves Spark's state), in the call of its bucket or in the bucket's own timeout
+  call; the bucket's timeout is the earliest of its groups'.
+
+A checkpoint's state layout (keyed by group, or by N buckets) is fixed when it starts: it is recorded in
+``state_layout.json`` beside the checkpoint's data, and :func:`check_layout` refuses, with what to do,
+a configuration that would read it with another layout. A bucket value also carries its bucket count, so
+a value read under another count is an internal error on its groups' rows, never silently wrong state.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from streaming.config import PolicySettings
+from streaming.job.stateful import (
+    ROW_COLUMNS,
+    Context,
+    apply_group,
+    current_watermark,
+    internal_error,
+    read_columns,
+    reencoded,
+    rejected_row,
+    row_masks,
+    set_timeout,
+)
+from streaming.state.errors import UnreadableState
+
+MAGIC = b"RBK1"
+_HEAD = struct.Struct("<4sIII")  # magic, bucket count, bucket, groups
+Held = dict[str, tuple[int, bytes]]
+"""A bucket's state: group -> (its event-time timeout in ms, its GroupState bytes)."""
+
+
+def bucket_of(group: str, buckets: int) -> int:
+    """The group's bucket: CRC-32 of its UTF-8 bytes modulo ``buckets`` (Spark: ``pmod(crc32(group), n)``)."""
+    return zlib.crc32(group.encode("utf-8")) % buckets
+
+
+def encode(buckets: int, bucket: int, held: Held) -> bytes:
+    """The bucket's state value: a header, then per group (in name order) its timeout, name and blob
+    lengths as arrays, then the names, then the blobs; no copy of a blob is decoded or compressed again."""
+    names = sorted(held)
+    encoded = [n.encode("utf-8") for n in names]
+    blobs = [held[n][1] for n in names]
+    return b"".join([
+        _HEAD.pack(MAGIC, buckets, bucket, len(names)),
+        np.array([held[n][0] for n in names], dtype="<i8").tobytes(),
+        np.array([len(b) for b in encoded], dtype="<u4").tobytes(),
+        np.array([len(b) for b in blobs], dtype="<u4").tobytes(),
+        *encoded, *blobs])
+
+
+def decode(value: bytes, buckets: int, bucket: int) -> Held:
+    """A bucket's state value written by :func:`encode` for this bucket count and bucket."""
+    if len(value) < _HEAD.size or value[:4] != MAGIC:
+        raise UnreadableState("the state value is not a bucket of groups (a checkpoint keyed otherwise?); "
+                              "start from a new checkpoint")
+    _, written_buckets, written_bucket, n = _HEAD.unpack_from(value)
+    if (written_buckets, written_bucket) != (buckets, bucket):
+        raise UnreadableState(f"state of bucket {written_bucket} of {written_buckets} read as bucket {bucket} of "
+                              f"{buckets} (job.state_buckets changed?); start from a new checkpoint")
+    off = _HEAD.size + 16 * n  # names, then blobs
+    try:
+        timeouts = np.frombuffer(value, "<i8", n, _HEAD.size).tolist()
+        lengths = np.frombuffer(value, "<u4", 2 * n, _HEAD.size + 8 * n).astype(np.int64)
+    except ValueError:
+        raise UnreadableState("the bucket's state value is truncated") from None
+    ends = (off + np.cumsum(lengths)).tolist()  # n name ends, then n blob ends
+    if (ends[-1] if n else off) != len(value):
+        raise UnreadableState("the bucket's state value is truncated or has trailing bytes")
+    held: Held = {}
+    starts = [off, *ends[:-1]]
+    for i, t in enumerate(timeouts):
+        held[value[starts[i]:ends[i]].decode("utf-8")] = (t, value[starts[n + i]:ends[n + i]])
+    return held
+
+
+def make_update(policy: PolicySettings, timeout_ms: int, buckets: int, version_floors: dict[str, int] | None = None,
+                *, lag_topic: str = "rebalancer.lag", metadata_topic: str = "rebalancer.metadata"):
+    """The update function keyed by bucket (``job.state_buckets`` > 0); arguments as
+    :func:`streaming.job.stateful.make_update`. The key's one value is the bucket number."""
+    ctx = Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic)
+
+    def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
+        rows = bucket_rows(int(key[0]), buckets, chunks, state, ctx)
+        if rows:
+            yield pd.DataFrame(rows, columns=ROW_COLUMNS)
+
+    return update
+
+
+def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state, ctx: Context) -> list[dict[str, Any]]:
+    """The output rows of one bucket's call; never raises. ``state`` is pyspark's GroupState (or alike)."""
+    watermark = current_watermark(state)
+    try:
+        held = decode(state.get[0], buckets, bucket) if state.exists else {}
+    except Exception as exc:
+        return _unreadable_bucket(chunks, state, watermark, ctx, internal_error(exc))
+    rows: list[dict[str, Any]] = []
+    if not state.hasTimedOut:  # a timeout call has no rows
+        try:
+            cols = read_columns(chunks, ("group",))
+        except Exception as exc:  # the rows themselves are unreadable: one row says so
+            rows = [rejected_row("", {"reason": internal_error(exc)})]
+        else:
+            rows = _apply_groups(cols, held, watermark, ctx)
+    # a group whose timeout the watermark passed leaves, as a timed-out key leaves Spark's state
+    held = {g: entry for g, entry in held.items() if entry[0] >= watermark}
+    if held:
+        state.update((encode(buckets, bucket, held),))
+        # every timeout kept is at or above the watermark, as setTimeoutTimestamp requires
+        set_timeout(state, min(t for t, _ in held.values()), watermark, ctx.timeout_ms)
+    elif state.exists:
+        state.remove()
+    return rows
+
+
+def _apply_groups(cols: dict[str, np.ndarray], held: Held, watermark: int, ctx: Context) -> list[dict[str, Any]]:
+    """Every group's rows of the call through apply_group, groups in name order; ``held`` updated in place."""
+    valid, late = row_masks(cols, watermark)
+    groups = cols["group"]
+    if pd.isna(groups).any():  # validate.parse gives every row a group; "" stands in for a missing one
+        groups = np.where(pd.isna(groups), "", groups)
+    codes, uniques = pd.factorize(groups)
+    names = [str(g) for g in uniques.tolist()]
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names))
+    ranks = rank[codes]
+    perm = np.argsort(ranks, kind="stable")  # each group's rows together, in their arrival order
+    cols = {c: v[perm] for c, v in cols.items()}
+    valid, late = valid[perm], late[perm]
+    ends = np.cumsum(np.bincount(ranks, minlength=len(names))).tolist()
+    rows: list[dict[str, Any]] = []
+    start = 0
+    for i, end in zip(order, ends, strict=True):
+        group, part = names[i], slice(start, end)
+        entry = held.get(group)
+        step = apply_group(group, {c: v[part] for c, v in cols.items()}, valid[part], late[part],
+                           None if entry is None else entry[1], watermark, ctx)
+        rows += step.rows
+        if step.blob is not None and step.timeout is not None:
+            held[group] = (step.timeout, step.blob)
+        start = end
+    return rows
+
+
+def _unreadable_bucket(chunks: Iterator[pd.DataFrame], state, watermark: int, ctx: Context,
+                       reason: str) -> list[dict[str, Any]]:
+    """The bucket's state cannot be read: every group's valid rows are rejected with the reason and the
+    state stays as it is (a timed-out one goes: its groups cannot be read anyway)."""
+    if state.hasTimedOut:
+        state.remove()
+        return []
+    set_timeout(state, max(watermark, 0) + ctx.timeout_ms, watermark, ctx.timeout_ms)
+    try:
+        cols = read_columns(chunks, ("group",))
+    except Exception as exc:
+        return [rejected_row("", {"reason": internal_error(exc)})]
+    valid, late = row_masks(cols, watermark)
+    groups = cols["group"]
+    rows: list[dict[str, Any]] = [{"kind": "rejected", "group": g or None, "rejected": d}
+                                  for g, d in zip(groups[~valid].tolist(), cols["detail"][~valid].tolist(),
+                                                  strict=True)]
+    for i in np.flatnonzero(valid).tolist():
+        group = str(groups[i] or "")
+        rows.append(rejected_row(group, reencoded(cols, i, group, "late" if late[i] else reason, ctx.topic_of)))
+    return rows
+
+
+# -- the checkpoint's layout -----------------------------------------------------------------------------
+
+LAYOUT_FILE = "state_layout.json"
+
+
+def layout(buckets: int) -> dict[str, Any]:
+    """The state layout of ``job.state_buckets = buckets``, as recorded in the checkpoint."""
+    return {"keyed_by": "bucket", "buckets": buckets, "format": MAGIC.decode()} if buckets > 0 else {
+        "keyed_by": "group"}
+
+
+def describe(recorded: dict[str, Any]) -> str:
+    if recorded.get("keyed_by") == "bucket":
+        return f"in {recorded.get('buckets')} buckets of groups (job.state_buckets = {recorded.get('buckets')})"
+    return "by consumer group (job.state_buckets = 0, or a checkpoint from before job.state_buckets)"
+
+
+def layout_problem(checkpoint: str, recorded_text: str | None, used: bool, buckets: int) -> str | None:
+    """Why this checkpoint cannot run with ``buckets``, or None. ``recorded_text``: its layout file (None:
+    absent); ``used``: whether it holds a batch already (else whatever it records may be replaced)."""
+    if not used:
+        return None
+    try:
+        recorded = json.loads(recorded_text) if recorded_text is not None else layout(0)
+    except ValueError:
+        recorded = {"keyed_by": "unreadable"}
+    if recorded == layout(buckets):
+        return None
+    go_on = (f"set job.state_buckets = {recorded['buckets'] if recorded.get('keyed_by') == 'bucket' else 0} to go "
+             f"on with this checkpoint, or " if recorded.get("keyed_by") in ("bucket", "group") else "")
+    return (f"checkpoint {checkpoint} keeps its group state {describe(recorded)}, but the configuration keys it "
+            f"{describe(layout(buckets))}; a checkpoint's state layout cannot change. Either {go_on}start a new "
+            f"checkpoint (move or delete this one, or set paths.checkpoints elsewhere): the new query reads Kafka "
+            f"from job.starting_offsets, rebuilds each group's state from the events (a group's first snapshot is "
+            f"a baseline again) and continues recommendation versions after those in the recommendations table")
+
+
+def check_layout(spark, checkpoint: str, buckets: int) -> None:
+    """Refuse (:class:`~streaming.errors.JobError`) a checkpoint written with another state layout; record
+    the layout of a checkpoint that has no batch yet. Called with the checkpoint's lease held."""
+    from streaming.errors import JobError
+    from streaming.job import hfs
+
+    used = hfs.has_files(spark, checkpoint, "offsets") or hfs.has_files(spark, checkpoint, "state")
+    problem = layout_problem(checkpoint, hfs.read_text(spark, checkpoint, LAYOUT_FILE), used, buckets)
+    if problem:
+        raise JobError(problem)
+    if not used:
+        hfs.write_text(spark, checkpoint, LAYOUT_FILE, json.dumps(layout(buckets), sort_keys=True), overwrite=True)

@@ -43,9 +43,11 @@ OUTPUT_SCHEMA = (
     "triggers STRING, trigger_details STRING, assignor STRING, assignment STRING, "
     "before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE, "
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE, "
-    "stuck_partitions STRING, feed_value STRING, mode STRING"
+    "stuck_partitions STRING, feed_value STRING, mode STRING, "
+    "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
+LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
 
 ASSIGNMENT_TYPE = (
     "ARRAY<STRUCT<member_id: STRING, instance_id: STRING, client_id: STRING, rack: STRING, "
@@ -76,6 +78,11 @@ class Recommendation:
     stuck_partitions: list[tuple[str, int]]
     mode: str = "auto"
     """``policy.mode`` of the group when it was made (observe, approve, auto)."""
+    lag_seconds: dict[str, float | None] | None = None
+    """``before_catch_up_s``, ``after_catch_up_s``: the max member time to catch up under the current and the
+    recommended assignment; ``lag_age_s``: the age of the group's oldest unconsumed record
+    (:mod:`streaming.policy.lag_seconds`). None where not finite (unbounded or not known yet). Delta only:
+    the feed message is unchanged."""
 
     @property
     def id(self) -> str:
@@ -111,4 +118,5 @@ class Recommendation:
             "stuck_partitions": json.dumps([{"topic": t, "partition": p} for t, p in self.stuck_partitions]),
             "feed_value": json.dumps(self.feed_message(), separators=(",", ":"), sort_keys=True),
             "mode": self.mode,
+            **{c: (self.lag_seconds or {}).get(c) for c in LAG_SECONDS_COLUMNS},
         }

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from streaming.config import APPROVE, AUTO, Config
 from streaming.errors import JobError
 from streaming.job import hfs, validate
-from streaming.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
+from streaming.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ PUBLISHED_MODES = (APPROVE, AUTO)
 """Modes whose recommendations go to the trigger feed (approve as proposals); observe only to Delta."""
 # recommendation columns the metrics read (streaming.exporter.metrics.JobMetrics.observe_recommendations)
 METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag", "before_imbalance",
-                  "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions")
+                  "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions", *LAG_SECONDS_COLUMNS)
 
 RECOMMENDATIONS_DDL = f"""
     batch_id LONG, `group` STRING, version LONG, recommendation_id STRING, event_time TIMESTAMP,
@@ -51,11 +51,12 @@ RECOMMENDATIONS_DDL = f"""
     assignment {ASSIGNMENT_TYPE},
     before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE,
     lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE,
-    stuck_partitions {STUCK_TYPE}, mode STRING
+    stuck_partitions {STUCK_TYPE}, mode STRING, before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE
 """
-ADDED_COLUMNS = {"mode": "STRING"}
-"""Columns added to the recommendations table since its first release: an older table gets them at start
-(its rows read NULL, which for ``mode`` means ``auto``: they were all published for application)."""
+ADDED_COLUMNS = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
+"""Columns added to the recommendations table since its first release, all nullable: an older table gets the
+ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all published for
+application; for the lag seconds, not computed then)."""
 REJECTED_DDL = """
     batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
     source_offset LONG, kafka_timestamp TIMESTAMP
@@ -174,7 +175,7 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance", "lower_bound",
         "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
-        "mode",
+        "mode", *LAG_SECONDS_COLUMNS,
     )
 
 

@@ -4,8 +4,8 @@
   the upkeep properties of :func:`table_properties`: log and deleted-file retention, auto compaction);
 - the checkpoint has committed batches and a table is missing: the rows it wrote are gone, and recreating
   it empty would hide that, so the job stops with a message naming the table;
-- the recommendations table of an older release, without a column added since (``sinks.ADDED_COLUMNS``):
-  the column is added;
+- the recommendations table of an older release, without columns added since (``sinks.ADDED_COLUMNS``):
+  the ones it lacks are added (nullable: its rows read NULL), when nothing else differs;
 - a table with other columns or types, not a Delta table, or recommendations without the Change Data Feed:
   stops with what differs (every batch would fail, or consumers of the feed would miss changes).
 
@@ -79,9 +79,9 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             continue
         expected = spark.createDataFrame([], ddl).schema
         diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
-        added = {f"column {n} missing" for n in ADDED_COLUMNS} if name == RECOMMENDATIONS else set()
-        if diff and set(diff) <= added:  # the job's table from before those columns (never another's)
-            add_columns(spark, location, [d.split()[1] for d in diff])
+        missing = columns_to_add(diff, ADDED_COLUMNS if name == RECOMMENDATIONS else {})
+        if missing:  # the job's table from before those columns (never another's)
+            add_columns(spark, location, missing)
             diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
         if diff:
             raise JobError(f"table {name} at {location} does not have the job's schema: {'; '.join(diff)}")
@@ -90,6 +90,16 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
                                f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+
+
+def columns_to_add(diff: list[str], added: dict[str, str]) -> list[str]:
+    """The columns to add when what differs (:func:`schema_differences`) is only some of the ``added``
+    columns missing, in the order of ``added``; otherwise [] (nothing to add, or a difference that stays an
+    error: a foreign or damaged table is never altered)."""
+    missing = {f"column {n} missing": n for n in added}
+    if not diff or not set(diff) <= set(missing):
+        return []
+    return [n for n in added if f"column {n} missing" in diff]
 
 
 def add_columns(spark: SparkSession, location: str, names: list[str]) -> None:

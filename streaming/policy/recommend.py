@@ -16,7 +16,8 @@ After each observation:
   ``lag_skew`` trigger;
 - with any trigger, the configured assignor proposes an assignment for the group as it is now; a
   ``rack_change`` stands only if cross-rack partitions drop, a ``lag_skew`` only if the max member lag
-  drops by ``min_improvement``; whatever stands becomes one recommendation with before/after figures.
+  drops by ``min_improvement``; whatever stands becomes one recommendation with before/after figures, in
+  records and in seconds (:mod:`streaming.policy.lag_seconds`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import numpy as np
 from assignors import metrics, registry
 from assignors.errors import AssignorError
 from streaming.config import PolicySettings
-from streaming.policy import lag_skew
+from streaming.lag_time import finite_or_none
+from streaming.policy import lag_seconds, lag_skew
 from streaming.recommendation import Recommendation
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -131,6 +133,8 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
     if not triggers:
         return None
 
+    seconds = lag_seconds.figures(state, [m.member_id for m in snapshot.members], current, proposed,
+                                  policy.stuck_observations)
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0
@@ -147,6 +151,8 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
         before=_figures(before), after=_figures(after), lower_bound=after.lower_bound,
         partitions_moved=after.partitions_moved, lag_moved=after.load_moved,
         stuck_partitions=sorted(snapshot.stuck), mode=policy.mode_for(state.group),
+        lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
+                     "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
     )
     state.last_rec_id = rec.id
     return rec

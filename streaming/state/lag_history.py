@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from streaming import lag_time
 from streaming.state.stuck import stuck_mask
 
 ARRAYS = ("ts", "committed", "end")
@@ -171,6 +172,23 @@ class LagHistory:
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where((self.n >= 2) & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
         return np.maximum(r, 0.0)
+
+    def consume_rate(self) -> np.ndarray:
+        """Records/s of the committed offset over each row's latest run (nan: one observation), the rate
+        lag in seconds divides by (:mod:`streaming.lag_time`; unlike :meth:`rate`, a counter reset starts a
+        new run instead of reading as 0)."""
+        return lag_time.rate(self.ts, self.committed, self.end, self.n)
+
+    def lag_age(self) -> lag_time.Age:
+        """Age of each row's oldest unconsumed record at its latest observation (:func:`lag_time.oldest_age`)."""
+        return lag_time.oldest_age(self.ts, self.committed, self.end, self.n)
+
+    def window_s(self) -> float:
+        """The longest latest run of any row, in seconds (0 with at most one observation each)."""
+        if not len(self.ids):
+            return 0.0
+        rows, last, start = lag_time.window(self.ts, self.committed, self.end, self.n)
+        return float((self.ts[rows, last] - self.ts[rows, start]).max()) / 1000.0
 
     def stuck(self, k: int) -> np.ndarray:
         """Rows stuck at their last ``k`` observations (the rule is in :mod:`streaming.state.stuck`)."""

@@ -78,7 +78,7 @@ def test_row_carries_the_mode_and_the_feed_value_its_status(mode, status, publis
     assert json.loads(row["feed_value"])["status"] == status
     assert (mode in sinks.PUBLISHED_MODES) is published
     # the feed sink publishes only the published modes, and the table has the column
-    assert "mode STRING" in sinks.RECOMMENDATIONS_DDL and sinks.ADDED_COLUMNS == {"mode": "STRING"}
+    assert "mode STRING" in sinks.RECOMMENDATIONS_DDL and sinks.ADDED_COLUMNS["mode"] == "STRING"
 
 
 def test_policy_stamps_each_recommendation_with_its_groups_mode():

@@ -1,0 +1,217 @@
+"""Lag in seconds, and stuck partitions, read off a short window of lag observations (numpy, no Spark).
+
+Shared by the job's state (:class:`streaming.state.lag_history.LagHistory` keeps the window per topic) and
+the collector's ``/metrics`` (which keeps its own window of its polls), so both say the same thing; it sits
+at the top of ``streaming`` because the exporter may not import the state (tests/unit/test_layers.py).
+
+A window is three ``(rows, depth)`` int64 arrays, oldest first, and ``n`` (columns filled per row): the
+observation time (ms), the committed offset and the end offset of one partition per row. Only the latest
+*run* of a row counts: the columns after the last place where time stands still or an offset goes back (a
+re-created topic or reset offsets start a new run), so a counter reset never yields a negative rate or age.
+
+Two figures per partition:
+
+- **time to catch up** (:func:`catch_up`): lag / consume rate, the committed offset's growth over the run
+  (records/s). 0 without lag; ``inf`` with lag and a rate of 0 over two or more observations (it consumed
+  nothing: at this rate it never catches up); ``nan`` with lag and a run of one observation (no rate yet).
+  Per member (:func:`member_catch_up`): its total lag over its total rate, by the same rules.
+- **age of the oldest unconsumed record** (:func:`oldest_age`, as kafka-lag-exporter estimates it): the time
+  the end offset was at today's committed offset, interpolated linearly between the two observations around
+  it, subtracted from the latest observation's time. When the committed offset is below every end offset of
+  the run, the record is older than the window: the time is extrapolated back from the run's end-offset
+  rate (``estimated``), or, when the end offset did not move, the window's start is taken (a lower bound,
+  also ``estimated``). 0 without lag; ``nan`` with lag and a run of one observation. Event time has
+  millisecond resolution, so a lagging partition's age is at least 0.001 s. Per member: the max.
+
+A stuck partition (:func:`stuck_mask`) is the case where lag is present and the committed offset stood
+still for the last ``k`` observations: its time to catch up is unbounded, and moving it does not help.
+
+Example: observations at 0, 10 and 20 s with end offsets 1000, 2000, 3000 and committed 400, 900, 1500.
+Latest lag 1500; the consume rate over the run is (1500 - 400) / 20 s = 55/s, so catching up takes about
+27 s; the end offset was 1500 at 5 s (halfway between 1000 at 0 s and 2000 at 10 s), so the oldest
+unconsumed record was written 15 s before the latest observation.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+MIN_AGE_S = 0.001
+"""The age of a lagging partition's oldest record is never below one tick of event time."""
+
+
+class Age(NamedTuple):
+    seconds: np.ndarray
+    """float64 per row: 0 without lag, > 0 with lag, nan when unknown (one observation)."""
+    estimated: np.ndarray
+    """bool per row: extrapolated beyond the window (or a lower bound), not interpolated within it."""
+
+
+def _gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a - b`` as float64 where ``a >= b`` (exact in uint64 for any two int64 values, so no overflow and no
+    loss of the small difference of two offsets near 2**63); meaningless elsewhere."""
+    return (a.astype(np.int64).view(np.uint64) - b.astype(np.int64).view(np.uint64)).astype(np.float64)
+
+
+def run_start(ts: np.ndarray, committed: np.ndarray | None, end: np.ndarray | None, n: np.ndarray) -> np.ndarray:
+    """First column of each row's latest run: after the last column whose time is not after the one before
+    it, or whose committed or end offset is below the one before it (only filled columns count)."""
+    depth = ts.shape[1]
+    if depth < 2 or ts.shape[0] == 0:
+        return np.zeros(ts.shape[0], dtype=np.int64)
+    broken = ts[:, 1:] <= ts[:, :-1]
+    for arr in (committed, end):
+        if arr is not None:
+            broken |= arr[:, 1:] < arr[:, :-1]
+    j = np.arange(1, depth)[None, :]
+    broken &= j < np.asarray(n)[:, None]
+    return np.where(broken, j, 0).max(axis=1).astype(np.int64)
+
+
+def window(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, last column, run start) of a window, the run broken by time and by both offsets."""
+    rows = np.arange(ts.shape[0])
+    last = np.maximum(np.asarray(n, dtype=np.int64) - 1, 0)
+    return rows, last, run_start(ts, committed, end, n)
+
+
+def latest_lag(committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Lag (int64, exact) at each row's latest observation; 0 where none or where committed >= end."""
+    rows = np.arange(committed.shape[0])
+    last = np.maximum(np.asarray(n, dtype=np.int64) - 1, 0)
+    c, e = committed[rows, last], end[rows, last]
+    has = (np.asarray(n) > 0) & (e > c)
+    # the difference only where it is positive: no int64 overflow on any pair of offsets
+    return np.where(has, np.subtract(e, c, where=has, out=np.zeros_like(e)), 0)
+
+
+def rate(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, which: str = "committed"
+         ) -> np.ndarray:
+    """Records/s of the committed (consume) or end (produce) offset over each row's latest run; ``nan``
+    where the run has one observation (or none)."""
+    rows, last, start = window(ts, committed, end, n)
+    arr = committed if which == "committed" else end
+    dt = (ts[rows, last] - ts[rows, start]).astype(np.float64) / 1000.0
+    delta = _gap(arr[rows, last], arr[rows, start])  # >= 0 within a run
+    ok = (last > start) & (dt > 0)
+    out = np.full(len(rows), np.nan)
+    np.divide(delta, dt, out=out, where=ok)
+    return out
+
+
+def catch_up(lag: np.ndarray, consume_rate: np.ndarray) -> np.ndarray:
+    """Seconds to consume ``lag`` at ``consume_rate``: 0 without lag, ``inf`` with lag and rate 0, ``nan``
+    with lag and an unknown (nan) rate."""
+    lag = np.asarray(lag, dtype=np.float64)
+    r = np.asarray(consume_rate, dtype=np.float64)
+    out = np.where(lag > 0, np.where(np.isnan(r), np.nan, np.inf), 0.0)
+    np.divide(lag, r, out=out, where=(lag > 0) & (r > 0))
+    return out
+
+
+def member_catch_up(lag: np.ndarray, consume_rate: np.ndarray, member: np.ndarray, members: int) -> np.ndarray:
+    """Per member ``0..members-1``: its partitions' total lag over their total known rate. A member whose
+    partitions all have unknown rates gets ``nan`` (if it has lag); known rates summing to 0, ``inf``."""
+    member = np.asarray(member, dtype=np.int64)
+    r = np.asarray(consume_rate, dtype=np.float64)
+    known = ~np.isnan(r)
+    total_lag = np.bincount(member, weights=np.asarray(lag, dtype=np.float64), minlength=members)
+    total_rate = np.bincount(member[known], weights=r[known], minlength=members)
+    any_known = np.bincount(member[known], minlength=members) > 0
+    return catch_up(total_lag, np.where(any_known, total_rate, np.nan))
+
+
+def member_capacity(lag: np.ndarray, consume_rate: np.ndarray, window_s: float) -> np.ndarray:
+    """Per member, the rate its lag is divided by when comparing two assignments (before and after alike).
+
+    A member *behind* (lag it would not clear within the window at its rate) consumes as fast as it can, so
+    its measured rate is its capacity. A member keeping up consumed only what arrived, which understates what
+    it can do: it is taken at the highest rate a member that is behind reached (the group's consumers run
+    the same code), or at its own rate if higher; with nobody behind, at the group's highest member rate.
+    ``nan`` when no rate is known at all."""
+    lag = np.asarray(lag, dtype=np.float64)
+    r = np.asarray(consume_rate, dtype=np.float64)
+    known = ~np.isnan(r)
+    behind = known & (lag > 0) & (lag > np.where(known, r, 0.0) * window_s)
+    if (behind & (r > 0)).any():
+        ref = float(r[behind & (r > 0)].max())
+    else:
+        ref = float(r[known].max()) if known.any() else np.nan
+    return np.where(behind, r, np.fmax(r, ref))
+
+
+def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> Age:
+    """Seconds, as of each row's latest observation, since the end offset stood at its committed offset."""
+    rows, last, start = window(ts, committed, end, n)
+    m = len(rows)
+    seconds = np.zeros(m)
+    estimated = np.zeros(m, dtype=bool)
+    lag = latest_lag(committed, end, n) > 0
+    if not lag.any():
+        return Age(seconds, estimated)
+    depth = ts.shape[1]
+    c = committed[rows, last]
+    cols = np.arange(depth)[None, :]
+    in_run = (cols >= start[:, None]) & (cols <= last[:, None])
+    # the last column of the run whose end offset had not reached past the committed offset yet
+    below = in_run & (end <= c[:, None])
+    has_below = below.any(axis=1)
+    j0 = np.where(below, cols, -1).max(axis=1)
+    j0 = np.clip(j0, 0, depth - 1)
+    j1 = np.minimum(j0 + 1, depth - 1)
+    now = ts[rows, last].astype(np.float64)
+    # within the window: linear between (ts[j0], end[j0]) and (ts[j1], end[j1]); end[j1] > c >= end[j0]
+    e0, e1 = end[rows, j0], end[rows, j1]
+    t0, t1 = ts[rows, j0].astype(np.float64), ts[rows, j1].astype(np.float64)
+    span = _gap(e1, e0)
+    frac = np.clip(np.divide(_gap(c, e0), span, out=np.zeros(m), where=has_below & (span > 0)), 0.0, 1.0)
+    inside = t0 + frac * (t1 - t0)
+    # before the window: back from the run's first observation at the run's end-offset rate
+    es = end[rows, start]
+    ts0 = ts[rows, start].astype(np.float64)
+    dt = now - ts0
+    produced = _gap(end[rows, last], es)
+    back = np.divide(_gap(es, c) * dt, produced, out=np.zeros(m), where=~has_below & (produced > 0) & (dt > 0))
+    outside = ts0 - back
+    when = np.where(has_below, inside, outside)
+    age = np.maximum((now - when) / 1000.0, MIN_AGE_S)
+    known = has_below | (dt > 0)
+    seconds = np.where(lag, np.where(known, age, np.nan), 0.0)
+    estimated = lag & ~has_below & known
+    return Age(seconds, estimated)
+
+
+def member_max(values: np.ndarray, member: np.ndarray, members: int) -> np.ndarray:
+    """Per member ``0..members-1``: the max of its rows' values (``nan`` ignored unless all are; a member
+    without rows gets 0)."""
+    out = np.zeros(members)
+    seen = np.zeros(members, dtype=bool)
+    v = np.asarray(values, dtype=np.float64)
+    member = np.asarray(member, dtype=np.int64)
+    known = ~np.isnan(v)
+    np.maximum.at(out, member[known], v[known])
+    np.logical_or.at(seen, member[known], True)
+    unknown = np.zeros(members, dtype=bool)
+    np.logical_or.at(unknown, member[~known], True)
+    return np.where(unknown & ~seen, np.nan, out)
+
+
+def stuck_mask(committed: np.ndarray, end: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
+    """Per row: its last ``k`` observations all have lag and one committed offset (``k`` <= 0 or beyond the
+    window's depth: never)."""
+    partitions, depth = committed.shape
+    if k <= 0 or k > depth:
+        return np.zeros(partitions, dtype=bool)
+    idx = np.clip(np.asarray(n)[:, None] - k + np.arange(k)[None, :], 0, depth - 1)
+    rows = np.arange(partitions)[:, None]
+    c = committed[rows, idx]
+    e = end[rows, idx]
+    return (np.asarray(n) >= k) & (c == c[:, :1]).all(axis=1) & (e > c).all(axis=1)
+
+
+def finite_or_none(x: float) -> float | None:
+    """A figure for JSON and Delta: None when it is not a finite number (unbounded or unknown)."""
+    return float(x) if np.isfinite(x) else None

@@ -1,0 +1,47 @@
+"""Which columns an older recommendations table gets at start (streaming.job.tables.columns_to_add): the
+declared added columns it lacks, and nothing when anything else differs."""
+
+from __future__ import annotations
+
+from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+from streaming.job.sinks import ADDED_COLUMNS, RECOMMENDATIONS_DDL
+from streaming.job.tables import columns_to_add, schema_differences
+
+ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
+WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
+                   StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
+                   StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType())])
+
+
+def _without(*names, schema=WANT):
+    return StructType([f for f in schema.fields if f.name not in names])
+
+
+def test_the_lag_seconds_columns_are_declared_added_and_in_the_ddl():
+    assert ADDED_COLUMNS == ADDED
+    for name, kind in ADDED_COLUMNS.items():
+        assert f"{name} {kind}" in " ".join(RECOMMENDATIONS_DDL.split())
+
+
+def test_a_table_from_before_modes_gets_every_added_column_in_declared_order():
+    diff = schema_differences(WANT, _without(*ADDED))
+    assert columns_to_add(diff, ADDED) == list(ADDED)
+
+
+def test_a_table_from_before_lag_seconds_gets_those_alone():
+    diff = schema_differences(WANT, _without("before_catch_up_s", "after_catch_up_s", "lag_age_s"))
+    assert columns_to_add(diff, ADDED) == ["before_catch_up_s", "after_catch_up_s", "lag_age_s"]
+
+
+def test_any_other_difference_is_left_to_the_error():
+    other = StructType([*_without("mode").fields, StructField("extra", StringType())])
+    assert columns_to_add(schema_differences(WANT, other), ADDED) == []
+    wrong_type = StructType([StructField("lag_age_s", StringType()) if f.name == "lag_age_s" else f
+                             for f in _without("mode").fields])
+    assert columns_to_add(schema_differences(WANT, wrong_type), ADDED) == []
+    missing_core = _without("version", "mode")
+    assert columns_to_add(schema_differences(WANT, missing_core), ADDED) == []
+    assert columns_to_add(schema_differences(WANT, WANT), ADDED) == []
+    # rejected_events declares no added columns: a missing column there is always an error
+    assert columns_to_add(schema_differences(WANT, _without("mode")), {}) == []

@@ -238,3 +238,11 @@ def check_layout(spark, checkpoint: str, buckets: int) -> None:
         raise JobError(problem)
     if not used:
         hfs.write_text(spark, checkpoint, LAYOUT_FILE, json.dumps(layout(buckets), sort_keys=True), overwrite=True)
+
+
+def groups_in_state(spark, checkpoint: str, buckets: int) -> set[str]:
+    """The groups a checkpoint's state holds (read with Spark's ``statestore`` source), in either layout."""
+    rows = spark.read.format("statestore").load(checkpoint).collect()
+    if not buckets:
+        return {r["key"]["group"] for r in rows}
+    return {g for r in rows for g in decode(bytes(r["value"]["state"]), buckets, r["key"]["bucket"])}

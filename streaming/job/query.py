@@ -84,11 +84,16 @@ def ensure_topics(cfg: Config) -> None:
 
 
 class ProgressPrinter(StreamingQueryListener):
-    """One line per batch: input rows, groups in state, recommendations, rejected, late, batch time."""
+    """One line per batch: input rows, keys in state, recommendations, rejected, late, batch time.
 
-    def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print, metrics=None) -> None:
+    ``groups`` of a line is the state operator's row count: groups when keyed by group, buckets of groups
+    otherwise (``state_keys`` names them in the printed line)."""
+
+    def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print, metrics=None,
+                 state_keys: str = "groups") -> None:
         self.writer = writer
         self.query_name = query_name
+        self.state_keys = state_keys
         self.out = out
         self.metrics = metrics
         self.batches: list[dict] = []
@@ -112,7 +117,7 @@ class ProgressPrinter(StreamingQueryListener):
         if self.metrics is not None:
             self.metrics.observe_batch(p.batchId, p.numInputRows, p.batchDuration / 1000.0, line["groups"])
         self.out(
-            f"batch {line['batch']}: {line['input_rows']} input rows, {line['groups']} groups in state, "
+            f"batch {line['batch']}: {line['input_rows']} input rows, {line['groups']} {self.state_keys} in state, "
             f"{recs} recommendations, {rejected} rejected, {line['late']} late, {line['batch_ms']} ms"
         )
 
@@ -136,7 +141,8 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
         floors = tables.version_floors(spark, cfg, checkpoint)
         metrics = exporter.for_job(cfg)  # None unless metrics.enabled; one server for every restart
         writer = sinks.BatchWriter(cfg, sinks.app_id(checkpoint), lease, metrics)
-        printer = ProgressPrinter(writer, cfg.job.query_name, metrics=metrics)
+        printer = ProgressPrinter(writer, cfg.job.query_name, metrics=metrics,
+                                  state_keys="group buckets" if cfg.job.state_buckets else "groups")
         stream = (
             pipeline(spark, cfg, floors).writeStream.queryName(cfg.job.query_name)
             .option("checkpointLocation", checkpoint)

@@ -3,22 +3,30 @@
 One live read with the collector's code (:mod:`streaming.commands.live`): per partition the tool's columns
 (GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID), then the owner's RACK,
 the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack holds no replica) and
+LAG-SECONDS, the age of the oldest unconsumed record (now minus the timestamp of the record at the committed
+offset, read once per lagging partition within ``--lag-seconds-timeout``; ``-`` when not read), and
 RECOMMENDED-OWNER, the member id the group's latest recommendation gives the partition to. ``--members``
-gives one line per member instead. Lag in seconds is not shown: the state does not keep what it needs yet.
+gives one line per member instead (its LAG-SECONDS: the max over its partitions).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from streaming.commands._common import add_config_args, load_config
 
+if TYPE_CHECKING:
+    from streaming.collector.poll import ClusterSnapshot
+    from streaming.config import Config
+
 PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
-                     "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "RECOMMENDED-OWNER")
-MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "LAG", "RACK",
-                  "CROSS-RACK")
+                     "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER")
+MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "LAG",
+                  "LAG-SECONDS", "RACK", "CROSS-RACK")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                          "group but the rebalancer's own")
     p.add_argument("--members", action="store_true", help="one line per member")
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--lag-seconds-timeout", type=float, default=5.0, metavar="S",
+                   help="time to read the record at each lagging partition's committed offset, for LAG-SECONDS "
+                        "(default 5; 0: do not read, LAG-SECONDS shows -)")
     p.set_defaults(func=run)
 
 
@@ -48,10 +59,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
     recs = live.latest_recommendations(cfg, args.group)
+    seconds = lag_seconds(cfg, snap, args.lag_seconds_timeout)
     out = []
     for g in sorted(snap.groups):
         info, rec = snap.groups[g], recs.get(g)
-        rows = view.partition_rows(snap, g, view.recommended_owners(rec))
+        rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g))
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
                     "partitions": [r.as_dict() for r in rows],
@@ -63,9 +75,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[str, dict[tuple[str, int], float]]:
+    """group -> partition -> age (s) of the record at its committed offset, for the lagging partitions read."""
+    from streaming.commands import live
+    from streaming.lag_time import MIN_AGE_S
+
+    lagging = {(g, tp): c for g in snap.groups for tp, c in snap.committed.get(g, {}).items()
+               if tp in snap.end and snap.end[tp] > c}
+    times = live.record_times(cfg, ((tp, c) for (_, tp), c in lagging.items()), timeout_s)
+    now_ms = time.time() * 1000
+    out: dict[str, dict[tuple[str, int], float]] = {}
+    for (g, tp), c in lagging.items():
+        if (tp, c) in times:
+            # at least a millisecond: a producer's clock ahead of this one must not read as no lag
+            out.setdefault(g, {})[tp] = round(max((now_ms - times[(tp, c)]) / 1000.0, MIN_AGE_S), 3)
+    return out
+
+
 def _cell(v: object) -> str:
     if v is None:
         return "-"
+    if isinstance(v, float):
+        return f"{v:.1f}" if v >= 0.1 or v == 0 else f"{v:.3f}"
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, (list, tuple)):
@@ -88,12 +119,12 @@ def render(groups: list[dict], members: bool) -> str:
                  f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''})")
         if members:
             rows = [[m["group"], m["consumer_id"], m["instance_id"], m["host"], m["client_id"], m["partitions"],
-                     m["lag"], m["rack"], m["cross_rack"]] for m in g["members"]]
+                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"]] for m in g["members"]]
             lines = table(MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
         else:
             rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],
                      p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],
-                     p["recommended_owner"]] for p in g["partitions"]]
+                     p["lag_seconds"], p["recommended_owner"]] for p in g["partitions"]]
             lines = table(PARTITION_COLUMNS, rows) if rows else ["(no partitions owned or committed)"]
         blocks.append("\n".join([title, *lines]))
     return "\n\n".join(blocks)

@@ -4,16 +4,26 @@ The read is the collector's own (:class:`streaming.collector.poll.ClusterReader`
 the same rack rules); nothing joins a group or commits. The latest recommendation per group comes from the
 recommendations table as ``rebalancer recommendations --latest`` reads it (deltalake for a local table,
 Spark otherwise).
+
+Lag in seconds needs no history here: :func:`record_times` reads the timestamp of the record at each lagging
+partition's committed offset (the oldest unconsumed one) with one consumer outside any group (assign, seek,
+one record per partition, bounded time), so ``now - timestamp`` is its exact age, by the topic's timestamp
+type (the producer's CreateTime unless the topic says LogAppendTime).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
+import time
+from collections.abc import Iterable
 from typing import Any
 
 from streaming.config import EMBEDDED, Config
+
+log = logging.getLogger(__name__)
 
 RECOMMENDATIONS = "recommendations"  # = streaming.job.sinks.RECOMMENDATIONS (that module imports pyspark)
 
@@ -88,3 +98,58 @@ def latest_recommendations(cfg: Config, group: str | None = None) -> dict[str, d
     return {r["group"]: r for r in rows}
 
 
+
+
+def read_rounds(wanted: Iterable[tuple[tuple[str, int], int]]) -> list[dict[tuple[str, int], int]]:
+    """The (partition, offset) pairs as rounds of one offset per partition (a consumer holds one position)."""
+    rounds: list[dict[tuple[str, int], int]] = []
+    for tp, offset in sorted(set(wanted)):
+        free = next((r for r in rounds if tp not in r), None)
+        if free is None:
+            free = {}
+            rounds.append(free)
+        free[tp] = offset
+    return rounds
+
+
+def record_times(cfg: Config, wanted: Iterable[tuple[tuple[str, int], int]], timeout_s: float
+                 ) -> dict[tuple[tuple[str, int], int], int]:
+    """((topic, partition), offset) -> timestamp (ms) of the first record at or after that offset, for those
+    read within ``timeout_s`` in all. Partitions wanted at several offsets (groups sharing a topic) are read in
+    rounds, one offset each. An offset below the log start (deleted by retention) reads the log's first
+    record. Never raises: a failure (no read permission, say) is logged and what was read so far returned."""
+    rounds = read_rounds(wanted)
+    out: dict[tuple[tuple[str, int], int], int] = {}
+    if not rounds or timeout_s <= 0:
+        return out
+    from kafka import KafkaConsumer, TopicPartition
+
+    from streaming.kafka_clients import python_client_options
+
+    deadline = time.monotonic() + timeout_s
+    consumer = None
+    try:
+        consumer = KafkaConsumer(
+            client_id="rebalancer-describe", group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
+            max_partition_fetch_bytes=64 * 1024, fetch_max_wait_ms=100,
+            request_timeout_ms=max(1000, int(timeout_s * 1000) + 500), **python_client_options(cfg, "consumer"))
+        for offsets in rounds:
+            tps = {TopicPartition(t, p): (t, p) for t, p in offsets}
+            consumer.assign(list(tps))
+            for tp, key in tps.items():
+                consumer.seek(tp, offsets[key])
+            done: set[tuple[str, int]] = set()
+            while len(done) < len(tps) and (left := deadline - time.monotonic()) > 0:
+                for tp, records in consumer.poll(timeout_ms=int(min(left, 1.0) * 1000)).items():
+                    key = tps[tp]
+                    if records and key not in done:
+                        done.add(key)
+                        out[(key, offsets[key])] = int(records[0].timestamp)
+                        consumer.pause(tp)  # one record is all it takes
+    except Exception as e:
+        log.warning("reading the records at the committed offsets failed (%s: %s); no lag seconds for them",
+                    type(e).__name__, e)
+    finally:
+        if consumer is not None:
+            consumer.close()
+    return out

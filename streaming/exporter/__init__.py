@@ -45,24 +45,35 @@ class CollectorExport:
 
     def __init__(self, cfg: Config) -> None:
         from streaming.exporter.metrics import CollectorMetrics, Server
+        from streaming.exporter.window import Windows
 
         self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
+        self.windows = Windows(cfg.policy.lag_history, cfg.policy.stuck_observations)
 
         self.metrics = CollectorMetrics(cfg.metrics.max_groups, cfg.metrics.max_topics_per_group)
         self.server = Server(self.metrics.registry, cfg.metrics.host, cfg.metrics.collector_port)
         print(f"metrics at {self.server.url}", flush=True)
 
     def __call__(self, snap: Any, stats: Any) -> None:
-        from streaming.exporter import view
-
         try:  # the collector's groups: those reading something besides the rebalancer's own topics
             groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
                                                              snap.group_topics(g) <= self._own_topics)]
-            figures = [view.figures(snap, g, view.partition_rows(snap, g)) for g in groups]
+            figures = [self._figures(snap, g) for g in groups]
+            self.windows.retain(groups)
             self.metrics.observe_poll(figures, stats.seconds, stats.lag_events, stats.metadata_events,
                                       stats.warnings)
         except Exception:  # metrics must never stop the collector
             log.warning("updating the collector's metrics failed", exc_info=True)
+
+    def _figures(self, snap: Any, group: str) -> Any:
+        """The group's figures, lag seconds and stuck partitions from the window this poll extends."""
+        from streaming.exporter import view
+
+        committed = snap.committed.get(group, {})
+        live = self.windows.observe(snap.ts, group, ((tp, c, snap.end[tp]) for tp, c in committed.items()
+                                                     if tp in snap.end))
+        rows = view.partition_rows(snap, group, lag_seconds=live.age)
+        return view.figures(snap, group, rows, live.rate, live.stuck)
 
     def close(self) -> None:
         self.server.close()

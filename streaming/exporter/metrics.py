@@ -10,14 +10,19 @@ goes away frees its place); the others are counted in ``kafka_rebalancer_metrics
 series are capped per group likewise. Rejection reasons are cut to their kind (the text before ``:``), since
 an internal error's reason carries its message.
 
-Not exported (yet): lag in seconds. The state does not keep the end-offset timestamps it needs; when it
-does, ``kafka_rebalancer_group_max_member_lag_seconds`` belongs beside the records gauge.
+Lag in seconds (:mod:`streaming.lag_time`): live from the collector, which keeps a window of its polls
+(:mod:`.window`): ``kafka_rebalancer_group_max_member_lag_seconds`` (the age of the oldest unconsumed record,
+as kafka-lag-exporter's time lag), ``_group_max_member_catch_up_seconds`` (lag / recent consume rate; +Inf
+when a member with lag consumed nothing) and ``_group_stuck_partitions``, by the job's rules; NaN while
+not known (the first poll). From the job, the latest recommendation's ``_recommendation_catch_up_seconds``
+(``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for null).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -102,6 +107,12 @@ class JobMetrics:
                                     ["group", "when"], registry=r)
         self.rec_stuck = Gauge(f"{PREFIX}_recommendation_stuck_partitions",
                                "Stuck partitions the latest recommendation reports", ["group"], registry=r)
+        self.rec_catch_up = Gauge(f"{PREFIX}_recommendation_catch_up_seconds",
+                                  "Max member time to catch up before and after the latest recommendation",
+                                  ["group", "when"], registry=r)
+        self.rec_lag_age = Gauge(f"{PREFIX}_recommendation_lag_age_seconds",
+                                 "Age of the oldest unconsumed record when the latest recommendation was made",
+                                 ["group"], registry=r)
         self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
                              registry=r)
         self.dropped.set_function(lambda: len(self.cap.dropped))
@@ -146,6 +157,8 @@ class JobMetrics:
             self.rec_max_lag.labels(g, when).set(row[f"{when}_max_lag"] or 0)
             self.rec_imbalance.labels(g, when).set(row[f"{when}_imbalance"] or 0)
             self.rec_cross_rack.labels(g, when).set(row[f"{when}_cross_rack"] or 0)
+            self.rec_catch_up.labels(g, when).set(_or_nan(row.get(f"{when}_catch_up_s")))
+        self.rec_lag_age.labels(g).set(_or_nan(row.get("lag_age_s")))
         stuck = row.get("stuck_partitions")
         if isinstance(stuck, str):
             stuck = json.loads(stuck or "[]")
@@ -177,6 +190,15 @@ class CollectorMetrics:
                                 ["group"], registry=r)
         self.topic_lag = Gauge(f"{PREFIX}_group_topic_lag_records", "Lag of the group on one topic",
                                ["group", "topic"], registry=r)
+        self.max_lag_s = Gauge(f"{PREFIX}_group_max_member_lag_seconds",
+                               "Largest member lag in seconds: age of its oldest unconsumed record", ["group"],
+                               registry=r)
+        self.catch_up = Gauge(f"{PREFIX}_group_max_member_catch_up_seconds",
+                              "Largest member time to catch up at its recent consume rate (stuck partitions "
+                              "left out)", ["group"], registry=r)
+        self.stuck = Gauge(f"{PREFIX}_group_stuck_partitions",
+                           "Partitions with lag whose committed offset stood still for policy.stuck_observations "
+                           "polls", ["group"], registry=r)
         self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
                              registry=r)
         self.dropped.set_function(lambda: len(self.cap.dropped))
@@ -198,6 +220,9 @@ class CollectorMetrics:
             self.cross_rack.labels(f.group).set(f.cross_rack)
             self.members.labels(f.group).set(f.members)
             self.partitions.labels(f.group).set(f.partitions)
+            self.max_lag_s.labels(f.group).set(_or_nan(f.max_member_lag_seconds))
+            self.catch_up.labels(f.group).set(_or_nan(f.max_member_catch_up_seconds))
+            self.stuck.labels(f.group).set(f.stuck_partitions)
             topics = sorted(f.lag_by_topic)[:self.max_topics]
             for t in self._topics.get(f.group, set()) - set(topics):
                 self.topic_lag.remove(f.group, t)
@@ -206,7 +231,8 @@ class CollectorMetrics:
             self._topics[f.group] = set(topics)
         for g in set(self.cap.admitted) - seen:  # vanished groups lose their series
             self.cap.release(g)
-            for gauge in (self.max_lag, self.imbalance, self.cross_rack, self.members, self.partitions):
+            for gauge in (self.max_lag, self.imbalance, self.cross_rack, self.members, self.partitions,
+                          self.max_lag_s, self.catch_up, self.stuck):
                 gauge.remove(g)
             for t in self._topics.pop(g, set()):
                 self.topic_lag.remove(g, t)
@@ -229,6 +255,11 @@ class Server:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def _or_nan(value: float | None) -> float:
+    """A gauge's value for a figure that may be missing (null in Delta, not known yet)."""
+    return math.nan if value is None else float(value)
 
 
 def _age(ts: float) -> float:

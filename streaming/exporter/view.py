@@ -8,14 +8,22 @@ Rows follow ``kafka-consumer-groups --describe``: a partition appears when a mem
 committed an offset for it; with no commit its current offset and lag are unknown (None). Cross-rack, as in
 :func:`assignors.metrics.cross_rack_partitions`: the owner has a rack and no replica of the partition is in
 it, while some replica's rack is known.
+
+Lag in seconds comes from the caller (a snapshot has no history): ``describe`` passes the age of the record
+at each committed offset, the collector's ``/metrics`` its window of polls (:mod:`.window`). A member's is the
+max over its partitions whose figure is known; None when it has lag and none is known.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
+from streaming import lag_time
 from streaming.collector.diff import partition_entries
 from streaming.collector.poll import ClusterSnapshot
 
@@ -39,6 +47,8 @@ class PartitionRow:
     """None when the owner's rack or every replica's rack is unknown (or nobody owns it)."""
     recommended_owner: str | None = None
     """member id the latest recommendation gives the partition to (None: no recommendation covers it)."""
+    lag_seconds: float | None = None
+    """age of the oldest unconsumed record (0 without lag; None when not known)."""
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -58,6 +68,8 @@ class MemberRow:
     lag: int
     """sum of the known lags of the member's partitions."""
     cross_rack: int
+    lag_seconds: float | None = None
+    """max of its partitions' known lag seconds (0 without lag; None with lag and none known)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +88,12 @@ class GroupFigures:
     """max member lag / mean member lag over members that own partitions (1.0 when there is no lag)."""
     cross_rack: int
     lag_by_topic: dict[str, int]
+    max_member_lag_seconds: float | None = None
+    """max over members of their lag seconds (None when some member with lag has none known)."""
+    max_member_catch_up_seconds: float | None = None
+    """max over members of lag / consume rate, stuck partitions left out (inf: a member with lag consumed
+    nothing; None: not known)."""
+    stuck_partitions: int = 0
 
 
 def is_cross_rack(rack: str | None, replica_racks: Sequence[str | None]) -> bool | None:
@@ -84,9 +102,10 @@ def is_cross_rack(rack: str | None, replica_racks: Sequence[str | None]) -> bool
     return rack not in replica_racks
 
 
-def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, str] | None = None
-                   ) -> list[PartitionRow]:
-    """The group's rows, sorted by topic and partition."""
+def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, str] | None = None,
+                   lag_seconds: Mapping[TP, float | None] | None = None) -> list[PartitionRow]:
+    """The group's rows, sorted by topic and partition; ``lag_seconds``: per partition with lag (nan or
+    absent: unknown)."""
     info = snap.groups[group]
     committed = snap.committed.get(group, {})
     owners = {tp: m for m in info.members for tp in m.assigned}
@@ -104,7 +123,7 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
             group, tp[0], tp[1], current, end, lag,
             m.member_id if m else None, m.host if m else None, m.client_id if m else None, m.rack if m else None,
             replica_racks, is_cross_rack(m.rack, replica_racks) if m else None,
-            (recommended or {}).get(tp)))
+            (recommended or {}).get(tp), _seconds(lag, (lag_seconds or {}).get(tp))))
     return rows
 
 
@@ -117,12 +136,18 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow])
     out = []
     for m in snap.groups[group].members:
         mine = by_member.get(m.member_id, [])
+        lag = sum(r.lag or 0 for r in mine)
+        known = [r.lag_seconds for r in mine if r.lag and r.lag_seconds is not None]
         out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
-                             sum(r.lag or 0 for r in mine), sum(1 for r in mine if r.cross_rack)))
+                             lag, sum(1 for r in mine if r.cross_rack),
+                             max(known) if known else (0.0 if lag == 0 else None)))
     return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
 
 
-def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow]) -> GroupFigures:
+def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
+            rates: Mapping[TP, float] | None = None, stuck: frozenset[TP] = frozenset()) -> GroupFigures:
+    """The group's figures; ``rates``: consume rate per partition (records/s, nan unknown) for the time to
+    catch up, ``stuck``: the partitions stuck now (counted, and left out of the time to catch up)."""
     info = snap.groups[group]
     members = member_rows(snap, group, rows)
     loads = [m.lag for m in members if m.partitions]
@@ -130,8 +155,38 @@ def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow]) -> 
     by_topic: dict[str, int] = {}
     for r in rows:
         by_topic[r.topic] = by_topic.get(r.topic, 0) + (r.lag or 0)
+    owning = [m for m in members if m.partitions]
+    seconds = None if any(m.lag_seconds is None for m in owning) else max(
+        (m.lag_seconds or 0.0 for m in owning), default=0.0)
     return GroupFigures(group, info.state, len(info.members), len(rows), max(loads, default=0),
-                        max(loads) / mean if mean > 0 else 1.0, sum(1 for r in rows if r.cross_rack), by_topic)
+                        max(loads) / mean if mean > 0 else 1.0, sum(1 for r in rows if r.cross_rack), by_topic,
+                        seconds, _catch_up(rows, owning, rates, stuck) if rates is not None else None,
+                        sum(1 for r in rows if (r.topic, r.partition) in stuck))
+
+
+def _catch_up(rows: Sequence[PartitionRow], owning: Sequence[MemberRow], rates: Mapping[TP, float],
+              stuck: frozenset[TP]) -> float | None:
+    """Max member time to catch up (:func:`streaming.lag_time.member_catch_up`); None when not known."""
+    if not owning:
+        return 0.0
+    index = {m.consumer_id: i for i, m in enumerate(owning)}
+    mine = [(index[r.consumer_id], r) for r in rows
+            if r.consumer_id is not None and r.consumer_id in index and (r.topic, r.partition) not in stuck]
+    per_member = lag_time.member_catch_up(
+        np.array([r.lag or 0 for _, r in mine], dtype=np.float64),
+        np.array([rates.get((r.topic, r.partition), math.nan) for _, r in mine], dtype=np.float64),
+        np.array([i for i, _ in mine], dtype=np.int64), len(owning))
+    if np.isinf(per_member).any():
+        return math.inf
+    return None if np.isnan(per_member).any() else float(per_member.max())
+
+
+def _seconds(lag: int | None, seconds: float | None) -> float | None:
+    if lag is None:
+        return None
+    if lag <= 0:
+        return 0.0
+    return None if seconds is None or math.isnan(seconds) else float(seconds)
 
 
 def recommended_owners(rec: Mapping[str, Any] | None) -> dict[TP, str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from assignors.model import Member
 from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
@@ -66,3 +68,42 @@ def test_describe_table_parses_like_kafka_consumer_groups_output():
     assert [(r["PARTITION"], r["CONSUMER-ID"] != "", r["CROSS-RACK"], r["RECOMMENDED-OWNER"]) for r in parsed] == [
         ("0", True, "no", "m"), ("1", True, "no", ""), ("2", True, "no", ""), ("3", False, "", "")]
     assert text.splitlines()[0] == "Consumer group 'g' (Stable, classic, range, recommendation v2)"
+
+
+def test_lag_seconds_from_the_record_at_each_committed_offset(monkeypatch):
+    import time
+
+    from streaming.commands import live
+
+    snap = _snap({"c0": [0, 1], "c1": [2]})
+    snap.groups["h"] = GroupInfo("h", "Stable", "range", [])
+    snap.committed = {"g": {("t", 0): 10, ("t", 1): 50, ("t", 2): 5}, "h": {("t", 0): 30}}
+    snap.end = {("t", 0): 60, ("t", 1): 50, ("t", 2): 45}
+    now_ms = time.time() * 1000
+    asked: list = []
+
+    def record_times(cfg, wanted, timeout_s):
+        asked.extend(wanted)
+        # t-0 at 10 written 90 s ago, at 30 (group h) 30 s ago; t-2 not read in time; a clock ahead: 1 ms
+        return {(("t", 0), 10): now_ms - 90_000, (("t", 0), 30): now_ms - 30_000, (("t", 9), 1): now_ms}
+
+    monkeypatch.setattr(live, "record_times", record_times)
+    seconds = describe.lag_seconds(None, snap, 5.0)
+    assert sorted(asked) == [(("t", 0), 10), (("t", 0), 30), (("t", 2), 5)]  # only partitions with lag
+    assert seconds["g"][("t", 0)] == pytest.approx(90, abs=1) and ("t", 2) not in seconds["g"]
+    assert seconds["h"][("t", 0)] == pytest.approx(30, abs=1)
+    rows = view.partition_rows(snap, "g", None, seconds["g"])
+    assert [r.lag_seconds for r in rows][:3] == [seconds["g"][("t", 0)], 0.0, None]
+    members = view.member_rows(snap, "g", rows)
+    assert [m.lag_seconds for m in members] == [seconds["g"][("t", 0)], None]  # c1's only lag was not read
+    text = describe.render([{"group": "g", "state": "Stable", "group_protocol": "classic", "assignor": "range",
+                             "recommendation_version": None, "partitions": [r.as_dict() for r in rows],
+                             "members": [m.as_dict() for m in members]}], members=True)
+    assert [r["LAG-SECONDS"] for r in parse_table(text)] == [f"{seconds['g'][('t', 0)]:.1f}", ""]
+
+
+def test_partitions_wanted_at_several_offsets_are_read_in_rounds():
+    from streaming.commands import live
+
+    assert live.read_rounds([(("t", 0), 5), (("t", 1), 7), (("t", 0), 9), (("t", 0), 5)]) == [
+        {("t", 0): 5, ("t", 1): 7}, {("t", 0): 9}]

@@ -3,6 +3,7 @@ HTTP server on loopback with a free port."""
 
 from __future__ import annotations
 
+import math
 import urllib.request
 
 from prometheus_client import generate_latest
@@ -21,7 +22,8 @@ def _samples(registry) -> dict[tuple[str, tuple], float]:
 def _rec(group, version, triggers, ts=1_700_000_000_000, **kw):
     return {"group": group, "version": version, "event_ts": ts, "triggers": triggers,
             "before_max_lag": 900.0, "after_max_lag": 500.0, "before_imbalance": 1.8, "after_imbalance": 1.0,
-            "before_cross_rack": 2, "after_cross_rack": 0, "stuck_partitions": '[{"topic":"t","partition":1}]'} | kw
+            "before_cross_rack": 2, "after_cross_rack": 0, "stuck_partitions": '[{"topic":"t","partition":1}]',
+            "before_catch_up_s": 170.0, "after_catch_up_s": 91.0, "lag_age_s": 180.0} | kw
 
 
 def test_job_metrics_per_batch_and_per_group():
@@ -46,9 +48,24 @@ def test_job_metrics_per_batch_and_per_group():
     assert s[("kafka_rebalancer_last_recommendation_age_seconds", (("group", "g1"),))] > 0
     assert s[("kafka_rebalancer_recommendation_max_member_lag_records", (("group", "g1"), ("when", "before")))] == 300
     assert s[("kafka_rebalancer_recommendation_stuck_partitions", (("group", "g2"),))] == 1
+    assert s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "g1"), ("when", "after")))] == 91
+    assert s[("kafka_rebalancer_recommendation_lag_age_seconds", (("group", "g1"),))] == 180
     # the cap: g3 has no series and is counted
     assert not any(("group", "g3") in k[1] for k in s)
     assert s[("kafka_rebalancer_metrics_dropped_groups", ())] == 1
+
+
+def test_null_lag_seconds_and_rows_from_before_them_read_nan():
+    m = JobMetrics()
+    old = _rec("g", 1, "lag_skew")
+    for c in ("before_catch_up_s", "after_catch_up_s", "lag_age_s"):
+        del old[c]
+    m.observe_recommendations([old, _rec("h", 1, "lag_skew", before_catch_up_s=None)])
+    s = _samples(m.registry)
+    assert math.isnan(s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "g"), ("when", "before")))])
+    assert math.isnan(s[("kafka_rebalancer_recommendation_lag_age_seconds", (("group", "g"),))])
+    assert math.isnan(s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "h"), ("when", "before")))])
+    assert s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "h"), ("when", "after")))] == 91
 
 
 def test_collector_metrics_drop_vanished_groups():

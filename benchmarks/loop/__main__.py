@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.loop import report
-from benchmarks.loop.run import Suite, run_workload
+from benchmarks.loop.run import NotSettled, Suite, run_workload
 from benchmarks.loop.workloads import quick_suite, suite
 from streaming.dev.workload.strategies import EXTRA_STRATEGIES, STRATEGIES
 
+SETTLE_ATTEMPTS = 3
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 
@@ -59,12 +60,21 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks.loop " + shlex.join(argv if argv is not None else sys.argv[1:])
     started = time.monotonic()
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in workloads}
+    unsettled: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work, Suite(Path(work)) as env:
         print(f"cluster, Spark, job and feed up after {time.monotonic() - started:.0f}s", flush=True)
         for i in range(args.repeat):
             for name, w in workloads.items():
                 print(f"run {i + 1}/{args.repeat}: {name} ({w.description})", flush=True)
-                runs[name].append(run_workload(env, w, strategies, say=lambda s: print(s, flush=True)))
+                for attempt in range(1, SETTLE_ATTEMPTS + 1):
+                    try:
+                        runs[name].append(run_workload(env, w, strategies, say=lambda s: print(s, flush=True)))
+                        break
+                    except NotSettled as e:  # before any measurement: fresh groups, said in the report
+                        unsettled.append(f"{name} run {i + 1}: {e}")
+                        print(f"  {e}; attempt {attempt} of {SETTLE_ATTEMPTS}", flush=True)
+                        if attempt == SETTLE_ATTEMPTS:
+                            raise
     elapsed = time.monotonic() - started
     agg = report.aggregate(runs)
     meta = {"strategies": ", ".join(strategies), "repeats": args.repeat, "wall time": f"{elapsed:.0f} s",
@@ -72,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "rack-aware) on kafka-python's cooperative protocol",
             "lag": "grantneale's assignor on the lag its leader reads at each rebalance",
             "rebalancer": "the streaming job in the loop; RecommendationAssignor (fallback: balanced on the "
-                          "leader's lag) + RejoinOnRecommendation"}
+                          "leader's lag) + RejoinOnRecommendation",
+            "groups that did not settle before a run (run again with fresh groups)": "; ".join(unsettled) or "none"}
     args.out.mkdir(parents=True, exist_ok=True)
     for name, results in runs.items():
         report.plot(name, results, workloads[name].capacity, args.out / f"{stem}-{name}.png")

@@ -37,6 +37,7 @@ from streaming.dev.workload.strategies import (
     assignors_for,
     offsets_lag,
 )
+from streaming.dev.workload.worker import describe_consumers
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +212,12 @@ class BenchGroup:
         worked = self._pace[0] + sum(w.worked_s for w in workers)
         busy = self._pace[1] + sum(w.busy_s for w in workers)
         return worked / busy if busy > 0 else None
+
+    def describe(self) -> str:
+        """Each consumer's partitions, coordinator state and thread stack (for a group that did not settle)."""
+        with self._lock:
+            workers = list(self.workers.values())
+        return describe_consumers(workers)
 
     def assigned(self) -> bool:
         """Every partition is owned by exactly one running consumer."""

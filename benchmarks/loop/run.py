@@ -34,6 +34,11 @@ COLLECTOR_INTERVAL_S = 2.0
 SETTLE_TIMEOUT_S = 120.0
 
 
+class NotSettled(RuntimeError):
+    """A strategy's group did not get every partition to a running member before the run could start
+    (nothing was produced or measured yet, so the run can be started again with fresh groups)."""
+
+
 class PublishingCollector(CollectorThread):
     """:class:`CollectorThread` that publishes the events of some groups only."""
 
@@ -118,8 +123,10 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable
             if failures:
                 raise RuntimeError(f"workload {w.name}: {failures}")
             if time.monotonic() > deadline:
-                late = [g.strategy for g in groups if not g.assigned()]
-                raise RuntimeError(f"groups not settled after {SETTLE_TIMEOUT_S:.0f}s: {late}")
+                late = [g for g in groups if not g.assigned()]
+                for g in late:
+                    log.warning("group %s (%s) did not settle:\n%s", g.group, g.strategy, g.describe())
+                raise NotSettled(f"groups not settled after {SETTLE_TIMEOUT_S:.0f}s: {[g.strategy for g in late]}")
             time.sleep(0.2)
         t0 = time.monotonic()
         for g in groups:

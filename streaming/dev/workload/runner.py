@@ -16,7 +16,6 @@ import logging
 import sys
 import threading
 import time
-import traceback
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -25,6 +24,7 @@ from streaming.config import Config
 from streaming.dev.workload.consumers import AssignorSpec, ConsumerWorker, assignors_for, client_id_for, make_consumer
 from streaming.dev.workload.producers import SkewedProducer, partition_rates
 from streaming.dev.workload.reassign import move_replicas
+from streaming.dev.workload.worker import describe_consumers
 
 log = logging.getLogger(__name__)
 
@@ -162,17 +162,9 @@ class Workload:
         return False
 
     def _log_unassigned(self) -> None:
-        """Say which consumers hold nothing and where their threads are, so a group that never settles
-        can be diagnosed from the log alone."""
-        frames = sys._current_frames()
         with self._lock:
             workers = list(self.consumers)
-        for w in workers:
-            coordinator = getattr(w.consumer, "_coordinator", None)
-            state = getattr(coordinator, "state", None)
-            stack = "".join(traceback.format_stack(frames[w.ident])) if w.ident in frames else "(thread ended)\n"
-            log.warning("consumer %s holds %d partitions (alive=%s, failure=%r, coordinator state=%s); stack:\n%s",
-                        w.client_id, len(w.assigned), w.is_alive(), w.failure, state, stack)
+        log.warning("group %s did not settle:\n%s", self.options.group, describe_consumers(workers))
 
     # -- freezing offsets --------------------------------------------------------------------------
 

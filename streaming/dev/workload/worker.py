@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+import traceback
+from collections.abc import Iterable
+from typing import Any
 
 
 class PausableWorker(threading.Thread):
@@ -27,3 +31,19 @@ class PausableWorker(threading.Thread):
 
     def stop(self) -> None:
         self._halt.set()
+
+
+def describe_consumers(workers: Iterable[Any]) -> str:
+    """One paragraph per consumer thread (a worker with ``client_id``, ``assigned``, ``consumer``, ``failure``):
+    what it holds, its group coordinator's state and member id, and its thread's stack, so a group that never
+    settles can be diagnosed from the log alone."""
+    frames = sys._current_frames()
+    out = []
+    for w in workers:
+        coordinator = getattr(getattr(w, "consumer", None), "_coordinator", None)
+        state = getattr(coordinator, "state", None)
+        generation = getattr(coordinator, "_generation", None)
+        stack = "".join(traceback.format_stack(frames[w.ident])) if w.ident in frames else "(thread ended)\n"
+        out.append(f"consumer {w.client_id} holds {len(w.assigned)} partitions (alive={w.is_alive()}, "
+                   f"failure={w.failure!r}, coordinator state={state}, generation={generation}); stack:\n{stack}")
+    return "".join(out)

@@ -23,6 +23,9 @@ Two figures per partition:
   also ``estimated``). 0 without lag; ``nan`` with lag and a run of one observation. Event time has
   millisecond resolution, so a lagging partition's age is at least 0.001 s. Per member: the max.
 
+Comparing two assignments of a group, :func:`member_capacity` gives each member the rate to divide its lag
+by in both (what a member that keeps up consumed understates what it can do).
+
 A stuck partition (:func:`stuck_mask`) is the case where lag is present and the committed offset stood
 still for the last ``k`` observations: its time to catch up is unbounded, and moving it does not help.
 
@@ -182,21 +185,6 @@ def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.nda
     seconds = np.where(lag, np.where(known, age, np.nan), 0.0)
     estimated = lag & ~has_below & known
     return Age(seconds, estimated)
-
-
-def member_max(values: np.ndarray, member: np.ndarray, members: int) -> np.ndarray:
-    """Per member ``0..members-1``: the max of its rows' values (``nan`` ignored unless all are; a member
-    without rows gets 0)."""
-    out = np.zeros(members)
-    seen = np.zeros(members, dtype=bool)
-    v = np.asarray(values, dtype=np.float64)
-    member = np.asarray(member, dtype=np.int64)
-    known = ~np.isnan(v)
-    np.maximum.at(out, member[known], v[known])
-    np.logical_or.at(seen, member[known], True)
-    unknown = np.zeros(members, dtype=bool)
-    np.logical_or.at(unknown, member[~known], True)
-    return np.where(unknown & ~seen, np.nan, out)
 
 
 def stuck_mask(committed: np.ndarray, end: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:

@@ -71,8 +71,6 @@ def test_member_figures():
     member = np.array([0, 0, 1, 2])
     got = L.member_catch_up(lag, rate, member, 4)
     assert got[0] == 10.0 and got[1] == math.inf and math.isnan(got[2]) and got[3] == 0.0
-    assert L.member_max(np.array([1.0, 5.0, np.nan, np.nan]), np.array([0, 0, 1, 0]), 3).tolist()[::2] == [5.0, 0.0]
-    assert math.isnan(L.member_max(np.array([np.nan]), np.array([1]), 2)[1])
 
 
 def test_member_capacity_takes_keeping_up_members_at_the_rate_of_those_behind():

@@ -175,7 +175,9 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance", "lower_bound",
         "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
-        "mode", *LAG_SECONDS_COLUMNS,
+        "mode",
+        # a figure that is not finite is null (pandas may carry the policy's None as NaN)
+        *(F.nanvl(F.col(c), F.lit(None).cast("double")).alias(c) for c in LAG_SECONDS_COLUMNS),
     )
 
 

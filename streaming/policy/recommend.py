@@ -6,7 +6,8 @@ whether the group gets a recommendation (:func:`recommend`). The same events giv
 recommendations however they were cut into micro-batches, re-sent or replayed: each observation counts
 once towards the skew streak. A re-sent poll changes nothing, and the rest of a poll split across
 batches (or its metadata arriving a batch late) reads that observation again from the streak before it
-rather than counting it twice; a decision already made on the part of a poll that arrived first stands.
+rather than counting it twice; a decision already made on the part of a poll that arrived first stands
+(with the lag in seconds it read then: the history held that observation's first part only).
 
 After each observation:
 

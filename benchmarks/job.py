@@ -26,10 +26,11 @@ the driver JVM and the Python workers together (PSS of this process's descendant
 is sampled every 0.5 s, per run (scale x keying). With 0 and N > 0 among ``--state-buckets`` a side-by-side
 of the two keyings ends the report.
 
-``--python-only`` measures the stateful step's Python share alone, without Spark or Kafka: the update
-function of each keying over synthetic batches of the same shape (one poll of every group per batch, the
-frames split by key as Spark hands them over), with a dict-backed GroupState; the difference to the full
-run's per-group cost is the JVM's share (Arrow, state store, pyspark's per-key work).
+``--python-only`` measures the Python worker's share alone, without a JVM: pyspark's own
+applyInPandasWithState serializer and wrapper (:class:`WorkerPath`) around each keying's update function, fed
+an Arrow stream shaped as the JVM sends it (one poll of every group per batch), and again around a function
+that only keeps the state (pyspark's own per-key share). The difference to the full run's per-group cost is
+the JVM's share (its Arrow writer and reader, the state store, RocksDB, the sinks).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
 
 RESULTS = Path(__file__).parent / "results" / "job.txt"
+RESULTS_PYTHON = Path(__file__).parent / "results" / "job-python.txt"
+"""Where ``--python-only`` saves its report."""
 
 
 class MemorySampler(threading.Thread):
@@ -306,32 +309,99 @@ def side_by_side(results: list[dict]) -> list[str]:
 # -- the Python share alone ------------------------------------------------------------------------------
 
 
-class _FakeState:
-    """The part of pyspark's GroupState the update functions use, over one value of a dict."""
+def _ddl(schema: str):
+    """A flat DDL schema of the stateful step as a StructType, without a JVM (pyspark parses DDL in the JVM)."""
+    from pyspark.sql import types as T
 
-    def __init__(self, value: bytes | None, watermark: int) -> None:
-        self.value, self.watermark = value, watermark
-        self.timeout: int | None = None
-        self.hasTimedOut = False
-
-    exists = property(lambda self: self.value is not None)
-    get = property(lambda self: (self.value,))
-
-    def update(self, value: tuple) -> None:
-        self.value = value[0]
-
-    def remove(self) -> None:
-        self.value = None
-
-    def getCurrentWatermarkMs(self) -> int:
-        return self.watermark
-
-    def setTimeoutTimestamp(self, ts: int) -> None:
-        self.timeout = ts
+    kinds = {"STRING": T.StringType(), "LONG": T.LongType(), "INT": T.IntegerType(), "DOUBLE": T.DoubleType(),
+             "BINARY": T.BinaryType()}
+    return T.StructType([T.StructField(c.split()[0].strip("`"), kinds[c.split()[1]]) for c in schema.split(",")])
 
 
-def python_share(scale: Scale, buckets: int, batches: int = 4) -> dict:
-    """The stateful step's Python time per batch of one poll of every group, keyed as ``buckets`` says."""
+class WorkerPath:
+    """pyspark's Python worker for applyInPandasWithState, in this process: an Arrow IPC stream as the JVM
+    sends it (rows sorted by key, 10,000 per batch, a state-info struct per key chunk) -> pyspark's serializer
+    -> its wrapper -> the update function -> the serializer's output stream. Only the socket and the JVM are
+    missing; ``values`` plays the state store (key -> state bytes)."""
+
+    def __init__(self, update) -> None:
+        from pyspark.serializers import CPickleSerializer
+        from pyspark.sql.pandas.serializers import ApplyInPandasWithStateSerializer
+        from pyspark.worker import wrap_grouped_map_pandas_udf_with_state
+
+        from streaming.job import stateful
+
+        self.ser = ApplyInPandasWithStateSerializer(
+            timezone="UTC", safecheck=False, assign_cols_by_name=True, prefer_int_ext_dtype=False,
+            state_object_schema=_ddl(stateful.STATE_SCHEMA), arrow_max_records_per_batch=10_000,
+            prefers_large_var_types=False, int_to_decimal_coercion_enabled=False)
+        self.wrapped = wrap_grouped_map_pandas_udf_with_state(update, _ddl(stateful.ROW_SCHEMA), None)
+        self.pickle = CPickleSerializer()
+        self.values: dict = {}
+
+    def _ipc(self, df) -> tuple[bytes, list]:
+        import io
+
+        import numpy as np
+        import pyarrow as pa
+
+        df = df.iloc[np.argsort(df["key"].to_numpy(), kind="stable")].reset_index(drop=True)
+        keys = df["key"].to_numpy()
+        info = pa.struct([("properties", pa.string()), ("keyRowAsUnsafe", pa.binary()), ("object", pa.binary()),
+                          ("startOffset", pa.int32()), ("numRows", pa.int32()), ("isLastChunk", pa.bool_())])
+        props = json.dumps({"batchProcessingTimeMs": 1, "eventTimeWatermarkMs": 0, "timeoutConf": "EventTimeTimeout",
+                            "hasTimedOut": False, "watermarkPresent": True, "updated": False, "removed": False,
+                            "timeoutTimestamp": -1})
+        buf, writer, order = io.BytesIO(), None, []
+        for s in range(0, len(df), 10_000):
+            part, k = df.iloc[s:s + 10_000].reset_index(drop=True), keys[s:s + 10_000]
+            starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+            infos: list = []
+            for a, e in zip(starts.tolist(), [*starts[1:].tolist(), len(k)], strict=True):
+                value = self.values.get(k[a])
+                order += [k[a]] if not order or order[-1] != k[a] else []
+                infos.append({"properties": props[:-1] + f', "defined": {json.dumps(value is not None)}}}',
+                              "keyRowAsUnsafe": b"k" * 16, "startOffset": a, "numRows": e - a,
+                              "object": None if value is None else self.pickle.dumps((value,)),
+                              "isLastChunk": s + e == len(df) or keys[s + e] != k[a]})
+            batch = pa.RecordBatch.from_pandas(part, preserve_index=False)
+            batch = pa.RecordBatch.from_arrays([*batch.columns, pa.array(infos + [None] * (len(part) - len(infos)),
+                                                                            type=info)],
+                                               names=[*batch.schema.names, "state"])
+            writer = writer or pa.ipc.new_stream(buf, batch.schema)
+            writer.write_batch(batch)
+        if writer:
+            writer.close()
+        return buf.getvalue(), order
+
+    def batch(self, df) -> float:
+        """Seconds of the worker's Python for one batch (``df``: a ``key`` column first, then the rows)."""
+        import io
+        import itertools
+
+        data, order = self._ipc(df)
+        width = len(df.columns)
+        states: list = []
+
+        def calls():
+            for chunks, state in self.ser.load_stream(io.BytesIO(data)):
+                series = (c[0] for c in chunks)
+                first = next(series)
+                values = ([x[i] for i in range(1, width)] for x in itertools.chain([first], series))
+                states.append(state)
+                yield self.wrapped([first[0]], values, state)
+
+        start = time.perf_counter()
+        self.ser.dump_stream(calls(), io.BytesIO())
+        spent = time.perf_counter() - start
+        for key, state in zip(order, states, strict=True):
+            self.values[key] = state.get[0] if state.exists else None
+        return spent
+
+
+def python_share(scale: Scale, buckets: int, batches: int = 3, noop: bool = False) -> dict:
+    """The worker's Python time per batch of one poll of every group, keyed as ``buckets`` says; ``noop``: with
+    an update function that only keeps the state (pyspark's own share)."""
     import numpy as np
     import pandas as pd
 
@@ -340,51 +410,36 @@ def python_share(scale: Scale, buckets: int, batches: int = 4) -> dict:
 
     g_, p_ = scale.groups, scale.partitions
     policy = config.PolicySettings()
-    if buckets:
-        update = bucketing.make_update(policy, 3_600_000, buckets)
-        key_of = lambda g: bucketing.bucket_of(g, buckets)  # noqa: E731
-    else:
-        update = stateful.make_update(policy, 3_600_000)
-        key_of = lambda g: g  # noqa: E731
+    update = bucketing.make_update(policy, 3_600_000, buckets) if buckets else stateful.make_update(policy, 3_600_000)
+    if noop:
+        def update(key, chunks, state):
+            state.update(state.get if state.exists else (b"",))
+            return iter(())
+    worker = WorkerPath(update)
     names = np.array([f"group-{g:04d}" for g in range(g_)], dtype=object)
-    keys = np.array([key_of(n) for n in names], dtype=object)
-    values: dict = {}
-
-    def frames(rows: dict[str, np.ndarray]) -> list[tuple[object, pd.DataFrame]]:
-        df = pd.DataFrame(rows)
-        return [(k, part.drop(columns="key").reset_index(drop=True)) for k, part in df.groupby("key", sort=True)]
-
-    def run(parts: list[tuple[object, pd.DataFrame]]) -> float:
-        start = time.perf_counter()
-        for key, part in parts:
-            state = _FakeState(values.get(key), 0)
-            for _ in update((key,), iter([part]), state):
-                pass
-            values[key] = state.value
-        return time.perf_counter() - start
-
+    keys = np.array([bucketing.bucket_of(n, buckets) for n in names]) if buckets else names
     t0 = int(time.time() * 1000)
-    detail = [json.dumps({k: e[k] for k in ("generation", "protocol", "members")})
-              for e in members_events(t0, g_, p_)]
-    n = g_
-    run(frames({"group": names, "key": keys, "type": np.full(n, ev.MEMBERS, dtype=object), "ts": np.full(n, t0),
-                "topic": np.full(n, None, dtype=object), "partition": np.zeros(n, np.int32),
-                "committed_offset": np.zeros(n, np.int64), "end_offset": np.zeros(n, np.int64),
-                "detail": np.array(detail, dtype=object), "source_partition": np.ones(n, np.int32),
-                "source_offset": np.arange(n)}))
+
+    def frame(g: np.ndarray, p: np.ndarray, **cols) -> pd.DataFrame:
+        n = len(g)
+        return pd.DataFrame({
+            "key": keys[g], "group": names[g], "type": np.full(n, ev.LAG, dtype=object), "ts": np.full(n, t0),
+            "topic": np.array([f"topic-{i:02d}" for i in range(50)], dtype=object)[g % 50],
+            "partition": p.astype(np.int32), "committed_offset": np.zeros(n, np.int64),
+            "end_offset": np.zeros(n, np.int64),
+            "detail": np.full(n, None, dtype=object), "source_partition": np.zeros(n, np.int32),
+            "source_offset": np.arange(n), "event_time": pd.Series([None] * n, dtype="datetime64[us]")} | cols)
+
+    members = [json.dumps({k: e[k] for k in ("generation", "protocol", "members")})
+               for e in members_events(t0, g_, p_)]
+    g = np.arange(g_)
+    worker.batch(frame(g, np.zeros(g_), type=np.full(g_, ev.MEMBERS, dtype=object), detail=np.array(members)))
     times = []
     for b in range(1, batches + 1):
-        n = g_ * p_
-        g = np.repeat(np.arange(g_), p_)
-        p = np.tile(np.arange(p_), g_)
+        g, p = np.repeat(np.arange(g_), p_), np.tile(np.arange(p_), g_)
         committed = (t0 // 10 + b * 1000 + p).astype(np.int64)
-        parts = frames({"group": names[g], "key": keys[g], "type": np.full(n, ev.LAG, dtype=object),
-                        "ts": np.full(n, t0 + b * 10_000), "topic": np.array([f"topic-{i:02d}" for i in range(50)],
-                                                                              dtype=object)[g % 50],
-                        "partition": p.astype(np.int32), "committed_offset": committed,
-                        "end_offset": committed + 100 + (p * 7 + g) % 50, "detail": np.full(n, None, dtype=object),
-                        "source_partition": np.zeros(n, np.int32), "source_offset": np.arange(n)})
-        times.append(run(parts))
+        times.append(worker.batch(frame(g, p, ts=np.full(len(g), t0 + b * 10_000), committed_offset=committed,
+                                        end_offset=committed + 100 + (p * 7 + g) % 50)))
     best = min(times[1:] or times)  # the first lag batch fills the histories
     return {"scale": scale.tag, "buckets": buckets, "batch_s": best, "ms_per_group": 1000 * best / g_,
             "events_per_s": g_ * p_ / best}
@@ -406,23 +461,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--poll-every", type=float, default=2.0, help="seconds between live polls (load)")
     ap.add_argument("--interval", type=int, default=10, help="trigger interval (s) of the latency run")
     ap.add_argument("--python-only", action="store_true", help="the stateful step's Python share alone (no JVM)")
-    ap.add_argument("--save", action="store_true", help=f"write the report to {RESULTS}")
-    ap.add_argument("--append", action="store_true", help=f"append the report to {RESULTS}")
+    ap.add_argument("--save", action="store_true",
+                    help=f"write the report to {RESULTS} ({RESULTS_PYTHON.name} with --python-only)")
+    ap.add_argument("--append", action="store_true", help="append the report to that file")
     args = ap.parse_args(argv)
     scales = [Scale.parse(s) for s in args.scales.split(",") if s.strip()] or [Scale(args.groups, args.partitions)]
     keyings = [int(b) for b in args.state_buckets.split(",") if b.strip()]
     stamp = time.strftime("%Y-%m-%d %H:%M")
 
     if args.python_only:
-        lines = [f"benchmarks.job --python-only {stamp}: the stateful step's Python time per batch of one poll of "
-                 f"every group (no JVM, no Arrow, no state store)"]
+        lines = [f"benchmarks.job --python-only {stamp}: the Python worker's time per batch of one poll of every "
+                 f"group (pyspark's serializer and wrapper around the update function, in process: no JVM, no "
+                 f"socket, no state store)"]
         for scale in scales:
             for b in keyings:
-                r = python_share(scale, b)
+                r, alone = python_share(scale, b), python_share(scale, b, noop=True)
                 lines.append(f"{r['scale']}, {keying(b)}: {r['batch_s']:.2f}s per batch, {r['ms_per_group']:.3f} ms "
-                             f"per group, {r['events_per_s']:,.0f} events/s")
+                             f"per group ({alone['ms_per_group']:.3f} ms of it pyspark's own: the same with an update "
+                             f"function that only keeps the state), {r['events_per_s']:,.0f} events/s")
                 print(lines[-1], flush=True)
-        _write(lines, args)
+        _write(lines, args, RESULTS_PYTHON)
         return 0
 
     jvm.resolve()
@@ -473,14 +531,14 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) > 1:
         lines += side_by_side(results)
         print("\n".join(side_by_side(results)))
-    _write(lines, args)
+    _write(lines, args, RESULTS)
     return 0
 
 
-def _write(lines: list[str], args: argparse.Namespace) -> None:
+def _write(lines: list[str], args: argparse.Namespace, path: Path) -> None:
     if args.save or args.append:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        with RESULTS.open("a" if args.append else "w") as f:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a" if args.append else "w") as f:
             f.write("\n".join(lines) + "\n")
 
 

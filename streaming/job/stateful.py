@@ -132,8 +132,11 @@ def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, ctx: Context) 
 def read_columns(chunks: Iterable[pd.DataFrame], extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """A call's rows as numpy columns (the event and source columns, and ``extra``)."""
     chunks = list(chunks)
-    pdf = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
-    return {c: pdf[c].to_numpy() for c in (*EVENT_COLUMNS, *SOURCE_COLUMNS, *extra)}
+    names = (*EVENT_COLUMNS, *SOURCE_COLUMNS, *extra)
+    if len(chunks) == 1:
+        return {c: chunks[0][c].to_numpy() for c in names}
+    # column by column: pd.concat checks every value of an all-null object column (detail, for lag rows)
+    return {c: np.concatenate([chunk[c].to_numpy() for chunk in chunks]) for c in names}
 
 
 def row_masks(cols: dict[str, np.ndarray], watermark: int) -> tuple[np.ndarray, np.ndarray]:

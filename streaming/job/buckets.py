@@ -124,7 +124,15 @@ def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state
         except Exception as exc:  # the rows themselves are unreadable: one row says so
             rows = [rejected_row("", {"reason": internal_error(exc)})]
         else:
-            rows = _apply_groups(cols, held, watermark, ctx)
+            try:
+                updated = dict(held)
+                rows = _apply_groups(cols, updated, watermark, ctx)
+                held = updated
+            except Exception as exc:  # outside any one group (apply_group never raises): none changes
+                try:
+                    rows = _rejected_all(cols, watermark, ctx, internal_error(exc))
+                except Exception:
+                    rows = [rejected_row("", {"reason": internal_error(exc)})]
     # a group whose timeout the watermark passed leaves, as a timed-out key leaves Spark's state
     held = {g: entry for g, entry in held.items() if entry[0] >= watermark}
     if held:
@@ -178,6 +186,11 @@ def _unreadable_bucket(chunks: Iterator[pd.DataFrame], state, watermark: int, ct
         cols = read_columns(chunks, ("group",))
     except Exception as exc:
         return [rejected_row("", {"reason": internal_error(exc)})]
+    return _rejected_all(cols, watermark, ctx, reason)
+
+
+def _rejected_all(cols: dict[str, np.ndarray], watermark: int, ctx: Context, reason: str) -> list[dict[str, Any]]:
+    """Every row of the call rejected: as validated (rejected already), late, or with ``reason``."""
     valid, late = row_masks(cols, watermark)
     groups = cols["group"]
     rows: list[dict[str, Any]] = [{"kind": "rejected", "group": g or None, "rejected": d}

@@ -155,6 +155,27 @@ def test_a_failing_group_leaves_the_other_groups_of_its_bucket_alone():
     assert set(reasons) == {200, 201, 202, 203, 204} and all(r.startswith("internal error") for r in reasons.values())
 
 
+def test_a_failure_outside_any_group_rejects_the_calls_rows_and_changes_no_group(monkeypatch):
+    store = bucket_store(1, {})
+    store.batch(batches_of([["members", "members"]])[0])
+    before = group_states(store, 1)
+    calls = []
+
+    def apply_then_fail(group, *args):
+        calls.append(group)
+        if len(calls) == 2:
+            raise MemoryError("out of memory")
+        return stateful.apply_group(group, *args)
+
+    monkeypatch.setattr(buckets, "apply_group", apply_then_fail)
+    out = store.batch([*poll("orders", T0 + 10_000, 100, True), *poll("payments", T0 + 10_000, 200, True),
+                       rejected("payments", 300)])
+    reasons = {json.loads(r["rejected"])["source_offset"]: json.loads(r["rejected"])["reason"] for r in out}
+    assert len(reasons) == 9 and reasons.pop(300) == "not valid JSON"
+    assert set(reasons.values()) == {"internal error: MemoryError: out of memory"}
+    assert group_states(store, 1) == {g: (blob, T0 + TIMEOUT_MS) for g, (blob, _) in before.items()}
+
+
 def test_an_unreadable_bucket_rejects_its_rows_and_keeps_its_value():
     update = buckets.make_update(POLICY, TIMEOUT_MS, 8, **TOPICS)
     state = State(b"RBK1 not a bucket", watermark=T0)

@@ -45,5 +45,28 @@ def describe_consumers(workers: Iterable[Any]) -> str:
         generation = getattr(coordinator, "_generation", None)
         stack = "".join(traceback.format_stack(frames[w.ident])) if w.ident in frames else "(thread ended)\n"
         out.append(f"consumer {w.client_id} holds {len(w.assigned)} partitions (alive={w.is_alive()}, "
-                   f"failure={w.failure!r}, coordinator state={state}, generation={generation}); stack:\n{stack}")
+                   f"failure={w.failure!r}, coordinator state={state}, generation={generation}, "
+                   f"{join_state(coordinator)}); stack:\n{stack}")
     return "".join(out)
+
+
+def join_state(coordinator: Any) -> str:
+    """What a kafka-python group coordinator's join machinery is doing: whether it wants a rejoin (and
+    whether that is flagged), its JoinGroup/SyncGroup task (none, pending, or done and with what), and
+    whether heartbeats are on. A member rebalancing with ``need_rejoin=False`` and a done join is one whose
+    finished join nobody applies (see consumers.keep_rejoin_until_joined)."""
+    if coordinator is None:
+        return "no group coordinator"
+    try:
+        wants = coordinator.need_rejoin()
+    except Exception as e:  # a diagnostic must not raise
+        wants = f"error {e!r}"
+    task = getattr(coordinator, "_join_task", None)
+    if task is None:
+        join = "none"
+    elif not task.is_done:
+        join = "pending"
+    else:
+        join = f"done ({task.exception!r})" if task.exception is not None else "done (joined)"
+    return (f"need_rejoin={wants}, rejoin_needed={getattr(coordinator, 'rejoin_needed', None)}, "
+            f"join task={join}, heartbeat enabled={getattr(coordinator, '_heartbeat_enabled', None)}")

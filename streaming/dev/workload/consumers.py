@@ -47,8 +47,10 @@ def client_id_for(group: str, index: int, rack: str | None) -> str:
 
 
 def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, assignors: Sequence[Any],
-                  offset_reset: str = "earliest", **extra: Any) -> Any:
-    """A KafkaConsumer of ``group`` that commits by hand; ``extra`` overrides any setting."""
+                  offset_reset: str = "earliest", *, rejoin_guard: bool = True, **extra: Any) -> Any:
+    """A KafkaConsumer of ``group`` that commits by hand; ``extra`` overrides any setting.
+    ``rejoin_guard=False`` leaves out :func:`keep_rejoin_until_joined` (only to measure what it fixes:
+    benchmarks/settle.py)."""
     from kafka import KafkaConsumer
 
     from streaming.kafka_clients import python_client_options
@@ -68,7 +70,8 @@ def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, ass
         # see new topics and partitions in seconds, not kafka-python's default 5 minutes
         "metadata_max_age_ms": 5000,
     } | extra
-    return keep_rejoin_until_joined(KafkaConsumer(**opts))
+    consumer = KafkaConsumer(**opts)
+    return keep_rejoin_until_joined(consumer) if rejoin_guard else consumer
 
 
 def keep_rejoin_until_joined(consumer: Any) -> Any:

@@ -1,0 +1,196 @@
+"""Do freshly started consumer groups settle? Counts groups that do and groups left with a member stuck.
+
+One embedded 3-broker cluster (streaming.kafka_cluster) for the whole run; each round creates one fresh
+12-partition topic per group, a producer per topic, and ``--groups`` groups of ``--members`` kafka-python
+consumers (ConsumerWorker threads in this one process, as benchmarks.loop runs them), strategies taken in
+turn from ``--strategies``. Half the groups (every other one) are built with
+``make_consumer(rejoin_guard=False)``, i.e. kafka-python 3.0.12 as shipped, the other half with the
+project's :func:`~streaming.dev.workload.consumers.keep_rejoin_until_joined`, so both run side by side under
+the same load. A group is *settled* when every member is alive, its coordinator STABLE at one generation,
+and the topic's partitions are owned exactly once; it must settle within ``--settle-s`` and still be settled
+after ``--hold-s`` more seconds (a rejoin after the first settle is where kafka-python loses a join). A
+group that fails either is logged with
+:func:`~streaming.dev.workload.worker.describe_consumers` (state, generation, join task, heartbeats, stack).
+
+    heavy .venv/bin/python -m benchmarks.settle --rounds 12 --groups 4
+
+prints one line per group and a summary per guard setting; ``--kafka-log FILE`` keeps kafka-python's INFO
+log (joins, leaders, assignments) for reading a stuck group's history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from streaming import config, kafka_clients
+from streaming.dev.workload.consumers import ConsumerWorker, assignors_for, client_id_for, make_consumer
+from streaming.dev.workload.producers import SkewedProducer
+from streaming.dev.workload.worker import describe_consumers
+
+log = logging.getLogger("benchmarks.settle")
+
+RACKS = ("a", "b", "c")
+
+
+@dataclasses.dataclass
+class Group:
+    name: str
+    topic: str
+    strategy: str
+    guarded: bool
+    workers: list[ConsumerWorker]
+    settled_after_s: float | None = None
+    outcome: str = "pending"
+
+
+def settled(g: Group, partitions: int) -> bool:
+    want = {(g.topic, p) for p in range(partitions)}
+    generations = set()
+    for w in g.workers:
+        coordinator = getattr(w.consumer, "_coordinator", None)
+        if not w.is_alive() or w.failure is not None or coordinator is None or not coordinator.stable():
+            return False
+        generations.add(coordinator._generation.generation_id)
+    owned = [w.assigned for w in g.workers]
+    return len(generations) == 1 and sum(len(a) for a in owned) == len(want) and set().union(*owned) == want
+
+
+def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
+    tag = uuid.uuid4().hex[:6]
+    groups = []
+    for i in range(args.groups):
+        strategy = args.strategies[i // 2 % len(args.strategies)]
+        guarded = i % 2 == 1
+        name = f"settle-{index}-{i}-{strategy}-{'guarded' if guarded else 'plain'}-{tag}"
+        groups.append(Group(name, f"settle-{index}-{i}-{tag}", strategy, guarded, []))
+    admin = kafka_clients.admin(cfg)
+    try:
+        admin.create_topics({g.topic: {"num_partitions": args.partitions, "replication_factor": 1} for g in groups},
+                            wait_for_metadata=True)
+    finally:
+        admin.close()
+    producers = [SkewedProducer(lambda: kafka_clients.producer(cfg, linger_ms=20), g.topic,
+                                [args.produce] * args.partitions) for g in groups]
+    for p in producers:
+        p.start()
+    for g in groups:
+        for m in range(args.members):
+            rack = RACKS[m % len(RACKS)]
+            client_id = client_id_for(g.name, m, rack)
+
+            def make(g: Group = g, client_id: str = client_id, rack: str = rack) -> Any:
+                return make_consumer(cfg, g.name, client_id, rack, assignors_for(g.strategy), "earliest",
+                                     rejoin_guard=g.guarded, metadata_max_age_ms=3000)
+
+            w = ConsumerWorker(make, [g.topic], args.rate, client_id, rack)
+            g.workers.append(w)
+            w.start()
+    started = time.monotonic()
+    try:
+        deadline = started + args.settle_s
+        while time.monotonic() < deadline and any(g.settled_after_s is None for g in groups):
+            for g in groups:
+                if g.settled_after_s is None and settled(g, args.partitions):
+                    g.settled_after_s = time.monotonic() - started
+            time.sleep(0.2)
+        for g in groups:
+            if g.settled_after_s is None:
+                g.outcome = "never settled"
+                log.warning("group %s (%s) did not settle within %.0fs:\n%s", g.name, g.strategy, args.settle_s,
+                            describe_consumers(g.workers))
+        hold_until = time.monotonic() + args.hold_s
+        while time.monotonic() < hold_until:
+            time.sleep(0.5)
+        for g in groups:
+            if g.settled_after_s is None:
+                continue
+            # a rejoin in progress right now is fine; give it the settle time again to finish
+            deadline = time.monotonic() + args.settle_s
+            while not settled(g, args.partitions) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if settled(g, args.partitions):
+                g.outcome = "settled"
+            else:
+                g.outcome = "lost after settling"
+                log.warning("group %s (%s) settled after %.1fs, then did not settle again:\n%s", g.name,
+                            g.strategy, g.settled_after_s, describe_consumers(g.workers))
+    finally:
+        for g in groups:
+            for w in g.workers:
+                w.stop()
+        for g in groups:
+            for w in g.workers:
+                w.join(30)
+        for p in producers:
+            p.stop()
+        for p in producers:
+            p.join(30)
+    for g in groups:
+        took = f"{g.settled_after_s:.1f}s" if g.settled_after_s is not None else "-"
+        print(f"round {index}: {g.name}: {g.outcome} (first settled after {took})", flush=True)
+    return groups
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--groups", type=int, default=4, help="groups per round (every other one guarded)")
+    ap.add_argument("--members", type=int, default=3)
+    ap.add_argument("--partitions", type=int, default=12)
+    ap.add_argument("--strategies", type=lambda s: s.split(","), default=["cooperative-sticky", "range"])
+    ap.add_argument("--rate", type=float, default=150.0, help="records/s each consumer processes")
+    ap.add_argument("--produce", type=float, default=20.0, help="records/s produced to each partition")
+    ap.add_argument("--settle-s", type=float, default=60.0)
+    ap.add_argument("--hold-s", type=float, default=15.0)
+    ap.add_argument("--kafka-log", type=Path, help="write kafka-python's INFO log here")
+    args = ap.parse_args(argv)
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stdout,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("benchmarks.settle").setLevel(logging.INFO)
+    if args.kafka_log:
+        handler = logging.FileHandler(args.kafka_log, mode="w")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(levelname)s %(name)s: %(message)s"))
+        for name in ("kafka.coordinator", "streaming.dev.workload.consumers"):
+            logger = logging.getLogger(name)
+            logger.setLevel(logging.INFO)
+            logger.addHandler(handler)
+
+    from streaming import jvm
+    from streaming.kafka_cluster import KafkaCluster
+
+    jvm.resolve()
+    base = config.load()
+    outcomes: dict[bool, Counter[str]] = {False: Counter(), True: Counter()}
+    with tempfile.TemporaryDirectory(prefix="settle-") as work:
+        cluster = KafkaCluster(brokers=3, base_dir=Path(work) / "kafka")
+        t0 = time.monotonic()
+        cluster.start()
+        print(f"cluster up after {time.monotonic() - t0:.0f}s: {cluster.bootstrap_servers}", flush=True)
+        try:
+            cfg = dataclasses.replace(
+                base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers))
+            for r in range(args.rounds):
+                for g in run_round(cfg, r, args):
+                    outcomes[g.guarded][g.outcome] += 1
+        finally:
+            cluster.stop()
+    for guarded in (False, True):
+        c = outcomes[guarded]
+        label = "with keep_rejoin_until_joined" if guarded else "kafka-python as shipped"
+        print(f"{label}: {sum(c.values())} groups: {c['settled']} settled, {c['never settled']} never settled, "
+              f"{c['lost after settling']} lost after settling", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -51,14 +51,15 @@ def describe_consumers(workers: Iterable[Any]) -> str:
 
 
 def join_state(coordinator: Any) -> str:
-    """What a kafka-python group coordinator's join machinery is doing: whether it wants a rejoin (and
-    whether that is flagged), its JoinGroup/SyncGroup task (none, pending, or done and with what), and
-    whether heartbeats are on. A member rebalancing with ``need_rejoin=False`` and a done join is one whose
-    finished join nobody applies (see consumers.keep_rejoin_until_joined)."""
+    """What a kafka-python group coordinator's join machinery is doing: whether kafka-python's own
+    ``need_rejoin()`` wants a rejoin (the class's method, so a guard's latch is not triggered from here) and
+    whether one is flagged, its JoinGroup/SyncGroup task (none, pending, or done and with what), and
+    whether heartbeats are on. A member rebalancing with ``need_rejoin=False``, nothing flagged and a done
+    join is one whose finished join nobody applies (see consumers.keep_rejoin_until_joined)."""
     if coordinator is None:
         return "no group coordinator"
     try:
-        wants = coordinator.need_rejoin()
+        wants = type(coordinator).need_rejoin(coordinator)
     except Exception as e:  # a diagnostic must not raise
         wants = f"error {e!r}"
     task = getattr(coordinator, "_join_task", None)

@@ -211,3 +211,11 @@ def test_the_diagnostic_names_an_orphaned_join(group):
     step(client)
     assert join_state(coordinator) == ("need_rejoin=False, rejoin_needed=False, join task=done (joined), "
                                        "heartbeat enabled=False")
+
+
+def test_the_diagnostic_does_not_latch_a_guarded_rejoin(group):
+    coordinator, _, _ = group
+    keep_rejoin_until_joined(types.SimpleNamespace(_coordinator=coordinator))
+    leader_sees_new_metadata(coordinator)
+    assert "need_rejoin=True, rejoin_needed=False" in join_state(coordinator)
+    assert coordinator.rejoin_needed is False

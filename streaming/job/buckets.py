@@ -33,11 +33,11 @@ import pandas as pd
 
 from streaming.config import PolicySettings
 from streaming.job.stateful import (
-    ROW_COLUMNS,
     Context,
     apply_group,
     current_watermark,
     internal_error,
+    output_frame,
     read_columns,
     reencoded,
     rejected_row,
@@ -105,7 +105,7 @@ def make_update(policy: PolicySettings, timeout_ms: int, buckets: int, version_f
     def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         rows = bucket_rows(int(key[0]), buckets, chunks, state, ctx)
         if rows:
-            yield pd.DataFrame(rows, columns=ROW_COLUMNS)
+            yield output_frame(rows)
 
     return update
 

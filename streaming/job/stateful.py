@@ -108,9 +108,16 @@ def make_update(policy: PolicySettings, timeout_ms: int, version_floors: dict[st
             return
         rows = group_rows(key[0], chunks, state, ctx)
         if rows:
-            yield pd.DataFrame(rows, columns=ROW_COLUMNS)
+            yield output_frame(rows)
 
     return update
+
+
+def output_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A call's output rows as one frame, every column of object dtype: a column the rows leave empty would
+    otherwise be float NaN, and pyspark 4.2 cannot convert an all-NaN float column to a STRING one (its
+    Arrow conversion fails on a ChunkedArray) when no padding row joins the batch."""
+    return pd.DataFrame(rows, columns=ROW_COLUMNS, dtype=object)
 
 
 def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, ctx: Context) -> list[dict[str, Any]]:

@@ -250,3 +250,19 @@ def test_check_layout_records_a_new_checkpoints_layout_and_refuses_another(tmp_p
     buckets.check_layout(None, str(tmp_path), 8)
     with pytest.raises(JobError, match="keeps its group state in 8 buckets of groups"):
         buckets.check_layout(None, str(tmp_path), 0)
+
+
+@pytest.mark.parametrize("rows", [[{"kind": "rejected", "group": None, "rejected": "{}"}],
+                                  [{"kind": "recommendation", "group": "g", "version": 2**62, "lag_age_s": math.nan}]])
+def test_output_frames_convert_to_the_row_schema_whatever_columns_they_leave_empty(rows):
+    from pyspark.sql import types as T
+    from pyspark.sql.conversion import PandasToArrowConversion
+
+    kinds = {"STRING": T.StringType(), "LONG": T.LongType(), "INT": T.IntegerType(), "DOUBLE": T.DoubleType()}
+    schema = T.StructType([T.StructField(c.split()[0], kinds[c.split()[1]]) for c in stateful.ROW_SCHEMA.split(",")])
+    batch = PandasToArrowConversion.convert(  # as pyspark's worker converts one call's rows with no padding row
+        [stateful.output_frame(rows)], T.StructType([T.StructField("_1", schema)]), timezone="UTC", safecheck=False,
+        arrow_cast=True, prefers_large_types=False, assign_cols_by_name=True, int_to_decimal_coercion_enabled=False)
+    out = batch.column(0).to_pylist()[0]
+    assert {k: v for k, v in out.items() if v is not None} == {
+        k: v for k, v in rows[0].items() if v is not None and not (isinstance(v, float) and math.isnan(v))}

@@ -68,8 +68,9 @@ def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | 
     n = cfg.job.state_buckets
     if n > 0:
         # the same bucket as buckets.bucket_of: CRC-32 of the name's UTF-8 bytes, modulo n
-        grouped = watermarked.groupBy(F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(n)).cast("int")
-                                      .alias("bucket"))
+        # (a column of its own: applyInPandasWithState does not resolve a grouping expression's alias)
+        grouped = watermarked.withColumn(
+            "bucket", F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(n)).cast("int")).groupBy("bucket")
         update = buckets.make_update(cfg.policy, timeout_ms, n, version_floors, **topics)
     else:
         grouped = watermarked.groupBy("group")

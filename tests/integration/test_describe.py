@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -33,10 +34,11 @@ def paused(cfg, tmp_path_factory):
     dc = dataclasses.replace(cfg, paths=config.PathSettings(checkpoints=str(work / "cp"), tables=str(work / "t")))
     opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=400, zipf=1.2,
                            consumers=2, consume_rate=60, racks=("a", "b"))
+    started = time.time()
     with Workload(cfg, opts, out=None) as w:
         assert w.wait_assigned(120)
         w.pause()
-        yield dc, name
+        yield dc, name, started, time.time()
 
 
 def cli(dc, *args: str) -> subprocess.CompletedProcess:
@@ -53,7 +55,7 @@ def describe_json(dc, group: str) -> dict:
 
 
 def test_describe_shows_what_kafka_consumer_groups_shows(paused):
-    dc, group = paused
+    dc, group, *_ = paused
     ours = cli(dc, "describe", "--group", group)
     assert ours.returncode == 0, ours.stderr
     print(ours.stdout)
@@ -76,7 +78,7 @@ def test_describe_shows_what_kafka_consumer_groups_shows(paused):
 def test_describe_racks_follow_replicas_and_the_client_rack(paused):
     from streaming import kafka_clients
 
-    dc, group = paused
+    dc, group, *_ = paused
     g = describe_json(dc, group)
     admin = kafka_clients.admin(dc)
     try:
@@ -91,6 +93,39 @@ def test_describe_racks_follow_replicas_and_the_client_rack(paused):
         assert p["cross_rack"] == (p["rack"] not in p["replica_racks"])
     assert {m["rack"] for m in g["members"]} == {"a", "b"}
     assert sum(m["lag"] for m in g["members"]) == sum(p["lag"] or 0 for p in g["partitions"])
+
+
+def test_lag_seconds_is_the_age_of_the_record_at_the_committed_offset(paused):
+    """Paused: each lagging partition's record at its committed offset was written after the workload started
+    and before it paused, so its age lies between the two, and grows with wall time from one describe to
+    the next by the time between them; no lag, 0 s. A member's is the max of its partitions'."""
+    dc, group, started, paused_at = paused
+    before = time.time()
+    first = describe_json(dc, group)
+    between = time.time()
+    time.sleep(2)
+    again = time.time()
+    second = describe_json(dc, group)
+    after = time.time()
+    lagging = [p for p in first["partitions"] if p["lag"]]
+    assert lagging, "a workload that lags, so LAG-SECONDS measures something"
+    for p in first["partitions"]:
+        if not p["lag"]:  # no lag 0 s; never committed (lag unknown), unknown
+            assert p["lag_seconds"] == (None if p["lag"] is None else 0.0)
+            continue
+        assert before - paused_at - 0.01 <= p["lag_seconds"] <= between - started + 0.01
+    for a, b in zip(first["partitions"], second["partitions"], strict=True):
+        if a["lag"]:
+            # the record is the same one (paused): only the reading time moved, by between 2 s and the span
+            assert again - between - 0.01 <= b["lag_seconds"] - a["lag_seconds"] <= after - before + 0.01
+    for m in first["members"]:
+        mine = [p["lag_seconds"] for p in first["partitions"]
+                if p["consumer_id"] == m["consumer_id"] and p["lag_seconds"] is not None]
+        assert m["lag_seconds"] == max(mine)
+    table = parse_table(cli(dc, "describe", "--group", group).stdout)
+    assert {r["LAG-SECONDS"] != "" for r in table if r["LAG"]} == {True}  # "-" only where LAG is
+    unread = parse_table(cli(dc, "describe", "--group", group, "--lag-seconds-timeout", "0").stdout)
+    assert {r["LAG-SECONDS"] for r in unread if int(r["LAG"] or 0) > 0} == {""}  # not read: "-"
 
 
 def _rec(group: str, version: int, owners: dict[str, list[tuple[str, int]]], members: dict[str, dict],

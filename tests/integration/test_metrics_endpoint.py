@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import threading
 import time
@@ -30,6 +31,11 @@ from .test_job import STEP, T0, job_config, lag_poll, member
 pytestmark = [pytest.mark.integration, pytest.mark.java]
 
 DASHBOARD = Path(__file__).parents[2] / "conf" / "grafana" / "rebalancer.json"
+
+
+def _same(gauge: float, column: float | None) -> bool:
+    """A gauge equals its Delta column (NaN for null)."""
+    return math.isnan(gauge) if column is None else gauge == column
 
 
 def scrape(url: str) -> tuple[str, dict[tuple[str, tuple], float]]:
@@ -110,6 +116,12 @@ def test_job_metrics_equal_the_delta_rows(job_scrape):
             assert s[("kafka_rebalancer_recommendation_max_member_lag_records", wl)] == latest[f"{when}_max_lag"]
             assert s[("kafka_rebalancer_recommendation_imbalance_ratio", wl)] == latest[f"{when}_imbalance"]
             assert s[("kafka_rebalancer_recommendation_cross_rack_partitions", wl)] == latest[f"{when}_cross_rack"]
+            assert _same(s[("kafka_rebalancer_recommendation_catch_up_seconds", wl)], latest[f"{when}_catch_up_s"])
+        assert _same(s[("kafka_rebalancer_recommendation_lag_age_seconds", label)], latest["lag_age_s"])
+    # what the rows say, worked out by hand: the skewed group's committed offsets grow 10/s per partition and
+    # its end offsets as fast (constant lag), over a 20 s window at its third poll
+    (skewed,) = [r for r in recs if r["group"] == "skewed"]
+    assert (skewed["before_catch_up_s"], skewed["after_catch_up_s"], skewed["lag_age_s"]) == (850.0, 450.0, 900.0)
     reasons: dict[str, int] = {}
     for r in rejected:
         reasons[reason_kind(r["reason"])] = reasons.get(reason_kind(r["reason"]), 0) + 1
@@ -126,7 +138,8 @@ def test_job_metrics_equal_the_delta_rows(job_scrape):
 @pytest.fixture(scope="module")
 def collector_scrape(cfg):
     name = f"metrics-{uuid.uuid4().hex[:6]}"
-    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0))
+    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0),
+                             policy=dataclasses.replace(cfg.policy, stuck_observations=3))
     opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=400, zipf=1.2,
                            consumers=2, consume_rate=60, racks=("a", "b"))
     with Workload(cfg, opts, out=None) as w, \
@@ -134,15 +147,22 @@ def collector_scrape(cfg):
         assert w.wait_assigned(120)
         time.sleep(2)
         w.pause()
-        c.poll_once()
+        polls = []  # paused: offsets stand still, so lag seconds can only grow with the polls' own clock
+        for _ in range(POLLS):
+            c.poll_once()
+            polls.append((c.last_snapshot.ts, scrape(c.export.server.url)[1]))
+            time.sleep(1)
         text, samples = scrape(c.export.server.url)
         assert c.export.server.host == "127.0.0.1"
         tool = parse_table(consumer_groups(cfg.kafka.bootstrap_servers, "--describe", "--group", name))
-    return name, text, samples, tool
+    return name, text, samples, tool, polls
+
+
+POLLS = 4
 
 
 def test_collector_metrics_equal_kafka_consumer_groups(collector_scrape):
-    group, _, s, tool = collector_scrape
+    group, _, s, tool, _ = collector_scrape
     per_member: dict[str, int] = {}
     for r in tool:
         per_member[r["CONSUMER-ID"]] = per_member.get(r["CONSUMER-ID"], 0) + int(r["LAG"] or 0)
@@ -154,11 +174,31 @@ def test_collector_metrics_equal_kafka_consumer_groups(collector_scrape):
     assert s[("kafka_rebalancer_group_partitions", label)] == len(tool) == 6
     assert s[("kafka_rebalancer_group_topic_lag_records", (("group", group), ("topic", group)))] == \
         sum(per_member.values())
-    assert s[("kafka_rebalancer_collector_polls_total", ())] == 1
+    assert s[("kafka_rebalancer_collector_polls_total", ())] == POLLS
+
+
+def test_collector_lag_seconds_and_stuck_partitions_are_live(collector_scrape):
+    """Paused: no end offset moves, so each lagging partition's oldest record is older than the window and
+    its age is the window's span (a lower bound that grows with every poll); its committed offset stands
+    still with lag, so after 3 polls every lagging partition is stuck (and left out of the time to catch
+    up)."""
+    group, _, _, tool, polls = collector_scrape
+    label = (("group", group),)
+    lagging = sum(1 for r in tool if int(r["LAG"] or 0) > 0)
+    assert lagging > 0
+    first = polls[0][0]
+    assert math.isnan(polls[0][1][("kafka_rebalancer_group_max_member_lag_seconds", label)])  # one poll: unknown
+    for i, (ts, s) in enumerate(polls[1:], start=2):
+        assert s[("kafka_rebalancer_group_max_member_lag_seconds", label)] == (ts - first) / 1000
+        assert s[("kafka_rebalancer_group_stuck_partitions", label)] == (lagging if i >= 3 else 0)
+        catch_up = s[("kafka_rebalancer_group_max_member_catch_up_seconds", label)]
+        assert catch_up == (0.0 if i >= 3 else math.inf)  # consumed nothing; once stuck, left out
 
 
 def test_the_dashboard_queries_only_exported_names(job_scrape, collector_scrape):
     exported = {k[0] for k in job_scrape[1]} | {k[0] for k in collector_scrape[2]}
+    assert {"kafka_rebalancer_group_max_member_lag_seconds", "kafka_rebalancer_group_stuck_partitions",
+            "kafka_rebalancer_recommendation_catch_up_seconds"} <= exported
     dash = json.loads(DASHBOARD.read_text())
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
     exprs += [v["definition"] for v in dash["templating"]["list"] if v.get("definition")]

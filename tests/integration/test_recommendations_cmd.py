@@ -71,6 +71,43 @@ def test_the_job_wrote_what_the_comparison_needs(written, spark):
     assert sorted((r["group"], r["version"]) for r in rows) == [("racks", 1), ("skewed", 1), ("skewed", 2)]
     racks = next(r for r in rows if r["group"] == "racks")
     assert {m["rack"] for m in racks["assignment"]} == {"a", "b", "c"}  # nested structs with values
+    # lag in seconds (streaming.policy.lag_seconds), worked out by hand: committed and end offsets of both
+    # groups grow 10/s per partition; skewed v1 at its third poll (a 20 s window), racks at its second (10 s)
+    skewed = next(r for r in rows if r["group"] == "skewed" and r["version"] == 1)
+    assert (skewed["before_catch_up_s"], skewed["after_catch_up_s"], skewed["lag_age_s"]) == (850.0, 450.0, 900.0)
+    # racks: every member behind at 10/s per partition, 500 records a partition
+    assert racks["before_catch_up_s"] == 50.0 and racks["lag_age_s"] == 50.0
+    assert racks["after_catch_up_s"] is not None
+
+
+def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, tmp_path):
+    """A recommendations table from before lag in seconds gets the three columns at start; its rows read
+    null, and `rebalancer recommendations` prints them. A table with anything else different stays an error."""
+    from streaming.errors import JobError
+    from streaming.job import tables
+
+    jc = job_config(cfg, f"lagsold{uuid.uuid4().hex[:6]}")
+    location = jc.table_path(sinks.RECOMMENDATIONS)
+    old_ddl = sinks.RECOMMENDATIONS_DDL.replace(", before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE",
+                                                "")
+    assert "lag_age_s" not in old_ddl
+    spark.sql(f"CREATE TABLE delta.`{location}` ({old_ddl}) USING DELTA "
+              "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+    spark.createDataFrame([("g", 1, "auto")], "`group` STRING, version LONG, mode STRING").write.format(
+        "delta").mode("append").save(location)  # Delta fills the other columns with NULL
+    tables.prepare(spark, jc, jc.checkpoint_path("old"))
+    (row,) = spark.read.format("delta").load(location).collect()
+    assert (row["group"], row["mode"], row["before_catch_up_s"], row["after_catch_up_s"], row["lag_age_s"]) == \
+        ("g", "auto", None, None, None)
+    out = cli(jc, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["lag_age_s"] is None
+
+    other = job_config(cfg, f"lagsforeign{uuid.uuid4().hex[:6]}")
+    spark.sql(f"CREATE TABLE delta.`{other.table_path(sinks.RECOMMENDATIONS)}` ({old_ddl}, extra STRING) "
+              "USING DELTA TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+    with pytest.raises(JobError, match="column lag_age_s missing.*unexpected column extra"):
+        tables.prepare(spark, other, other.checkpoint_path("old"))
 
 
 def test_table_output_and_a_missing_table(written, tmp_path):

@@ -8,14 +8,16 @@ turn from ``--strategies``. Half the groups (every other one) are built with
 project's :func:`~streaming.dev.workload.consumers.keep_rejoin_until_joined`, so both run side by side under
 the same load. A group is *settled* when every member is alive, its coordinator STABLE at one generation,
 and the topic's partitions are owned exactly once; it must settle within ``--settle-s`` and still be settled
-after ``--hold-s`` more seconds (a rejoin after the first settle is where kafka-python loses a join). A
-group that fails either is logged with
+after ``--hold-s`` more seconds (a rejoin after the first settle is where kafka-python loses a join);
+``--grow K`` then adds 2 partitions to each topic K times and re-checks after each (a metadata change is
+what makes a leader rejoin unasked: the join kafka-python loses). A group that fails is logged with
 :func:`~streaming.dev.workload.worker.describe_consumers` (state, generation, join task, heartbeats, stack).
 
     heavy .venv/bin/python -m benchmarks.settle --rounds 12 --groups 4
 
 prints one line per group and a summary per guard setting; ``--kafka-log FILE`` keeps kafka-python's INFO
-log (joins, leaders, assignments) for reading a stuck group's history.
+log (joins, leaders, assignments) for reading a stuck group's history, and there only (not on stdout);
+``--burn N`` adds N threads of busy Python work, the GIL contention of a loaded run.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import dataclasses
 import logging
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
@@ -48,12 +51,13 @@ class Group:
     strategy: str
     guarded: bool
     workers: list[ConsumerWorker]
+    partitions: int = 0
     settled_after_s: float | None = None
     outcome: str = "pending"
 
 
-def settled(g: Group, partitions: int) -> bool:
-    want = {(g.topic, p) for p in range(partitions)}
+def settled(g: Group) -> bool:
+    want = {(g.topic, p) for p in range(g.partitions)}
     generations = set()
     for w in g.workers:
         coordinator = getattr(w.consumer, "_coordinator", None)
@@ -71,7 +75,7 @@ def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
         strategy = args.strategies[i // 2 % len(args.strategies)]
         guarded = i % 2 == 1
         name = f"settle-{index}-{i}-{strategy}-{'guarded' if guarded else 'plain'}-{tag}"
-        groups.append(Group(name, f"settle-{index}-{i}-{tag}", strategy, guarded, []))
+        groups.append(Group(name, f"settle-{index}-{i}-{tag}", strategy, guarded, [], args.partitions))
     admin = kafka_clients.admin(cfg)
     try:
         admin.create_topics({g.topic: {"num_partitions": args.partitions, "replication_factor": 1} for g in groups},
@@ -99,7 +103,7 @@ def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
         deadline = started + args.settle_s
         while time.monotonic() < deadline and any(g.settled_after_s is None for g in groups):
             for g in groups:
-                if g.settled_after_s is None and settled(g, args.partitions):
+                if g.settled_after_s is None and settled(g):
                     g.settled_after_s = time.monotonic() - started
             time.sleep(0.2)
         for g in groups:
@@ -111,18 +115,32 @@ def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
         while time.monotonic() < hold_until:
             time.sleep(0.5)
         for g in groups:
-            if g.settled_after_s is None:
-                continue
-            # a rejoin in progress right now is fine; give it the settle time again to finish
-            deadline = time.monotonic() + args.settle_s
-            while not settled(g, args.partitions) and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if settled(g, args.partitions):
+            if g.settled_after_s is not None:
                 g.outcome = "settled"
-            else:
-                g.outcome = "lost after settling"
-                log.warning("group %s (%s) settled after %.1fs, then did not settle again:\n%s", g.name,
-                            g.strategy, g.settled_after_s, describe_consumers(g.workers))
+        for step in range(args.grow + 1):
+            if step:
+                # more partitions: the leader's metadata snapshot changes, so it rejoins without a rejoin
+                # request, the case kafka-python loses (see keep_rejoin_until_joined)
+                live = [g for g in groups if g.outcome == "settled"]
+                for g in live:
+                    g.partitions += 2
+                admin = kafka_clients.admin(cfg)
+                try:
+                    admin.create_partitions({g.topic: g.partitions for g in live})
+                finally:
+                    admin.close()
+                time.sleep(args.hold_s)
+            for g in groups:
+                if g.outcome != "settled":
+                    continue
+                # a rejoin in progress right now is fine; give it the settle time again to finish
+                deadline = time.monotonic() + args.settle_s
+                while not settled(g) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                if not settled(g):
+                    g.outcome = "lost after settling"
+                    log.warning("group %s (%s) settled after %.1fs, then did not settle again (%d partitions):\n%s",
+                                g.name, g.strategy, g.settled_after_s, g.partitions, describe_consumers(g.workers))
     finally:
         for g in groups:
             for w in g.workers:
@@ -140,6 +158,13 @@ def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
     return groups
 
 
+def burn(done: threading.Event) -> None:
+    x = 0
+    while not done.is_set():
+        for i in range(10_000):
+            x = (x + i * i) % 1_000_003
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=10)
@@ -151,6 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--produce", type=float, default=20.0, help="records/s produced to each partition")
     ap.add_argument("--settle-s", type=float, default=60.0)
     ap.add_argument("--hold-s", type=float, default=15.0)
+    ap.add_argument("--grow", type=int, default=0,
+                    help="after settling, add 2 partitions to each topic this many times, re-checking each time")
+    ap.add_argument("--burn", type=int, default=0,
+                    help="threads of pure-Python busy work in this process (GIL contention, as a loaded benchmark has)")
     ap.add_argument("--kafka-log", type=Path, help="write kafka-python's INFO log here")
     args = ap.parse_args(argv)
 
@@ -164,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             logger = logging.getLogger(name)
             logger.setLevel(logging.INFO)
             logger.addHandler(handler)
+            logger.propagate = False
 
     from streaming import jvm
     from streaming.kafka_cluster import KafkaCluster
@@ -171,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     jvm.resolve()
     base = config.load()
     outcomes: dict[bool, Counter[str]] = {False: Counter(), True: Counter()}
+    done = threading.Event()
+    for i in range(args.burn):
+        threading.Thread(target=burn, args=(done,), name=f"burn-{i}", daemon=True).start()
     with tempfile.TemporaryDirectory(prefix="settle-") as work:
         cluster = KafkaCluster(brokers=3, base_dir=Path(work) / "kafka")
         t0 = time.monotonic()
@@ -183,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 for g in run_round(cfg, r, args):
                     outcomes[g.guarded][g.outcome] += 1
         finally:
+            done.set()
             cluster.stop()
     for guarded in (False, True):
         c = outcomes[guarded]

@@ -258,4 +258,10 @@ def groups_in_state(spark, checkpoint: str, buckets: int) -> set[str]:
     rows = spark.read.format("statestore").load(checkpoint).collect()
     if not buckets:
         return {r["key"]["group"] for r in rows}
-    return {g for r in rows for g in decode(bytes(r["value"]["state"]), buckets, r["key"]["bucket"])}
+    return {g for r in rows
+            for g in decode(_state_bytes(r["value"].asDict(recursive=True)), buckets, r["key"]["bucket"])}
+
+
+def _state_bytes(value: dict[str, Any]) -> bytes:
+    """The state column of a ``statestore`` value row (Spark nests it as ``groupState`` beside the timeout)."""
+    return bytes(value["groupState"]["state"] if "groupState" in value else value["state"])

@@ -64,8 +64,8 @@ def decided(rec: dict[str, Any] | None, group: str, decision: str, version: int 
 
 def run(args: argparse.Namespace) -> int:
     from streaming.apply.feed import RecommendationFeed
-    from streaming.errors import RebalancerError
     from streaming.commands import live
+    from streaming.errors import RebalancerError
     from streaming.job.sinks import FEED_PRODUCER_DEFAULTS
     from streaming.kafka_clients import producer
 

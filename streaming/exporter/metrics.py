@@ -82,8 +82,9 @@ class JobMetrics:
                                      ["reason"], registry=r)
         self.batch_duration = Histogram(f"{PREFIX}_job_batch_duration_seconds", "Wall time of a micro-batch",
                                         buckets=BATCH_BUCKETS, registry=r)
-        self.state_rows = Gauge(f"{PREFIX}_job_state_rows", "Groups held in the stateful step after the last batch",
-                                registry=r)
+        self.state_rows = Gauge(f"{PREFIX}_job_state_rows",
+                                "Keys held in the stateful step after the last batch: groups, or buckets of "
+                                "groups (job.state_buckets)", registry=r)
         self.last_batch = Gauge(f"{PREFIX}_job_last_batch_id", "Id of the last completed micro-batch", registry=r)
         self.last_batch_time = Gauge(f"{PREFIX}_job_last_batch_timestamp_seconds",
                                      "Unix time the last micro-batch completed", registry=r)

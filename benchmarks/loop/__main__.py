@@ -34,7 +34,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.loop", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="two short workloads (CI size, about 4 minutes)")
+    ap.add_argument("--quick", action="store_true", help="two short workloads (CI size, about 3 minutes)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each workload (median and spread)")
     ap.add_argument("--workloads", help="comma-separated subset of the suite")
     ap.add_argument("--strategies", default=",".join(STRATEGIES),

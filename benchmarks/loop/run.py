@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,19 +195,24 @@ class Suite:
         from streaming.spark_session import get_spark
 
         jvm.resolve()
-        self.cluster = KafkaCluster(brokers=3, base_dir=self.work / "kafka")
-        self.cluster.start()
         self.spark = self.query = self.printer = self.feed = None
+        base = config.load()
+        base = dataclasses.replace(base, spark=dataclasses.replace(base.spark, master="local[2]", conf={
+            "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}))
+        self.cluster = KafkaCluster(brokers=3, base_dir=self.work / "kafka")
         try:
-            base = config.load()
+            # the Spark session needs nothing of the cluster: both JVMs start at once
+            with ThreadPoolExecutor(1) as pool:
+                started = pool.submit(get_spark, base)
+                try:
+                    self.cluster.start()
+                finally:
+                    self.spark = started.result()
             cfg = dataclasses.replace(
-                base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=self.cluster.bootstrap_servers),
-                spark=dataclasses.replace(base.spark, master="local[2]", conf={
-                    "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}))
+                base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=self.cluster.bootstrap_servers))
             cfg = loop_config(cfg, str(self.work / "tables"), str(self.work / "checkpoints"),
                               cooldown_s=self.cooldown_s, trigger_interval=self.trigger_interval,
                               min_total_lag=self.min_total_lag)
-            self.spark = get_spark(cfg)
             self.query, self.printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("loop"))
             self.printer.out = lambda _text: None
             self.feed = RecommendationFeed(cfg).start()

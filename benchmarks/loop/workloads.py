@@ -115,7 +115,7 @@ def suite() -> dict[str, Workload]:
     )}
 
 
-QUICK = {"zipf": 75.0, "balanced": 45.0}
+QUICK = {"zipf": 75.0, "balanced": 30.0}
 """``--quick``: these workloads, this long (seconds)."""
 
 

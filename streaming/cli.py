@@ -12,6 +12,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import logging
+import os
 import sys
 
 from streaming.errors import RebalancerError
@@ -66,5 +67,19 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def console_main() -> None:
+    """The ``rebalancer`` command: :func:`main`, then exit. After a read with ``deltalake`` the process leaves
+    without interpreter finalization: delta-rs' native threads can still be winding down then, and the process
+    aborted (SIGABRT, "terminate called without an active exception", delta-io/delta-rs#2184) after its output
+    was complete (seen twice in this project's test runs)."""
+    code = main()
+    if "deltalake" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -333,6 +333,10 @@ def _scalar_str(v: Any) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
+POLICY_MAPS = {"mode_overrides": "REGEX=MODE", "assignor_options": "KEY=VALUE"}
+"""The map-valued policy settings that ``--conf policy.<map>.<entry>=<value>`` extends one entry at a time."""
+
+
 def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Config:
     pairs = overrides.items() if isinstance(overrides, dict) else [_split(o) for o in overrides]
     for key, value in pairs:
@@ -344,20 +348,14 @@ def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Conf
         elif section == "kafka" and not _is_field(KafkaSettings, name):
             opts = cfg.kafka.options | {name: value}
             cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, options=opts))
-        elif section == "policy" and name.partition(".")[0] == "mode_overrides":
-            # policy.mode_overrides.REGEX=MODE adds one (after those of the file); policy.mode_overrides= clears
-            pattern = name.partition(".")[2]
-            if not pattern and value:
-                raise ConfigError(f"--conf {key}: expected policy.mode_overrides.REGEX=MODE")
-            modes = cfg.policy.mode_overrides | {pattern: value} if pattern else {}
-            cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, mode_overrides=modes))
-        elif section == "policy" and name.partition(".")[0] == "assignor_options":
-            # policy.assignor_options.KEY=VALUE sets one option; policy.assignor_options= clears them all
-            option = name.partition(".")[2]
-            if not option and value:
-                raise ConfigError(f"--conf {key}: expected policy.assignor_options.KEY=VALUE")
-            opts = cfg.policy.assignor_options | {option: value} if option else {}
-            cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, assignor_options=opts))
+        elif section == "policy" and name.partition(".")[0] in POLICY_MAPS:
+            # policy.mode_overrides.REGEX=MODE / policy.assignor_options.KEY=VALUE adds one entry (after those of
+            # the file); policy.mode_overrides= / policy.assignor_options= clears the map
+            field, _, entry = name.partition(".")
+            if not entry and value:
+                raise ConfigError(f"--conf {key}: expected policy.{field}.{POLICY_MAPS[field]}")
+            entries: dict[str, Any] = getattr(cfg.policy, field) | {entry: value} if entry else {}
+            cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, **{field: entries}))  # type: ignore[arg-type]
         else:
             sub: Any = getattr(cfg, section, None)
             if not name or sub is None or not dataclasses.is_dataclass(sub) or isinstance(sub, type):

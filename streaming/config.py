@@ -26,6 +26,7 @@ DEFAULT_FILE = CONF_DIR / "rebalancer.toml"
 EMBEDDED = "embedded"
 OBSERVE, APPROVE, AUTO = "observe", "approve", "auto"
 MODES = (OBSERVE, APPROVE, AUTO)
+SKEW_UNITS = ("records", "seconds")
 
 # kafka.* settings whose values must never reach a log line
 SECRET_HINTS = ("password", "jaas", "secret", "token", "key")
@@ -84,6 +85,11 @@ class PolicySettings:
     partition_count_change: bool = True
     skew_threshold: float = 1.5
     """Imbalance (max member lag / mean member lag) of the current assignment that counts as skew."""
+    skew_on: str = "records"
+    """What a member's lag is measured in for the skew reading and the improvement check: ``records``, or
+    ``seconds`` (its time to catch up at its rate, :mod:`streaming.policy.lag_skew`: members consume at
+    different rates, so 10,000 records at 1,000/s is 10 s and 2,000 at 20/s is 100 s). ``min_total_lag``
+    stays in records either way."""
     skew_observations: int = 3
     """Consecutive observations at or above the threshold before lag skew triggers."""
     min_total_lag: int = 1000
@@ -128,6 +134,8 @@ class PolicySettings:
         object.__setattr__(self, "assignor_options", typed)
         if self.mode not in MODES:
             raise ConfigError(f"policy.mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.skew_on not in SKEW_UNITS:
+            raise ConfigError(f"policy.skew_on: {self.skew_on!r} is not one of {', '.join(SKEW_UNITS)}")
         for pattern, mode in self.mode_overrides.items():
             if mode not in MODES:
                 raise ConfigError(f"policy.mode_overrides.{pattern}: {mode!r} is not one of {', '.join(MODES)}")

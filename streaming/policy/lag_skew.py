@@ -4,27 +4,79 @@ Four conditions, all required:
 
 1. skew: the current assignment's imbalance (max member lag / mean member lag) is at or above
    ``skew_threshold`` for ``skew_observations`` consecutive observations, with total lag at or above
-   ``min_total_lag`` (a group with little lag is never worth a rebalance);
+   ``min_total_lag`` records (a group with little lag is never worth a rebalance);
 2. cooldown: at least ``cooldown_s`` of event time since the group's previous recommendation;
 3. improvement: the recommended assignment lowers the max member lag by at least ``min_improvement``
    (a fraction), checked by ``decide`` once the assignor has run;
-4. a stuck partition's lag is left out of the decision: moving it would not help.
+4. a stuck partition's lag is left out of the skew reading: moving it would not help.
 
 Example (threshold 1.5, N = 3): C0 holds 9,000 records of lag, C1 holds 1,000; imbalance 1.8. After three
 polls in a row at 1.8 the streak reaches 3 and ``balanced`` proposes a split with max 5,200 (-42%), so a
 recommendation is made. A one-poll spike to 1.8 followed by 1.1 resets the streak: nothing.
+
+**Records or seconds** (``policy.skew_on``). Members consume at different rates, so the same records can
+mean very different waits: C0 is 10,000 records behind and consumes 1,000/s (10 s to catch up), C1 is 2,000
+behind at 20/s (100 s). Records make C0 the heavy member (10,000 / mean 6,000: 1.67), and a rebalance would
+take lag off the one that is done in 10 s; seconds make it C1 (100 s / mean 55 s: 1.82), the one the group
+waits for. Were C1 at 200/s (10 s each), records would still call the group skewed, seconds balanced (1.0).
+(Both are behind here, e.g. over a 5 s window: a member that keeps up is taken at the rate of those behind.)
+With ``"seconds"`` a member's
+lag is its time to catch up (:mod:`streaming.policy.lag_seconds`: its lag, stuck partitions left out, over
+its capacity), the imbalance is max / mean of those, and the improvement (3.) compares the max member time
+to catch up before and after (each member at the same capacity). ``min_total_lag`` stays in records.
+
+A seconds reading is *unknown* when a member with lag has no finite time: no rate is known yet (``nan``,
+the group's first observation) or it consumed nothing over its window (``inf``, a member stalled or about to
+count as stuck; once stuck, its partitions leave the reading). An unknown reading neither counts nor resets
+the streak (it holds) and never triggers; total lag under ``min_total_lag`` still resets it. A figure that
+is not finite never shows an improvement.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import numpy as np
+
+from assignors import metrics
+
+RECORDS, SECONDS = "records", "seconds"
 
 
 @dataclass(frozen=True)
 class SkewReading:
     imbalance: float
+    """max / mean of member lag in the unit ``on``; nan: unknown (a seconds reading with a member at nan/inf)."""
     total_lag: float
     max_member_lag: float
+    on: str = RECORDS
+    max_member_s: float | None = None
+    mean_member_s: float | None = None
+
+    @property
+    def known(self) -> bool:
+        return not math.isnan(self.imbalance)
+
+    def details(self) -> dict[str, object]:
+        """What the ``lag_skew`` trigger says about the reading it was decided on."""
+        out: dict[str, object] = {"on": self.on, "imbalance": round(self.imbalance, 4), "total_lag": self.total_lag,
+                                  "max_member_lag": self.max_member_lag}
+        if self.on == SECONDS:
+            out |= {"max_member_catch_up_s": round(self.max_member_s or 0.0, 3),
+                    "mean_member_catch_up_s": round(self.mean_member_s or 0.0, 3)}
+        return out
+
+
+def reading(lag: np.ndarray, seconds: np.ndarray | None = None) -> SkewReading:
+    """The reading of member ``lag`` (records), decided on ``seconds`` (per member) when given."""
+    total, top = float(lag.sum()), float(lag.max())
+    if seconds is None:
+        return SkewReading(metrics.imbalance(lag.tolist()), total, top)
+    if not np.isfinite(seconds).all():
+        return SkewReading(math.nan, total, top, SECONDS)
+    return SkewReading(metrics.imbalance(seconds.tolist()), total, top, SECONDS, float(seconds.max()),
+                       float(seconds.mean()))
 
 
 def is_skewed(reading: SkewReading, threshold: float, min_total_lag: float) -> bool:
@@ -32,7 +84,10 @@ def is_skewed(reading: SkewReading, threshold: float, min_total_lag: float) -> b
 
 
 def next_streak(streak: int, reading: SkewReading, threshold: float, min_total_lag: float) -> int:
-    """The streak after one more observation: +1 while skewed, back to 0 as soon as it is not."""
+    """The streak after one more observation: +1 while skewed, back to 0 as soon as it is not, unchanged while
+    the reading is unknown (above the records floor)."""
+    if reading.total_lag >= min_total_lag and not reading.known:
+        return streak
     return streak + 1 if is_skewed(reading, threshold, min_total_lag) else 0
 
 
@@ -41,5 +96,6 @@ def in_cooldown(now_ms: int, last_rec_ms: int | None, cooldown_s: float) -> bool
 
 
 def improves(before_max: float, after_max: float, min_improvement: float) -> bool:
-    """Whether ``after_max`` is at least ``min_improvement`` (a fraction) below ``before_max``."""
-    return before_max > 0 and (before_max - after_max) / before_max >= min_improvement
+    """Whether ``after_max`` is at least ``min_improvement`` (a fraction) below ``before_max`` (both finite)."""
+    return (math.isfinite(before_max) and math.isfinite(after_max) and before_max > 0
+            and (before_max - after_max) / before_max >= min_improvement)

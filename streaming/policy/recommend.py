@@ -14,18 +14,18 @@ After each observation:
 - metadata changes (membership, partition count, rack set; :mod:`streaming.state.changes`) are
   triggers of their own;
 - an observation with lag updates the skew streak, and a streak of N outside the cooldown is the
-  ``lag_skew`` trigger;
+  ``lag_skew`` trigger; member lag is read in records or, with ``policy.skew_on = "seconds"``, as each
+  member's time to catch up (:mod:`streaming.policy.lag_skew`);
 - with any trigger, the configured assignor proposes an assignment for the group as it is now; a
   ``rack_change`` stands only if cross-rack partitions drop, a ``lag_skew`` only if the max member lag
-  drops by ``min_improvement``; whatever stands becomes one recommendation with before/after figures, in
-  records and in seconds (:mod:`streaming.policy.lag_seconds`).
+  (in the unit of ``skew_on``) drops by ``min_improvement``; whatever stands becomes one recommendation
+  with before/after figures, in records and in seconds (:mod:`streaming.policy.lag_seconds`). One
+  :class:`~streaming.policy.lag_seconds.LagPass` per observation serves the reading and the figures.
 """
 
 from __future__ import annotations
 
 import logging
-
-import numpy as np
 
 from assignors import metrics, registry
 from assignors.errors import AssignorError
@@ -58,24 +58,18 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     return out
 
 
-def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = None) -> lag_skew.SkewReading | None:
-    """Lag per member under the current assignment, stuck partitions left out (vectorized per topic)."""
+def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = None, on: str = lag_skew.RECORDS,
+                 lp: lag_seconds.LagPass | None = None) -> lag_skew.SkewReading | None:
+    """Lag per member under the current assignment, stuck partitions left out, in records or (``on``
+    "seconds") as times to catch up; ``lp``: this observation's pass when the caller has one."""
     owners = owners or Owners.of(state)
     if not owners.count:
         return None
-    loads = np.zeros(owners.count)
-    for t, (parts, who) in owners.by_topic.items():
-        hist = state.lag.get(t)
-        if hist is None:
-            continue
-        rows, ok = hist.lookup(parts)
-        lag = hist.latest_lag()
-        stuck = hist.stuck(stuck_after)
-        if stuck.any():
-            lag = lag * ~stuck
-        # float weights: summing member loads is a reading, not an offset
-        loads += np.bincount(who[ok], weights=lag[rows[ok]].astype(np.float64), minlength=owners.count)
-    return lag_skew.SkewReading(metrics.imbalance(loads.tolist()), float(loads.sum()), float(loads.max()))
+    lp = lp or lag_seconds.LagPass(state, stuck_after)
+    if on == lag_skew.SECONDS:
+        now = lag_seconds.members(lp, owners.by_topic, owners.count)
+        return lag_skew.reading(now.lag, now.seconds())
+    return lag_skew.reading(lag_seconds.member_lag(lp, owners.by_topic, owners.count))
 
 
 def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, policy: PolicySettings,
@@ -91,23 +85,21 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
         or (name == "partition_count_change" and policy.partition_count_change)
         or (name == "rack_change" and policy.rack_change)
     }
+    lp = lag_seconds.LagPass(state, policy.stuck_observations)
     if skew is not None:
         if skew == "new":
             state.skew_prev, state.skew_ts = state.skew_streak, ts
-        reading = skew_reading(state, policy.stuck_observations, owners)
+        reading = skew_reading(state, policy.stuck_observations, owners, policy.skew_on, lp)
         if reading is None:
             state.skew_streak = 0
             return None
         # counted from the streak before this observation: reading it again never counts it twice
         state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold,
                                                  policy.min_total_lag)
-        if state.skew_streak >= policy.skew_observations and not lag_skew.in_cooldown(
+        if reading.known and state.skew_streak >= policy.skew_observations and not lag_skew.in_cooldown(
                 ts, state.last_rec_ts, policy.cooldown_s):
-            triggers["lag_skew"] = {
-                "imbalance": round(reading.imbalance, 4), "total_lag": reading.total_lag,
-                "max_member_lag": reading.max_member_lag, "observations": state.skew_streak,
-                "threshold": policy.skew_threshold,
-            }
+            triggers["lag_skew"] = reading.details() | {"observations": state.skew_streak,
+                                                        "threshold": policy.skew_threshold}
     if not triggers:
         return None
     snapshot = to_snapshot(state, policy.stuck_observations)
@@ -124,18 +116,20 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
     after = metrics.compute_metrics(snapshot, proposed, current=current, horizon_s=policy.rate_horizon_s,
                                     bound=before.lower_bound)
 
+    seconds = lag_seconds.figures(state, [m.member_id for m in snapshot.members], current, proposed,
+                                  policy.stuck_observations, lp)
     if "rack_change" in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:
         del triggers["rack_change"]
     if "lag_skew" in triggers:
-        if lag_skew.improves(before.max_load, after.max_load, policy.min_improvement):
-            triggers["lag_skew"]["improvement"] = round((before.max_load - after.max_load) / before.max_load, 4)
+        top = ((seconds.before, seconds.after) if policy.skew_on == lag_skew.SECONDS
+               else (before.max_load, after.max_load))
+        if lag_skew.improves(*top, policy.min_improvement):
+            triggers["lag_skew"]["improvement"] = round((top[0] - top[1]) / top[0], 4)
         else:
             del triggers["lag_skew"]
     if not triggers:
         return None
 
-    seconds = lag_seconds.figures(state, [m.member_id for m in snapshot.members], current, proposed,
-                                  policy.stuck_observations)
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0

@@ -10,12 +10,12 @@ recommendation was applied, so no outcome hangs on a fixed clock:
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import pytest
 
 from streaming.dev.demo.java import JavaDemo, JavaDemoOptions
-from streaming.dev.demo.loop import GroupOptions
 
 from .java_client import build_assignor
 
@@ -28,7 +28,7 @@ def test_java_demo_applies_the_recommendation_beats_range_and_falls_back_when_a_
     options = JavaDemoOptions(
         duration_s=360, leave_after_applied_s=40, tail_s=20, window_s=25, collector_interval_s=2.0,
         trigger_interval="2 seconds", cooldown_s=600,
-        group=GroupOptions(group=f"jdemo-{tag}", topic=f"jdemo-{tag}", consume_rate=130.0),
+        group=dataclasses.replace(JavaDemoOptions().group, group=f"jdemo-{tag}", topic=f"jdemo-{tag}"),
         baseline_group=f"jdemo-range-{tag}", out_dir=tmp_path / "demo")
     lines: list[str] = []
     result = JavaDemo(cfg, options, spark, out=lines.append).run()

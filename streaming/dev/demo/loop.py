@@ -61,6 +61,9 @@ class GroupOptions:
     produce_rate: float = 300.0
     """records/s over all partitions, Zipf-skewed: under range the first consumer gets 2/3 of it."""
     zipf: float = 1.0
+    hot: tuple[int, ...] = ()
+    """partitions that each weigh ``hot_factor`` times one of the others; set, they replace the Zipf law."""
+    hot_factor: float = 10.0
     consumers: int = 3
     consume_rate: float = 150.0
     """records/s each consumer processes: enough for a third of the load, not for range's first share."""
@@ -105,7 +108,8 @@ class GroupRun:
         self.workload = Workload(
             cfg, WorkloadOptions(topic=o.topic, group=o.group, partitions=o.partitions,
                                  replication_factor=o.replication_factor, produce_rate=o.produce_rate, zipf=o.zipf,
-                                 consumers=0, consume_rate=o.consume_rate, racks=o.racks,
+                                 hot=o.hot, hot_factor=o.hot_factor, consumers=0, consume_rate=o.consume_rate,
+                                 racks=o.racks,
                                  assignor="range" if not o.apply else "rebalancer"),
             out=out, metadata_max_age_ms=o.metadata_max_age_ms)
 

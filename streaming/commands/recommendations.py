@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -147,16 +148,23 @@ def read(spark, path: str, group: str | None, latest: bool, limit: int) -> list[
 def render_table(rows: list[dict]) -> str:
     if not rows:
         return "no recommendations"
-    head = ["group", "ver", "event time", "triggers", "max lag before -> after", "imbalance", "cross-rack",
-            "moved", "mode"]
+    head = ["group", "ver", "event time", "triggers", "max lag before -> after", "catch-up s", "age s",
+            "imbalance", "cross-rack", "moved", "mode"]
     lines = [head]
     for r in rows:
         lines.append([
             r["group"], str(r["version"]), str(r["event_time"])[:19], ",".join(r["triggers"]),
             f"{r['before_max_lag']:,.0f} -> {r['after_max_lag']:,.0f}",
+            f"{_seconds(r.get('before_catch_up_s'))} -> {_seconds(r.get('after_catch_up_s'))}",
+            _seconds(r.get("lag_age_s")),
             f"{r['before_imbalance']:.2f} -> {r['after_imbalance']:.2f}",
             f"{r['before_cross_rack']} -> {r['after_cross_rack']}", str(r["partitions_moved"]),
             r.get("mode") or "auto",  # NULL: a row from before modes, when every recommendation was published
         ])
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines)
+
+
+def _seconds(value: float | None) -> str:
+    """A lag-seconds column: ``-`` for null (unbounded, not known yet, or a row from before the columns)."""
+    return "-" if value is None or math.isnan(value) else f"{value:,.1f}"

@@ -217,3 +217,21 @@ def test_recommendations_table_shows_the_mode():
            "before_cross_rack": 0, "after_cross_rack": 0, "partitions_moved": 1}
     lines = render_table([row | {"mode": "observe"}, row]).splitlines()
     assert lines[0].split()[-1] == "mode" and lines[1].split()[-1] == "observe" and lines[2].split()[-1] == "auto"
+
+
+def test_recommendations_table_shows_the_lag_seconds():
+    import datetime as dt
+
+    from streaming.commands.recommendations import render_table
+
+    row = {"group": "g", "version": 1, "event_time": dt.datetime(2026, 1, 1), "triggers": ["lag_skew"],
+           "before_max_lag": 28547, "after_max_lag": 18537, "before_imbalance": 2, "after_imbalance": 1,
+           "before_cross_rack": 0, "after_cross_rack": 0, "partitions_moved": 1, "mode": "auto",
+           "before_catch_up_s": 232.53995, "after_catch_up_s": 1232.74, "lag_age_s": 82.738}
+    unknown = row | {"before_catch_up_s": None, "after_catch_up_s": float("nan"), "lag_age_s": None}
+    older = {k: v for k, v in row.items() if not k.endswith("_s")}  # a row from before the columns
+    head, *lines = render_table([row, unknown, older]).splitlines()
+    at = head.index("catch-up s")
+    assert head.index("age s") > at and head.split()[-1] == "mode"
+    assert lines[0][at:].split()[:4] == ["232.5", "->", "1,232.7", "82.7"]
+    assert lines[1][at:].split()[:4] == lines[2][at:].split()[:4] == ["-", "->", "-", "-"]

@@ -113,6 +113,10 @@ class ProgressPrinter(StreamingQueryListener):
             "recommendations": recs, "rejected": rejected,
             "late": state.numRowsDroppedByWatermark if state else 0,
             "batch_ms": p.batchDuration,
+            # where the batch's time went: the stateful step (its input read, Arrow both ways, the Python
+            # function) and its state store commit, beside the whole batch
+            "state_update_ms": state.allUpdatesTimeMs if state else 0,
+            "state_commit_ms": state.commitTimeMs if state else 0,
         }
         self.batches.append(line)
         if self.metrics is not None:

@@ -114,8 +114,10 @@ def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:
 def write_polls(spark, cfg: config.Config, polls: list[tuple[int, Column]], groups: int, partitions: int) -> int:
     """Write each poll's lag events with Spark's Kafka sink, poll by poll so a group's polls stay in order
     on its partition. ``polls``: (ts, skewed) where ``skewed`` is a boolean column expression over the group
-    number ``g``. Group g reads topic-(g % 50); its lag is 100-149 per partition, 20,000 on partitions 0-4
-    when skewed. Returns the number of events (the job validates them like any other: a rejected one
+    number ``g``. Group g reads topic-(g % 50); its lag is 100-149 per partition; when skewed, partitions 0-4
+    (its first member's) hold 200 x ``partitions`` each (at least 20,000): a skew of the same size whatever the
+    partition count (with a fixed 20,000, a group of 10,000 partitions never reads as skewed: max/mean 1.2).
+    Returns the number of events (the job validates them like any other: a rejected one
     would show in the progress lines and the ``rejected`` count)."""
     from pyspark.sql import functions as F
 
@@ -123,7 +125,8 @@ def write_polls(spark, cfg: config.Config, polls: list[tuple[int, Column]], grou
         (F.col("id") / partitions).cast("int").alias("g"), (F.col("id") % partitions).cast("int").alias("p"))
     for ts, skewed in polls:
         committed = F.lit(ts // 10) + F.col("p")
-        lag = F.when(skewed & (F.col("p") < 5), F.lit(20_000)).otherwise(100 + (F.col("p") * 7 + F.col("g")) % 50)
+        hot = F.lit(max(20_000, 200 * partitions))
+        lag = F.when(skewed & (F.col("p") < 5), hot).otherwise(100 + (F.col("p") * 7 + F.col("g")) % 50)
         group = F.format_string("group-%04d", "g")
         event = F.struct(
             F.lit(ev.LAG).alias("type"), F.lit(ts).alias("ts"), group.alias("group"),

@@ -138,9 +138,12 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow])
         mine = by_member.get(m.member_id, [])
         lag = sum(r.lag or 0 for r in mine)
         known = [r.lag_seconds for r in mine if r.lag and r.lag_seconds is not None]
+        # 0 s only when every partition's lag is known to be 0: one never committed (lag unknown) or one
+        # whose age was not read leaves the member's unknown too, as its partitions show
+        settled = all(r.lag == 0 for r in mine)
         out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
                              lag, sum(1 for r in mine if r.cross_rack),
-                             max(known) if known else (0.0 if lag == 0 else None)))
+                             max(known) if known else (0.0 if settled else None)))
     return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
 
 

@@ -51,3 +51,22 @@ def test_recommended_owners_from_delta_rows_and_feed_messages():
     feed = {"assignment": [{"member_id": "m1", "partitions": [["t", 3]]}]}
     assert view.recommended_owners(delta) == view.recommended_owners(feed) == {("t", 3): "m1"}
     assert view.recommended_owners(None) == {}
+
+
+def test_member_lag_seconds_is_unknown_while_a_partition_is_and_0_only_when_all_lags_are_0():
+    snap = _snapshot()
+    # m-a: p0 lags 100 (age read 4.5 s) and p1 never committed; m-b: p2 lags 40, its age not read
+    rows = view.partition_rows(snap, "g", None, {("t", 0): 4.5})
+    assert [m.lag_seconds for m in view.member_rows(snap, "g", rows)] == [4.5, None]
+    # m-a has committed nothing yet (as a member that just joined): its lag is unknown, so are its
+    # seconds (not 0, which its lag's sum over known partitions would suggest)
+    fresh = ClusterSnapshot(ts=0, groups=snap.groups, committed={"g": {("t", 2): 45, ("t", 3): 7}},
+                            topics=snap.topics, broker_racks=snap.broker_racks, end=snap.end)
+    rows = view.partition_rows(fresh, "g", None, {})
+    assert [(m.lag, m.lag_seconds) for m in view.member_rows(fresh, "g", rows)] == [(0, None), (0, 0.0)]
+    # every partition committed and caught up: 0 s
+    caught_up = ClusterSnapshot(ts=0, groups=snap.groups, committed={"g": {("t", p): 7 for p in range(3)}},
+                                topics=snap.topics, broker_racks=snap.broker_racks,
+                                end={("t", p): 7 for p in range(3)})
+    rows = view.partition_rows(caught_up, "g", None, {})
+    assert [m.lag_seconds for m in view.member_rows(caught_up, "g", rows)] == [0.0, 0.0]

@@ -216,7 +216,7 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int]) 
         rows = sum(b["input_rows"] for b in steady)
         ms = sum(b["batch_ms"] for b in steady)
         median_s = statistics.median(b["batch_ms"] for b in steady) / 1000 if steady else 0.0
-        share = {k: statistics.median(b.get(k, 0) for b in steady) / 1000 if steady else 0.0
+        share = {k: statistics.median(b[k] for b in steady) / 1000 if steady else 0.0
                  for k in ("state_update_ms", "state_commit_ms")}
         runs.append({
             "per_trigger": size, "events": sum(b["input_rows"] for b in data), "batches": len(data),
@@ -242,8 +242,8 @@ def _throughput_line(scale: Scale, buckets: int, t: dict) -> str:
     return (f"{scale.tag}, {keying(buckets)}: throughput at maxOffsetsPerTrigger {t['per_trigger']:,}: "
             f"{t['events']:,} events in {t['batches']} batches; steady {t['steady_events_per_s']:,.0f} events/s over "
             f"{t['steady_batches']} full batches (median batch {t['median_batch_s']:.1f}s, of which the stateful "
-            f"step {t.get('median_state_update_s', 0):.1f}s and its state commit "
-            f"{t.get('median_state_commit_s', 0):.1f}s; "
+            f"step {t['median_state_update_s']:.1f}s and its state commit "
+            f"{t['median_state_commit_s']:.1f}s; "
             f"{t['ms_per_group']:.2f} ms per group per batch); overall incl. first batch "
             f"{t['overall_events_per_s']:,.0f} events/s; first batch {t['first_batch_ms'] / 1000:.1f}s; "
             f"{t['recommendations']} recommendations, {t['rejected']} rejected")
@@ -285,7 +285,7 @@ def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int
     data = [b for b in printer.batches if b["input_rows"] > 0]
     mean_ms = statistics.fmean([b["batch_ms"] for b in data]) if data else 0
     mean_rows = statistics.fmean([b["input_rows"] for b in data]) if data else 0
-    mean_state_ms = statistics.fmean([b.get("state_update_ms", 0) for b in data]) if data else 0
+    mean_state_ms = statistics.fmean([b["state_update_ms"] for b in data]) if data else 0
     return {"recommendations": len(delays), "p50_ms": pct(0.5), "p95_ms": pct(0.95), "polls": polls,
             "trigger_interval_s": interval_s, "load_events_per_s": written / load_s, "late_polls": lagging,
             "mean_batch_ms": mean_ms, "mean_batch_rows": mean_rows, "mean_state_update_ms": mean_state_ms,
@@ -297,7 +297,7 @@ def _latency_line(scale: Scale, buckets: int, la: dict) -> str:
             f"live ({la['late_polls']} of {la['polls']} polls fell behind), trigger interval "
             f"{la['trigger_interval_s']}s, batches of {la['mean_batch_rows']:,.0f} rows in "
             f"{la['mean_batch_ms'] / 1000:.1f}s on average, of which the stateful step "
-            f"{la.get('mean_state_update_ms', 0) / 1000:.1f}s ({la['ms_per_group']:.2f} ms per group per batch); "
+            f"{la['mean_state_update_ms'] / 1000:.1f}s ({la['ms_per_group']:.2f} ms per group per batch); "
             f"{la['recommendations']} recommendations; delay event -> Delta p50 {la['p50_ms'] / 1000:.1f}s, "
             f"p95 {la['p95_ms'] / 1000:.1f}s")
 

@@ -26,7 +26,9 @@ DEFAULT_FILE = CONF_DIR / "rebalancer.toml"
 EMBEDDED = "embedded"
 OBSERVE, APPROVE, AUTO = "observe", "approve", "auto"
 MODES = (OBSERVE, APPROVE, AUTO)
-SKEW_UNITS = ("records", "seconds")
+RECORDS, SECONDS = "records", "seconds"
+SKEW_UNITS = (RECORDS, SECONDS)
+"""What ``policy.skew_on`` may name (:mod:`streaming.policy.lag_skew` reads them from here)."""
 
 # kafka.* settings whose values must never reach a log line
 SECRET_HINTS = ("password", "jaas", "secret", "token", "key")
@@ -85,7 +87,7 @@ class PolicySettings:
     partition_count_change: bool = True
     skew_threshold: float = 1.5
     """Imbalance (max member lag / mean member lag) of the current assignment that counts as skew."""
-    skew_on: str = "records"
+    skew_on: str = RECORDS
     """What a member's lag is measured in for the skew reading and the improvement check: ``records``, or
     ``seconds`` (its time to catch up at its rate, :mod:`streaming.policy.lag_skew`: members consume at
     different rates, so 10,000 records at 1,000/s is 10 s and 2,000 at 20/s is 100 s). ``min_total_lag``

@@ -20,10 +20,10 @@ behind at 20/s (100 s). Records make C0 the heavy member (10,000 / mean 6,000: 1
 take lag off the one that is done in 10 s; seconds make it C1 (100 s / mean 55 s: 1.82), the one the group
 waits for. Were C1 at 200/s (10 s each), records would still call the group skewed, seconds balanced (1.0).
 (Both are behind here, e.g. over a 5 s window: a member that keeps up is taken at the rate of those behind.)
-With ``"seconds"`` a member's
-lag is its time to catch up (:mod:`streaming.policy.lag_seconds`: its lag, stuck partitions left out, over
-its capacity), the imbalance is max / mean of those, and the improvement (3.) compares the max member time
-to catch up before and after (each member at the same capacity). ``min_total_lag`` stays in records.
+With ``"seconds"`` a member's lag is its time to catch up (:mod:`streaming.policy.lag_seconds`: its lag,
+stuck partitions left out, over its capacity), the imbalance is max / mean of those, and the improvement
+(3.) compares the max member time to catch up before and after (each member at the same capacity).
+``min_total_lag`` stays in records.
 
 A seconds reading is *unknown* when a member with lag has no finite time: no rate is known yet (``nan``,
 the group's first observation) or it consumed nothing over its window (``inf``, a member stalled or about to
@@ -40,8 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assignors import metrics
-
-RECORDS, SECONDS = "records", "seconds"
+from streaming.config import RECORDS, SECONDS
 
 
 @dataclass(frozen=True)

@@ -116,19 +116,29 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
     after = metrics.compute_metrics(snapshot, proposed, current=current, horizon_s=policy.rate_horizon_s,
                                     bound=before.lower_bound)
 
-    seconds = lag_seconds.figures(state, [m.member_id for m in snapshot.members], current, proposed,
-                                  policy.stuck_observations, lp)
+    def seconds_figures() -> lag_seconds.LagSeconds:
+        return lag_seconds.figures(state, [m.member_id for m in snapshot.members], current, proposed,
+                                   policy.stuck_observations, lp)
+
+    # the figures in seconds only when the decision needs them or a recommendation is made: a skew streak
+    # whose proposals do not improve enough reaches this point at every observation
+    seconds = None
     if "rack_change" in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:
         del triggers["rack_change"]
     if "lag_skew" in triggers:
-        top = ((seconds.before, seconds.after) if policy.skew_on == lag_skew.SECONDS
-               else (before.max_load, after.max_load))
+        if policy.skew_on == lag_skew.SECONDS:
+            seconds = seconds_figures()
+            top = (seconds.before, seconds.after)
+        else:
+            top = (before.max_load, after.max_load)
         if lag_skew.improves(*top, policy.min_improvement):
             triggers["lag_skew"]["improvement"] = round((top[0] - top[1]) / top[0], 4)
         else:
             del triggers["lag_skew"]
     if not triggers:
         return None
+    if seconds is None:
+        seconds = seconds_figures()
 
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)

@@ -31,6 +31,10 @@ or null; the rules and their reason strings are all in this module, in the order
 - last, a lag event must come from the lag topic and a metadata event from the metadata topic (so a valid
   row's source topic follows from its type).
 
+The collector's own lag events (compact JSON, its field order, no escapes: the bulk of the traffic) take
+a fast path: one regex over the text proves the shape and the types, and the values are cut out of the
+text (:data:`CANONICAL_LAG`); the same rules then judge them. Anything else is parsed as a VARIANT.
+
 Event time and lateness. ``ts`` may lag its Kafka timestamp by any amount (replays, backfills: an old
 event can only be late, it never harms another group) but may lead it by at most ``max_clock_skew_s``, so
 one bad clock cannot carry the global watermark into the future. Valid rows get ``event_time`` for the
@@ -126,6 +130,50 @@ _LAG_KINDS = {"type": "STRING", "ts": "BIGINT", "group": "STRING", "topic": "STR
               "committed_offset": "BIGINT", "end_offset": "BIGINT"}
 _HOT_SHAPES = [kinds for kinds in (_LAG_KINDS, _LAG_KINDS | {"no_commit": "BOOLEAN"})]
 
+# The collector's own lag events, byte for byte as streaming.events.encode writes them (compact, fields in
+# this order, no escapes in the strings), are recognised by one regex over the text and their values cut
+# out of it: no JSON parse, no VARIANT. The regex admits only texts whose every field has the right JSON
+# type and fits its column (a group or topic without quotes, backslashes or control characters; integers
+# without sign, leading zeros or fraction, at most 18 digits, or 10 for the partition), so the values are
+# exact, and every rule below then runs on them as on any other record: a canonical text is rejected, or
+# not, with the same reason as by the general path (tests/integration/test_validate_paths.py checks this).
+_DIGITS = "(?:0|[1-9][0-9]{0,%d})"
+CANONICAL_LAG = (
+    r'\A\{"type":"lag","ts":' + _DIGITS % 17 + r',"group":"[^"\\\x00-\x1f\x7f]+","topic":"[a-zA-Z0-9._-]{1,249}",'
+    r'"partition":' + _DIGITS % 9 + r',"committed_offset":' + _DIGITS % 17 + r',"end_offset":' + _DIGITS % 17
+    + r'(?:,"no_commit":(?:true|false))?\}\z')
+"""A lag event as the collector encodes it (Java regex, whole text)."""
+# a field's value lies between the text before it and the text after it, each present once in a canonical
+# text (a group or topic holds no quote); substring_index cuts on bytes, with no string copied to Java's
+_CANONICAL_BETWEEN = {
+    "type": ('{"type":"', '","ts":'), "ts": ('"ts":', ',"group":"'), "group": (',"group":"', '","topic":"'),
+    "topic": ('","topic":"', '","partition":'), "partition": ('"partition":', ',"committed_offset":'),
+    "committed_offset": ('"committed_offset":', ',"end_offset":'),
+}
+_NO_COMMIT = ',"no_commit":'
+
+
+def _canonical_value(name: str) -> Column | None:
+    """Field ``name`` of a canonical lag event (column ``value_str``), or None: never there."""
+    text = F.col("value_str")
+    if name in _CANONICAL_BETWEEN:
+        before, after = _CANONICAL_BETWEEN[name]
+        value = F.substring_index(F.substring_index(text, after, 1), before, -1)
+        return value if name in ("type", "group", "topic") else value.cast("bigint")
+    if name == "end_offset":  # the digits after "end_offset": up to "}" or ",\"no_commit\""
+        tail = F.substring_index(text, '"end_offset":', -1)
+        return F.substring_index(F.substring_index(tail, ",", 1), "}", 1).cast("bigint")
+    if name == "no_commit":
+        return F.when(F.contains(text, F.lit(_NO_COMMIT)), F.endswith(text, F.lit(_NO_COMMIT + "true}")))
+    return None
+
+
+def _canonical_kind(name: str) -> Column:
+    """The JSON type of field ``name`` of a canonical lag event, as ``schema_of_variant`` names it."""
+    if name == "no_commit":
+        return F.when(F.contains(F.col("value_str"), F.lit(_NO_COMMIT)), F.lit("BOOLEAN"))
+    return F.lit(_LAG_KINDS.get(name)).cast("string")
+
 
 def _shape(kinds: dict[str, str]) -> str:
     """``schema_of_variant`` of an object with these fields (it lists them sorted by name)."""
@@ -142,15 +190,20 @@ def _x(name: str) -> Column:
 
 def _fields(df: DataFrame) -> DataFrame:
     """Adds the top-level field columns; ``members``/``partitions`` as arrays of VARIANTs (metadata only)."""
+    canonical = F.col("canonical")
     df = df.select("*", F.schema_of_variant("v").alias("shape"), _get("v", "$", _VALUES).alias("values"))
 
     def kind(name: str) -> Column:
         slow = F.schema_of_variant(_get("v", f"$.{name}"))
         first, *rest = _HOT_SHAPES
-        out = F.when(F.col("shape") == _shape(first), F.lit(first.get(name)).cast("string"))
-        for kinds in rest:
+        out = F.when(canonical, _canonical_kind(name))
+        for kinds in (first, *rest):
             out = out.when(F.col("shape") == _shape(kinds), F.lit(kinds.get(name)).cast("string"))
         return out.otherwise(slow)
+
+    def value(name: str, general: Column) -> Column:
+        fast = _canonical_value(name)
+        return general if fast is None else F.when(canonical, fast).otherwise(general)
 
     df = df.select("*", *(kind(n).alias(f"k_{n}") for n in _SCALARS))
     expected = {n: "STRING" if n in _STRINGS else "BOOLEAN" if n in _BOOLEANS else "BIGINT" for n in _SCALARS}
@@ -158,7 +211,8 @@ def _fields(df: DataFrame) -> DataFrame:
     return df.select(
         "*",
         # a field of the right type casts exactly; the per-field read covers a struct cast another field failed
-        *(F.when(_k(n) == expected[n], F.coalesce(F.col(f"values.{n}"), _get("v", f"$.{n}", sql_type[expected[n]])))
+        *(value(n, F.when(_k(n) == expected[n],
+                          F.coalesce(F.col(f"values.{n}"), _get("v", f"$.{n}", sql_type[expected[n]]))))
           .alias(f"x_{n}") for n in _SCALARS),
     ).select(
         "*",
@@ -237,7 +291,9 @@ def _type_rules() -> Column:
     numbers = F.transform(parts, lambda p: _get(p, "$.partition", "bigint"))
     lag = F.when(_x("type") == LAG, F.coalesce(
         _field("topic", "a string", _x("topic").isNotNull()),
-        F.when(~_is_topic_name(_x("topic")), F.lit("invalid topic name")),
+        # a canonical topic's characters and length are proven by the regex (translate is costly per record)
+        F.when(~F.when(F.col("canonical"), ~_x("topic").isin(".", "..")).otherwise(_is_topic_name(_x("topic"))),
+               F.lit("invalid topic name")),
         _field("partition", "an integer", _x("partition").isNotNull()),
         _field("committed_offset", "an integer", _x("committed_offset").isNotNull()),
         _field("end_offset", "an integer", _x("end_offset").isNotNull()),
@@ -304,14 +360,14 @@ def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) 
         F.when(F.length("value") == 0, F.lit("empty value")),
         F.when(F.length("value") > max_value_bytes,
                F.format_string("value of %d bytes exceeds %d", F.length("value"), F.lit(max_value_bytes))),
-        F.when(~F.is_valid_utf8("value_str"), F.lit("value is not valid UTF-8")),
-        F.when(F.col("v").isNull(),
+        F.when(~F.col("utf8"), F.lit("value is not valid UTF-8")),
+        F.when(~F.col("canonical") & F.col("v").isNull(),
                # the lenient parse accepts duplicate keys (not NaN, not broken syntax): it tells the two apart
                F.when(~F.coalesce(F.json_array_length(F.concat(F.lit("["), "value_str", F.lit("]"))) == 1,
                                   F.lit(False)), F.lit("not valid JSON"))
                .when(starts_object, F.lit("duplicate key"))),
         F.when(~starts_object, F.lit("not a JSON object")),
-        F.when(_trailing(F.col("value_str")), F.lit("trailing data after the JSON object")),
+        F.when(~F.col("canonical") & _trailing(F.col("value_str")), F.lit("trailing data after the JSON object")),
         _field("type", "a string", _x("type").isNotNull()),
         F.when(~_x("type").isin(*TYPES), F.format_string("unknown type %s", F.substring(_x("type"), 1, 40))),
         _field("ts", "an integer (epoch ms)", ts.isNotNull()),
@@ -322,7 +378,7 @@ def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) 
                                ts, F.lit(max_clock_skew_ms), kafka_ms)),
         F.when(group == "", F.lit("empty group")),
         F.when(F.length(group) > MAX_GROUP_CHARS, F.lit(f"group longer than {MAX_GROUP_CHARS} characters")),
-        F.when(F.length(F.translate(group, _CONTROL_CHARS, "")) != F.length(group),
+        F.when(~F.col("canonical") & (F.length(F.translate(group, _CONTROL_CHARS, "")) != F.length(group)),
                F.lit("group has control characters")),
         F.when(F.col("key").isNotNull() & (F.col("key").cast("string") != group),
                F.lit("message key does not match group")),
@@ -332,7 +388,8 @@ def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) 
     )
 
 
-def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) -> DataFrame:
+def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str,
+          fast_path: bool = True) -> DataFrame:
     """Kafka rows -> one narrow row per record, the columns the stateful step reads.
 
     ``group``, ``type`` (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``,
@@ -347,7 +404,11 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
         "key", "value", "topic", "partition", "offset", "timestamp",
         # too large: never cast, never parsed
         F.when(fits, F.col("value").cast("string")).alias("value_str"),
-    ).withColumn("v", F.when(F.is_valid_utf8("value_str"), F.try_parse_json("value_str")))
+    ).withColumn("utf8", F.is_valid_utf8("value_str")).withColumn(
+        # fast_path=False: every record through the general path (the tests compare the two)
+        "canonical", F.coalesce(F.col("utf8") & F.col("value_str").rlike(CANONICAL_LAG), F.lit(False))
+        if fast_path else F.lit(False),
+    ).withColumn("v", F.when(~F.col("canonical") & F.col("utf8"), F.try_parse_json("value_str")))
     checked = _fields(parsed).withColumn(
         "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
     ok = F.col("reject_reason").isNull()

@@ -1,0 +1,136 @@
+"""validate.parse has two paths: the collector's own lag events are recognised by a regex and read from
+their text, everything else is parsed as a VARIANT. Both must give the same row for every record: the
+same reason for a rejected one, the same values for a valid one. Checked on Spark (the regex is Java's)
+over the fuzz corpus and over lag events at and just past every edge the fast path's regex draws."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+
+import pytest
+from pyspark.sql import functions as F
+
+from streaming import events as ev
+from streaming.dev import fuzz
+from streaming.job import validate
+
+LAG_TOPIC, META_TOPIC = "rebalancer.lag", "rebalancer.metadata"
+NOW = 1_763_800_000_000
+MAX_VALUE_BYTES = 64 * 1024
+SKEW_MS = 600_000
+RAW_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+              "timestampType int")
+
+
+def _canonical(ts=NOW, group="g", topic="t0", partition=3, committed=10, end=20, no_commit=None) -> str:
+    """The collector's encoding, written out by hand so the strings may hold what json.dumps would escape."""
+    text = (f'{{"type":"lag","ts":{ts},"group":"{group}","topic":"{topic}","partition":{partition},'
+            f'"committed_offset":{committed},"end_offset":{end}')
+    return text + (f',"no_commit":{json.dumps(no_commit)}}}' if no_commit is not None else "}")
+
+
+def _edges() -> list[tuple[str, str, str | None]]:
+    """(value text, source topic, key) at and around every bound of the fast path."""
+    texts = [
+        _canonical(), _canonical(no_commit=True), _canonical(no_commit=False),
+        *(_canonical(partition=p) for p in (0, 2**31 - 1, 2**31, 9_999_999_999, 10_000_000_000)),
+        *(_canonical(committed=c, end=c) for c in (0, 10**18 - 1, 10**18, 2**63 - 1, 2**63)),
+        _canonical(committed=20, end=10),
+        *(_canonical(ts=t) for t in (0, 1, NOW + SKEW_MS, NOW + SKEW_MS + 1, 10**17, 10**18 - 1, 10**18)),
+        *(_canonical(topic=t) for t in (".", "..", "...", "a" * 249, "a" * 250, "t-1._X", "t 1", "t/1", "")),
+        *(_canonical(group=g) for g in ("}", "{}", "g}x", "é☃", "a b", "'", "x" * 32767, "x" * 32768, "",
+                                        "tab\there", "del\x7f", "q\\\"uote", "\\u0067")),
+        _canonical() + "\n", _canonical() + " ", " " + _canonical(), _canonical() + "}", _canonical() + "x",
+        _canonical().replace('"ts":', '"ts": '), _canonical().replace("3,", "03,"),
+        _canonical().replace('"partition":3', '"partition":-0'), _canonical().replace("10,", "10.0,"),
+        _canonical().replace('"end_offset":20', '"end_offset":2e1'), _canonical().replace('"lag"', '"lag2"'),
+        _canonical().replace('"ts":', '"ts":1,"ts":'), _canonical().replace('"no_commit":true', '"no_commit":1'),
+        _canonical(no_commit=True).replace("true", "null"), _canonical()[:-1] + ',"extra":1}',
+        _canonical().replace("{", "{ ", 1),
+    ]
+    rows: list[tuple[str, str, str | None]] = []
+    for text in texts:
+        group = _group_of(text)
+        rows += [(text, LAG_TOPIC, group), (text, LAG_TOPIC, None), (text, META_TOPIC, group),
+                 (text, LAG_TOPIC, "other")]
+    return rows
+
+
+def _group_of(text: str) -> str | None:
+    try:
+        return str(json.loads(text)["group"])
+    except Exception:
+        return None
+
+
+def _raw(spark, records: list[tuple[bytes | None, bytes | None, str]]):
+    """Kafka-source rows (timestamp NOW) for (key, value, topic)."""
+    stamp = dt.datetime.fromtimestamp(NOW / 1000, tz=dt.UTC)
+    rows = [(k, v, t, i % 3, i, stamp, 0) for i, (k, v, t) in enumerate(records)]
+    return spark.createDataFrame(rows, RAW_SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def corpus(spark):
+    records: list[tuple[bytes | None, bytes | None, str]] = []
+    for r in fuzz.generate(seed=5, n=4 * len(fuzz.KINDS), ts=NOW - 60_000, max_value_bytes=MAX_VALUE_BYTES):
+        records.append((r.key, r.value, LAG_TOPIC if r.role == fuzz.LAG_ROLE else META_TOPIC))
+    for text, topic, key in _edges():
+        records.append((None if key is None else key.encode(), text.encode(), topic))
+    rng = random.Random(7)
+    for i in range(300):  # the collector's own events, as encode writes them
+        event = ev.lag_event(NOW - rng.randrange(0, 10**6), f"group-{i % 17}", f"topic.{i % 5}", rng.randrange(0, 64),
+                             c := rng.randrange(0, 10**12), c + rng.randrange(0, 10**6), no_commit=i % 9 == 0)
+        key, value = ev.encode(event)
+        records.append((key, value, LAG_TOPIC))
+    records.append((b"g", b"\xff" + _canonical().encode()[1:], LAG_TOPIC))  # not UTF-8
+    records.append((b"g", _canonical(group="\xe9").encode("latin-1"), LAG_TOPIC))
+    return _raw(spark, records), records
+
+
+def _parsed(raw, fast_path: bool) -> list[dict]:
+    out = validate.parse(raw, MAX_VALUE_BYTES, SKEW_MS, LAG_TOPIC, fast_path=fast_path)
+    return [r.asDict() for r in out.orderBy("source_offset").collect()]
+
+
+def test_both_paths_give_the_same_row_for_every_record(corpus):
+    raw, records = corpus
+    fast, general = _parsed(raw, True), _parsed(raw, False)
+    assert len(fast) == len(general) == len(records)
+    differ = [(records[a["source_offset"]][1], a, b) for a, b in zip(fast, general, strict=True) if a != b]
+    assert not differ, differ[:3]
+
+
+def test_the_fast_path_takes_the_collectors_events_and_some_edges(corpus):
+    raw, records = corpus
+    canonical = raw.select(F.coalesce(F.col("value").cast("string").rlike(validate.CANONICAL_LAG), F.lit(False))
+                           .alias("c"), "value").collect()
+    taken = {bytes(r["value"]) for r in canonical if r["c"]}
+    encoded = [v for _, v, _ in records[-302:-2]]
+    assert all(v in taken for v in encoded)  # every event the collector writes
+    assert _canonical(partition=2**31).encode() in taken  # read fast, then rejected by the range rule
+    assert _canonical(topic="..").encode() in taken
+    assert (_canonical() + "\n").encode() not in taken  # $ would match before a final newline; \z does not
+    assert _canonical(committed=10**18, end=10**18).encode() not in taken  # 19 digits: the general path
+
+
+def test_canonical_edge_cases_are_judged_by_the_rules(corpus):
+    raw, records = corpus
+    rows = {(records[r["source_offset"]][1], records[r["source_offset"]][2], records[r["source_offset"]][0]): r
+            for r in _parsed(raw, True)}
+
+    def reason(text: str, topic: str = LAG_TOPIC, key: str | None = "g") -> str | None:
+        row = rows[(text.encode(), topic, None if key is None else key.encode())]
+        return None if row["type"] else json.loads(row["detail"])["reason"]
+
+    assert reason(_canonical()) is None
+    assert reason(_canonical(partition=2**31)) == f"partition {2**31} above {2**31 - 1}"
+    assert reason(_canonical(committed=20, end=10)) == "end_offset 10 below committed_offset 20"
+    assert reason(_canonical(topic="..")) == "invalid topic name"
+    assert reason(_canonical(ts=0)).startswith("ts 0 is not positive")
+    assert reason(_canonical(ts=NOW + SKEW_MS + 1)).startswith(f"ts {NOW + SKEW_MS + 1} is more than")
+    assert reason(_canonical(), key="other") == "message key does not match group"
+    assert reason(_canonical(), topic=META_TOPIC) == f"a lag event on topic {META_TOPIC}"
+    assert reason(_canonical(group="x" * 32768), key="x" * 32768) == "group longer than 32767 characters"

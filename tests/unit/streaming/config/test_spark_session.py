@@ -59,6 +59,8 @@ def test_local_master_gets_the_loopback_and_small_settings():
     assert LOCAL_ONLY.items() <= conf.items()
     assert conf["spark.driver.bindAddress"] == "127.0.0.1" and conf["spark.ui.enabled"] == "false"
     assert "spark.jars" not in conf
+    # validation's wide projection is JIT-compiled, not interpreted
+    assert all(spark_session.HUGE_METHODS in conf[f"spark.{side}.extraJavaOptions"] for side in ("driver", "executor"))
 
 
 def test_cluster_master_gets_none_of_the_local_settings():

@@ -219,6 +219,7 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int]) 
         share = {k: statistics.median(b[k] for b in steady) / 1000 if steady else 0.0
                  for k in ("state_update_ms", "state_commit_ms")}
         runs.append({
+            "phases": phases(steady),
             "per_trigger": size, "events": sum(b["input_rows"] for b in data), "batches": len(data),
             "steady_batches": len(steady), "wall_s": wall,
             "first_batch_ms": data[0]["batch_ms"] if data else 0,
@@ -234,6 +235,24 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int]) 
     return runs
 
 
+SPARK_PHASES = ("latestOffset", "getBatch", "queryPlanning", "walCommit", "commitOffsets")
+WRITER_PHASES = ("check", "compute", "delta", "feed")
+
+
+def phases(batches: list[dict]) -> dict[str, float]:
+    """Median seconds per phase of a batch: Spark's own (offsets, planning, log writes) and the writer's
+    (``compute`` is the batch itself up to the stateful step's output; ``delta``, ``feed`` its writes)."""
+    out = {k: statistics.median(b.get("durations", {}).get(k, 0) for b in batches) / 1000 for k in SPARK_PHASES}
+    out |= {k: statistics.median(b.get("writer_ms", {}).get(k, 0) for b in batches) / 1000 for k in WRITER_PHASES}
+    # task time summed over the stateful step's tasks (Spark's allUpdatesTimeMs), not wall time
+    out["stateful tasks"] = statistics.median(b["state_update_ms"] for b in batches) / 1000
+    return out if batches else {}
+
+
+def phases_text(ph: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.2f}s" for k, v in ph.items())
+
+
 def keying(buckets: int) -> str:
     return f"{buckets} buckets" if buckets else "keyed by group"
 
@@ -241,12 +260,13 @@ def keying(buckets: int) -> str:
 def _throughput_line(scale: Scale, buckets: int, t: dict) -> str:
     return (f"{scale.tag}, {keying(buckets)}: throughput at maxOffsetsPerTrigger {t['per_trigger']:,}: "
             f"{t['events']:,} events in {t['batches']} batches; steady {t['steady_events_per_s']:,.0f} events/s over "
-            f"{t['steady_batches']} full batches (median batch {t['median_batch_s']:.1f}s, of which the stateful "
-            f"step {t['median_state_update_s']:.1f}s and its state commit "
+            f"{t['steady_batches']} full batches (median batch {t['median_batch_s']:.1f}s; the stateful "
+            f"step {t['median_state_update_s']:.1f}s of task time, summed over its tasks, and its state commit "
             f"{t['median_state_commit_s']:.1f}s; "
             f"{t['ms_per_group']:.2f} ms per group per batch); overall incl. first batch "
             f"{t['overall_events_per_s']:,.0f} events/s; first batch {t['first_batch_ms'] / 1000:.1f}s; "
-            f"{t['recommendations']} recommendations, {t['rejected']} rejected")
+            f"{t['recommendations']} recommendations, {t['rejected']} rejected; median phases: "
+            f"{phases_text(t['phases'])}")
 
 
 def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int, poll_every_s: float) -> dict:
@@ -289,17 +309,18 @@ def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int
     return {"recommendations": len(delays), "p50_ms": pct(0.5), "p95_ms": pct(0.95), "polls": polls,
             "trigger_interval_s": interval_s, "load_events_per_s": written / load_s, "late_polls": lagging,
             "mean_batch_ms": mean_ms, "mean_batch_rows": mean_rows, "mean_state_update_ms": mean_state_ms,
-            "ms_per_group": mean_ms / max(1.0, min(scale.groups, mean_rows / scale.partitions))}
+            "ms_per_group": mean_ms / max(1.0, min(scale.groups, mean_rows / scale.partitions)),
+            "phases": phases(data)}
 
 
 def _latency_line(scale: Scale, buckets: int, la: dict) -> str:
     return (f"{scale.tag}, {keying(buckets)}: latency under load: {la['load_events_per_s']:,.0f} lag events/s written "
             f"live ({la['late_polls']} of {la['polls']} polls fell behind), trigger interval "
             f"{la['trigger_interval_s']}s, batches of {la['mean_batch_rows']:,.0f} rows in "
-            f"{la['mean_batch_ms'] / 1000:.1f}s on average, of which the stateful step "
-            f"{la['mean_state_update_ms'] / 1000:.1f}s ({la['ms_per_group']:.2f} ms per group per batch); "
+            f"{la['mean_batch_ms'] / 1000:.1f}s on average (the stateful step "
+            f"{la['mean_state_update_ms'] / 1000:.1f}s of task time; {la['ms_per_group']:.2f} ms per group per batch); "
             f"{la['recommendations']} recommendations; delay event -> Delta p50 {la['p50_ms'] / 1000:.1f}s, "
-            f"p95 {la['p95_ms'] / 1000:.1f}s")
+            f"p95 {la['p95_ms'] / 1000:.1f}s; median phases: {phases_text(la['phases'])}")
 
 
 def side_by_side(results: list[dict]) -> list[str]:

@@ -117,6 +117,9 @@ class ProgressPrinter(StreamingQueryListener):
             # function) and its state store commit, beside the whole batch
             "state_update_ms": state.allUpdatesTimeMs if state else 0,
             "state_commit_ms": state.commitTimeMs if state else 0,
+            # Spark's own phases (addBatch holds the write, i.e. everything the writer spent)
+            "durations": dict(p.durationMs or {}),
+            "writer_ms": self.writer.spent.pop(p.batchId, {}),
         }
         self.batches.append(line)
         if self.metrics is not None:

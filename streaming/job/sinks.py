@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 import uuid
 
 from pyspark.sql import DataFrame, SparkSession
@@ -99,6 +100,9 @@ class BatchWriter:
         self.metrics = metrics
         """a :class:`streaming.exporter.metrics.JobMetrics`, or None (metrics off)."""
         self.counts: dict[int, tuple[int, int]] = {}
+        self.spent: dict[int, dict[str, int]] = {}
+        """batch id -> ms per phase of the write: ``check`` (tables and lease), ``compute`` (the batch itself:
+        Kafka read, validation, the stateful step), ``delta`` (both appends), ``feed``."""
         self.kill_after_delta = fault_batches(os.environ.get(FAULT_KILL_AFTER_DELTA))
 
     def _check(self, spark: SparkSession) -> None:
@@ -112,11 +116,14 @@ class BatchWriter:
             self.lease.check()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        marks = [time.monotonic()]
         self._check(batch.sparkSession)
+        marks.append(time.monotonic())
         batch = batch.persist()
         try:
             # one job counts both kinds; empty outputs are not written (no empty Delta commits)
             kinds = {r["kind"]: r["count"] for r in batch.groupBy("kind").count().collect()}
+            marks.append(time.monotonic())
             n_recs, n_rejected = kinds.get("recommendation", 0), kinds.get("rejected", 0)
             if n_rejected:
                 self._append(rejected_rows(batch, batch_id), REJECTED, batch_id)
@@ -124,11 +131,15 @@ class BatchWriter:
                 # a batch's recommendations are few: one task, one file, one producer
                 recs = batch.filter(F.col("kind") == "recommendation").coalesce(1)
                 self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id)
+            marks.append(time.monotonic())
             if batch_id in self.kill_after_delta:
                 os.kill(os.getpid(), signal.SIGKILL)
             if n_recs:
                 self._send_feed(recs)
+            marks.append(time.monotonic())
             self.counts[batch_id] = (n_recs, n_rejected)
+            self.spent[batch_id] = {k: round(1000 * (b - a)) for k, a, b in
+                                    zip(("check", "compute", "delta", "feed"), marks[:-1], marks[1:], strict=True)}
             if self.metrics is not None:
                 self._observe(batch, n_recs, n_rejected)
         finally:

@@ -146,13 +146,16 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
         else:
             topic_names, topic_codes = np.unique(topics.astype(str), return_inverse=True)
         ts, part, committed, end = (_ints(cols, c, lag_rows) for c in LAG_COLUMNS)
-        order = np.lexsort((end, committed, part, topic_codes, ts))
-        ts, part, committed, end, topic_codes = ts[order], part[order], committed[order], end[order], topic_codes[order]
-        # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest offsets,
-        # whatever order the copies came in
-        keep = np.ones(len(ts), dtype=bool)
-        keep[:-1] = (ts[1:] != ts[:-1]) | (topic_codes[1:] != topic_codes[:-1]) | (part[1:] != part[:-1])
-        ts, part, committed, end, topic_codes = ts[keep], part[keep], committed[keep], end[keep], topic_codes[keep]
+        # the usual batch of a group, one poll of one topic in partition order, is sorted and unique already
+        if not (len(topic_names) == 1 and (ts == ts[0]).all() and (part[1:] > part[:-1]).all()):
+            order = np.lexsort((end, committed, part, topic_codes, ts))
+            ts, part, committed, end = ts[order], part[order], committed[order], end[order]
+            topic_codes = topic_codes[order]
+            # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest
+            # offsets, whatever order the copies came in
+            keep = np.ones(len(ts), dtype=bool)
+            keep[:-1] = (ts[1:] != ts[:-1]) | (topic_codes[1:] != topic_codes[:-1]) | (part[1:] != part[:-1])
+            ts, part, committed, end, topic_codes = ts[keep], part[keep], committed[keep], end[keep], topic_codes[keep]
         # lists, not np.r_: this runs per group per batch, and an np.r_ costs ~10 us
         bounds = [*(np.flatnonzero(ts[1:] != ts[:-1]) + 1).tolist(), len(ts)]
         lag_slices = {int(ts[a]): (a, b) for a, b in itertools.pairwise([0, *bounds])}

@@ -1,0 +1,107 @@
+"""The job's first step alone: Kafka read and validation, timed apart from the stateful step and the writes.
+
+    python -m benchmarks.parse [--groups 1000 --partitions 100 --polls 10] [--save]
+
+One broker on loopback gets ``polls`` polls of every group's lag events (as the collector encodes them);
+then each variant below reads all of them as a batch query into Spark's ``noop`` sink, three times, and
+the median is reported:
+
+- ``kafka read``: the records only (the floor);
+- ``validate (fast path)``: :func:`streaming.job.validate.parse` as the job runs it;
+- ``validate (general path)``: the same with ``fast_path=False``: every record parsed as a VARIANT;
+- ``validate + shuffle``: the fast path and the job's exchange by bucket of groups, sorted within partitions.
+
+CPU per event is the wall time times the local cores, over the events (2 cores here: Spark, the broker and
+this process share them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from streaming import config, jvm
+from streaming.job import query, validate
+from streaming.kafka_cluster import KafkaCluster
+
+RESULTS = Path(__file__).parent / "results" / "parse.txt"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.job import Scale, keyed, write_scale
+
+    ap = argparse.ArgumentParser(prog="benchmarks.parse", description=__doc__.split("\n")[0])
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--partitions", type=int, default=100)
+    ap.add_argument("--polls", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--save", action="store_true", help=f"append the report to {RESULTS}")
+    args = ap.parse_args(argv)
+    jvm.resolve()
+    from pyspark.sql import functions as F
+
+    from streaming.spark_session import get_spark
+
+    work = Path(tempfile.mkdtemp(prefix="rebalancer-parse-"))
+    cores = os.cpu_count() or 1
+    lines = [f"benchmarks.parse {time.strftime('%Y-%m-%d %H:%M')}: {args.groups}x{args.partitions}, {args.polls} "
+             f"polls, local[2] on {cores} cores, median of {args.repeats}"]
+    with KafkaCluster(brokers=1, base_dir=work / "kafka") as cluster:
+        base = config.load()
+        cfg = dataclasses.replace(
+            base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers),
+            paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
+            spark=dataclasses.replace(base.spark, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"}))
+        spark = get_spark(cfg)
+        try:
+            scale = Scale(args.groups, args.partitions)
+            cfg = keyed(cfg, scale, 64, "")
+            write_scale(spark, cfg, scale, args.polls)
+            raw = (spark.read.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
+                   .option("subscribe", f"{cfg.kafka.lag_topic},{cfg.kafka.metadata_topic}")
+                   .option("startingOffsets", "earliest").load())
+            events = raw.count()
+
+            def parsed(fast: bool):
+                return validate.parse(raw, cfg.job.max_value_bytes, int(cfg.job.max_clock_skew_s * 1000),
+                                      cfg.kafka.lag_topic, fast_path=fast)
+
+            bucket = F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(64))
+            variants = {
+                "kafka read": raw.select("key", "value", "offset"),
+                "validate (fast path)": parsed(True),
+                "validate (general path)": parsed(False),
+                "validate + shuffle": parsed(True).withColumn("bucket", bucket).repartition(4, "bucket")
+                .sortWithinPartitions("bucket"),
+            }
+            medians = {}
+            for name, df in variants.items():
+                times = []
+                for _ in range(args.repeats):
+                    start = time.perf_counter()
+                    df.write.format("noop").mode("overwrite").save()
+                    times.append(time.perf_counter() - start)
+                medians[name] = m = statistics.median(times)
+                lines.append(f"{name}: {m:.2f}s for {events:,} events ({events / m:,.0f}/s, "
+                             f"{m * cores / events * 1e6:.1f} us CPU per event)")
+                print(lines[-1], flush=True)
+            floor = medians["kafka read"]
+            fast, general = medians["validate (fast path)"] - floor, medians["validate (general path)"] - floor
+            lines.append(f"validation beyond the read: fast path {fast:.2f}s, general path {general:.2f}s "
+                         f"({general / fast if fast > 0 else float('inf'):.2f}x)")
+            print(lines[-1], flush=True)
+        finally:
+            spark.stop()
+    if args.save:
+        with RESULTS.open("a") as f:
+            f.write("\n".join(lines) + "\n\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -177,6 +177,19 @@ class Scale:
         return cls(int(g), int(p))
 
 
+def bench_config(cluster: KafkaCluster, work: Path) -> config.Config:
+    """The default configuration against ``cluster``, paths under ``work``, Spark local[2] with 4 shuffle
+    partitions, mode ``auto`` (the feed write is part of what is measured)."""
+    base = config.load()
+    return dataclasses.replace(
+        base,
+        kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers),
+        paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
+        spark=dataclasses.replace(base.spark, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"}),
+        policy=dataclasses.replace(base.policy, mode=config.AUTO),
+    )
+
+
 def keyed(cfg: config.Config, scale: Scale, buckets: int, suffix: str) -> config.Config:
     """``cfg`` for one run: its own topics (per scale; ``suffix`` for a live run), tables and keying."""
     name = f".{scale.tag}{suffix}"
@@ -523,14 +536,7 @@ def main(argv: list[str] | None = None) -> int:
              f"load generator share them)"]
     results: list[dict] = []
     with KafkaCluster(brokers=1, base_dir=work / "kafka") as cluster:
-        base = config.load()
-        cfg = dataclasses.replace(
-            base,
-            kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers),
-            paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
-            spark=dataclasses.replace(base.spark, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"}),
-            policy=dataclasses.replace(base.policy, mode=config.AUTO),  # the feed write is part of what is measured
-        )
+        cfg = bench_config(cluster, work)
         sampler = MemorySampler(set(cluster.pids()))
         sampler.start()
         spark = get_spark(cfg)

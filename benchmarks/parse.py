@@ -18,14 +18,13 @@ this process share them).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from streaming import config, jvm
+from streaming import jvm
 from streaming.job import query, validate
 from streaming.kafka_cluster import KafkaCluster
 
@@ -33,7 +32,7 @@ RESULTS = Path(__file__).parent / "results" / "parse.txt"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.job import Scale, keyed, write_scale
+    from benchmarks.job import Scale, bench_config, keyed, write_scale
 
     ap = argparse.ArgumentParser(prog="benchmarks.parse", description=__doc__.split("\n")[0])
     ap.add_argument("--groups", type=int, default=1000)
@@ -52,11 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"benchmarks.parse {time.strftime('%Y-%m-%d %H:%M')}: {args.groups}x{args.partitions}, {args.polls} "
              f"polls, local[2] on {cores} cores, median of {args.repeats}"]
     with KafkaCluster(brokers=1, base_dir=work / "kafka") as cluster:
-        base = config.load()
-        cfg = dataclasses.replace(
-            base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers),
-            paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
-            spark=dataclasses.replace(base.spark, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"}))
+        cfg = bench_config(cluster, work)
         spark = get_spark(cfg)
         try:
             scale = Scale(args.groups, args.partitions)

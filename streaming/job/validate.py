@@ -195,9 +195,8 @@ def _fields(df: DataFrame) -> DataFrame:
 
     def kind(name: str) -> Column:
         slow = F.schema_of_variant(_get("v", f"$.{name}"))
-        first, *rest = _HOT_SHAPES
         out = F.when(canonical, _canonical_kind(name))
-        for kinds in (first, *rest):
+        for kinds in _HOT_SHAPES:
             out = out.when(F.col("shape") == _shape(kinds), F.lit(kinds.get(name)).cast("string"))
         return out.otherwise(slow)
 
@@ -292,7 +291,7 @@ def _type_rules() -> Column:
     lag = F.when(_x("type") == LAG, F.coalesce(
         _field("topic", "a string", _x("topic").isNotNull()),
         # a canonical topic's characters and length are proven by the regex (translate is costly per record)
-        F.when(~F.when(F.col("canonical"), ~_x("topic").isin(".", "..")).otherwise(_is_topic_name(_x("topic"))),
+        F.when(F.when(F.col("canonical"), _x("topic").isin(".", "..")).otherwise(~_is_topic_name(_x("topic"))),
                F.lit("invalid topic name")),
         _field("partition", "an integer", _x("partition").isNotNull()),
         _field("committed_offset", "an integer", _x("committed_offset").isNotNull()),

@@ -193,11 +193,15 @@ def stuck_mask(committed: np.ndarray, end: np.ndarray, n: np.ndarray, k: int) ->
     partitions, depth = committed.shape
     if k <= 0 or k > depth:
         return np.zeros(partitions, dtype=bool)
-    idx = np.clip(np.asarray(n)[:, None] - k + np.arange(k)[None, :], 0, depth - 1)
+    n = np.asarray(n)
+    if partitions and n[0] >= k and (n == n[0]).all():  # the usual history, every row as full: plain slices
+        c, e = committed[:, n[0] - k:n[0]], end[:, n[0] - k:n[0]]
+        return (c == c[:, :1]).all(axis=1) & (e > c).all(axis=1)
+    idx = np.clip(n[:, None] - k + np.arange(k)[None, :], 0, depth - 1)
     rows = np.arange(partitions)[:, None]
     c = committed[rows, idx]
     e = end[rows, idx]
-    return (np.asarray(n) >= k) & (c == c[:, :1]).all(axis=1) & (e > c).all(axis=1)
+    return (n >= k) & (c == c[:, :1]).all(axis=1) & (e > c).all(axis=1)
 
 
 def finite_or_none(x: float) -> float | None:

@@ -171,7 +171,7 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
         if not keep.any():
             timeout = None if blob is None else max(gs.last_ts + ctx.timeout_ms, watermark + 1)
             return Step(rows, blob, False, timeout)
-        events = {c: cols[c] if keep.all() else cols[c][keep] for c in EVENT_COLUMNS}
+        events = {c: cols[c] for c in EVENT_COLUMNS} if keep.all() else {c: cols[c][keep] for c in EVENT_COLUMNS}
         rows += [{"kind": "recommendation", **rec.to_row()} for rec in process(gs, events, ctx.policy)]
         return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
     except Exception as exc:

@@ -1,13 +1,17 @@
 """What the job remembers of one consumer group between micro-batches.
 
 State lives in one binary column: pyspark 4.2.0's ``applyInPandasWithState`` crashes on array or map
-types in the state schema. The blob is zlib over a JSON header (members, partitions, counters, parts of
-split events still incomplete) followed by the raw int64 lag-history arrays. Everything here is plain
-data (and numpy) so the policy and the tests use it without Spark.
+types in the state schema. The blob is a JSON header (partitions, counters, parts of split events still
+incomplete), the members' JSON, then the raw int64 lag-history arrays, compressed. Everything here is
+plain data (and numpy) so the policy and the tests use it without Spark.
 
-The header carries the layout version (``_v``). Version 3 (this one) reads version 2 blobs (dense lag
-rows, no ordering fields); any other version fails (:class:`~streaming.state.errors.UnreadableState`) with
-a message saying to start from a new checkpoint.
+The header carries the layout version (``_v``). Version 4 (this one) is LZ4 (a raw block, after a
+4-byte mark and the uncompressed length): every group's state is written and read once per batch, and
+zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x larger (RocksDB compresses them
+again on disk). The members have a segment of their own so that unchanged members are neither decoded
+nor encoded again (:class:`MembersMemo`). Versions 2 and 3 (zlib; version 2 with dense lag rows and no
+ordering fields) still read; any other version fails (:class:`~streaming.state.errors.UnreadableState`)
+with a message saying to start from a new checkpoint.
 """
 
 from __future__ import annotations
@@ -16,16 +20,21 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+import pyarrow as pa
 
 from assignors.model import Member
 from streaming.state.errors import UnreadableState
 from streaming.state.lag_history import LagHistory
 
-STATE_VERSION = 3
-READABLE_VERSIONS = (2, 3)
+STATE_VERSION = 4
+READABLE_VERSIONS = (2, 3, 4)
+LZ4_MARK = b"RGS\x04"
+"""The first bytes of a version 4 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
+_LENGTH = struct.Struct("<I")
+_LZ4 = pa.Codec("lz4_raw")
 
 # A topic known from lag rows alone gets its partition count from the highest partition number seen; past
 # this a bogus number would make the assignors allocate per partition, so such a topic is left out.
@@ -74,6 +83,8 @@ class GroupState:
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Split events still missing parts: event key -> {part index (str) -> part event}."""
+    members_memo: MembersMemo | None = field(default=None, repr=False, compare=False)
+    """How ``members`` were decoded (not saved: see :class:`MembersMemo`)."""
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -93,27 +104,46 @@ class GroupState:
 
     # -- serialization -------------------------------------------------------------------------
 
+    def held_members(self) -> MembersMemo | None:
+        """The decoded members' memo while ``members`` still holds exactly the members decoded, else None."""
+        memo, members = self.members_memo, self.members
+        if memo is None or members is None or len(members) != len(memo.members):
+            return None
+        return memo if all(a is b for a, b in zip(members, memo.members, strict=True)) else None
+
     def to_bytes(self) -> bytes:
-        header: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "lag"}
-        header["members"] = None if self.members is None else [member_json(m) for m in self.members]
+        header: dict[str, Any] = {name: getattr(self, name) for name in _HEADER_FIELDS}
         header["partitions"] = {t: [[m.leader, m.replicas, m.racks] for m in parts]
                                 for t, parts in self.partitions.items()}
         header["lag"] = [[t, h.rows, h.depth] for t, h in self.lag.items()]
         header["_v"] = STATE_VERSION
-        head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
-        body = b"".join(h.to_bytes() for h in self.lag.values())
-        return zlib.compress(struct.pack("<I", len(head)) + head + body, 1)
+        head = _dumps(header)
+        memo = self.held_members()
+        members = memo.text if memo is not None else _dumps(
+            None if self.members is None else [member_json(m) for m in self.members])
+        raw = b"".join([_LENGTH.pack(len(head)), head, _LENGTH.pack(len(members)), members,
+                        *(h.to_bytes() for h in self.lag.values())])
+        return b"".join([LZ4_MARK, _LENGTH.pack(len(raw)), _LZ4.compress(raw, asbytes=True)])
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> GroupState:
-        raw = zlib.decompress(blob)
-        (size,) = struct.unpack_from("<I", raw)
+        if blob[:4] == LZ4_MARK:
+            (length,) = _LENGTH.unpack_from(blob, 4)
+            raw = _LZ4.decompress(memoryview(blob)[8:], decompressed_size=length, asbytes=True)
+        else:  # versions 2 and 3
+            raw = zlib.decompress(blob)
+        (size,) = _LENGTH.unpack_from(raw)
         header = json.loads(raw[4:4 + size])
         layout = header.pop("_v", None)
         if layout not in READABLE_VERSIONS:
             raise UnreadableState(f"group state layout version {layout} is not one this version reads "
                              f"({', '.join(map(str, READABLE_VERSIONS))}); start from a new checkpoint")
         offset = 4 + size
+        memo = None
+        if layout >= 4:  # the members, a JSON segment of their own
+            (size,) = _LENGTH.unpack_from(raw, offset)
+            memo = MembersMemo.of(raw[offset + 4:offset + 4 + size])
+            offset += 4 + size
         lag = {}
         for topic, rows, depth in header.pop("lag"):
             # version 2 kept dense rows (row = partition number) and no id array
@@ -126,11 +156,55 @@ class GroupState:
             # the observations already counted: a re-sent one of them must not count again
             header["skew_ts"] = max((int(h.ts.max()) for h in lag.values() if h.ts.size), default=0)
             header["skew_prev"] = max(header.get("skew_streak", 0) - 1, 0)
-        if header.get("members") is not None:
+        if memo is not None:
+            header["members"] = None if memo.text == b"null" else list(memo.members)
+        elif header.get("members") is not None:
             header["members"] = [member_from_json(m) for m in header["members"]]
         header["partitions"] = {t: [PartitionMeta(*m) for m in parts] for t, parts in header["partitions"].items()}
         header["counters"] = dict.fromkeys(COUNTERS, 0) | header.get("counters", {})
-        return cls(lag=lag, **header)
+        state = cls(lag=lag, **header)
+        state.members_memo = memo
+        return state
+
+
+class MembersMemo:
+    """A group's members as its state's bytes held them, decoded once per worker process.
+
+    Members change far less often than lag: most batches read a group's members and write them back
+    unchanged. Decoding (and the owner arrays built from them, :class:`streaming.state.ingest.Owners`)
+    is memoized by the members' exact JSON bytes, and an unchanged list is written back as those bytes.
+    Members are frozen, so states sharing a memo share nothing they can change; ``derived`` holds what is
+    computed from the members alone (read-only)."""
+
+    __slots__ = ("derived", "members", "text")
+    _memo: ClassVar[dict[bytes, MembersMemo]] = {}
+    _held: ClassVar[int] = 0
+    BUDGET: ClassVar[int] = 32 << 20
+    """Bytes of members JSON the process keeps decoded; past it, it starts again from empty."""
+
+    def __init__(self, text: bytes, members: tuple[Member, ...]) -> None:
+        self.text, self.members = text, members
+        self.derived: dict[str, Any] = {}
+
+    @classmethod
+    def of(cls, text: bytes) -> MembersMemo:
+        memo = cls._memo.get(text)
+        if memo is None:
+            decoded = json.loads(text)
+            memo = cls(text, () if decoded is None else tuple(member_from_json(m) for m in decoded))
+            if cls._held + len(text) > cls.BUDGET:
+                cls._memo.clear()
+                cls._held = 0
+            cls._memo[text] = memo
+            cls._held += len(text)
+        return memo
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
+
+
+_HEADER_FIELDS = tuple(f.name for f in fields(GroupState) if f.name not in ("lag", "members", "members_memo"))
 
 
 def member_json(m: Member) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from assignors.model import Member
 from streaming import event_parts
 from streaming.events import LAG
 from streaming.state import update
@@ -64,11 +65,11 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
     return cols
 
 
-def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray) -> np.ndarray:
+def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray | slice) -> np.ndarray:
     """Column ``name`` at ``rows`` as int64, exactly: offsets go up to 2**63-1, beyond float64's 2**53.
     (A float column has already lost that precision; its values are taken as they are.)"""
     if name not in cols:
-        return np.zeros(len(rows), dtype=np.int64)
+        return np.zeros(len(cols["type"][rows]), dtype=np.int64)
     values = cols[name][rows]
     if values.dtype.kind in "iu":
         return values.astype(np.int64)
@@ -98,15 +99,32 @@ class Owners:
 
     @classmethod
     def of(cls, state: GroupState) -> Owners:
-        members = [m for m in state.members or [] if m.topics]
+        """Of the state's current members; built once per members' memo when they are as decoded."""
+        memo = state.held_members()
+        if memo is None:
+            return cls._build(state.members)
+        owners = memo.derived.get("owners")
+        if owners is None:
+            owners = memo.derived["owners"] = cls._build(state.members)
+        return owners
+
+    @classmethod
+    def _build(cls, held: list[Member] | None) -> Owners:
+        members = [m for m in held or [] if m.topics]
         owned: dict[str, tuple[list[int], list[int]]] = {}
         for i, m in enumerate(members):
             for t, p in m.owned:
                 parts, who = owned.setdefault(t, ([], []))
                 parts.append(int(p))
                 who.append(i)
-        return cls(len(members), {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64))
-                                  for t, (p, w) in owned.items()})
+        return cls(len(members), {t: (_frozen(p), _frozen(w)) for t, (p, w) in owned.items()})
+
+
+def _frozen(values: list[int]) -> np.ndarray:
+    """An int64 array nobody may write to (an Owners may be shared by states through a members memo)."""
+    out = np.asarray(values, dtype=np.int64)
+    out.flags.writeable = False
+    return out
 
 
 @dataclass
@@ -138,8 +156,9 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
             meta_by_ts.setdefault(int(e["ts"]), []).append(e)
 
     lag_slices: dict[int, tuple[int, int]] = {}
-    lag_rows = np.flatnonzero(is_lag)
-    if len(lag_rows):
+    # every row lag (the usual batch of a group): the columns as they are, no gather
+    lag_rows: np.ndarray | slice = np.flatnonzero(is_lag) if len(meta_rows) else slice(None)
+    if len(meta_rows) < len(is_lag):
         topics = cols["topic"][lag_rows]
         if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
             topic_names, topic_codes = np.array([str(topics[0])]), np.zeros(len(topics), dtype=np.int64)
@@ -156,9 +175,11 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
             keep = np.ones(len(ts), dtype=bool)
             keep[:-1] = (ts[1:] != ts[:-1]) | (topic_codes[1:] != topic_codes[:-1]) | (part[1:] != part[:-1])
             ts, part, committed, end, topic_codes = ts[keep], part[keep], committed[keep], end[keep], topic_codes[keep]
-        # lists, not np.r_: this runs per group per batch, and an np.r_ costs ~10 us
-        bounds = [*(np.flatnonzero(ts[1:] != ts[:-1]) + 1).tolist(), len(ts)]
-        lag_slices = {int(ts[a]): (a, b) for a, b in itertools.pairwise([0, *bounds])}
+            # lists, not np.r_: this runs per group per batch, and an np.r_ costs ~10 us
+            bounds = [*(np.flatnonzero(ts[1:] != ts[:-1]) + 1).tolist(), len(ts)]
+            lag_slices = {int(ts[a]): (a, b) for a, b in itertools.pairwise([0, *bounds])}
+        else:
+            lag_slices = {int(ts[0]): (0, len(ts))}
 
     owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | lag_slices.keys()):
@@ -171,7 +192,8 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
         if t in lag_slices:
             a, b = lag_slices[t]
             codes = topic_codes[a:b]
-            cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a]
+            cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a] if len(topic_names) > 1 \
+                else [0, b - a]
             for lo, hi in itertools.pairwise(cuts):
                 seen = update.observe_lag(state, str(topic_names[codes[lo]]), t, part[a + lo:a + hi],
                                           committed[a + lo:a + hi], end[a + lo:a + hi], lag_depth)

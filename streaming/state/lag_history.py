@@ -157,7 +157,10 @@ class LagHistory:
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
     def _last(self, arr: np.ndarray) -> np.ndarray:
-        return arr[np.arange(len(self.ids)), np.maximum(self.n - 1, 0)]
+        n = self.n
+        if len(n) and n[0] > 0 and (n == n[0]).all():  # the usual history, every row as full: a column
+            return arr[:, n[0] - 1]
+        return arr[np.arange(len(self.ids)), np.maximum(n - 1, 0)]
 
     def latest_lag(self) -> np.ndarray:
         """Lag (int64) per row at its latest observation (0 where never observed)."""

@@ -175,3 +175,24 @@ def test_lag_history_views_agree_with_the_module():
     assert h.consume_rate().tolist() == [55.0]
     assert h.lag_age().seconds.tolist() == [15.0]
     assert h.window_s() == 20.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 7), st.lists(st.integers(0, 3), min_size=1, max_size=8),
+       st.data())
+def test_stuck_and_latest_read_every_history_alike_uniform_or_not(depth, rows, k, fills, data):
+    # a history whose rows are all filled alike takes a shortcut (slices, not gathers): it must read as any
+    n = np.array([min(f, depth) for f in (fills * rows)[:rows]], dtype=np.int64)
+    for uniform in (n, np.full(rows, n[0])):
+        committed = np.array(data.draw(st.lists(st.integers(0, 3), min_size=rows * depth, max_size=rows * depth)),
+                             dtype=np.int64).reshape(rows, depth)
+        end = committed + np.array(data.draw(st.lists(st.integers(0, 2), min_size=rows * depth,
+                                                      max_size=rows * depth)), dtype=np.int64).reshape(rows, depth)
+        expected = [0 < k <= depth and f >= k and len(set(committed[r, f - k:f])) == 1
+                    and bool((end[r, f - k:f] > committed[r, f - k:f]).all()) for r, f in enumerate(uniform.tolist())]
+        assert L.stuck_mask(committed, end, uniform, k).tolist() == expected
+        hist = LagHistory(depth, np.arange(rows))
+        hist.committed, hist.end, hist.n = committed, end, uniform
+        last = [max(f - 1, 0) for f in uniform.tolist()]
+        assert hist.latest_lag().tolist() == [max(int(end[r, c] - committed[r, c]), 0) if uniform[r] else 0
+                                              for r, c in enumerate(last)]

@@ -1,8 +1,9 @@
 """Sizes in the per-group state: partition numbers up to 2**31-1 without dense arrays, offsets exact to
-2**63-1, and the binary layout (version 3 reads version 2 checkpoints, refuses anything else clearly)."""
+2**63-1, and the binary layout (version 4 reads version 2 and 3 checkpoints, refuses anything else clearly)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 import zlib
@@ -10,13 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streaming import events as ev
 from streaming.policy.recommend import process
-from streaming.state.group_state import GroupState
+from streaming.state.group_state import LZ4_MARK, GroupState
+from streaming.state.ingest import Owners
 from streaming.state.lag_history import LagHistory
 from streaming.state.snapshot import to_snapshot
 from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, poll
@@ -24,6 +27,7 @@ from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TW
 MAX_PARTITION = 2**31 - 1
 MAX_OFFSET = 2**63 - 1
 V2_BLOB = Path(__file__).parents[3] / "data" / "group_state_v2.bin"
+V3_BLOB = Path(__file__).parents[3] / "data" / "group_state_v3.bin"
 
 
 def test_a_huge_partition_number_costs_one_row():
@@ -140,13 +144,57 @@ def test_a_version_2_checkpoint_is_read_and_goes_on():
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
 
 
-def test_an_unknown_layout_fails_clearly():
-    raw = zlib.decompress(GroupState("g").to_bytes())
+def test_a_version_3_checkpoint_is_read_and_goes_on():
+    # written by the previous layout (zlib, members inside the header): two skewed polls of TWO's group
+    state = GroupState.from_bytes(V3_BLOB.read_bytes())
+    assert state.generation == 1 and state.skew_streak == 2 and [m.member_id for m in state.members] == ["C0", "C1"]
+    assert state.lag["t0"].latest_lag().tolist() == [9000, 8000, 100, 100]
+    again = GroupState.from_bytes(state.to_bytes())  # written as version 4
+    assert state.to_bytes()[:4] == LZ4_MARK and again == state
+    recs = process(state, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag) for p, lag in SKEWED.items()],
+                   POLICY)
+    assert [list(r.triggers) for r in recs] == [["lag_skew"]]
+
+
+def _raw(blob: bytes) -> bytes:
+    (length,) = struct.unpack_from("<I", blob, 4)
+    return pa.Codec("lz4_raw").decompress(blob[8:], decompressed_size=length, asbytes=True)
+
+
+def _lz4(raw: bytes) -> bytes:
+    return LZ4_MARK + struct.pack("<I", len(raw)) + pa.Codec("lz4_raw").compress(raw, asbytes=True)
+
+
+@pytest.mark.parametrize("compress", [_lz4, lambda raw: zlib.compress(raw)], ids=["lz4", "zlib"])
+def test_an_unknown_layout_fails_clearly(compress):
+    raw = _raw(GroupState("g").to_bytes())
     (size,) = struct.unpack_from("<I", raw)
     header = json.loads(raw[4:4 + size]) | {"_v": 99}
     head = json.dumps(header).encode()
     with pytest.raises(ValueError, match="layout version 99 .* start from a new checkpoint"):
-        GroupState.from_bytes(zlib.compress(struct.pack("<I", len(head)) + head + raw[4 + size:]))
+        GroupState.from_bytes(compress(struct.pack("<I", len(head)) + head + raw[4 + size:]))
+
+
+def test_members_are_decoded_once_and_written_back_as_they_were_read():
+    state = GroupState.from_bytes(V3_BLOB.read_bytes())
+    blob = state.to_bytes()
+    one, two = GroupState.from_bytes(blob), GroupState.from_bytes(blob)
+    assert one.held_members() is two.held_members() is not None
+    assert all(a is b for a, b in zip(one.members, two.members, strict=True)) and one.members is not two.members
+    assert Owners.of(one) is Owners.of(two)
+    parts, _ = Owners.of(one).by_topic["t0"]
+    with pytest.raises(ValueError, match="read-only"):
+        parts[0] = 7
+    assert one.to_bytes() == blob
+    # members changed, by a new list or in place: the new ones are written, and their owners are their own
+    one.members = [dataclasses.replace(one.members[0], rack="r9"), one.members[1]]
+    two.members.pop()
+    assert one.held_members() is None and two.held_members() is None
+    assert GroupState.from_bytes(one.to_bytes()).members[0].rack == "r9"
+    assert [m.member_id for m in GroupState.from_bytes(two.to_bytes()).members] == ["C0"]
+    assert Owners.of(two).count == 1 and Owners.of(one) is not Owners.of(GroupState.from_bytes(blob))
+    # no members yet (the baseline not seen): None, as before
+    assert GroupState.from_bytes(GroupState("g").to_bytes()).members is None
 
 
 def test_offsets_are_exact_from_event_dicts_and_frames_mixing_metadata_and_lag():

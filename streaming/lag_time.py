@@ -194,7 +194,9 @@ def stuck_mask(committed: np.ndarray, end: np.ndarray, n: np.ndarray, k: int) ->
     if k <= 0 or k > depth:
         return np.zeros(partitions, dtype=bool)
     n = np.asarray(n)
-    if partitions and n[0] >= k and (n == n[0]).all():  # the usual history, every row as full: plain slices
+    if partitions and (n == n[0]).all():  # the usual history, every row as full: plain slices
+        if n[0] < k:
+            return np.zeros(partitions, dtype=bool)
         c, e = committed[:, n[0] - k:n[0]], end[:, n[0] - k:n[0]]
         return (c == c[:, :1]).all(axis=1) & (e > c).all(axis=1)
     idx = np.clip(n[:, None] - k + np.arange(k)[None, :], 0, depth - 1)

@@ -187,6 +187,12 @@ def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.nda
     return Age(seconds, estimated)
 
 
+def filled_alike(n: np.ndarray) -> int | None:
+    """The number of observations every row holds, when they all hold as many (the usual history: its
+    columns can be read as slices), else None (also for no rows)."""
+    return int(n[0]) if len(n) and (n == n[0]).all() else None
+
+
 def stuck_mask(committed: np.ndarray, end: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """Per row: its last ``k`` observations all have lag and one committed offset (``k`` <= 0 or beyond the
     window's depth: never)."""
@@ -194,10 +200,11 @@ def stuck_mask(committed: np.ndarray, end: np.ndarray, n: np.ndarray, k: int) ->
     if k <= 0 or k > depth:
         return np.zeros(partitions, dtype=bool)
     n = np.asarray(n)
-    if partitions and (n == n[0]).all():  # the usual history, every row as full: plain slices
-        if n[0] < k:
+    filled = filled_alike(n)
+    if filled is not None:  # the usual history: plain slices, no gather
+        if filled < k:
             return np.zeros(partitions, dtype=bool)
-        c, e = committed[:, n[0] - k:n[0]], end[:, n[0] - k:n[0]]
+        c, e = committed[:, filled - k:filled], end[:, filled - k:filled]
         return (c == c[:, :1]).all(axis=1) & (e > c).all(axis=1)
     idx = np.clip(n[:, None] - k + np.arange(k)[None, :], 0, depth - 1)
     rows = np.arange(partitions)[:, None]

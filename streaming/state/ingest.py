@@ -158,7 +158,8 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
     lag_slices: dict[int, tuple[int, int]] = {}
     # every row lag (the usual batch of a group): the columns as they are, no gather
     lag_rows: np.ndarray | slice = np.flatnonzero(is_lag) if len(meta_rows) else slice(None)
-    if len(meta_rows) < len(is_lag):
+    has_lag = len(meta_rows) < len(is_lag)
+    if has_lag:
         topics = cols["topic"][lag_rows]
         if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
             topic_names, topic_codes = np.array([str(topics[0])]), np.zeros(len(topics), dtype=np.int64)

@@ -137,11 +137,10 @@ class LagHistory:
     def _append_all(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray) -> bool:
         """The common case as whole-column writes: every known partition, nothing else, each with the same
         number of observations, all older than ``ts``. Returns False (nothing done) otherwise."""
-        n = self.n
-        if not len(n) or len(partitions) != len(self.ids) or n[0] != n[-1] or not np.array_equal(self.ids, partitions):
+        if len(partitions) != len(self.ids) or not np.array_equal(self.ids, partitions):
             return False
-        filled = int(n[0])
-        if not (n == filled).all() or (filled and not (self.ts[:, filled - 1] < ts).all()):
+        filled = lag_time.filled_alike(self.n)
+        if filled is None or (filled and not (self.ts[:, filled - 1] < ts).all()):
             return False
         if filled == self.depth:
             for name in ARRAYS:
@@ -151,16 +150,16 @@ class LagHistory:
         self.ts[:, filled] = ts
         self.committed[:, filled] = committed
         self.end[:, filled] = end
-        self.n = np.full(len(n), filled + 1, dtype=np.int64)
+        self.n = np.full(len(self.n), filled + 1, dtype=np.int64)
         return True
 
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
     def _last(self, arr: np.ndarray) -> np.ndarray:
-        n = self.n
-        if len(n) and n[0] > 0 and (n == n[0]).all():  # the usual history, every row as full: a column
-            return arr[:, n[0] - 1]
-        return arr[np.arange(len(self.ids)), np.maximum(n - 1, 0)]
+        filled = lag_time.filled_alike(self.n)
+        if filled:  # the usual history: a column, no gather
+            return arr[:, filled - 1]
+        return arr[np.arange(len(self.ids)), np.maximum(self.n - 1, 0)]
 
     def latest_lag(self) -> np.ndarray:
         """Lag (int64) per row at its latest observation (0 where never observed)."""

@@ -161,6 +161,9 @@ class PolicySettings:
         return ({"horizon_s": self.rate_horizon_s} if takes_horizon else {}) | self.assignor_options
 
 
+DELTA_WRITERS = ("auto", "spark")
+
+
 @dataclass(frozen=True)
 class JobSettings:
     """The streaming query."""
@@ -196,10 +199,16 @@ class JobSettings:
     per bucket with rows in a batch, so a batch costs per event rather than per group. 0 keys by group (one
     call per group per batch, as before this setting; checkpoints made then keep that layout). Fixed for a
     checkpoint: a changed value needs a new checkpoint (the job says so at start)."""
+    delta_writer: str = "auto"
+    """Who appends a batch's rows to the Delta tables. ``auto``: a local table's rows are gathered on the driver
+    and committed with delta-rs (~45 ms against Spark's ~0.7-1 s a commit), other locations and large batches
+    through Spark. ``spark``: always Spark. Either way each commit is idempotent per batch."""
 
     def __post_init__(self) -> None:
         if self.state_buckets < 0:
             raise ConfigError(f"job.state_buckets: {self.state_buckets} is negative (0 keys the state by group)")
+        if self.delta_writer not in DELTA_WRITERS:
+            raise ConfigError(f"job.delta_writer: {self.delta_writer!r} is not one of {', '.join(DELTA_WRITERS)}")
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 Delta appends are idempotent per batch: each carries ``txnAppId`` (stable per checkpoint) and
 ``txnVersion`` (the batch id), and Delta skips a write whose version it already committed for that app
-id. A batch replayed after a crash therefore adds nothing twice. The Kafka trigger feed is at-least-once
-(Spark's Kafka sink); a replay re-sends the same ``recommendation_id``.
+id. A batch replayed after a crash therefore adds nothing twice. A local table's rows are gathered on the
+driver and committed with delta-rs, the same way and ~20x faster (driver_delta.py; ``job.delta_writer``).
+The Kafka trigger feed is at-least-once (Spark's Kafka sink); a replay re-sends the same ``recommendation_id``.
 
 Every recommendation goes to Delta with its ``mode``; only those of mode ``auto`` (status ``auto``) and
 ``approve`` (status ``proposed``) go to the feed: ``observe`` never publishes.
@@ -29,6 +30,8 @@ from pyspark.sql import functions as F
 from streaming.config import APPROVE, AUTO, Config
 from streaming.errors import JobError
 from streaming.job import hfs, validate
+from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
+from streaming.paths import local_path
 from streaming.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
 
 log = logging.getLogger(__name__)
@@ -104,6 +107,7 @@ class BatchWriter:
         """batch id -> ms per phase of the write: ``check`` (tables and lease), ``compute`` (the batch itself:
         Kafka read, validation, the stateful step), ``delta`` (both appends), ``feed``."""
         self.kill_after_delta = fault_batches(os.environ.get(FAULT_KILL_AFTER_DELTA))
+        self.driver = DriverAppender(cfg.maintenance.auto_compact) if cfg.job.delta_writer == "auto" else None
 
     def _check(self, spark: SparkSession) -> None:
         from streaming.job.tables import is_delta_table
@@ -121,16 +125,20 @@ class BatchWriter:
         marks.append(time.monotonic())
         batch = batch.persist()
         try:
-            # one job counts both kinds; empty outputs are not written (no empty Delta commits)
-            kinds = {r["kind"]: r["count"] for r in batch.groupBy("kind").count().collect()}
+            # one job counts both kinds and sizes their large texts; empty outputs are not written (no empty
+            # Delta commits)
+            size = F.length(F.coalesce("rejected", "assignment", F.lit("")))
+            kinds = {r["kind"]: (r["n"], r["chars"] or 0)
+                     for r in batch.groupBy("kind").agg(F.count("*").alias("n"), F.sum(size).alias("chars")).collect()}
             marks.append(time.monotonic())
-            n_recs, n_rejected = kinds.get("recommendation", 0), kinds.get("rejected", 0)
+            n_recs, rec_chars = kinds.get("recommendation", (0, 0))
+            n_rejected, rejected_chars = kinds.get("rejected", (0, 0))
             if n_rejected:
-                self._append(rejected_rows(batch, batch_id), REJECTED, batch_id)
+                self._append(rejected_rows(batch, batch_id), REJECTED, batch_id, rejected_chars)
             if n_recs:
                 # a batch's recommendations are few: one task, one file, one producer
                 recs = batch.filter(F.col("kind") == "recommendation").coalesce(1)
-                self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id)
+                self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id, rec_chars)
             marks.append(time.monotonic())
             if batch_id in self.kill_after_delta:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -158,10 +166,18 @@ class BatchWriter:
         except Exception:  # the batch is written; its metrics are not worth failing it
             log.warning("metrics of the batch not updated", exc_info=True)
 
-    def _append(self, df: DataFrame, table: str, batch_id: int) -> None:
+    def _append(self, df: DataFrame, table: str, batch_id: int, chars: int) -> None:
+        location = self.cfg.table_path(table)
+        local = local_path(location)
+        if self.driver is not None and local is not None and self.driver.can_append(local) and chars <= MAX_BYTES:
+            try:
+                self.driver.append(local, df.toArrow(), f"{self.app}/{table}", batch_id)
+                return
+            except Refused:
+                pass
         (df.write.format("delta").mode("append")
          .option("txnAppId", f"{self.app}/{table}").option("txnVersion", batch_id)
-         .save(self.cfg.table_path(table)))
+         .save(location))
 
     def _send_feed(self, recs: DataFrame) -> None:
         (feed_rows(recs).select(F.col("group").alias("key"), F.col("feed_value").alias("value"))

@@ -11,6 +11,8 @@ def test_defaults_load_from_the_conf_file():
     assert cfg.kafka.bootstrap_servers == "embedded"
     assert cfg.kafka.lag_topic == "rebalancer.lag"
     assert cfg.checkpoint_path("job").endswith("checkpoints/job")
+    assert cfg.job.delta_writer == "auto"
+    assert config.load(overrides=["job.delta_writer=spark"]).job.delta_writer == "spark"
 
 
 def test_overrides_route_spark_kafka_and_sections():
@@ -44,6 +46,7 @@ def test_secrets_stay_out_of_reprs_and_redacted_views():
     ("paths.nowhere=1", "unknown setting 'nowhere' in \\[paths\\]"),
     ("justakey", "expected key=value"),
     ("spark.use_cached_jars=maybe", "expected bool"),
+    ("job.delta_writer=delta-rs", "job.delta_writer: 'delta-rs' is not one of auto, spark"),
 ])
 def test_bad_overrides_name_the_key(override, message):
     with pytest.raises(ConfigError, match=message):

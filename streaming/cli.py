@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
 def console_main() -> None:
     """The ``rebalancer`` command: :func:`main`, then exit. Once ``deltalake`` has been used (a table read, the
     job's driver-side appends) the process leaves without interpreter finalization: delta-rs' native threads
-    can still be winding down then, and the process aborted (SIGABRT, "terminate called without an active exception", delta-io/delta-rs#2184) after its output
-    was complete (seen twice in this project's test runs)."""
+    can still be winding down then, and the process aborted (SIGABRT, "terminate called without an active
+    exception", delta-io/delta-rs#2184) after its output was complete (seen twice in this project's test runs)."""
     code = main()
     if "deltalake" in sys.modules:
         sys.stdout.flush()

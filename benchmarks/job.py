@@ -83,6 +83,41 @@ class MemorySampler(threading.Thread):
             self.peak, self.peak_rss = max(self.peak, pss), max(self.peak_rss, rss)
 
 
+class CpuSampler(threading.Thread):
+    """The whole machine's busy CPU time (``/proc/stat``: all but idle and iowait), sampled every 0.25 s, so a
+    run can tell how busy the cores were during its batches: everything on the machine counts (the broker,
+    the driver, the Python workers), as all of it is part of the job's cost here."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []
+        self.stop_flag = threading.Event()
+        self.hz = os.sysconf("SC_CLK_TCK")
+
+    def busy_s(self) -> float:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return (sum(fields[:8]) - fields[3] - fields[4]) / self.hz  # user..steal, less idle and iowait
+
+    def run(self) -> None:
+        while not self.stop_flag.is_set():
+            self.samples.append((time.time(), self.busy_s()))
+            self.stop_flag.wait(0.25)
+
+    def busy_between(self, t0: float, t1: float) -> float:
+        """Core-seconds busy between two wall times (interpolated between samples)."""
+        import numpy as np
+
+        ts, busy = (np.array(x) for x in zip(*self.samples, strict=True))
+        return float(np.interp(t1, ts, busy) - np.interp(t0, ts, busy))
+
+
+def started_s(line: dict) -> float:
+    """A progress line's batch start (Spark's ISO 8601 timestamp) as epoch seconds."""
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(line["started"].replace("Z", "+00:00")).timestamp()
+
+
 def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:
     children: dict[int, list[int]] = {}
     for d in Path("/proc").iterdir():
@@ -214,7 +249,8 @@ def write_scale(spark, cfg: config.Config, scale: Scale, polls: int) -> None:
           flush=True)
 
 
-def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int]) -> list[dict]:
+def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
+               cpu: CpuSampler | None = None) -> list[dict]:
     """Drain the scale's polls once per batch size, each run from a new checkpoint."""
     runs = []
     for size in per_trigger:
@@ -231,6 +267,8 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int]) 
         median_s = statistics.median(b["batch_ms"] for b in steady) / 1000 if steady else 0.0
         share = {k: statistics.median(b[k] for b in steady) / 1000 if steady else 0.0
                  for k in ("state_update_ms", "state_commit_ms")}
+        busy = (sum(cpu.busy_between(started_s(b), started_s(b) + b["batch_ms"] / 1000) for b in steady)
+                if cpu and steady else 0.0)
         runs.append({
             "phases": phases(steady),
             "per_trigger": size, "events": sum(b["input_rows"] for b in data), "batches": len(data),
@@ -243,6 +281,8 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int]) 
             "overall_events_per_s": sum(b["input_rows"] for b in data) / wall,
             "recommendations": sum(b["recommendations"] for b in batches),
             "rejected": sum(b["rejected"] for b in batches),
+            "cores_busy": busy / (ms / 1000) if ms else 0.0,
+            "cpu_us_per_event": 1e6 * busy / rows if rows else 0.0,
         })
         print(_throughput_line(scale, cfg.job.state_buckets, runs[-1]), flush=True)
     return runs
@@ -280,8 +320,15 @@ def _throughput_line(scale: Scale, buckets: int, t: dict) -> str:
             f"{t['median_state_commit_s']:.1f}s; "
             f"{t['ms_per_group']:.2f} ms per group per batch); overall incl. first batch "
             f"{t['overall_events_per_s']:,.0f} events/s; first batch {t['first_batch_ms'] / 1000:.1f}s; "
-            f"{t['recommendations']} recommendations, {t['rejected']} rejected; median phases: "
-            f"{phases_text(t['phases'])}")
+            f"{t['recommendations']} recommendations, {t['rejected']} rejected; "
+            f"{_cpu_text(t)}median phases: {phases_text(t['phases'])}")
+
+
+def _cpu_text(t: dict) -> str:
+    if not t.get("cores_busy"):
+        return ""
+    return (f"during the full batches {t['cores_busy']:.2f} of {os.cpu_count()} cores busy on average, "
+            f"{t['cpu_us_per_event']:.1f} us of the machine's CPU per event; ")
 
 
 def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int, poll_every_s: float) -> dict:
@@ -553,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = bench_config(cluster, work)
         sampler = MemorySampler(set(cluster.pids()))
         sampler.start()
+        cpu = CpuSampler()
+        cpu.start()
         spark = get_spark(cfg)
         try:
             sizes = [int(x) for x in args.per_trigger.split(",") if x.strip()]
@@ -562,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
                 for b in keyings:
                     sampler.reset()
                     run: dict[str, Any] = {"scale": scale.tag, "buckets": b,
-                                           "throughput": throughput(spark, keyed(cfg, scale, b, ""), scale, sizes)}
+                                           "throughput": throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu)}
                     lines += [_throughput_line(scale, b, t) for t in run["throughput"]]
                     if args.latency_polls:
                         run["latency"] = latency(spark, keyed(cfg, scale, b, f".live-{b}"), scale, args.latency_polls,
@@ -579,6 +628,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             spark.stop()
             sampler.stop_flag.set()
+            cpu.stop_flag.set()
     if len(results) > 1:
         lines += side_by_side(results)
         print("\n".join(side_by_side(results)))

@@ -109,7 +109,8 @@ class ProgressPrinter(StreamingQueryListener):
         state = p.stateOperators[0] if p.stateOperators else None
         recs, rejected = self.writer.counts.pop(p.batchId, (0, 0))
         line = {
-            "batch": p.batchId, "input_rows": p.numInputRows, "groups": state.numRowsTotal if state else 0,
+            "batch": p.batchId, "started": p.timestamp, "input_rows": p.numInputRows,
+            "groups": state.numRowsTotal if state else 0,
             "recommendations": recs, "rejected": rejected,
             "late": state.numRowsDroppedByWatermark if state else 0,
             "batch_ms": p.batchDuration,

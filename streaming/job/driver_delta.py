@@ -25,6 +25,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from streaming.errors import JobError
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import DeltaTable
@@ -120,5 +122,5 @@ class DriverAppender:
             log.warning("compacting %s failed", local, exc_info=True)
 
 
-class Refused(Exception):
-    """delta-rs cannot write this table; nothing was committed."""
+class Refused(JobError):
+    """delta-rs did not commit; the caller appends with Spark (never leaves the batch writer)."""

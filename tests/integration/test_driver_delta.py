@@ -129,3 +129,28 @@ def test_a_table_delta_rs_cannot_write_goes_to_spark(spark, cfg, tmp_path, caplo
     assert sum("Spark appends to it from now on" in r.getMessage() for r in caplog.records) == 1
     recs = _commits(auto.table_path(sinks.RECOMMENDATIONS))
     assert [c["engine"][:8] for c in recs] == ["delta-rs"] * 2  # the other table is not affected
+
+
+def test_spark_reads_delta_rs_checkpoints_and_compactions(spark, cfg, tmp_path):
+    """A long run leaves delta-rs' own log checkpoints (every 100 commits) and compactions (every
+    COMPACT_EVERY appends) in the table; Spark, which reads it for `maintain`, the version floors and
+    `rebalancer recommendations`, must see the same rows and changes through them."""
+    from deltalake import DeltaTable
+
+    auto = _config(cfg, tmp_path / uuid.uuid4().hex[:6], "auto")
+    w_auto = _writer(spark, auto)
+    for batch_id in range(4):
+        w_auto(_batch(spark, batch_id), batch_id)
+    location = auto.table_path(sinks.RECOMMENDATIONS)
+    before = _read(spark, location)
+    assert w_auto.driver is not None
+    w_auto.driver._compact(Path(location))  # as after COMPACT_EVERY appends
+    DeltaTable(location).create_checkpoint()
+    assert len(list(Path(location).glob("*.parquet"))) == 5 and list((Path(location) / "_delta_log").glob("*.parquet"))
+    w_auto(_batch(spark, 4), 4)
+    after = _read(spark, location)
+    assert after[:len(before)] == before and sorted({r["batch_id"] for r in after}) == [0, 1, 2, 3, 4]
+    assert tables.file_count(spark, location) == 2  # the compacted file and batch 4's
+    changes = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
+               .load(location))
+    assert changes.count() == changes.filter("_change_type = 'insert'").count() == 15  # compaction changes nothing

@@ -68,11 +68,6 @@ class DriverAppender:
         table = self._open[local] = DeltaTable(str(local))
         return table
 
-    def already_written(self, local: Path, app_id: str, version: int) -> bool:
-        """True when the table holds a commit of ``app_id`` at ``version`` or later (a replayed batch)."""
-        done = self._table(local).transaction_version(app_id)
-        return done is not None and done >= version
-
     def append(self, local: Path, rows: pa.Table, app_id: str, version: int) -> bool:
         """Append ``rows`` in one commit tagged (``app_id``, ``version``) unless the table already holds that
         version; True when written. Raises :class:`Refused` when delta-rs did not commit (the caller writes with
@@ -81,9 +76,10 @@ class DriverAppender:
         from deltalake import CommitProperties, Transaction, write_deltalake
         from deltalake.exceptions import DeltaError
 
-        if self.already_written(local, app_id, version):
+        table = self._table(local)  # brought up to date once: the replay check and the write both use it
+        done = table.transaction_version(app_id)
+        if done is not None and done >= version:  # a replayed batch
             return False
-        table = self._table(local)
         target = pa.schema(table.schema())
         try:
             data = rows.select(target.names).cast(target)

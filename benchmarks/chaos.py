@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streaming import events as ev
 from streaming.config import Config
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev.produce import produce
-from streaming.job.sinks import FAULT_KILL_AFTER_DELTA, RECOMMENDATIONS, REJECTED
+from streaming.job.sinks import FAULT_KILL_AFTER_DELTA
 
 T0 = 1_763_700_000_000
 STEP = 10_000
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     from streaming import config, jvm
-    from streaming.kafka_cluster import KafkaCluster
+    from streaming.embedded.cluster import KafkaCluster
     from streaming.spark_session import get_spark
 
     jvm.resolve()

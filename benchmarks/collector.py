@@ -45,10 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     from kafka import TopicPartition
     from kafka.structs import OffsetAndMetadata
 
-    from streaming import config, jvm, kafka_clients
+    from streaming import config, jvm
     from streaming.collector import Collector, CollectorOptions
     from streaming.collector.publisher import Publisher, ensure_event_topics
-    from streaming.kafka_cluster import KafkaCluster
+    from streaming.embedded.cluster import KafkaCluster
+    from streaming.kafka import clients as kafka_clients
 
     jvm.resolve()
     rnd = random.Random(7)

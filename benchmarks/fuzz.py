@@ -19,10 +19,11 @@ import time
 from pathlib import Path
 
 from streaming import config, jvm
-from streaming import events as ev
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev import fuzz, fuzz_run
-from streaming.job import query, sinks
-from streaming.kafka_cluster import KafkaCluster
+from streaming.embedded.cluster import KafkaCluster
+from streaming.job import query
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             failures += 1
             print(f"query failure: {type(e).__name__}: {e}", file=sys.stderr)
         job_s = time.time() - t0
-        rejected = spark.read.format("delta").load(cfg.table_path(sinks.REJECTED)).collect()
-        recs = spark.read.format("delta").load(cfg.table_path(sinks.RECOMMENDATIONS)).collect()
+        rejected = spark.read.format("delta").load(cfg.table_path(REJECTED)).collect()
+        recs = spark.read.format("delta").load(cfg.table_path(RECOMMENDATIONS)).collect()
         v = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]), r["reason"])
                                     for r in rejected])
         skewed = [r["triggers"] for r in recs if r["group"] == "skewed"]

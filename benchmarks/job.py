@@ -47,10 +47,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from streaming import config, jvm, kafka_clients
-from streaming import events as ev
-from streaming.job import query, sinks
-from streaming.kafka_cluster import KafkaCluster
+from streaming import config, jvm
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS
+from streaming.embedded.cluster import KafkaCluster
+from streaming.job import query
+from streaming.kafka import clients as kafka_clients
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -359,7 +361,7 @@ def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int
         spark.streams.removeListener(printer)
 
     cdf = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
-           .load(tuned.table_path(sinks.RECOMMENDATIONS))
+           .load(tuned.table_path(RECOMMENDATIONS))
            .select((F.col("_commit_timestamp").cast("double") * 1000 - F.col("event_time").cast("double") * 1000)
                    .alias("delay_ms")).collect())
     delays = sorted(r["delay_ms"] for r in cdf)

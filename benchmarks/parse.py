@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from streaming import jvm
+from streaming.embedded.cluster import KafkaCluster
 from streaming.job import query, validate
-from streaming.kafka_cluster import KafkaCluster
 
 RESULTS = Path(__file__).parent / "results" / "parse.txt"
 

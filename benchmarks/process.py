@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from streaming import events as ev
 from streaming.config import PolicySettings
+from streaming.contracts import events as ev
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 

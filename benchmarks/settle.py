@@ -1,6 +1,6 @@
 """Do freshly started consumer groups settle? Counts groups that do and groups left with a member stuck.
 
-One embedded 3-broker cluster (streaming.kafka_cluster) for the whole run; each round creates one fresh
+One embedded 3-broker cluster (streaming.embedded.cluster) for the whole run; each round creates one fresh
 12-partition topic per group, a producer per topic, and ``--groups`` groups of ``--members`` kafka-python
 consumers (ConsumerWorker threads in this one process, as benchmarks.loop runs them), strategies taken in
 turn from ``--strategies``. Half the groups (every other one) are built with
@@ -34,10 +34,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from streaming import config, kafka_clients
+from streaming import config
 from streaming.dev.workload.consumers import ConsumerWorker, assignors_for, client_id_for, make_consumer
 from streaming.dev.workload.producers import SkewedProducer
 from streaming.dev.workload.worker import describe_consumers
+from streaming.kafka import clients as kafka_clients
 
 log = logging.getLogger("benchmarks.settle")
 
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             logger.propagate = False
 
     from streaming import jvm
-    from streaming.kafka_cluster import KafkaCluster
+    from streaming.embedded.cluster import KafkaCluster
 
     jvm.resolve()
     base = config.load()

@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmarks.loop.workloads import Workload
-from streaming import kafka_clients
 from streaming.apply import plan
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.rejoin import RejoinOnRecommendation
@@ -38,6 +37,7 @@ from streaming.dev.workload.strategies import (
     offsets_lag,
 )
 from streaming.dev.workload.worker import describe_consumers
+from streaming.kafka import clients as kafka_clients
 
 log = logging.getLogger(__name__)
 

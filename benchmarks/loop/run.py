@@ -190,8 +190,8 @@ class Suite:
 
     def __enter__(self) -> Env:
         from streaming import config, jvm
+        from streaming.embedded.cluster import KafkaCluster
         from streaming.job import query as job_query
-        from streaming.kafka_cluster import KafkaCluster
         from streaming.spark_session import get_spark
 
         jvm.resolve()

@@ -18,7 +18,7 @@ from typing import Any
 
 from streaming.apply.plan import parse_recommendation, status_of
 from streaming.config import Config
-from streaming.recommendation import APPROVED, REJECTED
+from streaming.contracts.recommendation import APPROVED, REJECTED
 from streaming.text import printable
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ class RecommendationFeed(LatestRecommendations):
     def _consumer(self) -> Any:
         from kafka import KafkaConsumer
 
-        from streaming.kafka_clients import python_client_options
+        from streaming.kafka.clients import python_client_options
 
         opts = python_client_options(self.cfg, "consumer") | {
             "group_id": None, "enable_auto_commit": False, "auto_offset_reset": "earliest",

@@ -36,8 +36,8 @@ from assignors import registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot, Member, TopicPartition
 from streaming.apply.errors import DoesNotFit, InvalidRecommendation
-from streaming.recommendation import ACTIONABLE, STATUSES, recommendation_id
-from streaming.recommendation import AUTO as AUTO_STATUS
+from streaming.contracts.recommendation import ACTIONABLE, STATUSES, recommendation_id
+from streaming.contracts.recommendation import AUTO as AUTO_STATUS
 from streaming.text import printable
 
 USER_DATA_KEY = "rebalancer"
@@ -137,7 +137,7 @@ def _name(x: Any) -> bool:
 
 
 def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
-    """A trigger-feed value (see :mod:`streaming.recommendation`) checked for everything applying reads.
+    """A trigger-feed value (see :mod:`streaming.contracts.recommendation`) checked for everything applying reads.
 
     Raises :class:`~streaming.apply.errors.InvalidRecommendation` (a ``ValueError``) for any value that
     is not a well-formed recommendation, whatever it holds (deep nesting, wrong types, absurd numbers, an

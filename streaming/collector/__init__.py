@@ -1,5 +1,5 @@
 """The collector: reads lag and metadata of consumer groups with kafka-python's admin API and publishes
-lag, members and partitions events (see :mod:`streaming.events`).
+lag, members and partitions events (see :mod:`streaming.contracts.events`).
 
 - :mod:`.poll` reads the cluster (one snapshot per poll);
 - :mod:`.member_metadata` decodes member metadata and finds each member's rack;

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from streaming.collector.diff import (
     LATEST,
@@ -28,12 +28,20 @@ from streaming.collector.diff import (
 from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
 from streaming.collector.poll import ClusterReader, ClusterSnapshot
 from streaming.config import Config
-from streaming.exporter import for_collector
 
 log = logging.getLogger(__name__)
 
 # Groups of the rebalancer itself and of Spark's Kafka source (which reads the event topics).
 OWN_GROUPS = r"^(rebalancer[-._]|spark-kafka-(source|relation)-)"
+
+
+class Export(Protocol):
+    """Where each poll's snapshot goes besides the event topics (``/metrics``: the exporter's
+    ``CollectorExport``, handed in by whoever runs the collector, as the sink is)."""
+
+    def __call__(self, snap: ClusterSnapshot, stats: PollStats) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ def admin_factory(cfg: Config, request_timeout_ms: int = 10000) -> Callable[[], 
     def make() -> Any:
         from kafka import KafkaAdminClient
 
-        from streaming.kafka_clients import python_client_options
+        from streaming.kafka.clients import python_client_options
 
         return KafkaAdminClient(client_id="rebalancer-collector", request_timeout_ms=request_timeout_ms,
                                 reconnect_backoff_max_ms=2000, **python_client_options(cfg, "admin"))
@@ -100,7 +108,8 @@ def admin_factory(cfg: Config, request_timeout_ms: int = 10000) -> Callable[[], 
 class Collector:
     def __init__(self, cfg: Config, options: CollectorOptions | None = None,
                  sink: Callable[[Sequence[dict[str, Any]]], Any] | None = None,
-                 admin: Callable[[], Any] | None = None, out: TextIO | None = sys.stdout) -> None:
+                 admin: Callable[[], Any] | None = None, out: TextIO | None = sys.stdout,
+                 export: Export | None = None) -> None:
         self.cfg = cfg
         self.options = options or CollectorOptions()
         self.sink = sink
@@ -114,7 +123,7 @@ class Collector:
         self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
         self._force_refresh = False
         self._missing_warned: set[str] = set()
-        self.export = for_collector(cfg)  # /metrics when metrics.enabled, else None
+        self.export = export
 
     # -- selection ---------------------------------------------------------------------------------
 

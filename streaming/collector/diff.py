@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from streaming import events
+from streaming.contracts import events
 
 EARLIEST = "earliest"
 LATEST = "latest"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assignors.model import Member, TopicPartition
-from streaming import events
+from streaming.contracts import events
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Writing events to Kafka with kafka-python: key = group id, JSON value, topic by event type.
 
 A metadata event larger than ``max_event_bytes`` (a members event of thousands of members, a partitions
-event of tens of thousands of partitions) goes out as parts (:mod:`streaming.event_parts`), all under
+event of tens of thousands of partitions) goes out as parts (:mod:`streaming.contracts.event_parts`), all under
 the group's key, so they land on one partition in order; the job puts them together again. The default
 of 512 KiB stays well inside Kafka's 1 MB defaults (the broker's ``message.max.bytes``, the producer's
 ``max_request_size``), so no topic or broker setting has to change.
@@ -13,8 +13,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from streaming import event_parts, events, kafka_clients
 from streaming.config import Config
+from streaming.contracts import event_parts, events
+from streaming.kafka import clients as kafka_clients
 
 log = logging.getLogger(__name__)
 

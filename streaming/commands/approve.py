@@ -17,8 +17,8 @@ import time
 from typing import Any
 
 from streaming.commands._common import add_config_args, load_config
+from streaming.contracts.recommendation import APPROVED, PROPOSED, REJECTED
 from streaming.errors import UsageError
-from streaming.recommendation import APPROVED, PROPOSED, REJECTED
 
 DECISIONS = {"approve": APPROVED, "reject": REJECTED}
 FEED_WAIT_S = 30.0
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.commands import live
     from streaming.errors import RebalancerError
     from streaming.job.sinks import FEED_PRODUCER_DEFAULTS
-    from streaming.kafka_clients import producer
+    from streaming.kafka.clients import producer
 
     cfg = live.live_config(load_config(args), args.bootstrap)
     with RecommendationFeed(cfg) as feed:

@@ -59,11 +59,12 @@ def _options(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from streaming import kafka_clients
     from streaming.collector import Collector
     from streaming.collector.member_metadata import RackResolver
     from streaming.collector.publisher import Publisher, ensure_event_topics
+    from streaming.embedded.live import kafka_for
     from streaming.errors import UsageError
+    from streaming.exporter import for_collector
 
     cfg = load_config(args)
     if args.bootstrap:
@@ -73,12 +74,12 @@ def run(args: argparse.Namespace) -> int:
         RackResolver.parse(options.rack_map, options.client_rack_pattern)
     except Exception as e:
         raise UsageError(str(e)) from None
-    with kafka_clients.kafka_for(cfg) as live:
+    with kafka_for(cfg) as live:
         ensure_event_topics(live)
         extra = f", client options {live.kafka.redacted()}" if live.kafka.options else ""
         print(f"collecting from {live.kafka.bootstrap_servers} every {options.interval_s:g}s -> "
               f"{live.kafka.lag_topic}, {live.kafka.metadata_topic}{extra}", flush=True)
-        collector = Collector(live, options, sink=Publisher(live))
+        collector = Collector(live, options, sink=Publisher(live), export=for_collector(live))
         try:
             published = collector.run(polls=args.polls)
         except KeyboardInterrupt:

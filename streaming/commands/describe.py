@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[str, dict[tuple[str, int], float]]:
     """group -> partition -> age (s) of the record at its committed offset, for the lagging partitions read."""
     from streaming.commands import live
-    from streaming.lag_time import MIN_AGE_S
+    from streaming.lag.rules import MIN_AGE_S
 
     lagging = {(g, tp): c for g in snap.groups for tp, c in snap.committed.get(g, {}).items()
                if tp in snap.end and snap.end[tp] > c}

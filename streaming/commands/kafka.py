@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from streaming import kafka_cluster
+    from streaming.embedded import cluster as kafka_cluster
     from streaming.errors import KafkaClusterError
 
     running = kafka_cluster.detached_state()
@@ -42,13 +42,13 @@ def _up(args: argparse.Namespace) -> int:
                                 "docs/server-assignor.md for the settings of a secured cluster")
     cluster: kafka_cluster.KafkaCluster
     if args.server_assignor:
-        from streaming.kafka_broker_config import ServerAssignorCluster
+        from streaming.embedded.broker_config import ServerAssignorCluster
 
         cluster = ServerAssignorCluster(brokers=args.brokers, ports=ports)
     else:
         cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports)
     if args.security == "sasl-ssl":
-        from streaming.embedded_security import EmbeddedSecurity
+        from streaming.embedded.security import EmbeddedSecurity
 
         cluster.security = EmbeddedSecurity(cluster.base_dir / "security")
     bootstrap = cluster.start()
@@ -61,7 +61,7 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from streaming import kafka_cluster
+    from streaming.embedded import cluster as kafka_cluster
 
     pids = kafka_cluster.stop_detached()
     print(f"stopped {len(pids)} broker(s)" if pids else "no embedded cluster was running")
@@ -69,7 +69,7 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from streaming import kafka_cluster
+    from streaming.embedded import cluster as kafka_cluster
 
     state = kafka_cluster.detached_state()
     if not state:

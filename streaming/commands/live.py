@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from streaming.config import EMBEDDED, Config
+from streaming.contracts.tables import RECOMMENDATIONS
 
 log = logging.getLogger(__name__)
 
-RECOMMENDATIONS = "recommendations"  # = streaming.job.sinks.RECOMMENDATIONS (that module imports pyspark)
 
 
 def add_read_args(p: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def live_config(cfg: Config, bootstrap: str | None) -> Config:
         return cfg.with_overrides({"kafka.bootstrap_servers": bootstrap})
     if cfg.kafka.bootstrap_servers != EMBEDDED:
         return cfg
-    from streaming.kafka_cluster import detached_state
+    from streaming.embedded.cluster import detached_state
 
     state = detached_state()
     if not state:
@@ -124,7 +124,7 @@ def record_times(cfg: Config, wanted: Iterable[tuple[tuple[str, int], int]], tim
         return out
     from kafka import KafkaConsumer, TopicPartition
 
-    from streaming.kafka_clients import python_client_options
+    from streaming.kafka.clients import python_client_options
 
     deadline = time.monotonic() + timeout_s
     consumer = None

@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 
 from streaming.commands._common import add_config_args, load_config
-
-# = streaming.job.sinks names; not imported from there at module level (pyspark costs seconds)
-TABLES = ("recommendations", "rejected_events")
+from streaming.contracts.tables import NAMES as TABLES
+from streaming.contracts.tables import REJECTED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,7 +71,7 @@ def maintain(spark, cfg, days: float, optimize: bool = True, vacuum: bool = True
             m = tables.optimize(spark, location)
             out(f"{name}: OPTIMIZE {files} -> {tables.file_count(spark, location)} files "
                 f"({m['numFilesRemoved']} removed, {m['numFilesAdded']} added)")
-        if name == "rejected_events":
+        if name == REJECTED:
             deleted = tables.expire_rejected(spark, location, days)
             out(f"{name}: {deleted} row(s) older than {days:g} days deleted" if days > 0 else
                 f"{name}: retention off, every row kept")

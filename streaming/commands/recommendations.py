@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from streaming.commands._common import add_config_args, load_config
+from streaming.contracts.tables import RECOMMENDATIONS as TABLE
 
-# = streaming.job.sinks.RECOMMENDATIONS, not imported from there: that module imports pyspark (seconds)
-TABLE = "recommendations"
 ENGINES = ("auto", "deltalake", "spark")
 
 

@@ -16,16 +16,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streaming import jvm, kafka_clients
+    from streaming import jvm
     from streaming.config import EMBEDDED
     from streaming.dev import smoke
+    from streaming.embedded.live import kafka_for
     from streaming.spark_session import get_spark
 
     cfg = load_config(args)
     # Maven only for the jars this run uses: Spark's (unless spark-submit brings them) or the embedded broker's
     if cfg.spark.use_cached_jars or cfg.kafka.bootstrap_servers == EMBEDDED:
         jvm.resolve()
-    with kafka_clients.kafka_for(cfg) as live:
+    with kafka_for(cfg) as live:
         print(f"Kafka at {live.kafka.bootstrap_servers}; starting Spark ...", flush=True)
         spark = get_spark(live)
         try:

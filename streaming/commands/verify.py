@@ -28,7 +28,7 @@ from typing import Any
 
 from streaming.commands._common import add_config_args, load_config
 from streaming.config import APPROVE, AUTO, OBSERVE
-from streaming.recommendation import APPROVED
+from streaming.contracts.recommendation import APPROVED
 
 APPLIED, PENDING, DIVERGED, SUPERSEDED, NO_RECOMMENDATION = "applied", "pending", "diverged", "superseded", "none"
 AWAITING_APPROVAL, REJECTED, OBSERVED = "awaiting approval", "rejected", "observed"

@@ -50,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from streaming import kafka_clients
     from streaming.dev.workload import Workload, WorkloadOptions
+    from streaming.embedded.live import kafka_for
     from streaming.errors import UsageError
 
     cfg = load_config(args)
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     events = sorted([(t, "add") for t in args.add_consumer_at] + [(t, "stop") for t in args.stop_consumer_at]
                     + [(t, "move") for t in args.move_replicas_at])
-    with kafka_clients.kafka_for(cfg) as live:
+    with kafka_for(cfg) as live:
         workload.cfg = live
         workload.start()
         started = time.monotonic()

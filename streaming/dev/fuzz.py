@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from streaming import events as ev
+from streaming.contracts import events as ev
 
 VALID = "valid"
 LATE = "late"

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from streaming import events as ev
-from streaming import kafka_clients
 from streaming.config import Config
+from streaming.contracts import events as ev
 from streaming.dev.fuzz import LAG_ROLE, LATE, VALID, Record
+from streaming.kafka import clients as kafka_clients
 
 Source = tuple[str, int, int]
 """(topic, partition, offset) of a record."""

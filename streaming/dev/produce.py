@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from streaming import events as ev
-from streaming import kafka_clients
 from streaming.config import Config
+from streaming.contracts import events as ev
+from streaming.kafka import clients as kafka_clients
 
 
 def produce(cfg: Config, events: Iterable[dict], raw: Iterable[tuple[bytes | None, bytes]] = ()) -> None:

@@ -13,8 +13,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from streaming import kafka_clients
 from streaming.config import Config
+from streaming.kafka import clients as kafka_clients
 
 SCHEMA = "id BIGINT, name STRING, value DOUBLE, tags ARRAY<STRING>"
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streaming.config import Config
+
+if TYPE_CHECKING:
+    from streaming.collector.collector import PollStats
+    from streaming.collector.poll import ClusterSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +49,7 @@ class CollectorExport:
 
     def __init__(self, cfg: Config) -> None:
         from streaming.exporter.metrics import CollectorMetrics, Server
-        from streaming.exporter.window import Windows
+        from streaming.lag.window import Windows
 
         self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
         self.windows = Windows(cfg.policy.lag_history, cfg.policy.stuck_observations)
@@ -54,7 +58,7 @@ class CollectorExport:
         self.server = Server(self.metrics.registry, cfg.metrics.host, cfg.metrics.collector_port)
         print(f"metrics at {self.server.url}", flush=True)
 
-    def __call__(self, snap: Any, stats: Any) -> None:
+    def __call__(self, snap: ClusterSnapshot, stats: PollStats) -> None:
         try:  # the collector's groups: those reading something besides the rebalancer's own topics
             groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
                                                              snap.group_topics(g) <= self._own_topics)]
@@ -65,7 +69,7 @@ class CollectorExport:
         except Exception:  # metrics must never stop the collector
             log.warning("updating the collector's metrics failed", exc_info=True)
 
-    def _figures(self, snap: Any, group: str) -> Any:
+    def _figures(self, snap: ClusterSnapshot, group: str) -> Any:
         """The group's figures, lag seconds and stuck partitions from the window this poll extends."""
         from streaming.exporter import view
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from streaming import lag_time
 from streaming.collector.diff import partition_entries
 from streaming.collector.poll import ClusterSnapshot
+from streaming.lag import rules as lag_time
 
 TP = tuple[str, int]
 
@@ -169,7 +169,7 @@ def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
 
 def _catch_up(rows: Sequence[PartitionRow], owning: Sequence[MemberRow], rates: Mapping[TP, float],
               stuck: frozenset[TP]) -> float | None:
-    """Max member time to catch up (:func:`streaming.lag_time.member_catch_up`); None when not known."""
+    """Max member time to catch up (:func:`streaming.lag.rules.member_catch_up`); None when not known."""
     if not owning:
         return 0.0
     index = {m.consumer_id: i for i, m in enumerate(owning)}

@@ -20,11 +20,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
-from streaming import exporter, kafka_clients
+from streaming import exporter
 from streaming.config import SECRET_HINTS, Config
 from streaming.job import buckets, sinks, stateful, tables, validate
 from streaming.job.lease import Lease
 from streaming.job.supervisor import Attempt, supervise
+from streaming.kafka import clients as kafka_clients
 
 log = logging.getLogger(__name__)
 

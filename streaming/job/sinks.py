@@ -28,44 +28,25 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streaming.config import APPROVE, AUTO, Config
+from streaming.contracts.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
-from streaming.job import hfs, validate
+from streaming.job import hfs, tables, validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
 from streaming.paths import local_path
-from streaming.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
 
 log = logging.getLogger(__name__)
 
-RECOMMENDATIONS = "recommendations"
 APP_ID_FILE = "delta_app_id"
 # Producer settings of the feed sink unless [kafka.options] says otherwise. A recommendation for a group of
 # 10,000 members over 50,000 partitions is ~1.8 MB of JSON, over Kafka's 1 MB request default; compressed it
 # is a few hundred KB. The feed topic is created with kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
 FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip", "kafka.max.request.size": str(16 * 1024 * 1024)}
-REJECTED = "rejected_events"
 PUBLISHED_MODES = (APPROVE, AUTO)
 """Modes whose recommendations go to the trigger feed (approve as proposals); observe only to Delta."""
 # recommendation columns the metrics read (streaming.exporter.metrics.JobMetrics.observe_recommendations)
 METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag", "before_imbalance",
                   "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions", *LAG_SECONDS_COLUMNS)
-
-RECOMMENDATIONS_DDL = f"""
-    batch_id LONG, `group` STRING, version LONG, recommendation_id STRING, event_time TIMESTAMP,
-    generation INT, triggers ARRAY<STRING>, trigger_details STRING, assignor STRING,
-    assignment {ASSIGNMENT_TYPE},
-    before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE,
-    lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE,
-    stuck_partitions {STUCK_TYPE}, mode STRING, before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE
-"""
-ADDED_COLUMNS = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
-"""Columns added to the recommendations table since its first release, all nullable: an older table gets the
-ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all published for
-application; for the lag seconds, not computed then)."""
-REJECTED_DDL = """
-    batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
-    source_offset LONG, kafka_timestamp TIMESTAMP
-"""
-
 
 def app_id(checkpoint: str, spark: SparkSession | None = None) -> str:
     """The Delta transaction app id of this checkpoint: made once, kept in the checkpoint folder.
@@ -80,8 +61,6 @@ def app_id(checkpoint: str, spark: SparkSession | None = None) -> str:
 
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
     """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.tables`)."""
-    from streaming.job import tables
-
     tables.prepare(spark, cfg, checkpoint)
 
 
@@ -110,10 +89,8 @@ class BatchWriter:
         self.driver = DriverAppender(cfg.maintenance.auto_compact) if cfg.job.delta_writer == "auto" else None
 
     def _check(self, spark: SparkSession) -> None:
-        from streaming.job.tables import is_delta_table
-
         for table in (RECOMMENDATIONS, REJECTED):
-            if not is_delta_table(spark, self.cfg.table_path(table)):
+            if not tables.is_delta_table(spark, self.cfg.table_path(table)):
                 raise JobError(f"table {table} at {self.cfg.table_path(table)} was deleted while the job ran; "
                                "not recreating it. Restore it, or start over with a new checkpoint")
         if self.lease is not None:

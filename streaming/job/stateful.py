@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 
 from streaming.config import PolicySettings
-from streaming.events import LAG
+from streaming.contracts.events import LAG
+from streaming.contracts.recommendation import OUTPUT_COLUMNS, OUTPUT_SCHEMA
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.policy.recommend import process
-from streaming.recommendation import OUTPUT_COLUMNS, OUTPUT_SCHEMA
 from streaming.state.group_state import GroupState
 
 # pyspark's applyInPandasWithState serializer pads each output batch with an all-null frame before its

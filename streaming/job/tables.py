@@ -4,7 +4,7 @@
   the upkeep properties of :func:`table_properties`: log and deleted-file retention, auto compaction);
 - the checkpoint has committed batches and a table is missing: the rows it wrote are gone, and recreating
   it empty would hide that, so the job stops with a message naming the table;
-- the recommendations table of an older release, without columns added since (``sinks.ADDED_COLUMNS``):
+- the recommendations table of an older release, without columns added since (``contracts.tables.ADDED_COLUMNS``):
   the ones it lacks are added (nullable: its rows read NULL), when nothing else differs;
 - a table with other columns or types, not a Delta table, or recommendations without the Change Data Feed:
   stops with what differs (every batch would fail, or consumers of the feed would miss changes).
@@ -27,9 +27,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streaming.config import Config
+from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
 from streaming.errors import JobError
 from streaming.job import hfs
-from streaming.job.sinks import ADDED_COLUMNS, RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def columns_to_add(diff: list[str], added: dict[str, str]) -> list[str]:
 
 
 def add_columns(spark: SparkSession, location: str, names: list[str]) -> None:
-    """Add columns of sinks.ADDED_COLUMNS to an older recommendations table (its rows read NULL)."""
+    """Add columns of contracts.tables.ADDED_COLUMNS to an older recommendations table (its rows read NULL)."""
     spark.sql(f"ALTER TABLE delta.`{location}` ADD COLUMNS "
               f"({', '.join(f'{n} {ADDED_COLUMNS[n]}' for n in names)})")
     log.info("table %s: added column(s) %s", location, ", ".join(names))

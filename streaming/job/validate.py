@@ -26,7 +26,7 @@ or null; the rules and their reason strings are all in this module, in the order
 - partitions: ``topic``, ``partitions`` a list of objects with ``partition`` in 0..2**31-1 (unique, and
   exactly 0..n-1 in a whole event: downstream the list is a partition count), ``leader`` a broker id or
   null, ``replicas`` broker ids (no null), ``replica_racks`` strings or null, one per replica;
-- ``part``/``parts`` of a split metadata event (:mod:`streaming.event_parts`) integers with
+- ``part``/``parts`` of a split metadata event (:mod:`streaming.contracts.event_parts`) integers with
   ``0 <= part < parts <= MAX_PARTS``;
 - last, a lag event must come from the lag topic and a metadata event from the metadata topic (so a valid
   row's source topic follows from its type).
@@ -50,8 +50,8 @@ import string
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streaming.event_parts import MAX_PARTS
-from streaming.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
+from streaming.contracts.event_parts import MAX_PARTS
+from streaming.contracts.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
 
 INT_MAX = 2**31 - 1
 MAX_GROUP_CHARS = 32767  # a Kafka protocol STRING: int16 length
@@ -130,7 +130,7 @@ _LAG_KINDS = {"type": "STRING", "ts": "BIGINT", "group": "STRING", "topic": "STR
               "committed_offset": "BIGINT", "end_offset": "BIGINT"}
 _HOT_SHAPES = [kinds for kinds in (_LAG_KINDS, _LAG_KINDS | {"no_commit": "BOOLEAN"})]
 
-# The collector's own lag events, byte for byte as streaming.events.encode writes them (compact, fields in
+# The collector's own lag events, byte for byte as streaming.contracts.events.encode writes them (compact, fields in
 # this order, no escapes in the strings), are recognised by one regex over the text and their values cut
 # out of it: no JSON parse, no VARIANT. The regex admits only texts whose every field has the right JSON
 # type and fits its column (a group or topic without quotes, backslashes or control characters; integers

@@ -1,9 +1,9 @@
 """Lag in seconds for the policy: each member's time to catch up, and a recommendation's before/after figures.
 
-The figures are those of :mod:`streaming.lag_time`, read off the group's lag history:
+The figures are those of :mod:`streaming.lag.rules`, read off the group's lag history:
 
 - per member (:func:`members`): its lag (stuck partitions left out: they never catch up wherever they go,
-  and are reported apart) over its capacity (:func:`streaming.lag_time.member_capacity`: its measured consume
+  and are reported apart) over its capacity (:func:`streaming.lag.rules.member_capacity`: its measured consume
   rate when it is behind, else the rate members that are behind reach). The skew reading uses these when
   ``policy.skew_on = "seconds"`` (:mod:`streaming.policy.lag_skew`);
 - ``before`` / ``after`` (:func:`figures`): the largest member time to catch up under the current and under
@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from streaming import lag_time
+from streaming.lag import rules as lag_time
 from streaming.state.group_state import GroupState
 
 ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]

@@ -30,9 +30,9 @@ import logging
 from assignors import metrics, registry
 from assignors.errors import AssignorError
 from streaming.config import PolicySettings
-from streaming.lag_time import finite_or_none
+from streaming.contracts.recommendation import Recommendation
+from streaming.lag.rules import finite_or_none
 from streaming.policy import lag_seconds, lag_skew
-from streaming.recommendation import Recommendation
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Events, Owners, observations

@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from assignors.model import Member
+from streaming.lag.history import LagHistory
 from streaming.state.errors import UnreadableState
-from streaming.state.lag_history import LagHistory
 
 STATE_VERSION = 4
 READABLE_VERSIONS = (2, 3, 4)

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from assignors.model import Member
-from streaming import event_parts
-from streaming.events import LAG
+from streaming.contracts import event_parts
+from streaming.contracts.events import LAG
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState

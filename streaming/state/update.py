@@ -11,7 +11,7 @@ Order: metadata held is replaced only by newer metadata. ``members`` events are 
 generation)`` (a missing generation counts as -1), a topic's ``partitions`` events by ``ts``; an event
 older than the one held is ignored and counted (``late_metadata``), one with the same key is the held
 event again and ignored too (``duplicate_metadata``). Lag rows older than their partition's newest
-observation are ignored (``late_lag``). Parts of a split event (:mod:`streaming.event_parts`) wait in the
+observation are ignored (``late_lag``). Parts of a split event (:mod:`streaming.contracts.event_parts`) wait in the
 state until all have arrived (:func:`collect_parts`); the whole event then goes through the same rules.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from assignors.model import Member
-from streaming import event_parts
-from streaming.events import LAG, MEMBERS, PARTITIONS
+from streaming.contracts import event_parts
+from streaming.contracts.events import LAG, MEMBERS, PARTITIONS
+from streaming.lag.history import LagHistory, Observed
 from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
 from streaming.state.group_state import GroupState, PartitionMeta
-from streaming.state.lag_history import LagHistory, Observed
 
 # Within one observation (one ts), metadata first: the lag is read against the newest shape.
 TYPE_ORDER = {MEMBERS: 0, PARTITIONS: 1, LAG: 2}

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from streaming import config, jvm
-from streaming.kafka_cluster import KafkaCluster, _alive
+from streaming.embedded.cluster import KafkaCluster, _alive
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from streaming import events as ev
 from streaming.config import Config
+from streaming.contracts import events as ev
 from streaming.job import sinks
 
 from .test_job import STEP, T0, lag_poll, member

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from kafka import KafkaConsumer, TopicPartition
 
-from streaming import events as ev
-from streaming import kafka_clients
 from streaming.config import Config
+from streaming.contracts import events as ev
+from streaming.kafka import clients as kafka_clients
 
 from .conftest import env_with
 

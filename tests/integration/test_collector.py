@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from streaming import kafka_clients
 from streaming.collector import Collector, CollectorOptions
 from streaming.dev.workload import Workload, WorkloadOptions
+from streaming.kafka import clients as kafka_clients
 
 from .conftest import env_with
 

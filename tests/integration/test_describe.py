@@ -16,8 +16,9 @@ import uuid
 import pytest
 
 from streaming import config
+from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
 from streaming.dev.workload import Workload, WorkloadOptions
-from streaming.job import sinks, tables
+from streaming.job import tables
 
 from .java_client import consumer_groups, parse_table
 
@@ -45,7 +46,7 @@ def paused(cfg, tmp_path_factory):
 
 
 def _wait_committed(cfg, group: str, partitions: int, timeout_s: float) -> bool:
-    from streaming import kafka_clients
+    from streaming.kafka import clients as kafka_clients
 
     admin = kafka_clients.admin(cfg)
     try:
@@ -96,7 +97,7 @@ def test_describe_shows_what_kafka_consumer_groups_shows(paused):
 
 
 def test_describe_racks_follow_replicas_and_the_client_rack(paused):
-    from streaming import kafka_clients
+    from streaming.kafka import clients as kafka_clients
 
     dc, group, *_ = paused
     g = describe_json(dc, group)
@@ -189,8 +190,8 @@ def test_verify_tells_applied_pending_diverged_superseded(running, spark):
             live[p["consumer_id"]].append((p["topic"], p["partition"]))
     a, b = sorted(live)
     swapped = {a: live[a][1:] + live[b][:1], b: live[b][1:] + live[a][:1]}
-    schema = spark.createDataFrame([], sinks.RECOMMENDATIONS_DDL).schema
-    location = dc.table_path(sinks.RECOMMENDATIONS)
+    schema = spark.createDataFrame([], RECOMMENDATIONS_DDL).schema
+    location = dc.table_path(RECOMMENDATIONS)
     cases = [
         (live, 60.0, 0, "applied"),
         (swapped, 5.0, 3, "pending"),

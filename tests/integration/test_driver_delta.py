@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from streaming import config
+from streaming.contracts.recommendation import OUTPUT_COLUMNS
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.job import sinks, stateful, tables
-from streaming.recommendation import OUTPUT_COLUMNS
 
 pytestmark = pytest.mark.integration
 
@@ -83,20 +84,20 @@ def test_driver_and_spark_appends_give_the_same_rows_once_per_batch(spark, cfg, 
     for batch_id in (0, 1, 1, 2):  # batch 1 replayed, as after a crash between the Delta commit and the checkpoint
         w_auto(_batch(spark, batch_id), batch_id)
         w_spark(_batch(spark, batch_id), batch_id)
-    for table in (sinks.RECOMMENDATIONS, sinks.REJECTED):
+    for table in (RECOMMENDATIONS, REJECTED):
         by_driver, by_spark = _read(spark, auto.table_path(table)), _read(spark, plain.table_path(table))
         assert by_driver == by_spark
-        assert sorted(r["batch_id"] for r in by_driver) == sorted([0, 1, 2] * (3 if table == sinks.RECOMMENDATIONS
+        assert sorted(r["batch_id"] for r in by_driver) == sorted([0, 1, 2] * (3 if table == RECOMMENDATIONS
                                                                                 else 2))
         commits = _commits(auto.table_path(table))
         assert [c["txn"] for c in commits] == [[(f"{APP}/{table}", b)] for b in (0, 1, 2)]
         assert all(c["engine"].startswith("delta-rs") for c in commits), commits
         assert all("Spark" in c["engine"] for c in _commits(plain.table_path(table)))
-    rec = _read(spark, auto.table_path(sinks.RECOMMENDATIONS))[0]
+    rec = _read(spark, auto.table_path(RECOMMENDATIONS))[0]
     assert rec["assignment"][0]["partitions"][1]["partition"] == 2 and rec["assignment"][1]["rack"] is None
     assert rec["after_catch_up_s"] is None and rec["event_time"].microsecond == 124_000
     changes = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
-               .load(auto.table_path(sinks.RECOMMENDATIONS)))
+               .load(auto.table_path(RECOMMENDATIONS)))
     assert changes.filter("_change_type = 'insert'").count() == 9
 
 
@@ -110,7 +111,7 @@ def test_either_writer_skips_a_batch_the_other_committed(spark, cfg, tmp_path):
     w_spark(_batch(spark, 0), 0)  # the job restarted with delta_writer = spark and replays batch 0
     w_spark(_batch(spark, 1), 1)
     w_auto(_batch(spark, 1), 1)  # and back
-    location = auto.table_path(sinks.RECOMMENDATIONS)
+    location = auto.table_path(RECOMMENDATIONS)
     assert sorted(r["batch_id"] for r in _read(spark, location)) == [0] * 3 + [1] * 3
     engines = [c["engine"] for c in _commits(location)]
     assert len(engines) == 2 and engines[0].startswith("delta-rs") and "Spark" in engines[1]
@@ -119,7 +120,7 @@ def test_either_writer_skips_a_batch_the_other_committed(spark, cfg, tmp_path):
 def test_a_table_delta_rs_cannot_write_goes_to_spark(spark, cfg, tmp_path, caplog):
     auto = _config(cfg, tmp_path / uuid.uuid4().hex[:6], "auto")
     w_auto = _writer(spark, auto)
-    location = auto.table_path(sinks.REJECTED)
+    location = auto.table_path(REJECTED)
     # a table feature delta-rs 1.x does not implement
     spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
     for batch_id in (0, 1):
@@ -127,7 +128,7 @@ def test_a_table_delta_rs_cannot_write_goes_to_spark(spark, cfg, tmp_path, caplo
     assert sorted(r["batch_id"] for r in _read(spark, location)) == [0, 0, 1, 1]
     assert all("Spark" in c["engine"] for c in _commits(location))
     assert sum("Spark appends to it from now on" in r.getMessage() for r in caplog.records) == 1
-    recs = _commits(auto.table_path(sinks.RECOMMENDATIONS))
+    recs = _commits(auto.table_path(RECOMMENDATIONS))
     assert [c["engine"][:8] for c in recs] == ["delta-rs"] * 2  # the other table is not affected
 
 
@@ -141,7 +142,7 @@ def test_spark_reads_delta_rs_checkpoints_and_compactions(spark, cfg, tmp_path):
     w_auto = _writer(spark, auto)
     for batch_id in range(4):
         w_auto(_batch(spark, batch_id), batch_id)
-    location = auto.table_path(sinks.RECOMMENDATIONS)
+    location = auto.table_path(RECOMMENDATIONS)
     before = _read(spark, location)
     assert w_auto.driver is not None
     w_auto.driver._compact(Path(location))  # as after COMPACT_EVERY appends

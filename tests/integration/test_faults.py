@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED
+from streaming.embedded.cluster import KafkaCluster, free_port
 from streaming.errors import JobError
-from streaming.job import query, sinks
-from streaming.kafka_cluster import KafkaCluster, free_port
+from streaming.job import query
 
 from .jobrun import bad_records, cli_args, count, feed, membership_phase, table, wait_until
 from .test_job import job_config, produce
@@ -79,11 +80,11 @@ def stop_query(thread: threading.Thread, result: dict) -> None:
 
 
 def assert_exactly_once(spark, jc, phases: int, n_bad: int) -> None:
-    recs = table(spark, jc, sinks.RECOMMENDATIONS)
+    recs = table(spark, jc, RECOMMENDATIONS)
     assert sorted((r["group"], r["version"]) for r in recs) == [(g, v) for g in GROUPS for v in range(1, phases)]
     assert all(r["triggers"] == ["membership_change"] for r in recs)
     assert len({r["recommendation_id"] for r in recs}) == len(recs)
-    rejected = table(spark, jc, sinks.REJECTED)
+    rejected = table(spark, jc, REJECTED)
     assert len(rejected) == n_bad
     assert len({(r["source_partition"], r["source_offset"]) for r in rejected}) == n_bad
     assert {m["recommendation_id"] for m in feed(jc)} == {r["recommendation_id"] for r in recs}
@@ -109,8 +110,8 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
     try:
         produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1), bad_records(1, 5))
         thread, result = run_in_thread(spark, jc, checkpoint)
-        wait_until(lambda: count(spark, jc, sinks.REJECTED) == 5
-                   and count(spark, jc, sinks.RECOMMENDATIONS) == len(GROUPS), 180, "the first phase")
+        wait_until(lambda: count(spark, jc, REJECTED) == 5
+                   and count(spark, jc, RECOMMENDATIONS) == len(GROUPS), 180, "the first phase")
 
         cluster.stop_broker(1)
         wait_until(lambda: any("restarting from the checkpoint" in ln for ln in failures.lines), 180,
@@ -119,8 +120,8 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
         cluster.start_broker(1)
 
         produce(jc, membership_phase(GROUPS, 2), bad_records(2, 4))
-        wait_until(lambda: count(spark, jc, sinks.REJECTED) >= 9
-                   and count(spark, jc, sinks.RECOMMENDATIONS) >= 2 * len(GROUPS), 240, "the second phase")
+        wait_until(lambda: count(spark, jc, REJECTED) >= 9
+                   and count(spark, jc, RECOMMENDATIONS) >= 2 * len(GROUPS), 240, "the second phase")
         stop_query(thread, result)
         assert "error" not in result, result.get("error")
         assert_exactly_once(spark, jc, phases=3, n_bad=9)
@@ -142,7 +143,7 @@ def test_missing_or_foreign_tables_are_refused_and_never_recreated(spark, cfg):
     available_now(spark, jc, checkpoint)
 
     # the checkpoint has committed batches: a missing table is an error, and stays missing
-    rejected = Path(jc.table_path(sinks.REJECTED))
+    rejected = Path(jc.table_path(REJECTED))
     shutil.rmtree(rejected)
     with pytest.raises(JobError, match=r"table rejected_events at .* is missing but checkpoint .* committed"):
         available_now(spark, jc, checkpoint)
@@ -150,13 +151,13 @@ def test_missing_or_foreign_tables_are_refused_and_never_recreated(spark, cfg):
 
     # a table of someone else's (other types, a column more), or ours without the change feed
     other = job_config(cfg, uuid.uuid4().hex[:6])
-    spark.sql(f"CREATE TABLE delta.`{other.table_path(sinks.RECOMMENDATIONS)}` "
+    spark.sql(f"CREATE TABLE delta.`{other.table_path(RECOMMENDATIONS)}` "
               "(`group` STRING, version INT, note STRING) USING DELTA")
     with pytest.raises(JobError, match="recommendations at .* does not have the job's schema: column batch_id "
                                        "missing.*column version is int, expected bigint.*unexpected column note"):
         available_now(spark, other, other.checkpoint_path("c"))
     plain = job_config(cfg, uuid.uuid4().hex[:6])
-    spark.sql(f"CREATE TABLE delta.`{plain.table_path(sinks.RECOMMENDATIONS)}` ({sinks.RECOMMENDATIONS_DDL}) "
+    spark.sql(f"CREATE TABLE delta.`{plain.table_path(RECOMMENDATIONS)}` ({RECOMMENDATIONS_DDL}) "
               "USING DELTA")
     with pytest.raises(JobError, match="recommendations at .* has the Change Data Feed off"):
         available_now(spark, plain, plain.checkpoint_path("c"))
@@ -168,8 +169,8 @@ def test_table_deleted_while_running_stops_the_job_without_recreating_it(spark, 
     produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1))
     thread, result = run_in_thread(spark, jc, jc.checkpoint_path("deleted"))
     try:
-        wait_until(lambda: count(spark, jc, sinks.RECOMMENDATIONS) == len(GROUPS), 180, "the first batch")
-        recs = Path(jc.table_path(sinks.RECOMMENDATIONS))
+        wait_until(lambda: count(spark, jc, RECOMMENDATIONS) == len(GROUPS), 180, "the first batch")
+        recs = Path(jc.table_path(RECOMMENDATIONS))
         shutil.rmtree(recs)
         produce(jc, membership_phase(GROUPS, 2))
         thread.join(180)
@@ -188,13 +189,13 @@ def test_new_checkpoint_continues_versions_and_never_repeats_an_id(spark, cfg):
     jc = job_config(cfg, uuid.uuid4().hex[:6])
     produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1) + membership_phase(GROUPS, 2))
     available_now(spark, jc, jc.checkpoint_path("first"))
-    first = table(spark, jc, sinks.RECOMMENDATIONS)
+    first = table(spark, jc, RECOMMENDATIONS)
     assert sorted((r["group"], r["version"]) for r in first) == [(g, v) for g in GROUPS for v in (1, 2)]
 
     # the checkpoint is lost: a new one replays the topics (plus new events) into the same tables
     produce(jc, membership_phase(GROUPS, 3))
     available_now(spark, jc, jc.checkpoint_path("second"))
-    both = table(spark, jc, sinks.RECOMMENDATIONS)
+    both = table(spark, jc, RECOMMENDATIONS)
     assert len(both) == len(first) + 3 * len(GROUPS)
     assert sorted((r["group"], r["version"]) for r in both) == [(g, v) for g in GROUPS for v in range(1, 6)]
     ids = Counter(r["recommendation_id"] for r in both)
@@ -209,7 +210,7 @@ def test_second_job_on_the_same_checkpoint_is_refused_and_the_first_goes_on(spar
     produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1))
     first, printer = query.start(spark, jc, checkpoint=checkpoint)
     try:
-        wait_until(lambda: count(spark, jc, sinks.RECOMMENDATIONS) == len(GROUPS), 180, "the first job")
+        wait_until(lambda: count(spark, jc, RECOMMENDATIONS) == len(GROUPS), 180, "the first job")
         second = subprocess.run(cli_args(jc, available_now=True, checkpoint=checkpoint),
                                 capture_output=True, text=True, timeout=300)
         assert second.returncode == 1, second.stderr[-3000:]
@@ -218,7 +219,7 @@ def test_second_job_on_the_same_checkpoint_is_refused_and_the_first_goes_on(spar
         # the first job still runs and still writes
         assert first.isActive
         produce(jc, membership_phase(GROUPS, 2))
-        wait_until(lambda: count(spark, jc, sinks.RECOMMENDATIONS) == 2 * len(GROUPS), 180,
+        wait_until(lambda: count(spark, jc, RECOMMENDATIONS) == 2 * len(GROUPS), 180,
                    "the first job to go on")
         assert first.isActive
     finally:

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from streaming import kafka_clients
 from streaming.apply.feed import RecommendationFeed
-from streaming.recommendation import recommendation_id
+from streaming.contracts.recommendation import recommendation_id
+from streaming.kafka import clients as kafka_clients
 from tests.unit.streaming.apply.test_feed_reader import MALFORMED, rec
 
 pytestmark = pytest.mark.integration

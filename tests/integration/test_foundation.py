@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from streaming import kafka_clients
 from streaming.dev import smoke
+from streaming.embedded.cluster import KafkaCluster, _alive
 from streaming.errors import KafkaClusterError
-from streaming.kafka_cluster import KafkaCluster, _alive
+from streaming.kafka import clients as kafka_clients
 
 from .conftest import env_with
 

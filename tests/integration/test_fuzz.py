@@ -14,9 +14,10 @@ import uuid
 
 import pytest
 
-from streaming import events as ev
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev import fuzz, fuzz_run
-from streaming.job import query, sinks
+from streaming.job import query
 
 from .test_job import job_config, rows
 
@@ -41,8 +42,8 @@ def fuzz_run_result(spark, cfg):
     sent = fuzz_run.send(jc, records, fuzz.skewed_group("skewed", now - 240_000))
     second = query.run(spark, jc, available_now=True)
 
-    rejected = rows(spark, jc, sinks.REJECTED)
-    recs = rows(spark, jc, sinks.RECOMMENDATIONS)
+    rejected = rows(spark, jc, REJECTED)
+    recs = rows(spark, jc, RECOMMENDATIONS)
     verdict = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]), r["reason"])
                                       for r in rejected])
     return verdict, rejected, recs, first + second, sent

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from streaming import jvm, kafka_clients
+from streaming import jvm
+from streaming.kafka import clients as kafka_clients
 
 from .java_client import JavaMember, build_assignor, compile_member, wait_for
 
@@ -32,7 +33,7 @@ def test_the_java_fit_rule_decides_every_vector_as_it_says():
 
 def _recommend(cfg, group: str, version: int, parts: dict[str, list[tuple[str, int]]]) -> None:
     """Write a recommendation for ``group`` on the trigger feed, as the job does (key = group)."""
-    from streaming.recommendation import recommendation_id
+    from streaming.contracts.recommendation import recommendation_id
 
     value = {"group": group, "version": version, "recommendation_id": recommendation_id(group, version),
              "assignment": [{"member_id": None, "instance_id": None, "client_id": c, "rack": None,

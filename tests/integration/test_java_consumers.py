@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from streaming import kafka_clients
 from streaming.collector import Collector, CollectorOptions
+from streaming.kafka import clients as kafka_clients
 
 from .java_client import (
     JavaMember,

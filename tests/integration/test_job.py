@@ -11,10 +11,11 @@ import uuid
 
 import pytest
 
-from streaming import events as ev
 from streaming.config import Config, JobSettings, PolicySettings
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev.produce import produce
-from streaming.job import query, sinks
+from streaming.job import query
 
 T0 = 1_763_700_000_000
 STEP = 10_000  # one collector poll every 10 s of event time
@@ -120,8 +121,8 @@ def scenario_run(spark, cfg):
     jc_small = dataclasses.replace(jc, job=dataclasses.replace(jc.job, max_value_bytes=4096))
     produce(jc_small, events, bad)
     batches = query.run(spark, jc_small, available_now=True)
-    recs = rows(spark, jc_small, sinks.RECOMMENDATIONS)
-    rejected = rows(spark, jc_small, sinks.REJECTED)
+    recs = rows(spark, jc_small, RECOMMENDATIONS)
+    rejected = rows(spark, jc_small, REJECTED)
     return jc_small, recs, rejected, batches, len(bad)
 
 

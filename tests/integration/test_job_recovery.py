@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
-from streaming import events as ev
+from streaming.contracts import events as ev
 from streaming.job import buckets, query
 
 from .test_job import STEP, T0, job_config, lag_poll, member, produce

@@ -14,11 +14,13 @@ import uuid
 
 import pytest
 
-from streaming import event_parts, kafka_clients
-from streaming import events as ev
 from streaming.collector.publisher import Publisher
 from streaming.config import Config
-from streaming.job import query, sinks
+from streaming.contracts import event_parts
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
+from streaming.job import query
+from streaming.kafka import clients as kafka_clients
 from tests.integration.test_job import STEP, T0, job_config, rows
 
 MEMBERS = 10_000
@@ -77,7 +79,7 @@ def large_run(spark, cfg):
     finally:
         publisher.close()
     batches = query.run(spark, jc, available_now=True)
-    return jc, sizes, sent, batches, rows(spark, jc, sinks.RECOMMENDATIONS), rows(spark, jc, sinks.REJECTED)
+    return jc, sizes, sent, batches, rows(spark, jc, RECOMMENDATIONS), rows(spark, jc, REJECTED)
 
 
 def test_large_events_travel_as_parts_under_the_message_limit(large_run):

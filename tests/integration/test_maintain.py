@@ -14,7 +14,8 @@ import pytest
 
 from streaming import config
 from streaming.commands.maintain import maintain
-from streaming.job import sinks, tables
+from streaming.contracts.tables import REJECTED, REJECTED_DDL
+from streaming.job import tables
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +35,7 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
         cfg, paths=config.PathSettings(checkpoints=str(work / "cp"), tables=str(work / "tables")),
         maintenance=dataclasses.replace(cfg.maintenance, auto_compact=False))
     tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
-    location = mc.table_path(sinks.REJECTED)
+    location = mc.table_path(REJECTED)
     props = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["properties"]
     assert props["delta.logRetentionDuration"] == "interval 30 days"
     assert props["delta.deletedFileRetentionDuration"] == "interval 7 days"
@@ -42,7 +43,7 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
 
     now = dt.datetime.now()
     old, recent = now - dt.timedelta(days=40), now - dt.timedelta(days=2)
-    schema = spark.createDataFrame([], sinks.REJECTED_DDL).schema
+    schema = spark.createDataFrame([], REJECTED_DDL).schema
     for b in range(SMALL_FILES):  # one append, one file: as the job's batches leave them
         when = old if b % 3 == 0 else recent
         spark.createDataFrame(_rows(b, when, stateful=b % 2 == 1), schema).coalesce(1) \
@@ -67,8 +68,8 @@ def test_vacuum_keeps_files_within_the_table_retention(spark, cfg, tmp_path):
     mc = dataclasses.replace(cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"),
                                                             tables=str(tmp_path / "tables")))
     tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
-    location = mc.table_path(sinks.REJECTED)
-    schema = spark.createDataFrame([], sinks.REJECTED_DDL).schema
+    location = mc.table_path(REJECTED)
+    schema = spark.createDataFrame([], REJECTED_DDL).schema
     for b in range(3):
         spark.createDataFrame(_rows(b, dt.datetime.now(), stateful=False), schema).coalesce(1) \
             .write.format("delta").mode("append").save(location)

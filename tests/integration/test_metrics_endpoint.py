@@ -17,13 +17,14 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streaming import events as ev
 from streaming import exporter
 from streaming.collector import Collector, CollectorOptions
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev.produce import produce
 from streaming.dev.workload import Workload, WorkloadOptions
 from streaming.exporter.metrics import reason_kind
-from streaming.job import query, sinks
+from streaming.job import query
 
 from .java_client import consumer_groups, parse_table
 from .test_job import STEP, T0, job_config, lag_poll, member
@@ -84,8 +85,8 @@ def job_scrape(spark, cfg):
             time.sleep(1)
         else:
             raise AssertionError(f"the job did not report {len(events) + len(bad)} input rows: {samples}")
-        recs = spark.read.format("delta").load(jc.table_path(sinks.RECOMMENDATIONS)).collect()
-        rejected = spark.read.format("delta").load(jc.table_path(sinks.REJECTED)).collect()
+        recs = spark.read.format("delta").load(jc.table_path(RECOMMENDATIONS)).collect()
+        rejected = spark.read.format("delta").load(jc.table_path(REJECTED)).collect()
     finally:
         stop.set()
         runner.join(120)
@@ -143,7 +144,8 @@ def collector_scrape(cfg):
     opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=400, zipf=1.2,
                            consumers=2, consume_rate=60, racks=("a", "b"))
     with Workload(cfg, opts, out=None) as w, \
-            Collector(mc, CollectorOptions(include=f"^{name}$", interval_s=0.5), out=None) as c:
+            Collector(mc, CollectorOptions(include=f"^{name}$", interval_s=0.5), out=None,
+                      export=exporter.for_collector(mc)) as c:
         assert w.wait_assigned(120)
         time.sleep(2)
         w.pause()

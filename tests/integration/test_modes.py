@@ -15,13 +15,14 @@ from typing import Any
 
 from kafka import KafkaConsumer
 
-from streaming import events as ev
-from streaming import kafka_clients
 from streaming.apply import plan
 from streaming.apply.assignor import strategy
 from streaming.apply.feed import RecommendationFeed
 from streaming.apply.rejoin import RejoinOnRecommendation, find_assignor
-from streaming.job import query, sinks
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
+from streaming.job import query
+from streaming.kafka import clients as kafka_clients
 
 from .jobrun import feed
 from .test_job import STEP, T0, job_config, lag_poll, produce, rows
@@ -91,7 +92,7 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
     produce(jc, events)
     query.run(spark, jc, available_now=True)
 
-    recs = {r["group"]: r for r in rows(spark, jc, sinks.RECOMMENDATIONS)}
+    recs = {r["group"]: r for r in rows(spark, jc, RECOMMENDATIONS)}
     assert {g: (r["version"], r["mode"]) for g, r in recs.items()} == {approved: (1, "approve"),
                                                                        observed: (1, "observe")}
     published = feed(jc)
@@ -147,11 +148,11 @@ def test_a_recommendations_table_from_before_modes_gets_the_mode_column(spark, c
     from streaming.job import tables
 
     jc = job_config(cfg, f"modesold{uuid.uuid4().hex[:6]}")
-    old_ddl = sinks.RECOMMENDATIONS_DDL.replace(", mode STRING", "")
-    location = jc.table_path(sinks.RECOMMENDATIONS)
+    old_ddl = RECOMMENDATIONS_DDL.replace(", mode STRING", "")
+    location = jc.table_path(RECOMMENDATIONS)
     spark.sql(f"CREATE TABLE delta.`{location}` ({old_ddl}) USING DELTA "
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     spark.createDataFrame([("g", 1)], "`group` STRING, version LONG").write.format("delta").mode("append").save(
         location)  # Delta fills the other columns with NULL
     tables.prepare(spark, jc, jc.checkpoint_path("old"))
-    assert [(r["group"], r["version"], r["mode"]) for r in rows(spark, jc, sinks.RECOMMENDATIONS)] == [("g", 1, None)]
+    assert [(r["group"], r["version"], r["mode"]) for r in rows(spark, jc, RECOMMENDATIONS)] == [("g", 1, None)]

@@ -7,10 +7,11 @@ import dataclasses
 import json
 import uuid
 
-from streaming import events as ev
 from streaming import paths
 from streaming.config import PathSettings
-from streaming.job import query, sinks
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
+from streaming.job import query
 
 from .test_job import STEP, T0, job_config, lag_poll, member, produce
 
@@ -32,7 +33,7 @@ def test_job_on_file_uris_with_a_space_writes_there_and_restarts_with_the_same_a
     jc = job_config(cfg, tag)
     jc = dataclasses.replace(jc, paths=PathSettings(tables=f"file://{root}/tables",
                                                     checkpoints=f"file://{root}/checkpoints"))
-    assert jc.table_path(sinks.RECOMMENDATIONS) == f"file://{root}/tables/recommendations"
+    assert jc.table_path(RECOMMENDATIONS) == f"file://{root}/tables/recommendations"
     g = "uri"
     two = [member("C0", [("t0", 0), ("t0", 1)]), member("C1", [("t0", 2), ("t0", 3)])]
     first_run = [ev.members_event(T0, g, 1, "range", two)]
@@ -42,7 +43,7 @@ def test_job_on_file_uris_with_a_space_writes_there_and_restarts_with_the_same_a
     query.run(spark, jc, available_now=True)
 
     tables, checkpoint = root / "tables", root / "checkpoints" / query.CHECKPOINT
-    for name in (sinks.RECOMMENDATIONS, sinks.REJECTED):
+    for name in (RECOMMENDATIONS, REJECTED):
         assert (tables / name / "_delta_log").is_dir(), sorted(p.name for p in root.rglob("*"))
     app_file = checkpoint / "delta_app_id"
     app = app_file.read_text().strip()
@@ -50,7 +51,7 @@ def test_job_on_file_uris_with_a_space_writes_there_and_restarts_with_the_same_a
     assert (checkpoint / "offsets").is_dir()  # Spark's own checkpoint beside it
     # the URI was not taken for a relative local path under the project root
     assert not (paths.PROJECT_ROOT / "file:").exists()
-    recs = spark.read.format("delta").load(jc.table_path(sinks.RECOMMENDATIONS)).collect()
+    recs = spark.read.format("delta").load(jc.table_path(RECOMMENDATIONS)).collect()
     assert [(r["group"], r["triggers"]) for r in recs] == [(g, ["lag_skew"])]
 
     # restart on the same checkpoint: a member joins, which gives a second recommendation
@@ -61,8 +62,8 @@ def test_job_on_file_uris_with_a_space_writes_there_and_restarts_with_the_same_a
     query.run(spark, jc, available_now=True)
 
     assert app_file.read_text().strip() == app
-    recs = spark.read.format("delta").load(jc.table_path(sinks.RECOMMENDATIONS)).collect()
+    recs = spark.read.format("delta").load(jc.table_path(RECOMMENDATIONS)).collect()
     assert sorted(r["version"] for r in recs) == [1, 2]
     assert "membership_change" in max(recs, key=lambda r: r["version"])["triggers"]
     # both runs' appends carried the one app id kept in the checkpoint
-    assert txn_app_ids(tables / sinks.RECOMMENDATIONS) == {f"{app}/{sinks.RECOMMENDATIONS}"}
+    assert txn_app_ids(tables / RECOMMENDATIONS) == {f"{app}/{RECOMMENDATIONS}"}

@@ -10,9 +10,10 @@ import uuid
 
 import pytest
 
-from streaming import events as ev
 from streaming.commands import recommendations
-from streaming.job import query, sinks
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
+from streaming.job import query
 
 from .test_job import STEP, T0, job_config, lag_poll, member, produce
 
@@ -60,14 +61,14 @@ def test_json_output_read_with_deltalake_equals_what_spark_reads(written, spark,
     assert out.returncode == 0, out.stderr
     assert "Spark" not in out.stderr  # read with deltalake, no fallback
     got = json.loads(out.stdout)
-    path = written.table_path(sinks.RECOMMENDATIONS)
+    path = written.table_path(RECOMMENDATIONS)
     want = json.loads(json.dumps(recommendations.read(spark, path, group, latest, limit), default=str))
     assert got == want
     assert got, "no rows to compare"
 
 
 def test_the_job_wrote_what_the_comparison_needs(written, spark):
-    rows = recommendations.read(spark, written.table_path(sinks.RECOMMENDATIONS), None, False, 50)
+    rows = recommendations.read(spark, written.table_path(RECOMMENDATIONS), None, False, 50)
     assert sorted((r["group"], r["version"]) for r in rows) == [("racks", 1), ("skewed", 1), ("skewed", 2)]
     racks = next(r for r in rows if r["group"] == "racks")
     assert {m["rack"] for m in racks["assignment"]} == {"a", "b", "c"}  # nested structs with values
@@ -87,8 +88,8 @@ def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, 
     from streaming.job import tables
 
     jc = job_config(cfg, f"lagsold{uuid.uuid4().hex[:6]}")
-    location = jc.table_path(sinks.RECOMMENDATIONS)
-    old_ddl = sinks.RECOMMENDATIONS_DDL.replace(", before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE",
+    location = jc.table_path(RECOMMENDATIONS)
+    old_ddl = RECOMMENDATIONS_DDL.replace(", before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE",
                                                 "")
     assert "lag_age_s" not in old_ddl
     spark.sql(f"CREATE TABLE delta.`{location}` ({old_ddl}) USING DELTA "
@@ -104,7 +105,7 @@ def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, 
     assert json.loads(out.stdout)[0]["lag_age_s"] is None
 
     other = job_config(cfg, f"lagsforeign{uuid.uuid4().hex[:6]}")
-    spark.sql(f"CREATE TABLE delta.`{other.table_path(sinks.RECOMMENDATIONS)}` ({old_ddl}, extra STRING) "
+    spark.sql(f"CREATE TABLE delta.`{other.table_path(RECOMMENDATIONS)}` ({old_ddl}, extra STRING) "
               "USING DELTA TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     with pytest.raises(JobError, match="column lag_age_s missing.*unexpected column extra"):
         tables.prepare(spark, other, other.checkpoint_path("old"))

@@ -22,13 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from streaming import config, jvm, kafka_clients
+from streaming import config, jvm
 from streaming.apply.feed import RecommendationFeed
 from streaming.dev.demo.loop import GroupOptions, GroupRun, loop_config, stop_query
-from streaming.embedded_security import PRINCIPALS, EmbeddedSecurity
+from streaming.embedded.cluster import KafkaCluster, _alive
+from streaming.embedded.security import PRINCIPALS, EmbeddedSecurity
 from streaming.errors import ConfigError
-from streaming.kafka_cluster import KafkaCluster, _alive
-from streaming.kafka_security import KafkaSecurityError
+from streaming.kafka import clients as kafka_clients
+from streaming.kafka.security import KafkaSecurityError
 from streaming.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.integration

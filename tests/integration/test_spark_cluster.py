@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from streaming import config, jvm
-from streaming import events as ev
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev.produce import produce
-from streaming.job import query, sinks
+from streaming.job import query
 from tests.integration.spark_standalone import StandaloneCluster, spark_home
 
 pytestmark = pytest.mark.integration
@@ -184,7 +185,7 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
         try:
             # meanwhile, the same events in local mode in this process (the session's local[2] Spark)
             query.run(spark, local_cfg, available_now=True)
-            local = recommendations(spark, local_cfg.table_path(sinks.RECOMMENDATIONS))
+            local = recommendations(spark, local_cfg.table_path(RECOMMENDATIONS))
             local_s = time.monotonic() - submitted
             rc = driver.wait(timeout=600)
         finally:
@@ -211,13 +212,13 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
         per_worker[f"worker{worker_of[executor]}"] += n
     assert "Spark master spark://127.0.0.1" in output  # the configured local[*] was not used
 
-    cluster = recommendations(spark, str(cluster_tables / sinks.RECOMMENDATIONS))
+    cluster = recommendations(spark, str(cluster_tables / RECOMMENDATIONS))
     triggers = {t for r in local for t in r["triggers"]}
     assert {"lag_skew", "rack_change", "membership_change", "partition_count_change"} <= triggers, local
     assert not any(r["group"].startswith("quiet") for r in local)
     assert cluster == local
     for tables in (local_cfg.paths.tables, str(cluster_tables)):  # every event was valid, in both runs
-        assert spark.read.format("delta").load(f"{tables}/{sinks.REJECTED}").count() == 0
+        assert spark.read.format("delta").load(f"{tables}/{REJECTED}").count() == 0
     print(f"\nspark-submit on {standalone.master_url}: application {app_id}, {sum(tasks.values())} tasks: "
           f"per executor {dict(sorted(tasks.items()))}, per worker {dict(sorted(per_worker.items()))}; "
           f"{len(local)} recommendations equal in local and cluster runs ({len(events)} events); "

@@ -10,9 +10,10 @@ import uuid
 
 import pytest
 
-from streaming import events as ev
+from streaming.contracts import events as ev
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
-from streaming.job import buckets, query, sinks
+from streaming.job import buckets, query
 
 from .test_job import STEP, T0, job_config, lag_poll, member, produce, rows
 
@@ -47,8 +48,8 @@ def outputs(spark, jc) -> tuple[list[str], list[str]]:
         row = {k: v for k, v in r.asDict(recursive=True).items() if k not in ("batch_id", "kafka_timestamp")}
         return json.dumps(row, sort_keys=True, default=str).replace(jc.kafka.lag_topic, "LAG").replace(
             jc.kafka.metadata_topic, "META")
-    return (sorted(text(r) for r in rows(spark, jc, sinks.RECOMMENDATIONS)),
-            sorted(text(r) for r in rows(spark, jc, sinks.REJECTED)))
+    return (sorted(text(r) for r in rows(spark, jc, RECOMMENDATIONS)),
+            sorted(text(r) for r in rows(spark, jc, REJECTED)))
 
 
 @pytest.fixture(scope="module")

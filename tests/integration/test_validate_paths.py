@@ -12,7 +12,7 @@ import random
 import pytest
 from pyspark.sql import functions as F
 
-from streaming import events as ev
+from streaming.contracts import events as ev
 from streaming.dev import fuzz
 from streaming.job import validate
 

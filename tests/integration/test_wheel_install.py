@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 from streaming import config, jvm, paths
-from streaming import events as ev
+from streaming.contracts import events as ev
 
 from .test_job import STEP, T0, lag_poll, member, produce
 

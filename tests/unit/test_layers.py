@@ -5,14 +5,20 @@
     events change it) -> assignors (pure)
 
 The consumer side (``streaming.apply``) and the collector stand apart: neither needs the job's state or
-policy, nor each other. The development tools (``streaming.dev``) and the benchmarks are never imported
-by shipped code, except lazily by the commands that run them (see docs/architecture.md).
+policy, nor each other. Below them all: the contracts (``streaming.contracts``), lag over time
+(``streaming.lag``) and the production Kafka plumbing (``streaming.kafka``); the loopback development cluster
+(``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the collector
+or the exporter. The exporter reads the collector's snapshot types; the collector never imports the exporter
+(it is handed one, as it is handed its sink). The development tools (``streaming.dev``) and the benchmarks
+are never imported by shipped code, except lazily by the commands that run them (see docs/architecture.md).
+No import circle anywhere, between modules or between packages, lazy imports included.
 """
 
 from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -22,24 +28,33 @@ PACKAGES = ("assignors", "streaming")
 
 SHARED_ABOVE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
                 "streaming.commands", "streaming.cli", "streaming.dev")
-"""What the shared modules at the top of ``streaming/`` (events, config, errors, ...) never import."""
+"""What the shared modules at the top of ``streaming/`` (config, errors, paths, ...) never import."""
+
+ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
+                  "streaming.exporter", "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks")
+NOT_IN_PRODUCTION = ("streaming.embedded", "streaming.dev", "benchmarks")
 
 FORBIDDEN = {
+    "streaming.contracts": (*ABOVE_THE_BASE, "streaming.kafka", "streaming.embedded", "streaming.lag",
+                            "streaming.spark_session"),
+    "streaming.lag": (*ABOVE_THE_BASE, "streaming.kafka", "streaming.embedded", "streaming.spark_session"),
+    "streaming.kafka": (*ABOVE_THE_BASE, "streaming.embedded"),
+    "streaming.embedded": ABOVE_THE_BASE,
     "assignors": ("streaming", "benchmarks"),
     "streaming.state": ("streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
-                        "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks"),
-    "streaming.policy": ("streaming.job", "streaming.apply", "streaming.collector", "streaming.commands",
-                         "streaming.cli", "streaming.dev", "benchmarks"),
+                        "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+    "streaming.policy": ("streaming.job", "streaming.apply", "streaming.collector", "streaming.exporter",
+                         "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
     "streaming.job": ("streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
-                      "streaming.dev", "benchmarks"),
+                      *NOT_IN_PRODUCTION),
     "streaming.apply": ("streaming.state", "streaming.policy", "streaming.job", "streaming.collector",
-                        "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks"),
+                        "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
     "streaming.collector": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                            "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks"),
+                            "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
     # the Prometheus exporter serves the job's and the collector's figures; it reads the collector's
     # snapshot types but decides nothing and runs no command
     "streaming.exporter": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                           "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks"),
+                           "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
 }
 """package -> what none of its modules may import, anywhere in the module."""
 
@@ -103,10 +118,108 @@ def test_layers_run_one_way() -> None:
                 continue
             broken += [f"{name} imports {mod}" for mod, _ in _imports(path)
                        if any(_within(mod, b) for b in banned)]
-        if path.parent == ROOT / "streaming" and name not in SHARED_ABOVE:  # streaming/events.py, config.py, ...
+        if path.parent == ROOT / "streaming" and name not in SHARED_ABOVE:  # config.py, errors.py, ...
             broken += [f"{name} (shared) imports {mod}" for mod, _ in _imports(path)
                        if any(_within(mod, b) for b in SHARED_ABOVE)]
     assert broken == []
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the project's modules it imports, lazily or not. ``from pkg import mod`` is an import of the
+    module ``pkg.mod`` (Python runs ``pkg/__init__`` first, but that is the package's own business)."""
+    paths = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package.split(".")[:len(package.split(".")) - node.level + 1],
+                                     *([node.module] if node.module else [])])
+                subs = {f"{base}.{a.name}" for a in node.names} & paths.keys()
+                edges |= subs if subs else {base}
+        graph[name] = {m for m in edges if m in paths and m != name}
+    return graph
+
+
+def package_of(module: str) -> str | None:
+    """The room a module lives in: its sub-package of ``streaming`` or ``assignors`` (``streaming.job``,
+    ``assignors.sticky``); None for the modules at the top (the shell: config, errors, cli, ...), which the
+    module graph and :data:`SHARED_ABOVE` cover."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 and ROOT.joinpath(*parts[:2]).is_dir() else None
+
+
+def circles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan, iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def package_graph(graph: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """Sub-package -> the sub-packages its modules import."""
+    out: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        room = package_of(module)
+        if room is not None:
+            out.setdefault(room, set()).update(r for r in map(package_of, imported) if r not in (None, room))
+    return out
+
+
+def test_no_import_circle_between_modules_or_packages() -> None:
+    graph = import_graph()
+    assert circles(graph) == []
+    assert circles(package_graph(graph)) == []
+
+
+def test_a_planted_circle_is_found() -> None:
+    """The check sees a circle through lazy imports and across packages: one planted edge back up makes one."""
+    graph = import_graph()
+    assert "streaming.contracts.events" in graph["streaming.collector.diff"]
+    planted = {**graph, "streaming.contracts.events": {*graph["streaming.contracts.events"],
+                                                       "streaming.collector.diff"}}
+    assert circles(planted) == [["streaming.collector.diff", "streaming.contracts.events"]]
+    assert ["streaming.collector", "streaming.contracts"] in circles(package_graph(planted))
 
 
 def test_shipped_code_needs_no_dev_tools() -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from streaming.config import Config
+from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.demo.java_members import JavaConsumer, JavaGroup, assignor_classpath
 from streaming.dev.demo.loop import RATE_HORIZON_S, CollectorThread, GroupOptions, loop_config, stop_query
 from streaming.dev.demo.monitor import GroupMonitor, Sample, line, recommendation_text, short_name
@@ -150,10 +151,10 @@ class JavaDemo:
     # -- the run -----------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event | None = None) -> DemoResult:
-        from streaming import kafka_clients
         from streaming.apply.feed import RecommendationFeed
         from streaming.dev.workload import Workload, WorkloadOptions
         from streaming.job import query as job_query
+        from streaming.kafka import clients as kafka_clients
 
         stop = stop or threading.Event()
         o, g, cfg = self.options, self.options.group, self.cfg
@@ -263,9 +264,8 @@ class JavaDemo:
 
     def _result(self) -> DemoResult:
         from streaming.dev.demo.plot import plot_lag
-        from streaming.job import sinks
 
-        table = self.cfg.table_path(sinks.RECOMMENDATIONS)
+        table = self.cfg.table_path(RECOMMENDATIONS)
         summary = summarize(self.java, self.range, list(self.recs.values()), self.fallbacks, self.match,
                             self.left, self.options.window_s)
         summary["rate_horizon_s"] = self.cfg.policy.rate_horizon_s

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from streaming import jvm
-from streaming.client_properties import for_spark, format_properties
 from streaming.config import Config
 from streaming.dev.demo.loop import GroupOptions
 from streaming.dev.java_process import TP, JavaProcess
 from streaming.dev.workload.consumers import client_id_for
 from streaming.errors import SetupError
+from streaming.kafka.properties import for_spark, format_properties
 from streaming.paths import CACHE_DIR, SOURCE_ROOT
 
 ASSIGNOR_BUILD = CACHE_DIR / "java" / "assignor"

@@ -26,6 +26,7 @@ from streaming.apply.rejoin import RejoinOnRecommendation
 from streaming.config import AUTO, Config
 from streaming.dev.demo.monitor import GroupMonitor, Sample
 from streaming.dev.workload import Workload, WorkloadOptions
+from streaming.exporter import for_collector
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ class CollectorThread:
         include = "^(" + "|".join(m.group for m in self.monitors) + ")$"
         self.collector = Collector(cfg, CollectorOptions(interval_s=interval_s, include=include,
                                                          offset_reset="earliest"),
-                                   sink=self._sink, out=None)
+                                   sink=self._sink, out=None, export=for_collector(cfg))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

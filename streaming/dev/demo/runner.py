@@ -27,6 +27,7 @@ from typing import Any
 
 from streaming.apply.plan import client_id_from_member_id
 from streaming.config import Config
+from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.demo.loop import RATE_HORIZON_S, CollectorThread, GroupOptions, GroupRun, loop_config, stop_query
 from streaming.dev.demo.monitor import GroupMonitor, Sample, line, peak, recommendation_text, short_name
 from streaming.paths import DATA_DIR
@@ -185,10 +186,9 @@ class Demo:
 
     def _result(self) -> DemoResult:
         from streaming.dev.demo.plot import plot_lag
-        from streaming.job import sinks
 
         mon = self.monitor
-        table = self.cfg.table_path(sinks.RECOMMENDATIONS)
+        table = self.cfg.table_path(RECOMMENDATIONS)
         summary = summarize(mon, self.recs) if mon is not None else {}
         summary["rate_horizon_s"] = self.cfg.policy.rate_horizon_s
         plot = None
@@ -290,8 +290,9 @@ def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
 
     ``demo``: the class to run, ``Demo`` (with :class:`DemoOptions`) or another taking the same arguments
     (:class:`~streaming.dev.demo.java.JavaDemo` with its own options)."""
-    from streaming import jvm, kafka_clients
+    from streaming import jvm
     from streaming.config import EMBEDDED
+    from streaming.embedded.live import kafka_for
     from streaming.spark_session import get_spark
 
     jvm.resolve()
@@ -299,7 +300,7 @@ def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
     os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
     if cfg.kafka.bootstrap_servers == EMBEDDED:
         cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, embedded_brokers=3))
-    with kafka_clients.kafka_for(cfg) as live:
+    with kafka_for(cfg) as live:
         out(f"Kafka at {live.kafka.bootstrap_servers}; starting Spark ...")
         spark = get_spark(live)
         try:

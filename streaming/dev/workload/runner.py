@@ -19,12 +19,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from streaming import kafka_clients
 from streaming.config import Config
 from streaming.dev.workload.consumers import AssignorSpec, ConsumerWorker, assignors_for, client_id_for, make_consumer
 from streaming.dev.workload.producers import SkewedProducer, partition_rates
 from streaming.dev.workload.reassign import move_replicas
 from streaming.dev.workload.worker import describe_consumers
+from streaming.kafka import clients as kafka_clients
 
 log = logging.getLogger(__name__)
 

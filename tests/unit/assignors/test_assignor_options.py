@@ -16,8 +16,8 @@ from assignors.metrics import compute_metrics
 from assignors.model import GroupSnapshot, Member
 from assignors.scenario import call_assignor
 from streaming import config
-from streaming import events as ev
 from streaming.config import PolicySettings
+from streaming.contracts import events as ev
 from streaming.errors import ConfigError
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState

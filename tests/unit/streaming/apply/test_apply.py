@@ -16,7 +16,7 @@ from streaming.apply.assignor import RecommendationAssignor, member_of, strategy
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.rejoin import RejoinOnRecommendation
 from streaming.collector.member_metadata import RackResolver, member_from, subscription_from
-from streaming.recommendation import recommendation_id
+from streaming.contracts.recommendation import recommendation_id
 
 UUIDS = ["6f1e2d3c-0000-4000-8000-00000000000a", "0a9b8c7d-1111-4111-8111-00000000000b",
          "deadbeef-2222-4222-8222-00000000000c", "cafebabe-3333-4333-8333-00000000000d"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streaming.apply.feed import LatestRecommendations
-from streaming.recommendation import recommendation_id
+from streaming.contracts.recommendation import recommendation_id
 from streaming.text import printable
 
 

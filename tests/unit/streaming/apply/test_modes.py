@@ -17,9 +17,10 @@ from streaming.apply.errors import InvalidRecommendation
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.rejoin import RejoinOnRecommendation
 from streaming.commands import approve, verify
+from streaming.contracts.recommendation import Recommendation
+from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
 from streaming.errors import ConfigError
 from streaming.job import sinks
-from streaming.recommendation import Recommendation
 
 from ..commands.test_describe_verify import NOW, _rec, _snap
 from .test_apply import REC, FakeCluster, FakeConsumer, join_member, members, mid
@@ -78,7 +79,7 @@ def test_row_carries_the_mode_and_the_feed_value_its_status(mode, status, publis
     assert json.loads(row["feed_value"])["status"] == status
     assert (mode in sinks.PUBLISHED_MODES) is published
     # the feed sink publishes only the published modes, and the table has the column
-    assert "mode STRING" in sinks.RECOMMENDATIONS_DDL and sinks.ADDED_COLUMNS["mode"] == "STRING"
+    assert "mode STRING" in RECOMMENDATIONS_DDL and ADDED_COLUMNS["mode"] == "STRING"
 
 
 def test_policy_stamps_each_recommendation_with_its_groups_mode():

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from streaming import events
 from streaming.collector.diff import (
     MetadataTracker,
     is_full_refresh,
     lag_events,
     partition_entries,
 )
+from streaming.contracts import events
 
 TS = 1_700_000_000_000
 

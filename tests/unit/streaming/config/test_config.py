@@ -67,7 +67,7 @@ def test_bad_files_are_named(tmp_path):
 
 
 def test_cluster_ids_never_start_with_a_dash():
-    from streaming.kafka_cluster import new_cluster_id
+    from streaming.embedded.cluster import new_cluster_id
 
     ids = [new_cluster_id() for _ in range(2000)]
     assert not any(i.startswith("-") for i in ids)

@@ -6,9 +6,10 @@ import argparse
 
 import pytest
 
-from streaming import config, jvm, kafka_clients, spark_session
+from streaming import config, jvm, spark_session
 from streaming.commands import run as run_command
 from streaming.commands import smoke as smoke_command
+from streaming.kafka import clients as kafka_clients
 from streaming.spark_session import LOCAL_ONLY, choose_master, spark_defaults, submit_args_master
 
 

@@ -14,7 +14,7 @@ from streaming import config
 from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
 from streaming.exporter import CollectorExport, view
-from streaming.exporter.window import Windows
+from streaming.lag.window import Windows
 
 STEP = 10_000
 
@@ -78,7 +78,7 @@ def test_depth_bounds_the_window_and_vanished_groups_are_forgotten():
     w = Windows(depth=3, stuck_after=3)
     for i in range(6):
         _figures(w, _poll(i))
-    g = w._groups["g"]
+    g = w._groups["g"]["t"]
     assert g.n.tolist() == [3, 3, 3] and g.ts[0].tolist() == [1_700_000_000_000 + i * STEP for i in (3, 4, 5)]
     w.retain([])
     assert not w._groups

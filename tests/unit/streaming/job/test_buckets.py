@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming import events as ev
 from streaming.config import PolicySettings
+from streaming.contracts import events as ev
 from streaming.job import buckets, hfs, stateful
 from streaming.state.errors import UnreadableState
 from streaming.state.group_state import GroupState

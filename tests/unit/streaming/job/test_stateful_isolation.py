@@ -11,8 +11,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming import events as ev
 from streaming.config import PolicySettings
+from streaming.contracts import events as ev
 from streaming.job import stateful
 from streaming.state.group_state import GroupState
 

@@ -10,7 +10,7 @@ from streaming.job.lease import holder_state
 from streaming.job.sinks import fault_batches
 from streaming.job.supervisor import Attempt, is_fatal, one_line, supervise
 from streaming.job.tables import schema_differences
-from streaming.retry import backoff_delay, retry_call
+from streaming.kafka.retry import backoff_delay, retry_call
 
 
 class Transient(Exception):

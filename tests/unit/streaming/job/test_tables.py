@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from streaming.job.sinks import ADDED_COLUMNS, RECOMMENDATIONS_DDL
+from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
 from streaming.job.tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from streaming import events as ev
+from streaming.contracts import events as ev
 from streaming.policy.lag_seconds import figures
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState

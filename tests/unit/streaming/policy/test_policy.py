@@ -9,8 +9,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming import events as ev
 from streaming.config import PolicySettings
+from streaming.contracts import events as ev
 from streaming.policy import lag_skew
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState

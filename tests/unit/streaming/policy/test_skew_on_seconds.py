@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streaming import config
-from streaming import events as ev
+from streaming.contracts import events as ev
 from streaming.errors import ConfigError
 from streaming.policy import lag_skew
 from streaming.policy.recommend import process, skew_reading

@@ -1,4 +1,4 @@
-"""Lag in seconds (streaming.lag_time) over any window: exact on linear histories, never negative, 0 exactly
+"""Lag in seconds (streaming.lag.rules) over any window: exact on linear histories, never negative, 0 exactly
 without lag, monotone in lag, and no exception on degenerate windows (one observation, equal times, offsets
 up to 2**63-1, counters that go back after a topic is re-created)."""
 
@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming import lag_time as L
-from streaming.state.lag_history import LagHistory
+from streaming.lag import rules as L
+from streaming.lag.history import LagHistory
 
 MAX = 2**63 - 1
 

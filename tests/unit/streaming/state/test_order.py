@@ -3,7 +3,7 @@ counts once towards the skew streak however it is batched or re-sent, and late l
 
 from __future__ import annotations
 
-from streaming import events as ev
+from streaming.contracts import events as ev
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, members, poll

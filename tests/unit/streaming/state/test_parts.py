@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming import event_parts
-from streaming import events as ev
+from streaming.contracts import event_parts
+from streaming.contracts import events as ev
+from streaming.contracts.recommendation import LAG_SECONDS_COLUMNS
 from streaming.policy.recommend import process
-from streaming.recommendation import LAG_SECONDS_COLUMNS
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO, poll
 

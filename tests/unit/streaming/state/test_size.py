@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming import events as ev
+from streaming.contracts import events as ev
+from streaming.lag.history import LagHistory
 from streaming.policy.recommend import process
 from streaming.state.group_state import LZ4_MARK, GroupState
 from streaming.state.ingest import Owners
-from streaming.state.lag_history import LagHistory
 from streaming.state.snapshot import to_snapshot
 from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, poll
 

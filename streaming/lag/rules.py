@@ -1,8 +1,8 @@
 """Lag in seconds, and stuck partitions, read off a short window of lag observations (numpy, no Spark).
 
-Shared by the job's state (:class:`streaming.state.lag_history.LagHistory` keeps the window per topic) and
-the collector's ``/metrics`` (which keeps its own window of its polls), so both say the same thing; it sits
-at the top of ``streaming`` because the exporter may not import the state (tests/unit/test_layers.py).
+Shared by the job's state (:class:`streaming.lag.history.LagHistory` keeps the window per topic) and
+the collector's ``/metrics`` (:mod:`streaming.lag.window`, the same ring buffer over its polls), so both say
+the same thing.
 
 A window is three ``(rows, depth)`` int64 arrays, oldest first, and ``n`` (columns filled per row): the
 observation time (ms), the committed offset and the end offset of one partition per row. Only the latest
@@ -27,7 +27,9 @@ Comparing two assignments of a group, :func:`member_capacity` gives each member 
 by in both (what a member that keeps up consumed understates what it can do).
 
 A stuck partition (:func:`stuck_mask`) is the case where lag is present and the committed offset stood
-still for the last ``k`` observations: its time to catch up is unbounded, and moving it does not help.
+still for the last ``k`` observations (a poison record, a consumer wedged on one partition): its time to catch
+up is unbounded, and moving it for balance does not help, so a recommendation reports it and leaves it where
+it is. With ``k`` = 3, committed 500, 500, 500 against end 900, 950, 990 is stuck.
 
 Example: observations at 0, 10 and 20 s with end offsets 1000, 2000, 3000 and committed 400, 900, 1500.
 Latest lag 1500; the consume rate over the run is (1500 - 400) / 20 s = 55/s, so catching up takes about

@@ -1,22 +1,21 @@
 """kafka-python clients built from the configuration, and the embedded-cluster switch.
 
 The configuration names Kafka settings the Java way (``security.protocol``), as Spark's ``kafka.*``
-options do; :mod:`streaming.client_properties` translates them for kafka-python, completely: a setting
+options do; :mod:`streaming.kafka.properties` translates them for kafka-python, completely: a setting
 it cannot use is an error naming the key, except the Java-only ones it lists, which go to Spark alone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from streaming.config import EMBEDDED, Config
-from streaming.errors import KafkaClusterError, KafkaUnreachableError
-from streaming.retry import retry_call
+from streaming.config import Config
+from streaming.errors import KafkaUnreachableError
+from streaming.kafka.retry import retry_call
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +26,10 @@ def python_client_options(cfg: Config, client: str) -> dict[str, Any]:
 
     Secured settings are checked against the broker the first time (one TLS handshake and SASL login,
     bounded): wrong credentials or an untrusted certificate raise KafkaSecurityError at once."""
-    from streaming.client_properties import to_kafka_python
-    from streaming.kafka_security import check_access, install_log_redaction, register_secret
+    from streaming.kafka.properties import to_kafka_python
+    from streaming.kafka.security import check_access, install_log_redaction, register_secret, register_secrets
 
+    register_secrets(cfg.kafka.options)  # from here on, kafka and py4j log records show them as ***
     opts = to_kafka_python({**cfg.kafka.options, "bootstrap.servers": cfg.kafka.bootstrap_servers}, client)
     for key in ("sasl_plain_password", "ssl_password"):
         register_secret(opts.get(key))
@@ -133,22 +133,3 @@ def _quiet_kafka_logs() -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
-
-
-@contextlib.contextmanager
-def kafka_for(cfg: Config) -> Iterator[Config]:
-    """Yield ``cfg`` pointing at a live cluster: an embedded one started for the block when the
-    configuration says ``embedded``, else the configured one unchanged."""
-    if cfg.kafka.bootstrap_servers != EMBEDDED:
-        yield cfg
-        return
-    from streaming.kafka_cluster import KafkaCluster
-
-    brokers = cfg.kafka.embedded_brokers
-    if brokers not in (1, 3):
-        raise KafkaClusterError(f"kafka.embedded_brokers must be 1 or 3, got {brokers}")
-    cluster = KafkaCluster(brokers=brokers)
-    print(f"Starting an embedded Kafka cluster ({brokers} broker(s)) ...", flush=True)
-    with cluster:
-        live = dataclasses.replace(cfg.kafka, bootstrap_servers=cluster.bootstrap_servers)
-        yield dataclasses.replace(cfg, kafka=live)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from streaming import jvm
+from streaming.embedded.cluster import KafkaCluster, Node
 from streaming.errors import KafkaClusterError
-from streaming.kafka_cluster import KafkaCluster, Node
 from streaming.paths import CACHE_DIR, SOURCE_ROOT
 
 ASSIGNOR_CLASS = "io.github.kafkarebalancer.ServerAssignor"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from streaming import jvm
-from streaming.embedded_security import EmbeddedSecurity, write_private
+from streaming.embedded.security import EmbeddedSecurity, write_private
 from streaming.errors import KafkaClusterError
 from streaming.paths import CACHE_DIR, CONF_DIR
 
@@ -99,7 +99,7 @@ class KafkaCluster:
         self.base_dir = Path(base_dir) if base_dir else CACHE_DIR / "kafka" / f"cluster-{uuid.uuid4().hex[:8]}"
         self.cluster_id = new_cluster_id()
         self.extra_config = extra_config or {}
-        self.security = security  # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded_security.py)
+        self.security = security  # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded/security.py)
         self.nodes = [
             Node(
                 node_id=i + 1,

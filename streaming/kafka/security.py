@@ -1,10 +1,11 @@
 """Keeping Kafka secrets secret, and saying clearly when authentication or TLS fails.
 
-- :class:`Secret`: a ``str`` whose ``repr``/``str``/format print ``***``; kafka-python gets passwords as
+- :class:`~streaming.kafka.properties.Secret` (beside the settings it wraps): kafka-python gets passwords as
   Secrets, so its DEBUG dump of a client's configuration cannot show them;
 - :func:`install_log_redaction`: a filter on every ``kafka`` and ``py4j`` logger (py4j logs the commands
   that carry Spark's Kafka options) that replaces any registered secret in a record with ``***``, at
-  every level;
+  every level, registered by the factories that hand the settings to a client (kafka-python's in
+  :mod:`streaming.kafka.clients`, Spark's in :mod:`streaming.spark_session`), not by loading a configuration;
 - :func:`check_access`: before the first kafka-python client of a secured configuration, one TLS
   handshake and one SASL login with a bounded timeout, so a wrong password or an untrusted certificate
   ends at once in :class:`KafkaSecurityError` naming the cause, rather than in retries without end.
@@ -23,30 +24,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from streaming.errors import KafkaSecurityError, RebalancerError
+from streaming.kafka.properties import REDACTED, SECRET_KEYS, parse_jaas
 
 log = logging.getLogger(__name__)
 
-REDACTED = "***"
 CHECK_TIMEOUT_S = 10.0
-
-
-class Secret(str):
-    """A string that never prints itself: ``repr``, ``str()``, ``%s`` and f-strings show ``***``. Its
-    characters are still there for whoever encodes it (``secret.encode()``), as SASL and TLS do."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return repr(REDACTED)
-
-    def __str__(self) -> str:
-        return REDACTED
-
-    def __format__(self, spec: str) -> str:
-        return REDACTED
-
-    def reveal(self) -> str:
-        return str.__str__(self)
 
 
 _secrets: set[str] = set()
@@ -63,8 +45,6 @@ def register_secret(value: str | None) -> None:
 def register_secrets(options: Mapping[str, str]) -> None:
     """Register the secrets among Kafka client settings (Kafka's names): secret-looking values, and the
     password inside a JAAS line. The log filter is installed too."""
-    from streaming.client_properties import SECRET_KEYS, parse_jaas
-
     found = [v for k, v in options.items()
              if k in SECRET_KEYS or any(h in k.lower() for h in ("password", "secret", "token"))]
     if "sasl.jaas.config" in options:

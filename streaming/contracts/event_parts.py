@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streaming.events import MEMBERS, PARTITIONS
+from streaming.contracts.events import MEMBERS, PARTITIONS
 
 LIST_FIELD = {MEMBERS: "members", PARTITIONS: "partitions"}
 MAX_PARTS = 10_000

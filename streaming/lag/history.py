@@ -17,8 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from streaming import lag_time
-from streaming.state.stuck import stuck_mask
+from streaming.lag import rules as lag_time
 
 ARRAYS = ("ts", "committed", "end")
 
@@ -84,7 +83,13 @@ class LagHistory:
 
     def retain_below(self, count: int) -> None:
         """Drop the partitions numbered ``count`` and above (gone: the topic was re-created smaller)."""
-        keep = self.ids < count
+        self._keep_rows(self.ids < count)
+
+    def retain(self, partitions: np.ndarray) -> None:
+        """Drop every partition but ``partitions`` (a live view keeps only those of its latest poll)."""
+        self._keep_rows(np.isin(self.ids, partitions))
+
+    def _keep_rows(self, keep: np.ndarray) -> None:
         if keep.all():
             return
         self.ids, self.n = self.ids[keep], self.n[keep]
@@ -177,7 +182,7 @@ class LagHistory:
 
     def consume_rate(self) -> np.ndarray:
         """Records/s of the committed offset over each row's latest run (nan: one observation), the rate
-        lag in seconds divides by (:mod:`streaming.lag_time`; unlike :meth:`rate`, a counter reset starts a
+        lag in seconds divides by (:mod:`streaming.lag.rules`; unlike :meth:`rate`, a counter reset starts a
         new run instead of reading as 0)."""
         return lag_time.rate(self.ts, self.committed, self.end, self.n)
 
@@ -193,8 +198,8 @@ class LagHistory:
         return float((self.ts[rows, last] - self.ts[rows, start]).max()) / 1000.0
 
     def stuck(self, k: int) -> np.ndarray:
-        """Rows stuck at their last ``k`` observations (the rule is in :mod:`streaming.state.stuck`)."""
-        return stuck_mask(self.committed, self.end, self.n, k)
+        """Rows stuck at their last ``k`` observations (:func:`streaming.lag.rules.stuck_mask`)."""
+        return lag_time.stuck_mask(self.committed, self.end, self.n, k)
 
     def dense(self, values: np.ndarray, count: int, dtype: type) -> np.ndarray:
         """``values`` (one per row) spread over partitions ``0..count-1``, zero where unobserved."""

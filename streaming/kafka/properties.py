@@ -4,7 +4,8 @@ expanded, and translated once, completely, for kafka-python.
 Spark's Kafka source and sink take the settings as they are (``kafka.``-prefixed). kafka-python spells
 them differently and reads TLS material as PEM files only, so :func:`to_kafka_python` maps every setting
 it knows; a setting that only Java clients understand (:data:`JAVA_ONLY`) is left to Spark; anything
-else is a :class:`~streaming.errors.ConfigError` that names the key (never the value).
+else is a :class:`~streaming.errors.ConfigError` that names the key (never the value). A password travels as a
+:class:`Secret`, which never prints itself.
 """
 
 from __future__ import annotations
@@ -16,6 +17,28 @@ from pathlib import Path
 from typing import Any
 
 from streaming.errors import ConfigError
+
+REDACTED = "***"
+
+
+class Secret(str):
+    """A string that never prints itself: ``repr``, ``str()``, ``%s`` and f-strings show ``***``. Its
+    characters are still there for whoever encodes it (``secret.encode()``), as SASL and TLS do."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(REDACTED)
+
+    def __str__(self) -> str:
+        return REDACTED
+
+    def __format__(self, spec: str) -> str:
+        return REDACTED
+
+    def reveal(self) -> str:
+        return str.__str__(self)
+
 
 # keys whose values are secrets (also: any key hinting at one, see config.SECRET_HINTS)
 SECRET_KEYS = frozenset({"sasl.jaas.config", "sasl.password", "ssl.key.password", "ssl.keystore.password",
@@ -243,7 +266,6 @@ def credentials(options: Mapping[str, str]) -> tuple[str, str] | None:
 def to_kafka_python(options: Mapping[str, str], client: str) -> dict[str, Any]:
     """``options`` (Kafka's names, without ``kafka.``) as keyword arguments of kafka-python's ``client``
     (``admin``, ``producer`` or ``consumer``). Raises ConfigError naming the first key it cannot use."""
-    from streaming.kafka_security import Secret
 
     known = _kafka_python_defaults(client)
     out: dict[str, Any] = {}
@@ -289,7 +311,6 @@ _HANDLED = frozenset({
 
 
 def _tls(options: Mapping[str, str]) -> dict[str, Any]:
-    from streaming.kafka_security import Secret
 
     out: dict[str, Any] = {}
     for inline in ("ssl.truststore.certificates", "ssl.keystore.certificate.chain", "ssl.keystore.key"):

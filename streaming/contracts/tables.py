@@ -1,0 +1,31 @@
+"""The job's two Delta tables: their names and columns (Spark SQL DDL), without Spark.
+
+The one place the tables are declared: the job creates and checks them from here (:mod:`streaming.job.tables`),
+and the commands that read them (``recommendations``, ``live``, ``maintain``, ``verify``) name them from here
+without importing pyspark.
+"""
+
+from __future__ import annotations
+
+from streaming.contracts.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
+
+RECOMMENDATIONS = "recommendations"
+REJECTED = "rejected_events"
+NAMES = (RECOMMENDATIONS, REJECTED)
+
+RECOMMENDATIONS_DDL = f"""
+    batch_id LONG, `group` STRING, version LONG, recommendation_id STRING, event_time TIMESTAMP,
+    generation INT, triggers ARRAY<STRING>, trigger_details STRING, assignor STRING,
+    assignment {ASSIGNMENT_TYPE},
+    before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE,
+    lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE,
+    stuck_partitions {STUCK_TYPE}, mode STRING, before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE
+"""
+ADDED_COLUMNS = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
+"""Columns added to the recommendations table since its first release, all nullable: an older table gets the
+ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all published for
+application; for the lag seconds, not computed then)."""
+REJECTED_DDL = """
+    batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
+    source_offset LONG, kafka_timestamp TIMESTAMP
+"""

@@ -215,7 +215,7 @@ class Suite:
                               min_total_lag=self.min_total_lag)
             self.query, self.printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("loop"))
             self.printer.out = lambda _text: None
-            self.feed = RecommendationFeed(cfg).start()
+            self.feed = RecommendationFeed(cfg.kafka).start()
             if not self.feed.wait_ready(60):
                 raise RuntimeError("the trigger feed reader did not start")
             return Env(cfg, self.feed, [n.node_id for n in self.cluster.nodes], self.query)

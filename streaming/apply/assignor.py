@@ -3,7 +3,7 @@ recommendations at the group's next rebalance.
 
 ::
 
-    feed = RecommendationFeed(cfg).start()
+    feed = RecommendationFeed(cfg.kafka).start()
     consumer = KafkaConsumer(
         "orders", group_id="orders-app", client_id="orders-1", client_rack="a",
         partition_assignment_strategy=strategy(feed, "orders-app", rack="a"))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streaming.apply.plan import parse_recommendation, status_of
-from streaming.config import Config
+from streaming.config import KafkaSettings
 from streaming.contracts.recommendation import APPROVED, REJECTED
 from streaming.text import printable
 
@@ -110,19 +110,21 @@ class LatestRecommendations:
 
 
 class RecommendationFeed(LatestRecommendations):
-    """Reads ``cfg.kafka.trigger_topic`` from the beginning, then follows it, in a daemon thread.
+    """Reads the trigger feed (``kafka.trigger_topic``, or ``topic``) from the beginning, then follows it,
+    in a daemon thread. It needs the Kafka settings and nothing else of the job's configuration.
 
     ::
 
-        with RecommendationFeed(cfg) as feed:
+        with RecommendationFeed(cfg.kafka) as feed:
             feed.wait_ready(30)           # caught up with what the topic held at start
             rec = feed.latest("orders-app")
     """
 
-    def __init__(self, cfg: Config, topic: str | None = None, poll_ms: int = 300, **consumer_settings: Any) -> None:
+    def __init__(self, kafka: KafkaSettings, topic: str | None = None, poll_ms: int = 300,
+                 **consumer_settings: Any) -> None:
         super().__init__()
-        self.cfg = cfg
-        self.topic = topic or cfg.kafka.trigger_topic
+        self.kafka = kafka
+        self.topic = topic or kafka.trigger_topic
         self.poll_ms = poll_ms
         self.consumer_settings = consumer_settings
         self._stop = threading.Event()
@@ -156,9 +158,9 @@ class RecommendationFeed(LatestRecommendations):
     def _consumer(self) -> Any:
         from kafka import KafkaConsumer
 
-        from streaming.kafka.clients import python_client_options
+        from streaming.kafka.clients import client_options
 
-        opts = python_client_options(self.cfg, "consumer") | {
+        opts = client_options(self.kafka, "consumer") | {
             "group_id": None, "enable_auto_commit": False, "auto_offset_reset": "earliest",
             "client_id": "rebalancer-feed-reader", "reconnect_backoff_max_ms": 2000,
         } | self.consumer_settings

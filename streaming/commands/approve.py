@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.kafka.clients import producer
 
     cfg = live.live_config(load_config(args), args.bootstrap)
-    with RecommendationFeed(cfg) as feed:
+    with RecommendationFeed(cfg.kafka) as feed:
         if not feed.wait_ready(FEED_WAIT_S) or feed.failure is not None:
             raise RebalancerError(f"could not read the trigger feed {cfg.kafka.trigger_topic}: "
                                   f"{feed.failure or 'timed out'}")

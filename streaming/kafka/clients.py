@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from streaming.config import Config
+from streaming.config import Config, KafkaSettings
 from streaming.errors import KafkaUnreachableError
 from streaming.kafka.retry import retry_call
 
@@ -21,16 +21,21 @@ log = logging.getLogger(__name__)
 
 
 def python_client_options(cfg: Config, client: str) -> dict[str, Any]:
-    """``cfg.kafka`` as keyword arguments for kafka-python's ``client`` (admin, producer, consumer), values
-    typed as kafka-python wants them (``--conf`` values arrive as strings).
+    """``cfg.kafka`` as keyword arguments for kafka-python's ``client`` (see :func:`client_options`)."""
+    return client_options(cfg.kafka, client)
+
+
+def client_options(kafka: KafkaSettings, client: str) -> dict[str, Any]:
+    """The Kafka settings as keyword arguments for kafka-python's ``client`` (admin, producer, consumer),
+    values typed as kafka-python wants them (``--conf`` values arrive as strings).
 
     Secured settings are checked against the broker the first time (one TLS handshake and SASL login,
     bounded): wrong credentials or an untrusted certificate raise KafkaSecurityError at once."""
     from streaming.kafka.properties import to_kafka_python
     from streaming.kafka.security import check_access, install_log_redaction, register_secret, register_secrets
 
-    register_secrets(cfg.kafka.options)  # from here on, kafka and py4j log records show them as ***
-    opts = to_kafka_python({**cfg.kafka.options, "bootstrap.servers": cfg.kafka.bootstrap_servers}, client)
+    register_secrets(kafka.options)  # from here on, kafka and py4j log records show them as ***
+    opts = to_kafka_python({**kafka.options, "bootstrap.servers": kafka.bootstrap_servers}, client)
     for key in ("sasl_plain_password", "ssl_password"):
         register_secret(opts.get(key))
     install_log_redaction()

@@ -30,7 +30,7 @@ def test_reader_thread_skips_malformed_messages_and_keeps_reading(cfg) -> None:
         send(json.dumps(rec(version=1)))
         send(json.dumps(rec(version=900_000)))  # a forged jump
         send(json.dumps(rec(version=3)))
-        with RecommendationFeed(cfg, topic=topic) as feed:
+        with RecommendationFeed(cfg.kafka, topic=topic) as feed:
             assert feed.wait_ready(60)
             latest = feed.latest("g")
             assert latest is not None and latest["version"] == 3

@@ -55,7 +55,7 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
     looped = dataclasses.replace(baseline, group=f"loop-app-{tag}", topic=f"loop-app-{tag}", apply=True,
                                  min_rejoin_interval_s=3)
 
-    feed = RecommendationFeed(lcfg).start()
+    feed = RecommendationFeed(lcfg.kafka).start()
     recs: list[dict] = []
     feed.add_listener(lambda r: recs.append(r) if r["group"] == looped.group else None)
     query, printer = None, None

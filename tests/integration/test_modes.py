@@ -99,7 +99,7 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
     assert [(m["group"], m["version"], m["status"]) for m in published] == [(approved, 1, "proposed")]
     wanted = {e["client_id"]: sorted(tuple(tp) for tp in e["partitions"]) for e in published[0]["assignment"]}
 
-    with RecommendationFeed(jc) as recs_feed:
+    with RecommendationFeed(jc.kafka) as recs_feed:
         assert recs_feed.wait_ready(30)
         group = [Member(jc, approved, topic, c, recs_feed) for c in clients]
         for m in group:

@@ -181,7 +181,7 @@ def test_loop_on_the_secured_cluster_leaks_no_secret(secured, client_files, secr
                            consume_rate=120.0, min_rejoin_interval_s=3)
     spark = get_spark(job)
     collector_log = tmp_path / "collector.log"
-    feed = RecommendationFeed(app).start()
+    feed = RecommendationFeed(app.kafka).start()
     query = printer = run = collector = None
     try:
         query, printer = job_query.start(spark, job, checkpoint=job.checkpoint_path("secured"))

@@ -135,7 +135,7 @@ def test_a_kip848_group_on_the_server_assignor_takes_the_jobs_recommendation(ser
     load = {k: Workload(lcfg, WorkloadOptions(topic=n, group=n, partitions=PARTITIONS, produce_rate=300.0, zipf=1.0,
                                               consumers=0, replication_factor=1), out=None)
             for k, n in names.items()}
-    feed = RecommendationFeed(lcfg).start()
+    feed = RecommendationFeed(lcfg.kafka).start()
     recs: list[tuple[float, dict]] = []
     feed.add_listener(lambda r: recs.append((time.monotonic(), r)) if r["group"] == names["rebalancer"] else None)
     members: dict[str, list[JavaMember]] = {k: [] for k in names}

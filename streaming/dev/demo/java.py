@@ -164,7 +164,7 @@ class JavaDemo:
                  f"{cfg.policy.skew_observations} observations, cooldown {cfg.policy.cooldown_s:g}s) ...")
         query, printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("rebalancer"))
         printer.out = lambda text: None
-        feed = RecommendationFeed(cfg).start()
+        feed = RecommendationFeed(cfg.kafka).start()
         groups: list[JavaGroup] = []
         producer = collector = None
         try:

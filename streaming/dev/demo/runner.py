@@ -124,7 +124,7 @@ class Demo:
                  f"{cfg.policy.skew_observations} observations, cooldown {cfg.policy.cooldown_s:g}s) ...")
         query, printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("rebalancer"))
         printer.out = lambda text: None
-        feed = RecommendationFeed(cfg).start()
+        feed = RecommendationFeed(cfg.kafka).start()
         collector = run = None
         try:
             feed.wait_ready(30)

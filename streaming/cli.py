@@ -14,6 +14,7 @@ import importlib.util
 import logging
 import os
 import sys
+import time
 
 from streaming.errors import RebalancerError
 
@@ -46,17 +47,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def setup_logging(args: argparse.Namespace) -> None:
+    """Commands print their answer; the log says how they got there. A command with a live display
+    (``set_defaults(log_file=NAME)``) logs to a file whose path it prints, so the display does not scroll
+    away; ``-v`` brings every log line back to the terminal, at DEBUG. Without ``-v``, kafka-python and py4j
+    say only their errors (their warnings, e.g. kafka-python's "Task ... ran for 0.109s ... blocking the event
+    loop" under load, are noise to someone who asked for a verdict)."""
+    handler: logging.Handler | None = None
+    name = getattr(args, "log_file", None)
+    if name and not args.verbose:
+        from streaming.paths import LOG_DIR
+
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        path = LOG_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        handler = logging.FileHandler(path)
+        print(f"logs: {path} (-v shows them here)", flush=True)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S",
+                        handlers=[handler] if handler else None, force=True)
+    for noisy in ("kafka", "py4j"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if args.verbose else logging.ERROR)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        datefmt="%H:%M:%S",
-    )
-    # kafka-python logs every connection attempt at INFO
-    for noisy in ("kafka", "py4j"):
-        logging.getLogger(noisy).setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    setup_logging(args)
     try:
         return int(args.func(args) or 0)
     except RebalancerError as e:

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "consumers only)")
     p.add_argument("--interval", type=float, default=2.5, metavar="SECONDS", help="collector poll interval (2.5)")
     p.add_argument("--out", default=None, metavar="DIR", help="output folder (default data/demo/<time>)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, log_file="demo")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -144,6 +144,10 @@ def test_demo_runs_briefly_and_leaves_its_summary_plot_and_tables(cfg: Config, t
                       "--conf", "spark.master=local[2]", "--conf", "spark.sql.shuffle.partitions=2", timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "summary: group" in done.stdout
+    # the live display is not interleaved with log lines: they went to the file it named
+    log_file = re.search(r"^logs: (\S+)", done.stdout, re.M)
+    assert log_file is not None and Path(log_file.group(1)).stat().st_size > 0, done.stdout[:500]
+    assert not re.search(r"^\d\d:\d\d:\d\d (DEBUG|INFO|WARNING) ", done.stdout + done.stderr, re.M)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["group"] and summary["duration_s"] > 0
     assert (out / "delta" / "recommendations" / "_delta_log").is_dir()

@@ -27,9 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     from streaming.embedded import cluster as kafka_cluster
+    from streaming.embedded import detached
     from streaming.errors import KafkaClusterError
 
-    running = kafka_cluster.detached_state()
+    running = detached.detached_state()
     if running:
         raise KafkaClusterError(
             f"a cluster is already running at {running['bootstrap_servers']}: `rebalancer kafka down` first")
@@ -61,17 +62,17 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from streaming.embedded import cluster as kafka_cluster
+    from streaming.embedded import detached
 
-    pids = kafka_cluster.stop_detached()
+    pids = detached.stop_detached()
     print(f"stopped {len(pids)} broker(s)" if pids else "no embedded cluster was running")
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    from streaming.embedded import cluster as kafka_cluster
+    from streaming.embedded import detached
 
-    state = kafka_cluster.detached_state()
+    state = detached.detached_state()
     if not state:
         print("no embedded cluster is running")
         return 1

@@ -45,7 +45,7 @@ def live_config(cfg: Config, bootstrap: str | None) -> Config:
         return cfg.with_overrides({"kafka.bootstrap_servers": bootstrap})
     if cfg.kafka.bootstrap_servers != EMBEDDED:
         return cfg
-    from streaming.embedded.cluster import detached_state
+    from streaming.embedded.detached import detached_state
 
     state = detached_state()
     if not state:

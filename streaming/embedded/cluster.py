@@ -6,7 +6,7 @@ static voter set, so ``StorageTool format`` needs no quorum flags. One node by d
 and a log file; :meth:`KafkaCluster.start` waits until the cluster answers with every broker, and
 kills whatever it started if anything fails.
 
-``rebalancer kafka up`` detaches a cluster and records it in ``.cache/kafka/cluster.json``;
+``rebalancer kafka up`` detaches a cluster and records it (:mod:`streaming.embedded.detached`);
 ``rebalancer kafka down`` stops the one recorded there.
 """
 
@@ -15,10 +15,8 @@ from __future__ import annotations
 import atexit
 import base64
 import contextlib
-import json
 import logging
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,14 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from streaming import jvm
+from streaming.embedded import detached
 from streaming.embedded.security import EmbeddedSecurity, write_private
 from streaming.errors import KafkaClusterError
 from streaming.paths import CACHE_DIR, CONF_DIR
 
 log = logging.getLogger(__name__)
 
-# where `kafka up` records a detached cluster; tests point it elsewhere so they never touch a developer's
-STATE_FILE = Path(os.environ.get("REBALANCER_KAFKA_STATE", CACHE_DIR / "kafka" / "cluster.json"))
 DEFAULT_RACKS = ("a", "b", "c")
 JVM_OPTS = [
     "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExplicitGCInvokesConcurrent",
@@ -341,63 +338,15 @@ class KafkaCluster:
     # -- detached clusters (rebalancer kafka up/down) ----------------------------------------------
 
     def save_state(self) -> None:
-        STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
-        STATE_FILE.write_text(json.dumps({
+        """Record the cluster for ``kafka down`` (:mod:`streaming.embedded.detached`); it outlives this process."""
+        detached.record({
             "bootstrap_servers": self.bootstrap_servers,
             "base_dir": str(self.base_dir),
             "pids": self.pids(),
             **({"client_properties": self.security.client_files()} if self.security else {}),
-        }, indent=2))
-        # Detached: the cluster outlives this process.
+        })
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
-
-
-def stop_detached(timeout_s: float = 30.0) -> list[int]:
-    """Stop the cluster recorded by ``kafka up``; return the pids that were stopped."""
-    if not STATE_FILE.exists():
-        return []
-    state = json.loads(STATE_FILE.read_text())
-    pids = [p for p in state.get("pids", []) if _is_kafka_process(p)]
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.2)
-    for pid in pids:
-        if _alive(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.1)
-    STATE_FILE.unlink(missing_ok=True)
-    shutil.rmtree(state.get("base_dir", ""), ignore_errors=True)
-    return pids
-
-
-def detached_state() -> dict | None:
-    return json.loads(STATE_FILE.read_text()) if STATE_FILE.exists() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie child of ours still answers kill(0); treat it as gone
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
-
-
-def _is_kafka_process(pid: int) -> bool:
-    try:
-        return b"kafka.Kafka" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
 
 
 def _log_hint(node: Node) -> str:

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from streaming import config, jvm
-from streaming.embedded.cluster import KafkaCluster, _alive
+from streaming.embedded.cluster import KafkaCluster
+from streaming.embedded.detached import alive as _alive
 
 
 @pytest.fixture(scope="session")

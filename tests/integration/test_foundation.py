@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from streaming.dev import smoke
-from streaming.embedded.cluster import KafkaCluster, _alive
+from streaming.embedded.cluster import KafkaCluster
+from streaming.embedded.detached import alive as _alive
 from streaming.errors import KafkaClusterError
 from streaming.kafka import clients as kafka_clients
 

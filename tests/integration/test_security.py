@@ -25,7 +25,8 @@ import pytest
 from streaming import config, jvm
 from streaming.apply.feed import RecommendationFeed
 from streaming.dev.demo.loop import GroupOptions, GroupRun, loop_config, stop_query
-from streaming.embedded.cluster import KafkaCluster, _alive
+from streaming.embedded.cluster import KafkaCluster
+from streaming.embedded.detached import alive as _alive
 from streaming.embedded.security import PRINCIPALS, EmbeddedSecurity
 from streaming.errors import ConfigError
 from streaming.kafka import clients as kafka_clients

@@ -146,9 +146,23 @@ class Collector:
         self._force_refresh = False
         snap = self.reader.read(self.selects, lambda g: self.options.policy(g) != LATEST)
         self.last_snapshot = snap
-        ts = snap.ts
+        self._forget_gone(snap)
+        entries = {t: partition_entries(parts, snap.broker_racks) for t, parts in snap.topics.items()}
+        lag: list[dict[str, Any]] = []
+        meta: list[dict[str, Any]] = []
+        groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
+                                                         snap.group_topics(g) <= self._own_topics)]
+        for g in groups:
+            meta.extend(self._metadata_events(snap, g, entries, full))
+            lag.extend(self._lag_events(snap, g, entries))
+        self.last_stats = PollStats(self.polls, len(groups), len(lag), len(lag), len(meta),
+                                    time.monotonic() - started, full, len(snap.warnings))
+        if self.export is not None:
+            self.export(snap, self.last_stats)
+        return lag + meta
 
-        # vanished groups and deleted topics stop their events; their next appearance starts afresh
+    def _forget_gone(self, snap: ClusterSnapshot) -> None:
+        """Vanished groups and deleted topics stop their events; their next appearance starts afresh."""
         gone = set(snap.gone_groups)
         if snap.group_list_complete:
             gone |= self.tracker.groups() - snap.listed
@@ -161,41 +175,35 @@ class Collector:
                 log.warning("topic %s does not exist (any more); no events for it", t)
         self._missing_warned &= snap.missing_topics
 
-        entries = {t: partition_entries(parts, snap.broker_racks) for t, parts in snap.topics.items()}
-        lag: list[dict[str, Any]] = []
-        meta: list[dict[str, Any]] = []
-        partitions = 0
-        groups = 0
-        for g in sorted(snap.groups):
-            info = snap.groups[g]
-            wanted = snap.group_topics(g)
-            if wanted and wanted <= self._own_topics:
-                continue
-            groups += 1
-            topics = {t for t in wanted if t in snap.topics}
-            members = self.tracker.members_event(ts, g, info.state, info.protocol,
-                                                 [m.entry() for m in info.members], info.generation_hint(), full,
-                                                 info.group_protocol)
-            if members is not None:
-                meta.append(members)
-            if snap.topics_read:
-                meta.extend(self.tracker.partitions_events(ts, g, {t: entries[t] for t in topics}, full))
-            if g not in snap.committed:
-                continue  # offsets unreadable this poll (warned by the reader)
-            tps = [(t, e["partition"]) for t in sorted(topics) for e in entries[t]]
-            result = lag_events(ts, g, tps, snap.committed[g], snap.end, snap.begin, self.options.policy(g))
-            lag.extend(result.events)
-            partitions += len(result.events)
-            if result.missing:
-                msg = f"group {g}: {len(result.missing)} partition(s) without a lag this poll " \
-                      f"(offset lookup failed or committed past the end), e.g. {result.missing[0]}"
-                snap.warnings.append(msg)
-                log.warning("%s", msg)
-        self.last_stats = PollStats(self.polls, groups, partitions, len(lag), len(meta),
-                                    time.monotonic() - started, full, len(snap.warnings))
-        if self.export is not None:
-            self.export(snap, self.last_stats)
-        return lag + meta
+    def _metadata_events(self, snap: ClusterSnapshot, g: str, entries: Mapping[str, list[dict[str, Any]]],
+                         full: bool) -> list[dict[str, Any]]:
+        """The group's members and partitions events of this poll: on change, and all at a full refresh."""
+        info = snap.groups[g]
+        out = []
+        members = self.tracker.members_event(snap.ts, g, info.state, info.protocol,
+                                             [m.entry() for m in info.members], info.generation_hint(), full,
+                                             info.group_protocol)
+        if members is not None:
+            out.append(members)
+        if snap.topics_read:
+            topics = {t for t in snap.group_topics(g) if t in snap.topics}
+            out.extend(self.tracker.partitions_events(snap.ts, g, {t: entries[t] for t in topics}, full))
+        return out
+
+    def _lag_events(self, snap: ClusterSnapshot, g: str,
+                    entries: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The group's lag events, one per partition of its topics (none while its offsets are unreadable)."""
+        if g not in snap.committed:
+            return []  # offsets unreadable this poll (warned by the reader)
+        topics = sorted(t for t in snap.group_topics(g) if t in snap.topics)
+        tps = [(t, e["partition"]) for t in topics for e in entries[t]]
+        result = lag_events(snap.ts, g, tps, snap.committed[g], snap.end, snap.begin, self.options.policy(g))
+        if result.missing:
+            msg = f"group {g}: {len(result.missing)} partition(s) without a lag this poll " \
+                  f"(offset lookup failed or committed past the end), e.g. {result.missing[0]}"
+            snap.warnings.append(msg)
+            log.warning("%s", msg)
+        return result.events
 
     # -- the loop ----------------------------------------------------------------------------------
 

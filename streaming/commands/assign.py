@@ -98,66 +98,63 @@ def _read(path: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from assignors import registry
-    from assignors.errors import InvalidSnapshot, UnknownAssignor
-    from assignors.metrics import InvalidAssignment, compute_metrics, validate_assignment
-    from assignors.scenario import assignment_to_json, call_assignor, parse_scenario
+    from assignors.errors import UnknownAssignor
 
     try:
         assignor = registry.get(args.assignor)
     except UnknownAssignor as e:
         raise UsageError(f"--assignor: {e}") from None
     options, horizon = user_options(args.assignor, args.option, args.horizon)
-
     data = _read(args.input)
     single = isinstance(data, dict)
-    items: list[tuple[int | None, Any]]
-    if single:
-        items = [(None, data)]
-    elif isinstance(data, list):
-        items = [(i, s) for i, s in enumerate(data) if not (isinstance(s, dict) and s.get("_schema") is True)]
-    else:
-        raise UsageError(
-            f"--input: must hold a scenario object or an array of them, got {type(data).__name__}")
-
-    outputs = []
-    for index, raw in items:
-        prefix = "" if index is None else f"[{index}]."
-        try:
-            scenario = parse_scenario(raw)
-            # The scenario's own options (Kafka's test flag) only where the assignor takes them.
-            taken = registry.applicable(args.assignor, scenario.options) | options
-            assignment = call_assignor(assignor, scenario.snapshot, taken)
-            if isinstance(assignment, tuple):  # assign_with_transfers style: (assignment, transferring)
-                assignment = assignment[0]
-        except InvalidSnapshot as e:
-            raise UsageError(f"{prefix}{e}") from None
-        try:
-            # A cooperative first round withholds the partitions that change owner.
-            validate_assignment(scenario.snapshot, assignment,
-                                allow_unassigned=args.assignor == "cooperative-sticky")
-        except InvalidAssignment as e:
-            raise RebalancerError(
-                f"{prefix}assignor {args.assignor} produced an invalid assignment: {e}") from None
-        metrics = compute_metrics(scenario.snapshot, assignment, horizon_s=horizon)
-        out: dict[str, Any] = {}
-        if scenario.name is not None:
-            out["name"] = scenario.name
-        out["assignor"] = args.assignor
-        if options:
-            out["options"] = options
-        out["assignment"] = assignment_to_json(assignment)
-        out["metrics"] = metrics.to_dict()
-        outputs.append(out)
-
+    outputs = [_assign_one(args.assignor, assignor, raw, "" if index is None else f"[{index}].", options, horizon)
+               for index, raw in _scenarios(data)]
     if args.format == "json":
         json.dump(outputs[0] if single else outputs, sys.stdout)
         sys.stdout.write("\n")
     else:
-        for n, out in enumerate(outputs):
-            if n:
-                sys.stdout.write("\n")
-            sys.stdout.write(_table(out))
+        sys.stdout.write("\n".join(_table(out) for out in outputs))
     return 0
+
+
+def _scenarios(data: Any) -> list[tuple[int | None, Any]]:
+    """(index, raw scenario) of the input: one object (index None), or each of an array but its schema entry."""
+    if isinstance(data, dict):
+        return [(None, data)]
+    if isinstance(data, list):
+        return [(i, s) for i, s in enumerate(data) if not (isinstance(s, dict) and s.get("_schema") is True)]
+    raise UsageError(f"--input: must hold a scenario object or an array of them, got {type(data).__name__}")
+
+
+def _assign_one(name: str, assignor: Any, raw: Any, prefix: str, options: dict[str, Any],
+                horizon: float) -> dict[str, Any]:
+    """One scenario assigned, checked and measured, as the output object."""
+    from assignors import registry
+    from assignors.errors import InvalidSnapshot
+    from assignors.metrics import InvalidAssignment, compute_metrics, validate_assignment
+    from assignors.scenario import assignment_to_json, call_assignor, parse_scenario
+
+    try:
+        scenario = parse_scenario(raw)
+        # The scenario's own options (Kafka's test flag) only where the assignor takes them.
+        taken = registry.applicable(name, scenario.options) | options
+        assignment = call_assignor(assignor, scenario.snapshot, taken)
+        if isinstance(assignment, tuple):  # assign_with_transfers style: (assignment, transferring)
+            assignment = assignment[0]
+    except InvalidSnapshot as e:
+        raise UsageError(f"{prefix}{e}") from None
+    try:
+        # A cooperative first round withholds the partitions that change owner.
+        validate_assignment(scenario.snapshot, assignment, allow_unassigned=name == "cooperative-sticky")
+    except InvalidAssignment as e:
+        raise RebalancerError(f"{prefix}assignor {name} produced an invalid assignment: {e}") from None
+    out: dict[str, Any] = {} if scenario.name is None else {"name": scenario.name}
+    out["assignor"] = name
+    if options:
+        out["options"] = options
+    out["assignment"] = assignment_to_json(assignment)
+    out["metrics"] = compute_metrics(scenario.snapshot, assignment, horizon_s=horizon).to_dict()
+    return out
 
 
 def _fmt(x: Any) -> str:

@@ -146,61 +146,85 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
     if not cols or len(cols["type"]) == 0:
         return
     is_lag = cols["type"] == LAG
-    meta_by_ts: dict[int, list[dict]] = {}
     meta_rows = np.flatnonzero(~is_lag)
-    if len(meta_rows):
-        metadata = [_metadata_event(cols, i) for i in meta_rows.tolist()]
-        whole = [e for e in metadata if not event_parts.is_part(e)]
-        whole += update.collect_parts(state, [e for e in metadata if event_parts.is_part(e)])
-        for e in sorted(whole, key=event_order):
-            meta_by_ts.setdefault(int(e["ts"]), []).append(e)
-
-    lag_slices: dict[int, tuple[int, int]] = {}
+    meta_by_ts = _metadata_by_ts(state, cols, meta_rows)
     # every row lag (the usual batch of a group): the columns as they are, no gather
-    lag_rows: np.ndarray | slice = np.flatnonzero(is_lag) if len(meta_rows) else slice(None)
-    has_lag = len(meta_rows) < len(is_lag)
-    if has_lag:
-        topics = cols["topic"][lag_rows]
-        if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
-            topic_names, topic_codes = np.array([str(topics[0])]), np.zeros(len(topics), dtype=np.int64)
-        else:
-            topic_names, topic_codes = np.unique(topics.astype(str), return_inverse=True)
-        ts, part, committed, end = (_ints(cols, c, lag_rows) for c in LAG_COLUMNS)
-        # the usual batch of a group, one poll of one topic in partition order, is sorted and unique already
-        if not (len(topic_names) == 1 and (ts == ts[0]).all() and (part[1:] > part[:-1]).all()):
-            order = np.lexsort((end, committed, part, topic_codes, ts))
-            ts, part, committed, end = ts[order], part[order], committed[order], end[order]
-            topic_codes = topic_codes[order]
-            # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest
-            # offsets, whatever order the copies came in
-            keep = np.ones(len(ts), dtype=bool)
-            keep[:-1] = (ts[1:] != ts[:-1]) | (topic_codes[1:] != topic_codes[:-1]) | (part[1:] != part[:-1])
-            ts, part, committed, end, topic_codes = ts[keep], part[keep], committed[keep], end[keep], topic_codes[keep]
-            # lists, not np.r_: this runs per group per batch, and an np.r_ costs ~10 us
-            bounds = [*(np.flatnonzero(ts[1:] != ts[:-1]) + 1).tolist(), len(ts)]
-            lag_slices = {int(ts[a]): (a, b) for a, b in itertools.pairwise([0, *bounds])}
-        else:
-            lag_slices = {int(ts[0]): (0, len(ts))}
-
+    lag = _LagRows.of(cols, np.flatnonzero(is_lag) if len(meta_rows) else slice(None)) \
+        if len(meta_rows) < len(is_lag) else None
     owners: Owners | None = None
-    for t in sorted(meta_by_ts.keys() | lag_slices.keys()):
+    for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
         changes = Changes()
         if t in meta_by_ts:
             update.apply_metadata(state, meta_by_ts[t], changes)
             if changes.applied:
                 owners = None
         lag_changed = False
-        if t in lag_slices:
-            a, b = lag_slices[t]
-            codes = topic_codes[a:b]
-            cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a] if len(topic_names) > 1 \
-                else [0, b - a]
-            for lo, hi in itertools.pairwise(cuts):
-                seen = update.observe_lag(state, str(topic_names[codes[lo]]), t, part[a + lo:a + hi],
-                                          committed[a + lo:a + hi], end[a + lo:a + hi], lag_depth)
-                lag_changed |= seen.changed > 0
+        if lag is not None and t in lag.slices:
+            lag_changed = lag.observe(state, t, lag_depth)
             if owners is None:
                 owners = Owners.of(state)
         yield Observation(t, changes, lag_changed, owners)
     if state.parts:
         update.prune_parts(state)
+
+
+def _metadata_by_ts(state: GroupState, cols: dict[str, np.ndarray], rows: np.ndarray) -> dict[int, list[dict]]:
+    """The metadata events of the rows (parts put together with those the state holds) by ts, in order."""
+    by_ts: dict[int, list[dict]] = {}
+    if not len(rows):
+        return by_ts
+    metadata = [_metadata_event(cols, i) for i in rows.tolist()]
+    whole = [e for e in metadata if not event_parts.is_part(e)]
+    whole += update.collect_parts(state, [e for e in metadata if event_parts.is_part(e)])
+    for e in sorted(whole, key=event_order):
+        by_ts.setdefault(int(e["ts"]), []).append(e)
+    return by_ts
+
+
+@dataclass
+class _LagRows:
+    """A call's lag rows sorted by (ts, topic, partition), one row each, and the row range of each ts."""
+
+    topic_names: np.ndarray
+    topic_codes: np.ndarray
+    ts: np.ndarray
+    part: np.ndarray
+    committed: np.ndarray
+    end: np.ndarray
+    slices: dict[int, tuple[int, int]]
+
+    @classmethod
+    def of(cls, cols: dict[str, np.ndarray], rows: np.ndarray | slice) -> _LagRows:
+        topics = cols["topic"][rows]
+        if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
+            names, codes = np.array([str(topics[0])]), np.zeros(len(topics), dtype=np.int64)
+        else:
+            names, codes = np.unique(topics.astype(str), return_inverse=True)
+        ts, part, committed, end = (_ints(cols, c, rows) for c in LAG_COLUMNS)
+        # the usual batch of a group, one poll of one topic in partition order, is sorted and unique already
+        if len(names) == 1 and (ts == ts[0]).all() and (part[1:] > part[:-1]).all():
+            return cls(names, codes, ts, part, committed, end, {int(ts[0]): (0, len(ts))})
+        order = np.lexsort((end, committed, part, codes, ts))
+        ts, part, committed, end, codes = ts[order], part[order], committed[order], end[order], codes[order]
+        # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest
+        # offsets, whatever order the copies came in
+        keep = np.ones(len(ts), dtype=bool)
+        keep[:-1] = (ts[1:] != ts[:-1]) | (codes[1:] != codes[:-1]) | (part[1:] != part[:-1])
+        ts, part, committed, end, codes = ts[keep], part[keep], committed[keep], end[keep], codes[keep]
+        # lists, not np.r_: this runs per group per batch, and an np.r_ costs ~10 us
+        bounds = [*(np.flatnonzero(ts[1:] != ts[:-1]) + 1).tolist(), len(ts)]
+        slices = {int(ts[a]): (a, b) for a, b in itertools.pairwise([0, *bounds])}
+        return cls(names, codes, ts, part, committed, end, slices)
+
+    def observe(self, state: GroupState, t: int, lag_depth: int) -> bool:
+        """The observation at ``t`` into the state's lag histories, one topic at a time; whether any changed."""
+        a, b = self.slices[t]
+        codes = self.topic_codes[a:b]
+        cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a] if len(self.topic_names) > 1 \
+            else [0, b - a]
+        changed = False
+        for lo, hi in itertools.pairwise(cuts):
+            seen = update.observe_lag(state, str(self.topic_names[codes[lo]]), t, self.part[a + lo:a + hi],
+                                      self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth)
+            changed |= seen.changed > 0
+        return changed

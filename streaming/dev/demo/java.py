@@ -154,7 +154,6 @@ class JavaDemo:
         from streaming.apply.feed import RecommendationFeed
         from streaming.dev.workload import Workload, WorkloadOptions
         from streaming.job import query as job_query
-        from streaming.kafka import clients as kafka_clients
 
         stop = stop or threading.Event()
         o, g, cfg = self.options, self.options.group, self.cfg
@@ -170,26 +169,7 @@ class JavaDemo:
         try:
             feed.wait_ready(30)
             feed.add_listener(self._on_rec)
-            kafka_clients.ensure_topics(cfg, {g.topic: {"num_partitions": g.partitions,
-                                                        "replication_factor": g.replication_factor}})
-            self.say(f"Java consumers: group {g.group} ({g.consumers} x RecommendationAssignor + "
-                     f"RebalanceOnRecommendation, clients/java) and group {self.baseline.group} ({g.consumers} x "
-                     f"Kafka's RangeAssignor), both on topic {g.topic}, {g.consume_rate:.0f} records/s per consumer; "
-                     f"starting {2 * g.consumers} JVMs ...")
-            self.t0 = self.java.t0 = self.range.t0 = time.monotonic()
-            for opts in (g, self.baseline):
-                groups.append(JavaGroup(cfg, opts, classpath, self.out_dir / "java", self._on_line).start())
-            deadline = time.monotonic() + 120
-            while not all(grp.fully_assigned() for grp in groups):
-                self._check(groups, query)
-                if time.monotonic() > deadline or stop.is_set():
-                    raise RuntimeError(f"the Java groups did not get their partitions within 120 s (logs: "
-                                       f"{self.out_dir / 'java'})")
-                time.sleep(0.5)
-            shape = (f"partitions {','.join(map(str, g.hot))} {g.hot_factor:g}x as hot as the others" if g.hot
-                     else f"Zipf({g.zipf:g})")
-            self.say(f"[{self.now():5.0f}s] both groups hold their partitions; workload: {g.produce_rate:.0f} "
-                     f"records/s, {shape}, over {g.partitions} partitions (one replica each, racks a/b/c)")
+            groups += self._start_groups(classpath, query, stop)
             producer = Workload(cfg, WorkloadOptions(
                 topic=g.topic, group=g.group, partitions=g.partitions, replication_factor=g.replication_factor,
                 produce_rate=g.produce_rate, zipf=g.zipf, hot=g.hot, hot_factor=g.hot_factor, consumers=0,
@@ -215,6 +195,35 @@ class JavaDemo:
             time.sleep(0.5)
             self.spark.streams.removeListener(printer)
         return self._result()
+
+    def _start_groups(self, classpath: str, query: Any, stop: threading.Event) -> list[JavaGroup]:
+        """The topic and both Java groups (ours and Kafka's range), once every member holds its partitions."""
+        from streaming.kafka import clients as kafka_clients
+
+        g, cfg = self.options.group, self.cfg
+        kafka_clients.ensure_topics(cfg, {g.topic: {"num_partitions": g.partitions,
+                                                    "replication_factor": g.replication_factor}})
+        self.say(f"Java consumers: group {g.group} ({g.consumers} x RecommendationAssignor + "
+                 f"RebalanceOnRecommendation, clients/java) and group {self.baseline.group} ({g.consumers} x "
+                 f"Kafka's RangeAssignor), both on topic {g.topic}, {g.consume_rate:.0f} records/s per consumer; "
+                 f"starting {2 * g.consumers} JVMs ...")
+        self.t0 = self.java.t0 = self.range.t0 = time.monotonic()
+        groups: list[JavaGroup] = []
+        try:
+            for opts in (g, self.baseline):
+                groups.append(JavaGroup(cfg, opts, classpath, self.out_dir / "java", self._on_line).start())
+            deadline = time.monotonic() + 120
+            while not all(grp.fully_assigned() for grp in groups):
+                self._check(groups, query)
+                if time.monotonic() > deadline or stop.is_set():
+                    raise RuntimeError(f"the Java groups did not get their partitions within 120 s (logs: "
+                                       f"{self.out_dir / 'java'})")
+                time.sleep(0.5)
+        except BaseException:
+            for grp in groups:
+                grp.stop()
+            raise
+        return groups
 
     def _loop(self, java: JavaGroup, groups: list[JavaGroup], query: Any, stop: threading.Event) -> None:
         o = self.options

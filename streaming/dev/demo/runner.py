@@ -116,11 +116,9 @@ class Demo:
         from streaming.job import query as job_query
 
         stop = stop or threading.Event()
-        o = self.options
         cfg = self.cfg
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        g = o.group
-        self.say(f"streaming job: starting (trigger every {o.trigger_interval}, lag skew after "
+        self.say(f"streaming job: starting (trigger every {self.options.trigger_interval}, lag skew after "
                  f"{cfg.policy.skew_observations} observations, cooldown {cfg.policy.cooldown_s:g}s) ...")
         query, printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("rebalancer"))
         printer.out = lambda text: None
@@ -129,35 +127,14 @@ class Demo:
         try:
             feed.wait_ready(30)
             feed.add_listener(self._on_rec)
-            run = GroupRun(cfg, g, feed, out=None, on_decision=self._on_decision)
-            self.say(f"workload: topic {g.topic} ({g.partitions} partitions, one replica each, racks a/b/c), "
-                     f"{g.produce_rate:.0f} records/s Zipf({g.zipf:g}); group {g.group}: {g.consumers} consumers "
-                     f"at {g.consume_rate:.0f} records/s each, assignor RecommendationAssignor "
-                     f"(until a recommendation: {g.fallback})")
-            run.start()
-            if not run.wait_assigned(90):
-                raise RuntimeError("the consumer group did not get its partitions within 90 s")
-            self.monitor = GroupMonitor(g.group, time.monotonic())
-            collector = CollectorThread(cfg, [self.monitor], o.collector_interval_s, on_sample=self._on_sample)
+            run = self._start_group(feed)
+            self.monitor = GroupMonitor(self.options.group.group, time.monotonic())
+            collector = CollectorThread(cfg, [self.monitor], self.options.collector_interval_s,
+                                        on_sample=self._on_sample)
             collector.start()
-            self.say(f"collector: polling every {o.collector_interval_s:g}s; demo runs {o.duration_s:.0f}s "
-                     f"(Ctrl-C to stop early)")
-            move_at = o.move_replicas_at_s if o.move_replicas_at_s is not None else o.duration_s / 2
-            moved = False
-            t0 = self.monitor.t0
-            try:
-                while not stop.is_set():
-                    now = time.monotonic() - t0
-                    if now >= o.duration_s:
-                        break
-                    if not moved and now >= move_at:
-                        moved = True
-                        threading.Thread(target=self._move, args=(run,), daemon=True, name="move-replicas").start()
-                    if query.exception() is not None:
-                        raise RuntimeError(f"the streaming query failed: {query.exception()}")
-                    stop.wait(0.5)
-            except KeyboardInterrupt:
-                self.say("interrupted: stopping early")
+            self.say(f"collector: polling every {self.options.collector_interval_s:g}s; demo runs "
+                     f"{self.options.duration_s:.0f}s (Ctrl-C to stop early)")
+            self._wait(query, run, stop)
         finally:
             self.say("stopping: collector, consumers, producer, feed reader, streaming query ...")
             if collector is not None:
@@ -169,6 +146,39 @@ class Demo:
             time.sleep(0.5)
             self.spark.streams.removeListener(printer)
         return self._result()
+
+    def _start_group(self, feed) -> GroupRun:
+        """The workload and the consumer group on RecommendationAssignor, once it has its partitions."""
+        g = self.options.group
+        run = GroupRun(self.cfg, g, feed, out=None, on_decision=self._on_decision)
+        self.say(f"workload: topic {g.topic} ({g.partitions} partitions, one replica each, racks a/b/c), "
+                 f"{g.produce_rate:.0f} records/s Zipf({g.zipf:g}); group {g.group}: {g.consumers} consumers "
+                 f"at {g.consume_rate:.0f} records/s each, assignor RecommendationAssignor "
+                 f"(until a recommendation: {g.fallback})")
+        run.start()
+        if not run.wait_assigned(90):
+            raise RuntimeError("the consumer group did not get its partitions within 90 s")
+        return run
+
+    def _wait(self, query, run: GroupRun, stop: threading.Event) -> None:
+        """Until the duration is over, Ctrl-C or ``stop``; the replicas move racks once, midway by default."""
+        o = self.options
+        assert self.monitor is not None
+        move_at = o.move_replicas_at_s if o.move_replicas_at_s is not None else o.duration_s / 2
+        moved = False
+        try:
+            while not stop.is_set():
+                now = time.monotonic() - self.monitor.t0
+                if now >= o.duration_s:
+                    break
+                if not moved and now >= move_at:
+                    moved = True
+                    threading.Thread(target=self._move, args=(run,), daemon=True, name="move-replicas").start()
+                if query.exception() is not None:
+                    raise RuntimeError(f"the streaming query failed: {query.exception()}")
+                stop.wait(0.5)
+        except KeyboardInterrupt:
+            self.say("interrupted: stopping early")
 
     def _move(self, run: GroupRun) -> None:
         assert self.monitor is not None

@@ -244,36 +244,38 @@ def java_topic_order(snapshot: GroupSnapshot, subscribed: Iterable[str] | None =
     return hashmap_order(t for t in in_set if topics.get(t, 0) > 0)
 
 
-def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> Assignment:
-    """Kafka's RangeAssignor on ``snapshot``; every member is in the result, possibly with no partition."""
-    ordered = kafka_member_order(snapshot.members)
+def _subscribers_and_racks(ordered: Sequence[Member]) -> tuple[dict[str, list[str]], dict[str, str | None]]:
+    """Each topic's subscribers in member order, and each member's rack (``None`` for none)."""
     subscribers: dict[str, list[str]] = {}
     rack_of: dict[str, str | None] = {}
     for m in ordered:
         rack_of[m.member_id] = m.rack or None  # Kafka treats an empty client.rack as none
         for t in dict.fromkeys(m.topics):
             subscribers.setdefault(t, []).append(m.member_id)
-    result: Assignment = {m.member_id: [] for m in snapshot.members}
+    return subscribers, rack_of
 
-    any_rack = any(r is not None for r in rack_of.values())
-    if not any_rack:
-        # No rack anywhere: plain contiguous ranges, no per-partition work.
-        for t in java_topic_order(snapshot, subscribers):
-            consumers = subscribers.get(t)
-            n = snapshot.topics[t]
-            if not consumers:
-                continue
-            quota, extra = divmod(n, len(consumers))
-            tps = list(zip(repeat(t, n), range(n), strict=True))  # sliced below, one tuple per partition
-            cut = (quota + 1) * extra
-            for i in range(min(extra, len(consumers))):
-                result[consumers[i]] += tps[i * (quota + 1):(i + 1) * (quota + 1)]
-            if quota:
-                for i in range(extra, len(consumers)):
-                    start = cut + (i - extra) * quota
-                    result[consumers[i]] += tps[start:start + quota]
-        return result
 
+def _assign_plain_ranges(snapshot: GroupSnapshot, subscribers: dict[str, list[str]], result: Assignment) -> None:
+    """No rack anywhere: contiguous ranges per topic, no per-partition work."""
+    for t in java_topic_order(snapshot, subscribers):
+        consumers = subscribers.get(t)
+        n = snapshot.topics[t]
+        if not consumers:
+            continue
+        quota, extra = divmod(n, len(consumers))
+        tps = list(zip(repeat(t, n), range(n), strict=True))  # sliced below, one tuple per partition
+        cut = (quota + 1) * extra
+        for i in range(min(extra, len(consumers))):
+            result[consumers[i]] += tps[i * (quota + 1):(i + 1) * (quota + 1)]
+        if quota:
+            for i in range(extra, len(consumers)):
+                start = cut + (i - extra) * quota
+                result[consumers[i]] += tps[start:start + quota]
+
+
+def _topic_states(snapshot: GroupSnapshot, subscribers: dict[str, list[str]], rack_of: dict[str, str | None],
+                  prefer_rack_aware_logic: bool) -> list[_TopicState]:
+    """One state per subscribed topic with partitions, in Kafka's topic order."""
     replica_racks = snapshot.replica_racks
     states: list[_TopicState] = []
     for t in java_topic_order(snapshot, subscribers):
@@ -284,28 +286,27 @@ def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> As
         states.append(_TopicState(t, n, consumers, [rack_of[c] for c in consumers],
                                   None if replica_racks is None else replica_racks.get(t),
                                   prefer_rack_aware_logic))
+    return states
 
-    use_rack_aware = any(st.needs_rack for st in states)
-    if use_rack_aware:
-        by_consumers: dict[tuple, dict[int, list[_TopicState]]] = {}
-        for st in states:
-            size = len(st.part_racks)
-            key = (tuple(st.consumers), tuple(st.racks))
-            by_consumers.setdefault(key, {}).setdefault(size, []).append(st)
-        for groups in by_consumers.values():
-            for size, group in groups.items():
-                if len(group) > 1:
-                    _assign_co_partitioned(group, size)
-                elif group[0].needs_rack:
-                    group[0].assign_ranges(rack_matching=True)
 
+def _assign_rack_pass(states: list[_TopicState]) -> None:
+    """The rack pass: co-partitioned topics together, then each other topic that needs rack mode."""
+    by_consumers: dict[tuple, dict[int, list[_TopicState]]] = {}
     for st in states:
-        st.assign_ranges(rack_matching=False)
+        size = len(st.part_racks)
+        key = (tuple(st.consumers), tuple(st.racks))
+        by_consumers.setdefault(key, {}).setdefault(size, []).append(st)
+    for groups in by_consumers.values():
+        for size, group in groups.items():
+            if len(group) > 1:
+                _assign_co_partitioned(group, size)
+            elif group[0].needs_rack:
+                group[0].assign_ranges(rack_matching=True)
 
-    if not use_rack_aware:
-        order: list[_TopicState] = states
-    else:  # Kafka sorts every list by (topic, partition)
-        order = sorted(states, key=lambda s: java_string_key(s.topic))
+
+def _collect(states: list[_TopicState], sort_by_topic: bool, result: Assignment) -> None:
+    """Append each topic's partitions to their owners' lists (topics sorted by name in rack mode)."""
+    order = sorted(states, key=lambda s: java_string_key(s.topic)) if sort_by_topic else states
     for st in order:
         buckets: list[list[int]] = [[] for _ in st.consumers]
         for p, ci in enumerate(st.owner):
@@ -314,4 +315,20 @@ def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> As
         for ci, parts in enumerate(buckets):
             if parts:
                 result[st.consumers[ci]].extend(zip(repeat(t, len(parts)), parts, strict=True))
+
+
+def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> Assignment:
+    """Kafka's RangeAssignor on ``snapshot``; every member is in the result, possibly with no partition."""
+    subscribers, rack_of = _subscribers_and_racks(kafka_member_order(snapshot.members))
+    result: Assignment = {m.member_id: [] for m in snapshot.members}
+    if all(r is None for r in rack_of.values()):
+        _assign_plain_ranges(snapshot, subscribers, result)
+        return result
+    states = _topic_states(snapshot, subscribers, rack_of, prefer_rack_aware_logic)
+    use_rack_aware = any(st.needs_rack for st in states)
+    if use_rack_aware:
+        _assign_rack_pass(states)
+    for st in states:
+        st.assign_ranges(rack_matching=False)
+    _collect(states, use_rack_aware, result)  # Kafka sorts every list by (topic, partition) in rack mode
     return result

@@ -76,11 +76,8 @@ def _per_partition(value: object, where: str, topics: Mapping[str, int], number:
     return out
 
 
-def parse_scenario(data: object) -> Scenario:
-    """Check a scenario dict and build its :class:`Scenario`; :class:`InvalidSnapshot` names a bad field."""
-    if not isinstance(data, dict):
-        raise InvalidSnapshot("scenario", f"must be a JSON object, got {type(data).__name__}")
-
+def _parse_topics(data: dict) -> dict[str, int]:
+    """``topics``: name -> partition count, in order."""
     topics_raw = data.get("topics")
     if not isinstance(topics_raw, dict):
         raise InvalidSnapshot("topics", f"must be an object topic -> partition count, got {topics_raw!r}")
@@ -92,70 +89,81 @@ def parse_scenario(data: object) -> Scenario:
             raise InvalidSnapshot(f"topics.{topic}",
                                   f"partition count must be an integer >= 0, got {count!r}")
         topics[topic] = count
+    return topics
 
+
+def _parse_member(m: object, where: str, seen: dict[str, int], topics: Mapping[str, int]) -> Member:
+    """One entry of ``members`` (``seen``: the ids before it, by index)."""
+    if not isinstance(m, dict):
+        raise InvalidSnapshot(where, f"must be an object, got {m!r}")
+    member_id = m.get("id")
+    if not isinstance(member_id, str) or not member_id:
+        raise InvalidSnapshot(f"{where}.id", f"must be a non-empty string, got {member_id!r}")
+    if member_id in seen:
+        raise InvalidSnapshot(f"{where}.id",
+                              f"duplicate member id {member_id!r} (also members[{seen[member_id]}])")
+    subscribed = m.get("topics")
+    if not isinstance(subscribed, list) or not all(isinstance(t, str) and t for t in subscribed):
+        raise InvalidSnapshot(f"{where}.topics", f"must be a list of topic names, got {subscribed!r}")
+    if not subscribed:
+        raise InvalidSnapshot(f"{where}.topics", "member subscribes to nothing")
+    generation = m.get("generation")
+    if generation is not None and not _is_int(generation):
+        raise InvalidSnapshot(f"{where}.generation", f"must be an integer or null, got {generation!r}")
+    return Member(
+        member_id=member_id,
+        topics=tuple(subscribed),
+        instance_id=_opt_str(m.get("instance_id"), f"{where}.instance_id"),
+        rack=_opt_str(m.get("rack"), f"{where}.rack"),
+        owned=_partition_list(m.get("owned", []) or [], f"{where}.owned", topics),
+        generation=generation,
+        client_id=_opt_str(m.get("client_id"), f"{where}.client_id"),
+    )
+
+
+def _parse_members(data: dict, topics: Mapping[str, int]) -> list[Member]:
+    """``members``, each checked, with no id twice."""
     members_raw = data.get("members")
     if not isinstance(members_raw, list):
         raise InvalidSnapshot("members", f"must be a list of members, got {members_raw!r}")
     members: list[Member] = []
     seen: dict[str, int] = {}
     for i, m in enumerate(members_raw):
-        where = f"members[{i}]"
-        if not isinstance(m, dict):
-            raise InvalidSnapshot(where, f"must be an object, got {m!r}")
-        member_id = m.get("id")
-        if not isinstance(member_id, str) or not member_id:
-            raise InvalidSnapshot(f"{where}.id", f"must be a non-empty string, got {member_id!r}")
-        if member_id in seen:
-            raise InvalidSnapshot(f"{where}.id",
-                                  f"duplicate member id {member_id!r} (also members[{seen[member_id]}])")
-        seen[member_id] = i
-        subscribed = m.get("topics")
-        if not isinstance(subscribed, list) or not all(isinstance(t, str) and t for t in subscribed):
-            raise InvalidSnapshot(f"{where}.topics", f"must be a list of topic names, got {subscribed!r}")
-        if not subscribed:
-            raise InvalidSnapshot(f"{where}.topics", "member subscribes to nothing")
-        generation = m.get("generation")
-        if generation is not None and not _is_int(generation):
-            raise InvalidSnapshot(f"{where}.generation", f"must be an integer or null, got {generation!r}")
-        members.append(Member(
-            member_id=member_id,
-            topics=tuple(subscribed),
-            instance_id=_opt_str(m.get("instance_id"), f"{where}.instance_id"),
-            rack=_opt_str(m.get("rack"), f"{where}.rack"),
-            owned=_partition_list(m.get("owned", []) or [], f"{where}.owned", topics),
-            generation=generation,
-            client_id=_opt_str(m.get("client_id"), f"{where}.client_id"),
-        ))
+        member = _parse_member(m, f"members[{i}]", seen, topics)
+        seen[member.member_id] = i
+        members.append(member)
+    return members
 
+
+def _parse_replica_racks(data: dict, topics: Mapping[str, int]) -> dict[str, list[tuple]] | None:
+    """``replica_racks``: null, or name -> the replica racks of each partition."""
     racks_raw = data.get("replica_racks")
-    replica_racks = None
-    if racks_raw is not None:
-        if not isinstance(racks_raw, dict):
-            raise InvalidSnapshot("replica_racks", f"must be null or an object, got {racks_raw!r}")
-        replica_racks = {}
-        for topic, per_partition in racks_raw.items():
-            where = f"replica_racks.{topic}"
-            if topic not in topics:
-                raise InvalidSnapshot(where, "topic is not in topics")
-            if not isinstance(per_partition, list) or len(per_partition) != topics[topic]:
-                got = (f"{len(per_partition)} entries" if isinstance(per_partition, list)
-                       else repr(per_partition))
-                raise InvalidSnapshot(where, f"must list the replica racks of each of the {topics[topic]} "
-                                      f"partitions, got {got}")
-            rows = []
-            for p, racks in enumerate(per_partition):
-                if not isinstance(racks, list) or not all(r is None or isinstance(r, str) for r in racks):
-                    raise InvalidSnapshot(f"{where}[{p}]",
-                                          f"must be a list of rack names or nulls, got {racks!r}")
-                rows.append(tuple(racks))
-            replica_racks[topic] = rows
+    if racks_raw is None:
+        return None
+    if not isinstance(racks_raw, dict):
+        raise InvalidSnapshot("replica_racks", f"must be null or an object, got {racks_raw!r}")
+    replica_racks = {}
+    for topic, per_partition in racks_raw.items():
+        where = f"replica_racks.{topic}"
+        if topic not in topics:
+            raise InvalidSnapshot(where, "topic is not in topics")
+        if not isinstance(per_partition, list) or len(per_partition) != topics[topic]:
+            got = (f"{len(per_partition)} entries" if isinstance(per_partition, list)
+                   else repr(per_partition))
+            raise InvalidSnapshot(where, f"must list the replica racks of each of the {topics[topic]} "
+                                  f"partitions, got {got}")
+        rows = []
+        for p, racks in enumerate(per_partition):
+            if not isinstance(racks, list) or not all(r is None or isinstance(r, str) for r in racks):
+                raise InvalidSnapshot(f"{where}[{p}]",
+                                      f"must be a list of rack names or nulls, got {racks!r}")
+            rows.append(tuple(racks))
+        replica_racks[topic] = rows
+    return replica_racks
 
-    lag = _per_partition(data["lags"], "lags", topics, int) if data.get("lags") is not None else {}
-    produce = (_per_partition(data["produce_rate"], "produce_rate", topics, float)
-               if data.get("produce_rate") is not None else {})
-    consume = (_per_partition(data["consume_rate"], "consume_rate", topics, float)
-               if data.get("consume_rate") is not None else {})
 
+def _parse_options(data: dict, member_ids: list[str]) -> dict[str, Any]:
+    """The assignor options: ``prefer_rack_aware_logic`` and ``java_member_iteration_order``."""
     options: dict[str, Any] = {}
     prefer = data.get("prefer_rack_aware_logic", False)
     if prefer is None:
@@ -165,10 +173,25 @@ def parse_scenario(data: object) -> Scenario:
     options["prefer_rack_aware_logic"] = prefer
     order = data.get("java_member_iteration_order")
     if order is not None:
-        if not isinstance(order, list) or sorted(order) != sorted(seen):
+        if not isinstance(order, list) or sorted(order) != sorted(member_ids):
             raise InvalidSnapshot("java_member_iteration_order", "must list every member id exactly once")
         options["java_member_iteration_order"] = list(order)
+    return options
 
+
+def parse_scenario(data: object) -> Scenario:
+    """Check a scenario dict and build its :class:`Scenario`; :class:`InvalidSnapshot` names a bad field."""
+    if not isinstance(data, dict):
+        raise InvalidSnapshot("scenario", f"must be a JSON object, got {type(data).__name__}")
+    topics = _parse_topics(data)
+    members = _parse_members(data, topics)
+    replica_racks = _parse_replica_racks(data, topics)
+    lag = _per_partition(data["lags"], "lags", topics, int) if data.get("lags") is not None else {}
+    produce = (_per_partition(data["produce_rate"], "produce_rate", topics, float)
+               if data.get("produce_rate") is not None else {})
+    consume = (_per_partition(data["consume_rate"], "consume_rate", topics, float)
+               if data.get("consume_rate") is not None else {})
+    options = _parse_options(data, [m.member_id for m in members])
     snapshot = GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks,
                              lag=lag, produce_rate=produce, consume_rate=consume)
     name = data.get("name")

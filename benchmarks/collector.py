@@ -31,28 +31,27 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "collector.txt"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="benchmarks.collector", description=__doc__.split("\n\n")[0])
+def _parser() -> argparse.ArgumentParser:
+    """The command line's options."""
+    ap = argparse.ArgumentParser(prog="benchmarks.collector", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--groups", type=int, default=100)
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--topics", type=int, default=10)
     ap.add_argument("--polls", type=int, default=5)
     ap.add_argument("--save", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Set up the groups on an embedded broker, time the polls, report (and save)."""
+    args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("kafka").setLevel(logging.ERROR)
 
-    from kafka import TopicPartition
-    from kafka.structs import OffsetAndMetadata
-
     from streaming import config, jvm
-    from streaming.collector import Collector, CollectorOptions
-    from streaming.collector.publisher import Publisher, ensure_event_topics
     from streaming.embedded.cluster import KafkaCluster
-    from streaming.kafka import clients as kafka_clients
 
     jvm.resolve()
-    rnd = random.Random(7)
     lines: list[str] = []
 
     def say(line: str) -> None:
@@ -64,52 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         kafka = dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers)
         cfg = dataclasses.replace(base, kafka=kafka)
         t0 = time.monotonic()
-        topics = [f"bench-{i:03d}" for i in range(args.topics)]
-        kafka_clients.ensure_topics(cfg, {t: {"num_partitions": args.partitions, "replication_factor": 1}
-                                          for t in topics})
-        ensure_event_topics(cfg)
-        producer = kafka_clients.producer(cfg, linger_ms=50)
-        per_partition = 20
-        for t in topics:
-            for p in range(args.partitions):
-                for _ in range(per_partition):
-                    producer.send(t, value=b"x", partition=p)
-        producer.flush()
-        producer.close()
-        admin = kafka_clients.admin(cfg)
-        try:
-            for g in range(args.groups):
-                topic = topics[g % len(topics)]
-                offsets = {TopicPartition(topic, p): OffsetAndMetadata(rnd.randint(0, per_partition), "", -1)
-                           for p in range(args.partitions)}
-                _retry(lambda g=g, offsets=offsets: admin.alter_group_offsets(f"bench-group-{g:03d}", offsets))
-        finally:
-            admin.close()
+        _set_up(cfg, args)
         say(f"set-up: {args.groups} groups x {args.partitions} partitions over {args.topics} topic(s) on 1 broker "
             f"({time.monotonic() - t0:.1f}s)")
-
-        opts = CollectorOptions(include=r"^bench-group-", full_refresh_every=0)
-        collector = Collector(cfg, opts, out=None)
-        publisher = Publisher(cfg)
-        try:
-            warm = collector.poll_once()
-            expected = args.groups * args.partitions
-            got = sum(1 for e in warm if e["type"] == "lag")
-            if got != expected:
-                raise SystemExit(f"warm-up poll gave {got} lag events, expected {expected}")
-            publisher.publish(warm)
-            poll_s, total_s = [], []
-            for _ in range(args.polls):
-                started = time.monotonic()
-                evs = collector.poll_once()
-                read = time.monotonic() - started
-                publisher.publish(evs)
-                poll_s.append(read)
-                total_s.append(time.monotonic() - started)
-                assert collector.last_stats is not None and collector.last_stats.partitions == expected
-        finally:
-            publisher.close()
-            collector.close()
+        expected = args.groups * args.partitions
+        poll_s, total_s = _time_polls(cfg, args.polls, expected)
 
     med_poll, med_total = statistics.median(poll_s), statistics.median(total_s)
     say(f"poll (read + decide), median of {args.polls}: {med_poll:.3f}s -> {expected / med_poll:,.0f} partitions/s")
@@ -121,6 +79,67 @@ def main(argv: list[str] | None = None) -> int:
                            + "".join(f"{ln}\n" for ln in lines))
         print(f"saved {RESULTS.relative_to(ROOT)}")
     return 0
+
+
+def _set_up(cfg, args: argparse.Namespace) -> None:
+    """The topics with a few records per partition, the event topics, and each group's committed offsets."""
+    from kafka import TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    from streaming.collector.publisher import ensure_event_topics
+    from streaming.kafka import clients as kafka_clients
+
+    rnd = random.Random(7)
+    topics = [f"bench-{i:03d}" for i in range(args.topics)]
+    kafka_clients.ensure_topics(cfg, {t: {"num_partitions": args.partitions, "replication_factor": 1}
+                                      for t in topics})
+    ensure_event_topics(cfg)
+    producer = kafka_clients.producer(cfg, linger_ms=50)
+    per_partition = 20
+    for t in topics:
+        for p in range(args.partitions):
+            for _ in range(per_partition):
+                producer.send(t, value=b"x", partition=p)
+    producer.flush()
+    producer.close()
+    admin = kafka_clients.admin(cfg)
+    try:
+        for g in range(args.groups):
+            topic = topics[g % len(topics)]
+            offsets = {TopicPartition(topic, p): OffsetAndMetadata(rnd.randint(0, per_partition), "", -1)
+                       for p in range(args.partitions)}
+            _retry(lambda g=g, offsets=offsets: admin.alter_group_offsets(f"bench-group-{g:03d}", offsets))
+    finally:
+        admin.close()
+
+
+def _time_polls(cfg, polls: int, expected: int) -> tuple[list[float], list[float]]:
+    """One warm-up poll (checked: ``expected`` lag events), then ``polls`` timed: poll, and poll + publish."""
+    from streaming.collector import Collector, CollectorOptions
+    from streaming.collector.publisher import Publisher
+
+    opts = CollectorOptions(include=r"^bench-group-", full_refresh_every=0)
+    collector = Collector(cfg, opts, out=None)
+    publisher = Publisher(cfg)
+    try:
+        warm = collector.poll_once()
+        got = sum(1 for e in warm if e["type"] == "lag")
+        if got != expected:
+            raise SystemExit(f"warm-up poll gave {got} lag events, expected {expected}")
+        publisher.publish(warm)
+        poll_s, total_s = [], []
+        for _ in range(polls):
+            started = time.monotonic()
+            evs = collector.poll_once()
+            read = time.monotonic() - started
+            publisher.publish(evs)
+            poll_s.append(read)
+            total_s.append(time.monotonic() - started)
+            assert collector.last_stats is not None and collector.last_stats.partitions == expected
+    finally:
+        publisher.close()
+        collector.close()
+    return poll_s, total_s
 
 
 def _retry(call, attempts: int = 60):

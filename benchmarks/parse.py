@@ -23,6 +23,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from streaming import jvm
 from streaming.embedded.cluster import KafkaCluster
@@ -31,19 +32,68 @@ from streaming.job import query, validate
 RESULTS = Path(__file__).parent / "results" / "parse.txt"
 
 
-def main(argv: list[str] | None = None) -> int:
-    from benchmarks.job import Scale, bench_config, keyed, write_scale
-
-    ap = argparse.ArgumentParser(prog="benchmarks.parse", description=__doc__.split("\n")[0])
+def _parser() -> argparse.ArgumentParser:
+    """The command line's options."""
+    ap = argparse.ArgumentParser(prog="benchmarks.parse", description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--groups", type=int, default=1000)
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--polls", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--save", action="store_true", help=f"append the report to {RESULTS}")
-    args = ap.parse_args(argv)
-    jvm.resolve()
+    return ap
+
+
+def _variants(spark, cfg) -> tuple[dict[str, Any], int]:
+    """The dataframes to time, by name, over every record of the run's topics; and how many records."""
     from pyspark.sql import functions as F
 
+    raw = (spark.read.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
+           .option("subscribe", f"{cfg.kafka.lag_topic},{cfg.kafka.metadata_topic}")
+           .option("startingOffsets", "earliest").load())
+    events = raw.count()
+
+    def parsed(fast: bool):
+        return validate.parse(raw, cfg.job.max_value_bytes, int(cfg.job.max_clock_skew_s * 1000),
+                              cfg.kafka.lag_topic, fast_path=fast)
+
+    bucket = F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(64))
+    variants = {
+        "kafka read": raw.select("key", "value", "offset"),
+        "validate (fast path)": parsed(True),
+        "validate (general path)": parsed(False),
+        "validate + shuffle": parsed(True).withColumn("bucket", bucket).repartition(4, "bucket")
+        .sortWithinPartitions("bucket"),
+    }
+    return variants, events
+
+
+def _time_variants(variants: dict[str, Any], events: int, repeats: int, cores: int, lines: list[str]) -> None:
+    """The median of ``repeats`` writes of each variant to the noop sink, then validation's cost beyond the read."""
+    medians = {}
+    for name, df in variants.items():
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            times.append(time.perf_counter() - start)
+        medians[name] = m = statistics.median(times)
+        lines.append(f"{name}: {m:.2f}s for {events:,} events ({events / m:,.0f}/s, "
+                     f"{m * cores / events * 1e6:.1f} us CPU per event)")
+        print(lines[-1], flush=True)
+    floor = medians["kafka read"]
+    fast, general = medians["validate (fast path)"] - floor, medians["validate (general path)"] - floor
+    lines.append(f"validation beyond the read: fast path {fast:.2f}s, general path {general:.2f}s "
+                 f"({general / fast if fast > 0 else float('inf'):.2f}x)")
+    print(lines[-1], flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the polls on an embedded broker, then time each variant over them."""
+    from benchmarks.job.configuration import Scale, bench_config, keyed
+    from benchmarks.job.load import write_scale
+
+    args = _parser().parse_args(argv)
+    jvm.resolve()
     from streaming.spark_session import get_spark
 
     work = Path(tempfile.mkdtemp(prefix="rebalancer-parse-"))
@@ -57,39 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             scale = Scale(args.groups, args.partitions)
             cfg = keyed(cfg, scale, 64, "")
             write_scale(spark, cfg, scale, args.polls)
-            raw = (spark.read.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
-                   .option("subscribe", f"{cfg.kafka.lag_topic},{cfg.kafka.metadata_topic}")
-                   .option("startingOffsets", "earliest").load())
-            events = raw.count()
-
-            def parsed(fast: bool):
-                return validate.parse(raw, cfg.job.max_value_bytes, int(cfg.job.max_clock_skew_s * 1000),
-                                      cfg.kafka.lag_topic, fast_path=fast)
-
-            bucket = F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(64))
-            variants = {
-                "kafka read": raw.select("key", "value", "offset"),
-                "validate (fast path)": parsed(True),
-                "validate (general path)": parsed(False),
-                "validate + shuffle": parsed(True).withColumn("bucket", bucket).repartition(4, "bucket")
-                .sortWithinPartitions("bucket"),
-            }
-            medians = {}
-            for name, df in variants.items():
-                times = []
-                for _ in range(args.repeats):
-                    start = time.perf_counter()
-                    df.write.format("noop").mode("overwrite").save()
-                    times.append(time.perf_counter() - start)
-                medians[name] = m = statistics.median(times)
-                lines.append(f"{name}: {m:.2f}s for {events:,} events ({events / m:,.0f}/s, "
-                             f"{m * cores / events * 1e6:.1f} us CPU per event)")
-                print(lines[-1], flush=True)
-            floor = medians["kafka read"]
-            fast, general = medians["validate (fast path)"] - floor, medians["validate (general path)"] - floor
-            lines.append(f"validation beyond the read: fast path {fast:.2f}s, general path {general:.2f}s "
-                         f"({general / fast if fast > 0 else float('inf'):.2f}x)")
-            print(lines[-1], flush=True)
+            variants, events = _variants(spark, cfg)
+            _time_variants(variants, events, args.repeats, cores, lines)
         finally:
             spark.stop()
     if args.save:

@@ -91,48 +91,46 @@ def _zipf_lags(rng: np.random.Generator, n: int) -> list[int]:
     return [int(x) for x in (rng.zipf(1.6, n).clip(max=10**6) * rng.integers(50, 150, n))]
 
 
-def _group(rng: np.random.Generator, kind: str) -> GroupSnapshot:
-    """One fresh group (nobody owns anything) of suite ``kind``."""
-    racks = ["a", "b", "c"]
-    n_members = int(rng.integers(3, 13))
-    rack_of = [racks[i % len(racks)] for i in range(n_members)]
-    if kind == "zipf":
-        n_topics = int(rng.integers(1, 5))
-        sizes = rng.multinomial(int(rng.integers(20, 201)) - n_topics, [1 / n_topics] * n_topics) + 1
-        topics = {f"topic-{k}": int(x) for k, x in enumerate(sizes)}
-        lag = {t: _zipf_lags(rng, n) for t, n in topics.items()}
-        rf = int(rng.integers(2, 4))
-    elif kind == "hot":
-        n_topics = int(rng.integers(1, 4))
-        sizes = rng.multinomial(int(rng.integers(20, 201)) - n_topics, [1 / n_topics] * n_topics) + 1
-        topics = {f"topic-{k}": int(x) for k, x in enumerate(sizes)}
+def _sized_topics(rng: np.random.Generator, n_topics: int) -> dict[str, int]:
+    """``n_topics`` topics sharing 20-200 partitions at random, at least one each."""
+    sizes = rng.multinomial(int(rng.integers(20, 201)) - n_topics, [1 / n_topics] * n_topics) + 1
+    return {f"topic-{k}": int(x) for k, x in enumerate(sizes)}
+
+
+# Suites with Zipf lags on a few multi-partition topics: how many topics each draws from.
+_ZIPF_TOPICS = {"zipf": (1, 5), "hetero": (3, 9), "rf-lt-racks": (1, 5)}
+
+
+def _topics_and_lag(rng: np.random.Generator, kind: str) -> tuple[dict[str, int], dict[str, list[int]], int]:
+    """Suite ``kind``'s topics (name -> partitions), the lag of each partition, and the replication factor."""
+    if kind == "hot":
+        topics = _sized_topics(rng, int(rng.integers(1, 4)))
         lag = {t: [int(x) for x in rng.integers(0, 200, n)] for t, n in topics.items()}
         flat = [(t, p) for t, n in topics.items() for p in range(n)]
         for i in rng.choice(len(flat), int(rng.integers(1, 5)), replace=False).tolist():
             t, p = flat[i]
             lag[t][p] = int(rng.integers(50, 501)) * 200
-        rf = int(rng.integers(2, 4))
-    elif kind == "single-topics":
+        return topics, lag, int(rng.integers(2, 4))
+    if kind == "single-topics":
         n_topics = int(rng.integers(20, 121))
         topics = {f"topic-{k:03d}": 1 for k in range(n_topics)}
-        lag = {t: _zipf_lags(rng, 1) for t in topics}
-        rf = int(rng.integers(2, 4))
-    elif kind == "hetero":
-        n_topics = int(rng.integers(3, 9))
-        sizes = rng.multinomial(int(rng.integers(20, 201)) - n_topics, [1 / n_topics] * n_topics) + 1
-        topics = {f"topic-{k}": int(x) for k, x in enumerate(sizes)}
-        lag = {t: _zipf_lags(rng, n) for t, n in topics.items()}
-        rf = int(rng.integers(2, 4))
-    elif kind == "rf-lt-racks":
+        return topics, {t: _zipf_lags(rng, 1) for t in topics}, int(rng.integers(2, 4))
+    if kind not in _ZIPF_TOPICS:
+        raise ValueError(kind)
+    topics = _sized_topics(rng, int(rng.integers(*_ZIPF_TOPICS[kind])))
+    lag = {t: _zipf_lags(rng, n) for t, n in topics.items()}
+    return topics, lag, int(rng.integers(1, 3)) if kind == "rf-lt-racks" else int(rng.integers(2, 4))
+
+
+def _group(rng: np.random.Generator, kind: str) -> GroupSnapshot:
+    """One fresh group (nobody owns anything) of suite ``kind``."""
+    racks = ["a", "b", "c"]
+    n_members = int(rng.integers(3, 13))
+    rack_of: list[str | None] = [racks[i % len(racks)] for i in range(n_members)]
+    if kind == "rf-lt-racks":  # some members without a rack, more racks than replicas
         racks = ["a", "b", "c", "d"][: int(rng.integers(3, 5))]
         rack_of = [racks[i % len(racks)] if rng.random() >= 0.25 else None for i in range(n_members)]
-        n_topics = int(rng.integers(1, 5))
-        sizes = rng.multinomial(int(rng.integers(20, 201)) - n_topics, [1 / n_topics] * n_topics) + 1
-        topics = {f"topic-{k}": int(x) for k, x in enumerate(sizes)}
-        lag = {t: _zipf_lags(rng, n) for t, n in topics.items()}
-        rf = int(rng.integers(1, 3))
-    else:
-        raise ValueError(kind)
+    topics, lag, rf = _topics_and_lag(rng, kind)
     names = list(topics)
     members = []
     for i in range(n_members):

@@ -58,6 +58,7 @@ class Group:
 
 
 def settled(g: Group) -> bool:
+    """Every member alive, the coordinator stable at one generation, each partition owned exactly once."""
     want = {(g.topic, p) for p in range(g.partitions)}
     generations = set()
     for w in g.workers:
@@ -70,6 +71,34 @@ def settled(g: Group) -> bool:
 
 
 def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
+    """One round: fresh topics and groups under load; first settle, hold, then each growth; the outcomes."""
+    groups = _plan_groups(index, args)
+    _create_topics(cfg, groups, args.partitions)
+    producers = _start_producers(cfg, groups, args.produce, args.partitions)
+    _start_consumers(cfg, groups, args)
+    started = time.monotonic()
+    try:
+        _wait_first_settle(groups, started, args.settle_s)
+        hold_until = time.monotonic() + args.hold_s
+        while time.monotonic() < hold_until:
+            time.sleep(0.5)
+        for g in groups:
+            if g.settled_after_s is not None:
+                g.outcome = "settled"
+        for step in range(args.grow + 1):
+            if step:
+                _grow(cfg, groups, args.hold_s)
+            _recheck(groups, args.settle_s)
+    finally:
+        _stop(groups, producers)
+    for g in groups:
+        took = f"{g.settled_after_s:.1f}s" if g.settled_after_s is not None else "-"
+        print(f"round {index}: {g.name}: {g.outcome} (first settled after {took})", flush=True)
+    return groups
+
+
+def _plan_groups(index: int, args: argparse.Namespace) -> list[Group]:
+    """The round's groups: strategies in turn, every other one guarded, each on a topic of its own."""
     tag = uuid.uuid4().hex[:6]
     groups = []
     for i in range(args.groups):
@@ -77,16 +106,30 @@ def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
         guarded = i % 2 == 1
         name = f"settle-{index}-{i}-{strategy}-{'guarded' if guarded else 'plain'}-{tag}"
         groups.append(Group(name, f"settle-{index}-{i}-{tag}", strategy, guarded, [], args.partitions))
+    return groups
+
+
+def _create_topics(cfg: Any, groups: list[Group], partitions: int) -> None:
+    """Each group's topic, waiting for its metadata."""
     admin = kafka_clients.admin(cfg)
     try:
-        admin.create_topics({g.topic: {"num_partitions": args.partitions, "replication_factor": 1} for g in groups},
+        admin.create_topics({g.topic: {"num_partitions": partitions, "replication_factor": 1} for g in groups},
                             wait_for_metadata=True)
     finally:
         admin.close()
+
+
+def _start_producers(cfg: Any, groups: list[Group], rate: float, partitions: int) -> list[SkewedProducer]:
+    """A producer per topic, ``rate`` records/s to each partition, started."""
     producers = [SkewedProducer(lambda: kafka_clients.producer(cfg, linger_ms=20), g.topic,
-                                [args.produce] * args.partitions) for g in groups]
+                                [rate] * partitions) for g in groups]
     for p in producers:
         p.start()
+    return producers
+
+
+def _start_consumers(cfg: Any, groups: list[Group], args: argparse.Namespace) -> None:
+    """``--members`` consumer threads per group, racks in turn, with or without the rejoin guard."""
     for g in groups:
         for m in range(args.members):
             rack = RACKS[m % len(RACKS)]
@@ -99,75 +142,78 @@ def run_round(cfg: Any, index: int, args: argparse.Namespace) -> list[Group]:
             w = ConsumerWorker(make, [g.topic], args.rate, client_id, rack)
             g.workers.append(w)
             w.start()
-    started = time.monotonic()
-    try:
-        deadline = started + args.settle_s
-        while time.monotonic() < deadline and any(g.settled_after_s is None for g in groups):
-            for g in groups:
-                if g.settled_after_s is None and settled(g):
-                    g.settled_after_s = time.monotonic() - started
-            time.sleep(0.2)
+
+
+def _wait_first_settle(groups: list[Group], started: float, settle_s: float) -> None:
+    """Note when each group first settles; a group still unsettled after ``settle_s`` never settled."""
+    deadline = started + settle_s
+    while time.monotonic() < deadline and any(g.settled_after_s is None for g in groups):
         for g in groups:
-            if g.settled_after_s is None:
-                g.outcome = "never settled"
-                log.warning("group %s (%s) did not settle within %.0fs:\n%s", g.name, g.strategy, args.settle_s,
-                            describe_consumers(g.workers))
-        hold_until = time.monotonic() + args.hold_s
-        while time.monotonic() < hold_until:
-            time.sleep(0.5)
-        for g in groups:
-            if g.settled_after_s is not None:
-                g.outcome = "settled"
-        for step in range(args.grow + 1):
-            if step:
-                # more partitions: the leader's metadata snapshot changes, so it rejoins without a rejoin
-                # request, the case kafka-python loses (see keep_rejoin_until_joined)
-                live = [g for g in groups if g.outcome == "settled"]
-                for g in live:
-                    g.partitions += 2
-                admin = kafka_clients.admin(cfg)
-                try:
-                    admin.create_partitions({g.topic: g.partitions for g in live})
-                finally:
-                    admin.close()
-                time.sleep(args.hold_s)
-            for g in groups:
-                if g.outcome != "settled":
-                    continue
-                # a rejoin in progress right now is fine; give it the settle time again to finish
-                deadline = time.monotonic() + args.settle_s
-                while not settled(g) and time.monotonic() < deadline:
-                    time.sleep(0.2)
-                if not settled(g):
-                    g.outcome = "lost after settling"
-                    log.warning("group %s (%s) settled after %.1fs, then did not settle again (%d partitions):\n%s",
-                                g.name, g.strategy, g.settled_after_s, g.partitions, describe_consumers(g.workers))
-    finally:
-        for g in groups:
-            for w in g.workers:
-                w.stop()
-        for g in groups:
-            for w in g.workers:
-                w.join(30)
-        for p in producers:
-            p.stop()
-        for p in producers:
-            p.join(30)
+            if g.settled_after_s is None and settled(g):
+                g.settled_after_s = time.monotonic() - started
+        time.sleep(0.2)
     for g in groups:
-        took = f"{g.settled_after_s:.1f}s" if g.settled_after_s is not None else "-"
-        print(f"round {index}: {g.name}: {g.outcome} (first settled after {took})", flush=True)
-    return groups
+        if g.settled_after_s is None:
+            g.outcome = "never settled"
+            log.warning("group %s (%s) did not settle within %.0fs:\n%s", g.name, g.strategy, settle_s,
+                        describe_consumers(g.workers))
+
+
+def _grow(cfg: Any, groups: list[Group], hold_s: float) -> None:
+    """Two more partitions on each settled group's topic, then ``hold_s`` for the rejoins."""
+    # more partitions: the leader's metadata snapshot changes, so it rejoins without a rejoin
+    # request, the case kafka-python loses (see keep_rejoin_until_joined)
+    live = [g for g in groups if g.outcome == "settled"]
+    for g in live:
+        g.partitions += 2
+    admin = kafka_clients.admin(cfg)
+    try:
+        admin.create_partitions({g.topic: g.partitions for g in live})
+    finally:
+        admin.close()
+    time.sleep(hold_s)
+
+
+def _recheck(groups: list[Group], settle_s: float) -> None:
+    """Each settled group must be settled again within ``settle_s``, or it is lost after settling."""
+    for g in groups:
+        if g.outcome != "settled":
+            continue
+        # a rejoin in progress right now is fine; give it the settle time again to finish
+        deadline = time.monotonic() + settle_s
+        while not settled(g) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not settled(g):
+            g.outcome = "lost after settling"
+            log.warning("group %s (%s) settled after %.1fs, then did not settle again (%d partitions):\n%s",
+                        g.name, g.strategy, g.settled_after_s, g.partitions, describe_consumers(g.workers))
+
+
+def _stop(groups: list[Group], producers: list[SkewedProducer]) -> None:
+    """Stop every consumer, then every producer, and wait for their threads."""
+    for g in groups:
+        for w in g.workers:
+            w.stop()
+    for g in groups:
+        for w in g.workers:
+            w.join(30)
+    for p in producers:
+        p.stop()
+    for p in producers:
+        p.join(30)
 
 
 def burn(done: threading.Event) -> None:
+    """Busy pure-Python work until ``done`` (GIL contention)."""
     x = 0
     while not done.is_set():
         for i in range(10_000):
             x = (x + i * i) % 1_000_003
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def _parser() -> argparse.ArgumentParser:
+    """The command line's options."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--groups", type=int, default=4, help="groups per round (every other one guarded)")
     ap.add_argument("--members", type=int, default=3)
@@ -182,19 +228,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--burn", type=int, default=0,
                     help="threads of pure-Python busy work in this process (GIL contention, as a loaded benchmark has)")
     ap.add_argument("--kafka-log", type=Path, help="write kafka-python's INFO log here")
-    args = ap.parse_args(argv)
+    return ap
 
+
+def _configure_logging(kafka_log: Path | None) -> None:
+    """Warnings on stdout, this benchmark's INFO too; kafka-python's INFO only to ``kafka_log``, if given."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stdout,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("benchmarks.settle").setLevel(logging.INFO)
-    if args.kafka_log:
-        handler = logging.FileHandler(args.kafka_log, mode="w")
+    if kafka_log:
+        handler = logging.FileHandler(kafka_log, mode="w")
         handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(levelname)s %(name)s: %(message)s"))
         for name in ("kafka.coordinator", "streaming.dev.workload.consumers"):
             logger = logging.getLogger(name)
             logger.setLevel(logging.INFO)
             logger.addHandler(handler)
             logger.propagate = False
+
+
+def _print_summary(outcomes: dict[bool, Counter[str]]) -> None:
+    """One line per guard setting: groups settled, never settled, lost after settling."""
+    for guarded in (False, True):
+        c = outcomes[guarded]
+        label = "with keep_rejoin_until_joined" if guarded else "kafka-python as shipped"
+        print(f"{label}: {sum(c.values())} groups: {c['settled']} settled, {c['never settled']} never settled, "
+              f"{c['lost after settling']} lost after settling", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start a 3-broker cluster, run the rounds (with ``--burn`` threads busy), print the summary."""
+    args = _parser().parse_args(argv)
+    _configure_logging(args.kafka_log)
 
     from streaming import jvm
     from streaming.embedded.cluster import KafkaCluster
@@ -219,11 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             done.set()
             cluster.stop()
-    for guarded in (False, True):
-        c = outcomes[guarded]
-        label = "with keep_rejoin_until_joined" if guarded else "kafka-python as shipped"
-        print(f"{label}: {sum(c.values())} groups: {c['settled']} settled, {c['never settled']} never settled, "
-              f"{c['lost after settling']} lost after settling", flush=True)
+    _print_summary(outcomes)
     return 0
 
 

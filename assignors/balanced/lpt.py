@@ -123,6 +123,57 @@ class _ArgminPools(_Pools):
             self.value[m] = np.inf
 
 
+class _Preference:
+    """Whether a cheaper member than the first one may take a partition, and which one."""
+
+    def __init__(self, problem: Problem, placer: _Placer, pools: _Pools, cap: float, by_rack: bool) -> None:
+        self.problem, self.placer, self.pools = problem, placer, pools
+        self.cap, self.by_rack = cap, by_rack
+        self.fair_share = -(-problem.n_parts // problem.n_members) if problem.n_classes == 1 else 0
+        self.racks_of_group = [[r for r in range(problem.n_racks) if (g, r) in pools.racks]
+                               for g in range(len(problem.group_members))]
+
+    def limit(self, p: int, m: int) -> tuple[float, Sequence[float]]:
+        """The most a candidate may already hold (on counts or on loads), and what it holds."""
+        placer = self.placer
+        if placer.by_count:
+            return max(placer.count[m], self.fair_share - 1), placer.count
+        return self.cap - self.problem.part_load_list[p], placer.load
+
+    def cheapest(self, p: int, g: int, m: int, cost_m: float) -> int:
+        """Of ``m``, the owner of ``p`` and the first member on each replica rack, the cheapest within the limit."""
+        problem, placer, cost, key = self.problem, self.placer, self.problem.cost, self.placer.key
+        limit, held = self.limit(p, m)
+        best = (cost_m, key(m))
+        o = problem.owner_list[p]
+        if o >= 0 and o != m and held[o] <= limit and placer.has_room(o):
+            k = (cost(p, o), key(o))
+            if k < best:
+                best, m = k, o
+        mask = problem.rack_mask[p]
+        if self.by_rack and mask:
+            for r in self.racks_of_group[g]:
+                if (mask >> r) & 1:
+                    c = self.pools.top(self.pools.racks[(g, r)])
+                    if c != m and held[c] <= limit and placer.has_room(c):
+                        k = (cost(p, c), key(c))
+                        if k < best:
+                            best, m = k, c
+        return m
+
+
+def _pools_for(problem: Problem, placer: _Placer, by_rack: bool) -> _Pools:
+    """Heap pools, or argmin pools when many overlapping subscriber sets would keep the heaps stale."""
+    many_groups = sum(len(ms) for ms in problem.group_members) > 4 * problem.n_members + 64
+    return (_ArgminPools if many_groups else _HeapPools)(problem, placer, by_rack)
+
+
+def _write_back(st: State, placer: _Placer) -> None:
+    """Copy the running loads and counts back into the state."""
+    st.load[:] = placer.load
+    st.count[:] = placer.count
+
+
 def place(problem: Problem, st: State, order: list[int], cap: float, prefer: bool, by_count: bool,
           full: list[int] | None = None) -> None:
     """Place the partitions of ``order`` one by one into ``st`` (see the module docstring).
@@ -136,50 +187,22 @@ def place(problem: Problem, st: State, order: list[int], cap: float, prefer: boo
         return
     placer = _Placer(problem, st, by_count, full)
     by_rack = prefer and problem.rack_aware
-    # With many overlapping subscriber sets the heaps go stale too often: argmin is cheaper then.
-    many_groups = sum(len(ms) for ms in problem.group_members) > 4 * problem.n_members + 64
-    pools: _Pools = (_ArgminPools if many_groups else _HeapPools)(problem, placer, by_rack)
-    refresh = many_groups  # heaps refresh lazily: only the argmin pools need telling
-    racks_of_group = [[r for r in range(problem.n_racks) if (g, r) in pools.racks]
-                      for g in range(len(problem.group_members))]
-    fair_share = -(-problem.n_parts // problem.n_members) if problem.n_classes == 1 else 0
-    part_load, part_group, rack_mask = problem.part_load_list, problem.part_group_list, problem.rack_mask
-    owner, cost, key = problem.owner_list, problem.cost, placer.key
+    pools = _pools_for(problem, placer, by_rack)
+    refresh = isinstance(pools, _ArgminPools)  # heaps refresh lazily: only the argmin pools need telling
+    preference = _Preference(problem, placer, pools, cap, by_rack)
+    part_load, part_group, cost = problem.part_load_list, problem.part_group_list, problem.cost
     load, count = placer.load, placer.count
     for p in order:
-        load_p = part_load[p]
         g = part_group[p]
         m = pools.top(pools.groups[g])
         if prefer:
             cost_m = cost(p, m)
             if cost_m > 0:
-                # Candidates must stay within the limit (on counts or on loads).
-                limit: float
-                held: Sequence[float]
-                if by_count:
-                    limit, held = max(count[m], fair_share - 1), count
-                else:
-                    limit, held = cap - load_p, load
-                best = (cost_m, key(m))
-                o = owner[p]
-                if o >= 0 and o != m and held[o] <= limit and placer.has_room(o):
-                    k = (cost(p, o), key(o))
-                    if k < best:
-                        best, m = k, o
-                mask = rack_mask[p]
-                if by_rack and mask:
-                    for r in racks_of_group[g]:
-                        if (mask >> r) & 1:
-                            c = pools.top(pools.racks[(g, r)])
-                            if c != m and held[c] <= limit and placer.has_room(c):
-                                k = (cost(p, c), key(c))
-                                if k < best:
-                                    best, m = k, c
-        load[m] += load_p
+                m = preference.cheapest(p, g, m, cost_m)
+        load[m] += part_load[p]
         count[m] += 1
         if refresh:
             pools.placed(m)
         st.member_of[p] = m
         st.held[m].add(p)
-    st.load[:] = load
-    st.count[:] = count
+    _write_back(st, placer)

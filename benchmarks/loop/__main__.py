@@ -25,15 +25,16 @@ from typing import Any
 
 from benchmarks.loop import report
 from benchmarks.loop.run import NotSettled, Suite, run_workload
-from benchmarks.loop.workloads import quick_suite, suite
+from benchmarks.loop.workloads import Workload, quick_suite, suite
 from streaming.dev.workload.strategies import EXTRA_STRATEGIES, STRATEGIES
 
 SETTLE_ATTEMPTS = 3
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.loop", description=__doc__.split("\n\n")[0])
+def _parser() -> argparse.ArgumentParser:
+    """The command line's options."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.loop", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="two short workloads (CI size, about 3 minutes)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each workload (median and spread)")
     ap.add_argument("--workloads", help="comma-separated subset of the suite")
@@ -41,31 +42,30 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"comma-separated, of {', '.join((*STRATEGIES, *EXTRA_STRATEGIES))}")
     ap.add_argument("--duration", type=float, help="seconds per workload run (overrides the suite's)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the table, JSON and plots")
-    args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # coordinator moves and slow-loop notices, by the hundred
-    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
+    return ap
 
+
+def _workloads(args: argparse.Namespace) -> dict[str, Workload]:
+    """The workloads asked for: the (quick) suite, a subset of it, durations scaled."""
     workloads = quick_suite() if args.quick else suite()
     if args.workloads:
         full = suite()
         workloads = {n: workloads.get(n) or full[n] for n in args.workloads.split(",")}
     if args.duration:
         workloads = {n: w.scaled(args.duration) for n, w in workloads.items()}
-    strategies = [s for s in args.strategies.split(",") if s]
-    unknown = set(strategies) - set(STRATEGIES) - set(EXTRA_STRATEGIES)
-    if unknown:
-        ap.error(f"unknown strategies {sorted(unknown)}")
-    stem = "loop-quick" if args.quick else "loop"
-    command = "python -m benchmarks.loop " + shlex.join(argv if argv is not None else sys.argv[1:])
-    started = time.monotonic()
+    return workloads
+
+
+def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int,
+             started: float) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Each workload ``repeat`` times on one suite, a run retried with fresh groups when they do not settle."""
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in workloads}
     unsettled: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work, Suite(Path(work)) as env:
         print(f"cluster, Spark, job and feed up after {time.monotonic() - started:.0f}s", flush=True)
-        for i in range(args.repeat):
+        for i in range(repeat):
             for name, w in workloads.items():
-                print(f"run {i + 1}/{args.repeat}: {name} ({w.description})", flush=True)
+                print(f"run {i + 1}/{repeat}: {name} ({w.description})", flush=True)
                 for attempt in range(1, SETTLE_ATTEMPTS + 1):
                     try:
                         runs[name].append(run_workload(env, w, strategies, say=lambda s: print(s, flush=True)))
@@ -75,24 +75,55 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"  {e}; attempt {attempt} of {SETTLE_ATTEMPTS}", flush=True)
                         if attempt == SETTLE_ATTEMPTS:
                             raise
-    elapsed = time.monotonic() - started
-    agg = report.aggregate(runs)
-    meta = {"strategies": ", ".join(strategies), "repeats": args.repeat, "wall time": f"{elapsed:.0f} s",
+    return runs, unsettled
+
+
+def _meta(strategies: list[str], repeat: int, elapsed: float, unsettled: list[str]) -> dict[str, Any]:
+    """The report's notes: strategies, repeats, wall time, what each strategy is, groups that did not settle."""
+    return {"strategies": ", ".join(strategies), "repeats": repeat, "wall time": f"{elapsed:.0f} s",
             "cooperative-sticky": "Kafka 4.3's CooperativeStickyAssignor (assignors/sticky/cooperative.py, "
                                   "rack-aware) on kafka-python's cooperative protocol",
             "lag": "grantneale's assignor on the lag its leader reads at each rebalance",
             "rebalancer": "the streaming job in the loop; RecommendationAssignor (fallback: balanced on the "
                           "leader's lag) + RejoinOnRecommendation",
             "groups that did not settle before a run (run again with fresh groups)": "; ".join(unsettled) or "none"}
-    args.out.mkdir(parents=True, exist_ok=True)
+
+
+def _write(out: Path, stem: str, command: str, workloads: dict[str, Workload], runs: dict[str, list[dict[str, Any]]],
+           meta: dict[str, Any]) -> str:
+    """The plots, the markdown table and the JSON under ``out``; the table's text."""
+    agg = report.aggregate(runs)
+    out.mkdir(parents=True, exist_ok=True)
     for name, results in runs.items():
-        report.plot(name, results, workloads[name].capacity, args.out / f"{stem}-{name}.png")
+        report.plot(name, results, workloads[name].capacity, out / f"{stem}-{name}.png")
     text = report.markdown(workloads, agg, command, meta, stem)
-    (args.out / f"{stem}.md").write_text(text + "\n")
-    (args.out / f"{stem}.json").write_text(json.dumps(
+    (out / f"{stem}.md").write_text(text + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(
         {"command": command, "meta": meta, "workloads": {n: w.description for n, w in workloads.items()},
          "aggregate": agg, "runs": runs,
          "targets": {n: report.targets(workloads[n], agg[n]) for n in agg}}, indent=1, default=str) + "\n")
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the workloads with every strategy, then write and print the report."""
+    ap = _parser()
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # coordinator moves and slow-loop notices, by the hundred
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
+
+    workloads = _workloads(args)
+    strategies = [s for s in args.strategies.split(",") if s]
+    unknown = set(strategies) - set(STRATEGIES) - set(EXTRA_STRATEGIES)
+    if unknown:
+        ap.error(f"unknown strategies {sorted(unknown)}")
+    stem = "loop-quick" if args.quick else "loop"
+    command = "python -m benchmarks.loop " + shlex.join(argv if argv is not None else sys.argv[1:])
+    started = time.monotonic()
+    runs, unsettled = _run_all(workloads, strategies, args.repeat, started)
+    elapsed = time.monotonic() - started
+    text = _write(args.out, stem, command, workloads, runs, _meta(strategies, args.repeat, elapsed, unsettled))
     print(text)
     print(f"written: {args.out / (stem + '.md')}, {stem}.json, {len(runs)} plot(s); {elapsed:.0f} s in all")
     return 0

@@ -118,17 +118,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable
             g.create_topics(env.brokers)
         for g in groups:
             g.start_consumers()
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        while not all(g.assigned() for g in groups):
-            failures = [f for g in groups for f in g.failures()]
-            if failures:
-                raise RuntimeError(f"workload {w.name}: {failures}")
-            if time.monotonic() > deadline:
-                late = [g for g in groups if not g.assigned()]
-                for g in late:
-                    log.warning("group %s (%s) did not settle:\n%s", g.group, g.strategy, g.describe())
-                raise NotSettled(f"groups not settled after {SETTLE_TIMEOUT_S:.0f}s: {[g.strategy for g in late]}")
-            time.sleep(0.2)
+        _wait_settled(groups, w)
         t0 = time.monotonic()
         for g in groups:
             g.monitor.t0 = t0
@@ -137,32 +127,62 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable
                                         [ours.group] if ours is not None else [])
         collector.start()
         say(f"  {w.name}: {len(groups)} groups settled, producing for {w.duration_s:.0f}s")
-        pending = sorted(w.events, key=lambda e: e.at)
-        rng = random.Random(w.seed)
-        next_noise = w.noise_every_s if w.noise else float("inf")
-        while (now := time.monotonic() - t0) < w.duration_s:
-            while pending and now >= pending[0].at * w.duration_s:
-                event = pending.pop(0)
-                fired.append((round(time.monotonic() - t0, 2), event.label))
-                say(f"  [{now:5.0f}s] {event.label}")
-                _fire(event, groups)
-            if now >= next_noise:
-                next_noise += w.noise_every_s
-                for topic, rates in w.noisy_rates(rng).items():
-                    for g in groups:
-                        g.set_rates(topic, rates)
-            if env.query is not None and env.query.exception() is not None:
-                raise RuntimeError(f"the streaming query failed: {env.query.exception()}")
-            time.sleep(0.2)
+        _drive(env, w, groups, t0, fired, say)
         collector.stop()
         collector = None
-        failures = [f for g in groups for f in g.failures()]
-        if failures:
-            raise RuntimeError(f"workload {w.name}: {failures}")
+        _raise_failures(groups, w)
     finally:
         if collector is not None:
             collector.stop()
         _all(groups, BenchGroup.stop)
+    return _results(w, tag, groups, ours, recs, fired, t0)
+
+
+def _raise_failures(groups: list[BenchGroup], w: Workload) -> None:
+    """Fail the run if any group's consumers or producers failed."""
+    failures = [f for g in groups for f in g.failures()]
+    if failures:
+        raise RuntimeError(f"workload {w.name}: {failures}")
+
+
+def _wait_settled(groups: list[BenchGroup], w: Workload) -> None:
+    """Wait until every group has all its partitions on running members (:class:`NotSettled` after the timeout)."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    while not all(g.assigned() for g in groups):
+        _raise_failures(groups, w)
+        if time.monotonic() > deadline:
+            late = [g for g in groups if not g.assigned()]
+            for g in late:
+                log.warning("group %s (%s) did not settle:\n%s", g.group, g.strategy, g.describe())
+            raise NotSettled(f"groups not settled after {SETTLE_TIMEOUT_S:.0f}s: {[g.strategy for g in late]}")
+        time.sleep(0.2)
+
+
+def _drive(env: Env, w: Workload, groups: list[BenchGroup], t0: float, fired: list[tuple[float, str]],
+           say: Callable[[str], None]) -> None:
+    """Until the workload's end: fire its events when due (noted in ``fired``) and change rates by its noise."""
+    pending = sorted(w.events, key=lambda e: e.at)
+    rng = random.Random(w.seed)
+    next_noise = w.noise_every_s if w.noise else float("inf")
+    while (now := time.monotonic() - t0) < w.duration_s:
+        while pending and now >= pending[0].at * w.duration_s:
+            event = pending.pop(0)
+            fired.append((round(time.monotonic() - t0, 2), event.label))
+            say(f"  [{now:5.0f}s] {event.label}")
+            _fire(event, groups)
+        if now >= next_noise:
+            next_noise += w.noise_every_s
+            for topic, rates in w.noisy_rates(rng).items():
+                for g in groups:
+                    g.set_rates(topic, rates)
+        if env.query is not None and env.query.exception() is not None:
+            raise RuntimeError(f"the streaming query failed: {env.query.exception()}")
+        time.sleep(0.2)
+
+
+def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup | None,
+             recs: list[tuple[float, dict[str, Any]]], fired: list[tuple[float, str]], t0: float) -> dict[str, Any]:
+    """Each strategy's figures and lag curve, the events fired, and our group's recommendations."""
     since = max((t for t, _ in fired), default=0.0)
     out: dict[str, Any] = {"workload": w.name, "tag": tag, "events": fired, "strategies": {}, "curves": {}}
     for g in groups:

@@ -1,7 +1,7 @@
 """Differential tests: our Python assignors against Kafka 4.3.1's own Java assignors, on the same input.
 
 Random groups (seeded; ``JAVA_DIFF_SEED`` / ``JAVA_DIFF_CASES`` change seed and count) go through
-``kafka-clients`` in ONE JVM run per assignor (benchmarks/javaref.py) and through ``assignors.registry``.
+``kafka-clients`` in ONE JVM run per assignor (benchmarks/javaref/) and through ``assignors.registry``.
 
 * ``range``, ``roundrobin``: the same partitions per member on every case, and the same list order.
 * ``sticky``, ``cooperative-sticky``: identical too, except where the Java result is SHOWN to depend on

@@ -6,11 +6,11 @@ import datetime as dt
 
 import pytest
 
-from benchmarks import job
+from benchmarks.job import sampling
 
 
 def test_busy_between_interpolates_the_samples():
-    cpu = job.CpuSampler()
+    cpu = sampling.CpuSampler()
     cpu.samples = [(100.0, 10.0), (101.0, 11.5), (102.0, 13.5)]
     assert cpu.busy_between(100.0, 102.0) == pytest.approx(3.5)
     assert cpu.busy_between(100.5, 101.5) == pytest.approx(0.75 + 1.0)  # half of each second's busy time
@@ -18,7 +18,7 @@ def test_busy_between_interpolates_the_samples():
 
 
 def test_the_machine_counter_only_grows():
-    cpu = job.CpuSampler()
+    cpu = sampling.CpuSampler()
     first = cpu.busy_s()
     sum(i * i for i in range(200_000))  # some CPU
     assert cpu.busy_s() >= first > 0
@@ -26,4 +26,4 @@ def test_the_machine_counter_only_grows():
 
 def test_started_reads_sparks_progress_timestamp():
     when = dt.datetime(2026, 11, 23, 8, 45, 1, 250_000, tzinfo=dt.UTC)
-    assert job.started_s({"started": "2026-11-23T08:45:01.250Z"}) == when.timestamp()
+    assert sampling.started_s({"started": "2026-11-23T08:45:01.250Z"}) == when.timestamp()

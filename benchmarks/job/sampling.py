@@ -1,0 +1,95 @@
+"""What the machine spends during a run: peak memory of the job's processes, and busy CPU over time."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+
+class MemorySampler(threading.Thread):
+    """Peak memory of this process and its descendants, minus the pids to ignore (the brokers).
+
+    ``peak`` sums PSS (proportional set size): the Python workers are forked from pyspark's daemon and share
+    its pages, which a sum of RSS would count once per worker. ``peak_rss`` is that larger sum, for reference."""
+
+    def __init__(self, ignore: set[int]) -> None:
+        super().__init__(daemon=True)
+        self.ignore = ignore
+        self.peak = 0
+        self.peak_rss = 0
+        self.stop_flag = threading.Event()
+
+    def reset(self) -> None:
+        """Peaks from now on (one run's)."""
+        self.peak = self.peak_rss = 0
+
+    def run(self) -> None:
+        while not self.stop_flag.wait(0.5):
+            pss, rss = _tree_memory(os.getpid(), self.ignore)
+            self.peak, self.peak_rss = max(self.peak, pss), max(self.peak_rss, rss)
+
+
+class CpuSampler(threading.Thread):
+    """The whole machine's busy CPU time (``/proc/stat``: all but idle and iowait), sampled every 0.25 s, so a
+    run can tell how busy the cores were during its batches: everything on the machine counts (the broker,
+    the driver, the Python workers), as all of it is part of the job's cost here."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []
+        self.stop_flag = threading.Event()
+        self.hz = os.sysconf("SC_CLK_TCK")
+
+    def busy_s(self) -> float:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return (sum(fields[:8]) - fields[3] - fields[4]) / self.hz  # user..steal, less idle and iowait
+
+    def run(self) -> None:
+        while not self.stop_flag.is_set():
+            self.samples.append((time.time(), self.busy_s()))
+            self.stop_flag.wait(0.25)
+
+    def busy_between(self, t0: float, t1: float) -> float:
+        """Core-seconds busy between two wall times (interpolated between samples)."""
+        import numpy as np
+
+        ts, busy = (np.array(x) for x in zip(*self.samples, strict=True))
+        return float(np.interp(t1, ts, busy) - np.interp(t0, ts, busy))
+
+
+def started_s(line: dict) -> float:
+    """A progress line's batch start (Spark's ISO 8601 timestamp) as epoch seconds."""
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(line["started"].replace("Z", "+00:00")).timestamp()
+
+
+def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:
+    """Summed PSS and RSS of ``root`` and its descendants, less the subtrees of the ``ignore`` pids."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(d.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    pss = rss = 0
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid in ignore:
+            continue
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                key, _, value = line.partition(":")
+                if key in ("Pss", "Rss"):
+                    kib = int(value.split()[0]) * 1024
+                    pss, rss = (pss + kib, rss) if key == "Pss" else (pss, rss + kib)
+        except (OSError, ValueError):
+            pass
+        todo += children.get(pid, [])
+    return pss, rss

@@ -323,7 +323,7 @@ def test_a_planted_bad_name_is_caught(planted: str, name: str) -> None:
 def test_other_tools_names_are_left_alone() -> None:
     text = """Kafka's own settings: `group.protocol=consumer`, `client.rack`, `fetch.max.wait.ms`,
     `replica.selector.class`, `group.consumer.assignors`, passed through: `--conf kafka.client.id=r`,
-    `spark.sql.shuffle.partitions`, `spark.hadoop.fs.s3a.endpoint`; file names `metrics.py`, `job.py`;
+    `spark.sql.shuffle.partitions`, `spark.hadoop.fs.s3a.endpoint`; file names `metrics.py`, `sinks.py`;
     the rebalancer watches groups; `rebalancer COMMAND --help`; `rebalancer.triggers`; the job. Then
     `kafka_rebalancer_job_batches_total`, `https://example.com/streaming/nothing`."""
     assert check(text) == []

@@ -4,11 +4,14 @@
     .venv/bin/python -m benchmarks.speed --quick         # small sizes, a minute
     .venv/bin/python -m benchmarks.speed --assignors range,sticky --save
     .venv/bin/python -m benchmarks.speed --assignors sticky,cooperative-sticky --cases uniform-1M,one-single-1M --rounds
+    .venv/bin/python -m benchmarks.speed --cases many-topics-r1   # sticky family, round 1 only (#31)
 
 Cases (``AbstractStickyAssignorTest`` in apache/kafka, run there for Sticky and CooperativeSticky):
 
 * ``uniform-1M``: 500 topics x 2000 partitions (1,000,000), 2000 consumers, all subscribed to every topic
   (``testLargeAssignmentAndGroupWithUniformSubscription``, 30 s timeout).
+* ``many-topics-r1``: the same group, the sticky family's first round alone (a fresh assignment of many
+  topics, where the constrained builder's cost is making a million partitions; round 2 is in ``uniform-1M``).
 * ``one-single-1M``: the same, but the last consumer subscribes to topic 0 only
   (``testLargeAssignmentAndGroupWithNonEqualSubscription``, 90 s timeout).
 * ``split-20k``: 100 topics x 200 partitions, 500 consumers; i % 4 == 0 take the first half of the topics,
@@ -61,6 +64,7 @@ class Case:
     subscription: str  # equal | one-single | split  (as KafkaAssignorRunner.topicsFor)
     assignors: tuple[str, ...]
     sticky_limit_s: float | None = None  # Kafka's test timeout for the sticky family
+    sticky_rounds: int = 2  # rounds the sticky family runs (1: the fresh assignment only)
 
 
 def cases(quick: bool) -> list[Case]:
@@ -80,6 +84,7 @@ def cases(quick: bool) -> list[Case]:
         Case(
             "one-single-1M", 500, 2000, 2000, "one-single", ("range", "roundrobin", "sticky", "cooperative-sticky"), 90
         ),
+        Case("many-topics-r1", 500, 2000, 2000, "equal", STICKY, 30, sticky_rounds=1),
         Case("split-20k", 100, 200, 500, "split", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 90),
         Case("balanced-100k", 100, 1000, 1000, "equal", ("balanced",)),
     ]
@@ -205,7 +210,7 @@ def run_ours(case: Case, assignor: str, timeout: float, warmups: int, repeats: i
         "partitions": case.partitions,
         "consumers": case.consumers,
         "subscription": case.subscription,
-        "rounds": 2 if assignor in STICKY else 1,
+        "rounds": case.sticky_rounds if assignor in STICKY else 1,
         "warmups": warmups,
         "repeats": repeats,
     }
@@ -238,7 +243,7 @@ def run_java(case: Case, assignor: str, timeout: float, warmups: int, repeats: i
     """One fresh JVM: repetition 1 is the cold call, then ``warmups`` untimed ones, then ``repeats``."""
     from benchmarks import javaref
 
-    rounds = 2 if assignor in STICKY else 1
+    rounds = case.sticky_rounds if assignor in STICKY else 1
     try:
         r = javaref.run_timing(
             assignor,

@@ -113,8 +113,10 @@ class ConstrainedBuilder:
     def free_partitions(self) -> list[TP]:
         """Partitions nobody kept: unclaimed, given up or claimed twice; by topic, then number."""
         ids = self.group.ids
-        kept = self.claimed.copy()
         dropped = [*self.given_up_by, *self.claimed_twice]
+        if not dropped and not self.claimed.any():  # nothing kept: every partition, no index needed
+            return ids.all_partitions()
+        kept = self.claimed.copy()
         if dropped:
             kept[ids.ids(dropped)[0]] = False
         return ids.partitions(np.flatnonzero(~kept))

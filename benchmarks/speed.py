@@ -280,12 +280,17 @@ def _mib(b: float | None) -> str:
     return "-" if b is None else f"{b / MIB:.0f}M"
 
 
+def _secs(x: float) -> str:
+    """Seconds: a third decimal below one second, where a first round's figures live."""
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}"
+
+
 def _s(r: dict | None, key: str) -> str:
     if r is None:
         return "-"
     if "error" in r:
         return "ERR"
-    return f"{r[key]:.2f}" if key in r else "-"
+    return _secs(r[key]) if key in r else "-"
 
 
 def verdict(case: Case, assignor: str, ours: dict, java: dict | None, yardstick: dict | None) -> str:
@@ -334,7 +339,7 @@ def round_rows(case: Case, assignor: str, ours: dict, java: dict | None) -> list
     for i in range(len(ours.get("rounds_s", []))):
         def fig(r: dict | None, key: str, i: int = i) -> str:
             vals = r.get(key) if r and "error" not in r else None
-            return f"{vals[i]:.2f}" if vals and i < len(vals) else "-"
+            return _secs(vals[i]) if vals and i < len(vals) else "-"
 
         o_w = ours.get("warm_round_s", [None] * (i + 1))[i]
         j_w = java.get("warm_round_s", [None] * (i + 1))[i] if java and "error" not in java else None

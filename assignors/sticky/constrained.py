@@ -229,7 +229,11 @@ class ConstrainedBuilder:
             passes = min(need, (len(free) - start) // width)
             end = start + passes * width
             for k, mid in enumerate(below_min):
-                assignment[mid].extend(free[start + k:end:width])
+                part = free[start + k:end:width]
+                if assignment[mid]:
+                    assignment[mid].extend(part)
+                else:  # a member that kept nothing takes the slice itself (no second copy)
+                    assignment[mid] = part
             if self.given_up_by or self.claimed_twice:
                 for i in range(start, end):
                     self._note_transfer(free[i], below_min[(i - start) % width])

@@ -33,7 +33,7 @@ def numbers(count: int) -> Sequence[int]:
             return range(count)
         # a new list, rebound at once: a thread reading the old one still sees 0, 1, 2, ...
         known = _NUMBERS = [*known, *range(len(known), count)]
-    return known[:count]
+    return known if count == len(known) else known[:count]  # read only: no copy needed
 
 
 class PartitionIds:

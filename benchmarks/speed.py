@@ -395,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.node()} ({os.cpu_count()} cores, load {_load()}, Python {platform.python_version()}); {java_note}"
     )
     emit(
-        "# seconds of the assign call only (sticky family: both rounds). cold: first call in a fresh process/JVM; "
+        "# seconds of the assign call only (sticky family: both rounds; many-topics-r1: round 1 alone). "
+        "cold: first call in a fresh process/JVM; "
         f"warm: median of {args.repeats} calls after {args.warmups} more untimed ones in that process/JVM; "
         "ratio: ours warm / Java warm (the headline); ours RSS: peak RSS of our process by the end of the cold "
         "call (base: before it); Java heap: peak heap during the cold call (* = Java RangeAssignor on the same "

@@ -134,7 +134,7 @@ class JavaHashSet(Generic[H]):
 def java_sorted(strings: Iterable[str]) -> list[str]:
     """``strings`` sorted by ``String.compareTo``."""
     items = list(strings)
-    if all(ord(c) < 0x10000 for s in items for c in s):
+    if max("".join(items), default="") < "\U00010000":  # no character beyond the BMP: Python's order
         return sorted(items)
     return sorted(items, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
 

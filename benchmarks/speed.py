@@ -4,11 +4,14 @@
     .venv/bin/python -m benchmarks.speed --quick         # small sizes, a minute
     .venv/bin/python -m benchmarks.speed --assignors range,sticky --save
     .venv/bin/python -m benchmarks.speed --assignors sticky,cooperative-sticky --cases uniform-1M,one-single-1M --rounds
+    .venv/bin/python -m benchmarks.speed --cases many-topics-r1   # sticky family, round 1 only (#31)
 
 Cases (``AbstractStickyAssignorTest`` in apache/kafka, run there for Sticky and CooperativeSticky):
 
 * ``uniform-1M``: 500 topics x 2000 partitions (1,000,000), 2000 consumers, all subscribed to every topic
   (``testLargeAssignmentAndGroupWithUniformSubscription``, 30 s timeout).
+* ``many-topics-r1``: the same group, the sticky family's first round alone (a fresh assignment of many
+  topics, where the constrained builder's cost is making a million partitions; round 2 is in ``uniform-1M``).
 * ``one-single-1M``: the same, but the last consumer subscribes to topic 0 only
   (``testLargeAssignmentAndGroupWithNonEqualSubscription``, 90 s timeout).
 * ``split-20k``: 100 topics x 200 partitions, 500 consumers; i % 4 == 0 take the first half of the topics,
@@ -61,6 +64,7 @@ class Case:
     subscription: str  # equal | one-single | split  (as KafkaAssignorRunner.topicsFor)
     assignors: tuple[str, ...]
     sticky_limit_s: float | None = None  # Kafka's test timeout for the sticky family
+    sticky_rounds: int = 2  # rounds the sticky family runs (1: the fresh assignment only)
 
 
 def cases(quick: bool) -> list[Case]:
@@ -80,6 +84,7 @@ def cases(quick: bool) -> list[Case]:
         Case(
             "one-single-1M", 500, 2000, 2000, "one-single", ("range", "roundrobin", "sticky", "cooperative-sticky"), 90
         ),
+        Case("many-topics-r1", 500, 2000, 2000, "equal", STICKY, 30, sticky_rounds=1),
         Case("split-20k", 100, 200, 500, "split", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 90),
         Case("balanced-100k", 100, 1000, 1000, "equal", ("balanced",)),
     ]
@@ -205,7 +210,7 @@ def run_ours(case: Case, assignor: str, timeout: float, warmups: int, repeats: i
         "partitions": case.partitions,
         "consumers": case.consumers,
         "subscription": case.subscription,
-        "rounds": 2 if assignor in STICKY else 1,
+        "rounds": case.sticky_rounds if assignor in STICKY else 1,
         "warmups": warmups,
         "repeats": repeats,
     }
@@ -238,7 +243,7 @@ def run_java(case: Case, assignor: str, timeout: float, warmups: int, repeats: i
     """One fresh JVM: repetition 1 is the cold call, then ``warmups`` untimed ones, then ``repeats``."""
     from benchmarks import javaref
 
-    rounds = 2 if assignor in STICKY else 1
+    rounds = case.sticky_rounds if assignor in STICKY else 1
     try:
         r = javaref.run_timing(
             assignor,
@@ -275,12 +280,17 @@ def _mib(b: float | None) -> str:
     return "-" if b is None else f"{b / MIB:.0f}M"
 
 
+def _secs(x: float) -> str:
+    """Seconds: a third decimal below one second, where a first round's figures live."""
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}"
+
+
 def _s(r: dict | None, key: str) -> str:
     if r is None:
         return "-"
     if "error" in r:
         return "ERR"
-    return f"{r[key]:.2f}" if key in r else "-"
+    return _secs(r[key]) if key in r else "-"
 
 
 def verdict(case: Case, assignor: str, ours: dict, java: dict | None, yardstick: dict | None) -> str:
@@ -329,7 +339,7 @@ def round_rows(case: Case, assignor: str, ours: dict, java: dict | None) -> list
     for i in range(len(ours.get("rounds_s", []))):
         def fig(r: dict | None, key: str, i: int = i) -> str:
             vals = r.get(key) if r and "error" not in r else None
-            return f"{vals[i]:.2f}" if vals and i < len(vals) else "-"
+            return _secs(vals[i]) if vals and i < len(vals) else "-"
 
         o_w = ours.get("warm_round_s", [None] * (i + 1))[i]
         j_w = java.get("warm_round_s", [None] * (i + 1))[i] if java and "error" not in java else None
@@ -385,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.node()} ({os.cpu_count()} cores, load {_load()}, Python {platform.python_version()}); {java_note}"
     )
     emit(
-        "# seconds of the assign call only (sticky family: both rounds). cold: first call in a fresh process/JVM; "
+        "# seconds of the assign call only (sticky family: both rounds; many-topics-r1: round 1 alone). "
+        "cold: first call in a fresh process/JVM; "
         f"warm: median of {args.repeats} calls after {args.warmups} more untimed ones in that process/JVM; "
         "ratio: ours warm / Java warm (the headline); ours RSS: peak RSS of our process by the end of the cold "
         "call (base: before it); Java heap: peak heap during the cold call (* = Java RangeAssignor on the same "

@@ -50,6 +50,7 @@ GeneralAssignmentBuilder) and kafka-python's ``sticky`` package split theirs:
   reconciled by generation (steps 1-2); :mod:`~assignors.sticky.racks`: rack mode (step 3);
 * :mod:`~assignors.sticky.constrained`: the constrained builder (step 4);
 * :mod:`~assignors.sticky.general`: the general builder (step 5), with
+  :mod:`~assignors.sticky.load_order` (members by load, Kafka's sortedCurrentSubscriptions) and
   :mod:`~assignors.sticky.movements` (Kafka's PartitionMovements);
 * :mod:`~assignors.sticky.algorithm`: :func:`sticky_assign`, which picks the builder;
 * :mod:`~assignors.sticky.eager` and :mod:`~assignors.sticky.cooperative`: the two assignors' entry

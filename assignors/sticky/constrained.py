@@ -113,8 +113,10 @@ class ConstrainedBuilder:
     def free_partitions(self) -> list[TP]:
         """Partitions nobody kept: unclaimed, given up or claimed twice; by topic, then number."""
         ids = self.group.ids
-        kept = self.claimed.copy()
         dropped = [*self.given_up_by, *self.claimed_twice]
+        if not dropped and not self.claimed.any():  # nothing kept: every partition, no index needed
+            return ids.all_partitions()
+        kept = self.claimed.copy()
         if dropped:
             kept[ids.ids(dropped)[0]] = False
         return ids.partitions(np.flatnonzero(~kept))
@@ -227,7 +229,11 @@ class ConstrainedBuilder:
             passes = min(need, (len(free) - start) // width)
             end = start + passes * width
             for k, mid in enumerate(below_min):
-                assignment[mid].extend(free[start + k:end:width])
+                part = free[start + k:end:width]
+                if assignment[mid]:
+                    assignment[mid].extend(part)
+                else:  # a member that kept nothing takes the slice itself (no second copy)
+                    assignment[mid] = part
             if self.given_up_by or self.claimed_twice:
                 for i in range(start, end):
                     self._note_transfer(free[i], below_min[(i - start) % width])

@@ -1,41 +1,51 @@
 """Kafka's GeneralAssignmentBuilder: the sticky assignment when subscriptions differ.
 
-1. Owned partitions are kept while their member still subscribes to the topic (and, in rack mode,
-   sits on a rack holding a replica); anything else "requires revocation".
-2. Free partitions, topics with the fewest subscribers first, each go to the subscriber with the
-   fewest partitions (ties: the lowest member id), a same-rack one first in rack mode
-   (:meth:`GeneralBuilder._fill`, Kafka's ``maybeAssign``).
-3. Members that cannot change (they hold every partition they can, none of a topic another member
-   could take) are set aside.
-4. Balancing: walking the partitions, one moves from its owner to the least loaded subscriber of its
-   topic whenever the owner holds at least two more, preferring the member that had it in an older
-   generation, until the assignment is "balanced" (no subscriber of a topic holds two fewer than an
-   owner of one of its partitions). Moves back and forth are cancelled through
+:meth:`GeneralBuilder.build` takes Kafka's steps, each a method:
+
+1. :meth:`~GeneralBuilder.previous_owners`: for every owned partition, the member that held it in the
+   most recent generation older than the current one (Kafka's ``prevAssignment``).
+2. :meth:`~GeneralBuilder.keep_owned`: owned partitions are kept while their member still subscribes to
+   the topic (and, in rack mode, sits on a rack holding a replica); anything else "requires revocation".
+3. :meth:`~GeneralBuilder.unassigned`: the partitions nobody kept, topics with the fewest subscribers
+   first, then by topic rank and number.
+4. :meth:`~GeneralBuilder.order_members`: members ordered by (partition count, member id)
+   (:class:`~assignors.sticky.load_order.MembersByLoad`, Kafka's ``sortedCurrentSubscriptions``).
+5. :meth:`~GeneralBuilder.balance`: free partitions each go to the least loaded subscriber, a same-rack
+   one first in rack mode (Kafka's ``maybeAssign``); members that cannot change (they hold every
+   partition they can, none of a topic another member could take) are set aside; then, walking the
+   partitions, one moves from its owner to the least loaded subscriber of its topic whenever the owner
+   holds at least two more, preferring the member that had it in an older generation, until the
+   assignment is "balanced" (no subscriber of a topic holds two fewer than an owner of one of its
+   partitions). Moves back and forth cancel out through
    :class:`~assignors.sticky.movements.PartitionMovements`. If the result scores no better than
    before the moves (Kafka's balance score), the moves are undone.
 
-Java's ``TreeSet`` of members ordered by (partition count, member id) becomes one heap of
-``(count, rank, id)`` per group of members with the same subscription (and rack), so "least loaded
-subscriber of topic t" is a look at a few heap tops; stale heap entries are dropped when they surface.
-The "is it balanced" verdict is cached between moves, and a histogram of member sizes answers it at
-once when every size is within one, so nothing is quadratic in partitions.
+Worked example: C0 subscribes to t0 (1 partition), C1 to t0, t1 (2 partitions), C2 to t0, t1, t2
+(3 partitions); nobody owns anything. Topics by fewest subscribers: t2, t1, t0. The three t2
+partitions go to C2, its only subscriber; t1p0 and t1p1 to C1 (0, then 1 partition, against C2's 3);
+t0p0 to C0. No owner holds two more than a subscriber of its topic with fewer, so nothing moves:
+C0 [t0p0], C1 [t1p0, t1p1], C2 [t2p0, t2p1, t2p2]. If C0 leaves, C1 and C2 keep theirs and t0p0 goes
+to C1 (2 partitions against C2's 3).
+
+The "is it balanced" verdict is cached between moves, and the histogram of member counts answers it
+at once when every count is within one, so nothing is quadratic in partitions.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 
 from assignors.model import TopicPartition
 from assignors.sticky.errors import StickyAssignmentError
 from assignors.sticky.inputs import GroupInput, generation
+from assignors.sticky.load_order import MembersByLoad
 from assignors.sticky.movements import PartitionMovements
 
 TP = TopicPartition
 
 
 class GeneralBuilder:
-    """Kafka's GeneralAssignmentBuilder.
+    """Kafka's GeneralAssignmentBuilder; :meth:`build` returns the assignment.
 
     With ``kafka_bugs`` it makes exactly Kafka's moves, including handing a partition back to its
     older-generation owner when that member no longer subscribes to the topic (a later move may take
@@ -49,9 +59,15 @@ class GeneralBuilder:
                  kafka_bugs: bool = False) -> None:
         self.group = group
         self.kafka_bugs = kafka_bugs
+        self.max_gen = max_generation
         self.foreign = 0
         ppt = group.partitions_per_topic
         self.current: dict[str, list[TP]] = owned
+        """Member id -> its partitions; the build works on (and returns) the caller's dict."""
+        self.owner: dict[TP, str] = {}
+        self.prev: dict[TP, tuple[str, int]] = {}
+        """Partition -> (member, generation) that held it in the latest older generation."""
+        self.revocation_required = False
         # members by java rank; (size, rank) is the order of Kafka's sortedCurrentSubscriptions
         self.rank = group.member_rank
         self.by_rank: list[str] = sorted(group.member_rank, key=group.member_rank.__getitem__)
@@ -65,11 +81,31 @@ class GeneralBuilder:
             self.potential[mid] = topics
         trank = group.topic_rank
         self.sorted_topics = sorted(ppt, key=lambda t: (len(self.topic_consumers[t]), trank[t]))
-        self.max_gen = max_generation
+        self.sorted_all: list[TP] = [(t, p) for t in self.sorted_topics for p in range(ppt[t])]
+        self.movable_topics = {t for t, cs in tc.items() if len(cs) >= 2}
+        """Topics with two or more subscribers: only their partitions can move."""
+        self.load = MembersByLoad(self.rank, ppt)
+        self.topic_owners: dict[str, dict[str, int]] = {}
+        """Topic -> member -> how many of its partitions the member holds (topics that can move)."""
+        self.fixed: dict[str, list[TP]] = {}
+        """Members set aside because they cannot change, with their partitions."""
+        self.movements = PartitionMovements()
+        self.dirty = True  # something moved since the last balance verdict
+        self._balanced = False
 
-    # -- previous owners (older generations) -------------------------------------------------------
+    # -- the steps ----------------------------------------------------------------------------------
 
-    def _prev_assignment(self) -> dict[TP, tuple[str, int]]:
+    def build(self) -> dict[str, list[TP]]:
+        self.prev = self.previous_owners()
+        assigned = self.keep_owned()
+        unassigned = self.unassigned(assigned)
+        self.order_members()
+        self.balance(unassigned)
+        return self.current
+
+    def previous_owners(self) -> dict[TP, tuple[str, int]]:
+        """Kafka's prepopulateCurrentAssignments: members reporting an older generation than the
+        newest (or none, while some member reports one) are previous owners of what they own."""
         prev: dict[TP, tuple[str, int]] = {}
         max_gen = self.max_gen
         for mid in self.group.member_order:
@@ -87,244 +123,136 @@ class GeneralBuilder:
                     prev[tp] = (mid, g)
         return prev
 
-    # -- sorted-set emulation -----------------------------------------------------------------------
-
-    def _push(self, mid: str) -> None:
-        heapq.heappush(self.heaps[self.group_of[mid]], (self.size[mid], self.rank[mid], mid))
-
-    def _top(self, g: int):
-        heap = self.heaps[g]
-        size = self.size
-        active = self.active
-        while heap:
-            s, _r, mid = heap[0]
-            if mid in active and size[mid] == s:
-                return heap[0]
-            heapq.heappop(heap)
-        return None
-
-    def _first_subscriber(self, topic: str, tp: TP | None = None) -> str | None:
-        """First member of the (size, id) ordered set subscribed to topic (and not on a mismatching
-        rack when tp is given)."""
-        best = None
-        groups = self.topic_groups[topic]
-        if tp is not None:
-            racks = self.group.racks.racks_of(tp)
-            for g in groups:
-                r = self.group_rack[g]
-                if r is not None and r not in racks:
-                    continue
-                top = self._top(g)
-                if top is not None and (best is None or top < best):
-                    best = top
-        else:
-            for g in groups:
-                top = self._top(g)
-                if top is not None and (best is None or top < best):
-                    best = top
-        return None if best is None else best[2]
-
-    def _set_size(self, mid: str, delta: int) -> None:
-        old = self.size[mid]
-        new = old + delta
-        self.size[mid] = new
-        if mid in self.active:
-            hist = self.hist
-            hist[old] -= 1
-            hist[new] = hist.get(new, 0) + 1
-            self._push(mid)
-        self.dirty = True
-
-    # -- the algorithm ------------------------------------------------------------------------------
-
-    def build(self) -> dict[str, list[TP]]:
-        group = self.group
-        racks = group.racks
-        ppt = group.partitions_per_topic
-        current = self.current
-        prev = self._prev_assignment()
+    def keep_owned(self) -> set[TP]:
+        """Kafka's assignOwnedPartitions: drop owned partitions of topics the member no longer
+        subscribes to (or on a mismatching rack); those require revocation. Returns the kept ones."""
+        racks = self.group.racks
         rack_mode = racks.rack_mode
-
-        # keep owned partitions that are still subscribed (and rack-aligned)
-        revocation_required = False
+        current = self.current
         assigned: set[TP] = set()
         for mid, lst in current.items():
             pot = self.potential[mid]
             keep = []
             for tp in lst:
                 if tp[0] not in pot or (rack_mode and racks.mismatch(mid, tp)):
-                    revocation_required = True
+                    self.revocation_required = True
                 else:
                     keep.append(tp)
             if len(keep) != len(lst):
                 current[mid] = keep
             assigned.update(keep)
-        owner: dict[TP, str] = {tp: mid for mid, lst in current.items() for tp in lst}
-        self.owner = owner
+        self.owner = {tp: mid for mid, lst in current.items() for tp in lst}
+        return assigned
 
-        sorted_all: list[TP] = [(t, p) for t in self.sorted_topics for p in range(ppt[t])]
-        unassigned = [tp for tp in sorted_all if tp not in assigned] if assigned else sorted_all
+    def unassigned(self, assigned: set[TP]) -> list[TP]:
+        """Kafka's getUnassignedPartitions: every partition not kept, in the sorted-topics order."""
+        return [tp for tp in self.sorted_all if tp not in assigned] if assigned else self.sorted_all
 
-        # sorted-set state
-        self.size = {mid: len(current[mid]) for mid in current}
-        self.active = set(current)
-        self.hist: dict[int, int] = {}
-        for s in self.size.values():
-            self.hist[s] = self.hist.get(s, 0) + 1
-        group_index: dict[tuple[frozenset[str], str | None], int] = {}
-        self.group_of: dict[str, int] = {}
-        self.group_rack: list[str | None] = []
-        self.heaps: list[list] = []
-        self.topic_groups: dict[str, list[int]] = {t: [] for t in ppt}
-        for mid in self.by_rank:
-            key = (self.potential[mid], racks.member_rack.get(mid) if rack_mode else None)
-            g = group_index.get(key)
-            if g is None:
-                g = group_index[key] = len(self.heaps)
-                self.heaps.append([])
-                self.group_rack.append(key[1])
-                for t in key[0]:
-                    self.topic_groups[t].append(g)
-            self.group_of[mid] = g
-            self.heaps[g].append((self.size[mid], self.rank[mid], mid))
-        for h in self.heaps:
-            heapq.heapify(h)
-        self.dirty = True
-        self._balanced = False
+    def order_members(self) -> None:
+        """Members into the (count, id) order, grouped by subscription (and rack in rack mode)."""
+        racks = self.group.racks
+        member_rack = racks.member_rack if racks.rack_mode else {}
+        potential = self.potential
+        self.load.add_members(self.by_rank, {mid: len(lst) for mid, lst in self.current.items()},
+                              lambda mid: (potential[mid], member_rack.get(mid)))
 
-        initializing = max(self.size.values(), default=0) == 0
+    def balance(self, unassigned: list[TP]) -> None:
+        """Kafka's balance: hand out the free partitions, set aside the members that cannot change,
+        move partitions until balanced, and keep the moves only if they improved the balance score."""
+        initializing = max(self.load.size.values(), default=0) == 0
+        self.assign_free(unassigned)
+        reassignable, unassigned = self.set_aside_fixed(unassigned)
+        self.count_topic_owners()
+        pre_assignment = {mid: list(lst) for mid, lst in self.current.items()}
+        pre_owner = dict(self.owner)
+        if not self.revocation_required:
+            self._perform_reassignments(unassigned)
+        performed = self._perform_reassignments(reassignable)
+        if not initializing and performed and balance_score(self.current) >= balance_score(pre_assignment):
+            self.current.clear()
+            self.current.update(pre_assignment)
+            self.owner.clear()
+            self.owner.update(pre_owner)
+            self.foreign = 0  # the snapshot precedes every move
+        self.current.update(self.fixed)
 
-        # free partitions to the least loaded eligible member (same-rack first in rack mode); every
-        # heap entry is valid here, so the chosen member's entry is replaced in place
-        rest = self._fill(unassigned, rack_mode) if rack_mode else unassigned
-        self._fill(rest, False)
-        self.hist = {}
-        for mid in self.active:
-            sz = self.size[mid]
-            self.hist[sz] = self.hist.get(sz, 0) + 1
+    def assign_free(self, unassigned: list[TP]) -> None:
+        """Each free partition to the least loaded eligible member, same-rack ones first in rack mode."""
+        racks = self.group.racks
+        load = self.load
+        rest = load.fill(unassigned, self.current, self.owner, racks.racks_of) if racks.rack_mode else unassigned
+        load.fill(rest, self.current, self.owner, None)
+        load.recount()
 
-        # narrow down to partitions and members that can move
-        movable_topics = {t for t, cs in self.topic_consumers.items() if len(cs) >= 2}
+    def set_aside_fixed(self, unassigned: list[TP]) -> tuple[list[TP], list[TP]]:
+        """Narrow down to what can move: partitions of topics with two or more subscribers, and
+        members other than those holding every partition they can, none of such a topic. Returns
+        (all partitions, the free ones), both narrowed down."""
+        ppt = self.group.partitions_per_topic
+        movable_topics = self.movable_topics
+        reassignable = self.sorted_all
         if len(movable_topics) != len(ppt):
-            sorted_all = [tp for tp in sorted_all if tp[0] in movable_topics]
+            reassignable = [tp for tp in reassignable if tp[0] in movable_topics]
             unassigned = [tp for tp in unassigned if tp[0] in movable_topics]
-        fixed: dict[str, list[TP]] = {}
-        for mid in group.member_order:
+        current = self.current
+        for mid in self.group.member_order:
             lst = current[mid]
             max_size = sum(ppt[t] for t in self.potential[mid])
             if len(lst) < max_size or any(tp[0] in movable_topics for tp in lst):
                 continue
-            fixed[mid] = current.pop(mid)
-            self.active.discard(mid)
-            self.hist[self.size[mid]] -= 1
+            self.fixed[mid] = current.pop(mid)
+            self.load.set_aside(mid)
         self.dirty = True
+        return reassignable, unassigned
 
-        # per-topic owner counts for the balance check
-        self.topic_owners: dict[str, dict[str, int]] = {t: {} for t in movable_topics}
-        for mid, lst in current.items():
+    def count_topic_owners(self) -> None:
+        """Per topic that can move, how many of its partitions each member holds (the balance check)."""
+        self.topic_owners = {t: {} for t in self.movable_topics}
+        for mid, lst in self.current.items():
             for tp in lst:
                 d = self.topic_owners.get(tp[0])
                 if d is not None:
                     d[mid] = d.get(mid, 0) + 1
 
-        pre_assignment = {mid: list(lst) for mid, lst in current.items()}
-        pre_owner = dict(owner)
-
-        self.movements = PartitionMovements()
-        self.prev = prev
-        if not revocation_required:
-            self._perform_reassignments(unassigned)
-        performed = self._perform_reassignments(sorted_all)
-
-        if not initializing and performed and balance_score(current) >= balance_score(pre_assignment):
-            current.clear()
-            current.update(pre_assignment)
-            owner.clear()
-            owner.update(pre_owner)
-            self.foreign = 0  # the snapshot precedes every move
-
-        current.update(fixed)
-        return current
-
-    def _fill(self, partitions: list[TP], rack_filter: bool) -> list[TP]:
-        """Kafka's maybeAssign: each partition to the first member of the (size, id) order that
-        subscribes to its topic (and, with ``rack_filter``, is not on a rack without a replica).
-        Returns the partitions no member could take."""
-        heaps = self.heaps
-        size = self.size
-        current = self.current
-        owner = self.owner
-        topic_groups = self.topic_groups
-        group_rack = self.group_rack
-        racks_of = self.group.racks.racks_of
-        heapreplace = heapq.heapreplace
-        left: list[TP] = []
-        for tp in partitions:
-            groups = topic_groups[tp[0]]
-            best = None
-            if rack_filter:
-                racks = racks_of(tp)
-                for g in groups:
-                    r = group_rack[g]
-                    if r is None or r in racks:
-                        h = heaps[g]
-                        if h and (best is None or h[0] < best[0]):
-                            best = h
-            elif len(groups) == 1:
-                best = heaps[groups[0]]
-            else:
-                for g in groups:
-                    h = heaps[g]
-                    if h and (best is None or h[0] < best[0]):
-                        best = h
-            if not best:
-                left.append(tp)
-                continue
-            s, r, mid = best[0]
-            heapreplace(best, (s + 1, r, mid))
-            size[mid] = s + 1
-            current[mid].append(tp)
-            owner[tp] = mid
-        return left
+    # -- moves and the balance check ------------------------------------------------------------------
 
     def _is_balanced(self) -> bool:
+        """Kafka's isBalanced, cached until something moves."""
         if not self.dirty:
             return self._balanced
         self.dirty = False
-        hist = self.hist
-        sizes = [s for s, c in hist.items() if c > 0]
-        if not sizes or min(sizes) >= max(sizes) - 1:
+        load = self.load
+        if load.counts_within_one():
             self._balanced = True
-            return True
-        size = self.size
-        if self.foreign:
+        elif self.foreign:
             self._balanced = self._is_balanced_literal()
-            return self._balanced
+        else:
+            self._balanced = self._no_owner_above_subscriber()
+        return self._balanced
+
+    def _no_owner_above_subscriber(self) -> bool:
+        """No member holds a partition of a topic while some subscriber of it holds two fewer."""
+        load = self.load
+        size = load.size
         for t, owners in self.topic_owners.items():
             if not owners:
                 continue
-            min_sub = None
-            for g in self.topic_groups[t]:
-                top = self._top(g)
-                if top is not None and (min_sub is None or top[0] < min_sub):
-                    min_sub = top[0]
-            if min_sub is None:
+            least = load.least_loaded(t)
+            if least is None:
                 continue
-            limit = min_sub + 1
+            limit = least[0] + 1
             for o in owners:
                 if size[o] > limit:
-                    self._balanced = False
                     return False
-        self._balanced = True
         return True
 
     def _is_balanced_literal(self) -> bool:
         """Kafka's isBalanced word for word; needed only while some member holds a partition of a
         topic it does not subscribe to (``foreign``), where the quick check above is not equivalent."""
-        size = self.size
+        size = self.load.size
         owner = self.owner
         ppt = self.group.partitions_per_topic
-        for mid in sorted(self.active, key=lambda m: (size[m], self.rank[m])):
+        for mid in sorted(self.load.active, key=lambda m: (size[m], self.rank[m])):
             topics = self.potential[mid]
             if size[mid] == sum(ppt[t] for t in topics):
                 continue
@@ -336,11 +264,12 @@ class GeneralBuilder:
         return True
 
     def _perform_reassignments(self, partitions: Sequence[TP]) -> bool:
+        """Kafka's performReassignments: passes over ``partitions`` until one moves nothing."""
         performed = False
         owner = self.owner
-        size = self.size
+        size = self.load.size
         prev = self.prev
-        active = self.active
+        active = self.load.active
         while True:
             modified = False
             for tp in partitions:
@@ -361,9 +290,9 @@ class GeneralBuilder:
                         self._reassign(tp, q)
                         performed = modified = True
                         continue
-                target = self._first_subscriber(tp[0])
-                if target is not None and size[mid] > size[target] + 1:
-                    self._reassign(tp, target)
+                least = self.load.least_loaded(tp[0])
+                if least is not None and size[mid] > size[least[2]] + 1:
+                    self._reassign(tp, least[2])
                     performed = modified = True
             if not modified:
                 return performed
@@ -392,8 +321,9 @@ class GeneralBuilder:
             else:
                 del owners[old]
             owners[new] = owners.get(new, 0) + 1
-        self._set_size(old, -1)
-        self._set_size(new, 1)
+        self.load.change(old, -1)
+        self.load.change(new, 1)
+        self.dirty = True
 
 
 def balance_score(assignment: dict[str, list[TP]]) -> int:

@@ -74,26 +74,40 @@ class GroupInput:
     def reconcile_owned(self) -> OwnedPartitions:
         """Walk members in Java order; each owned partition stays with its first claimant unless a
         later one has a higher generation (it takes over) or the same one (nobody keeps it)."""
-        equal = True
-        first: set[str] | None = None
+        equal = self.subscriptions_equal()
         generation_of: dict[str, int] = {}
         for mid in self.member_order:
-            member = self.members[mid]
-            if first is None:
-                first = set(member.topics)
-            elif equal and not (len(member.topics) == len(first) and first.issuperset(member.topics)):
-                equal = False
-            gen = generation(member)
+            gen = generation(self.members[mid])
             generation_of[mid] = -1 if gen is None else gen
         max_generation = max(generation_of.values(), default=-1)
         existing, ids = self._existing_owned()
-        claims = np.bincount(ids, minlength=self.ids.total) if len(ids) else np.zeros(self.ids.total, np.int64)
+        if not len(ids):  # a fresh group: nobody owns anything
+            return OwnedPartitions(equal, existing, set(), max_generation, np.zeros(self.ids.total, dtype=bool))
+        claims = np.bincount(ids, minlength=self.ids.total)
         if claims.max(initial=0) <= 1:  # the usual case: no partition claimed twice
             return OwnedPartitions(equal, existing, set(), max_generation, claims.astype(bool))
         owned, claimed_twice, owner_of = _settle_claims(existing, generation_of)
         claimed = np.zeros(self.ids.total, dtype=bool)
         claimed[self.ids.ids(list(owner_of))[0]] = True
         return OwnedPartitions(equal, owned, claimed_twice, max_generation, claimed)
+
+    def subscriptions_equal(self) -> bool:
+        """Kafka's test for the constrained builder: every member (in Java order) subscribes to as many
+        topics as the first one, all of them among the first one's. Members mostly share one topics
+        tuple, so each distinct tuple is compared once."""
+        order = self.member_order
+        if not order:
+            return True
+        first = set(self.members[order[0]].topics)
+        verdicts: dict[int, bool] = {}
+        for mid in order[1:]:
+            topics = self.members[mid].topics
+            same = verdicts.get(id(topics))
+            if same is None:
+                same = verdicts[id(topics)] = len(topics) == len(first) and first.issuperset(topics)
+            if not same:
+                return False
+        return True
 
     def _existing_owned(self) -> tuple[dict[str, list[TP]], np.ndarray]:
         """Each member's owned partitions that exist (members in Java order), and all their ids."""

@@ -3,7 +3,8 @@
 Partition ``p`` of the ``k``-th topic in ``String.compareTo`` order has the id ``base[k] + p``; ids in
 increasing order are therefore partitions sorted by topic name, then number, the order in which the
 constrained builder hands out free partitions. Python tuples are made only for the partitions a
-result lists.
+result lists, and their partition numbers are shared int objects (:func:`numbers`): above 256 CPython
+would otherwise allocate an int beside every tuple of a fresh assignment.
 """
 
 from __future__ import annotations
@@ -19,6 +20,20 @@ from assignors.model import TopicPartition
 TP = TopicPartition
 _topic = itemgetter(0)
 _partition = itemgetter(1)
+_NUMBERS: list[int] = []
+_NUMBERS_CAP = 1 << 16  # partition numbers worth keeping (a topic rarely has more)
+
+
+def numbers(count: int) -> Sequence[int]:
+    """``0 .. count - 1``: the same int objects on every call (up to ``_NUMBERS_CAP``)."""
+    global _NUMBERS
+    known = _NUMBERS
+    if count > len(known):
+        if count > _NUMBERS_CAP:
+            return range(count)
+        # a new list, rebound at once: a thread reading the old one still sees 0, 1, 2, ...
+        known = _NUMBERS = [*known, *range(len(known), count)]
+    return known if count == len(known) else known[:count]  # read only: no copy needed
 
 
 class PartitionIds:
@@ -44,6 +59,13 @@ class PartitionIds:
         exists = (number >= 0) & (number < self.counts[topic])
         return self.base[topic] + number, exists
 
+    def all_partitions(self) -> list[TP]:
+        """Every partition, by topic, then number (``partitions`` of every id)."""
+        out: list[TP] = []
+        for topic, count in zip(self.topics, self.counts.tolist(), strict=False):
+            out.extend(zip(repeat(topic), numbers(count)))
+        return out
+
     def partitions(self, ids: np.ndarray) -> list[TP]:
         """The partitions of ``ids`` (increasing), as ``(topic, partition)`` tuples in that order."""
         out: list[TP] = []
@@ -56,7 +78,7 @@ class PartitionIds:
                 continue
             topic, count = self.topics[k], int(self.counts[k])
             if end - start == count:
-                out.extend(zip(repeat(topic), range(count)))
+                out.extend(zip(repeat(topic), numbers(count)))
             else:
                 out.extend(zip(repeat(topic), (ids[start:end] - self.base[k]).tolist()))
             start = end

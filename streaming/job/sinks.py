@@ -32,7 +32,7 @@ from streaming.errors import JobError
 from streaming.job import hfs, validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
 from streaming.paths import local_path
-from streaming.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
+from streaming.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, RECORDS_COLUMNS, STUCK_TYPE
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +53,23 @@ RECOMMENDATIONS_DDL = f"""
     batch_id LONG, `group` STRING, version LONG, recommendation_id STRING, event_time TIMESTAMP,
     generation INT, triggers ARRAY<STRING>, trigger_details STRING, assignor STRING,
     assignment {ASSIGNMENT_TYPE},
-    before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE,
-    lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE,
+    before_max_lag BIGINT, after_max_lag BIGINT, before_imbalance DOUBLE, after_imbalance DOUBLE,
+    lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT,
     stuck_partitions {STUCK_TYPE}, mode STRING, before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE
 """
 ADDED_COLUMNS = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
 """Columns added to the recommendations table since its first release, all nullable: an older table gets the
 ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all published for
 application; for the lag seconds, not computed then)."""
+OLDER_TYPES = {c: "double" for c in RECORDS_COLUMNS}
+"""Columns whose type changed since the first release, and the type a table made before keeps: the figures in
+records were DOUBLE, and are exact BIGINT now. An older table is not rewritten (its readers may expect the
+type); the batch writer casts to the table's type (:data:`KEPT_TYPES`), so above 2^53 its values round to the
+nearest double, as they always did there. A table created now gets BIGINT."""
+KEPT_TYPES: dict[str, dict[str, str]] = {}
+"""table location -> column -> the older type it keeps (:data:`OLDER_TYPES`); filled by
+:func:`streaming.job.tables.prepare` when the job starts, read by every append of the run."""
+DOUBLE_COLUMNS = ("before_imbalance", "after_imbalance", "lower_bound", *LAG_SECONDS_COLUMNS)
 REJECTED_DDL = """
     batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
     source_offset LONG, kafka_timestamp TIMESTAMP
@@ -168,6 +177,8 @@ class BatchWriter:
 
     def _append(self, df: DataFrame, table: str, batch_id: int, chars: int) -> None:
         location = self.cfg.table_path(table)
+        for column, kind in KEPT_TYPES.get(location, {}).items():  # an older table keeps its types
+            df = df.withColumn(column, F.col(column).cast(kind))
         local = local_path(location)
         if self.driver is not None and local is not None and self.driver.can_append(local) and chars <= MAX_BYTES:
             try:
@@ -199,13 +210,18 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         F.split("triggers", ",").alias("triggers"),
         "trigger_details", "assignor",
         F.from_json("assignment", ASSIGNMENT_TYPE).alias("assignment"),
-        "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance", "lower_bound",
-        "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
+        "before_max_lag", "after_max_lag", finite("before_imbalance"), finite("after_imbalance"),
+        finite("lower_bound"), "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
-        "mode",
-        # a figure that is not finite is null (pandas may carry the policy's None as NaN)
-        *(F.nanvl(F.col(c), F.lit(None).cast("double")).alias(c) for c in LAG_SECONDS_COLUMNS),
+        "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
     )
+
+
+def finite(column: str):
+    """A double column with every value that is not finite (NaN, infinite) as null: the stateful step emits
+    none, and no table row ever holds one."""
+    c = F.col(column)
+    return F.when(F.isnan(c) | (F.abs(c) == float("inf")), F.lit(None).cast("double")).otherwise(c).alias(column)
 
 
 def rejected_rows(batch: DataFrame, batch_id: int) -> DataFrame:

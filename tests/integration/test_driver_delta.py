@@ -29,9 +29,9 @@ def _rec(group: str, version: int, lag_age: float) -> dict:
     row |= {"group": group, "version": version, "recommendation_id": f"{group}-{version}",
             "event_ts": 1_763_900_000_123 + version, "generation": 3, "triggers": "lag_skew,stuck",
             "trigger_details": "{}", "assignor": "balanced", "assignment": json.dumps(assignment),
-            "before_max_lag": 900.0, "after_max_lag": 450.0, "before_imbalance": 2.0, "after_imbalance": 1.0,
+            "before_max_lag": 900, "after_max_lag": 450, "before_imbalance": 2.0, "after_imbalance": 1.0,
             "lower_bound": 450.0, "before_cross_rack": 1, "after_cross_rack": 0, "partitions_moved": 1,
-            "lag_moved": 450.0, "stuck_partitions": json.dumps([{"topic": "t", "partition": 2}]),
+            "lag_moved": 450, "stuck_partitions": json.dumps([{"topic": "t", "partition": 2}]),
             "feed_value": "{}", "mode": "observe", "before_catch_up_s": 12.5, "after_catch_up_s": float("nan"),
             "lag_age_s": lag_age}
     return {"kind": "recommendation", **row, "rejected": None}

@@ -140,14 +140,14 @@ def output_frame(rows: list[dict[str, Any]], arrow: convert.Options) -> pd.DataF
     cannot fail); a row that does not convert (never expected: a group's recommendations were converted
     before its state was kept) is replaced by a rejected row saying why."""
     try:
-        return object_frame(convert.converted(object_frame(rows), arrow))
+        return object_frame(convert.converted(rows, arrow))
     except Exception:
         out: list[dict[str, Any]] = []
         for row in rows:
             try:
-                out += convert.converted(object_frame([row]), arrow)
+                out += convert.converted([row], arrow)
             except Exception as exc:
-                out += convert.converted(object_frame([unconverted(row, exc)]), arrow)
+                out += convert.converted([unconverted(row, exc)], arrow)
         return object_frame(out)
 
 
@@ -216,7 +216,7 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
         events = {c: cols[c] for c in EVENT_COLUMNS} if keep.all() else {c: cols[c][keep] for c in EVENT_COLUMNS}
         recs = [{"kind": "recommendation", **rec.to_row()} for rec in process(gs, events, ctx.policy)]
         if recs:  # converted before the state is kept: rows pyspark would refuse reject the group instead
-            recs = convert.converted(object_frame(recs), ctx.arrow)
+            recs = convert.converted(recs, ctx.arrow)
         rows += recs
         return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
     except Exception as exc:

@@ -6,6 +6,7 @@ records exact integers, doubles finite or null. Seeded draws, one Spark job each
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import uuid
@@ -53,7 +54,7 @@ def _check_valid(row: dict, value: bytes) -> None:
 
 
 def test_every_drawn_record_is_valid_and_exact_or_rejected_with_a_reason(spark):
-    records = contract.generate(seed=11, n=800, ts=NOW - 60_000)
+    records = contract.generate(seed=11, n=400, ts=NOW - 60_000)
     out = validate.parse(_raw(spark, records), 64 * 1024, 600_000, LAG_TOPIC).collect()
     assert len(out) == len(records)
     valid = 0
@@ -65,9 +66,10 @@ def test_every_drawn_record_is_valid_and_exact_or_rejected_with_a_reason(spark):
         else:
             reason = json.loads(row["detail"])["reason"]
             assert isinstance(reason, str) and reason.strip(), row
-    assert 100 < valid < len(records)  # both sides of the property are reached
+    assert 50 < valid < len(records)  # both sides of the property are reached
 
 
+@functools.cache
 def _recommendation_rows() -> list[dict]:
     """The stateful step's rows for seeded drawn groups (lags at the contract's bounds)."""
     update = stateful.update_function(stateful.Context(POLICY, 600_000))

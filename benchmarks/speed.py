@@ -29,7 +29,7 @@ JIT compilation). Warm: then ``--warmups`` more calls that are not timed and the
 timed calls in the same process, which is what a group leader's long-running JVM does. The headline
 ratio is ours (warm) / Java (warm). ``ru_maxrss`` of our subprocess is that case's peak RSS (interpreter
 and input snapshot included; ``base`` is RSS before the first assign call); Java's peak heap is the sum of
-the heap pools' peaks during the cold call (benchmarks/javaref.py ``timing`` mode, the group generated in
+the heap pools' peaks during the cold call (benchmarks/javaref ``timing`` mode, the group generated in
 Java). ``lag`` and ``balanced`` have no counterpart in kafka-clients: ``lag`` is compared with Java's
 RangeAssignor on the same input.
 """

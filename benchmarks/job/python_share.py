@@ -32,13 +32,13 @@ class WorkerPath:
         from pyspark.sql.pandas.serializers import ApplyInPandasWithStateSerializer
         from pyspark.worker import wrap_grouped_map_pandas_udf_with_state
 
-        from streaming.job import stateful
+        from streaming.job import convert, stateful
 
         self.ser = ApplyInPandasWithStateSerializer(
             timezone="UTC", safecheck=False, assign_cols_by_name=True, prefer_int_ext_dtype=False,
             state_object_schema=_ddl(stateful.STATE_SCHEMA), arrow_max_records_per_batch=10_000,
             prefers_large_var_types=False, int_to_decimal_coercion_enabled=False)
-        self.wrapped = wrap_grouped_map_pandas_udf_with_state(update, _ddl(stateful.ROW_SCHEMA), None)
+        self.wrapped = wrap_grouped_map_pandas_udf_with_state(update, _ddl(convert.ROW_SCHEMA), None)
         self.pickle = CPickleSerializer()
         self.values: dict = {}
 

@@ -11,6 +11,15 @@ Trigger feed message (topic ``kafka.trigger_topic``, compacted, key = group id, 
      "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": [],
      "status": "auto"}
 
+Figures in records (``max_member_lag``, ``lag_moved``) are exact integers (JSON integers, ``bigint`` in Delta):
+a member's lag is a sum of partition lags of up to 2^63-1 each, so a sum above 2^63-1 is written as 2^63-1
+(:data:`RECORDS_CAP`, saturated, never wrapped): a lag that large is a broken or hostile producer's, and every
+figure below it stays exact. ``bigint`` rather than ``decimal``: every reader of the table (Spark, delta-rs,
+pandas, the exporter) reads it as a plain integer. With ``policy.rate_horizon_s`` the figures are loads (lag
+plus rate times the horizon), rounded to whole records. Ratios and times (``imbalance``, ``lower_bound``, the
+``*_s`` figures) are finite doubles or null; ``lower_bound`` is rounded down where a double cannot hold it
+exactly, so it stays a lower bound.
+
 ``status`` follows the group's ``policy.mode``: ``auto`` (apply it), ``proposed`` (mode ``approve``: wait for
 a decision). ``rebalancer approve`` / ``reject`` re-publish the same recommendation under the same key with
 ``approved`` / ``rejected`` (and ``decided_at``, epoch ms), so the compacted topic keeps the decision, the
@@ -25,6 +34,7 @@ The feed is at-least-once (Spark's Kafka sink): a replayed batch can send a mess
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -41,13 +51,50 @@ STATUS_OF_MODE = {"auto": AUTO, "approve": PROPOSED, "observe": OBSERVED}
 OUTPUT_SCHEMA = (
     "group STRING, version LONG, recommendation_id STRING, event_ts LONG, generation INT, "
     "triggers STRING, trigger_details STRING, assignor STRING, assignment STRING, "
-    "before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE, "
-    "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE, "
+    "before_max_lag BIGINT, after_max_lag BIGINT, before_imbalance DOUBLE, after_imbalance DOUBLE, "
+    "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
     "stuck_partitions STRING, feed_value STRING, mode STRING, "
     "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
+RECORDS_COLUMNS = ("before_max_lag", "after_max_lag", "lag_moved")
+"""Columns in records: exact integers, ``bigint`` (a table made when they were DOUBLE keeps its type: see
+:mod:`streaming.job.tables`)."""
+DOUBLE_COLUMNS = ("before_imbalance", "after_imbalance", "lower_bound", *LAG_SECONDS_COLUMNS)
+"""Columns that are doubles: finite or null, never NaN or infinite."""
+RECORDS_CAP = 2**63 - 1
+"""The largest figure in records: a larger sum is written as this (Delta ``bigint``, Kafka's offset range)."""
+
+
+def records(value: float) -> int:
+    """A figure in records as an exact integer in 0..:data:`RECORDS_CAP` (saturated; a load that is not an
+    integer, from a rate term, is rounded; one that is not finite reads as the cap, or 0 when NaN)."""
+    if isinstance(value, int):
+        return min(max(value, 0), RECORDS_CAP)
+    value = float(value)
+    if math.isnan(value):
+        return 0
+    return RECORDS_CAP if value >= RECORDS_CAP else max(round(value), 0)
+
+
+def finite(value: float | None) -> float | None:
+    """A ratio or time as a finite double, or None."""
+    if value is None:
+        return None
+    try:
+        out = float(value)
+    except OverflowError:  # an int beyond any double
+        return None
+    return out if math.isfinite(out) else None
+
+
+def bound_below(value: float) -> float | None:
+    """A lower bound as a double at or below ``value`` (an int above 2^53 may round up), or None."""
+    out = finite(value)
+    if out is not None and isinstance(value, int) and out > value:
+        out = math.nextafter(out, -math.inf)
+    return out
 
 ASSIGNMENT_TYPE = (
     "ARRAY<STRUCT<member_id: STRING, instance_id: STRING, client_id: STRING, rack: STRING, "
@@ -70,11 +117,12 @@ class Recommendation:
     triggers: dict[str, Any]
     assignor: str
     assignment: list[dict[str, Any]]
-    before: dict[str, float]
-    after: dict[str, float]
-    lower_bound: float
+    before: dict[str, float | None]
+    """``max_member_lag`` (:func:`records`), ``imbalance`` (finite or None), ``cross_rack_partitions``."""
+    after: dict[str, float | None]
+    lower_bound: float | None
     partitions_moved: int
-    lag_moved: float
+    lag_moved: int
     stuck_partitions: list[tuple[str, int]]
     mode: str = "auto"
     """``policy.mode`` of the group when it was made (observe, approve, auto)."""

@@ -7,7 +7,7 @@ without importing pyspark.
 
 from __future__ import annotations
 
-from streaming.contracts.recommendation import ASSIGNMENT_TYPE, STUCK_TYPE
+from streaming.contracts.recommendation import ASSIGNMENT_TYPE, RECORDS_COLUMNS, STUCK_TYPE
 
 RECOMMENDATIONS = "recommendations"
 REJECTED = "rejected_events"
@@ -17,14 +17,19 @@ RECOMMENDATIONS_DDL = f"""
     batch_id LONG, `group` STRING, version LONG, recommendation_id STRING, event_time TIMESTAMP,
     generation INT, triggers ARRAY<STRING>, trigger_details STRING, assignor STRING,
     assignment {ASSIGNMENT_TYPE},
-    before_max_lag DOUBLE, after_max_lag DOUBLE, before_imbalance DOUBLE, after_imbalance DOUBLE,
-    lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved DOUBLE,
+    before_max_lag BIGINT, after_max_lag BIGINT, before_imbalance DOUBLE, after_imbalance DOUBLE,
+    lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT,
     stuck_partitions {STUCK_TYPE}, mode STRING, before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE
 """
 ADDED_COLUMNS = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
 """Columns added to the recommendations table since its first release, all nullable: an older table gets the
 ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all published for
 application; for the lag seconds, not computed then)."""
+OLDER_TYPES = {c: "double" for c in RECORDS_COLUMNS}
+"""Columns whose type changed since the first release, and the type a table made before keeps: the figures in
+records were DOUBLE, and are exact BIGINT now. An older table is not rewritten (its readers may expect the
+type); the batch writer casts to the table's type (:data:`streaming.job.tables.KEPT_TYPES`), so above 2^53 its
+values round to the nearest double, as they always did there. A table created now gets BIGINT."""
 REJECTED_DDL = """
     batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
     source_offset LONG, kafka_timestamp TIMESTAMP

@@ -22,6 +22,9 @@ from streaming.contracts import events as ev
 
 VALID = "valid"
 LATE = "late"
+ANY = "any"
+"""The label of a record drawn from the contract (:mod:`streaming.dev.contract`): valid, or rejected with a
+reason, whichever the rules say."""
 LAG_ROLE = "lag"
 META_ROLE = "metadata"
 LONG_MAX = 2**63 - 1

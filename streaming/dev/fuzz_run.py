@@ -7,6 +7,7 @@ partition and offset. Used by tests/integration/test_fuzz.py and ``python -m ben
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import Any
 
 from streaming.config import Config
 from streaming.contracts import events as ev
-from streaming.dev.fuzz import LAG_ROLE, LATE, VALID, Record
+from streaming.dev.fuzz import ANY, LAG_ROLE, LATE, VALID, Record
 from streaming.kafka import clients as kafka_clients
 
 Source = tuple[str, int, int]
@@ -76,6 +77,7 @@ def verdict(sent: Sequence[Sent], rejected: Iterable[tuple[Source, str]]) -> Ver
     reasons: dict[Source, str] = {}
     v = Verdict(sent=len(sent), kinds=len({s.record.kind for s in sent}))
     for source, reason in rejected:
+        reason = reason or ""  # a row without a reason is never right: "" tells it from no row
         reasons[source] = reason
         v.rejected_by_reason[_reason_class(reason)] += 1
     for s in sent:
@@ -86,6 +88,11 @@ def verdict(sent: Sequence[Sent], rejected: Iterable[tuple[Source, str]]) -> Ver
                 v.accepted += 1
             else:
                 v.valid_lost.append((s.record.kind, got))
+        elif expected == ANY:  # drawn from the contract: valid, or rejected with a reason
+            if got is None:
+                v.accepted += 1
+            elif not got.strip():
+                v.wrong_reason.append((s.record.kind, "a reason", got))
         elif got is None:
             v.missing.append(s.record.kind)
         elif not (got == LATE if expected == LATE else got.startswith(expected)):
@@ -98,3 +105,19 @@ def _reason_class(reason: str) -> str:
     """A reason without its figures, for counting ("ts 5 is not positive ..." -> "ts # is not positive ...")."""
     words = reason.split(":")[0].split()
     return " ".join("#" if w.lstrip("-").isdigit() else w for w in words)[:70]
+
+
+def figure_problems(recs: Iterable[dict[str, Any]]) -> list[str]:
+    """What is wrong with the figures of recommendation rows (as read from the table): figures in records
+    must be exact integers in 0..2^63-1, doubles finite or null."""
+    from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECORDS_COLUMNS
+
+    out = []
+    for r in recs:
+        for c in RECORDS_COLUMNS:
+            if not (isinstance(r[c], int) and 0 <= r[c] <= RECORDS_CAP):
+                out.append(f"{r['group']} v{r['version']}: {c} = {r[c]!r}")
+        for c in DOUBLE_COLUMNS:
+            if r[c] is not None and not math.isfinite(r[c]):
+                out.append(f"{r['group']} v{r['version']}: {c} = {r[c]!r}")
+    return out

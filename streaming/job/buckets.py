@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from streaming.config import PolicySettings
+from streaming.job import convert
 from streaming.job.stateful import (
     Context,
     apply_group,
@@ -100,12 +101,19 @@ def make_update(policy: PolicySettings, timeout_ms: int, buckets: int, version_f
                 *, lag_topic: str = "rebalancer.lag", metadata_topic: str = "rebalancer.metadata"):
     """The update function keyed by bucket (``job.state_buckets`` > 0); arguments as
     :func:`streaming.job.stateful.make_update`. The key's one value is the bucket number."""
-    ctx = Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic)
+    return update_function(Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic,
+                                   convert.Options.of_session()), buckets)
+
+
+def update_function(ctx: Context, buckets: int):
+    """The update function keyed by bucket, for ``ctx``. Each group's recommendations are converted as
+    pyspark will convert them before its state is kept, and the call's rows as a whole at the end, as keyed
+    by group."""
 
     def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         rows = bucket_rows(int(key[0]), buckets, chunks, state, ctx)
         if rows:
-            yield output_frame(rows)
+            yield output_frame(rows, ctx.arrow)
 
     return update
 

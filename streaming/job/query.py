@@ -22,7 +22,7 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from streaming import exporter
 from streaming.config import SECRET_HINTS, Config
-from streaming.job import buckets, sinks, stateful, tables, validate
+from streaming.job import buckets, convert, sinks, stateful, tables, validate
 from streaming.job.lease import Lease
 from streaming.job.supervisor import Attempt, supervise
 from streaming.kafka import clients as kafka_clients
@@ -76,7 +76,7 @@ def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | 
     else:
         grouped = watermarked.groupBy("group")
         update = stateful.make_update(cfg.policy, timeout_ms, version_floors, **topics)
-    return grouped.applyInPandasWithState(update, stateful.ROW_SCHEMA, stateful.STATE_SCHEMA, "append",
+    return grouped.applyInPandasWithState(update, convert.ROW_SCHEMA, stateful.STATE_SCHEMA, "append",
                                           "EventTimeTimeout")
 
 

@@ -145,6 +145,8 @@ class BatchWriter:
 
     def _append(self, df: DataFrame, table: str, batch_id: int, chars: int) -> None:
         location = self.cfg.table_path(table)
+        for column, kind in tables.KEPT_TYPES.get(location, {}).items():  # an older table keeps its types
+            df = df.withColumn(column, F.col(column).cast(kind))
         local = local_path(location)
         if self.driver is not None and local is not None and self.driver.can_append(local) and chars <= MAX_BYTES:
             try:
@@ -176,13 +178,18 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         F.split("triggers", ",").alias("triggers"),
         "trigger_details", "assignor",
         F.from_json("assignment", ASSIGNMENT_TYPE).alias("assignment"),
-        "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance", "lower_bound",
-        "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
+        "before_max_lag", "after_max_lag", finite("before_imbalance"), finite("after_imbalance"),
+        finite("lower_bound"), "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
-        "mode",
-        # a figure that is not finite is null (pandas may carry the policy's None as NaN)
-        *(F.nanvl(F.col(c), F.lit(None).cast("double")).alias(c) for c in LAG_SECONDS_COLUMNS),
+        "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
     )
+
+
+def finite(column: str):
+    """A double column with every value that is not finite (NaN, infinite) as null: the stateful step emits
+    none, and no table row ever holds one."""
+    c = F.col(column)
+    return F.when(F.isnan(c) | (F.abs(c) == float("inf")), F.lit(None).cast("double")).otherwise(c).alias(column)
 
 
 def rejected_rows(batch: DataFrame, batch_id: int) -> DataFrame:

@@ -18,6 +18,12 @@ Two more kinds of row leave as ``rejected``, never silently:
   leaves this function as an exception (one group must not stop the query); the group's valid events of
   the call are rejected with the error and its state stays exactly as it was (no ``state.update``).
 
+Everything a call returns is converted to Arrow inside the call, with the conversion and configuration
+pyspark's worker applies after it returns (:mod:`streaming.job.convert`): a group's recommendation rows
+before its state is kept (rows that do not convert reject the group's valid rows with the reason, its state
+stays as it was), and the call's rows as a whole in :func:`output_frame`. pyspark's own conversion then
+repeats one that already succeeded, so no value can fail the task, and the query, after the function.
+
 A row rejected here carries the event re-encoded from its parsed fields as ``raw_value`` and its source
 (topic from its type, partition, offset); its ``kafka_ts`` is null.
 """
@@ -37,7 +43,8 @@ import pandas as pd
 
 from streaming.config import PolicySettings
 from streaming.contracts.events import LAG
-from streaming.contracts.recommendation import OUTPUT_COLUMNS, OUTPUT_SCHEMA
+from streaming.job import convert
+from streaming.job.convert import ROW_COLUMNS
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
@@ -55,10 +62,6 @@ warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenati
 gc.freeze()
 
 STATE_SCHEMA = "state BINARY"
-ROW_SCHEMA = "kind STRING, " + OUTPUT_SCHEMA + ", rejected STRING"
-"""Output rows: ``kind`` is ``recommendation`` (the recommendation columns) or ``rejected`` (``group`` and
-``rejected``, the record's JSON detail in :data:`streaming.job.validate.REJECTED_SCHEMA`)."""
-ROW_COLUMNS = ["kind", *OUTPUT_COLUMNS, "rejected"]
 EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail"]
 SOURCE_COLUMNS = ["source_partition", "source_offset"]
 MESSAGE_CHARS = 200
@@ -76,6 +79,8 @@ class Context:
     (:func:`streaming.job.tables.version_floors`); the group's versions, and so its ids, continue above it."""
     lag_topic: str = "rebalancer.lag"
     metadata_topic: str = "rebalancer.metadata"
+    arrow: convert.Options = field(default_factory=convert.Options)
+    """pyspark's conversion settings of the session that runs the query."""
 
     def topic_of(self, kind: str) -> str:
         """The source topic of an event of this type (for rows rejected here)."""
@@ -99,8 +104,14 @@ def make_update(policy: PolicySettings, timeout_ms: int, version_floors: dict[st
                 lag_topic: str = "rebalancer.lag", metadata_topic: str = "rebalancer.metadata"):
     """The update function keyed by group (``job.state_buckets = 0``): one call per group per batch, the
     group's state in Spark's GroupState. ``lag_topic``/``metadata_topic`` name the source topic of rows
-    rejected here. :mod:`streaming.job.buckets` keys by buckets of groups around the same :func:`apply_group`."""
-    ctx = Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic)
+    rejected here; pyspark's conversion settings are the active session's, read here on the driver.
+    :mod:`streaming.job.buckets` keys by buckets of groups around the same :func:`apply_group`."""
+    return update_function(Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic,
+                                   convert.Options.of_session()))
+
+
+def update_function(ctx: Context):
+    """The update function keyed by group, for ``ctx``."""
 
     def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         if state.hasTimedOut:
@@ -108,16 +119,43 @@ def make_update(policy: PolicySettings, timeout_ms: int, version_floors: dict[st
             return
         rows = group_rows(key[0], chunks, state, ctx)
         if rows:
-            yield output_frame(rows)
+            yield output_frame(rows, ctx.arrow)
 
     return update
 
 
-def output_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """A call's output rows as one frame, every column of object dtype: a column the rows leave empty would
-    otherwise be float NaN, and pyspark 4.2 cannot convert an all-NaN float column to a STRING one (its
-    Arrow conversion fails on a ChunkedArray) when no padding row joins the batch."""
+def object_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Rows as a frame, every column of object dtype: a column the rows leave empty would otherwise be float
+    NaN, and pyspark 4.2 cannot convert an all-NaN float column to a STRING one (its Arrow conversion fails on
+    a ChunkedArray) when no padding row joins the batch."""
     return pd.DataFrame(rows, columns=ROW_COLUMNS, dtype=object)
+
+
+def output_frame(rows: list[dict[str, Any]], arrow: convert.Options) -> pd.DataFrame:
+    """A call's output rows, converted as pyspark will convert them and read back (so its conversion of them
+    cannot fail); a row that does not convert (never expected: a group's recommendations were converted
+    before its state was kept) is replaced by a rejected row saying why."""
+    try:
+        return object_frame(convert.converted(rows, arrow))
+    except Exception:
+        out: list[dict[str, Any]] = []
+        for row in rows:
+            try:
+                out += convert.converted([row], arrow)
+            except Exception as exc:
+                out += convert.converted([unconverted(row, exc)], arrow)
+        return object_frame(out)
+
+
+def unconverted(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """The rejected row that stands for ``row``, which pyspark could not convert."""
+    group = row.get("group") if isinstance(row.get("group"), str) else None
+    detail: dict[str, Any] = {"reason": internal_error(exc)}
+    with contextlib.suppress(Exception):  # keep the record's source when the row is a readable rejected one
+        kept = json.loads(row["rejected"])
+        detail = {k: kept.get(k) for k in ("raw_value", "source_topic", "source_partition", "source_offset",
+                                          "kafka_ts")} | detail
+    return rejected_row(group or "", detail)
 
 
 def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, ctx: Context) -> list[dict[str, Any]]:
@@ -172,7 +210,10 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
             timeout = None if blob is None else max(gs.last_ts + ctx.timeout_ms, watermark + 1)
             return Step(rows, blob, False, timeout)
         events = {c: cols[c] for c in EVENT_COLUMNS} if keep.all() else {c: cols[c][keep] for c in EVENT_COLUMNS}
-        rows += [{"kind": "recommendation", **rec.to_row()} for rec in process(gs, events, ctx.policy)]
+        recs = [{"kind": "recommendation", **rec.to_row()} for rec in process(gs, events, ctx.policy)]
+        if recs:  # converted before the state is kept: rows pyspark would refuse reject the group instead
+            recs = convert.converted(recs, ctx.arrow)
+        rows += recs
         return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
     except Exception as exc:
         reason = internal_error(exc)

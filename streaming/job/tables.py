@@ -5,7 +5,9 @@
 - the checkpoint has committed batches and a table is missing: the rows it wrote are gone, and recreating
   it empty would hide that, so the job stops with a message naming the table;
 - the recommendations table of an older release, without columns added since (``contracts.tables.ADDED_COLUMNS``):
-  the ones it lacks are added (nullable: its rows read NULL), when nothing else differs;
+  the ones it lacks are added (nullable: its rows read NULL), when nothing else differs; columns whose type
+  changed since (``contracts.tables.OLDER_TYPES``: the figures in records, DOUBLE then, BIGINT now) keep their
+  older type, and every append of the run casts to it (:data:`KEPT_TYPES`);
 - a table with other columns or types, not a Delta table, or recommendations without the Change Data Feed:
   stops with what differs (every batch would fail, or consumers of the feed would miss changes).
 
@@ -27,7 +29,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streaming.config import Config
-from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
+from streaming.contracts.tables import (
+    ADDED_COLUMNS,
+    OLDER_TYPES,
+    RECOMMENDATIONS,
+    RECOMMENDATIONS_DDL,
+    REJECTED,
+    REJECTED_DDL,
+)
 from streaming.errors import JobError
 from streaming.job import hfs
 
@@ -35,6 +44,9 @@ log = logging.getLogger(__name__)
 
 FLOORS_FILE = "version_floors.json"
 TABLES = ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True), (REJECTED, REJECTED_DDL, False))
+KEPT_TYPES: dict[str, dict[str, str]] = {}
+"""table location -> column -> the older type it keeps (``contracts.tables.OLDER_TYPES``); filled by
+:func:`prepare` when the job starts, read by every append of the run (:mod:`streaming.job.sinks`)."""
 
 
 def checkpoint_committed(spark: SparkSession, checkpoint: str) -> bool:
@@ -79,10 +91,14 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             continue
         expected = spark.createDataFrame([], ddl).schema
         diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
+        kept = kept_types(diff, OLDER_TYPES if name == RECOMMENDATIONS else {})
+        KEPT_TYPES[location] = kept
+        diff = [d for d in diff if d not in type_lines(kept, expected)]
         missing = columns_to_add(diff, ADDED_COLUMNS if name == RECOMMENDATIONS else {})
         if missing:  # the job's table from before those columns (never another's)
             add_columns(spark, location, missing)
-            diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
+            diff = [d for d in schema_differences(expected, spark.read.format("delta").load(location).schema)
+                    if d not in type_lines(kept, expected)]
         if diff:
             raise JobError(f"table {name} at {location} does not have the job's schema: {'; '.join(diff)}")
         if cdf:
@@ -90,6 +106,17 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
                                f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+
+
+def kept_types(diff: list[str], older: dict[str, str]) -> dict[str, str]:
+    """Columns of ``older`` that the table has with their older type (what differs: :func:`schema_differences`)."""
+    return {n: kind for n, kind in older.items() if any(d.startswith(f"column {n} is {kind}, expected ") for d in diff)}
+
+
+def type_lines(kept: dict[str, str], expected: StructType) -> set[str]:
+    """The differences :func:`schema_differences` reports for columns that keep an older type."""
+    want = {f.name: f.dataType.simpleString() for f in expected.fields}
+    return {f"column {n} is {kind}, expected {want[n]}" for n, kind in kept.items()}
 
 
 def columns_to_add(diff: list[str], added: dict[str, str]) -> list[str]:

@@ -30,7 +30,7 @@ import logging
 from assignors import metrics, registry
 from assignors.errors import AssignorError
 from streaming.config import PolicySettings
-from streaming.contracts.recommendation import Recommendation
+from streaming.contracts.recommendation import Recommendation, bound_below, finite, records
 from streaming.lag.rules import finite_or_none
 from streaming.policy import lag_seconds, lag_skew
 from streaming.state.changes import Changes
@@ -153,8 +153,8 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
              "rack": by_id[mid].rack if mid in by_id else None, "partitions": sorted(parts)}
             for mid, parts in sorted(proposed.items())
         ],
-        before=_figures(before), after=_figures(after), lower_bound=after.lower_bound,
-        partitions_moved=after.partitions_moved, lag_moved=after.load_moved,
+        before=_figures(before), after=_figures(after), lower_bound=bound_below(after.lower_bound),
+        partitions_moved=after.partitions_moved, lag_moved=records(after.load_moved),
         stuck_partitions=sorted(snapshot.stuck), mode=policy.mode_for(state.group),
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
@@ -163,6 +163,8 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
     return rec
 
 
-def _figures(m: metrics.Metrics) -> dict[str, float]:
-    return {"max_member_lag": m.max_load, "imbalance": round(m.imbalance, 6),
+def _figures(m: metrics.Metrics) -> dict[str, float | None]:
+    """The before/after figures: lag in exact, saturated records; imbalance a finite double or None."""
+    imbalance = finite(m.imbalance)
+    return {"max_member_lag": records(m.max_load), "imbalance": None if imbalance is None else round(imbalance, 6),
             "cross_rack_partitions": m.cross_rack_partitions}

@@ -14,7 +14,7 @@ import pytest
 from streaming import config
 from streaming.contracts.recommendation import OUTPUT_COLUMNS
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.job import sinks, stateful, tables
+from streaming.job import convert, sinks, tables
 
 pytestmark = pytest.mark.integration
 
@@ -30,9 +30,9 @@ def _rec(group: str, version: int, lag_age: float) -> dict:
     row |= {"group": group, "version": version, "recommendation_id": f"{group}-{version}",
             "event_ts": 1_763_900_000_123 + version, "generation": 3, "triggers": "lag_skew,stuck",
             "trigger_details": "{}", "assignor": "balanced", "assignment": json.dumps(assignment),
-            "before_max_lag": 900.0, "after_max_lag": 450.0, "before_imbalance": 2.0, "after_imbalance": 1.0,
+            "before_max_lag": 900, "after_max_lag": 450, "before_imbalance": 2.0, "after_imbalance": 1.0,
             "lower_bound": 450.0, "before_cross_rack": 1, "after_cross_rack": 0, "partitions_moved": 1,
-            "lag_moved": 450.0, "stuck_partitions": json.dumps([{"topic": "t", "partition": 2}]),
+            "lag_moved": 450, "stuck_partitions": json.dumps([{"topic": "t", "partition": 2}]),
             "feed_value": "{}", "mode": "observe", "before_catch_up_s": 12.5, "after_catch_up_s": float("nan"),
             "lag_age_s": lag_age}
     return {"kind": "recommendation", **row, "rejected": None}
@@ -46,7 +46,7 @@ def _rejected(offset: int) -> dict:
 
 def _batch(spark, batch_id: int):
     rows = [_rec(f"g{i}", batch_id + 1, 3.0 * i) for i in range(3)] + [_rejected(10 * batch_id + i) for i in range(2)]
-    schema = spark.createDataFrame([], stateful.ROW_SCHEMA).schema
+    schema = spark.createDataFrame([], convert.ROW_SCHEMA).schema
     return spark.createDataFrame([tuple(r[f.name] for f in schema.fields) for r in rows], schema)
 
 

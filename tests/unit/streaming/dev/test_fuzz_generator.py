@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from streaming.dev import fuzz, fuzz_run
@@ -45,3 +46,34 @@ def test_verdict_matches_by_source_and_reason():
     v = fuzz_run.verdict(sent, worse)
     assert v.missing == [bad.record.kind] and v.valid_lost == [(valid.record.kind, "late")] and v.unexpected == 1
     assert not v.ok
+
+
+def test_contract_draws_are_seeded_and_reach_the_bounds():
+    from streaming.dev import contract
+
+    a, b = contract.generate(4, 200, 1_763_800_000_000), contract.generate(4, 200, 1_763_800_000_000)
+    assert a == b and len(a) == 200
+    assert {r.kind for r in a} >= {"contract-lag", "contract-members", "contract-partitions", "contract-scenario-lag"}
+    texts = b"\n".join(r.value for r in a)
+    assert str(2**63 - 1).encode() in texts and str(2**31 - 1).encode() in texts
+    dups = []
+
+    def pairs(p: list) -> dict:
+        dups.append(len(p) != len({k for k, _ in p}))
+        return dict(p)
+
+    for r in a:
+        with contextlib.suppress(ValueError, RecursionError):  # not JSON, or nested too deep (as drawn)
+            json.loads(r.value, object_pairs_hook=pairs)
+    assert any(dups)  # a duplicate key
+
+
+def test_contract_records_and_verdicts():
+    from streaming.dev import contract, fuzz_run
+
+    [r] = contract.draw(contract.records(1_763_800_000_000), 1, 0)
+    assert r.expected == contract.ANY
+    sent = [fuzz_run.Sent(r, ("t", 0, 1)), fuzz_run.Sent(r, ("t", 0, 2)), fuzz_run.Sent(r, ("t", 0, 3))]
+    v = fuzz_run.verdict(sent, [(("t", 0, 1), "not valid JSON"), (("t", 0, 2), None)])
+    assert v.accepted == 1 and v.wrong_reason == [(r.kind, "a reason", "")] and not v.ok
+    assert contract.to_json(contract.Pairs([("a", 1), ("a", contract.Raw("1e400"))])) == '{"a":1,"a":1e400}'

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
-from streaming.job import buckets, hfs, stateful
+from streaming.job import buckets, convert, hfs, stateful
 from streaming.state.errors import UnreadableState
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.job.statestore import COLUMNS, State, Store
@@ -258,10 +258,10 @@ def test_output_frames_convert_to_the_row_schema_whatever_columns_they_leave_emp
     from pyspark.sql import types as T
     from pyspark.sql.conversion import PandasToArrowConversion
 
-    kinds = {"STRING": T.StringType(), "LONG": T.LongType(), "INT": T.IntegerType(), "DOUBLE": T.DoubleType()}
-    schema = T.StructType([T.StructField(c.split()[0], kinds[c.split()[1]]) for c in stateful.ROW_SCHEMA.split(",")])
+    schema = convert.row_type()
     batch = PandasToArrowConversion.convert(  # as pyspark's worker converts one call's rows with no padding row
-        [stateful.output_frame(rows)], T.StructType([T.StructField("_1", schema)]), timezone="UTC", safecheck=False,
+        [stateful.output_frame(rows, convert.Options())], T.StructType([T.StructField("_1", schema)]),
+        timezone="UTC", safecheck=False,
         arrow_cast=True, prefers_large_types=False, assign_cols_by_name=True, int_to_decimal_coercion_enabled=False)
     out = batch.column(0).to_pylist()[0]
     assert {k: v for k, v in out.items() if v is not None} == {

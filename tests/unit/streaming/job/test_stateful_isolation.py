@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
-from streaming.job import stateful
+from streaming.job import convert, stateful
 from streaming.state.group_state import GroupState
 
 T0 = 1_763_700_000_000
@@ -87,7 +87,7 @@ def call(rows: list[dict], state: FakeGroupState, group: str = "g") -> pd.DataFr
     update = stateful.make_update(POLICY, 600_000, lag_topic=LAG_TOPIC, metadata_topic=META_TOPIC)
     frame = pd.DataFrame(rows, columns=[*stateful.EVENT_COLUMNS, *stateful.SOURCE_COLUMNS])
     out = list(update((group,), iter([frame]), state))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=stateful.ROW_COLUMNS)
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=convert.ROW_COLUMNS)
 
 
 def rejected(out: pd.DataFrame) -> list[dict]:

@@ -45,3 +45,21 @@ def test_any_other_difference_is_left_to_the_error():
     assert columns_to_add(schema_differences(WANT, WANT), ADDED) == []
     # rejected_events declares no added columns: a missing column there is always an error
     assert columns_to_add(schema_differences(WANT, _without("mode")), {}) == []
+
+
+def test_figures_in_records_of_an_older_table_keep_their_double_type_and_nothing_else_does():
+    from streaming.contracts.tables import OLDER_TYPES
+    from streaming.job.tables import kept_types, type_lines
+
+    want = StructType([StructField("before_max_lag", LongType()), StructField("lag_moved", LongType()),
+                       StructField("version", LongType())])
+    old = StructType([StructField("before_max_lag", DoubleType()), StructField("lag_moved", DoubleType()),
+                      StructField("version", LongType())])
+    diff = schema_differences(want, old)
+    kept = kept_types(diff, OLDER_TYPES)
+    assert kept == {"before_max_lag": "double", "lag_moved": "double"}
+    assert set(diff) == type_lines(kept, want)
+    wrong = StructType([*old.fields[:2], StructField("version", DoubleType())])
+    assert "column version is double, expected bigint" in set(schema_differences(want, wrong)) - type_lines(kept, want)
+    assert kept_types(schema_differences(want, StructType([StructField("before_max_lag", StringType())])),
+                      OLDER_TYPES) == {}

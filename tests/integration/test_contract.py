@@ -1,0 +1,124 @@
+"""Properties over records drawn from the contract (issue #26, item 3): (a) through validation on Spark, every
+record is valid with every figure exactly what it sent, or rejected with a reason; (c) recommendations made
+from drawn groups go through both Delta writers (delta-rs and Spark) with every figure as made: figures in
+records exact integers, doubles finite or null. Seeded draws, one Spark job each, to keep CI time short."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import math
+import uuid
+
+import pandas as pd
+import pytest
+
+from streaming.config import PolicySettings
+from streaming.contracts import events as ev
+from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECORDS_COLUMNS
+from streaming.contracts.tables import RECOMMENDATIONS
+from streaming.dev import contract
+from streaming.dev.fuzz import LAG_ROLE
+from streaming.job import convert, sinks, stateful, tables, validate
+
+from .test_driver_delta import _config, _read
+
+pytestmark = pytest.mark.integration
+
+NOW = 1_763_800_000_000
+LAG_TOPIC, META_TOPIC = "rebalancer.lag", "rebalancer.metadata"
+RAW_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+              "timestampType int")
+LONG_MAX, INT_MAX = 2**63 - 1, 2**31 - 1
+POLICY = PolicySettings(skew_observations=3, min_total_lag=1000, cooldown_s=300)
+
+
+def _raw(spark, records):
+    stamp = dt.datetime.fromtimestamp(NOW / 1000, tz=dt.UTC)
+    rows = [(r.key, r.value, LAG_TOPIC if r.role == LAG_ROLE else META_TOPIC, 0, i, stamp, 0)
+            for i, r in enumerate(records)]
+    return spark.createDataFrame(rows, RAW_SCHEMA)
+
+
+def _check_valid(row: dict, value: bytes) -> None:
+    """A valid row carries exactly what the record sent, inside the contract's bounds."""
+    sent = json.loads(value)
+    assert (row["group"], row["type"], row["ts"]) == (sent["group"], sent["type"], sent["ts"])
+    assert 0 < row["ts"] <= LONG_MAX
+    if sent["type"] == ev.LAG:
+        assert (row["partition"], row["committed_offset"], row["end_offset"]) == (
+            sent["partition"], sent["committed_offset"], sent["end_offset"])
+        assert 0 <= row["partition"] <= INT_MAX and 0 <= row["committed_offset"] <= row["end_offset"] <= LONG_MAX
+    elif sent["type"] == ev.MEMBERS:
+        assert json.loads(row["detail"])["generation"] == sent["generation"]
+
+
+def test_every_drawn_record_is_valid_and_exact_or_rejected_with_a_reason(spark):
+    records = contract.generate(seed=11, n=400, ts=NOW - 60_000)
+    out = validate.parse(_raw(spark, records), 64 * 1024, 600_000, LAG_TOPIC).collect()
+    assert len(out) == len(records)
+    valid = 0
+    for row in (r.asDict() for r in out):
+        value = records[row["source_offset"]].value
+        if row["type"] is not None:
+            _check_valid(row, value)
+            valid += 1
+        else:
+            reason = json.loads(row["detail"])["reason"]
+            assert isinstance(reason, str) and reason.strip(), row
+    assert 50 < valid < len(records)  # both sides of the property are reached
+
+
+@functools.cache
+def _recommendation_rows() -> list[dict]:
+    """The stateful step's rows for seeded drawn groups (lags at the contract's bounds)."""
+    update = stateful.update_function(stateful.Context(POLICY, 600_000))
+    rows: list[dict] = []
+    for i, named in enumerate(contract.draw(contract.scenario(NOW), 30, 5)):
+        events = [json.loads(r.value) for r in named(f"g{i}")]
+        frame = pd.DataFrame([{"type": e["type"], "ts": e["ts"], "topic": e.get("topic"),
+                               "partition": e.get("partition", 0) if e["type"] == ev.LAG else 0,
+                               "committed_offset": e.get("committed_offset", 0),
+                               "end_offset": e.get("end_offset", 0),
+                               "detail": None if e["type"] == ev.LAG else json.dumps(
+                                   {k: e[k] for k in ("generation", "protocol", "members", "partitions") if k in e}),
+                               "source_partition": 0, "source_offset": n} for n, e in enumerate(events)])
+        state = _State()
+        rows += [r for df in update((f"g{i}",), iter([frame]), state) for r in df.to_dict("records")]
+    return rows
+
+
+class _State:
+    """A new group's state: what the update function reads and writes of pyspark's GroupState."""
+
+    exists, hasTimedOut = False, False
+
+    def getCurrentWatermarkMs(self) -> int:
+        return 0
+
+    def update(self, value: tuple) -> None:
+        self.value = value
+
+    def setTimeoutTimestamp(self, ts: int) -> None:
+        pass
+
+
+@pytest.mark.parametrize("writer", ["auto", "spark"])
+def test_drawn_recommendations_keep_every_figure_through_either_writer(spark, cfg, tmp_path, writer):
+    made = [r for r in _recommendation_rows() if r["kind"] == "recommendation"]
+    assert len(made) >= 5 and any(r["before_max_lag"] > 2**53 for r in made)
+    c = _config(cfg, tmp_path / uuid.uuid4().hex[:6], writer)
+    tables.prepare(spark, c, c.checkpoint_path("rebalancer"))
+    schema = spark.createDataFrame([], convert.ROW_SCHEMA).schema
+    batch = spark.createDataFrame([tuple(r[f.name] for f in schema.fields) for r in made], schema)
+    sinks.BatchWriter(c, "app")(batch, 0)
+    written = {(r["group"], r["version"]): r for r in _read(spark, c.table_path(RECOMMENDATIONS))}
+    assert len(written) == len(made)
+    for r in made:
+        w = written[(r["group"], r["version"])]
+        for col in RECORDS_COLUMNS:
+            assert w[col] == r[col] and isinstance(w[col], int) and 0 <= w[col] <= RECORDS_CAP
+        for col in DOUBLE_COLUMNS:
+            assert w[col] == r[col] and (w[col] is None or math.isfinite(w[col]))
+

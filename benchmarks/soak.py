@@ -60,6 +60,8 @@ def args_of(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--file-retention", default="interval 2 minutes")
     ap.add_argument("--work", default=None, help="folder for the broker, checkpoint and tables (default: temp)")
     ap.add_argument("--save", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
+    ap.add_argument("--summarize", metavar="FILE", default=None,
+                    help="no run: the slopes of the figure lines of a saved run, after --warmup batches")
     return ap.parse_args(argv)
 
 
@@ -341,8 +343,26 @@ def stop_job(job: Job, checkpoint: Path, say) -> None:
         f"{(checkpoint / 'rebalancer.lease').exists()}; stop line(s): {stops}")
 
 
+FIGURE_LINE = re.compile(
+    r"^batch +(\d+) at .*: JVM (\S+) MB, driver py (\S+) MB, workers (\S+) MB; state (\S+) files (\S+) MB; "
+    r"checkpoint (\S+) files (\S+) MB; Delta (\S+) files (\S+) MB, log (\S+) files (\S+) KB; batch (\S+) ms$")
+
+
+def parse(text: str) -> list[tuple[int, dict[str, float]]]:
+    """The figure lines of a saved run (as :func:`fmt` writes them)."""
+    rows = []
+    for line in text.splitlines():
+        m = FIGURE_LINE.match(line)
+        if m:
+            rows.append((int(m.group(1)), dict(zip(FIGURES, map(float, m.groups()[1:]), strict=True))))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     a = args_of(argv)
+    if a.summarize:
+        summary(parse(Path(a.summarize).read_text()), a.warmup, print)
+        return 0
     from streaming import config, jvm, kafka_clients
     from streaming.kafka_cluster import KafkaCluster
 

@@ -21,6 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.config import EMBEDDED
     from streaming.errors import ConfigError
     from streaming.job import query
+    from streaming.job.stopping import Stop, Totals
     from streaming.spark_session import get_spark
 
     cfg = load_config(args)
@@ -36,11 +37,27 @@ def run(args: argparse.Namespace) -> int:
     print(f"Kafka {cfg.kafka.bootstrap_servers} (options {cfg.kafka.redacted()}); tables in {cfg.paths.tables}",
           flush=True)
     spark = get_spark(cfg)
+    # after the SparkContext: it installs a SIGINT handler that calls the JVM from inside the handler
+    stop = Stop().install()
+    totals = Totals()
     try:
-        batches = query.run(spark, cfg, available_now=args.available_now, checkpoint=args.checkpoint)
+        query.run(spark, cfg, available_now=args.available_now, checkpoint=args.checkpoint, stop=stop.requested,
+                  now=stop.now, totals=totals)
     finally:
         spark.stop()
-    recs = sum(b["recommendations"] for b in batches)
-    rejected = sum(b["rejected"] for b in batches)
-    print(f"{len(batches)} batches, {recs} recommendations, {rejected} rejected")
+    if stop.signal is not None:
+        print(stop_line(stop, totals), flush=True)
+    else:
+        print(f"{totals.batches} batches, {totals.recommendations} recommendations, {totals.rejected} rejected")
     return 0
+
+
+def stop_line(stop, totals) -> str:
+    """The one line a stopped job leaves: which signal, the last batch, what this run committed."""
+    how = f"{stop.signal}, then at once on a second signal" if stop.now.is_set() else stop.signal
+    last = "no batch" if totals.last_batch is None else f"batch {totals.last_batch}"
+    return (f"rebalancer run: stopped by {how} after {last} ({totals.batches} "
+            f"batch{'' if totals.batches == 1 else 'es'} this run, {totals.recommendations} "
+            f"recommendation{'' if totals.recommendations == 1 else 's'} and {totals.rejected} rejected committed); "
+            "lease released" + ("; a batch still running was interrupted, the next run replays it"
+                                if totals.interrupted else ""))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -24,12 +25,16 @@ from streaming import exporter
 from streaming.config import SECRET_HINTS, Config
 from streaming.job import buckets, convert, sinks, stateful, tables, validate
 from streaming.job.lease import Lease
+from streaming.job.stopping import Totals, stop_at_boundary
 from streaming.job.supervisor import Attempt, supervise
 from streaming.kafka import clients as kafka_clients
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "rebalancer"
+# Progress lines kept in memory (the last ones; totals are counted apart): a job that runs for months must
+# not keep one per batch.
+RECENT_LINES = 1000
 
 
 # Consumer settings of Spark's Kafka source unless [kafka.options] says otherwise. A task reads up to the
@@ -89,7 +94,8 @@ class ProgressPrinter(StreamingQueryListener):
     """One line per batch: input rows, keys in state, recommendations, rejected, late, batch time.
 
     ``groups`` of a line is the state operator's row count: groups when keyed by group, buckets of groups
-    otherwise (``state_keys`` names them in the printed line)."""
+    otherwise (``state_keys`` names them in the printed line). ``batches`` holds the last
+    :data:`RECENT_LINES` lines, ``totals`` counts them all."""
 
     def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print, metrics=None,
                  state_keys: str = "groups") -> None:
@@ -98,7 +104,8 @@ class ProgressPrinter(StreamingQueryListener):
         self.state_keys = state_keys
         self.out = out
         self.metrics = metrics
-        self.batches: list[dict] = []
+        self.batches: deque[dict] = deque(maxlen=RECENT_LINES)
+        self.totals = Totals()
 
     def onQueryStarted(self, event) -> None:
         pass
@@ -124,6 +131,7 @@ class ProgressPrinter(StreamingQueryListener):
             "writer_ms": self.writer.spent.pop(p.batchId, {}),
         }
         self.batches.append(line)
+        self.totals.add(line)
         if self.metrics is not None:
             self.metrics.observe_batch(p.batchId, p.numInputRows, p.batchDuration / 1000.0, line["groups"])
         self.out(
@@ -179,32 +187,37 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
 
 
 def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoint: str | None = None,
-        stop: threading.Event | None = None) -> list[dict]:
-    """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set (then stop the
-    active query too); return the progress lines.
+        stop: threading.Event | None = None, now: threading.Event | None = None,
+        totals: Totals | None = None) -> list[dict]:
+    """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set; return the last
+    :data:`RECENT_LINES` progress lines (``totals``, when given, counts every completed batch).
 
-    A failure that can heal (a broker outage) restarts the query from its checkpoint after a backoff; one
-    that cannot, or ``job.max_restarts`` in a row without a completed batch, raises a ``RebalancerError``."""
+    ``stop`` stops the query at the next batch boundary, waiting at most ``job.stop_grace_s`` for the running
+    batch (``now`` set: at once). A failure that can heal (a broker outage) restarts the query from its
+    checkpoint after a backoff; one that cannot, or ``job.max_restarts`` in a row without a completed batch,
+    raises a ``RebalancerError``. The lease is given back however it ends."""
     stop = stop or threading.Event()
+    now = now or threading.Event()
+    totals = totals if totals is not None else Totals()
     checkpoint = checkpoint or cfg.checkpoint_path(CHECKPOINT)
     lease = Lease(spark, checkpoint, cfg.job.lease_timeout_s).acquire()
-    batches: list[dict] = []
+    batches: deque[dict] = deque(maxlen=RECENT_LINES)
 
     def attempt() -> Attempt:
         query, printer = start(spark, cfg, available_now, checkpoint, lease=lease)
         try:
             while not query.awaitTermination(1):
-                if stop.is_set():
-                    query.stop()
-        except KeyboardInterrupt:
+                if stop.is_set():  # a batch still running at the stop is said in the stop line
+                    totals.interrupted = not stop_at_boundary(query, cfg.job.stop_grace_s, now)
+        except KeyboardInterrupt:  # in-process callers without the signal handlers of `rebalancer run`
             query.stop()
         except Exception:  # the query failed: its exception() says why
             pass
         finally:
-            # let the last progress event reach the listener before it goes
-            time.sleep(0.5)
+            _drain(query, printer, now)
             spark.streams.removeListener(printer)
             batches.extend(printer.batches)
+            totals.merge(printer.totals)
         progressed = any(p.get("numInputRows", 0) > 0 for p in query.recentProgress)
         return Attempt(error=query.exception(), progressed=progressed)
 
@@ -214,4 +227,18 @@ def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoin
                   max_s=cfg.job.retry_backoff_max_s, secrets=secrets, sleep=stop.wait, stopped=stop.is_set)
     finally:
         lease.release()
-    return batches
+    return list(batches)
+
+
+def _drain(query: StreamingQuery, printer: ProgressPrinter, now: threading.Event, timeout_s: float = 5.0) -> None:
+    """Wait until the listener has the query's last progress (events reach it asynchronously), at most
+    ``timeout_s``, so that the lines and totals cover every batch the query completed."""
+    try:
+        last = query.lastProgress
+    except Exception:  # the session is gone
+        return
+    if not last:
+        return
+    deadline = time.monotonic() + timeout_s
+    while printer.totals.last_batch != last["batchId"] and time.monotonic() < deadline and not now.is_set():
+        time.sleep(0.05)

@@ -1,0 +1,78 @@
+"""A stop that says so: ``rebalancer run`` stopped by SIGTERM (Kubernetes, systemd) or by Ctrl-C at a terminal
+(SIGINT to the whole foreground process group) ends at a batch boundary with exit status 0, one line saying
+why and what was committed, no traceback, and its lease given back; a restart continues without duplicates.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from streaming.job.lease import LEASE_FILE
+
+from .jobrun import cli_args, count, membership_phase, table, wait_until
+from .test_job import job_config, produce
+
+GROUPS = ["s0", "s1", "s2"]
+STOP_LINE = re.compile(r"^rebalancer run: stopped by (SIG\w+)(, then at once on a second signal)? after batch (\d+) "
+                       r"\((\d+) batches? this run, (\d+) recommendations? and (\d+) rejected committed\); "
+                       r"lease released(; a batch still running was interrupted, the next run replays it)?$")
+
+
+def _start(args: list[str], tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path, Path]:
+    out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
+    # its own session, so a signal to its process group is what a terminal's Ctrl-C sends to a foreground job
+    proc = subprocess.Popen(args, stdout=out.open("w"), stderr=err.open("w"), start_new_session=True)
+    return proc, out, err
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_stops_the_job_at_a_batch_boundary_with_one_line(spark, cfg, tmp_path, signame):
+    jc = job_config(cfg, f"stop{signame.lower()}{uuid.uuid4().hex[:4]}")
+    checkpoint = jc.checkpoint_path("stop")
+    produce(jc, [e for phase in (0, 1) for e in membership_phase(GROUPS, phase)])
+    args = cli_args(jc, available_now=False, checkpoint=checkpoint,
+                    extra={"job.trigger_interval": "500 milliseconds", "job.stop_grace_s": "60"})
+    proc, out, err = _start(args, tmp_path, "run")
+    try:
+        # phase 1 gives one recommendation per group: the job is past its first batches and running
+        wait_until(lambda: count(spark, jc, "recommendations") >= len(GROUPS) or proc.poll() is not None,
+                   900, "the job's first recommendations")  # generous: a busy 2-core machine
+        assert proc.poll() is None, err.read_text()
+        if signame == "SIGTERM":  # Kubernetes and systemd signal the process
+            proc.send_signal(signal.SIGTERM)
+        else:  # Ctrl-C: the terminal signals the foreground process group (the JVM and Python workers too)
+            os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stdout, stderr = out.read_text(), err.read_text()
+    assert code == 0, (code, stdout[-3000:], stderr[-3000:])
+    assert "Traceback" not in stderr and "Traceback" not in stdout, stderr[-5000:]
+    stops = [m for m in map(STOP_LINE.match, (stdout + stderr).splitlines()) if m]
+    assert len(stops) == 1, (stdout[-3000:], stderr[-3000:])
+    sig, twice, last, n, recs, rejected, interrupted = stops[0].groups()
+    assert int(n) == int(last) + 1, stops[0].group(0)  # a fresh checkpoint: batches 0..last
+    # one signal, a batch boundary within the grace
+    assert sig == signame and not twice and not interrupted, stops[0].group(0)
+    assert not (Path(checkpoint) / LEASE_FILE).exists()
+    # the tables hold exactly what the line says was committed
+    assert count(spark, jc, "recommendations") == int(recs) == len(GROUPS)
+    assert count(spark, jc, "rejected_events") == int(rejected)
+
+    # a restart on the same checkpoint goes on where it stopped: phase 2 adds one recommendation per group
+    produce(jc, membership_phase(GROUPS, 2))
+    again = subprocess.run(cli_args(jc, available_now=True, checkpoint=checkpoint), capture_output=True, text=True,
+                           timeout=1200)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rows = table(spark, jc, "recommendations")
+    assert len(rows) == 2 * len(GROUPS), rows
+    assert len({r["recommendation_id"] for r in rows}) == len(rows)

@@ -88,3 +88,19 @@ def test_an_unarmed_hit_does_nothing():
     assert faults._armed is None  # the test process has no REBALANCER_FAULT
     faults.hit("batch:start", 0)
     faults.hit("not registered, and unarmed costs nothing")
+
+
+def test_the_job_group_is_this_processs_without_a_jvm_ancestor():
+    import os
+
+    assert faults.job_group() == os.getpgid(0)
+
+
+def test_the_stateful_step_is_wrapped_only_when_its_point_is_armed(monkeypatch):
+    def update(key, chunks, state):
+        return "rows"
+
+    assert faults.in_worker(update) is update
+    monkeypatch.setattr(faults, "_armed", faults.parse("stateful@1000000"))
+    wrapped = faults.in_worker(update)
+    assert wrapped is not update and wrapped(None, None, None) == "rows"  # the 1st hit of 1000000: no kill

@@ -51,7 +51,8 @@ def read_text(spark: SparkSession, location: str, *children: str) -> str | None:
     if not fs.exists(path):
         return None
     if fs.getScheme() == "file":  # no checksum file: written by write_text as a plain file (crc of old ones stale)
-        fs = fs.getRawFileSystem()
+        with contextlib.suppress(Exception):  # (a raw local file system has no getRawFileSystem)
+            fs = fs.getRawFileSystem()
     stream = fs.open(path)
     try:
         data = jvm(spark).org.apache.commons.io.IOUtils.toByteArray(stream)

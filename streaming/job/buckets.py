@@ -23,6 +23,7 @@ a value read under another count is an internal error on its groups' rows, never
 from __future__ import annotations
 
 import json
+import logging
 import struct
 import zlib
 from collections.abc import Iterator
@@ -46,6 +47,8 @@ from streaming.job.stateful import (
     set_timeout,
 )
 from streaming.state.errors import UnreadableState
+
+log = logging.getLogger(__name__)
 
 MAGIC = b"RBK1"
 _HEAD = struct.Struct("<4sIII")  # magic, bucket count, bucket, groups
@@ -249,16 +252,63 @@ def layout_problem(checkpoint: str, recorded_text: str | None, used: bool, bucke
 
 def check_layout(spark, checkpoint: str, buckets: int) -> None:
     """Refuse (:class:`~streaming.errors.JobError`) a checkpoint written with another state layout; record
-    the layout of a checkpoint that has no batch yet. Called with the checkpoint's lease held."""
+    the layout of a checkpoint that has no batch yet, and rebuild an empty or damaged record from the state
+    (:func:`layout_from_state`). Called with the checkpoint's lease held."""
     from streaming.errors import JobError
     from streaming.job import hfs
 
     used = hfs.has_files(spark, checkpoint, "offsets") or hfs.has_files(spark, checkpoint, "state")
-    problem = layout_problem(checkpoint, hfs.read_text(spark, checkpoint, LAYOUT_FILE), used, buckets)
+    text = hfs.read_text(spark, checkpoint, LAYOUT_FILE)
+    if used and text is not None and parse_layout(text) is None:
+        rebuilt = json.dumps(layout_from_state(spark, checkpoint, buckets), sort_keys=True)
+        log.warning("%s/%s was empty or unreadable (%r); rebuilt as %s", checkpoint, LAYOUT_FILE, text[:40], rebuilt)
+        hfs.write_text(spark, checkpoint, LAYOUT_FILE, rebuilt, overwrite=True)
+        text = rebuilt
+    problem = layout_problem(checkpoint, text, used, buckets)
     if problem:
         raise JobError(problem)
     if not used:
         hfs.write_text(spark, checkpoint, LAYOUT_FILE, json.dumps(layout(buckets), sort_keys=True), overwrite=True)
+
+
+def parse_layout(text: str) -> dict[str, Any] | None:
+    """A layout file's record, or None when it is not one :func:`layout` makes."""
+    try:
+        recorded = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(recorded, dict):
+        return None
+    n = recorded.get("buckets")
+    return recorded if recorded == layout(n if isinstance(n, int) and n > 0 else 0) else None
+
+
+def layout_from_state(spark, checkpoint: str, buckets: int) -> dict[str, Any]:
+    """The layout the checkpoint's state was written with: the configured one while no batch is committed
+    (no state to read, or Spark's schema check guards it), else the state's key (group or bucket) and a
+    bucket value's own count. Raises :class:`~streaming.errors.JobError` naming the file when it cannot."""
+    from streaming.errors import JobError
+    from streaming.job import hfs
+
+    if not hfs.has_files(spark, checkpoint, "commits") or not hfs.has_files(spark, checkpoint, "state"):
+        return layout(buckets)
+    try:
+        state = spark.read.format("statestore").load(checkpoint)
+        keys = state.schema["key"].dataType.fieldNames()
+        first = state.limit(1).collect()
+    except Exception as e:
+        raise JobError(f"{checkpoint}/{LAYOUT_FILE} is empty or unreadable and the state cannot be read to rebuild "
+                       f"it ({type(e).__name__}); write it back ({json.dumps(layout(buckets))} is the configured "
+                       "layout) or start a new checkpoint") from e
+    if "group" in keys:
+        return layout(0)
+    if not first and buckets > 0:  # keyed by bucket, no group held: the configured count cannot contradict it
+        return layout(buckets)
+    if not first:
+        raise JobError(f"{checkpoint}/{LAYOUT_FILE} is empty or unreadable and the state, keyed by bucket, holds no "
+                       "group to tell the bucket count: set job.state_buckets to the count it was started with, or "
+                       "start a new checkpoint")
+    return layout(_HEAD.unpack_from(_state_bytes(first[0]["value"].asDict(recursive=True)))[1])
 
 
 def groups_in_state(spark, checkpoint: str, buckets: int) -> set[str]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streaming.errors import JobError
+from streaming.job import faults
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -90,6 +91,7 @@ class DriverAppender:
             log.warning("the batch's rows do not convert to table %s (%s); Spark appends to it from now on",
                         local, str(e)[:200])
             raise Refused(str(local)) from e
+        faults.hit("delta-rs:before-commit", version)
         try:
             write_deltalake(table, data, mode="append",
                             commit_properties=CommitProperties(app_transactions=[Transaction(app_id, version)]))
@@ -104,6 +106,7 @@ class DriverAppender:
             else:
                 log.warning("delta-rs append to %s failed (%s); Spark appends this batch", local, first)
             raise Refused(str(local)) from e
+        faults.hit("delta-rs:after-commit", version)
         self._appends[local] = n = self._appends.get(local, 0) + 1
         if self.auto_compact and n % COMPACT_EVERY == 0:
             self._compact(local)

@@ -7,10 +7,12 @@ refused with a message naming the holder, unless the lease is stale: not rewritt
 (by the store's modification time), or held by a process of this host that is gone (a crashed or killed
 job, so a restart need not wait out the timeout). A stale lease is taken over.
 
-Limits. Exclusive creation is atomic on HDFS; on a local file system and object stores Hadoop checks then
-creates, so two jobs starting within the same moment could both write: each reads the file back after a
-short pause and only the one it names goes on, and a job that finds another run in the file at a batch
-stops before writing. Staleness trusts the store's clock against this host's (skew shortens or lengthens the
+Limits. The file is written whole (a temporary file renamed into place, :func:`hfs.write_text`) and created
+exclusively on a local file system (``link(2)``) and HDFS; on object stores the create checks then renames,
+so two jobs starting within the same moment could both write: each reads the file back after a short pause
+and only the one it names goes on, and a job that finds another run in the file at a batch stops before
+writing. An empty or damaged file (an older release's half write) is nobody's and is taken over.
+Staleness trusts the store's clock against this host's (skew shortens or lengthens the
 timeout), and a job paused longer than the timeout (GC, a frozen VM) can lose its lease to another: it then
 fails at its next batch, but a batch already past that check may still write (Delta's idempotent writes make
 a replay harmless, not two live writers).
@@ -36,6 +38,7 @@ from streaming.job import hfs
 log = logging.getLogger(__name__)
 
 LEASE_FILE = "rebalancer.lease"
+UNREADABLE = "unreadable"
 SETTLE_S = 0.5  # pause between writing the lease and reading it back (see Limits)
 
 
@@ -56,6 +59,8 @@ def holder_state(holder: dict[str, Any] | None, modified_ms: int | None, now_ms:
         return "free"
     if holder.get("host") == host and holder.get("pid") == pid:
         return "ours"
+    if holder.get("run_id") == UNREADABLE:  # writes are whole (hfs.write_text): damaged, or an older release's
+        return "stale"
     if now_ms - modified_ms > timeout_s * 1000:
         return "stale"
     if holder.get("host") == host and isinstance(holder.get("pid"), int) and not pid_alive(holder["pid"]):
@@ -95,9 +100,11 @@ class Lease:
         if text is None:
             return None
         try:
-            return json.loads(text)
-        except ValueError:  # a half-written file: treat as someone's, it ages like any other
-            return {"run_id": "unreadable"}
+            holder = json.loads(text)
+        except ValueError:
+            holder = None
+        # empty or damaged: nobody's (see holder_state)
+        return holder if isinstance(holder, dict) else {"run_id": UNREADABLE}
 
     def _write(self, overwrite: bool) -> bool:
         body = json.dumps({**self.me, "written_ms": int(time.time() * 1000)})
@@ -128,7 +135,7 @@ class Lease:
         """Raise :class:`JobError` unless the lease file still names this run (called at every batch)."""
         holder = self._read()
         for _ in range(5):  # a refresh in flight can leave the file empty or absent for a moment
-            if holder is not None and holder.get("run_id") != "unreadable":
+            if holder is not None and holder.get("run_id") != UNREADABLE:
                 break
             time.sleep(0.2)
             holder = self._read()
@@ -153,7 +160,7 @@ class Lease:
                     if not active:
                         break
                     holder = self._read()
-                    if holder is not None and holder.get("run_id") not in (self.me["run_id"], "unreadable"):
+                    if holder is not None and holder.get("run_id") not in (self.me["run_id"], UNREADABLE):
                         break  # taken over: the next batch's check stops the query
                     self._write(overwrite=True)
                 except Exception as e:  # the store or the JVM is away for a moment; the next round retries

@@ -23,7 +23,7 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from streaming import exporter
 from streaming.config import SECRET_HINTS, Config
-from streaming.job import buckets, convert, sinks, stateful, tables, validate
+from streaming.job import buckets, convert, faults, recover, sinks, stateful, tables, validate
 from streaming.job.lease import Lease
 from streaming.job.stopping import Totals, stop_at_boundary
 from streaming.job.supervisor import Attempt, supervise
@@ -81,8 +81,8 @@ def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | 
     else:
         grouped = watermarked.groupBy("group")
         update = stateful.make_update(cfg.policy, timeout_ms, version_floors, **topics)
-    return grouped.applyInPandasWithState(update, convert.ROW_SCHEMA, stateful.STATE_SCHEMA, "append",
-                                          "EventTimeTimeout")
+    return grouped.applyInPandasWithState(faults.in_worker(update), convert.ROW_SCHEMA, stateful.STATE_SCHEMA,
+                                          "append", "EventTimeTimeout")
 
 
 def ensure_topics(cfg: Config) -> None:
@@ -155,10 +155,12 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
     try:
         buckets.check_layout(spark, checkpoint, cfg.job.state_buckets)
         ensure_topics(cfg)
+        faults.hit("tables:before-create")
         sinks.create_tables(spark, cfg, checkpoint)
+        faults.hit("tables:after-create")
         floors = tables.version_floors(spark, cfg, checkpoint)
         metrics = exporter.for_job(cfg)  # None unless metrics.enabled; one server for every restart
-        writer = sinks.BatchWriter(cfg, sinks.app_id(checkpoint), lease, metrics)
+        writer = sinks.BatchWriter(cfg, recover.app_id(checkpoint, spark, cfg), lease, metrics)
         printer = ProgressPrinter(writer, cfg.job.query_name, metrics=metrics,
                                   state_keys="group buckets" if cfg.job.state_buckets else "groups")
         stream = (
@@ -172,6 +174,7 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
         log.info("starting query %s (checkpoint %s, kafka %s)", cfg.job.query_name, checkpoint,
                  cfg.kafka.bootstrap_servers)
         spark.streams.addListener(printer)
+        faults.hit("query:before-start")
         try:
             query = stream.start()
         except BaseException:

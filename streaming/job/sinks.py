@@ -12,17 +12,14 @@ Every recommendation goes to Delta with its ``mode``; only those of mode ``auto`
 Each batch first checks that both tables are still Delta tables (an append would silently create a new one)
 and that this job still holds the checkpoint's lease; either failing stops the job (see supervisor.py).
 
-Fault injection for the chaos tests: ``REBALANCER_FAULT_KILL_AFTER_DELTA=3,7`` SIGKILLs the driver in
-batches 3 and 7 after their Delta commits and before the feed write. Unset, nothing happens.
+Fault points for the chaos tests (``REBALANCER_FAULT``, see faults.py) at the batch's start and end, around
+each Delta commit and around the feed write; unset, nothing happens.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import time
-import uuid
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -31,13 +28,12 @@ from streaming.config import APPROVE, AUTO, Config
 from streaming.contracts.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
-from streaming.job import hfs, tables, validate
+from streaming.job import faults, tables, validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
 from streaming.paths import local_path
 
 log = logging.getLogger(__name__)
 
-APP_ID_FILE = "delta_app_id"
 # Producer settings of the feed sink unless [kafka.options] says otherwise. A recommendation for a group of
 # 10,000 members over 50,000 partitions is ~1.8 MB of JSON, over Kafka's 1 MB request default; compressed it
 # is a few hundred KB. The feed topic is created with kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
@@ -48,28 +44,9 @@ PUBLISHED_MODES = (APPROVE, AUTO)
 METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag", "before_imbalance",
                   "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions", *LAG_SECONDS_COLUMNS)
 
-def app_id(checkpoint: str, spark: SparkSession | None = None) -> str:
-    """The Delta transaction app id of this checkpoint: made once, kept in the checkpoint folder.
-
-    A new checkpoint restarts batch ids at 0, so it must get a new app id or Delta would skip its writes.
-    Read and written with Hadoop's FileSystem, like the checkpoint itself (a local path, file:, s3a:, hdfs: ...);
-    of two racing starts the second one's exclusive create fails and both read back the same id."""
-    spark = spark or SparkSession.active()
-    hfs.write_text(spark, checkpoint, APP_ID_FILE, f"kafka-rebalancer-{uuid.uuid4().hex}\n", overwrite=False)
-    return (hfs.read_text(spark, checkpoint, APP_ID_FILE) or "").strip()
-
-
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
     """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.tables`)."""
     tables.prepare(spark, cfg, checkpoint)
-
-
-FAULT_KILL_AFTER_DELTA = "REBALANCER_FAULT_KILL_AFTER_DELTA"
-
-
-def fault_batches(value: str | None) -> frozenset[int]:
-    """Batch ids in which to kill the driver after the Delta commit (the environment variable's value)."""
-    return frozenset(int(v) for v in (value or "").replace(" ", "").split(",") if v)
 
 
 class BatchWriter:
@@ -85,7 +62,6 @@ class BatchWriter:
         self.spent: dict[int, dict[str, int]] = {}
         """batch id -> ms per phase of the write: ``check`` (tables and lease), ``compute`` (the batch itself:
         Kafka read, validation, the stateful step), ``delta`` (both appends), ``feed``."""
-        self.kill_after_delta = fault_batches(os.environ.get(FAULT_KILL_AFTER_DELTA))
         self.driver = DriverAppender(cfg.maintenance.auto_compact) if cfg.job.delta_writer == "auto" else None
 
     def _check(self, spark: SparkSession) -> None:
@@ -97,6 +73,7 @@ class BatchWriter:
             self.lease.check()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        faults.hit("batch:start", batch_id)
         marks = [time.monotonic()]
         self._check(batch.sparkSession)
         marks.append(time.monotonic())
@@ -117,10 +94,10 @@ class BatchWriter:
                 recs = batch.filter(F.col("kind") == "recommendation").coalesce(1)
                 self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id, rec_chars)
             marks.append(time.monotonic())
-            if batch_id in self.kill_after_delta:
-                os.kill(os.getpid(), signal.SIGKILL)
+            faults.hit("feed:before", batch_id)
             if n_recs:
                 self._send_feed(recs)
+            faults.hit("feed:after", batch_id)
             marks.append(time.monotonic())
             self.counts[batch_id] = (n_recs, n_rejected)
             self.spent[batch_id] = {k: round(1000 * (b - a)) for k, a, b in
@@ -129,6 +106,7 @@ class BatchWriter:
                 self._observe(batch, n_recs, n_rejected)
         finally:
             batch.unpersist()
+        faults.hit("batch:end", batch_id)
 
     def _observe(self, batch: DataFrame, n_recs: int, n_rejected: int) -> None:
         """The batch's figures to the metrics, once its writes are done (small collects of what it wrote)."""
@@ -154,9 +132,11 @@ class BatchWriter:
                 return
             except Refused:
                 pass
+        faults.hit("spark-delta:before-commit", batch_id)
         (df.write.format("delta").mode("append")
          .option("txnAppId", f"{self.app}/{table}").option("txnVersion", batch_id)
          .save(location))
+        faults.hit("spark-delta:after-commit", batch_id)
 
     def _send_feed(self, recs: DataFrame) -> None:
         (feed_rows(recs).select(F.col("group").alias("key"), F.col("feed_value").alias("value"))

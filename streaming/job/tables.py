@@ -38,7 +38,7 @@ from streaming.contracts.tables import (
     REJECTED_DDL,
 )
 from streaming.errors import JobError
-from streaming.job import hfs
+from streaming.job import hfs, recover
 
 log = logging.getLogger(__name__)
 
@@ -142,15 +142,24 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str) -> dict[st
     Computed once per checkpoint, when it has no floors file yet, and kept in the checkpoint: a batch
     replayed after a crash must decide exactly as the first time, so the floors may not include what this
     checkpoint itself wrote since. A checkpoint that already has committed batches but no floors file (made
-    before floors existed) keeps its own counters (empty floors)."""
+    before floors existed) keeps its own counters (empty floors). A floors file left empty or damaged is
+    rebuilt from the table as of the version before this checkpoint's first write to it (see
+    :mod:`streaming.job.recover`), or the job stops with what to do."""
     text = hfs.read_text(spark, checkpoint, FLOORS_FILE)
-    if text is not None:
-        return {str(k): int(v) for k, v in json.loads(text).items()}
-    floors: dict[str, int] = {}
-    if not checkpoint_committed(spark, checkpoint):
+    floors = recover.parse_floors(text)
+    if floors is not None:
+        return floors
+    if text is None and checkpoint_committed(spark, checkpoint):
+        floors = {}
+    elif text is None:  # a new checkpoint: it has written nothing yet (the file comes before its first batch)
         rows = (spark.read.format("delta").load(cfg.table_path(RECOMMENDATIONS))
                 .groupBy("group").agg(F.max("version").alias("v")).collect())
         floors = {r["group"]: int(r["v"]) for r in rows if r["group"] is not None}
+    else:  # damaged: the table without what this checkpoint wrote to it
+        txn_app = f"{recover.app_id(checkpoint, spark, cfg)}/{RECOMMENDATIONS}"
+        floors = recover.floors_before(spark, cfg.table_path(RECOMMENDATIONS), txn_app, FLOORS_FILE)
+        log.warning("%s/%s was empty or unreadable (%r): rebuilt from the table's history", checkpoint,
+                    FLOORS_FILE, text[:40])
     hfs.write_text(spark, checkpoint, FLOORS_FILE, json.dumps(floors, sort_keys=True), overwrite=True)
     if floors:
         log.info("versions continue after those in the table for %d group(s)", len(floors))

@@ -7,7 +7,6 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 from streaming.errors import ConfigError, JobError, KafkaUnreachableError
 from streaming.job.lease import holder_state
-from streaming.job.sinks import fault_batches
 from streaming.job.supervisor import Attempt, is_fatal, one_line, supervise
 from streaming.job.tables import schema_differences
 from streaming.kafka.retry import backoff_delay, retry_call
@@ -160,8 +159,3 @@ def test_schema_differences_name_each_column():
     assert schema_differences(ours, theirs) == ["column version is int, expected bigint", "unexpected column extra"]
     assert schema_differences(ours, StructType([StructField("group", StringType())])) == ["column version missing"]
 
-
-def test_fault_batches_parse():
-    assert fault_batches(None) == frozenset()
-    assert fault_batches("") == frozenset()
-    assert fault_batches("3, 7") == frozenset({3, 7})

@@ -25,10 +25,14 @@ After each observation:
 
 from __future__ import annotations
 
+import enum
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from assignors import metrics, registry
 from assignors.errors import AssignorError
+from assignors.model import Assignment, GroupSnapshot
 from streaming.config import PolicySettings
 from streaming.contracts.recommendation import Recommendation, bound_below, finite, records
 from streaming.lag.rules import finite_or_none
@@ -47,11 +51,11 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     out = []
     for seen in observations(state, events, policy.lag_history):
         t = seen.ts
-        skew: str | None = None
+        skew: Skew | None = None
         if seen.lag_changed and t > state.skew_ts:
-            skew = "new"
+            skew = Skew.NEW
         elif t == state.skew_ts and (seen.lag_changed or seen.changes.applied) and state.last_rec_ts != t:
-            skew = "again"
+            skew = Skew.AGAIN
         rec = recommend(state, seen.changes, skew, t, policy, seen.owners)
         if rec is not None:
             out.append(rec)
@@ -72,41 +76,85 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
     return lag_skew.reading(lag_seconds.member_lag(lp, owners.by_topic, owners.count))
 
 
-def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, policy: PolicySettings,
+class Skew(enum.Enum):
+    """How an observation reads lag skew (:func:`process` tells :func:`recommend`)."""
+
+    NEW = "new"
+    """a newer observation: the streak moves on"""
+    AGAIN = "again"
+    """more of the observation last counted arrived: it is read again from the streak before it"""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The configured assignor's proposal for the group as it is now, with before/after metrics."""
+
+    snapshot: GroupSnapshot
+    current: Assignment
+    proposed: Assignment
+    before: metrics.Metrics
+    after: metrics.Metrics
+
+
+def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, policy: PolicySettings,
               owners: Owners | None = None) -> Recommendation | None:
     """The recommendation this observation of the group triggers, or None; updates the skew streak.
-
-    ``skew``: how the observation reads lag skew: ``new`` (a newer observation: the streak moves on),
-    ``again`` (more of the observation last counted arrived: it is read again from the streak before
-    it), or None (no lag read)."""
-    triggers = {
-        name: figures for name, figures in changes.triggers().items()
-        if (name == "membership_change" and policy.membership_change)
-        or (name == "partition_count_change" and policy.partition_count_change)
-        or (name == "rack_change" and policy.rack_change)
-    }
+    ``skew``: how the observation reads lag skew, None when it reads none."""
+    triggers = metadata_triggers(changes, policy)
     lp = lag_seconds.LagPass(state, policy.stuck_observations)
     if skew is not None:
-        if skew == "new":
-            state.skew_prev, state.skew_ts = state.skew_streak, ts
-        reading = skew_reading(state, policy.stuck_observations, owners, policy.skew_on, lp)
-        if reading is None:
-            state.skew_streak = 0
+        readable, lag_trigger = skew_trigger(state, skew, ts, policy, owners, lp)
+        if not readable:
             return None
-        # counted from the streak before this observation: reading it again never counts it twice
-        state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold,
-                                                 policy.min_total_lag)
-        if reading.known and state.skew_streak >= policy.skew_observations and not lag_skew.in_cooldown(
-                ts, state.last_rec_ts, policy.cooldown_s):
-            triggers["lag_skew"] = reading.details() | {"observations": state.skew_streak,
-                                                        "threshold": policy.skew_threshold}
+        if lag_trigger is not None:
+            triggers["lag_skew"] = lag_trigger
     if not triggers:
         return None
+    proposal = propose(state, policy)
+    if proposal is None:
+        return None
+
+    def seconds_figures() -> lag_seconds.LagSeconds:
+        return lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members], proposal.current,
+                                   proposal.proposed, policy.stuck_observations, lp)
+
+    seconds = keep_what_stands(triggers, proposal, policy, seconds_figures)
+    if not triggers:
+        return None
+    return record(state, ts, triggers, proposal, seconds or seconds_figures(), policy)
+
+
+def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dict]:
+    """The metadata changes of the observation that are triggers under ``policy``."""
+    on = {"membership_change": policy.membership_change, "partition_count_change": policy.partition_count_change,
+          "rack_change": policy.rack_change}
+    return {name: figures for name, figures in changes.triggers().items() if on.get(name, False)}
+
+
+def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings, owners: Owners | None,
+                 lp: lag_seconds.LagPass) -> tuple[bool, dict | None]:
+    """The skew streak moved on by this observation: (False, None) when no member owns anything (the streak
+    restarts and nothing is recommended), else (True, the ``lag_skew`` trigger's figures or None)."""
+    if skew is Skew.NEW:
+        state.skew_prev, state.skew_ts = state.skew_streak, ts
+    reading = skew_reading(state, policy.stuck_observations, owners, policy.skew_on, lp)
+    if reading is None:
+        state.skew_streak = 0
+        return False, None
+    # counted from the streak before this observation: reading it again never counts it twice
+    state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold, policy.min_total_lag)
+    if reading.known and state.skew_streak >= policy.skew_observations and not lag_skew.in_cooldown(
+            ts, state.last_rec_ts, policy.cooldown_s):
+        return True, reading.details() | {"observations": state.skew_streak, "threshold": policy.skew_threshold}
+    return True, None
+
+
+def propose(state: GroupState, policy: PolicySettings) -> Proposal | None:
+    """The assignor's proposal and both assignments' metrics; None without a snapshot or when it fails."""
     snapshot = to_snapshot(state, policy.stuck_observations)
     if snapshot is None:
         return None
     current = snapshot.current_assignment()
-
     try:
         proposed = registry.assign(policy.assignor, snapshot, **policy.assignor_kwargs())
     except AssignorError as e:
@@ -115,35 +163,41 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
     before = metrics.compute_metrics(snapshot, current, current=current, horizon_s=policy.rate_horizon_s)
     after = metrics.compute_metrics(snapshot, proposed, current=current, horizon_s=policy.rate_horizon_s,
                                     bound=before.lower_bound)
+    return Proposal(snapshot, current, proposed, before, after)
 
-    def seconds_figures() -> lag_seconds.LagSeconds:
-        return lag_seconds.figures(state, [m.member_id for m in snapshot.members], current, proposed,
-                                   policy.stuck_observations, lp)
 
-    # the figures in seconds only when the decision needs them or a recommendation is made: a skew streak
-    # whose proposals do not improve enough reaches this point at every observation
-    seconds = None
+def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: PolicySettings,
+                     seconds_figures: Callable[[], lag_seconds.LagSeconds]) -> lag_seconds.LagSeconds | None:
+    """Drop the triggers the proposal does not serve: ``rack_change`` unless cross-rack partitions drop,
+    ``lag_skew`` unless the max member lag (in the unit of ``skew_on``) drops by ``min_improvement``. Returns
+    the figures in seconds when the decision needed them (a skew streak whose proposals do not improve enough
+    reaches this point at every observation, so they are not computed otherwise)."""
+    before, after = proposal.before, proposal.after
     if "rack_change" in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:
         del triggers["rack_change"]
-    if "lag_skew" in triggers:
-        if policy.skew_on == lag_skew.SECONDS:
-            seconds = seconds_figures()
-            top = (seconds.before, seconds.after)
-        else:
-            top = (before.max_load, after.max_load)
-        if lag_skew.improves(*top, policy.min_improvement):
-            triggers["lag_skew"]["improvement"] = round((top[0] - top[1]) / top[0], 4)
-        else:
-            del triggers["lag_skew"]
-    if not triggers:
+    if "lag_skew" not in triggers:
         return None
-    if seconds is None:
+    seconds = None
+    if policy.skew_on == lag_skew.SECONDS:
         seconds = seconds_figures()
+        top = (seconds.before, seconds.after)
+    else:
+        top = (before.max_load, after.max_load)
+    if lag_skew.improves(*top, policy.min_improvement):
+        triggers["lag_skew"]["improvement"] = round((top[0] - top[1]) / top[0], 4)
+    else:
+        del triggers["lag_skew"]
+    return seconds
 
+
+def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Proposal,
+           seconds: lag_seconds.LagSeconds, policy: PolicySettings) -> Recommendation:
+    """The recommendation, counted in the state (its version, time and id; the skew streak starts over)."""
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0
     by_id = {m.member_id: m for m in state.members or []}
+    after = proposal.after
     rec = Recommendation(
         group=state.group, version=state.version, event_ts=ts, generation=state.generation, triggers=triggers,
         assignor=policy.assignor,
@@ -151,11 +205,11 @@ def recommend(state: GroupState, changes: Changes, skew: str | None, ts: int, po
             {"member_id": mid, "instance_id": by_id[mid].instance_id if mid in by_id else None,
              "client_id": by_id[mid].client_id if mid in by_id else None,
              "rack": by_id[mid].rack if mid in by_id else None, "partitions": sorted(parts)}
-            for mid, parts in sorted(proposed.items())
+            for mid, parts in sorted(proposal.proposed.items())
         ],
-        before=_figures(before), after=_figures(after), lower_bound=bound_below(after.lower_bound),
+        before=_figures(proposal.before), after=_figures(after), lower_bound=bound_below(after.lower_bound),
         partitions_moved=after.partitions_moved, lag_moved=records(after.load_moved),
-        stuck_partitions=sorted(snapshot.stuck), mode=policy.mode_for(state.group),
+        stuck_partitions=sorted(proposal.snapshot.stuck), mode=policy.mode_for(state.group),
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
     )

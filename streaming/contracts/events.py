@@ -41,6 +41,9 @@ LAG = "lag"
 MEMBERS = "members"
 PARTITIONS = "partitions"
 TYPES = (LAG, MEMBERS, PARTITIONS)
+LAG_FIELDS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset")
+"""A lag event's fields in the order :func:`lag_event` writes them (``no_commit`` last, when set). The job reads
+the collector's own events by this order without parsing them (:mod:`streaming.job.canonical`)."""
 
 # The types the job reads a validated metadata event's lists as (streaming/job/validate.py checks every
 # field's JSON type and range first, so these reads never fail or round): an assigned entry is
@@ -54,8 +57,8 @@ PARTITIONS_TYPE = "array<struct<partition: int, leader: int, replicas: array<int
 
 def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int, end_offset: int,
               no_commit: bool = False) -> dict[str, Any]:
-    event = {"type": LAG, "ts": int(ts), "group": group, "topic": topic, "partition": int(partition),
-             "committed_offset": int(committed_offset), "end_offset": int(end_offset)}
+    event = dict(zip(LAG_FIELDS, (LAG, int(ts), group, topic, int(partition), int(committed_offset),
+                                  int(end_offset)), strict=True))
     if no_commit:
         event["no_commit"] = True
     return event

@@ -52,6 +52,7 @@ from pyspark.sql import functions as F
 
 from streaming.contracts.event_parts import MAX_PARTS
 from streaming.contracts.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
+from streaming.job.canonical import CANONICAL_LAG, LAG_KINDS, canonical_kind, canonical_pieces, canonical_value
 
 INT_MAX = 2**31 - 1
 MAX_GROUP_CHARS = 32767  # a Kafka protocol STRING: int16 length
@@ -126,57 +127,7 @@ _STRINGS = ("type", "group", "topic", "protocol")
 _BOOLEANS = ("no_commit",)
 _VALUES = "struct<" + ", ".join(
     f"{n}: {'string' if n in _STRINGS else 'boolean' if n in _BOOLEANS else 'bigint'}" for n in _SCALARS) + ">"
-_LAG_KINDS = {"type": "STRING", "ts": "BIGINT", "group": "STRING", "topic": "STRING", "partition": "BIGINT",
-              "committed_offset": "BIGINT", "end_offset": "BIGINT"}
-_HOT_SHAPES = [kinds for kinds in (_LAG_KINDS, _LAG_KINDS | {"no_commit": "BOOLEAN"})]
-
-# The collector's own lag events, byte for byte as streaming.contracts.events.encode writes them (compact, fields in
-# this order, no escapes in the strings), are recognised by one regex over the text and their values cut
-# out of it: no JSON parse, no VARIANT. The regex admits only texts whose every field has the right JSON
-# type and fits its column (a group or topic without quotes, backslashes or control characters; integers
-# without sign, leading zeros or fraction, at most 18 digits, or 10 for the partition), so the values are
-# exact, and every rule below then runs on them as on any other record: a canonical text is rejected, or
-# not, with the same reason as by the general path (tests/integration/test_validate_paths.py checks this).
-_DIGITS = "(?:0|[1-9][0-9]{0,%d})"
-CANONICAL_LAG = (
-    r'\A\{"type":"lag","ts":' + _DIGITS % 17 + r',"group":"[^"\\\x00-\x1f\x7f]+","topic":"[a-zA-Z0-9._-]{1,249}",'
-    r'"partition":' + _DIGITS % 9 + r',"committed_offset":' + _DIGITS % 17 + r',"end_offset":' + _DIGITS % 17
-    + r'(?:,"no_commit":(?:true|false))?\}\z')
-"""A lag event as the collector encodes it (Java regex, whole text)."""
-# Split at its quotes, a canonical text is always the same pieces (a group or topic holds no quote):
-# 1-based, 10 is the group and 14 the topic; 7, 17, 19 and 21 are ":<digits>," (":<digits>}" for the last
-# without no_commit) holding ts, partition, committed_offset and end_offset; more than 21 pieces means
-# no_commit follows. One split copies each piece once; cutting each field with substring_index scanned
-# the text from its start for every field (a third of the validation's time, 1.18 s against 0.81 s for
-# a million events).
-_CANONICAL_PIECES = {"group": 10, "topic": 14, "ts": 7, "partition": 17, "committed_offset": 19, "end_offset": 21}
-
-
-def canonical_pieces(df: DataFrame) -> DataFrame:
-    """Adds ``pieces``: a canonical text split at its quotes (null for any other)."""
-    return df.withColumn("pieces", F.when(F.col("canonical"), F.split("value_str", '"')))
-
-
-def _canonical_value(name: str) -> Column | None:
-    """Field ``name`` of a canonical lag event (column ``pieces``), or None: never there."""
-    if name == "type":
-        return F.lit(LAG)
-    if name in ("group", "topic"):
-        return F.element_at("pieces", _CANONICAL_PIECES[name])
-    if name in _CANONICAL_PIECES:
-        piece = f"element_at(pieces, {_CANONICAL_PIECES[name]})"
-        return F.expr(f"substring({piece}, 2, length({piece}) - 2)").cast("bigint")
-    if name == "no_commit":
-        return F.when(F.size("pieces") > 21, F.col("value_str").endswith(F.lit("true}")))
-    return None
-
-
-def _canonical_kind(name: str) -> Column:
-    """The JSON type of field ``name`` of a canonical lag event, as ``schema_of_variant`` names it."""
-    if name == "no_commit":
-        return F.when(F.size("pieces") > 21, F.lit("BOOLEAN"))
-    return F.lit(_LAG_KINDS.get(name)).cast("string")
-
+_HOT_SHAPES = [kinds for kinds in (LAG_KINDS, LAG_KINDS | {"no_commit": "BOOLEAN"})]
 
 def _shape(kinds: dict[str, str]) -> str:
     """``schema_of_variant`` of an object with these fields (it lists them sorted by name)."""
@@ -198,13 +149,13 @@ def _fields(df: DataFrame) -> DataFrame:
 
     def kind(name: str) -> Column:
         slow = F.schema_of_variant(_get("v", f"$.{name}"))
-        out = F.when(canonical, _canonical_kind(name))
+        out = F.when(canonical, canonical_kind(name))
         for kinds in _HOT_SHAPES:
             out = out.when(F.col("shape") == _shape(kinds), F.lit(kinds.get(name)).cast("string"))
         return out.otherwise(slow)
 
     def value(name: str, general: Column) -> Column:
-        fast = _canonical_value(name)
+        fast = canonical_value(name)
         return general if fast is None else F.when(canonical, fast).otherwise(general)
 
     df = df.select("*", *(kind(n).alias(f"k_{n}") for n in _SCALARS))

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from streaming.contracts import events as ev
 from streaming.dev import fuzz
-from streaming.job import validate
+from streaming.job import canonical, validate
 
 LAG_TOPIC, META_TOPIC = "rebalancer.lag", "rebalancer.metadata"
 NOW = 1_763_800_000_000
@@ -105,9 +105,9 @@ def test_both_paths_give_the_same_row_for_every_record(corpus):
 
 def test_the_fast_path_takes_the_collectors_events_and_some_edges(corpus):
     raw, records = corpus
-    canonical = raw.select(F.coalesce(F.col("value").cast("string").rlike(validate.CANONICAL_LAG), F.lit(False))
+    fast = raw.select(F.coalesce(F.col("value").cast("string").rlike(canonical.CANONICAL_LAG), F.lit(False))
                            .alias("c"), "value").collect()
-    taken = {bytes(r["value"]) for r in canonical if r["c"]}
+    taken = {bytes(r["value"]) for r in fast if r["c"]}
     encoded = [v for _, v, _ in records[-302:-2]]
     assert all(v in taken for v in encoded)  # every event the collector writes
     assert _canonical(partition=2**31).encode() in taken  # read fast, then rejected by the range rule

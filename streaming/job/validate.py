@@ -31,16 +31,13 @@ or null; the rules and their reason strings are all in this module, in the order
 - last, a lag event must come from the lag topic and a metadata event from the metadata topic (so a valid
   row's source topic follows from its type).
 
-The collector's own lag events (compact JSON, its field order, no escapes: the bulk of the traffic) take
-a fast path: one regex over the text proves the shape and the types, and the values are cut out of the
-text (:data:`CANONICAL_LAG`); the same rules then judge them. Anything else is parsed as a VARIANT.
+The collector's own lag events (the bulk of the traffic) take a fast path (:mod:`streaming.job.canonical`);
+the same rules then judge them. Anything else is parsed as a VARIANT.
 
-Event time and lateness. ``ts`` may lag its Kafka timestamp by any amount (replays, backfills: an old
-event can only be late, it never harms another group) but may lead it by at most ``max_clock_skew_s``, so
-one bad clock cannot carry the global watermark into the future. Valid rows get ``event_time`` for the
-watermark; rejected rows get none. The query nulls ``event_time`` (keeping its watermark marker) before the
-stateful step, so Spark does not silently drop rows older than the watermark there; the stateful step
-rejects them itself with reason ``late`` (see :mod:`streaming.job.stateful`).
+Event time. ``ts`` may lag its Kafka timestamp by any amount (replays, backfills: an old event can only be
+late) but may lead it by at most ``max_clock_skew_s``, so one bad clock cannot carry the global watermark
+into the future. Valid rows get ``event_time`` for the watermark; late rows are the stateful step's to reject
+(reason ``late``: :mod:`streaming.job.stateful`).
 """
 
 from __future__ import annotations
@@ -352,8 +349,16 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     JSON: for a metadata event its own fields (generation, protocol, members or partitions, part and parts,
     as parsed), for a rejected record :data:`REJECTED_SCHEMA`; null for lag events, the bulk. Few columns,
     because pyspark's applyInPandasWithState pays for every column of every group in every batch."""
+    checked = _fields(canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
+        "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
+    return _narrow(checked)
+
+
+def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
+    """Each record's text (none when too large), whether it is UTF-8, whether it is canonical (the fast
+    path, :mod:`streaming.job.canonical`) and otherwise its parsed VARIANT."""
     fits = F.col("value").isNotNull() & (F.length("value") <= max_value_bytes)
-    parsed = raw.select(
+    return raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
         # too large: never cast, never parsed
         F.when(fits, F.col("value").cast("string")).alias("value_str"),
@@ -362,8 +367,10 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
         "canonical", F.coalesce(F.col("utf8") & F.col("value_str").rlike(CANONICAL_LAG), F.lit(False))
         if fast_path else F.lit(False),
     ).withColumn("v", F.when(~F.col("canonical") & F.col("utf8"), F.try_parse_json("value_str")))
-    checked = _fields(canonical_pieces(parsed)).withColumn(
-        "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
+
+
+def _narrow(checked: DataFrame) -> DataFrame:
+    """The checked records as the stateful step reads them (see :func:`parse`)."""
     ok = F.col("reject_reason").isNull()
     lag = ok & (_x("type") == LAG)
     meta = ok & (_x("type") != LAG)

@@ -105,15 +105,3 @@ def ensure_built() -> str:
     shutil.rmtree(old, ignore_errors=True)
     STAMP.write_text(want + "\n")
     return java
-
-
-def _run_java(args: Sequence[str], timeout: float, heap: str | None = None) -> subprocess.CompletedProcess:
-    java = ensure_built()
-    cmd = [java, *JVM_FLAGS, *([f"-Xmx{heap}"] if heap else []), "-cp", classpath(), MAIN_CLASS, *args]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as e:
-        raise JavaRefError(f"Java reference timed out after {timeout:.0f}s: {' '.join(args)}") from e
-    if proc.returncode != 0:
-        raise JavaRefError(f"Java reference failed (exit {proc.returncode}): {' '.join(args)}\n{proc.stderr[-4000:]}")
-    return proc

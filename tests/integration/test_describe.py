@@ -158,9 +158,9 @@ def _rec(group: str, version: int, owners: dict[str, list[tuple[str, int]]], mem
     return {"batch_id": version, "group": group, "version": version, "recommendation_id": f"rec-{version}",
             "event_time": dt.datetime.now() - dt.timedelta(seconds=age_s), "generation": version,
             "triggers": ["lag_skew"], "trigger_details": "{}", "assignor": "balanced", "assignment": entries,
-            "before_max_lag": 1.0, "after_max_lag": 1.0, "before_imbalance": 1.0, "after_imbalance": 1.0,
+            "before_max_lag": 1, "after_max_lag": 1, "before_imbalance": 1.0, "after_imbalance": 1.0,
             "lower_bound": 1.0, "before_cross_rack": 0, "after_cross_rack": 0, "partitions_moved": 0,
-            "lag_moved": 0.0, "stuck_partitions": []}
+            "lag_moved": 0, "stuck_partitions": []}
 
 
 @pytest.fixture

@@ -45,6 +45,7 @@ class Outcome:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Fuzz the job on an embedded cluster, print the outcome; 0 when nothing was lost, failed or wrong."""
     args = args_of(argv)
     jvm.resolve()
     with (tempfile.TemporaryDirectory(prefix="fuzz-") as work,

@@ -22,6 +22,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "soak.txt"
 
 
 def args_of(argv: list[str] | None) -> argparse.Namespace:
+    """The options."""
     ap = argparse.ArgumentParser(prog="benchmarks.soak", description=(package.__doc__ or "").split("\n\n")[0])
     ap.add_argument("--batches", type=int, default=2000)
     ap.add_argument("--minutes", type=float, default=None,
@@ -46,12 +47,14 @@ def args_of(argv: list[str] | None) -> argparse.Namespace:
 
 
 def sample(job: Job, checkpoint: Path, tables: Path, every: int) -> dict[str, float]:
+    """The figures now: memory, folders, and the mean time of the last ``every`` batches."""
     recent = job.durations[-every:]
     return {**memory(job.proc.pid), **folders(checkpoint, tables),
             "batch_ms": sum(recent) / max(1, len(recent))}
 
 
 def fmt(batch: int, f: dict[str, float], elapsed_s: float) -> str:
+    """One figure line (as :func:`~benchmarks.soak.verdicts.parse` reads it back)."""
     load1 = Path("/proc/loadavg").read_text().split()[0]
     return (f"batch {batch:5d} at {elapsed_s / 60:5.1f} min (load {load1}): JVM {f['jvm_rss_mb']:.0f} MB, "
             f"driver py {f['py_rss_mb']:.0f} MB, workers {f['workers_rss_mb']:.0f} MB; state {f['state_files']:.0f} "
@@ -62,6 +65,7 @@ def fmt(batch: int, f: dict[str, float], elapsed_s: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Summarize a saved run, or soak the job on an embedded cluster; 0 when it ran."""
     a = args_of(argv)
     if a.summarize:
         summary(parse(Path(a.summarize).read_text()), a.warmup, print)
@@ -132,6 +136,7 @@ def header(a: argparse.Namespace, work: Path) -> str:
 
 def run_batches(job: Job, a: argparse.Namespace, checkpoint: Path, tables: Path, t0: float,
                 say) -> list[tuple[int, dict[str, float]]]:
+    """Wait for every ``--every``-th batch, print its figure line; stop at the time budget or the job's end."""
     rows: list[tuple[int, dict[str, float]]] = []
     for batch in range(a.every, a.batches + 1, a.every):
         if a.minutes and time.monotonic() - t0 > a.minutes * 60:

@@ -333,7 +333,7 @@ public final class KafkaAssignorRunner {
         return sb.append(n).toString();
     }
 
-    /** Member i's topics for a subscription pattern; mirrored by benchmarks/speed.py. */
+    /** Member i's topics for a subscription pattern; mirrored by benchmarks/speed/cases.py (topics_for). */
     static List<String> topicsFor(String pattern, int i, int consumers, List<String> topics) {
         int n = topics.size();
         switch (pattern) {

@@ -131,7 +131,8 @@ def all_options() -> frozenset[str]:
     ours = set().union(*(options_of(p) for p in parsers().values()))
     for file in (ROOT / "benchmarks").glob("*.py"):
         ours |= benchmark_options(f"benchmarks.{file.stem}") or set()
-    ours |= benchmark_options("benchmarks.loop") or set()
+    for main in (ROOT / "benchmarks").glob("*/__main__.py"):  # the packages (loop, chaos, soak, speed, ...)
+        ours |= benchmark_options(f"benchmarks.{main.parent.name}") or set()
     return frozenset(ours | OTHER_TOOLS_OPTIONS)
 
 

@@ -1,0 +1,152 @@
+"""Child runs of the job and their kills: the job's command line, progress from the checkpoint, SIGKILLs
+(seeded or at fault points) and restarts until it drains."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from streaming.config import Config
+from streaming.job import faults
+
+RANDOM_POINTS = ("batch:start", "stateful", "delta-rs:before-commit", "delta-rs:after-commit", "feed:before",
+                 "feed:after", "batch:end")
+"""Batch points the random mode draws from (those the default configuration reaches)."""
+
+
+def job_args(cfg: Config, tables: str, checkpoint: str, trigger_topic: str, per_trigger: int,
+             extra: dict[str, str] | None = None) -> list[str]:
+    conf = {
+        "kafka.bootstrap_servers": cfg.kafka.bootstrap_servers, "kafka.lag_topic": cfg.kafka.lag_topic,
+        "kafka.metadata_topic": cfg.kafka.metadata_topic, "kafka.trigger_topic": trigger_topic,
+        "paths.tables": tables, "job.max_offsets_per_trigger": str(per_trigger), "job.query_name": "chaos",
+        "job.watermark_delay": "2 minutes", "policy.cooldown_s": "60",
+        "policy.mode": "auto",  # the feed is compared with the table: every recommendation must be published
+        "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
+    } | (extra or {})
+    args = [sys.executable, "-m", "streaming.cli", "run", "--available-now", "--checkpoint", checkpoint]
+    for k, v in conf.items():
+        args += ["--conf", f"{k}={v}"]
+    return args
+
+
+def committed(checkpoint: Path) -> int:
+    """Id of the next batch to commit: one more than the highest in the checkpoint's commits folder (old
+    entries are purged, so the files are not counted)."""
+    folder = checkpoint / "commits"
+    ids = [int(f.name) for f in folder.iterdir() if f.name.isdigit()] if folder.exists() else []
+    return max(ids) + 1 if ids else 0
+
+
+@dataclass
+class ChaosRun:
+    kills: dict[str, int] = field(default_factory=dict)
+    """kind of kill (a fault point, ``startup`` or ``timer``) -> kills of that kind"""
+    runs: int = 0
+    log: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return sum(self.kills.values())
+
+
+def _run_child(args: list[str], log_file: Path, env: dict[str, str], kill_after_s: float | None,
+               checkpoint: Path, timeout_s: float, from_launch: bool = False) -> int:
+    """Run one job process; with ``kill_after_s``, SIGKILL its group that long after its first new committed
+    batch (``from_launch``: after it was started)."""
+    with open(log_file, "ab") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout_s
+        if kill_after_s is not None:
+            start = committed(checkpoint)
+            while (not from_launch and proc.poll() is None and committed(checkpoint) <= start
+                   and time.monotonic() < deadline):
+                time.sleep(0.1)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(kill_after_s)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(max(1.0, deadline - time.monotonic()))
+    finally:
+        # whatever is left of the group goes too (nothing, when a fault point killed the group itself)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.wait(30)
+    return proc.returncode
+
+
+def _env(fault: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != faults.ENV}
+    return env | ({faults.ENV: fault} if fault else {})
+
+
+def _draw(rng: random.Random, run: ChaosRun, checkpoint: Path) -> tuple[str, str | None, float | None, bool]:
+    """The next kill: (kind, fault spec, seconds, from launch). The first is in a new checkpoint's start-up."""
+    kind = "startup" if not run.kills else rng.choice(("startup", "timer", "point"))
+    if kind == "startup":  # the JVM takes seconds to start: this spans the lease to the first batches
+        return kind, None, rng.uniform(1.0, 25.0), True
+    if kind == "timer":
+        return kind, None, rng.uniform(0.0, 3.0), False
+    point = rng.choice(RANDOM_POINTS)
+    # the batch after the last committed one is replayed first; kill in it or one of the next two
+    return point, point if point == "stateful" else f"{point}@{committed(checkpoint) + rng.randrange(3)}", None, False
+
+
+def drain_with_kills(args: list[str], checkpoint: Path, log_file: Path, kills: int, seed: int,
+                     timeout_s: float = 3600) -> ChaosRun:
+    """Runs of ``args`` on ``checkpoint`` killed ``kills`` times (seeded), then one run to the end."""
+    rng = random.Random(seed)
+    run = ChaosRun()
+    t0 = time.monotonic()
+    deadline = t0 + timeout_s
+    while True:
+        assert time.monotonic() < deadline, f"chaos did not drain in {timeout_s:.0f}s ({run.log})"
+        kind, spec, after, from_launch = _draw(rng, run, checkpoint) if run.total < kills else ("clean", None,
+                                                                                                None, False)
+        run.runs += 1
+        rc = _run_child(args, log_file, _env(spec), after, checkpoint, deadline - time.monotonic(), from_launch)
+        run.log.append(f"{spec or kind}:{rc}")
+        if rc == -signal.SIGKILL:
+            run.kills[kind] = run.kills.get(kind, 0) + 1
+            continue
+        if rc != 0:
+            raise RuntimeError(f"job run failed with exit status {rc}; see {log_file}")
+        # exit 0: drained (if kills are still due, it drained before they came: the report shows those done)
+        run.seconds = time.monotonic() - t0
+        return run
+
+
+def drain_with_faults(args: list[str], checkpoint: Path, log_file: Path, specs: list[str],
+                      timeout_s: float = 1800) -> ChaosRun:
+    """One run killed at each fault point of ``specs`` in turn (``point@+k``: k batches after the last
+    committed one), then runs to the end. A point a run does not reach ends the list (the run drained)."""
+    run = ChaosRun()
+    t0 = time.monotonic()
+    deadline = t0 + timeout_s
+    todo = list(specs)
+    while True:
+        spec = todo.pop(0) if todo else None
+        if spec and (m := re.fullmatch(r"(.*)@\+(\d+)", spec)):
+            spec = f"{m.group(1)}@{committed(checkpoint) + int(m.group(2))}"
+        run.runs += 1
+        rc = _run_child(args, log_file, _env(spec), None, checkpoint, deadline - time.monotonic())
+        run.log.append(f"{spec or 'clean'}:{rc}")
+        if rc == -signal.SIGKILL and spec:
+            point = spec.split("@")[0]
+            run.kills[point] = run.kills.get(point, 0) + 1
+            continue
+        if rc != 0:
+            raise RuntimeError(f"job run ({spec or 'clean'}) failed with exit status {rc}; see {log_file}")
+        run.seconds = time.monotonic() - t0
+        return run

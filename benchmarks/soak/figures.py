@@ -1,0 +1,77 @@
+"""What the soak measures: the process tree's RSS and the files and bytes of the checkpoint and tables."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def memory(root: int) -> dict[str, float]:
+    """RSS of the job's Python driver, its JVM and its Python workers (daemon and forks; shared pages of the
+    forks are counted once each)."""
+    out = {"jvm_rss_mb": 0.0, "py_rss_mb": _rss_mb(root), "workers_rss_mb": 0.0}
+    for pid in _tree(root)[1:]:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "pyspark.daemon" in cmd or "pyspark/daemon" in cmd or "pyspark.worker" in cmd:
+            out["workers_rss_mb"] += _rss_mb(pid)
+        elif "java" in cmd.split(" ", 1)[0]:
+            out["jvm_rss_mb"] += _rss_mb(pid)
+    return out
+
+
+def du(folder: Path, pick=lambda p: True) -> tuple[int, int]:
+    """Files and bytes under ``folder`` whose path ``pick`` accepts."""
+    files = size = 0
+    for dirpath, _dirs, names in os.walk(folder):
+        for n in names:
+            p = Path(dirpath, n)
+            if pick(p):
+                try:
+                    size += p.stat().st_size
+                    files += 1
+                except OSError:  # removed meanwhile (cleanup, VACUUM)
+                    pass
+    return files, size
+
+
+def folders(checkpoint: Path, tables: Path) -> dict[str, float]:
+    state = du(checkpoint / "state")
+    ckpt = du(checkpoint)
+    data = du(tables, lambda p: p.suffix == ".parquet" and "_delta_log" not in p.parts)
+    log = du(tables, lambda p: "_delta_log" in p.parts)
+    return {"state_files": state[0], "state_mb": state[1] / 2**20, "ckpt_files": ckpt[0], "ckpt_mb": ckpt[1] / 2**20,
+            "delta_files": data[0], "delta_mb": data[1] / 2**20, "log_files": log[0], "log_kb": log[1] / 1024}
+
+
+# -- the run ------------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def prepare(cfg: Config, work: Path, seed: int, groups: int, polls: int, per_tri
 def run_chaos(bench: Bench, kills: int, seed: int) -> dict:
     """Random mode: ``kills`` seeded kills on one checkpoint, then the comparison."""
     args, checkpoint = bench.args("chaos")
-    run = drain_with_kills(args, checkpoint, bench.work / "chaos.log", kills, seed)
+    run = drain_with_kills(args, checkpoint, bench.work / "chaos.log", kills, seed, batches=bench.batches)
     return {"run": run, "outputs": bench.outputs("chaos")}
 
 

@@ -87,7 +87,7 @@ def _set_up(cfg, args: argparse.Namespace) -> None:
     from kafka.structs import OffsetAndMetadata
 
     from streaming.collector.publisher import ensure_event_topics
-    from streaming.kafka import clients as kafka_clients
+    from streaming.kafka_clients import factories as kafka_clients
 
     rnd = random.Random(7)
     topics = [f"bench-{i:03d}" for i in range(args.topics)]

@@ -38,7 +38,7 @@ from streaming import config
 from streaming.dev.workload.consumers import ConsumerWorker, assignors_for, client_id_for, make_consumer
 from streaming.dev.workload.producers import SkewedProducer
 from streaming.dev.workload.worker import describe_consumers
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 log = logging.getLogger("benchmarks.settle")
 

@@ -47,7 +47,7 @@ class KafkaSettings:
 
     def client_options(self) -> dict[str, str]:
         """The settings as Spark's Kafka source and sink take them (``kafka.`` prefixed)."""
-        from streaming.kafka.properties import for_spark
+        from streaming.kafka_clients.properties import for_spark
 
         return {"kafka.bootstrap.servers": self.bootstrap_servers} | {
             f"kafka.{k}": v for k, v in for_spark(self.options).items()}
@@ -289,7 +289,7 @@ def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] |
 def with_client_properties(cfg: Config, file: str | Path) -> Config:
     """``cfg`` with the Kafka client settings of a Java ``.properties`` file (as ``--command-config`` of
     Kafka's tools): ``bootstrap.servers`` sets ``kafka.bootstrap_servers``, the rest joins ``kafka.options``."""
-    from streaming.kafka.properties import read_properties_file
+    from streaming.kafka_clients.properties import read_properties_file
 
     props = read_properties_file(file)
     bootstrap = props.pop("bootstrap.servers", cfg.kafka.bootstrap_servers)
@@ -299,7 +299,7 @@ def with_client_properties(cfg: Config, file: str | Path) -> Config:
 
 def expand_kafka_env(cfg: Config) -> Config:
     """``${NAME}`` in Kafka client settings replaced by the environment variable (for secrets)."""
-    from streaming.kafka.properties import expand_env
+    from streaming.kafka_clients.properties import expand_env
 
     options = expand_env(cfg.kafka.options)
     bootstrap = expand_env({"bootstrap_servers": cfg.kafka.bootstrap_servers})["bootstrap_servers"]

@@ -9,7 +9,7 @@
 
 Environment overrides: ``REBALANCER_HOME`` is the root of ``data/``, ``checkpoints/`` and relative
 ``[paths]`` settings (and holds ``.cache`` too); ``REBALANCER_CACHE`` is the cache (``jars/``, ``m2/``,
-``logs/``, ``kafka/``) alone.
+``logs/``, ``kafka_clients/``) alone.
 """
 
 from __future__ import annotations

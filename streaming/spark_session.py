@@ -154,7 +154,7 @@ def get_spark(cfg: Config):  # -> pyspark.sql.SparkSession (imported lazily: pys
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    from streaming.kafka.security import register_secrets
+    from streaming.kafka_clients.security import register_secrets
 
     register_secrets(cfg.kafka.options)  # py4j logs the commands that carry Spark's Kafka options
     builder = SparkSession.builder.appName(cfg.spark.app_name)

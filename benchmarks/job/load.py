@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from streaming import config
 from streaming.contracts import events as ev
 from streaming.job import query
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .configuration import Scale
 

@@ -37,7 +37,7 @@ from streaming.dev.workload.strategies import (
     offsets_lag,
 )
 from streaming.dev.workload.worker import describe_consumers
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 log = logging.getLogger(__name__)
 

@@ -102,7 +102,7 @@ def sayer(save: bool) -> Callable[[str], None]:
 def soak(a: argparse.Namespace, work: Path, bootstrap: str, say: Callable[[str], None]) -> None:
     """The run on a started cluster: topics, the header line, load, job and maintainer, the batches, the stop."""
     from streaming import config
-    from streaming.kafka import clients as kafka_clients
+    from streaming.kafka_clients import factories as kafka_clients
 
     conf = job_conf(bootstrap, work, a)
     cfg = config.load(overrides=conf)

@@ -52,7 +52,7 @@ class Load(threading.Thread):
 
     def run(self) -> None:
         from streaming.contracts import events as ev
-        from streaming.kafka import clients as kafka_clients
+        from streaming.kafka_clients import factories as kafka_clients
 
         prod = kafka_clients.producer(self.cfg, linger_ms=20, acks=1)
         try:

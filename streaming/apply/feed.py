@@ -158,7 +158,7 @@ class RecommendationFeed(LatestRecommendations):
     def _consumer(self) -> Any:
         from kafka import KafkaConsumer
 
-        from streaming.kafka.clients import client_options
+        from streaming.kafka_clients.factories import client_options
 
         opts = client_options(self.kafka, "consumer") | {
             "group_id": None, "enable_auto_commit": False, "auto_offset_reset": "earliest",

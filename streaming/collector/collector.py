@@ -98,7 +98,7 @@ def admin_factory(cfg: Config, request_timeout_ms: int = 10000) -> Callable[[], 
     def make() -> Any:
         from kafka import KafkaAdminClient
 
-        from streaming.kafka.clients import python_client_options
+        from streaming.kafka_clients.factories import python_client_options
 
         return KafkaAdminClient(client_id="rebalancer-collector", request_timeout_ms=request_timeout_ms,
                                 reconnect_backoff_max_ms=2000, **python_client_options(cfg, "admin"))

@@ -15,7 +15,7 @@ from typing import Any
 
 from streaming.config import Config
 from streaming.contracts import event_parts, events
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 log = logging.getLogger(__name__)
 

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.commands import live
     from streaming.errors import RebalancerError
     from streaming.job.sinks import FEED_PRODUCER_DEFAULTS
-    from streaming.kafka.clients import producer
+    from streaming.kafka_clients.factories import producer
 
     cfg = live.live_config(load_config(args), args.bootstrap)
     with RecommendationFeed(cfg.kafka) as feed:

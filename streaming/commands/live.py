@@ -124,7 +124,7 @@ def record_times(cfg: Config, wanted: Iterable[tuple[tuple[str, int], int]], tim
         return out
     from kafka import KafkaConsumer, TopicPartition
 
-    from streaming.kafka.clients import python_client_options
+    from streaming.kafka_clients.factories import python_client_options
 
     deadline = time.monotonic() + timeout_s
     consumer = None

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if cfg.spark.use_cached_jars:  # false under spark-submit: the connectors come from --jars, no Maven
         jvm.resolve()
     # Kafka first: an unreachable cluster is retried, then reported, before a JVM starts for nothing
-    from streaming.kafka import clients as kafka_clients
+    from streaming.kafka_clients import factories as kafka_clients
 
     kafka_clients.ensure_rebalancer_topics(cfg)
     print(f"Kafka {cfg.kafka.bootstrap_servers} (options {cfg.kafka.redacted()}); tables in {cfg.paths.tables}",

@@ -16,7 +16,7 @@ from typing import Any
 from streaming.config import Config
 from streaming.contracts import events as ev
 from streaming.dev.fuzz import ANY, LAG_ROLE, LATE, VALID, Record
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 Source = tuple[str, int, int]
 """(topic, partition, offset) of a record."""

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from streaming.config import Config
 from streaming.contracts import events as ev
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 
 def produce(cfg: Config, events: Iterable[dict], raw: Iterable[tuple[bytes | None, bytes]] = ()) -> None:

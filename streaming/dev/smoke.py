@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 
 from streaming.config import Config
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 SCHEMA = "id BIGINT, name STRING, value DOUBLE, tags ARRAY<STRING>"
 

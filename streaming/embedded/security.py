@@ -181,7 +181,7 @@ class EmbeddedSecurity:
 
     def write_client_properties(self, bootstrap_servers: str) -> dict[str, Path]:
         """One Kafka-style .properties file per principal (0600); returns principal -> file."""
-        from streaming.kafka.properties import format_properties
+        from streaming.kafka_clients.properties import format_properties
 
         files = {}
         for principal in PRINCIPALS:
@@ -192,7 +192,7 @@ class EmbeddedSecurity:
 
     def python_admin_options(self) -> dict[str, Any]:
         """kafka-python options of the super user (the cluster's own readiness checks and ACL set-up)."""
-        from streaming.kafka.properties import to_kafka_python
+        from streaming.kafka_clients.properties import to_kafka_python
 
         props = self.client_properties(SUPER_USER, "")
         del props["bootstrap.servers"]

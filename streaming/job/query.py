@@ -27,7 +27,7 @@ from streaming.job import buckets, convert, faults, recover, sinks, stateful, ta
 from streaming.job.lease import Lease
 from streaming.job.stopping import Totals, stop_at_boundary
 from streaming.job.supervisor import Attempt, supervise
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 log = logging.getLogger(__name__)
 

@@ -127,8 +127,10 @@ def update_function(ctx: Context):
 def object_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows as a frame, every column of object dtype: a column the rows leave empty would otherwise be float
     NaN, and pyspark 4.2 cannot convert an all-NaN float column to a STRING one (its Arrow conversion fails on
-    a ChunkedArray) when no padding row joins the batch."""
-    return pd.DataFrame(rows, columns=ROW_COLUMNS, dtype=object)
+    a ChunkedArray) when no padding row joins the batch. A column a row leaves out is None, never NaN (the
+    converted rows leave out their null columns: a DOUBLE must come out null, not NaN)."""
+    frame = pd.DataFrame(rows, columns=ROW_COLUMNS, dtype=object)
+    return frame.where(frame.notna(), None)  # type: ignore[call-overload]  # None is what pandas puts in an object column
 
 
 def output_frame(rows: list[dict[str, Any]], arrow: convert.Options) -> pd.DataFrame:

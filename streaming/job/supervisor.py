@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from streaming.errors import JobError, KafkaUnreachableError, RebalancerError
-from streaming.kafka.retry import backoff_delay
+from streaming.kafka_clients.retry import backoff_delay
 
 log = logging.getLogger(__name__)
 

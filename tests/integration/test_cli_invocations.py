@@ -21,7 +21,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from streaming.config import Config
 from streaming.contracts import events as ev
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .conftest import env_with
 

@@ -13,7 +13,7 @@ import pytest
 
 from streaming.collector import Collector, CollectorOptions
 from streaming.dev.workload import Workload, WorkloadOptions
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .conftest import env_with
 

@@ -46,7 +46,7 @@ def paused(cfg, tmp_path_factory):
 
 
 def _wait_committed(cfg, group: str, partitions: int, timeout_s: float) -> bool:
-    from streaming.kafka import clients as kafka_clients
+    from streaming.kafka_clients import factories as kafka_clients
 
     admin = kafka_clients.admin(cfg)
     try:
@@ -97,7 +97,7 @@ def test_describe_shows_what_kafka_consumer_groups_shows(paused):
 
 
 def test_describe_racks_follow_replicas_and_the_client_rack(paused):
-    from streaming.kafka import clients as kafka_clients
+    from streaming.kafka_clients import factories as kafka_clients
 
     dc, group, *_ = paused
     g = describe_json(dc, group)

@@ -8,7 +8,7 @@ import pytest
 
 from streaming.apply.feed import RecommendationFeed
 from streaming.contracts.recommendation import recommendation_id
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 from tests.unit.streaming.apply.test_feed_reader import MALFORMED, rec
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ from streaming.dev import smoke
 from streaming.embedded.cluster import KafkaCluster
 from streaming.embedded.detached import alive as _alive
 from streaming.errors import KafkaClusterError
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .conftest import env_with
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from streaming import jvm
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .java_client import JavaMember, build_assignor, compile_member, wait_for
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from streaming.collector import Collector, CollectorOptions
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .java_client import (
     JavaMember,

@@ -20,7 +20,7 @@ from streaming.contracts import event_parts
 from streaming.contracts import events as ev
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.job import query
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 from tests.integration.test_job import STEP, T0, job_config, rows
 
 MEMBERS = 10_000

@@ -24,7 +24,7 @@ from streaming.apply.feed import RecommendationFeed
 from streaming.dev.demo.loop import CollectorThread, GroupOptions, GroupRun, loop_config, stop_query
 from streaming.dev.demo.monitor import GroupMonitor, final_max_lag
 from streaming.job import query as job_query
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,7 @@ from streaming.apply.rejoin import RejoinOnRecommendation, find_assignor
 from streaming.contracts import events as ev
 from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
 from streaming.job import query
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .jobrun import feed
 from .test_job import STEP, T0, job_config, lag_poll, produce, rows

@@ -29,8 +29,8 @@ from streaming.embedded.cluster import KafkaCluster
 from streaming.embedded.detached import alive as _alive
 from streaming.embedded.security import PRINCIPALS, EmbeddedSecurity
 from streaming.errors import ConfigError
-from streaming.kafka import clients as kafka_clients
-from streaming.kafka.security import KafkaSecurityError
+from streaming.kafka_clients import factories as kafka_clients
+from streaming.kafka_clients.security import KafkaSecurityError
 from streaming.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.integration

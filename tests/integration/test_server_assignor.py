@@ -23,7 +23,7 @@ import pytest
 
 from streaming import config, jvm
 from streaming.embedded.broker_config import ASSIGNOR_BUILD, ServerAssignorCluster, build_jar
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 from .java_client import JavaMember, compile_remote_member, wait_for
 

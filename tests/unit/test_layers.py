@@ -6,7 +6,7 @@
 
 The consumer side (``streaming.apply``) and the collector stand apart: neither needs the job's state or
 policy, nor each other. Below them all: the contracts (``streaming.contracts``), lag over time
-(``streaming.lag``) and the production Kafka plumbing (``streaming.kafka``); the loopback development cluster
+(``streaming.lag``) and the production Kafka plumbing (``streaming.kafka_clients``); the loopback development cluster
 (``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the collector
 or the exporter. The exporter reads the collector's snapshot types; the collector never imports the exporter
 (it is handed one, as it is handed its sink). The development tools (``streaming.dev``) and the benchmarks
@@ -35,10 +35,10 @@ ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "strea
 NOT_IN_PRODUCTION = ("streaming.embedded", "streaming.dev", "benchmarks")
 
 FORBIDDEN = {
-    "streaming.contracts": (*ABOVE_THE_BASE, "streaming.kafka", "streaming.embedded", "streaming.lag",
+    "streaming.contracts": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded", "streaming.lag",
                             "streaming.spark_session"),
-    "streaming.lag": (*ABOVE_THE_BASE, "streaming.kafka", "streaming.embedded", "streaming.spark_session"),
-    "streaming.kafka": (*ABOVE_THE_BASE, "streaming.embedded"),
+    "streaming.lag": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded", "streaming.spark_session"),
+    "streaming.kafka_clients": (*ABOVE_THE_BASE, "streaming.embedded"),
     "streaming.embedded": ABOVE_THE_BASE,
     "assignors": ("streaming", "benchmarks"),
     "streaming.state": ("streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
@@ -247,6 +247,24 @@ def test_bench_without_the_benchmarks_says_so(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "benchmarks.quality", None)
     with pytest.raises(UsageError, match="not part of the wheel"):
         bench._benchmark("quality")
+
+
+def test_no_top_of_streaming_shadows_an_importable_module() -> None:
+    """Under spark-submit ``streaming/cli.py`` runs as a script, so ``streaming/`` is first on ``sys.path``: a
+    ``streaming/kafka/`` hid kafka-python there (``No module named 'kafka.errors'``). No name at the top of
+    ``streaming/`` may be one that Python could import from elsewhere."""
+    import importlib.util
+
+    names = {p.stem for p in (ROOT / "streaming").glob("*.py")} | {
+        p.name for p in (ROOT / "streaming").iterdir() if (p / "__init__.py").exists()}
+    shadowing = []
+    for name in sorted(names):
+        spec = importlib.util.find_spec(name)
+        if name in sys.stdlib_module_names or (spec is not None and ROOT / "streaming" not in
+                                               [p.parent for p in map(Path, spec.submodule_search_locations or
+                                                                      [spec.origin or ""])]):
+            shadowing.append(name)
+    assert shadowing == []
 
 
 def test_every_error_derives_from_one_root() -> None:

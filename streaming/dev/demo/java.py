@@ -198,7 +198,7 @@ class JavaDemo:
 
     def _start_groups(self, classpath: str, query: Any, stop: threading.Event) -> list[JavaGroup]:
         """The topic and both Java groups (ours and Kafka's range), once every member holds its partitions."""
-        from streaming.kafka import clients as kafka_clients
+        from streaming.kafka_clients import factories as kafka_clients
 
         g, cfg = self.options.group, self.cfg
         kafka_clients.ensure_topics(cfg, {g.topic: {"num_partitions": g.partitions,

@@ -53,7 +53,7 @@ def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, ass
     benchmarks/settle.py)."""
     from kafka import KafkaConsumer
 
-    from streaming.kafka.clients import python_client_options
+    from streaming.kafka_clients.factories import python_client_options
 
     opts = python_client_options(cfg, "consumer") | {
         "group_id": group,

@@ -24,7 +24,7 @@ from streaming.dev.workload.consumers import AssignorSpec, ConsumerWorker, assig
 from streaming.dev.workload.producers import SkewedProducer, partition_rates
 from streaming.dev.workload.reassign import move_replicas
 from streaming.dev.workload.worker import describe_consumers
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 
 log = logging.getLogger(__name__)
 

@@ -82,7 +82,7 @@ def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagS
     def read(topics: Mapping[str, int]) -> Mapping[str, Sequence[int]] | None:
         from kafka import KafkaConsumer, TopicPartition
 
-        from streaming.kafka import clients as kafka_clients
+        from streaming.kafka_clients import factories as kafka_clients
 
         tps = [TopicPartition(t, p) for t, n in topics.items() for p in range(n)]
         if not tps:

@@ -9,7 +9,7 @@ import pytest
 from streaming import config, jvm, spark_session
 from streaming.commands import run as run_command
 from streaming.commands import smoke as smoke_command
-from streaming.kafka import clients as kafka_clients
+from streaming.kafka_clients import factories as kafka_clients
 from streaming.spark_session import LOCAL_ONLY, choose_master, spark_defaults, submit_args_master
 
 

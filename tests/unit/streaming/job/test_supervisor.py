@@ -9,7 +9,7 @@ from streaming.errors import ConfigError, JobError, KafkaUnreachableError
 from streaming.job.lease import holder_state
 from streaming.job.supervisor import Attempt, is_fatal, one_line, supervise
 from streaming.job.tables import schema_differences
-from streaming.kafka.retry import backoff_delay, retry_call
+from streaming.kafka_clients.retry import backoff_delay, retry_call
 
 
 class Transient(Exception):

@@ -14,7 +14,7 @@ import pytest
 from streaming import config
 from streaming.commands._common import add_config_args, load_config
 from streaming.errors import ConfigError
-from streaming.kafka.properties import (
+from streaming.kafka_clients.properties import (
     Secret,
     expand_env,
     for_spark,
@@ -182,7 +182,7 @@ def test_command_config_with_env_secret_reaches_spark_and_kafka_python_but_no_re
 
 
 def test_unreadable_trust_store_is_a_config_error_naming_the_setting(tmp_path) -> None:
-    from streaming.kafka.security import check_access
+    from streaming.kafka_clients.security import check_access
 
     opts = to_kafka_python(SCRAM_SSL | {"bootstrap.servers": "127.0.0.1:9",
                                         "ssl.truststore.location": str(tmp_path / "absent.pem")}, "admin")
@@ -227,7 +227,7 @@ def test_kafka_python_debug_logs_never_show_the_password(caplog, tmp_path) -> No
     from kafka import KafkaAdminClient
 
     from streaming.embedded.security import EmbeddedSecurity
-    from streaming.kafka import clients as kafka_clients
+    from streaming.kafka_clients import factories as kafka_clients
 
     tls = EmbeddedSecurity(tmp_path)
     tls.make_certificates()
@@ -249,7 +249,7 @@ def test_kafka_python_debug_logs_never_show_the_password(caplog, tmp_path) -> No
 
 
 def test_redaction_filter_covers_kafka_loggers_at_every_level(caplog) -> None:
-    from streaming.kafka.security import install_log_redaction, register_secret
+    from streaming.kafka_clients.security import install_log_redaction, register_secret
 
     register_secret("another-secret-value")
     install_log_redaction()

@@ -1,11 +1,11 @@
 """Keeping Kafka secrets secret, and saying clearly when authentication or TLS fails.
 
-- :class:`~streaming.kafka.properties.Secret` (beside the settings it wraps): kafka-python gets passwords as
+- :class:`~streaming.kafka_clients.properties.Secret` (beside the settings it wraps): kafka-python gets passwords as
   Secrets, so its DEBUG dump of a client's configuration cannot show them;
 - :func:`install_log_redaction`: a filter on every ``kafka`` and ``py4j`` logger (py4j logs the commands
   that carry Spark's Kafka options) that replaces any registered secret in a record with ``***``, at
   every level, registered by the factories that hand the settings to a client (kafka-python's in
-  :mod:`streaming.kafka.clients`, Spark's in :mod:`streaming.spark_session`), not by loading a configuration;
+  :mod:`streaming.kafka_clients.factories`, Spark's in :mod:`streaming.spark_session`), not by loading a configuration;
 - :func:`check_access`: before the first kafka-python client of a secured configuration, one TLS
   handshake and one SASL login with a bounded timeout, so a wrong password or an untrusted certificate
   ends at once in :class:`KafkaSecurityError` naming the cause, rather than in retries without end.
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from streaming.errors import KafkaSecurityError, RebalancerError
-from streaming.kafka.properties import REDACTED, SECRET_KEYS, parse_jaas
+from streaming.kafka_clients.properties import REDACTED, SECRET_KEYS, parse_jaas
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """kafka-python clients built from the configuration, and the embedded-cluster switch.
 
 The configuration names Kafka settings the Java way (``security.protocol``), as Spark's ``kafka.*``
-options do; :mod:`streaming.kafka.properties` translates them for kafka-python, completely: a setting
+options do; :mod:`streaming.kafka_clients.properties` translates them for kafka-python, completely: a setting
 it cannot use is an error naming the key, except the Java-only ones it lists, which go to Spark alone.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from streaming.config import Config, KafkaSettings
 from streaming.errors import KafkaUnreachableError
-from streaming.kafka.retry import retry_call
+from streaming.kafka_clients.retry import retry_call
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +31,8 @@ def client_options(kafka: KafkaSettings, client: str) -> dict[str, Any]:
 
     Secured settings are checked against the broker the first time (one TLS handshake and SASL login,
     bounded): wrong credentials or an untrusted certificate raise KafkaSecurityError at once."""
-    from streaming.kafka.properties import to_kafka_python
-    from streaming.kafka.security import check_access, install_log_redaction, register_secret, register_secrets
+    from streaming.kafka_clients.properties import to_kafka_python
+    from streaming.kafka_clients.security import check_access, install_log_redaction, register_secret, register_secrets
 
     register_secrets(kafka.options)  # from here on, kafka and py4j log records show them as ***
     opts = to_kafka_python({**kafka.options, "bootstrap.servers": kafka.bootstrap_servers}, client)

@@ -195,9 +195,8 @@ class JobSettings:
     lease_timeout_s: float = 120.0
     """A checkpoint lease not refreshed for this long (its job is gone) may be taken over by another job."""
     stop_grace_s: float = 20.0
-    """On SIGTERM or Ctrl-C the job lets the running batch finish for up to this long, then stops (a second
-    signal stops at once). Keep it below the platform's kill timeout (Kubernetes terminationGracePeriodSeconds,
-    30 s by default; systemd TimeoutStopSec, 90 s): an unfinished batch is replayed by the next run anyway."""
+    """On SIGTERM or Ctrl-C the running batch may finish for up to this long, then the job stops (a second signal:
+    at once). Keep it below the platform's kill timeout (Kubernetes 30 s, systemd 90 s by default)."""
     state_buckets: int = 64
     """The stateful step's key: groups are spread over this many buckets (CRC-32 of the group name), one call
     per bucket with rows in a batch, so a batch costs per event rather than per group. 0 keys by group (one

@@ -340,15 +340,12 @@ def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) 
 
 def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str,
           fast_path: bool = True) -> DataFrame:
-    """Kafka rows -> one narrow row per record, the columns the stateful step reads.
-
-    ``group``, ``type`` (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``,
-    and for lag events ``partition``, ``committed_offset``, ``end_offset`` (numbers are 0 where they do not
-    apply, never null: ``type`` tells); ``source_partition`` and
-    ``source_offset`` (where the record came from: a valid row's topic follows from its type). ``detail`` is
-    JSON: for a metadata event its own fields (generation, protocol, members or partitions, part and parts,
-    as parsed), for a rejected record :data:`REJECTED_SCHEMA`; null for lag events, the bulk. Few columns,
-    because pyspark's applyInPandasWithState pays for every column of every group in every batch."""
+    """Kafka rows -> one narrow row per record, the columns the stateful step reads: ``group``, ``type``
+    (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``, for lag events
+    ``partition``, ``committed_offset``, ``end_offset`` (0 where they do not apply, never null: ``type`` tells),
+    ``source_partition`` and ``source_offset``. ``detail`` is JSON: a metadata event's own fields, a rejected
+    record's :data:`REJECTED_SCHEMA`; null for lag events, the bulk. Few columns, because pyspark's
+    applyInPandasWithState pays for every column of every group in every batch."""
     checked = _fields(canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
         "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
     return _narrow(checked)

@@ -98,9 +98,7 @@ def keep_rejoin_until_joined(consumer: Any) -> Any:
     than dropped and sent again (which costs the whole group another rebalance); a failed one is retried
     as kafka-python does (its response handlers have already reset what the error called for).
 
-    A consumer without group management, or a kafka-python whose coordinator lacks these internals, is
-    returned unchanged.
-    """
+    A consumer without group management, or a kafka-python without these internals, is returned unchanged."""
     coordinator = getattr(consumer, "_coordinator", None)
     if coordinator is None or getattr(coordinator, "_rejoin_guarded", False) or not all(
             hasattr(coordinator, a) for a in ("_join_task", "join_group_async", "need_rejoin",

@@ -21,10 +21,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks.loop.workloads import Workload
+from benchmarks.loop.oracle_schedule import OracleSchedule
+from benchmarks.loop.workloads import Event, Workload
 from streaming.apply import plan
 from streaming.apply.feed import LatestRecommendations
-from streaming.apply.rejoin import RejoinOnRecommendation
+from streaming.apply.rejoin import RejoinOnRecommendation, request_rebalance
 from streaming.config import Config
 from streaming.dev.demo.monitor import GroupMonitor, Sample
 from streaming.dev.workload.consumers import ConsumerWorker, client_id_for, make_consumer
@@ -35,6 +36,7 @@ from streaming.dev.workload.strategies import (
     RecordingRecommendationAssignor,
     assignors_for,
     offsets_lag,
+    planned_assignor,
 )
 from streaming.dev.workload.worker import describe_consumers
 from streaming.kafka_clients import factories as kafka_clients
@@ -61,11 +63,11 @@ class ThrottledWorker(ConsumerWorker):
             self.consumer = self._make()
             self._await_metadata()
             self.consumer.subscribe(self.topics)
-            batch = max(1, int(self.rate / 10))
             due = time.monotonic()
             full = False
             start, work = due, 0.0
             while not self._halt.is_set():
+                batch = self.batch()  # read each time: the capacity may change midway
                 records = self.consumer.poll(timeout_ms=200, max_records=batch)
                 polled = sum(len(r) for r in records.values())
                 owned = self.consumer.assignment()
@@ -136,6 +138,9 @@ class BenchGroup:
         self.helpers: dict[int, RejoinOnRecommendation] = {}
         self._lock = threading.Lock()
         self._pace = [0.0, 0.0]  # worked_s, busy_s of the consumers stopped so far
+        self.capacities = {i: workload.capacity_of(i) for i in range(workload.consumers)}
+        self.index_of: dict[str, int] = {}  # client id -> consumer index
+        self.oracle = OracleSchedule(workload) if strategy == "oracle" else None
 
     # -- setup -------------------------------------------------------------------------------------
 
@@ -169,11 +174,12 @@ class BenchGroup:
     def add_consumer(self, index: int) -> None:
         rack = self.rack_of(index)
         client_id = client_id_for(self.group, index, rack)
+        self.index_of[client_id] = index
         assignors = self._assignors(client_id, rack)
         worker = ThrottledWorker(
             lambda: make_consumer(self.cfg, self.group, client_id, rack, assignors, "earliest",
                                   metadata_max_age_ms=3000),
-            list(self.topics.values()), self.workload.capacity, client_id, rack, self.stuck)
+            list(self.topics.values()), self.capacities[index], client_id, rack, self.stuck)
         with self._lock:
             self.workers[index] = worker
         worker.start()
@@ -184,6 +190,8 @@ class BenchGroup:
             self.helpers[index] = helper.start()
 
     def _assignors(self, client_id: str, rack: str) -> list[Any]:
+        if self.strategy == "oracle":
+            return [planned_assignor(self._oracle_plan, client_id, rack, self.rebalances)]
         if self.strategy != "rebalancer":
             return assignors_for(self.strategy, self.cfg, self.group, client_id, rack, self.rebalances)
         # the project's setting: recommendations first; when none fits, the balanced fallback on the lag
@@ -191,6 +199,36 @@ class BenchGroup:
         return [RecordingRecommendationAssignor(self.feed, self.group, rack, client_id, plan.AUTO,
                                                 offsets_lag(self.cfg, self.group), on_decision=self.decisions.append,
                                                 rebalances=self.rebalances)]
+
+    def _oracle_plan(self, client_ids: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+        """The oracle's assignment for these members, by client id, on this group's topics."""
+        assert self.oracle is not None
+        by_index = {self.index_of[c]: c for c in client_ids if c in self.index_of}
+        plan = self.oracle.assignment(by_index)
+        return {by_index[i]: [(self.topics[t], p) for t, p in parts] for i, parts in plan.items()}
+
+    def begin_event(self, event: Event) -> None:
+        """Before ``event`` acts: the oracle's next phase (so a member leaving or joining meets it)."""
+        if self.oracle is not None:
+            self.oracle.advance()
+
+    def end_event(self, event: Event) -> None:
+        """After ``event`` acted: the oracle's group rebalances onto the new phase's plan (a member leaving
+        or joining has made it rebalance already)."""
+        if self.oracle is None or event.kind in ("leave", "join"):
+            return
+        with self._lock:
+            consumers = [w.consumer for w in self.workers.values() if w.consumer is not None]
+        if consumers:
+            request_rebalance(consumers[0])
+
+    def set_capacity(self, index: int, capacity: float) -> None:
+        """Consumer ``index`` processes ``capacity`` records/s from now on (and after leaving and rejoining)."""
+        self.capacities[index] = capacity
+        with self._lock:
+            worker = self.workers.get(index)
+        if worker is not None:
+            worker.set_rate(capacity)
 
     def stop_consumer(self, index: int) -> None:
         helper = self.helpers.pop(index, None)

@@ -88,6 +88,8 @@ def _all(groups: Sequence[BenchGroup], action: Callable[[BenchGroup], Any]) -> N
 
 
 def _fire(event: Any, groups: Sequence[BenchGroup]) -> None:
+    for g in groups:
+        g.begin_event(event)
     if event.kind == "rates":
         for g in groups:
             g.set_rates(event.topic, event.rates)
@@ -97,8 +99,13 @@ def _fire(event: Any, groups: Sequence[BenchGroup]) -> None:
         _all(groups, lambda g: g.add_consumer(event.index))
     elif event.kind == "move-replicas":
         _all(groups, BenchGroup.move_replicas)
+    elif event.kind == "capacity":
+        for g in groups:
+            g.set_capacity(event.index, event.capacity)
     else:
         raise ValueError(f"unknown event {event.kind!r}")
+    for g in groups:
+        g.end_event(event)
 
 
 def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable[[str], None] = print,
@@ -192,6 +199,9 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
             samples, g.rebalances.snapshot(), t0, w.capacity, since, g.stuck,
             recommendations=len(recs) if g is ours else 0, applied=len(applied), pace=g.pace())
         out["curves"][g.strategy] = [(s[0], s[1]) for s in samples]
+    oracle = next((g.oracle for g in groups if g.oracle is not None), None)
+    if oracle is not None:
+        out["oracle"] = oracle.summary()
     if ours is not None:
         out["recommendations"] = [{"at_s": round(t - t0, 2), "version": r["version"],
                                    "triggers": r.get("triggers"), "partitions_moved": r.get("partitions_moved")}

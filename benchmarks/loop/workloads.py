@@ -1,11 +1,13 @@
-"""The closed-loop benchmark's workloads: topics with per-partition rates, consumers of a known capacity,
-and events at set fractions of the run (rates change, a member leaves or comes back, replicas move).
+"""The closed-loop benchmark's workloads: topics with per-partition rates, consumers of known capacities,
+and events at set fractions of the run (rates change, a member leaves or comes back, replicas move, a
+consumer slows down).
 
 Every strategy of one workload gets the same rate schedule at the same moments (one driver applies it
-to every group's producers), so they consume the same production side by side. Three consumers on
-racks a, b, c; one replica per partition, partition ``p`` on rack ``"abc"[p % 3]``.
+to every group's producers), so they consume the same production side by side. Consumer ``i`` on rack
+``"abc"[i % 3]`` (three consumers unless said); one replica per partition, partition ``p`` on rack
+``"abc"[p % 3]``.
 
-Loads (records/s) against capacity (records/s per consumer; 3 consumers):
+Loads (records/s) against capacity (records/s per consumer):
 
 - ``zipf``: 12 partitions, 360/s Zipf(1) (p0 116/s, p1 58/s, ...) against 3 x 150: range's first
   consumer gets 241/s, a count-balanced split 173/s; a rate-aware split fits under 150;
@@ -18,7 +20,16 @@ Loads (records/s) against capacity (records/s per consumer; 3 consumers):
   (two members, 300/s of capacity, must carry 270/s meanwhile);
 - ``stuck``: ``zipf``'s load at 300/s with p5 stuck (its owner never commits it);
 - ``balanced``: 12 x 20/s against 3 x 120, each partition's rate redrawn every 5 s within +-20%
-  (seeded): nothing should happen.
+  (seeded): nothing should happen;
+
+and consumers that are not alike (Kafka's assignors balance partition counts, blind to capacity):
+
+- ``hetero``: 12 x 20/s against 60, 90 and 180 (1 : 1.5 : 3): a count-balanced split gives the slowest
+  80/s; the oracle gives it 2 partitions, the others 3 and 7 (at most 78% busy);
+- ``slowdown``: 12 x 20/s against 3 x 120; at 1/2 c0 halves to 60/s (80/s under a count-balanced split);
+- ``wide``: 8 consumers at 40, 20, 60, 30, 20, 40, 30, 60 (300/s); ``orders`` 16 partitions (4 at 20/s,
+  12 at 5/s) and ``events`` 32 x 2.5/s (220/s in all): range hands the 20/s consumer c1 two 20/s
+  partitions; the oracle keeps every consumer at most 75% busy.
 """
 
 from __future__ import annotations
@@ -46,15 +57,18 @@ class Event:
     at: float
     """fraction of the run."""
     kind: str
-    """``rates`` (``topic`` gets ``rates``), ``leave`` / ``join`` (consumer ``index``), ``move-replicas``."""
+    """``rates`` (``topic`` gets ``rates``), ``leave`` / ``join`` (consumer ``index``), ``move-replicas``,
+    ``capacity`` (consumer ``index`` now processes ``capacity`` records/s)."""
     topic: str = ""
     rates: tuple[float, ...] = ()
     index: int = 0
+    capacity: float = 0.0
 
     @property
     def label(self) -> str:
         return {"rates": "rates change", "leave": f"c{self.index} leaves", "join": f"c{self.index} returns",
-                "move-replicas": "replicas move racks"}.get(self.kind, self.kind)
+                "move-replicas": "replicas move racks",
+                "capacity": f"c{self.index} to {self.capacity:g}/s"}.get(self.kind, self.kind)
 
 
 @dataclass(frozen=True)
@@ -62,7 +76,7 @@ class Workload:
     name: str
     topics: tuple[TopicSpec, ...]
     capacity: float
-    """records/s each consumer processes at most."""
+    """records/s each consumer processes at most; with ``capacities``, their mean (the unit of lag in seconds)."""
     duration_s: float
     consumers: int = 3
     racks: tuple[str, ...] = RACKS
@@ -75,6 +89,17 @@ class Workload:
     skewed: bool = True
     """a workload where a rate-aware assignment should beat Kafka's (the p95 target applies)."""
     description: str = ""
+    capacities: tuple[float, ...] = ()
+    """records/s of each consumer by index, when they differ."""
+
+    def capacity_of(self, index: int) -> float:
+        """Consumer ``index``'s capacity at the start."""
+        return self.capacities[index] if self.capacities else self.capacity
+
+    @property
+    def heterogeneous(self) -> bool:
+        """Consumers of different capacities, from the start or after an event."""
+        return len(set(self.capacities)) > 1 or any(e.kind == "capacity" for e in self.events)
 
     def scaled(self, duration_s: float) -> Workload:
         import dataclasses
@@ -83,6 +108,9 @@ class Workload:
 
     def noisy_rates(self, rng: random.Random) -> dict[str, tuple[float, ...]]:
         return {t.name: tuple(r * (1 + rng.uniform(-self.noise, self.noise)) for r in t.rates) for t in self.topics}
+
+
+WIDE_CAPACITIES = (40.0, 20.0, 60.0, 30.0, 20.0, 40.0, 30.0, 60.0)
 
 
 def _uniform(n: int, rate: float) -> tuple[float, ...]:
@@ -112,6 +140,15 @@ def suite() -> dict[str, Workload]:
                  description="Zipf(1) 300/s, 3 x 150/s; p5 never committed by its owner"),
         Workload("balanced", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0, duration_s=90.0,
                  noise=0.2, seed=7, skewed=False, description="12 x 20/s +-20% noise every 5 s, 3 x 120/s"),
+        Workload("hetero", (TopicSpec("t", _uniform(12, 20.0)),), capacity=110.0, capacities=(60.0, 90.0, 180.0),
+                 duration_s=120.0, description="12 x 20/s against 60, 90 and 180/s (1 : 1.5 : 3)"),
+        Workload("slowdown", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0, duration_s=120.0,
+                 events=(Event(0.5, "capacity", index=0, capacity=60.0),),
+                 description="12 x 20/s, 3 x 120/s; c0 halves to 60/s at 1/2"),
+        Workload("wide", (TopicSpec("orders", (*_uniform(4, 20.0), *_uniform(12, 5.0))),
+                          TopicSpec("events", _uniform(32, 2.5))), capacity=37.5, consumers=8,
+                 capacities=WIDE_CAPACITIES, duration_s=120.0,
+                 description="8 consumers 20-60/s (300/s); orders: 4 x 20/s + 12 x 5/s, events: 32 x 2.5/s"),
     )}
 
 

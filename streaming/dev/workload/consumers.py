@@ -1,7 +1,8 @@
 """A consumer group of kafka-python consumers, each in its own thread, each working at a set pace.
 
-A consumer processes ``rate`` records/s (sleeping ``1/rate`` per record to simulate work) and commits
-synchronously after each batch, so the committed offset is exactly what it processed and lag builds on
+A consumer processes ``rate`` records/s (sleeping ``1/rate`` per record to simulate work; each consumer
+its own rate, which :meth:`ConsumerWorker.set_rate` changes while it runs) and commits synchronously after
+each batch, so the committed offset is exactly what it processed and lag builds on
 the partitions produced faster than their consumer works. Client ids are
 ``<group>-<i>-rack-<r>`` and ``client_rack`` is the rack, so the collector (and KIP-392 follower
 fetching) know where each member runs.
@@ -158,8 +159,8 @@ class ConsumerWorker(PausableWorker):
             self.consumer = self._make()
             self._await_metadata()
             self.consumer.subscribe(self.topics)
-            batch = max(1, int(self.rate / 10)) if self.rate > 0 else 500
             while not self._halt.is_set():
+                batch = self.batch()
                 if self._pause.is_set():
                     self._paused.set()
                     while self._pause.is_set() and not self._halt.is_set():
@@ -187,6 +188,16 @@ class ConsumerWorker(PausableWorker):
                     self.consumer.close(autocommit=False, timeout_ms=10000)
                 except Exception:
                     log.debug("closing consumer %s failed", self.client_id, exc_info=True)
+
+    def set_rate(self, rate: float) -> None:
+        """Process ``rate`` records/s from the next batch on (a consumer that slows down or speeds up midway)."""
+        if rate < 0:
+            raise ValueError(f"a rate cannot be negative: {rate}")
+        self.rate = float(rate)
+
+    def batch(self) -> int:
+        """Records per poll: a tenth of a second of work (500 when unthrottled)."""
+        return max(1, int(self.rate / 10)) if self.rate > 0 else 500
 
     def _await_metadata(self, timeout_s: float = 30.0) -> None:
         """Join only once this client sees the topics' partitions: a leader that assigns a topic whose

@@ -11,7 +11,9 @@ Each strategy is a ``partition_assignment_strategy`` list for one consumer (see 
 - ``lag``: grantneale's lag-based assignor (:mod:`assignors.lag`), run by the leader at each rebalance
   on the lag it reads then (committed offsets of the group and end offsets, :func:`offsets_lag`);
 - ``rebalancer``: :class:`~streaming.apply.assignor.RecommendationAssignor`, the project's
-  recommendations (built by the caller, which owns the feed; :class:`RecordingRecommendationAssignor`).
+  recommendations (built by the caller, which owns the feed; :class:`RecordingRecommendationAssignor`);
+- ``oracle``: a given assignment, the leader asking a plan for the members it has (built by the caller,
+  which knows the workload: :func:`planned_assignor`; eager, like ``range``).
 
 Every assignor reports each assignment a member receives to a :class:`RebalanceLog`, from which the
 benchmark counts rebalances and partitions moved: the group's own record, not the collector's polls,
@@ -40,10 +42,12 @@ from streaming.config import Config
 log = logging.getLogger(__name__)
 
 KAFKA_STRATEGIES = ("range", "cooperative-sticky", "lag")
-STRATEGIES = (*KAFKA_STRATEGIES, "rebalancer")
+STRATEGIES = (*KAFKA_STRATEGIES, "rebalancer", "oracle")
 EXTRA_STRATEGIES = ("cooperative-sticky-py",)
 
 LagSource = Callable[[Mapping[str, int]], Mapping[str, Sequence[int]] | None]
+Plan = Callable[[Sequence[str]], Mapping[str, Sequence[tuple[str, int]]]]
+"""The members' client ids -> each one's partitions."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,23 @@ class RecordingRecommendationAssignor(RecommendationAssignor):
     def on_assignment(self, assignment: Any, generation: int) -> None:
         super().on_assignment(assignment, generation)
         self.rebalances.record(self.client_id or "?", generation, assignment.partitions())
+
+
+def planned_assignor(plan: Plan, client_id: str, rack: str | None, rebalances: RebalanceLog,
+                     name: str = "oracle") -> SnapshotAssignor:
+    """An assignor whose leader hands out what ``plan`` says for the members present, by client id. A client id
+    twice in the group (a member that rejoined before its old self left) gets its partitions once."""
+
+    def assign(snapshot: GroupSnapshot) -> Assignment:
+        ids = [m.client_id or m.member_id for m in snapshot.members]
+        wanted = plan(sorted(set(ids)))
+        out: Assignment = {}
+        for m, cid in zip(snapshot.members, ids, strict=True):
+            out[m.member_id] = list(wanted.get(cid, ()))
+            wanted = {k: v for k, v in wanted.items() if k != cid}
+        return out
+
+    return SnapshotAssignor(name, assign, False, client_id, rack, rebalances)
 
 
 def assignors_for(strategy: str, cfg: Config, group: str, client_id: str, rack: str | None,

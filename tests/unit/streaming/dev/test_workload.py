@@ -43,3 +43,20 @@ def test_assignor_specs_give_fresh_instances():
 def test_client_ids_name_the_rack():
     assert client_id_for("orders", 2, "b") == "orders-2-rack-b"
     assert client_id_for("orders", 2, None) == "orders-2"
+
+
+def test_a_planned_assignor_hands_out_the_plan_by_client_id_once_each():
+    from assignors.model import GroupSnapshot, Member
+    from streaming.dev.workload.strategies import RebalanceLog, planned_assignor
+
+    asked: list[list[str]] = []
+
+    def plan(client_ids):
+        asked.append(list(client_ids))
+        return {"g-0": [("t", 0), ("t", 1)], "g-1": [("t", 2)]}
+
+    assignor = planned_assignor(plan, "g-0", "a", RebalanceLog())
+    snapshot = GroupSnapshot({"t": 3}, (Member("m1", ("t",), client_id="g-1"), Member("m0", ("t",), client_id="g-0"),
+                                        Member("m0-again", ("t",), client_id="g-0")))
+    assert assignor.assign_fn(snapshot) == {"m1": [("t", 2)], "m0": [("t", 0), ("t", 1)], "m0-again": []}
+    assert asked == [["g-0", "g-1"]] and assignor.name == "oracle" and not assignor.cooperative

@@ -4,10 +4,11 @@
 
 On an embedded three-broker cluster with racks a, b, c (started here, with the Spark session, the real
 streaming job and the trigger feed), each workload of :mod:`benchmarks.loop.workloads` runs once per
-repeat with every strategy side by side (``range``, ``cooperative-sticky``, ``lag``, ``rebalancer``; see
-:mod:`streaming.dev.workload.strategies`), each on its own topics and group with the same production.
-Writes ``loop[-quick].md`` and ``.json`` and one ``loop-<workload>.png`` per workload under the output
-folder (default ``benchmarks/results``) and prints the table.
+repeat with every strategy side by side (``range``, ``cooperative-sticky``, ``lag``, ``rebalancer``,
+``oracle``; see :mod:`streaming.dev.workload.strategies` and :mod:`benchmarks.loop.oracle`), each on its
+own topics and group with the same production. Writes ``loop[-quick].md`` and ``.json`` and one
+``loop-<workload>.png`` per workload under the output folder (default ``benchmarks/results``) and prints
+the table.
 """
 
 from __future__ import annotations
@@ -86,6 +87,9 @@ def _meta(strategies: list[str], repeat: int, elapsed: float, unsettled: list[st
             "lag": "grantneale's assignor on the lag its leader reads at each rebalance",
             "rebalancer": "the streaming job in the loop; RecommendationAssignor (fallback: balanced on the "
                           "leader's lag) + RejoinOnRecommendation",
+            "oracle": "the best static assignment for the schedule's true rates, capacities, members and racks "
+                      "(least max utilisation, then least cross-rack; HiGHS MILP, LPT fallback), applied at the "
+                      "start and by a rebalance at each event (benchmarks/loop/oracle.py)",
             "groups that did not settle before a run (run again with fresh groups)": "; ".join(unsettled) or "none"}
 
 

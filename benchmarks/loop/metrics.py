@@ -117,13 +117,15 @@ def combine(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def ratios(by_strategy: Mapping[str, Mapping[str, Any]], ours: str = "rebalancer") -> dict[str, Any]:
-    """``ours`` / the best Kafka strategy (lowest value) for each figure; the best one is named."""
+def ratios(by_strategy: Mapping[str, Mapping[str, Any]], ours: str = "rebalancer",
+           against: Sequence[str] = KAFKA_STRATEGIES) -> dict[str, Any]:
+    """``ours`` / the best of ``against`` (lowest value; Kafka's strategies unless said) for each figure;
+    the best one is named."""
     if ours not in by_strategy:
         return {}
     out: dict[str, Any] = {}
     for k in RATIO_FIGURES:
-        kafka = {s: _num(f.get(k)) for s, f in by_strategy.items() if s in KAFKA_STRATEGIES}
+        kafka = {s: _num(f.get(k)) for s, f in by_strategy.items() if s in against}
         if not kafka:
             continue
         best_name = min(kafka, key=lambda s: kafka[s])

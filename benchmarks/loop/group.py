@@ -3,13 +3,16 @@
 :class:`ThrottledWorker` processes at most ``capacity`` records/s, counted against the clock (a batch of
 ``n`` records is done ``n / capacity`` seconds after the previous one, or after now when it was idle),
 so the capacity holds exactly whatever the per-batch overhead (poll, commit), as long as the machine keeps
-up; it commits after each batch. Whether it kept up is measured: :meth:`BenchGroup.pace`.
+up; it commits after each batch. Whether it kept up is measured: :meth:`BenchGroup.pace`. Each consumer
+has its own capacity (the workload's, changed midway by a ``capacity`` event).
 A partition listed as stuck is never processed or committed by whoever owns
 it (a poison record): the owner pauses it, and its lag grows with its production.
 
 :class:`BenchGroup` owns the group's topics (one replica per partition, partition ``p`` on the
 ``p % 3``-th broker, so every strategy sees the same racks), one :class:`SkewedProducer` per topic
-and the consumers, built with the strategy's assignors (:mod:`streaming.dev.workload.strategies`).
+and the consumers, built with the strategy's assignors (:mod:`streaming.dev.workload.strategies`); the
+``oracle``'s leader hands out its plan (:mod:`benchmarks.loop.oracle_schedule`), and its group rebalances at
+each event.
 """
 
 from __future__ import annotations

@@ -47,4 +47,7 @@ def test_quick_loop_benchmark_writes_every_figure(tmp_path):
         assert f"## {name}:" in table
         for strategy in STRATEGIES:
             assert f"| {strategy} |" in table
-    assert "| rebalancer / best Kafka |" in table
+    assert "| rebalancer / best Kafka |" in table and "| rebalancer / oracle |" in table
+    for name in QUICK:
+        assert set(result["aggregate"][name]["oracle_ratios"]) >= {"lag_p95"}
+        assert result["runs"][name][0]["oracle"][0]["method"] == "milp"  # proven optimal at these sizes

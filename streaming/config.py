@@ -236,6 +236,8 @@ class MaintenanceSettings:
 
     rejected_retention_days: float = 30.0
     """rejected_events rows whose record is older than this are deleted (0 keeps every row)."""
+    recommendations_retention_days: float = 90.0
+    """recommendations rows older than this go, each group's latest kept (0 keeps every row)."""
     log_retention: str = "interval 30 days"
     """delta.logRetentionDuration set at creation (and by maintain on older tables)."""
     deleted_file_retention: str = "interval 7 days"

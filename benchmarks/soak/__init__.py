@@ -15,8 +15,8 @@ defaults (30 days, 7 days) reach after weeks.
 Every ``--every`` batches one line: the driver's JVM and Python RSS, the Python workers' summed RSS, the
 state store and the whole checkpoint (files, bytes), the Delta tables' data files and ``_delta_log``, and the
 mean batch time. At the end each figure's least-squares slope per 1,000 batches after ``--warmup`` batches
-and a verdict: ``flat`` (the fitted change over the run is under 10% of its mean), ``levelling`` (it grew,
-but the second half's slope is under a quarter of the first's) or ``GROWS``. Then the job is stopped by
+and a verdict (:func:`.verdicts.verdict`): ``flat``, ``falls``, ``bounded`` (a sawtooth whose last third sets no
+new high), ``levelling`` or ``GROWS``. Then the job is stopped by
 SIGTERM and its stop line printed.
 
 The package: :mod:`.load` (the collector-shaped load), :mod:`.figures` (what is measured), :mod:`.job` (the

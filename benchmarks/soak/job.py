@@ -25,6 +25,7 @@ def job_conf(bootstrap: str, work: Path, a: argparse.Namespace) -> dict[str, str
         "policy.skew_observations": "3", "policy.min_total_lag": "1000", "policy.min_improvement": "0.2",
         "maintenance.log_retention": a.log_retention, "maintenance.deleted_file_retention": a.file_retention,
         "maintenance.rejected_retention_days": "0.002",  # ~3 minutes
+        "maintenance.recommendations_retention_days": "0.004",  # ~6 minutes
         "spark.sql.streaming.minBatchesToRetain": str(a.retain),
         "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
     }
@@ -88,6 +89,8 @@ def maintainer(conf: dict[str, str], every_s: float, stopped: threading.Event, s
             t0 = time.monotonic()
             done = subprocess.run(cli("maintain", conf), capture_output=True, text=True)
             lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
+            if done.returncode:  # the error's last lines, not only what it printed before
+                lines += [f"stderr: {ln.strip()}" for ln in done.stderr.splitlines()[-5:] if ln.strip()]
             say(f"  maintain #{n}: exit {done.returncode} in {time.monotonic() - t0:.0f}s: " + "; ".join(lines))
 
     t = threading.Thread(target=loop, name="soak-maintain", daemon=True)

@@ -1,4 +1,5 @@
-"""Slopes and verdicts of the figures (flat, levelling, GROWS), and the figure lines of a saved run read back."""
+"""Slopes, peaks and verdicts of the figures (flat, bounded, levelling, GROWS), and the figure lines of a saved run
+read back."""
 
 from __future__ import annotations
 
@@ -19,30 +20,48 @@ def slope(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
 
 
+def peaks(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """(highest value before the last third, highest value in the last third): what a sawtooth's envelope
+    reads, where the slope of its samples depends on where in the tooth each sample fell."""
+    third = max(1, len(points) // 3)
+    return max(y for _, y in points[:-third]), max(y for _, y in points[-third:])
+
+
 def verdict(points: list[tuple[float, float]]) -> tuple[float, str]:
-    """(slope per 1,000 batches, flat / levelling / GROWS) of (batch, value) points after the warm-up."""
+    """(slope per 1,000 batches, a word) of (batch, value) points after the warm-up: ``flat`` (the fitted
+    line moves less than 10% of the mean over the run), ``falls``, ``bounded`` (it swings, compaction and
+    cleanup cutting it back, but the last third sets no high more than 10% above the earlier ones),
+    ``levelling`` (its rise slows to under a quarter) or ``GROWS``."""
     s = slope(points)
-    if len(points) < 4:
+    if len(points) < 6:
         return s * 1000, "too few points"
     span = points[-1][0] - points[0][0]
     mean = sum(y for _, y in points) / len(points)
     if abs(s * span) <= 0.1 * max(abs(mean), 1e-9):
         return s * 1000, "flat"
+    if s < 0:
+        return s * 1000, "falls"
+    early, late = peaks(points)
+    if late <= 1.1 * early:
+        return s * 1000, "bounded"
     half = len(points) // 2
     first, second = slope(points[: half + 1]), slope(points[half:])
-    if s > 0 and second < 0.25 * first:
+    if second < 0.25 * first:
         return s * 1000, "levelling"
-    return s * 1000, "GROWS" if s > 0 else "falls"
+    return s * 1000, "GROWS"
 
 
 def summary(rows: list[tuple[int, dict[str, float]]], warmup: int, say) -> None:
-    say(f"slopes per 1,000 batches over batches >= {warmup} (least squares), first -> last after warm-up:")
+    say(f"over batches >= {warmup}: first -> last, the highest before the last third -> in it, the least "
+        "squares slope per 1,000 batches, and the verdict:")
     for name in FIGURES:
         points = [(float(b), f[name]) for b, f in rows if b >= warmup]
         if not points:
             continue
         per_k, word = verdict(points)
-        say(f"  {name:15s} {points[0][1]:10.2f} -> {points[-1][1]:10.2f}   slope {per_k:+10.3f}/1k batches   {word}")
+        early, late = peaks(points)
+        say(f"  {name:15s} {points[0][1]:9.2f} -> {points[-1][1]:9.2f}   peaks {early:9.2f} -> {late:9.2f}   "
+            f"slope {per_k:+9.3f}/1k   {word}")
 
 
 FIGURE_LINE = re.compile(

@@ -3,9 +3,11 @@
 Every micro-batch that writes adds a file or two; after weeks the tables are thousands of small files and
 every read lists them all. In order, per table: the upkeep properties of
 :func:`streaming.job.tables.table_properties` are set where they differ (tables made before they existed),
-OPTIMIZE compacts the files, ``rejected_events`` loses rows older than ``maintenance.rejected_retention_days``,
-and VACUUM deletes the files no version within the table's deleted-file retention references. Safe while the
-job runs: compaction and deletes commit like any writer and Delta orders them against the job's appends.
+OPTIMIZE compacts the files, ``rejected_events`` loses rows older than ``maintenance.rejected_retention_days``
+and ``recommendations`` those older than ``maintenance.recommendations_retention_days`` (each group's latest
+stays), and VACUUM deletes the files no version within the table's deleted-file retention references. Safe while the
+job runs: compaction and deletes commit like any writer, and a step whose commit loses the race to the job's
+append runs again on the newer version (:func:`streaming.job.tables.retry_conflicts`).
 """
 
 from __future__ import annotations
@@ -63,20 +65,38 @@ def maintain(spark, cfg, days: float, optimize: bool = True, vacuum: bool = True
             out(f"{name}: no Delta table at {location}; skipped")
             continue
         found += 1
-        changed = tables.set_missing_properties(spark, location, tables.table_properties(cfg, name == TABLES[0]))
-        if changed:
-            out(f"{name}: set {', '.join(f'{k}={v}' for k, v in changed.items())}")
-        files = tables.file_count(spark, location)
-        if optimize:
-            m = tables.optimize(spark, location)
-            out(f"{name}: OPTIMIZE {files} -> {tables.file_count(spark, location)} files "
-                f"({m['numFilesRemoved']} removed, {m['numFilesAdded']} added)")
-        if name == REJECTED:
-            deleted = tables.expire_rejected(spark, location, days)
-            out(f"{name}: {deleted} row(s) older than {days:g} days deleted" if days > 0 else
-                f"{name}: retention off, every row kept")
-        if vacuum:
-            tables.vacuum(spark, location, now=vacuum_now)
-            out(f"{name}: VACUUM {'RETAIN 0 HOURS' if vacuum_now else 'with the table retention'} done, "
-                f"{tables.storage_files(spark, location)} data file(s) in storage")
+        _upkeep(spark, cfg, name, location, days, optimize, vacuum, vacuum_now, out)
     return 0 if found else 1
+
+
+def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, vacuum: bool, vacuum_now: bool,
+            out) -> None:
+    """One table's steps, each committed on its own and run again when a concurrent commit (the job's append
+    or compaction) wins the race."""
+    from streaming.job import tables
+
+    def retried(step, what):
+        return tables.retry_conflicts(step, f"{name}: {what}", out=out)
+
+    changed = retried(lambda: tables.set_missing_properties(
+        spark, location, tables.table_properties(cfg, name == TABLES[0])), "SET TBLPROPERTIES")
+    if changed:
+        out(f"{name}: set {', '.join(f'{k}={v}' for k, v in changed.items())}")
+    files = tables.file_count(spark, location)
+    if optimize:
+        m = retried(lambda: tables.optimize(spark, location), "OPTIMIZE")
+        out(f"{name}: OPTIMIZE {files} -> {tables.file_count(spark, location)} files "
+            f"({m['numFilesRemoved']} removed, {m['numFilesAdded']} added)")
+    if name == REJECTED:
+        deleted = retried(lambda: tables.expire_rejected(spark, location, days), "DELETE")
+        out(f"{name}: {deleted} row(s) older than {days:g} days deleted" if days > 0 else
+            f"{name}: retention off, every row kept")
+    else:
+        keep = cfg.maintenance.recommendations_retention_days
+        deleted = retried(lambda: tables.expire_recommendations(spark, location, keep), "DELETE")
+        out(f"{name}: {deleted} row(s) older than {keep:g} days deleted, each group's latest kept" if keep > 0
+            else f"{name}: retention off, every row kept")
+    if vacuum:
+        retried(lambda: tables.vacuum(spark, location, now=vacuum_now), "VACUUM")
+        out(f"{name}: VACUUM {'RETAIN 0 HOURS' if vacuum_now else 'with the table retention'} done, "
+            f"{tables.storage_files(spark, location)} data file(s) in storage")

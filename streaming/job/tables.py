@@ -15,14 +15,20 @@ Also the per-group version floors (:func:`version_floors`): versions, and the re
 from them, continue after the highest already in the table, whatever happened to the checkpoint.
 
 Upkeep (``rebalancer maintain``): :func:`optimize` compacts the small files every micro-batch leaves,
-:func:`expire_rejected` deletes rejected rows older than the retention window, :func:`vacuum` removes the
-files no table version within the retention still references.
+:func:`expire_rejected` and :func:`expire_recommendations` delete rows older than their retention windows
+(each group's latest recommendation stays), :func:`vacuum` removes the
+files no table version within the retention still references. Each runs beside the job's appends:
+:func:`retry_conflicts` runs it again when Delta refuses its commit for a concurrent one (a DELETE that read
+the rows an append then added to, an OPTIMIZE whose files the job's own compaction removed first).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
@@ -42,7 +48,11 @@ from streaming.job import hfs, recover
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 FLOORS_FILE = "version_floors.json"
+CONFLICT_ATTEMPTS = 6
+"""Commits of one upkeep step before its conflict is raised; waits 1, 2, 4, 8, 16 s in between (~30 s, far
+longer than a batch's append, which is what the step races)."""
 TABLES = ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True), (REJECTED, REJECTED_DDL, False))
 KEPT_TYPES: dict[str, dict[str, str]] = {}
 """table location -> column -> the older type it keeps (``contracts.tables.OLDER_TYPES``); filled by
@@ -227,6 +237,21 @@ def expire_rejected(spark: SparkSession, location: str, days: float) -> int:
     return int(row["num_affected_rows"]) if row is not None else 0
 
 
+def expire_recommendations(spark: SparkSession, location: str, days: float) -> int:
+    """Delete recommendation rows written more than ``days`` ago, except each group's latest (what stands, and
+    the floor its next version continues from); the number deleted (0 when days <= 0)."""
+    if days <= 0:
+        return 0
+    table, seconds = f"delta.`{location}`", int(days * 86400)
+    row = spark.sql(f"""
+        MERGE INTO {table} t
+        USING (SELECT `group`, max(version) AS latest FROM {table} GROUP BY `group`) s
+        ON t.`group` = s.`group` AND t.version < s.latest
+           AND t.event_time < current_timestamp() - INTERVAL {seconds} SECONDS
+        WHEN MATCHED THEN DELETE""").first()
+    return int(row["num_deleted_rows"]) if row is not None else 0
+
+
 def vacuum(spark: SparkSession, location: str, now: bool = False) -> None:
     """VACUUM. Delta 4 keeps files for the table's ``delta.deletedFileRetentionDuration`` whatever RETAIN
     says, except RETAIN 0 HOURS (``now``), which its safety check refuses unless lifted, as here for this
@@ -255,3 +280,33 @@ def storage_files(spark: SparkSession, location: str) -> int:
         file = it.next().getPath().toString()
         count += file.endswith(".parquet") and "/_delta_log/" not in file
     return count
+
+
+def is_conflict(error: BaseException) -> bool:
+    """Delta refused the commit because another writer committed since the step read the table."""
+    import delta.exceptions
+
+    # delta-spark's conflict classes do not share a base class: every one it exports is a conflict
+    if isinstance(error, tuple(getattr(delta.exceptions, n) for n in delta.exceptions.__all__)):
+        return True
+    # a conflict Delta raised inside a Spark error delta-spark's conversion did not recognise
+    return any(name in str(error) for name in ("io.delta.exceptions.Concurrent", "ConcurrentAppendException",
+                                               "ConcurrentDeleteReadException", "MetadataChangedException"))
+
+
+def retry_conflicts(step: Callable[[], T], what: str, out: Callable[[str], object] = log.info,
+                    attempts: int = CONFLICT_ATTEMPTS, sleep: Callable[[float], None] = time.sleep) -> T:
+    """``step()``, run again (after 1, 2, 4... s) while Delta refuses its commit for a concurrent one; a step
+    re-reads the table each time, so a retry is the whole step on the newer version, as Delta advises. The
+    last conflict is raised."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return step()
+        except Exception as e:
+            if attempt == attempts or not is_conflict(e):
+                raise
+            name = type(e).__name__ if type(e).__name__ != "Py4JJavaError" else "a concurrent commit"
+            out(f"{what}: {name} (another writer committed first); again in {2 ** (attempt - 1)} s "
+                f"({attempt}/{attempts - 1})")
+            sleep(2 ** (attempt - 1))
+    raise AssertionError("unreachable")

@@ -78,3 +78,64 @@ def test_vacuum_keeps_files_within_the_table_retention(spark, cfg, tmp_path):
     assert tables.file_count(spark, location) == 1
     assert tables.storage_files(spark, location) == 4  # compacted away, but younger than 7 days: kept
     assert "rejected_events: retention off, every row kept" in lines
+
+
+def test_a_delete_that_loses_the_race_to_an_append_runs_again(spark, tmp_path):
+    """The soak's maintain once exited 1: its DELETE on rejected_events read the table, the job appended, Delta
+    refused the DELETE's commit. Here the append is made to land inside the DELETE for sure: the DELETE's
+    condition calls a UDF that, the first time it runs, appends a row with delta-rs (another writer, as the
+    job's driver is) before the DELETE commits."""
+    import os
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    location, marker = str(tmp_path / "t"), str(tmp_path / "appended")
+    spark.range(0, 10).withColumnRenamed("id", "n").coalesce(1).write.format("delta").save(location)
+
+    script = ("import sys, pyarrow as pa; from deltalake import write_deltalake; "
+              "write_deltalake(sys.argv[1], pa.table({'n': pa.array([100], pa.int64())}), mode='append')")
+
+    def append_once(n: int) -> bool:
+        import subprocess
+        import sys
+
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return n < 5
+        # its own process: a Python worker is forked from Spark's daemon, no place for delta-rs' runtime
+        subprocess.run([sys.executable, "-c", script, location], check=True, timeout=120)
+        return n < 5
+
+    # a row-at-a-time UDF: the Arrow-optimised one stalled inside DELETE's scan on Spark 4.2 (worker and task
+    # each waiting to read)
+    spark.udf.register("append_once", F.udf(append_once, BooleanType(), useArrow=False))
+    said: list[str] = []
+    tables.retry_conflicts(lambda: spark.sql(f"DELETE FROM delta.`{location}` WHERE append_once(n)").first(),
+                           "t: DELETE", out=said.append, sleep=lambda s: None)
+    assert len(said) == 1 and "another writer committed first" in said[0], said
+    left = sorted(r["n"] for r in spark.read.format("delta").load(location).collect())
+    assert left == [5, 6, 7, 8, 9, 100]  # deleted on the second try, the concurrent append kept
+
+
+def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_path):
+    from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
+
+    mc = dataclasses.replace(
+        cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"), tables=str(tmp_path / "tables")),
+        maintenance=dataclasses.replace(cfg.maintenance, recommendations_retention_days=30))
+    tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
+    location = mc.table_path(RECOMMENDATIONS)
+    schema = spark.createDataFrame([], RECOMMENDATIONS_DDL).schema
+    now = dt.datetime.now()
+    ages = {("a", 1): 90, ("a", 2): 60, ("a", 3): 40, ("b", 1): 50, ("b", 2): 2, ("c", 7): 400}
+    rows = [{**dict.fromkeys(schema.names), "batch_id": v, "group": g, "version": v,
+             "event_time": now - dt.timedelta(days=d)} for (g, v), d in ages.items()]
+    spark.createDataFrame(rows, schema).write.format("delta").mode("append").save(location)
+    lines: list[str] = []
+    assert maintain(spark, mc, days=0, optimize=False, vacuum=False, out=lines.append) == 0
+    left = sorted((r["group"], r["version"]) for r in spark.read.format("delta").load(location).collect())
+    # a's 1 and 2 and b's 1 are older than 30 days and not their group's latest; c's only row stays however old
+    assert left == [("a", 3), ("b", 2), ("c", 7)]
+    assert "recommendations: 3 row(s) older than 30 days deleted, each group's latest kept" in lines

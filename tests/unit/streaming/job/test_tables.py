@@ -1,11 +1,14 @@
 """Which columns an older recommendations table gets at start (streaming.job.tables.columns_to_add): the
-declared added columns it lacks, and nothing when anything else differs."""
+declared added columns it lacks, and nothing when anything else differs; an upkeep step whose commit loses to
+a concurrent one runs again (retry_conflicts)."""
 
 from __future__ import annotations
 
+import pytest
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
+from streaming.job import tables
 from streaming.job.tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
@@ -63,3 +66,38 @@ def test_figures_in_records_of_an_older_table_keep_their_double_type_and_nothing
     assert "column version is double, expected bigint" in set(schema_differences(want, wrong)) - type_lines(kept, want)
     assert kept_types(schema_differences(want, StructType([StructField("before_max_lag", StringType())])),
                       OLDER_TYPES) == {}
+
+
+def _conflict() -> Exception:
+    from delta.exceptions.base import ConcurrentAppendException
+
+    return ConcurrentAppendException("Files were added to the root of the table by a concurrent update")
+
+
+def test_a_conflicting_step_runs_again_until_it_commits():
+    calls, waits, said = [], [], []
+
+    def step():
+        calls.append(1)
+        if len(calls) < 3:
+            raise _conflict()
+        return 7
+
+    assert tables.retry_conflicts(step, "rejected_events: DELETE", out=said.append, sleep=waits.append) == 7
+    assert len(calls) == 3 and waits == [1, 2]
+    assert said[0].startswith("rejected_events: DELETE: ConcurrentAppendException (another writer committed")
+
+
+def test_the_last_conflict_and_any_other_error_are_raised():
+    from delta.exceptions.base import ConcurrentAppendException
+
+    waits: list[float] = []
+    with pytest.raises(ConcurrentAppendException):
+        tables.retry_conflicts(lambda: (_ for _ in ()).throw(_conflict()), "x", out=lambda s: None,
+                               attempts=4, sleep=waits.append)
+    assert waits == [1, 2, 4]
+    calls = []
+    with pytest.raises(ValueError):
+        tables.retry_conflicts(lambda: calls.append(1) or (_ for _ in ()).throw(ValueError("bad")), "x",
+                               sleep=waits.append)
+    assert calls == [1]  # not a conflict: not run again

@@ -4,7 +4,9 @@
 steps of ``foreachBatch`` and the Delta commits) fires in batch ``n``; any other point fires at its ``n``-th
 hit in the process (the first when ``@n`` is left out). Firing kills the job's whole process group (driver,
 JVM, Python workers) with SIGKILL, as ``kill -9`` of the group or a lost machine would: nothing after the
-point runs, no ``finally`` either. Unset (the job's normal life), :func:`hit` is one dictionary lookup.
+point runs, no ``finally`` either. ``<point>[@<n>]~<seconds>`` holds there instead (a batch that takes that long,
+for the tests of a stop during a batch), saying so on stderr first. Unset (the job's normal life), :func:`hit`
+is one dictionary lookup.
 
 In a Python worker of the stateful step (started by the JVM, in a process group of its own) the driver's
 group is the one of the JVM that is an ancestor of the worker (found through ``/proc``, Linux only).
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import time
 from dataclasses import dataclass
 
 ENV = "REBALANCER_FAULT"
@@ -43,16 +47,19 @@ class Fault:
     point: str
     n: int | None
     """The batch id or hit number (None: the first hit)."""
+    hold_s: float | None = None
+    """Sleep this long at the point instead of killing the job."""
 
 
 def parse(value: str | None) -> Fault | None:
     """The armed fault of ``REBALANCER_FAULT``'s value, or None; raises ValueError on an unknown point."""
     if not value:
         return None
-    point, _, n = value.strip().partition("@")
+    armed, _, hold = value.strip().partition("~")
+    point, _, n = armed.partition("@")
     if point not in POINTS:
         raise ValueError(f"{ENV}: unknown fault point {point!r}; one of {', '.join(POINTS)}")
-    return Fault(point, int(n) if n else None)
+    return Fault(point, int(n) if n else None, float(hold) if hold else None)
 
 
 _armed = parse(os.environ.get(ENV))
@@ -70,13 +77,19 @@ def should_fire(fault: Fault | None, point: str, batch: int | None, hits: dict[s
 
 
 def hit(point: str, batch: int | None = None) -> None:
-    """Kill the job here when ``point`` is the armed fault (see the module's docstring); else nothing."""
+    """Kill the job (or hold) here when ``point`` is the armed fault (see the module's docstring); else nothing."""
     if _armed is None:
         return
     if point not in POINTS:
         raise ValueError(f"fault point {point!r} is not registered in streaming.job.faults.POINTS")
-    if should_fire(_armed, point, batch, _hits):
+    if not should_fire(_armed, point, batch, _hits):
+        return
+    hold_s = _armed.hold_s
+    if hold_s is None:
         os.killpg(job_group(), signal.SIGKILL)
+        return
+    print(f"{ENV}: holding at {point} for {hold_s:g} s", file=sys.stderr, flush=True)
+    time.sleep(hold_s)
 
 
 def job_group() -> int:

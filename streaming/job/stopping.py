@@ -13,11 +13,14 @@ Totals of a run (batches, recommendations, rejected rows whose batch completed) 
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import signal
 import threading
 import time
 from dataclasses import dataclass
 
+from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 POLL_S = 0.05  # how often the trigger's state is read while waiting for a batch boundary
@@ -92,5 +95,17 @@ def stop_at_boundary(query: StreamingQuery, grace_s: float, now: threading.Event
         if idle:
             break
         now.wait(POLL_S)
+    if not idle:
+        quiet(query)
     query.stop()
     return idle
+
+
+def quiet(query: StreamingQuery) -> None:
+    """Before interrupting a batch: the cancelled tasks, the py4j callback cut mid-call and the stream thread
+    all log their interruption at ERROR with stack traces, which the stop line already says in one line."""
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
+    spark = SparkSession.getActiveSession()
+    with contextlib.suppress(Exception):  # a session already stopping: nothing left to quiet
+        if spark is not None:
+            spark.sparkContext.setLogLevel("OFF")

@@ -20,7 +20,8 @@ from .jobrun import cli_args, count, membership_phase, table, wait_until
 from .test_job import job_config, produce
 
 GROUPS = ["s0", "s1", "s2"]
-STOP_LINE = re.compile(r"^rebalancer run: stopped by (SIG\w+)(, then at once on a second signal)? after batch (\d+) "
+STOP_LINE = re.compile(r"^rebalancer run: stopped by (SIG\w+)(, then at once on a second signal)? after "
+                       r"(?:batch (\d+)|no batch) "
                        r"\((\d+) batches? this run, (\d+) recommendations? and (\d+) rejected committed\); "
                        r"lease released(; a batch still running was interrupted, the next run replays it)?$")
 
@@ -76,3 +77,45 @@ def test_a_signal_stops_the_job_at_a_batch_boundary_with_one_line(spark, cfg, tm
     rows = table(spark, jc, "recommendations")
     assert len(rows) == 2 * len(GROUPS), rows
     assert len({r["recommendation_id"] for r in rows}) == len(rows)
+
+
+def test_a_second_signal_stops_at_once_and_the_next_run_replays_the_batch(spark, cfg, tmp_path):
+    """The stateful step of the first batch holds for 10 minutes (``REBALANCER_FAULT=stateful~600``): the first
+    SIGTERM waits for a boundary that the grace (10 minutes too) would not reach soon; a second one stops the
+    query at once, the line says so and that the batch was interrupted; the next run replays it."""
+    jc = job_config(cfg, f"stop2{uuid.uuid4().hex[:4]}")
+    checkpoint = jc.checkpoint_path("stop")
+    produce(jc, [e for phase in (0, 1) for e in membership_phase(GROUPS, phase)])
+    args = cli_args(jc, available_now=False, checkpoint=checkpoint,
+                    extra={"job.trigger_interval": "500 milliseconds", "job.stop_grace_s": "600"})
+    out, err = tmp_path / "run.out", tmp_path / "run.err"
+    proc = subprocess.Popen(args, stdout=out.open("w"), stderr=err.open("w"), start_new_session=True,
+                            env={**os.environ, "REBALANCER_FAULT": "stateful~600"})
+    try:
+        wait_until(lambda: "REBALANCER_FAULT: holding at stateful" in err.read_text() or proc.poll() is not None,
+                   900, "the stateful step to hold")
+        assert proc.poll() is None, err.read_text()[-3000:]
+        proc.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):  # the first waits for the boundary: not within 5 s
+            proc.wait(timeout=5)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=300)  # at once: far within the hold's 600 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stdout, stderr = out.read_text(), err.read_text()
+    assert code == 0, (code, stdout[-3000:], stderr[-3000:])
+    stops = [m for m in map(STOP_LINE.match, (stdout + stderr).splitlines()) if m]
+    assert len(stops) == 1, (stdout[-3000:], stderr[-3000:])
+    sig, twice, last, n, recs, _, interrupted = stops[0].groups()
+    assert (sig, bool(twice), last, n, bool(interrupted)) == ("SIGTERM", True, None, "0", True), stops[0].group(0)
+    assert "Traceback" not in stderr, stderr[-5000:]  # the interrupted batch's errors are not the operator's
+    assert not (Path(checkpoint) / LEASE_FILE).exists()
+    assert count(spark, jc, "recommendations") == int(recs) == 0  # the held batch wrote nothing
+
+    again = subprocess.run(cli_args(jc, available_now=True, checkpoint=checkpoint), capture_output=True, text=True,
+                           timeout=1200)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rows = table(spark, jc, "recommendations")
+    assert len(rows) == len(GROUPS) and len({r["recommendation_id"] for r in rows}) == len(rows), rows

@@ -74,7 +74,20 @@ def test_fault_parse_and_fire():
     nth = faults.parse("delta_app_id:after-rename@2")
     assert [faults.should_fire(nth, "delta_app_id:after-rename", None, hits) for _ in range(3)] == [False, True, False]
     first = faults.parse("stateful")
-    assert faults.should_fire(first, "stateful", None, {})
+    assert faults.should_fire(first, "stateful", None, {}) and first.hold_s is None
+    assert faults.parse("batch:start@4~2.5") == faults.Fault("batch:start", 4, 2.5)
+    assert faults.parse("stateful~600") == faults.Fault("stateful", None, 600.0)
+
+
+def test_a_held_point_sleeps_and_says_so(monkeypatch, capsys):
+    slept: list[float] = []
+    monkeypatch.setattr(faults, "_armed", faults.parse("feed:before@2~30"))
+    monkeypatch.setattr(faults.time, "sleep", slept.append)
+    monkeypatch.setattr(faults.os, "killpg", lambda *a: pytest.fail("a held point must not kill"))
+    faults.hit("feed:before", 1)
+    faults.hit("feed:before", 2)
+    assert slept == [30.0]
+    assert capsys.readouterr().err == "REBALANCER_FAULT: holding at feed:before for 30 s\n"
 
 
 def test_every_side_file_has_its_points():

@@ -93,8 +93,11 @@ class DriverAppender:
             raise Refused(str(local)) from e
         faults.hit("delta-rs:before-commit", version)
         try:
+            # blind, as Spark marks its appends: under Delta's WriteSerializable a DELETE or MERGE of
+            # `rebalancer maintain` then commits beside it; unmarked, every such append made theirs conflict
             write_deltalake(table, data, mode="append",
-                            commit_properties=CommitProperties(app_transactions=[Transaction(app_id, version)]))
+                            commit_properties=CommitProperties(custom_metadata={"isBlindAppend": True},
+                                                               app_transactions=[Transaction(app_id, version)]))
         except DeltaError as e:
             # Nothing was committed (a commit is one file, written whole or not at all), so Spark may write the
             # batch, its txn tag skipping it had it landed after all. A table feature delta-rs lacks (type

@@ -216,9 +216,20 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         stuck_partitions=sorted(proposal.snapshot.stuck), mode=policy.mode_for(state.group),
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
+        member_capacity=member_capacity(state, policy.stuck_observations),
     )
     state.last_rec_id = rec.id
     return rec
+
+
+def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
+    """The capacities the recommendation was made with, per member (None: unknown, the members alike)."""
+    found = capacity.estimates(state, stuck_after)
+    if found is None:
+        return None
+    client = {m.member_id: m.client_id for m in state.members or []}
+    return [{"member_id": mid, "client_id": client.get(mid), "records_per_s": round(c.records_per_s, 3),
+             "confidence_s": round(c.confidence_s, 3), "measured": c.measured} for mid, c in sorted(found.items())]
 
 
 def _figures(m: metrics.Metrics) -> dict[str, float | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from streaming.contracts import events as ev
@@ -87,3 +88,13 @@ def test_the_state_keeps_the_estimates_and_a_version_4_state_reads_without_them(
     recs = process(old, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag)
                          for p, lag in {0: 9000, 1: 8000, 2: 100, 3: 100}.items()], POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
+
+
+def test_a_recommendation_row_says_which_capacities_it_was_made_with():
+    state = GroupState("g")
+    recs = process(state, [TWO, *polls(BEHIND_AND_KEEPING_UP, 4)], POLICY)
+    assert [list(r.triggers) for r in recs] == [["lag_skew"]]
+    assert json.loads(recs[0].to_row()["member_capacity"]) == [
+        {"member_id": "C0", "client_id": "c-C0", "records_per_s": 500.0, "confidence_s": 20.0, "measured": True},
+        {"member_id": "C1", "client_id": "c-C1", "records_per_s": 500.0, "confidence_s": 0.0, "measured": False}]
+    assert dataclasses.replace(recs[0], member_capacity=None).to_row()["member_capacity"] is None  # unknown

@@ -29,12 +29,14 @@ times) consuming 40/s: it takes the median, 100/s, unmeasured; consuming 300/s, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from streaming.lag import rules
+from streaming.lag.history import LagHistory
 from streaming.state.changes import member_identity
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Owners
@@ -55,32 +57,39 @@ class Capacity:
     measured: bool
 
 
+def _rows(state: GroupState, owners: Owners, stuck_after: int
+          ) -> Iterator[tuple[LagHistory, np.ndarray, np.ndarray]]:
+    """Per topic with a history: it, and its rows owned (stuck ones left out) with their owners' indexes."""
+    for topic, (parts, who) in owners.by_topic.items():
+        hist = state.lag.get(topic)
+        if hist is not None:
+            rows, found = hist.lookup(parts)
+            keep = found & ~hist.stuck(stuck_after)[rows]
+            yield hist, rows[keep], who[keep]
+
+
 def _window(state: GroupState, owners: Owners, stuck_after: int) -> tuple[np.ndarray, np.ndarray, float]:
     """Per member (Owners' order) whether it is backlogged and its consume rate (nan: it owns partitions and
     none has a rate yet); the window's seconds."""
     count = owners.count
-    lag, least, rate = np.zeros(count), np.zeros(count), np.zeros(count)
-    known = np.zeros(count, dtype=bool)
-    owns = np.zeros(count, dtype=bool)
+    lag, rate = np.zeros(count), np.zeros(count)
+    known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
     window = 0.0
-    for topic, (parts, who) in owners.by_topic.items():
-        hist = state.lag.get(topic)
-        if hist is None:
-            continue
-        rows, found = hist.lookup(parts)
-        keep = found & ~hist.stuck(stuck_after)[rows]
-        rows, who = rows[keep], who[keep]
+    for hist, rows, who in _rows(state, owners, stuck_after):
         owns[who] = True
         lag += np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count)
-        least += np.bincount(who, weights=rules.least_lag(hist.ts, hist.committed, hist.end, hist.n)[rows],
-                             minlength=count)
         r = hist.consume_rate()[rows]
         ok = ~np.isnan(r)
         rate += np.bincount(who[ok], weights=r[ok], minlength=count)
         known |= np.bincount(who[ok], minlength=count) > 0
         window = max(window, hist.window_s())
-    behind = lag > rate * max(window, BACKLOG_S)
-    backlogged = known & (least >= BACKLOG_RECORDS) & (rate > 0) & behind & (window > 0)
+    backlogged = known & (rate > 0) & (lag > rate * max(window, BACKLOG_S)) & (window > 0)
+    if backlogged.any():  # the least lag over the window only for those (the usual poll has none)
+        least = np.zeros(count)
+        for hist, rows, who in _rows(state, owners, stuck_after):
+            least += np.bincount(who, weights=rules.least_lag(hist.ts, hist.committed, hist.end, hist.n)[rows],
+                                 minlength=count)
+        backlogged &= least >= BACKLOG_RECORDS
     return backlogged, np.where(known | ~owns, rate, np.nan), window
 
 

@@ -4,7 +4,7 @@ The figures are those of :mod:`streaming.lag.rules`, read off the group's lag hi
 
 - per member (:func:`members`): its lag (stuck partitions left out: they never catch up wherever they go,
   and are reported apart) over its capacity: the state's estimate (:mod:`streaming.state.capacity`, the
-  one the assignor is given), else, while no member was ever measured backlogged,
+  one the assignor is given), else, while the estimates are unknown,
   :func:`streaming.lag.rules.member_capacity` (its consume rate when it is behind, else the rate members
   that are behind reach). The skew reading uses these when ``policy.skew_on = "seconds"``
   (:mod:`streaming.policy.lag_skew`);

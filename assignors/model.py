@@ -11,6 +11,7 @@ indexed by partition: at a million partitions, one object per partition costs mo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -60,7 +61,9 @@ class GroupSnapshot:
     is ``None`` when brokers have no racks, else topic -> one tuple of replica racks per partition
     (a ``None`` entry is a broker without a rack). ``lag``, ``produce_rate`` and ``consume_rate`` are
     topic -> one value per partition; a topic absent from ``lag`` has unknown lag, taken as 0.
-    ``stuck`` lists partitions whose committed offset does not move while they have lag.
+    ``stuck`` lists partitions whose committed offset does not move while they have lag. ``capacity``: member
+    id -> records/s it can consume, for every member (None: unknown, the members taken as alike); an assignor
+    that reads it balances time (load / capacity) rather than records.
     """
 
     topics: Mapping[str, int]
@@ -70,6 +73,7 @@ class GroupSnapshot:
     produce_rate: Mapping[str, Sequence[float]] = field(default_factory=lambda: _EMPTY)
     consume_rate: Mapping[str, Sequence[float]] = field(default_factory=lambda: _EMPTY)
     stuck: frozenset[TopicPartition] = frozenset()
+    capacity: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         for topic, count in self.topics.items():
@@ -97,6 +101,11 @@ class GroupSnapshot:
                 if expected is not None and len(values) != expected:
                     raise InvalidSnapshot(f"{name}.{topic}",
                                           f"has {len(values)} entries for {expected} partitions")
+        if self.capacity is not None:
+            for m in self.members:
+                c = self.capacity.get(m.member_id)
+                if isinstance(c, bool) or not isinstance(c, int | float) or not math.isfinite(c) or c <= 0:
+                    raise InvalidSnapshot(f"capacity.{m.member_id}", f"must be a finite number > 0, got {c!r}")
 
     # -- derived views -------------------------------------------------------------------------------
 

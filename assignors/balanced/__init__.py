@@ -7,7 +7,10 @@ What it optimises, in this order (lexicographic):
    subscriptions, counts differ by at most ``1 + max_count_skew`` (hard; best effort only when stuck
    partitions pinned to one member make it impossible);
 3. the **max member load**, summed over all topics (not per topic). The load of a partition is
-   ``lag + produce_rate * horizon_s`` (lag alone without rates or with ``horizon_s = 0``);
+   ``lag + produce_rate * horizon_s`` (lag alone without rates or with ``horizon_s = 0``). With
+   ``snapshot.capacity`` (records/s per member) the max member *time*, load / capacity, instead: a member
+   three times as fast takes three times the load; equal capacities give exactly the assignment without
+   them (:mod:`.problem` keeps loads scaled to the fastest member's records);
 4. ``cross_rack_cost * cross-rack partitions + move_cost * partitions moved`` (KIP-925's traffic and
    non-overlap costs; only their ratio matters), spending at most ``load_tolerance`` of the best max
    load found; then the lower max load, then even partition counts, then the least load moved.

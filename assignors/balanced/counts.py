@@ -98,7 +98,7 @@ def _to_least_loaded(problem: Problem, st: State, moving: list[int], ms: np.ndar
         load, h, m, left = heapq.heappop(heap)
         st.move(p, m, part_load[p])
         if left > 1:
-            heapq.heappush(heap, (load + part_load[p], h, m, left - 1))
+            heapq.heappush(heap, (load + part_load[p] * problem.scale_list[m], h, m, left - 1))
 
 
 def balance_counts(problem: Problem, st: State) -> None:

@@ -13,7 +13,6 @@ argmin over members ordered by tie-break hash.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -133,20 +132,23 @@ class _Preference:
         self.racks_of_group = [[r for r in range(problem.n_racks) if (g, r) in pools.racks]
                                for g in range(len(problem.group_members))]
 
-    def limit(self, p: int, m: int) -> tuple[float, Sequence[float]]:
-        """The most a candidate may already hold (on counts or on loads), and what it holds."""
+    def fits(self, p: int, first: int, c: int) -> bool:
+        """Whether ``c`` may take ``p`` instead of ``first``: it holds no more than the fair share or
+        ``first`` (on counts), or stays within the cap with ``p`` (on loads), and has room."""
         placer = self.placer
         if placer.by_count:
-            return max(placer.count[m], self.fair_share - 1), placer.count
-        return self.cap - self.problem.part_load_list[p], placer.load
+            within = placer.count[c] <= max(placer.count[first], self.fair_share - 1)
+        else:
+            within = placer.load[c] <= self.cap - self.problem.part_load_list[p] * self.problem.scale_list[c]
+        return within and placer.has_room(c)
 
     def cheapest(self, p: int, g: int, m: int, cost_m: float) -> int:
-        """Of ``m``, the owner of ``p`` and the first member on each replica rack, the cheapest within the limit."""
-        problem, placer, cost, key = self.problem, self.placer, self.problem.cost, self.placer.key
-        limit, held = self.limit(p, m)
+        """Of ``m``, the owner of ``p`` and the first member on each replica rack, the cheapest that fits."""
+        problem, cost, key = self.problem, self.problem.cost, self.placer.key
+        first = m
         best = (cost_m, key(m))
         o = problem.owner_list[p]
-        if o >= 0 and o != m and held[o] <= limit and placer.has_room(o):
+        if o >= 0 and o != m and self.fits(p, first, o):
             k = (cost(p, o), key(o))
             if k < best:
                 best, m = k, o
@@ -155,7 +157,7 @@ class _Preference:
             for r in self.racks_of_group[g]:
                 if (mask >> r) & 1:
                     c = self.pools.top(self.pools.racks[(g, r)])
-                    if c != m and held[c] <= limit and placer.has_room(c):
+                    if c != m and self.fits(p, first, c):
                         k = (cost(p, c), key(c))
                         if k < best:
                             best, m = k, c
@@ -191,6 +193,7 @@ def place(problem: Problem, st: State, order: list[int], cap: float, prefer: boo
     refresh = isinstance(pools, _ArgminPools)  # heaps refresh lazily: only the argmin pools need telling
     preference = _Preference(problem, placer, pools, cap, by_rack)
     part_load, part_group, cost = problem.part_load_list, problem.part_group_list, problem.cost
+    scale = problem.scale_list
     load, count = placer.load, placer.count
     for p in order:
         g = part_group[p]
@@ -199,7 +202,7 @@ def place(problem: Problem, st: State, order: list[int], cap: float, prefer: boo
             cost_m = cost(p, m)
             if cost_m > 0:
                 m = preference.cheapest(p, g, m, cost_m)
-        load[m] += part_load[p]
+        load[m] += part_load[p] * scale[m]
         count[m] += 1
         if refresh:
             pools.placed(m)

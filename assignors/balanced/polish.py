@@ -156,8 +156,9 @@ class _Polisher:
         if count_a < self.lo[a]:
             return False
         load_p = self.problem.part_load_list[p]
+        scale = self.problem.scale_list
         for _gain, load_b, _tiebreak, b in gains:
-            if load_b + load_p > self.cap or counts[b] + 1 > self.hi[b]:
+            if load_b + load_p * scale[b] > self.cap or counts[b] + 1 > self.hi[b]:
                 continue
             count_b = counts[b] + 1
             if self.spread.allows(a, count_a, b, count_b):
@@ -181,7 +182,9 @@ class _Polisher:
             if len(theirs) == 0:
                 continue
             their_loads = problem.part_load[theirs]
-            ok = (self.loads[a] - load_p + their_loads <= cap) & (self.loads[b] + load_p - their_loads <= cap)
+            s_a, s_b = problem.scale_list[a], problem.scale_list[b]
+            ok = ((self.loads[a] - load_p * s_a + their_loads * s_a <= cap)
+                  & (self.loads[b] + load_p * s_b - their_loads * s_b <= cap))
             if not ok.any():
                 continue
             total = gain - (problem.costs(theirs, a) - problem.costs(theirs, b))
@@ -204,9 +207,9 @@ class _Polisher:
         """Move ``p`` to ``b`` in the state and in the round's mirrors."""
         load_p = self.problem.part_load_list[p]
         a = self.member_of[p]
-        self.loads[a] -= load_p
+        self.loads[a] -= load_p * self.problem.scale_list[a]
         self.counts[a] -= 1
-        self.loads[b] += load_p
+        self.loads[b] += load_p * self.problem.scale_list[b]
         self.counts[b] += 1
         self.member_of[p] = b
         self.st.move(p, b, load_p)

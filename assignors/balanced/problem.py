@@ -12,6 +12,11 @@ rack holds none of its replicas (the member has a rack and the partition has rep
 ``move_cost`` when it has a current owner and sits elsewhere. :meth:`Problem.cost` is that rule for
 one partition (for the phases' Python loops), :meth:`Problem.costs` the same rule over arrays;
 everything else (a state's total, the least cost any assignment can have) is built on them.
+
+With ``snapshot.capacity`` the members are unlike: member ``m`` finishes a load ``w`` in ``w / c_m`` seconds.
+Loads are then kept in the fastest member's records: ``w * scale[m]``, ``scale[m] = c_max / c_m`` (>= 1), so
+minimising the max scaled load minimises the max time. Equal or absent capacities give ``scale`` = 1.0
+exactly, and ``x * 1.0`` is ``x``: every phase then computes bit for bit what it computes without them.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ class Problem:
         self.n_members = len(self.members)
         self.tiebreak = np.array([tiebreak(m.member_id) for m in self.members], dtype=np.int64)
         self.tiebreak_list: list[int] = self.tiebreak.tolist()
+        self.scale = self._scale()
+        self.scale_list: list[float] = self.scale.tolist()
         self._index_topics()
         self._index_groups()
         self._index_racks()
@@ -49,6 +56,14 @@ class Problem:
         self.lower_bound = self._lower_bound()
 
     # -- indexing ---------------------------------------------------------------------------------------
+
+    def _scale(self) -> np.ndarray:
+        """Per member, the fastest capacity over its own (1.0 for all without capacities)."""
+        capacity = self.snapshot.capacity
+        if capacity is None or not self.members:
+            return np.ones(self.n_members)
+        c = np.array([float(capacity[m.member_id]) for m in self.members])
+        return c.max() / c
 
     def _index_topics(self) -> None:
         """Subscribed topics (in metadata order), the subscription matrix and each partition's load."""
@@ -189,24 +204,26 @@ class Problem:
 
     def _lower_bound(self) -> float:
         """A valid lower bound of the max member load (the search stops when it reaches it)."""
-        load, n_members = self.part_load, self.n_members
+        load, n_members, scale = self.part_load, self.n_members, self.scale
         if self.n_parts == 0 or n_members == 0:
             return 0.0
-        bound = float(load.max())
+        # the least scale a partition can get: its group's fastest member
+        fastest = np.array([scale[ms].min() for ms in self.group_members])
+        bound = float((load * fastest[self.part_group]).max())
         if self.pinned.any():
             pinned_load = np.zeros(n_members)
             np.add.at(pinned_load, self.owner[self.pinned], load[self.pinned])
-            bound = max(bound, float(pinned_load.max()))
-        # Partitions of group g can only go to g's members.
+            bound = max(bound, float((pinned_load * scale).max()))
+        # Partitions of group g can only go to g's members (their speeds add up: 1 / scale each).
         group_load = np.bincount(self.part_group, weights=load, minlength=len(self.group_members))
         for g, ms in enumerate(self.group_members):
-            bound = max(bound, float(group_load[g]) / len(ms))
+            bound = max(bound, float(group_load[g]) / float((1.0 / scale[ms]).sum()))
         # With one group of k members, two of the k + 1 heaviest partitions share a member.
         if len(self.group_members) == 1:
             k = len(self.group_members[0])
             if self.n_parts > k:
                 top = np.sort(load)[::-1]
-                bound = max(bound, float(top[k - 1] + top[k]))
+                bound = max(bound, float(top[k - 1] + top[k]) * float(fastest[0]))
         return bound
 
     # -- the cost rule -------------------------------------------------------------------------------------

@@ -84,25 +84,29 @@ def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.
         load_b = float(load[b])
         sel = groups == g
         candidates = weights[sel]
-        values = np.maximum(load_a - candidates, load_b + candidates)
+        values = np.maximum(load_a - candidates * problem.scale_list[a], load_b + candidates * problem.scale_list[b])
         i = int(np.argmin(values))
         best.offer(float(values[i]), (int(parts[sel][i]), b, -1))
 
 
 def _offer_swaps(problem: Problem, st: State, a: int, parts: np.ndarray, partners: list[int],
                  best: _Best) -> None:
-    """Each of ``a``'s partitions against the partner's partition closest to half the load gap.
+    """Each of ``a``'s partitions against the partner's partition closest to half the load gap (members
+    alike; else the difference that evens the pair: ``gap / (scale_a + scale_b)`` of own load).
 
-    ``partners`` come lightest first: once half the gap to one is no gain, no later one is."""
+    ``partners`` come lightest first: once the even split with one is no gain, no later one is (members
+    alike; with capacities this only bounds the search)."""
     load = st.load
     load_a = float(load[a])
+    s_a = problem.scale_list[a]
     weights = problem.part_load[parts]
     topics = problem.part_topic[parts]
     subscribed, part_topic, part_load = problem.subscribed, problem.part_topic, problem.part_load
     for b in partners:
         load_b = float(load[b])
+        s_b = problem.scale_list[b]
         gap = load_a - load_b
-        if gap / 2 + load_b >= best.value:
+        if gap * s_b / (s_a + s_b) + load_b >= best.value:
             break
         b_takes = subscribed[b, topics]
         if not b_takes.any():
@@ -117,13 +121,13 @@ def _offer_swaps(problem: Problem, st: State, a: int, parts: np.ndarray, partner
         their_weights = part_load[theirs][by_weight]
         mine, my_weights = parts[b_takes], weights[b_takes]
         # For each p, the q whose weight is closest to w_p - gap/2 (and lighter than w_p).
-        idx = np.searchsorted(their_weights, my_weights - gap / 2)
+        idx = np.searchsorted(their_weights, my_weights - gap / (s_a + s_b))
         for off in (0, -1):
             j = np.clip(idx + off, 0, len(their_weights) - 1)
             d = my_weights - their_weights[j]
-            valid = (d > 0) & (d < gap)
+            valid = (d > 0) & (d * s_b < gap)
             if not valid.any():
                 continue
-            values = np.where(valid, np.maximum(load_a - d, load_b + d), np.inf)
+            values = np.where(valid, np.maximum(load_a - d * s_a, load_b + d * s_b), np.inf)
             i = int(np.argmin(values))
             best.offer(float(values[i]), (int(mine[i]), b, int(theirs[by_weight[j[i]]])))

@@ -8,13 +8,15 @@ from .problem import Problem
 
 
 class State:
-    """Which member holds each partition (``member_of``, -1 = nobody yet), and per member its load,
-    partition count and the set of partitions it holds (``held``)."""
+    """Which member holds each partition (``member_of``, -1 = nobody yet), and per member its load (scaled:
+    :attr:`Problem.scale`; callers pass a partition's own load), partition count and the set of partitions
+    it holds (``held``)."""
 
-    __slots__ = ("count", "held", "load", "member_of", "name")
+    __slots__ = ("count", "held", "load", "member_of", "name", "scale")
 
-    def __init__(self, name: str, n_members: int, n_parts: int) -> None:
+    def __init__(self, name: str, n_members: int, n_parts: int, scale: list[float]) -> None:
         self.name = name
+        self.scale = scale
         self.member_of = np.full(n_parts, -1, dtype=np.int64)
         self.load = np.zeros(n_members, dtype=np.float64)
         self.count = np.zeros(n_members, dtype=np.int64)
@@ -23,7 +25,7 @@ class State:
     def put(self, p: int, m: int, load: float) -> None:
         """Give unassigned partition ``p`` (of load ``load``) to member ``m``."""
         self.member_of[p] = m
-        self.load[m] += load
+        self.load[m] += load * self.scale[m]
         self.count[m] += 1
         self.held[m].add(p)
 
@@ -31,7 +33,7 @@ class State:
         """Leave partition ``p`` (of load ``load``) unassigned."""
         m = int(self.member_of[p])
         self.held[m].discard(p)
-        self.load[m] -= load
+        self.load[m] -= load * self.scale[m]
         self.count[m] -= 1
         self.member_of[p] = -1
 
@@ -39,13 +41,14 @@ class State:
         """Move partition ``p`` (of load ``load``) from its member to member ``to``."""
         m = int(self.member_of[p])
         self.held[m].discard(p)
-        self.load[m] -= load
+        self.load[m] -= load * self.scale[m]
         self.count[m] -= 1
         self.put(p, to, load)
 
     def copy(self, name: str) -> State:
         s = State.__new__(State)
         s.name = name
+        s.scale = self.scale
         s.member_of = self.member_of.copy()
         s.load = self.load.copy()
         s.count = self.count.copy()

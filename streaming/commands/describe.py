@@ -6,7 +6,9 @@ the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack holds n
 LAG-SECONDS, the age of the oldest unconsumed record (now minus the timestamp of the record at the committed
 offset, read once per lagging partition within ``--lag-seconds-timeout``; ``-`` when not read), and
 RECOMMENDED-OWNER, the member id the group's latest recommendation gives the partition to. ``--members``
-gives one line per member instead (its LAG-SECONDS: the max over its partitions).
+gives one line per member instead (its LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the
+latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
+group's median).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
                      "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER")
 MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "LAG",
-                  "LAG-SECONDS", "RACK", "CROSS-RACK")
+                  "LAG-SECONDS", "RACK", "CROSS-RACK", "CAPACITY", "CONFIDENCE-S")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
                     "partitions": [r.as_dict() for r in rows],
-                    "members": [m.as_dict() for m in view.member_rows(snap, g, rows)]})
+                    "members": [m.as_dict() for m in view.member_rows(snap, g, rows, view.recommended_capacity(rec))]})
     if args.format == "json":
         print(json.dumps({"groups": out, "warnings": snap.warnings}, indent=2))
     else:
@@ -119,7 +121,8 @@ def render(groups: list[dict], members: bool) -> str:
                  f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''})")
         if members:
             rows = [[m["group"], m["consumer_id"], m["instance_id"], m["host"], m["client_id"], m["partitions"],
-                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"]] for m in g["members"]]
+                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"]]
+                    for m in g["members"]]
             lines = table(MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
         else:
             rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],

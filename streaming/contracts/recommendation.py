@@ -54,7 +54,7 @@ OUTPUT_SCHEMA = (
     "before_max_lag BIGINT, after_max_lag BIGINT, before_imbalance DOUBLE, after_imbalance DOUBLE, "
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
     "stuck_partitions STRING, feed_value STRING, mode STRING, "
-    "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE"
+    "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
@@ -101,6 +101,8 @@ ASSIGNMENT_TYPE = (
     "partitions: ARRAY<STRUCT<topic: STRING, partition: INT>>>>"
 )
 STUCK_TYPE = "ARRAY<STRUCT<topic: STRING, partition: INT>>"
+CAPACITY_TYPE = ("ARRAY<STRUCT<member_id: STRING, client_id: STRING, records_per_s: DOUBLE, confidence_s: DOUBLE, "
+                 "measured: BOOLEAN>>")
 
 
 def recommendation_id(group: str, version: int) -> str:
@@ -131,6 +133,10 @@ class Recommendation:
     recommended assignment; ``lag_age_s``: the age of the group's oldest unconsumed record
     (:mod:`streaming.policy.lag_seconds`). None where not finite (unbounded or not known yet). Delta only:
     the feed message is unchanged."""
+    member_capacity: list[dict[str, Any]] | None = None
+    """Per member, the capacity the recommendation was made with (:mod:`streaming.state.capacity`):
+    ``member_id``, ``client_id``, ``records_per_s``, ``confidence_s``, ``measured``; None while unknown (the
+    members taken as alike). Delta only."""
 
     @property
     def id(self) -> str:
@@ -167,4 +173,5 @@ class Recommendation:
             "feed_value": json.dumps(self.feed_message(), separators=(",", ":"), sort_keys=True),
             "mode": self.mode,
             **{c: (self.lag_seconds or {}).get(c) for c in LAG_SECONDS_COLUMNS},
+            "member_capacity": None if self.member_capacity is None else json.dumps(self.member_capacity),
         }

@@ -15,7 +15,8 @@ Lag in seconds (:mod:`streaming.lag.rules`): live from the collector, which keep
 as kafka-lag-exporter's time lag), ``_group_max_member_catch_up_seconds`` (lag / recent consume rate; +Inf
 when a member with lag consumed nothing) and ``_group_stuck_partitions``, by the job's rules; NaN while
 not known (the first poll). From the job, the latest recommendation's ``_recommendation_catch_up_seconds``
-(``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for null).
+(``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for null), and
+``_member_capacity_records_per_second`` per member (the capacities it was made with; none while unknown).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 PREFIX = "kafka_rebalancer"
 BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 POLL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+MAX_MEMBER_SERIES = 200
+"""Members of one group with a capacity series (the first by member id): a group's cardinality stays bounded."""
 
 
 class GroupCap:
@@ -114,6 +117,11 @@ class JobMetrics:
         self.rec_lag_age = Gauge(f"{PREFIX}_recommendation_lag_age_seconds",
                                  "Age of the oldest unconsumed record when the latest recommendation was made",
                                  ["group"], registry=r)
+        self.member_capacity = Gauge(f"{PREFIX}_member_capacity_records_per_second",
+                                     "Capacity of each member the latest recommendation was made with: records/s "
+                                     "consumed while it had backlog, else the group's median",
+                                     ["group", "member", "client_id"], registry=r)
+        self._capacity_members: dict[str, set[tuple[str, str]]] = {}
         self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
                              registry=r)
         self.dropped.set_function(lambda: len(self.cap.dropped))
@@ -160,10 +168,24 @@ class JobMetrics:
             self.rec_cross_rack.labels(g, when).set(row[f"{when}_cross_rack"] or 0)
             self.rec_catch_up.labels(g, when).set(_or_nan(row.get(f"{when}_catch_up_s")))
         self.rec_lag_age.labels(g).set(_or_nan(row.get("lag_age_s")))
+        self._set_capacity(g, row.get("member_capacity"))
         stuck = row.get("stuck_partitions")
         if isinstance(stuck, str):
             stuck = json.loads(stuck or "[]")
         self.rec_stuck.labels(g).set(len(stuck or ()))
+
+
+    def _set_capacity(self, g: str, capacity: str | list | None) -> None:
+        """One series per member of the latest recommendation; its members of an earlier one are removed."""
+        import json
+
+        entries = json.loads(capacity) if isinstance(capacity, str) else capacity or []
+        now = {(e["member_id"], e.get("client_id") or ""): e["records_per_s"] for e in entries[:MAX_MEMBER_SERIES]}
+        for labels in self._capacity_members.get(g, set()) - now.keys():
+            self.member_capacity.remove(g, *labels)
+        for labels, value in now.items():
+            self.member_capacity.labels(g, *labels).set(_or_nan(value))
+        self._capacity_members[g] = set(now)
 
 
 class CollectorMetrics:

@@ -70,6 +70,10 @@ class MemberRow:
     cross_rack: int
     lag_seconds: float | None = None
     """max of its partitions' known lag seconds (0 without lag; None with lag and none known)."""
+    capacity: float | None = None
+    """records/s the latest recommendation took it at (:mod:`streaming.state.capacity`; None: not known)."""
+    capacity_confidence_s: float | None = None
+    """seconds of backlog that capacity rests on (0: the group's median, never measured)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,8 +131,11 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
     return rows
 
 
-def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow]) -> list[MemberRow]:
-    """One row per member (``--members``), sorted by client id then member id."""
+def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
+                capacity: Mapping[str, tuple[float, float]] | None = None) -> list[MemberRow]:
+    """One row per member (``--members``), sorted by client id then member id; ``capacity``: as
+    :func:`recommended_capacity` gives it."""
+    capacity = capacity or {}
     by_member: dict[str, list[PartitionRow]] = {}
     for r in rows:
         if r.consumer_id is not None:
@@ -141,9 +148,10 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow])
         # 0 s only when every partition's lag is known to be 0: one never committed (lag unknown) or one
         # whose age was not read leaves the member's unknown too, as its partitions show
         settled = all(r.lag == 0 for r in mine)
+        rate, confidence = capacity.get(m.member_id) or capacity.get(f"client:{m.client_id}") or (None, None)
         out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
                              lag, sum(1 for r in mine if r.cross_rack),
-                             max(known) if known else (0.0 if settled else None)))
+                             max(known) if known else (0.0 if settled else None), rate, confidence))
     return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
 
 
@@ -200,4 +208,16 @@ def recommended_owners(rec: Mapping[str, Any] | None) -> dict[TP, str]:
         for p in entry.get("partitions") or ():
             tp = (p["topic"], int(p["partition"])) if isinstance(p, Mapping) else (str(p[0]), int(p[1]))
             out[tp] = entry["member_id"]
+    return out
+
+
+def recommended_capacity(rec: Mapping[str, Any] | None) -> dict[str, tuple[float, float]]:
+    """member id, and ``client:`` + client id (a member that rejoined since), -> (records/s, confidence s)
+    the recommendation was made with."""
+    out: dict[str, tuple[float, float]] = {}
+    for e in (rec or {}).get("member_capacity") or ():
+        figures = (float(e["records_per_s"]), float(e["confidence_s"]))
+        out[e["member_id"]] = figures
+        if e.get("client_id"):
+            out.setdefault(f"client:{e['client_id']}", figures)
     return out

@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streaming.config import APPROVE, AUTO, Config
-from streaming.contracts.recommendation import ASSIGNMENT_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
+from streaming.contracts.recommendation import ASSIGNMENT_TYPE, CAPACITY_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
 from streaming.job import faults, tables, validate
@@ -42,7 +42,8 @@ PUBLISHED_MODES = (APPROVE, AUTO)
 """Modes whose recommendations go to the trigger feed (approve as proposals); observe only to Delta."""
 # recommendation columns the metrics read (streaming.exporter.metrics.JobMetrics.observe_recommendations)
 METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag", "before_imbalance",
-                  "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions", *LAG_SECONDS_COLUMNS)
+                  "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions", *LAG_SECONDS_COLUMNS,
+                  "member_capacity")
 
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
     """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.tables`)."""
@@ -162,6 +163,7 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         finite("lower_bound"), "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
         "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
+        F.from_json("member_capacity", CAPACITY_TYPE).alias("member_capacity"),
     )
 
 

@@ -107,6 +107,17 @@ def rate(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, 
     return out
 
 
+def least_lag(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """float64 per row: the least lag over its latest run (0 where never observed): a row whose lag never
+    fell to 0 over the window always had work waiting."""
+    _, last, start = window(ts, committed, end, n)
+    cols = np.arange(ts.shape[1])[None, :]
+    in_run = (cols >= start[:, None]) & (cols <= last[:, None])
+    lag = np.where(end > committed, _gap(end, committed), 0.0)
+    least = np.where(in_run, lag, np.inf).min(axis=1, initial=np.inf)
+    return np.where(np.asarray(n) > 0, least, 0.0)
+
+
 def catch_up(lag: np.ndarray, consume_rate: np.ndarray) -> np.ndarray:
     """Seconds to consume ``lag`` at ``consume_rate``: 0 without lag, ``inf`` with lag and rate 0, ``nan``
     with lag and an unknown (nan) rate."""

@@ -3,9 +3,11 @@
 The figures are those of :mod:`streaming.lag.rules`, read off the group's lag history:
 
 - per member (:func:`members`): its lag (stuck partitions left out: they never catch up wherever they go,
-  and are reported apart) over its capacity (:func:`streaming.lag.rules.member_capacity`: its measured consume
-  rate when it is behind, else the rate members that are behind reach). The skew reading uses these when
-  ``policy.skew_on = "seconds"`` (:mod:`streaming.policy.lag_skew`);
+  and are reported apart) over its capacity: the state's estimate (:mod:`streaming.state.capacity`, the
+  one the assignor is given), else, while the estimates are unknown,
+  :func:`streaming.lag.rules.member_capacity` (its consume rate when it is behind, else the rate members
+  that are behind reach). The skew reading uses these when ``policy.skew_on = "seconds"``
+  (:mod:`streaming.policy.lag_skew`);
 - ``before`` / ``after`` (:func:`figures`): the largest member time to catch up under the current and under
   the recommended assignment, each member's lag divided by the same capacity in both, so the two differ by
   the assignment alone. ``inf`` when a member with lag has no rate (nothing consumed), ``nan`` when no rate
@@ -30,12 +32,14 @@ takes as long as before (at the same reference rate) plus the new owner's own la
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from streaming.lag import rules as lag_time
+from streaming.state import capacity
 from streaming.state.group_state import GroupState
 
 ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]
@@ -63,6 +67,7 @@ class LagPass:
 
     def __init__(self, state: GroupState, stuck_after: int) -> None:
         self.hist = state.lag
+        self._state = state
         self._stuck_after = stuck_after
         self._lag: dict[str, np.ndarray] = {}
         self._rate: dict[str, np.ndarray] = {}
@@ -88,6 +93,11 @@ class LagPass:
             self._age[topic] = self.hist[topic].lag_age().seconds
         return self._age[topic]
 
+    @functools.cached_property
+    def capacity(self) -> dict[str, float] | None:
+        """member id -> the state's capacity estimate; None while unknown."""
+        return capacity.records_per_s(self._state, self._stuck_after)
+
     @property
     def window(self) -> float:
         if self._window is None:
@@ -105,8 +115,9 @@ def member_lag(lp: LagPass, by_topic: ByTopic, count: int) -> np.ndarray:
     return out
 
 
-def members(lp: LagPass, by_topic: ByTopic, count: int) -> MemberLag:
-    """Per member under ``by_topic`` (the current assignment): lag and capacity."""
+def members(lp: LagPass, by_topic: ByTopic, ids: Sequence[str]) -> MemberLag:
+    """Per member (``ids``, by index) under ``by_topic`` (the current assignment): lag and capacity."""
+    count = len(ids)
     lag = np.zeros(count)
     rate = np.zeros(count)
     known = np.zeros(count, dtype=bool)
@@ -120,6 +131,8 @@ def members(lp: LagPass, by_topic: ByTopic, count: int) -> MemberLag:
         ok = ~np.isnan(r)
         rate += np.bincount(who[ok], weights=r[ok], minlength=count)
         known |= np.bincount(who[ok], minlength=count) > 0
+    if lp.capacity is not None:
+        return MemberLag(lag, np.array([lp.capacity[m] for m in ids], dtype=np.float64))
     return MemberLag(lag, lag_time.member_capacity(lag, np.where(known, rate, np.nan), lp.window))
 
 
@@ -140,7 +153,7 @@ def figures(state: GroupState, ids: Sequence[str], current: Mapping[str, Sequenc
     lp = lp or LagPass(state, stuck_after)
     index = {m: i for i, m in enumerate(ids)}
     now_by, after_by = by_topic(current, index), by_topic(proposed, index)
-    now = members(lp, now_by, len(ids))
+    now = members(lp, now_by, ids)
     after = member_lag(lp, after_by, len(ids))
     ages = []
     for t, (parts, _) in now_by.items():

@@ -37,6 +37,7 @@ from streaming.config import PolicySettings
 from streaming.contracts.recommendation import Recommendation, bound_below, finite, records
 from streaming.lag.rules import finite_or_none
 from streaming.policy import lag_seconds, lag_skew
+from streaming.state import capacity
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Events, Owners, observations
@@ -51,6 +52,8 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     out = []
     for seen in observations(state, events, policy.lag_history):
         t = seen.ts
+        if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
+            capacity.observe(state, seen.owners, t, policy.stuck_observations)
         skew: Skew | None = None
         if seen.lag_changed and t > state.skew_ts:
             skew = Skew.NEW
@@ -71,7 +74,8 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
         return None
     lp = lp or lag_seconds.LagPass(state, stuck_after)
     if on == lag_skew.SECONDS:
-        now = lag_seconds.members(lp, owners.by_topic, owners.count)
+        ids = [m.member_id for m in state.members or [] if m.topics]  # Owners' order
+        now = lag_seconds.members(lp, owners.by_topic, ids)
         return lag_skew.reading(now.lag, now.seconds())
     return lag_skew.reading(lag_seconds.member_lag(lp, owners.by_topic, owners.count))
 
@@ -212,9 +216,20 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         stuck_partitions=sorted(proposal.snapshot.stuck), mode=policy.mode_for(state.group),
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
+        member_capacity=member_capacity(state, policy.stuck_observations),
     )
     state.last_rec_id = rec.id
     return rec
+
+
+def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
+    """The capacities the recommendation was made with, per member (None: unknown, the members alike)."""
+    found = capacity.estimates(state, stuck_after)
+    if found is None:
+        return None
+    client = {m.member_id: m.client_id for m in state.members or []}
+    return [{"member_id": mid, "client_id": client.get(mid), "records_per_s": round(c.records_per_s, 3),
+             "confidence_s": round(c.confidence_s, 3), "measured": c.measured} for mid, c in sorted(found.items())]
 
 
 def _figures(m: metrics.Metrics) -> dict[str, float | None]:

@@ -5,12 +5,14 @@ types in the state schema. The blob is a JSON header (partitions, counters, part
 incomplete), the members' JSON, then the raw int64 lag-history arrays, compressed. Everything here is
 plain data (and numpy) so the policy and the tests use it without Spark.
 
-The header carries the layout version (``_v``). Version 4 (this one) is LZ4 (a raw block, after a
-4-byte mark and the uncompressed length): every group's state is written and read once per batch, and
-zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x larger (RocksDB compresses them
-again on disk). The members have a segment of their own so that unchanged members are neither decoded
-nor encoded again (:class:`MembersMemo`). Versions 2 and 3 (zlib; version 2 with dense lag rows and no
-ordering fields) still read; any other version fails (:class:`~streaming.state.errors.UnreadableState`)
+The header carries the layout version (``_v``). Version 5 (this one) is version 4 with the members'
+capacity estimates in the header (:mod:`streaming.state.capacity`; an older state reads with none).
+Version 4 is LZ4 (a raw block, after a 4-byte mark and the uncompressed length): every group's state is
+written and read once per batch, and zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x
+larger (RocksDB compresses them again on disk). The members have a segment of their own so that
+unchanged members are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 4 (2 and 3
+zlib; version 2 with dense lag rows and no ordering fields) still read; any other version fails
+(:class:`~streaming.state.errors.UnreadableState`)
 with a message saying to start from a new checkpoint.
 """
 
@@ -29,10 +31,10 @@ from assignors.model import Member
 from streaming.lag.history import LagHistory
 from streaming.state.errors import UnreadableState
 
-STATE_VERSION = 4
-READABLE_VERSIONS = (2, 3, 4)
+STATE_VERSION = 5
+READABLE_VERSIONS = (2, 3, 4, 5)
 LZ4_MARK = b"RGS\x04"
-"""The first bytes of a version 4 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
+"""The first bytes of a version 4 or 5 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
 _LENGTH = struct.Struct("<I")
 _LZ4 = pa.Codec("lz4_raw")
 
@@ -80,6 +82,9 @@ class GroupState:
     """``ts`` of the newest lag observation counted in ``skew_streak``: each observation counts once."""
     skew_prev: int = 0
     """The streak before ``skew_ts`` counted, to read that observation again when more of it arrives."""
+    capacity: dict[str, list[Any]] = field(default_factory=dict)
+    """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged observation,
+    then the same three before it, null for none] (:mod:`streaming.state.capacity`)."""
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Split events still missing parts: event key -> {part index (str) -> part event}."""

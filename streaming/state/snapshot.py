@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 
 from assignors.model import GroupSnapshot
+from streaming.state import capacity
 from streaming.state.group_state import GroupState
 
 
@@ -51,5 +52,5 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
         return None
     return GroupSnapshot(
         topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce, consume_rate=consume,
-        stuck=frozenset(stuck_partitions(state, stuck_after)),
+        stuck=frozenset(stuck_partitions(state, stuck_after)), capacity=capacity.records_per_s(state, stuck_after),
     )

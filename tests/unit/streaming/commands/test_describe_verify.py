@@ -107,3 +107,19 @@ def test_partitions_wanted_at_several_offsets_are_read_in_rounds():
 
     assert live.read_rounds([(("t", 0), 5), (("t", 1), 7), (("t", 0), 9), (("t", 0), 5)]) == [
         {("t", 0): 5, ("t", 1): 7}, {("t", 0): 9}]
+
+
+def test_members_show_the_capacity_the_latest_recommendation_was_made_with():
+    snap = _snap({"c0": [0, 1], "c1": [2], "c2": [3]})
+    c0 = snap.groups["g"].members[0].member_id
+    rec = {"member_capacity": [  # c0 by its member id; c1 rejoined since (found by client id); c2 not in it
+        {"member_id": c0, "client_id": "c0", "records_per_s": 500.0, "confidence_s": 30.0, "measured": True},
+        {"member_id": "old-c1", "client_id": "c1", "records_per_s": 250.0, "confidence_s": 0.0, "measured": False}]}
+    rows = view.partition_rows(snap, "g", None)
+    members = view.member_rows(snap, "g", rows, view.recommended_capacity(rec))
+    assert [(m.capacity, m.capacity_confidence_s) for m in members] == [(500.0, 30.0), (250.0, 0.0), (None, None)]
+    text = describe.render([{"group": "g", "state": "Stable", "group_protocol": "classic", "assignor": "range",
+                             "recommendation_version": 2, "partitions": [], "members": [m.as_dict() for m in members]}],
+                           members=True)
+    assert [(r["CAPACITY"], r["CONFIDENCE-S"]) for r in parse_table(text)] == [("500.0", "30.0"), ("250.0", "0.0"),
+                                                                               ("", "")]

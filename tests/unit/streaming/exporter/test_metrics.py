@@ -97,3 +97,20 @@ def test_server_on_loopback_serves_the_registry():
         assert "kafka_rebalancer_job_last_batch_id 7.0" in body
     finally:
         server.close()
+
+
+def test_member_capacity_one_series_per_member_of_the_latest_recommendation():
+    m = JobMetrics()
+    first = '[{"member_id": "m0", "client_id": "c0", "records_per_s": 500.0, "confidence_s": 30.0, "measured": true},' \
+            ' {"member_id": "m1", "client_id": "c1", "records_per_s": 250.0, "confidence_s": 0.0, "measured": false}]'
+    m.observe_recommendations([_rec("g", 1, "lag_skew", member_capacity=first)])
+    s = _samples(m.registry)
+    name = "kafka_rebalancer_member_capacity_records_per_second"
+    assert s[(name, (("client_id", "c0"), ("group", "g"), ("member", "m0")))] == 500.0
+    assert s[(name, (("client_id", "c1"), ("group", "g"), ("member", "m1")))] == 250.0
+    # the next recommendation: m1 left; a group whose capacities are unknown (null) has no series
+    second = [{"member_id": "m0", "client_id": "c0", "records_per_s": 400.0, "confidence_s": 40.0, "measured": True}]
+    m.observe_recommendations([_rec("g", 2, "lag_skew", member_capacity=second), _rec("h", 1, "lag_skew")])
+    s = _samples(m.registry)
+    assert [(k[1], v) for k, v in s.items() if k[0] == name] == [
+        ((("client_id", "c0"), ("group", "g"), ("member", "m0")), 400.0)]

@@ -5,16 +5,22 @@ a concurrent one runs again (retry_conflicts)."""
 from __future__ import annotations
 
 import pytest
-from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, BooleanType, DoubleType, LongType, StringType, StructField, StructType
 
+from streaming.contracts.recommendation import CAPACITY_TYPE
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
 from streaming.job import tables
 from streaming.job.tables import columns_to_add, schema_differences
 
-ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE"}
+ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
+         "member_capacity": CAPACITY_TYPE}
 WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
                    StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
-                   StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType())])
+                   StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType()),
+                   StructField("member_capacity", ArrayType(StructType([
+                       StructField("member_id", StringType()), StructField("client_id", StringType()),
+                       StructField("records_per_s", DoubleType()), StructField("confidence_s", DoubleType()),
+                       StructField("measured", BooleanType())])))])
 
 
 def _without(*names, schema=WANT):

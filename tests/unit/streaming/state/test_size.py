@@ -1,5 +1,5 @@
 """Sizes in the per-group state: partition numbers up to 2**31-1 without dense arrays, offsets exact to
-2**63-1, and the binary layout (version 4 reads version 2 and 3 checkpoints, refuses anything else clearly)."""
+2**63-1, and the binary layout (version 5 reads version 2 to 4 checkpoints, refuses anything else clearly)."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_a_version_3_checkpoint_is_read_and_goes_on():
     state = GroupState.from_bytes(V3_BLOB.read_bytes())
     assert state.generation == 1 and state.skew_streak == 2 and [m.member_id for m in state.members] == ["C0", "C1"]
     assert state.lag["t0"].latest_lag().tolist() == [9000, 8000, 100, 100]
-    again = GroupState.from_bytes(state.to_bytes())  # written as version 4
+    again = GroupState.from_bytes(state.to_bytes())  # written as the current version
     assert state.to_bytes()[:4] == LZ4_MARK and again == state
     recs = process(state, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag) for p, lag in SKEWED.items()],
                    POLICY)

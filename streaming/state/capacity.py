@@ -1,0 +1,154 @@
+"""Each member's capacity: the records/s it consumes while it has backlog, kept in the state across batches.
+
+A member that keeps up consumes what arrives, which says nothing of what it could do; one with backlog
+consumes as fast as it can. At a lag observation a member is *backlogged* when, over the window its
+partitions' history holds (each row's latest run, :mod:`streaming.lag.rules`), its lag never fell to 0 (its
+partitions' least lags add up to at least :data:`BACKLOG_RECORDS`) and its latest lag is more than it
+consumes over the window (what :func:`streaming.lag.rules.member_capacity` calls *behind*) and over
+:data:`BACKLOG_S` (a consumer keeping up shows the few seconds of lag its commit interval leaves, and a
+window is short at first). Stuck partitions are left out: a member wedged on one partition still consumes
+the others.
+
+A backlogged observation adds the seconds it newly covers (the window the first time, then the time since
+the member's previous backlogged observation, at most the window) to the member's *confidence*, and moves
+its estimate towards the window's consume rate, those seconds weighed against at most :data:`MEMORY_S` of
+the past (a member redeployed slower is believed within minutes). An observation no newer than the
+member's last backlogged one changes nothing, so a re-sent or replayed poll counts once.
+
+Members are kept by identity (:func:`streaming.state.changes.member_identity`: a rejoin keeps its
+estimate); one that left is forgotten. A member never backlogged takes the median of the group's
+estimates (``measured`` False, confidence 0); with none at all the capacities are unknown (None) and the
+members count as alike. Either is raised to what the member consumes now, which it can at least do; while
+an unmeasured member has no rate yet (its first observation, a topic re-created), the capacities are
+unknown too.
+
+Example (a 20 s window): C0 has 9,000 records of lag that never fell below 8,000 and consumed 100/s, so
+it is backlogged (9,000 > 100 x 60) and its estimate is 100/s resting on 20 s; C1 keeps up (lag 0 at
+times) consuming 40/s: it takes the median, 100/s, unmeasured; consuming 300/s, it would take 300/s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streaming.lag import rules
+from streaming.lag.history import LagHistory
+from streaming.state.changes import member_identity
+from streaming.state.group_state import GroupState
+from streaming.state.ingest import Owners
+
+BACKLOG_RECORDS = 1.0
+"""The least lag, summed over a member's partitions, that counts as work waiting at every observation."""
+BACKLOG_S = 60.0
+"""The least work waiting, in seconds at the member's own rate, that counts as backlog."""
+MEMORY_S = 600.0
+"""Seconds of past backlog an estimate weighs against a new window."""
+
+
+@dataclass(frozen=True)
+class Capacity:
+    records_per_s: float
+    confidence_s: float
+    """Seconds of backlog the estimate rests on (0: the group's median, not measured)."""
+    measured: bool
+
+
+def _rows(state: GroupState, owners: Owners, stuck_after: int
+          ) -> Iterator[tuple[LagHistory, np.ndarray, np.ndarray]]:
+    """Per topic with a history: it, and its rows owned (stuck ones left out) with their owners' indexes."""
+    for topic, (parts, who) in owners.by_topic.items():
+        hist = state.lag.get(topic)
+        if hist is not None:
+            rows, found = hist.lookup(parts)
+            keep = found & ~hist.stuck(stuck_after)[rows]
+            yield hist, rows[keep], who[keep]
+
+
+def _window(state: GroupState, owners: Owners, stuck_after: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per member (Owners' order) whether it is backlogged and its consume rate (nan: it owns partitions and
+    none has a rate yet); the window's seconds."""
+    count = owners.count
+    lag, rate = np.zeros(count), np.zeros(count)
+    known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
+    window = 0.0
+    for hist, rows, who in _rows(state, owners, stuck_after):
+        owns[who] = True
+        lag += np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count)
+        r = hist.consume_rate()[rows]
+        ok = ~np.isnan(r)
+        rate += np.bincount(who[ok], weights=r[ok], minlength=count)
+        known |= np.bincount(who[ok], minlength=count) > 0
+        window = max(window, hist.window_s())
+    backlogged = known & (rate > 0) & (lag > rate * max(window, BACKLOG_S)) & (window > 0)
+    if backlogged.any():  # the least lag over the window only for those (the usual poll has none)
+        least = np.zeros(count)
+        for hist, rows, who in _rows(state, owners, stuck_after):
+            least += np.bincount(who, weights=rules.least_lag(hist.ts, hist.committed, hist.end, hist.n)[rows],
+                                 minlength=count)
+        backlogged &= least >= BACKLOG_RECORDS
+    return backlogged, np.where(known | ~owns, rate, np.nan), window
+
+
+def observe(state: GroupState, owners: Owners, ts: int, stuck_after: int) -> None:
+    """Update the estimates with the lag observation at ``ts`` (``owners``: who owns what now); more of the
+    observation last counted is read again from the estimate before it."""
+    members = [m for m in state.members or [] if m.topics]  # the order of Owners' indexes
+    present = {member_identity(m) for m in members}
+    for gone in state.capacity.keys() - present:
+        del state.capacity[gone]
+    if not owners.count or not state.lag:
+        return
+    backlogged, rate, window = _window(state, owners, stuck_after)
+    for i, m in enumerate(members[:owners.count]):
+        key = member_identity(m)
+        held = state.capacity.get(key)
+        if held is not None and held[2] > ts:
+            continue  # counted a newer observation already
+        if backlogged[i]:
+            state.capacity[key] = _counted(held, ts, float(rate[i]), window)
+        elif held is not None and held[2] == ts:  # the whole observation says it was not backlogged after all
+            if held[3] is None:
+                del state.capacity[key]
+            else:
+                state.capacity[key] = held[3:] + held[3:]
+
+
+def _counted(held: list[Any] | None, ts: int, rate: float, window: float) -> list[Any]:
+    """``[rate, seconds, ts]`` after a backlogged observation at ``ts``, then the three before it (null for
+    none): an observation read again is counted from those."""
+    base = None if held is None else held[:3] if held[2] < ts else held[3:]
+    if base is None or base[0] is None:
+        return [rate, window, ts, None, None, None]
+    estimate, seconds, last = base
+    new = min(window, (ts - last) / 1000.0)
+    past = min(seconds, MEMORY_S)
+    return [(estimate * past + rate * new) / (past + new), seconds + new, ts, *base]
+
+
+def estimates(state: GroupState, stuck_after: int) -> dict[str, Capacity] | None:
+    """member id -> its capacity, for the members that subscribe to something; None when none was measured.
+    Never below what the member consumes now (stuck partitions left out)."""
+    held = state.capacity
+    owners = Owners.of(state)
+    members = [m for m in state.members or [] if m.topics][:owners.count]
+    own = [held.get(member_identity(m)) for m in members]
+    measured = [h[0] for h in own if h is not None]
+    if not measured:
+        return None
+    default = float(np.median(measured))
+    _, rate, _ = _window(state, owners, stuck_after)
+    if any(h is None and np.isnan(r) for h, r in zip(own, rate.tolist(), strict=True)):
+        return None  # an unmeasured member with no rate yet: not known enough to tell the members apart
+    now = np.nan_to_num(rate).tolist()
+    return {m.member_id: Capacity(max(h[0], now[i]), h[1], True) if h is not None
+            else Capacity(max(default, now[i]), 0.0, False) for i, (m, h) in enumerate(zip(members, own, strict=True))}
+
+
+def records_per_s(state: GroupState, stuck_after: int) -> dict[str, float] | None:
+    """member id -> capacity (records/s), as the assignors take it; None when unknown."""
+    found = estimates(state, stuck_after)
+    return None if found is None else {mid: c.records_per_s for mid, c in found.items()}

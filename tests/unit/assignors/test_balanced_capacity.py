@@ -1,0 +1,55 @@
+"""The balanced assignor with member capacities: time balanced, not records; equal ones change nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignors import balanced
+from assignors.errors import InvalidSnapshot
+from assignors.metrics import member_loads, validate_assignment
+from assignors.model import GroupSnapshot, Member
+
+from .test_balanced import FAST, snapshots
+
+
+@FAST
+@given(snapshots(), st.floats(1e-6, 1e12), st.sampled_from([None, 0, 1]))
+def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, capacity, max_count_skew):
+    alike = dataclasses.replace(snapshot, capacity={m.member_id: capacity for m in snapshot.members})
+    assert balanced.assign(alike, max_count_skew=max_count_skew) == balanced.assign(
+        snapshot, max_count_skew=max_count_skew)
+
+
+def group(capacity: dict[str, float] | None) -> GroupSnapshot:
+    members = tuple(Member(m, ("t",)) for m in ("slow", "mid", "fast"))
+    return GroupSnapshot(topics={"t": 60}, members=members, lag={"t": [100 + 7 * (p % 5) for p in range(60)]},
+                         capacity=capacity)
+
+
+def test_the_slow_member_gets_proportionally_less_load():
+    capacity = {"slow": 1.0, "mid": 1.5, "fast": 3.0}
+    snapshot = group(capacity)
+    assignment = balanced.assign(snapshot)
+    validate_assignment(snapshot, assignment)
+    load = member_loads(snapshot, assignment)
+    assert load["slow"] < load["mid"] < load["fast"]
+    # time to clear: within 3% of the least possible, total load over total capacity
+    total = sum(load.values())
+    best = total / sum(capacity.values())
+    assert max(load[m] / capacity[m] for m in load) <= 1.03 * best
+    for m in load:  # each member's share of the load is its share of the capacity
+        assert load[m] / total == pytest.approx(capacity[m] / sum(capacity.values()), abs=0.02)
+    # without capacities the loads are even, and the slow member takes three times as long as the fast one
+    even = member_loads(snapshot, balanced.assign(group(None)))
+    assert max(even[m] / capacity[m] for m in even) > 1.5 * best
+
+
+def test_capacities_must_be_positive_and_cover_every_member():
+    with pytest.raises(InvalidSnapshot, match="capacity.fast"):
+        group({"slow": 1.0, "mid": 1.5})
+    with pytest.raises(InvalidSnapshot, match="capacity.slow"):
+        group({"slow": 0.0, "mid": 1.5, "fast": 3.0})

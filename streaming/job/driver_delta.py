@@ -93,8 +93,8 @@ class DriverAppender:
             raise Refused(str(local)) from e
         faults.hit("delta-rs:before-commit", version)
         try:
-            # blind, as Spark marks its appends: under Delta's WriteSerializable a DELETE or MERGE of
-            # `rebalancer maintain` then commits beside it; unmarked, every such append made theirs conflict
+            # blind, as Spark marks its appends (what a WriteSerializable reader of the table goes by; open-source
+            # Delta's DELETE and MERGE are Serializable, where they still conflict)
             write_deltalake(table, data, mode="append",
                             commit_properties=CommitProperties(custom_metadata={"isBlindAppend": True},
                                                                app_transactions=[Transaction(app_id, version)]))

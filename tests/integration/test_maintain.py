@@ -124,12 +124,13 @@ def test_a_delete_that_loses_the_race_to_an_append_runs_again(spark, tmp_path):
     assert left == [5, 6, 7, 8, 9, 100]  # deleted on the second try, the concurrent append kept
 
 
-def test_a_blind_append_as_the_job_makes_does_not_conflict_with_a_delete(spark, tmp_path):
-    """The job's delta-rs appends say they are blind (as Spark's do): Delta's WriteSerializable lets a
-    DELETE commit beside them at the first try (the soak's recommendations DELETE lost 6 races in a row to
-    unmarked appends)."""
+def test_even_a_blind_append_conflicts_with_a_delete_in_open_source_delta(spark, tmp_path):
+    """The job's appends say they are blind, as Spark's do, but open-source Delta runs DELETE and MERGE as
+    Serializable (the commit says so), where a blind append's files still count as read: the DELETE is
+    retried. This is why row retention beside a job appending every second cannot rely on retries alone."""
     said, left = _delete_beside_an_append(spark, tmp_path, blind=True)
-    assert said == [] and left == [5, 6, 7, 8, 9, 100]
+    assert len(said) == 1 and "another writer committed first" in said[0], said
+    assert left == [5, 6, 7, 8, 9, 100]
 
 
 def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_path):

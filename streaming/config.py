@@ -238,6 +238,8 @@ class MaintenanceSettings:
     """rejected_events rows whose record is older than this are deleted (0 keeps every row)."""
     recommendations_retention_days: float = 90.0
     """recommendations rows older than this go, each group's latest kept (0 keeps every row)."""
+    expire_every_s: float = 600.0
+    """The job deletes rows past both retentions itself this often (0: only ``rebalancer maintain`` does)."""
     log_retention: str = "interval 30 days"
     """delta.logRetentionDuration set at creation (and by maintain on older tables)."""
     deleted_file_retention: str = "interval 7 days"

@@ -87,16 +87,31 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
         m = retried(lambda: tables.optimize(spark, location), "OPTIMIZE")
         out(f"{name}: OPTIMIZE {files} -> {tables.file_count(spark, location)} files "
             f"({m['numFilesRemoved']} removed, {m['numFilesAdded']} added)")
-    if name == REJECTED:
-        deleted = retried(lambda: tables.expire_rejected(spark, location, days), "DELETE")
-        out(f"{name}: {deleted} row(s) older than {days:g} days deleted" if days > 0 else
-            f"{name}: retention off, every row kept")
-    else:
-        keep = cfg.maintenance.recommendations_retention_days
-        deleted = retried(lambda: tables.expire_recommendations(spark, location, keep), "DELETE")
-        out(f"{name}: {deleted} row(s) older than {keep:g} days deleted, each group's latest kept" if keep > 0
-            else f"{name}: retention off, every row kept")
+    _expire(spark, cfg, name, location, days, out)
     if vacuum:
         retried(lambda: tables.vacuum(spark, location, now=vacuum_now), "VACUUM")
         out(f"{name}: VACUUM {'RETAIN 0 HOURS' if vacuum_now else 'with the table retention'} done, "
             f"{tables.storage_files(spark, location)} data file(s) in storage")
+
+
+def _expire(spark, cfg, name: str, location: str, days: float, out) -> None:
+    """The table's row retention. Beside a job appending every second it can lose every retry (open-source
+    Delta's DELETE and MERGE are Serializable): that is no failure, the running job deletes those rows itself
+    (:mod:`streaming.job.retention`)."""
+    from streaming.job import tables
+
+    keep = days if name == REJECTED else cfg.maintenance.recommendations_retention_days
+    if keep <= 0:
+        out(f"{name}: retention off, every row kept")
+        return
+    expire = tables.expire_rejected if name == REJECTED else tables.expire_recommendations
+    try:
+        deleted = tables.retry_conflicts(lambda: expire(spark, location, keep), f"{name}: DELETE", out=out)
+    except Exception as e:
+        if not tables.is_conflict(e):
+            raise
+        out(f"{name}: DELETE lost every retry to a running job's appends; the job deletes these rows itself "
+            f"every {cfg.maintenance.expire_every_s:g} s (maintenance.expire_every_s)")
+        return
+    out(f"{name}: {deleted} row(s) older than {keep:g} days deleted" + (", each group's latest kept"
+                                                                         if name != REJECTED else ""))

@@ -30,6 +30,7 @@ from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
 from streaming.job import faults, tables, validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
+from streaming.job.retention import Retention
 from streaming.paths import local_path
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class BatchWriter:
         """batch id -> ms per phase of the write: ``check`` (tables and lease), ``compute`` (the batch itself:
         Kafka read, validation, the stateful step), ``delta`` (both appends), ``feed``."""
         self.driver = DriverAppender(cfg.maintenance.auto_compact) if cfg.job.delta_writer == "auto" else None
+        self.retention = Retention(cfg)
 
     def _check(self, spark: SparkSession) -> None:
         for table in (RECOMMENDATIONS, REJECTED):
@@ -107,6 +109,7 @@ class BatchWriter:
                 self._observe(batch, n_recs, n_rejected)
         finally:
             batch.unpersist()
+        self.retention.after_batch(batch.sparkSession)  # between two of the job's own appends: no race
         faults.hit("batch:end", batch_id)
 
     def _observe(self, batch: DataFrame, n_recs: int, n_rejected: int) -> None:

@@ -133,12 +133,12 @@ def test_even_a_blind_append_conflicts_with_a_delete_in_open_source_delta(spark,
     assert left == [5, 6, 7, 8, 9, 100]
 
 
-def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_path):
+def _old_recommendations(spark, cfg, tmp_path, **maintenance):
     from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
 
     mc = dataclasses.replace(
         cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"), tables=str(tmp_path / "tables")),
-        maintenance=dataclasses.replace(cfg.maintenance, recommendations_retention_days=30))
+        maintenance=dataclasses.replace(cfg.maintenance, **maintenance))
     tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
     location = mc.table_path(RECOMMENDATIONS)
     schema = spark.createDataFrame([], RECOMMENDATIONS_DDL).schema
@@ -147,6 +147,21 @@ def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_pat
     rows = [{**dict.fromkeys(schema.names), "batch_id": v, "group": g, "version": v,
              "event_time": now - dt.timedelta(days=d)} for (g, v), d in ages.items()]
     spark.createDataFrame(rows, schema).write.format("delta").mode("append").save(location)
+    return mc, location
+
+
+def test_the_job_deletes_old_rows_itself_between_its_appends(spark, cfg, tmp_path):
+    from streaming.job.retention import Retention
+
+    mc, location = _old_recommendations(spark, cfg, tmp_path, recommendations_retention_days=30,
+                                        expire_every_s=600)
+    assert Retention(mc).after_batch(spark) == {"recommendations": 3, "rejected_events": 0}
+    left = sorted((r["group"], r["version"]) for r in spark.read.format("delta").load(location).collect())
+    assert left == [("a", 3), ("b", 2), ("c", 7)]
+
+
+def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_path):
+    mc, location = _old_recommendations(spark, cfg, tmp_path, recommendations_retention_days=30)
     lines: list[str] = []
     assert maintain(spark, mc, days=0, optimize=False, vacuum=False, out=lines.append) == 0
     left = sorted((r["group"], r["version"]) for r in spark.read.format("delta").load(location).collect())

@@ -1,0 +1,61 @@
+"""Row retention by the job itself, between its own appends.
+
+Open-source Delta commits DELETE and MERGE as ``Serializable``: an append that lands while one runs makes it
+conflict, blind or not. Beside a job that appends every second or so, the row retention of ``rebalancer
+maintain`` can lose every retry (the soak saw it lose six in a row). The job is the tables' one writer, so it
+deletes old rows itself, after a batch's writes, every ``maintenance.expire_every_s``: none of its own appends
+can land in between. A conflict with another writer (a ``maintain`` OPTIMIZE at that moment) or any other
+failure skips the round, never the batch; the next round comes ``expire_every_s`` later.
+
+What a round deletes never changes a decision: ``recommendations`` keeps each group's latest row (what stands,
+and the floor its next version continues from), ``rejected_events`` is read by people only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from pyspark.sql import SparkSession
+
+from streaming.config import Config
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
+from streaming.job import tables
+
+log = logging.getLogger(__name__)
+
+
+class Retention:
+    """Calls the row retention of both tables at most every ``maintenance.expire_every_s`` (0: never; then
+    ``rebalancer maintain`` alone deletes, best while the job is stopped)."""
+
+    def __init__(self, cfg: Config, clock: Callable[[], float] = time.monotonic) -> None:
+        m = cfg.maintenance
+        self.every_s = m.expire_every_s
+        self.clock = clock
+        self.due = clock()  # the first round after the first batch: a restarted job catches up at once
+        self.steps = ((RECOMMENDATIONS, m.recommendations_retention_days, tables.expire_recommendations),
+                      (REJECTED, m.rejected_retention_days, tables.expire_rejected))
+        self.location = cfg.table_path
+
+    def after_batch(self, spark: SparkSession) -> dict[str, int]:
+        """One round when it is due: table -> rows deleted (tables skipped or failed left out)."""
+        if self.every_s <= 0 or self.clock() < self.due:
+            return {}
+        self.due = self.clock() + self.every_s
+        deleted: dict[str, int] = {}
+        for table, days, expire in self.steps:
+            if days <= 0:
+                continue
+            try:
+                deleted[table] = expire(spark, self.location(table), days)
+            except Exception as e:  # the batch is written: retention waits for the next round
+                if tables.is_conflict(e):
+                    log.info("%s: row retention met a concurrent commit; next round in %g s", table, self.every_s)
+                else:
+                    log.warning("%s: row retention failed; next round in %g s", table, self.every_s, exc_info=True)
+                continue
+            if deleted[table]:
+                log.info("%s: %d row(s) older than %g days deleted", table, deleted[table], days)
+        return deleted

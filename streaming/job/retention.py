@@ -34,7 +34,7 @@ class Retention:
         m = cfg.maintenance
         self.every_s = m.expire_every_s
         self.clock = clock
-        self.due = clock()  # the first round after the first batch: a restarted job catches up at once
+        self.due = clock() + self.every_s  # not at start: a job restarted often would pay a round each time
         self.steps = ((RECOMMENDATIONS, m.recommendations_retention_days, tables.expire_recommendations),
                       (REJECTED, m.rejected_retention_days, tables.expire_rejected))
         self.location = cfg.table_path

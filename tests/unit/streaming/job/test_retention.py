@@ -36,10 +36,12 @@ def _cfg(**maintenance) -> config.Config:
     return dataclasses.replace(cfg, maintenance=dataclasses.replace(cfg.maintenance, **maintenance))
 
 
-def test_a_round_after_the_first_batch_then_every_expire_every_s(calls):
+def test_a_round_every_expire_every_s_after_the_start(calls):
     now = [100.0]
     r = retention.Retention(_cfg(expire_every_s=600, recommendations_retention_days=90,
                                  rejected_retention_days=30), clock=lambda: now[0])
+    assert r.after_batch(None) == {} and calls == []
+    now[0] += 600
     assert r.after_batch(None) == {"recommendations": 3, "rejected_events": 3}
     assert calls == [("recommendations", 90), ("rejected", 30)]
     now[0] += 599
@@ -50,7 +52,8 @@ def test_a_round_after_the_first_batch_then_every_expire_every_s(calls):
 
 def test_off_and_kept_tables_are_not_touched(calls):
     assert retention.Retention(_cfg(expire_every_s=0)).after_batch(None) == {}
-    r = retention.Retention(_cfg(expire_every_s=1, rejected_retention_days=0))
+    r = retention.Retention(_cfg(expire_every_s=1, rejected_retention_days=0), clock=lambda: 5.0)
+    r.due = 0.0
     assert r.after_batch(None) == {"recommendations": 3} and calls == [("recommendations", 90.0)]
 
 
@@ -65,7 +68,8 @@ def test_a_conflict_or_any_failure_skips_the_round_not_the_batch(monkeypatch, ca
     monkeypatch.setattr(tables, "expire_rejected", broken)
     now = [0.0]
     r = retention.Retention(_cfg(expire_every_s=10), clock=lambda: now[0])
+    now[0] = 10.0
     with caplog.at_level("INFO"):
         assert r.after_batch(None) == {}
     assert "met a concurrent commit" in caplog.text and "row retention failed" in caplog.text
-    assert r.due == 10.0
+    assert r.due == 20.0

@@ -131,7 +131,7 @@ def header(a: argparse.Namespace, work: Path) -> str:
             f"{a.groups} groups x {a.partitions} partitions every {a.poll_every:g}s, trigger {a.trigger}, maintain "
             f"every {a.maintain_every:g}s; minBatchesToRetain {a.retain}; retentions: log {a.log_retention}, "
             f"deleted files {a.file_retention}, "
-            f"rejected rows ~3 min, recommendations ~6 min; work {work}")
+            f"rejected rows ~3 min, recommendations ~6 min, the job expiring rows every 120 s; work {work}")
 
 
 def run_batches(job: Job, a: argparse.Namespace, checkpoint: Path, tables: Path, t0: float,

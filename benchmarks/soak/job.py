@@ -26,6 +26,7 @@ def job_conf(bootstrap: str, work: Path, a: argparse.Namespace) -> dict[str, str
         "maintenance.log_retention": a.log_retention, "maintenance.deleted_file_retention": a.file_retention,
         "maintenance.rejected_retention_days": "0.002",  # ~3 minutes
         "maintenance.recommendations_retention_days": "0.004",  # ~6 minutes
+        "maintenance.expire_every_s": "120",  # the job's own rounds, scaled down with the retentions
         "spark.sql.streaming.minBatchesToRetain": str(a.retain),
         "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
     }

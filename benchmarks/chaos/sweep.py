@@ -19,7 +19,11 @@ SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
     ("delta-rs:before-commit", BATCH, {}), ("delta-rs:after-commit", BATCH, {}),
     ("spark-delta:before-commit", BATCH, {"job.delta_writer": "spark"}),
     ("spark-delta:after-commit", BATCH, {"job.delta_writer": "spark"}),
-    ("feed:before", BATCH, {}), ("feed:after", BATCH, {}), ("batch:end", BATCH, {}),
+    ("feed:before", BATCH, {}), ("feed:after", BATCH, {}),
+    # a retention round after every batch (its first comes expire_every_s after the start)
+    ("retention:before", BATCH, {"maintenance.expire_every_s": "0.001"}),
+    ("retention:after", BATCH, {"maintenance.expire_every_s": "0.001"}),
+    ("batch:end", BATCH, {}),
 ]
 """(point, batch or hit, extra configuration) of the sweep: every point of streaming.job.faults.POINTS."""
 

@@ -37,6 +37,8 @@ POINTS: dict[str, str] = {
     "spark-delta:after-commit": "Spark's Delta append, after its commit",
     "feed:before": "before the trigger feed write (both Delta commits done)",
     "feed:after": "after the trigger feed write",
+    "retention:before": "the job's row retention round, after the batch's writes, before its deletes",
+    "retention:after": "the job's row retention round, after its deletes",
     "batch:end": "foreachBatch returned, before Spark writes the batch to its commit log",
 }
 """Every fault point and where it is."""

@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 
 from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.job import tables
+from streaming.job import faults, tables
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +39,12 @@ class Retention:
                       (REJECTED, m.rejected_retention_days, tables.expire_rejected))
         self.location = cfg.table_path
 
-    def after_batch(self, spark: SparkSession) -> dict[str, int]:
+    def after_batch(self, spark: SparkSession, batch_id: int | None = None) -> dict[str, int]:
         """One round when it is due: table -> rows deleted (tables skipped or failed left out)."""
         if self.every_s <= 0 or self.clock() < self.due:
             return {}
         self.due = self.clock() + self.every_s
+        faults.hit("retention:before", batch_id)
         deleted: dict[str, int] = {}
         for table, days, expire in self.steps:
             if days <= 0:
@@ -58,4 +59,5 @@ class Retention:
                 continue
             if deleted[table]:
                 log.info("%s: %d row(s) older than %g days deleted", table, deleted[table], days)
+        faults.hit("retention:after", batch_id)
         return deleted

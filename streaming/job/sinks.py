@@ -109,7 +109,7 @@ class BatchWriter:
                 self._observe(batch, n_recs, n_rejected)
         finally:
             batch.unpersist()
-        self.retention.after_batch(batch.sparkSession)  # between two of the job's own appends: no race
+        self.retention.after_batch(batch.sparkSession, batch_id)  # between two of the job's own appends: no race
         faults.hit("batch:end", batch_id)
 
     def _observe(self, batch: DataFrame, n_recs: int, n_rejected: int) -> None:

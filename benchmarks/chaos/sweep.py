@@ -9,6 +9,8 @@ from streaming.job import faults
 from .bench import Bench
 from .runs import ChaosRun, drain_with_faults
 
+RETAIN_ALL = {"maintenance.expire_every_s": "0.001", "maintenance.recommendations_retention_days": "36500",
+              "maintenance.rejected_retention_days": "36500"}
 BATCH = -1
 """Stands for the first batch with recommendations in a :data:`SWEEP` entry."""
 SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
@@ -20,9 +22,9 @@ SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
     ("spark-delta:before-commit", BATCH, {"job.delta_writer": "spark"}),
     ("spark-delta:after-commit", BATCH, {"job.delta_writer": "spark"}),
     ("feed:before", BATCH, {}), ("feed:after", BATCH, {}),
-    # a retention round after every batch (its first comes expire_every_s after the start)
-    ("retention:before", BATCH, {"maintenance.expire_every_s": "0.001"}),
-    ("retention:after", BATCH, {"maintenance.expire_every_s": "0.001"}),
+    # a retention round after every batch (its first comes expire_every_s after the start), its DELETE and
+    # MERGE run but keep every row: the events are from T0 (2025) and the reference run has no round
+    ("retention:before", BATCH, RETAIN_ALL), ("retention:after", BATCH, RETAIN_ALL),
     ("batch:end", BATCH, {}),
 ]
 """(point, batch or hit, extra configuration) of the sweep: every point of streaming.job.faults.POINTS."""

@@ -3,8 +3,7 @@
 Overrides come as ``--conf key=value``:
 
 - ``spark.*`` keys go to the Spark session as they are (``--conf spark.sql.shuffle.partitions=8``);
-- ``kafka.*`` keys go to every Kafka client, Spark's Kafka source and sink included
-  (``--conf kafka.security.protocol=SASL_SSL``); their values are never logged;
+- ``kafka.*`` keys go to every Kafka client, Spark's Kafka source and sink included; their values never logged;
 - anything else is ``section.field`` of this file (``--conf job.trigger_interval=10 seconds``).
 """
 
@@ -111,10 +110,8 @@ class PolicySettings:
     ``--conf policy.assignor_options.KEY=VALUE``). Where the assignor takes ``horizon_s``, it defaults to
     ``rate_horizon_s``; the before/after figures always use ``rate_horizon_s``."""
     mode: str = OBSERVE
-    """What happens to a recommendation: ``observe`` (the table only, never published for application),
-    ``approve`` (published as a proposal that ``rebalancer approve`` turns into one the apply helpers act on),
-    ``auto`` (published for application at once). ``observe`` by default: a first run against production
-    groups shows what it would do and moves nothing."""
+    """``observe`` (the table only), ``approve`` (published as a proposal that ``rebalancer approve`` turns into
+    one to apply), ``auto`` (published to apply at once). ``observe`` by default: a first run moves nothing."""
     mode_overrides: dict[str, str] = field(default_factory=dict)
     """Group-id regex -> mode (``[policy.mode_overrides]``, ``--conf policy.mode_overrides.REGEX=MODE``); the
     first regex, in the order written, that matches anywhere in the group id (``re.search``) wins."""
@@ -198,10 +195,9 @@ class JobSettings:
     """On SIGTERM or Ctrl-C the running batch may finish for up to this long, then the job stops (a second signal:
     at once). Keep it below the platform's kill timeout (Kubernetes 30 s, systemd 90 s by default)."""
     state_buckets: int = 64
-    """The stateful step's key: groups are spread over this many buckets (CRC-32 of the group name), one call
-    per bucket with rows in a batch, so a batch costs per event rather than per group. 0 keys by group (one
-    call per group per batch, as before this setting; checkpoints made then keep that layout). Fixed for a
-    checkpoint: a changed value needs a new checkpoint (the job says so at start)."""
+    """The stateful step's key: groups spread over this many buckets (CRC-32 of the name), one call per bucket
+    with rows, so a batch costs per event, not per group; 0 keys by group (older checkpoints' layout). Fixed for
+    a checkpoint: a changed value needs a new one (the job says so at start)."""
     delta_writer: str = "auto"
     """Who appends a batch's rows to the Delta tables. ``auto``: a local table's rows are gathered on the driver
     and committed with delta-rs (~45 ms against Spark's ~0.7-1 s a commit), other locations and large batches

@@ -28,11 +28,10 @@ or null; the rules and their reason strings are all in this module, in the order
   null, ``replicas`` broker ids (no null), ``replica_racks`` strings or null, one per replica;
 - ``part``/``parts`` of a split metadata event (:mod:`streaming.contracts.event_parts`) integers with
   ``0 <= part < parts <= MAX_PARTS``;
-- last, a lag event must come from the lag topic and a metadata event from the metadata topic (so a valid
-  row's source topic follows from its type).
+- last, a lag event from the lag topic, a metadata event from the metadata topic (a row's type gives its topic).
 
-The collector's own lag events (the bulk of the traffic) take a fast path (:mod:`streaming.job.canonical`);
-the same rules then judge them. Anything else is parsed as a VARIANT.
+The collector's own lag events (the bulk of the traffic) take a fast path (:mod:`streaming.job.canonical`),
+judged by the same rules; anything else is parsed as a VARIANT.
 
 Event time. ``ts`` may lag its Kafka timestamp by any amount (replays, backfills: an old event can only be
 late) but may lead it by at most ``max_clock_skew_s``, so one bad clock cannot carry the global watermark

@@ -100,10 +100,8 @@ def keep_rejoin_until_joined(consumer: Any) -> Any:
     as kafka-python does (its response handlers have already reset what the error called for).
 
     A consumer without group management, or a kafka-python without these internals, is returned unchanged."""
-    coordinator = getattr(consumer, "_coordinator", None)
-    if coordinator is None or getattr(coordinator, "_rejoin_guarded", False) or not all(
-            hasattr(coordinator, a) for a in ("_join_task", "join_group_async", "need_rejoin",
-                                              "request_rejoin", "rejoin_needed", "_net")):
+    coordinator: Any = getattr(consumer, "_coordinator", None)
+    if not _guardable(coordinator):
         return consumer
     wants_rejoin = coordinator.need_rejoin          # the class's own, bound
     join_group_async = coordinator.join_group_async
@@ -127,6 +125,13 @@ def keep_rejoin_until_joined(consumer: Any) -> Any:
     coordinator.join_group_async = join_until_joined
     coordinator._rejoin_guarded = True
     return consumer
+
+
+def _guardable(coordinator: Any) -> bool:
+    """A group coordinator with the kafka-python internals the guard replaces, not guarded yet."""
+    return coordinator is not None and not getattr(coordinator, "_rejoin_guarded", False) and all(
+        hasattr(coordinator, a) for a in ("_join_task", "join_group_async", "need_rejoin", "request_rejoin",
+                                          "rejoin_needed", "_net"))
 
 
 def _replay(net: Any, value: Any) -> Any:

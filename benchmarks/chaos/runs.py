@@ -123,14 +123,9 @@ def drain_with_kills(args: list[str], checkpoint: Path, log_file: Path, kills: i
         run.runs += 1
         rc = _run_child(args, log_file, _env(spec), after, checkpoint, deadline - time.monotonic(), from_launch)
         run.log.append(f"{spec or kind}:{rc}")
-        if rc == -signal.SIGKILL:
-            run.kills[kind] = run.kills.get(kind, 0) + 1
-            continue
-        if rc != 0:
-            raise RuntimeError(f"job run failed with exit status {rc}; see {log_file}")
         # exit 0: drained (if kills are still due, it drained before they came: the report shows those done)
-        run.seconds = time.monotonic() - t0
-        return run
+        if _ended(run, rc, kind, spec or kind, log_file, t0):
+            return run
 
 
 def drain_with_faults(args: list[str], checkpoint: Path, log_file: Path, specs: list[str],
@@ -148,11 +143,17 @@ def drain_with_faults(args: list[str], checkpoint: Path, log_file: Path, specs: 
         run.runs += 1
         rc = _run_child(args, log_file, _env(spec), None, checkpoint, deadline - time.monotonic())
         run.log.append(f"{spec or 'clean'}:{rc}")
-        if rc == -signal.SIGKILL and spec:
-            point = spec.split("@")[0]
-            run.kills[point] = run.kills.get(point, 0) + 1
-            continue
-        if rc != 0:
-            raise RuntimeError(f"job run ({spec or 'clean'}) failed with exit status {rc}; see {log_file}")
-        run.seconds = time.monotonic() - t0
-        return run
+        if _ended(run, rc, spec.split("@")[0] if spec else None, spec or "clean", log_file, t0):
+            return run
+
+
+def _ended(run: ChaosRun, rc: int, killed: str | None, what: str, log_file: Path, t0: float) -> bool:
+    """A run's exit: a SIGKILL counted under ``killed`` (False: run again), or exit 0, the drain's time taken
+    (True); any other exit raises."""
+    if rc == -signal.SIGKILL and killed:
+        run.kills[killed] = run.kills.get(killed, 0) + 1
+        return False
+    if rc != 0:
+        raise RuntimeError(f"job run ({what}) failed with exit status {rc}; see {log_file}")
+    run.seconds = time.monotonic() - t0
+    return True

@@ -99,12 +99,12 @@ def _expire(spark, cfg, name: str, location: str, days: float, out) -> None:
     Delta's DELETE and MERGE are Serializable): that is no failure, the running job deletes those rows itself
     (:mod:`streaming.job.retention`)."""
     from streaming.job import tables
+    from streaming.job.retention import row_retention
 
-    keep = days if name == REJECTED else cfg.maintenance.recommendations_retention_days
+    keep, expire = next((d, f) for t, d, f in row_retention(cfg.maintenance, days) if t == name)
     if keep <= 0:
         out(f"{name}: retention off, every row kept")
         return
-    expire = tables.expire_rejected if name == REJECTED else tables.expire_recommendations
     try:
         deleted = tables.retry_conflicts(lambda: expire(spark, location, keep), f"{name}: DELETE", out=out)
     except Exception as e:

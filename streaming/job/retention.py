@@ -19,11 +19,20 @@ from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
-from streaming.config import Config
+from streaming.config import Config, MaintenanceSettings
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.job import faults, tables
 
 log = logging.getLogger(__name__)
+
+
+def row_retention(m: MaintenanceSettings, rejected_days: float | None = None
+                  ) -> tuple[tuple[str, float, Callable[[SparkSession, str, float], int]], ...]:
+    """(table, retention in days, the function that deletes past it) of both tables; ``rejected_days`` in
+    place of ``maintenance.rejected_retention_days`` (``rebalancer maintain --retention-days``)."""
+    rejected = m.rejected_retention_days if rejected_days is None else rejected_days
+    return ((RECOMMENDATIONS, m.recommendations_retention_days, tables.expire_recommendations),
+            (REJECTED, rejected, tables.expire_rejected))
 
 
 class Retention:
@@ -31,12 +40,10 @@ class Retention:
     ``rebalancer maintain`` alone deletes, best while the job is stopped)."""
 
     def __init__(self, cfg: Config, clock: Callable[[], float] = time.monotonic) -> None:
-        m = cfg.maintenance
-        self.every_s = m.expire_every_s
+        self.every_s = cfg.maintenance.expire_every_s
         self.clock = clock
         self.due = clock() + self.every_s  # not at start: a job restarted often would pay a round each time
-        self.steps = ((RECOMMENDATIONS, m.recommendations_retention_days, tables.expire_recommendations),
-                      (REJECTED, m.rejected_retention_days, tables.expire_rejected))
+        self.steps = row_retention(cfg.maintenance)
         self.location = cfg.table_path
 
     def after_batch(self, spark: SparkSession, batch_id: int | None = None) -> dict[str, int]:

@@ -289,9 +289,9 @@ def is_conflict(error: BaseException) -> bool:
     # delta-spark's conflict classes do not share a base class: every one it exports is a conflict
     if isinstance(error, tuple(getattr(delta.exceptions, n) for n in delta.exceptions.__all__)):
         return True
-    # a conflict Delta raised inside a Spark error delta-spark's conversion did not recognise
-    return any(name in str(error) for name in ("io.delta.exceptions.Concurrent", "ConcurrentAppendException",
-                                               "ConcurrentDeleteReadException", "MetadataChangedException"))
+    # a conflict Delta raised inside a Spark error delta-spark's conversion did not recognise (that package
+    # holds Delta's conflict exceptions only)
+    return "io.delta.exceptions." in str(error)
 
 
 def retry_conflicts(step: Callable[[], T], what: str, out: Callable[[str], object] = log.info,

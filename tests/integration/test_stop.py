@@ -26,11 +26,23 @@ STOP_LINE = re.compile(r"^rebalancer run: stopped by (SIG\w+)(, then at once on 
                        r"lease released(; a batch still running was interrupted, the next run replays it)?$")
 
 
-def _start(args: list[str], tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path, Path]:
+def _start(args: list[str], tmp_path: Path, name: str, env: dict[str, str] | None = None
+           ) -> tuple[subprocess.Popen, Path, Path]:
     out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
     # its own session, so a signal to its process group is what a terminal's Ctrl-C sends to a foreground job
-    proc = subprocess.Popen(args, stdout=out.open("w"), stderr=err.open("w"), start_new_session=True)
+    proc = subprocess.Popen(args, stdout=out.open("w"), stderr=err.open("w"), start_new_session=True,
+                            env={**os.environ, **(env or {})})
     return proc, out, err
+
+
+def _stop_line(code: int, out: Path, err: Path) -> re.Match:
+    """Exit 0, no Python traceback, and exactly one stop line: that line, matched by :data:`STOP_LINE`."""
+    stdout, stderr = out.read_text(), err.read_text()
+    assert code == 0, (code, stdout[-3000:], stderr[-3000:])
+    assert "Traceback" not in stderr and "Traceback" not in stdout, stderr[-5000:]
+    stops = [m for m in map(STOP_LINE.match, (stdout + stderr).splitlines()) if m]
+    assert len(stops) == 1, (stdout[-3000:], stderr[-3000:])
+    return stops[0]
 
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
@@ -55,15 +67,11 @@ def test_a_signal_stops_the_job_at_a_batch_boundary_with_one_line(spark, cfg, tm
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    stdout, stderr = out.read_text(), err.read_text()
-    assert code == 0, (code, stdout[-3000:], stderr[-3000:])
-    assert "Traceback" not in stderr and "Traceback" not in stdout, stderr[-5000:]
-    stops = [m for m in map(STOP_LINE.match, (stdout + stderr).splitlines()) if m]
-    assert len(stops) == 1, (stdout[-3000:], stderr[-3000:])
-    sig, twice, last, n, recs, rejected, interrupted = stops[0].groups()
-    assert int(n) == int(last) + 1, stops[0].group(0)  # a fresh checkpoint: batches 0..last
+    stop = _stop_line(code, out, err)
+    sig, twice, last, n, recs, rejected, interrupted = stop.groups()
+    assert int(n) == int(last) + 1, stop.group(0)  # a fresh checkpoint: batches 0..last
     # one signal, a batch boundary within the grace
-    assert sig == signame and not twice and not interrupted, stops[0].group(0)
+    assert sig == signame and not twice and not interrupted, stop.group(0)
     assert not (Path(checkpoint) / LEASE_FILE).exists()
     # the tables hold exactly what the line says was committed
     assert count(spark, jc, "recommendations") == int(recs) == len(GROUPS)
@@ -88,9 +96,7 @@ def test_a_second_signal_stops_at_once_and_the_next_run_replays_the_batch(spark,
     produce(jc, [e for phase in (0, 1) for e in membership_phase(GROUPS, phase)])
     args = cli_args(jc, available_now=False, checkpoint=checkpoint,
                     extra={"job.trigger_interval": "500 milliseconds", "job.stop_grace_s": "600"})
-    out, err = tmp_path / "run.out", tmp_path / "run.err"
-    proc = subprocess.Popen(args, stdout=out.open("w"), stderr=err.open("w"), start_new_session=True,
-                            env={**os.environ, "REBALANCER_FAULT": "stateful~600"})
+    proc, out, err = _start(args, tmp_path, "run", {"REBALANCER_FAULT": "stateful~600"})
     try:
         wait_until(lambda: "REBALANCER_FAULT: holding at stateful" in err.read_text() or proc.poll() is not None,
                    900, "the stateful step to hold")
@@ -104,13 +110,9 @@ def test_a_second_signal_stops_at_once_and_the_next_run_replays_the_batch(spark,
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    stdout, stderr = out.read_text(), err.read_text()
-    assert code == 0, (code, stdout[-3000:], stderr[-3000:])
-    stops = [m for m in map(STOP_LINE.match, (stdout + stderr).splitlines()) if m]
-    assert len(stops) == 1, (stdout[-3000:], stderr[-3000:])
-    sig, twice, last, n, recs, _, interrupted = stops[0].groups()
-    assert (sig, bool(twice), last, n, bool(interrupted)) == ("SIGTERM", True, None, "0", True), stops[0].group(0)
-    assert "Traceback" not in stderr, stderr[-5000:]  # the interrupted batch's errors are not the operator's
+    stop = _stop_line(code, out, err)  # no traceback either: the interrupted batch's errors are not the operator's
+    sig, twice, last, n, recs, _, interrupted = stop.groups()
+    assert (sig, bool(twice), last, n, bool(interrupted)) == ("SIGTERM", True, None, "0", True), stop.group(0)
     assert not (Path(checkpoint) / LEASE_FILE).exists()
     assert count(spark, jc, "recommendations") == int(recs) == 0  # the held batch wrote nothing
 

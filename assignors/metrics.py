@@ -14,6 +14,14 @@ Lower bound on the max member load
     classes by the set of members allowed to take them, members into groups by subscription, and the
     fractional min-max load is solved as a small linear program (HiGHS). The bound is read from a repaired
     dual solution, so it stays valid even when the solver stops a little above the optimum.
+
+Members of different capacity
+    With ``snapshot.capacity`` (records/s per member) a load ``w`` takes member ``m`` ``w / c_m`` seconds.
+    :func:`capacity_scales` gives each member the fastest capacity over its own, so that ``w x scale`` is
+    that time in records at the fastest member's rate: one unit for members alike or not (every scale is 1.0
+    when capacities are equal or unknown). ``balanced`` minimises the max scaled load, and the job's skew
+    reading and improvement check read the same (:func:`max_scaled_load`). E.g. capacities 60 and 180/s:
+    3,600 records on the first weigh 10,800, as long as 10,800 take the second.
 """
 
 from __future__ import annotations
@@ -28,11 +36,13 @@ from assignors.model import Assignment, GroupSnapshot
 __all__ = [
     "InvalidAssignment",
     "Metrics",
+    "capacity_scales",
     "compute_metrics",
     "count_spread",
     "cross_rack_partitions",
     "imbalance",
     "lower_bound",
+    "max_scaled_load",
     "member_loads",
     "movement",
     "partition_loads",
@@ -76,6 +86,23 @@ def member_loads(
                 total += values[p]
         result[member] = result.get(member, 0) + total
     return result
+
+
+def capacity_scales(snapshot: GroupSnapshot) -> dict[str, float] | None:
+    """Member -> the fastest member's capacity over its own; None when capacities are unknown (members alike)."""
+    capacity = snapshot.capacity
+    if capacity is None or not snapshot.members:
+        return None
+    fastest = max(float(capacity[m.member_id]) for m in snapshot.members)
+    return {m.member_id: fastest / float(capacity[m.member_id]) for m in snapshot.members}
+
+
+def max_scaled_load(snapshot: GroupSnapshot, m: Metrics) -> float:
+    """The max member load of ``m`` in records at the fastest member's rate (``m.max_load`` when alike)."""
+    scales = capacity_scales(snapshot)
+    if scales is None:
+        return m.max_load
+    return max((load * scales[mid] for mid, load in m.member_loads.items()), default=0.0)
 
 
 def imbalance(loads: Sequence[float]) -> float:

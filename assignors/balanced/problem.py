@@ -25,6 +25,7 @@ import zlib
 
 import numpy as np
 
+from assignors import metrics
 from assignors.model import Assignment, GroupSnapshot, Member
 
 from .options import BalancedOptions
@@ -59,11 +60,10 @@ class Problem:
 
     def _scale(self) -> np.ndarray:
         """Per member, the fastest capacity over its own (1.0 for all without capacities)."""
-        capacity = self.snapshot.capacity
-        if capacity is None or not self.members:
+        scales = metrics.capacity_scales(self.snapshot)
+        if scales is None:
             return np.ones(self.n_members)
-        c = np.array([float(capacity[m.member_id]) for m in self.members])
-        return c.max() / c
+        return np.array([scales[m.member_id] for m in self.members])
 
     def _index_topics(self) -> None:
         """Subscribed topics (in metadata order), the subscription matrix and each partition's load."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from assignors import balanced
 from assignors.errors import InvalidSnapshot
-from assignors.metrics import member_loads, validate_assignment
+from assignors.metrics import capacity_scales, compute_metrics, max_scaled_load, member_loads, validate_assignment
 from assignors.model import GroupSnapshot, Member
 
 from .test_balanced import FAST, snapshots
@@ -22,6 +22,29 @@ def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, cap
     alike = dataclasses.replace(snapshot, capacity={m.member_id: capacity for m in snapshot.members})
     assert balanced.assign(alike, max_count_skew=max_count_skew) == balanced.assign(
         snapshot, max_count_skew=max_count_skew)
+
+
+@FAST
+@given(snapshots(), st.floats(1e-6, 1e12))
+def test_equal_capacities_read_plain_records(snapshot, capacity):
+    """The policy's reading at the fastest member's rate is plain records when the members are alike."""
+    alike = dataclasses.replace(snapshot, capacity={m.member_id: capacity for m in snapshot.members})
+    assignment = balanced.assign(snapshot)
+    assert set(capacity_scales(alike).values()) == {1.0} and capacity_scales(snapshot) is None
+    m = compute_metrics(alike, assignment)
+    assert max_scaled_load(alike, m) == m.max_load == max_scaled_load(snapshot, compute_metrics(snapshot, assignment))
+
+
+def test_balanced_minimises_the_max_scaled_load_the_policy_reads():
+    """What the improvement check compares is what balanced lowered: the proposal's max scaled load is at most
+    the current assignment's, and within 3% of total load over total capacity at the fastest rate."""
+    capacity = {"slow": 1.0, "mid": 1.5, "fast": 3.0}
+    snapshot = group(capacity)
+    proposed = compute_metrics(snapshot, balanced.assign(snapshot))
+    even = compute_metrics(snapshot, balanced.assign(group(None)))
+    best = proposed.total_load / sum(capacity.values()) * 3.0
+    assert max_scaled_load(snapshot, proposed) <= 1.03 * best < max_scaled_load(snapshot, even)
+    assert max_scaled_load(snapshot, even) == pytest.approx(even.member_loads["slow"] * 3.0)
 
 
 def group(capacity: dict[str, float] | None) -> GroupSnapshot:

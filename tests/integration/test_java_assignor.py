@@ -1,5 +1,6 @@
 """The Java RecommendationAssignor (clients/java): its fit rule passes the shared vectors in tests/data/fit,
-as streaming/apply/plan.py does (tests/unit/streaming/apply/test_fit_vectors.py), and a live classic group of three Java
+as streaming/apply/plan.py does (tests/unit/streaming/apply/test_fit_vectors.py), its load-model fallback those
+in tests/data/fallback (tests/unit/streaming/apply/test_fallback.py), and a live classic group of three Java
 consumers applies a recommendation from the trigger feed, then falls back when a member leaves."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from streaming.kafka_clients import factories as kafka_clients
 from .java_client import JavaMember, build_assignor, compile_member, wait_for
 
 VECTORS = Path(__file__).parents[1] / "data" / "fit"
+FALLBACK_VECTORS = Path(__file__).parents[1] / "data" / "fallback"
 
 
 @pytest.mark.java
@@ -26,6 +28,19 @@ def test_the_java_fit_rule_decides_every_vector_as_it_says():
                           str(VECTORS)], check=True, capture_output=True, text=True, timeout=120).stdout
     outcomes = {d["name"]: d["outcome"] for d in map(json.loads, out.splitlines())}
     expected = {p.stem: json.loads(p.read_text())["expect"] for p in VECTORS.glob("*.json")}
+    assert set(outcomes) == set(expected)
+    wrong = {name: (outcomes[name], want) for name, want in expected.items() if outcomes[name] != want}
+    assert not wrong
+
+
+@pytest.mark.java
+def test_the_java_load_model_fallback_assigns_every_vector_as_python_does():
+    classpath = ":".join([*build_assignor(), jvm.kafka_classpath()])
+    out = subprocess.run([jvm.java_executable(), "-Xmx128m", "-cp", classpath,
+                          "io.github.kafkarebalancer.FallbackVectors", str(FALLBACK_VECTORS)],
+                         check=True, capture_output=True, text=True, timeout=120).stdout
+    outcomes = {d["name"]: d["outcome"] for d in map(json.loads, out.splitlines())}
+    expected = {p.stem: json.loads(p.read_text())["expect"] for p in FALLBACK_VECTORS.glob("*.json")}
     assert set(outcomes) == set(expected)
     wrong = {name: (outcomes[name], want) for name, want in expected.items() if outcomes[name] != want}
     assert not wrong

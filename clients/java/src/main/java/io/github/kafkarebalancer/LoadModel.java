@@ -64,50 +64,61 @@ public record LoadModel(double horizonS, Map<String, long[]> lag, Map<String, Do
         Map<String, Double[]> rate = new LinkedHashMap<>();
         long total = 0;
         for (JsonNode t : topics) {
-            JsonNode l = t.get("lag");
-            JsonNode r = t.get("rate");
-            if (!t.isObject() || !t.path("topic").isTextual() || t.get("topic").asText().isEmpty() || l == null
-                    || r == null || !l.isArray() || !r.isArray() || l.size() != r.size()
-                    || lag.containsKey(t.get("topic").asText())) {
+            if (!topic(t, lag, rate)) {
                 return null;
             }
-            long[] lags = new long[l.size()];
-            Double[] rates = new Double[r.size()];
-            for (int p = 0; p < l.size(); p++) {
-                JsonNode x = l.get(p);
-                JsonNode y = r.get(p);
-                if (!x.isIntegralNumber() || !x.canConvertToLong() || x.asLong() < 0
-                        || !(y.isNull() || number(y, 0, MAX_RATE))) {
-                    return null;
-                }
-                lags[p] = x.asLong();
-                rates[p] = y.isNull() ? null : y.asDouble();
-            }
-            total += lags.length;
-            lag.put(t.get("topic").asText(), lags);
-            rate.put(t.get("topic").asText(), rates);
-        }
-        if (total > MAX_PARTITIONS) {
-            return null;
+            total += lag.get(t.get("topic").asText()).length;
         }
         JsonNode m = node.get("members");
-        List<Capacity> members = null;
-        if (m != null && !m.isNull()) {
-            if (!m.isArray()) {
-                return null;
-            }
-            members = new ArrayList<>();
-            for (JsonNode e : m) {
-                JsonNode c = e.get("records_per_s");
-                if (!e.isObject() || !name(e.get("member_id")) || !name(e.get("instance_id"))
-                        || !name(e.get("client_id")) || !number(c, 0, MAX_RATE) || c.asDouble() <= 0) {
-                    return null;
-                }
-                members.add(new Capacity(text(e.get("member_id")), text(e.get("instance_id")),
-                                         text(e.get("client_id")), c.asDouble()));
-            }
+        List<Capacity> members = m == null || m.isNull() ? null : members(m);
+        if (total > MAX_PARTITIONS || (members == null && m != null && !m.isNull())) {
+            return null;
         }
         return new LoadModel(node.get("horizon_s").asDouble(), lag, rate, members);
+    }
+
+    /** One topic's lags and rates into {@code lag} and {@code rate}; false when it breaks a rule. */
+    private static boolean topic(JsonNode t, Map<String, long[]> lag, Map<String, Double[]> rate) {
+        JsonNode l = t.get("lag");
+        JsonNode r = t.get("rate");
+        if (!t.isObject() || !t.path("topic").isTextual() || t.get("topic").asText().isEmpty() || l == null
+                || r == null || !l.isArray() || !r.isArray() || l.size() != r.size()
+                || lag.containsKey(t.get("topic").asText())) {
+            return false;
+        }
+        long[] lags = new long[l.size()];
+        Double[] rates = new Double[r.size()];
+        for (int p = 0; p < l.size(); p++) {
+            JsonNode x = l.get(p);
+            JsonNode y = r.get(p);
+            if (!x.isIntegralNumber() || !x.canConvertToLong() || x.asLong() < 0
+                    || !(y.isNull() || number(y, 0, MAX_RATE))) {
+                return false;
+            }
+            lags[p] = x.asLong();
+            rates[p] = y.isNull() ? null : y.asDouble();
+        }
+        lag.put(t.get("topic").asText(), lags);
+        rate.put(t.get("topic").asText(), rates);
+        return true;
+    }
+
+    /** The members' capacities; null when one breaks a rule (or {@code m} is not a list). */
+    private static List<Capacity> members(JsonNode m) {
+        if (!m.isArray()) {
+            return null;
+        }
+        List<Capacity> out = new ArrayList<>();
+        for (JsonNode e : m) {
+            JsonNode c = e.get("records_per_s");
+            if (!e.isObject() || !name(e.get("member_id")) || !name(e.get("instance_id"))
+                    || !name(e.get("client_id")) || !number(c, 0, MAX_RATE) || c.asDouble() <= 0) {
+                return null;
+            }
+            out.add(new Capacity(text(e.get("member_id")), text(e.get("instance_id")), text(e.get("client_id")),
+                                 c.asDouble()));
+        }
+        return out;
     }
 
     // -- the fallback -------------------------------------------------------------------------------------
@@ -184,37 +195,12 @@ public record LoadModel(double horizonS, Map<String, long[]> lag, Map<String, Do
                                                                 Map<String, Integer> topics) {
         List<FitRule.Member> order = new ArrayList<>(current);
         order.sort(Comparator.comparing(FitRule.Member::memberId, UTF8));
-        TreeMap<String, Integer> subscribed = new TreeMap<>(UTF8);
-        order.forEach(m -> m.topics().forEach(t -> {
-            if (topics.getOrDefault(t, 0) > 0) {
-                subscribed.put(t, topics.get(t));
-            }
-        }));
-        List<String> partTopic = new ArrayList<>();
-        List<Integer> partNumber = new ArrayList<>();
-        List<Double> known = new ArrayList<>();
-        lag.forEach((t, lags) -> {
-            for (int p = 0; p < lags.length; p++) {
-                known.add(load(t, p));
-            }
-        });
-        double unknown = median(known);
-        subscribed.forEach((t, n) -> {
-            for (int p = 0; p < n; p++) {
-                partTopic.add(t);
-                partNumber.add(p);
-            }
-        });
-        int parts = partTopic.size();
-        double[] w = new double[parts];
-        Integer[] ranked = new Integer[parts];
-        for (int i = 0; i < parts; i++) {
-            Double x = load(partTopic.get(i), partNumber.get(i));
-            w[i] = x == null ? unknown : x;
-            ranked[i] = i;
-        }
+        List<Map.Entry<String, Integer>> parts = partitions(order, topics);
+        double[] w = weights(parts);
+        Integer[] ranked = new Integer[parts.size()];
+        Arrays.setAll(ranked, i -> i);
         Arrays.sort(ranked, Comparator.<Integer>comparingDouble(i -> -w[i])
-            .thenComparing(i -> partTopic.get(i), UTF8).thenComparingInt(i -> partNumber.get(i)));
+            .thenComparing(i -> parts.get(i).getKey(), UTF8).thenComparingInt(i -> parts.get(i).getValue()));
         Map<String, Double> capacity = capacities(order);
         int n = order.size();
         double[] c = new double[n];
@@ -226,11 +212,10 @@ public record LoadModel(double horizonS, Map<String, long[]> lag, Map<String, Do
             out.put(order.get(m).memberId(), new ArrayList<>());
         }
         for (int i : ranked) {
-            String t = partTopic.get(i);
             int best = -1;
             double bestTime = 0;
             for (int m = 0; m < n; m++) {
-                if (!order.get(m).topics().contains(t)) {
+                if (!order.get(m).topics().contains(parts.get(i).getKey())) {
                     continue;
                 }
                 double time = (load[m] + w[i]) / c[m];
@@ -244,11 +229,46 @@ public record LoadModel(double horizonS, Map<String, long[]> lag, Map<String, Do
             }
             load[best] += w[i];
             count[best]++;
-            out.get(order.get(best).memberId()).add(Map.entry(t, partNumber.get(i)));
+            out.get(order.get(best).memberId()).add(parts.get(i));
         }
         Comparator<Map.Entry<String, Integer>> byPartition =
             Map.Entry.<String, Integer>comparingByKey(UTF8).thenComparing(Map.Entry.comparingByValue());
         out.values().forEach(l -> l.sort(byPartition));
         return out;
+    }
+
+    /** Every partition of a topic some member subscribes to, topics in UTF-8 byte order. */
+    private static List<Map.Entry<String, Integer>> partitions(List<FitRule.Member> members,
+                                                               Map<String, Integer> topics) {
+        TreeMap<String, Integer> subscribed = new TreeMap<>(UTF8);
+        members.forEach(m -> m.topics().forEach(t -> {
+            if (topics.getOrDefault(t, 0) > 0) {
+                subscribed.put(t, topics.get(t));
+            }
+        }));
+        List<Map.Entry<String, Integer>> out = new ArrayList<>();
+        subscribed.forEach((t, n) -> {
+            for (int p = 0; p < n; p++) {
+                out.add(Map.entry(t, p));
+            }
+        });
+        return out;
+    }
+
+    /** The load of each partition; the median of the model's loads for one it does not have. */
+    private double[] weights(List<Map.Entry<String, Integer>> parts) {
+        List<Double> known = new ArrayList<>();
+        lag.forEach((t, lags) -> {
+            for (int p = 0; p < lags.length; p++) {
+                known.add(load(t, p));
+            }
+        });
+        double unknown = median(known);
+        double[] w = new double[parts.size()];
+        for (int i = 0; i < w.length; i++) {
+            Double x = load(parts.get(i).getKey(), parts.get(i).getValue());
+            w[i] = x == null ? unknown : x;
+        }
+        return w;
     }
 }

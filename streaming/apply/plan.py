@@ -19,8 +19,8 @@ subscription changed — and the recommendation is not applied: the fallback ass
 
 Example: the recommendation v3 gives ``c-0`` t-0, t-1 and ``c-1`` t-2, t-3. The group now has
 ``c-0-6f1e...`` and ``c-1-0a9b...`` subscribed to ``t`` (4 partitions): mapped by client id, it fits
-and is applied. Had ``t`` grown to 6 partitions, t-4 and t-5 would be missing from it: the fallback
-(``sticky``, or ``balanced`` when lag is known) assigns all six and the reason is logged.
+and is applied. Had ``t`` grown to 6 partitions, t-4 and t-5 would be missing from it: the fallback (on the
+recommendation's load model; without one ``sticky``, or ``balanced`` on lag) assigns all six and says why.
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ from streaming.text import printable
 USER_DATA_KEY = "rebalancer"
 USER_DATA_VERSION = 1
 AUTO = "auto"
-"""Fallback ``auto``: the job's load model when the latest recommendation carries one
-(:mod:`streaming.apply.fallback`), else ``balanced`` when the lag of the partitions is known, else ``sticky``."""
+"""Fallback ``auto``: the recommendation's load model (:mod:`.fallback`), else ``balanced`` on lag, else ``sticky``."""
 
 _UUID_SUFFIX = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -314,8 +313,7 @@ def fallback_assignment(members: Sequence[Member], topics: Mapping[str, int], fa
                         replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
                         lag: Mapping[str, Sequence[int]] | None = None,
                         model: load_model.LoadModel | None = None) -> tuple[str, Assignment]:
-    """(assignor name, assignment) of the fallback (``auto`` with ``model``: the load model's); ``range`` when
-    the chosen assignor fails."""
+    """(name, assignment) of the fallback (``auto`` with ``model``: the load model's); ``range`` if it fails."""
     if model is not None and fallback == AUTO:
         return load_fallback.NAME, load_fallback.assign(model, members, topics)
     snapshot = snapshot_of(members, topics, replica_racks, lag)

@@ -203,6 +203,8 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
     if oracle is not None:
         out["oracle"] = oracle.summary()
     if ours is not None:
+        # which fallback our leader ran when no recommendation fitted (the load model's once one carries it)
+        out["fallbacks"] = [{"assignor": d.assignor, "reason": d.reason} for d in ours.decisions if not d.applied]
         out["recommendations"] = [{"at_s": round(t - t0, 2), "version": r["version"],
                                    "triggers": r.get("triggers"), "partitions_moved": r.get("partitions_moved")}
                                   for t, r in recs]

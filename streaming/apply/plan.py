@@ -19,8 +19,8 @@ subscription changed — and the recommendation is not applied: the fallback ass
 
 Example: the recommendation v3 gives ``c-0`` t-0, t-1 and ``c-1`` t-2, t-3. The group now has
 ``c-0-6f1e...`` and ``c-1-0a9b...`` subscribed to ``t`` (4 partitions): mapped by client id, it fits
-and is applied. Had ``t`` grown to 6 partitions, t-4 and t-5 would be missing from it: the fallback
-(``sticky``, or ``balanced`` when lag is known) assigns all six and the reason is logged.
+and is applied. Had ``t`` grown to 6 partitions, t-4 and t-5 would be missing from it: the fallback (on the
+recommendation's load model; without one ``sticky``, or ``balanced`` on lag) assigns all six and says why.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from typing import Any
 from assignors import registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot, Member, TopicPartition
+from streaming.apply import fallback as load_fallback
 from streaming.apply.errors import DoesNotFit, InvalidRecommendation
+from streaming.contracts import load_model
 from streaming.contracts.recommendation import ACTIONABLE, STATUSES, recommendation_id
 from streaming.contracts.recommendation import AUTO as AUTO_STATUS
 from streaming.text import printable
@@ -43,7 +45,7 @@ from streaming.text import printable
 USER_DATA_KEY = "rebalancer"
 USER_DATA_VERSION = 1
 AUTO = "auto"
-"""Fallback ``auto``: ``balanced`` when the lag of the partitions is known, else ``sticky``."""
+"""Fallback ``auto``: the recommendation's load model (:mod:`.fallback`), else ``balanced`` on lag, else ``sticky``."""
 
 _UUID_SUFFIX = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -309,8 +311,11 @@ def fallback_name(fallback: str, lag: Mapping[str, Sequence[int]] | None) -> str
 
 def fallback_assignment(members: Sequence[Member], topics: Mapping[str, int], fallback: str = AUTO,
                         replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
-                        lag: Mapping[str, Sequence[int]] | None = None) -> tuple[str, Assignment]:
-    """(assignor name, assignment) of the fallback; ``range`` when the chosen assignor fails."""
+                        lag: Mapping[str, Sequence[int]] | None = None,
+                        model: load_model.LoadModel | None = None) -> tuple[str, Assignment]:
+    """(name, assignment) of the fallback (``auto`` with ``model``: the load model's); ``range`` if it fails."""
+    if model is not None and fallback == AUTO:
+        return load_fallback.NAME, load_fallback.assign(model, members, topics)
     snapshot = snapshot_of(members, topics, replica_racks, lag)
     name = fallback_name(fallback, lag)
     try:
@@ -327,7 +332,8 @@ def fallback_assignment(members: Sequence[Member], topics: Mapping[str, int], fa
 def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[Member], topics: Mapping[str, int],
            fallback: str = AUTO, replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
            lag: Mapping[str, Sequence[int]] | None = None) -> Decision:
-    """Apply ``rec`` (the latest recommendation of ``group``) when it fits, else the fallback."""
+    """Apply ``rec`` (the latest recommendation of ``group``) when it fits, else the fallback (with ``auto``, on
+    the load model of ``rec`` when this group's ``rec`` may be acted on and carries one)."""
     if rec is None:
         reason = "no recommendation for the group yet"
     elif rec.get("group") not in (None, group):
@@ -348,7 +354,8 @@ def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[Member],
                             version=int(rec["version"]), recommendation_id=rec.get("recommendation_id"),
                             considered=int(rec["version"]),
                             figures={k: rec.get(k) for k in ("triggers", "before", "after") if k in rec})
-    name, assignment = fallback_assignment(members, topics, fallback, replica_racks, lag)
+    model = load_model.read(rec.get("load_model")) if rec is not None and rec.get("group") in (None, group) else None
+    name, assignment = fallback_assignment(members, topics, fallback, replica_racks, lag, model)
     return Decision(assignment, "fallback", name, reason,
                     considered=int(rec["version"]) if rec is not None else 0)
 

@@ -9,7 +9,7 @@ Trigger feed message (topic ``kafka.trigger_topic``, compacted, key = group id, 
      "before": {"max_member_lag": 9000, "imbalance": 1.8, "cross_rack_partitions": 2},
      "after": {"max_member_lag": 5200, "imbalance": 1.04, "cross_rack_partitions": 0},
      "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": [],
-     "status": "auto"}
+     "status": "auto", "load_model": {...}}
 
 Figures in records (``max_member_lag``, ``lag_moved``) are exact integers (JSON integers, ``bigint`` in Delta):
 a member's lag is a sum of partition lags of up to 2^63-1 each, so a sum above 2^63-1 is written as 2^63-1
@@ -18,7 +18,8 @@ figure below it stays exact. ``bigint`` rather than ``decimal``: every reader of
 pandas, the exporter) reads it as a plain integer. With ``policy.rate_horizon_s`` the figures are loads (lag
 plus rate times the horizon), rounded to whole records. Ratios and times (``imbalance``, ``lower_bound``, the
 ``*_s`` figures) are finite doubles or null; ``lower_bound`` is rounded down where a double cannot hold it
-exactly, so it stays a lower bound.
+exactly, so it stays a lower bound. ``load_model`` (lags, rates and capacities the decision used, for the
+leaders' fallback) is additive and versioned on its own: :mod:`streaming.contracts.load_model`.
 
 ``status`` follows the group's ``policy.mode``: ``auto`` (apply it), ``proposed`` (mode ``approve``: wait for
 a decision). ``rebalancer approve`` / ``reject`` re-publish the same recommendation under the same key with
@@ -137,6 +138,9 @@ class Recommendation:
     """Per member, the capacity the recommendation was made with (:mod:`streaming.state.capacity`):
     ``member_id``, ``client_id``, ``records_per_s``, ``confidence_s``, ``measured``; None while unknown (the
     members taken as alike). Delta only."""
+    load_model: dict[str, Any] | None = None
+    """What the decision was made on (:mod:`streaming.contracts.load_model`), for the leaders' fallback; the feed
+    message carries it (additive: absent when None), the Delta row in ``feed_value``."""
 
     @property
     def id(self) -> str:
@@ -151,7 +155,7 @@ class Recommendation:
             "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
             "stuck_partitions": [list(tp) for tp in self.stuck_partitions],
             "status": STATUS_OF_MODE[self.mode],
-        }
+        } | ({} if self.load_model is None else {"load_model": self.load_model})
 
     def to_row(self) -> dict[str, Any]:
         return {

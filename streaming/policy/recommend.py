@@ -38,7 +38,7 @@ from assignors.model import Assignment, GroupSnapshot
 from streaming.config import PolicySettings
 from streaming.contracts.recommendation import Recommendation, bound_below, finite, records
 from streaming.lag.rules import finite_or_none
-from streaming.policy import lag_seconds, lag_skew
+from streaming.policy import lag_seconds, lag_skew, load_model
 from streaming.state import capacity
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -224,6 +224,7 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
+        load_model=load_model.of(proposal.snapshot, policy),
     )
     state.last_rec_id = rec.id
     return rec

@@ -5,7 +5,8 @@ recommendation was applied, so no outcome hangs on a fixed clock:
 
 - the Java group applies the job's recommendation, and its consumers then hold exactly what it says;
 - over the 25 s before the member leaves, its max consumer lag averages below half of the range group's;
-- once the member left, the leader falls back to cooperative-sticky and its log names the member.
+- once the member left, the leader falls back on the recommendation's load model (docs/deciding.md) and its log
+  names the member.
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ def test_java_demo_applies_the_recommendation_beats_range_and_falls_back_when_a_
     gone = s["member_left"]["client_id"]
     fallbacks = s["member_left"]["fallbacks"]
     assert any(f"recommended member {gone} is no longer in the group" in f["reason"]
-               and f["assignor"] == "cooperative-sticky" for f in fallbacks), lines
+               and f["assignor"] == "load-model" for f in fallbacks), lines
     # the leader's own log says it (one of the two members still in the group)
     logs = [p.read_text() for p in (result.out_dir / "java").glob(f"{options.group.group}-*.log")]
-    assert any(f"recommended member {gone} is no longer in the group" in text and "cooperative-sticky fallback"
+    assert any(f"recommended member {gone} is no longer in the group" in text and "load-model fallback"
                in text for text in logs)
 
     assert (result.out_dir / "lag-java.png").stat().st_size > 0

@@ -1,8 +1,9 @@
 """The KIP-848 server-side assignor (clients/java ServerAssignor, docs/server-assignor.md).
 
-1. Its core decides every shared fit vector (tests/data/fit) as streaming/apply/plan.py does, and handles the
-   shapes of Kafka's own assignor tests (empty group, topic deleted, partitions added, a nudge member, no
-   feed) with Kafka's uniform assignor as the fallback.
+1. Its core decides every shared fit vector (tests/data/fit) as streaming/apply/plan.py does, falls back on
+   the job's load model as streaming/apply/fallback.py does (tests/data/fallback), and handles the shapes of
+   Kafka's own assignor tests (empty group, topic deleted, partitions added, a nudge member, no feed) with
+   Kafka's uniform assignor as the fallback.
 2. On a one-broker embedded cluster that loads it (``rebalancer kafka up --server-assignor``'s cluster), two
    groups of three Java KIP-848 consumers under the same skewed load, one asking for ``uniform``, one for
    ``rebalancer``: the real job's recommendation becomes the second group's assignment, as ConsumerGroupDescribe
@@ -28,6 +29,7 @@ from streaming.kafka_clients import factories as kafka_clients
 from .java_client import JavaMember, compile_remote_member, wait_for
 
 VECTORS = Path(__file__).parents[1] / "data" / "fit"
+FALLBACK_VECTORS = Path(__file__).parents[1] / "data" / "fallback"
 PARTITIONS = 12
 RATE = 120
 """records/s each Java consumer processes: a third of the load, less than the busiest share under uniform."""
@@ -38,7 +40,7 @@ def _cases() -> dict[tuple[str, str], dict]:
     classpath = ":".join([str(ASSIGNOR_BUILD / "classes"), str(ASSIGNOR_BUILD / "test-classes"),
                           jvm.kafka_classpath()])
     out = subprocess.run([jvm.java_executable(), "-Xmx128m", "-cp", classpath,
-                          "io.github.kafkarebalancer.ServerAssignorCases", str(VECTORS)],
+                          "io.github.kafkarebalancer.ServerAssignorCases", str(VECTORS), str(FALLBACK_VECTORS)],
                          check=True, capture_output=True, text=True, timeout=120).stdout
     return {(d["case"], d["name"]): d["outcome"] for d in map(json.loads, out.splitlines())}
 
@@ -59,12 +61,22 @@ def test_the_server_assignor_decides_the_fit_vectors_and_kafkas_assignor_shapes(
                                          for m, tps in want["assignment"].items()}, path.stem
         else:
             assert (got["applied"], got["kind"]) == (False, want["reason"]), (path.stem, got)
+    for path in FALLBACK_VECTORS.glob("*.json"):
+        want = json.loads(path.read_text())["expect"]
+        got = cases["fallback", path.stem]
+        assert not got["applied"], path.stem
+        if want["fallback"] == "default":  # the given fallback (one that assigns nothing) ran
+            assert (got["assignor"], got["assignment"]) == ("none", {}), (path.stem, got)
+        else:
+            assert got["assignor"] == "load-model", (path.stem, got)
+            assert got["assignment"] == {m: sorted(f"{t}-{p}" for t, p in tps)
+                                         for m, tps in want["assignment"].items()}, path.stem
     shape = {name: out for (kind, name), out in cases.items() if kind == "shape"}
     every = [f"t-{p}" for p in range(4)]
-    assert shape["fits"] == {"applied": True, "kind": None,
+    assert shape["fits"] == {"applied": True, "kind": None, "assignor": "recommendation",
                              "assignment": {"m1": ["t-0", "t-1", "t-2"], "m2": ["t-3"]}}
     # no member left to match the recommendation's member ids: not applied, nothing to assign
-    assert shape["empty_group"] == {"applied": False, "kind": "no_identity", "assignment": {}}
+    assert shape["empty_group"] == {"applied": False, "kind": "no_identity", "assignor": "uniform", "assignment": {}}
     # partitions added: the recommendation misses t-4 and t-5, so uniform spreads all six
     added = shape["partitions_added"]
     assert (added["applied"], added["kind"]) == (False, "partition_missing")

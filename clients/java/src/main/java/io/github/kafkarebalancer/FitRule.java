@@ -59,9 +59,10 @@ public final class FitRule {
     public static final List<String> STATUSES = List.of("auto", "proposed", "approved", "rejected", "observed");
     public static final List<String> ACTIONABLE = List.of("auto", "approved");
 
-    /** A parsed trigger-feed value; {@code status} is "auto" for a value without one (older writers). */
+    /** A parsed trigger-feed value; {@code status} is "auto" for a value without one (older writers);
+     *  {@code loadModel} null when it carries none (or a malformed one: LoadModel.parse). */
     public record Recommendation(String group, long version, String recommendationId, List<Entry> entries,
-                                 String status) {
+                                 String status, LoadModel loadModel) {
         /** True when the apply side may act on it: status auto or approved, never a proposal or a rejection. */
         public boolean actionable() {
             return ACTIONABLE.contains(status);
@@ -188,7 +189,7 @@ public final class FitRule {
             }
             entries.add(new Entry(memberId, instanceId, clientId, partitions));
         }
-        return new Recommendation(group, version, id, entries, status);
+        return new Recommendation(group, version, id, entries, status, LoadModel.parse(rec.get("load_model")));
     }
 
     // -- matching and fitting ----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 /*
  * A ConsumerPartitionAssignor for classic groups (partition.assignment.strategy): on the group leader it
  * hands out the latest recommendation from the trigger feed when it fits the current members and
- * partitions (FitRule, the rule of streaming/apply/plan.py), and otherwise runs cooperative-sticky (or
- * sticky with rebalancer.rebalance.protocol=eager) and logs why. Every member learns from the assignment's
+ * partitions (FitRule, the rule of streaming/apply/plan.py); otherwise it balances the job's load model when the
+ * recommendation carries one (LoadModel, the rule of streaming/apply/fallback.py), else runs cooperative-sticky
+ * (or sticky with rebalancer.rebalance.protocol=eager), and logs why. Every member learns from the assignment's
  * user data which recommendation version the leader considered, so RebalanceOnRecommendation asks for a
  * rebalance only for newer ones.
  *
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -133,41 +135,54 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
                 topics.put(t, n == null ? 0 : n);
             }
         }
-        FitRule.Decision d = FitRule.decide(group, feed == null ? null : feed.latest(), members, topics);
+        FitRule.Recommendation rec = feed == null ? null : feed.latest();
+        FitRule.Decision d = FitRule.decide(group, rec, members, topics);
+        Map<TopicPartition, String> owner = new HashMap<>();
+        subs.forEach((id, s) -> s.ownedPartitions().forEach(tp -> owner.put(tp, id)));
         Map<String, Assignment> out = new HashMap<>();
         if (d.applied()) {
-            FitRule.Recommendation rec = feed.latest();
-            Map<TopicPartition, String> owner = new HashMap<>();
-            subs.forEach((id, s) -> s.ownedPartitions().forEach(tp -> owner.put(tp, id)));
-            int held = 0;
-            for (Map.Entry<String, List<Map.Entry<String, Integer>>> e : d.assignment().entrySet()) {
-                List<TopicPartition> parts = new ArrayList<>();
-                for (Map.Entry<String, Integer> tp : e.getValue()) {
-                    TopicPartition p = new TopicPartition(tp.getKey(), tp.getValue());
-                    String from = owner.get(p);
-                    // cooperative: a partition another member still owns moves at the next rebalance, once revoked
-                    if (protocol == RebalanceProtocol.COOPERATIVE && from != null && !from.equals(e.getKey())) {
-                        held++;
-                        continue;
-                    }
-                    parts.add(p);
-                }
-                out.put(e.getKey(), new Assignment(parts, userData("recommendation", "recommendation", d, rec)));
-            }
+            int held = handOut(d.assignment(), owner, () -> userData("recommendation", "recommendation", d, rec), out);
             LOG.info("group {}: applying recommendation v{} to {} member(s){}", group, d.considered(), out.size(),
                      held > 0 ? " (" + held + " partition(s) follow once their owners revoke them)" : "");
             return new GroupAssignment(out);
         }
-        String name = protocol == RebalanceProtocol.EAGER ? "sticky" : "cooperative-sticky";
+        Map<String, List<Map.Entry<String, Integer>>> planned = LoadModel.fallback(group, rec, d, members, topics);
+        String name = planned != null ? LoadModel.NAME
+            : protocol == RebalanceProtocol.EAGER ? "sticky" : "cooperative-sticky";
         if (d.kind().equals("no_recommendation") || d.kind().equals("not_approved")) {  // nothing wrong
             LOG.info("group {}: {}; using the {} fallback", group, d.reason(), name);
         } else {
             LOG.warn("group {}: {}; not applied, using the {} fallback [{}]", group, d.reason(), name, d.kind());
         }
+        if (planned != null) {
+            handOut(planned, owner, () -> userData("fallback", name, d, null), out);
+            return new GroupAssignment(out);
+        }
         GroupAssignment fb = fallback.assign(metadata, groupSubscription);
         fb.groupAssignment().forEach((id, a) ->
             out.put(id, new Assignment(a.partitions(), userData("fallback", name, d, null))));
         return new GroupAssignment(out);
+    }
+
+    /** {@code plan} into {@code out}; returns how many partitions were held back: under cooperative a partition
+     *  another member still owns moves at the next rebalance, once revoked (the plan is computed again then). */
+    private int handOut(Map<String, List<Map.Entry<String, Integer>>> plan, Map<TopicPartition, String> owner,
+                        Supplier<ByteBuffer> userData, Map<String, Assignment> out) {
+        int held = 0;
+        for (Map.Entry<String, List<Map.Entry<String, Integer>>> e : plan.entrySet()) {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (Map.Entry<String, Integer> tp : e.getValue()) {
+                TopicPartition p = new TopicPartition(tp.getKey(), tp.getValue());
+                String from = owner.get(p);
+                if (protocol == RebalanceProtocol.COOPERATIVE && from != null && !from.equals(e.getKey())) {
+                    held++;
+                    continue;
+                }
+                parts.add(p);
+            }
+            out.put(e.getKey(), new Assignment(parts, userData.get()));
+        }
+        return held;
     }
 
     private static ByteBuffer userData(String source, String assignor, FitRule.Decision d, FitRule.Recommendation rec) {

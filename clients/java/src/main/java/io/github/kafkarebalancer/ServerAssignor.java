@@ -2,7 +2,8 @@
  * A KIP-848 server-side assignor (group.consumer.assignors on the broker; consumers pick it with
  * group.remote.assignor=rebalancer): for a group whose latest recommendation fits its current members and
  * partitions (FitRule, the rule of streaming/apply/plan.py and of RecommendationAssignor) it returns that
- * recommendation as the target assignment; otherwise it runs Kafka's uniform assignor and logs why.
+ * recommendation as the target assignment; otherwise it balances the recommendation's load model when it carries
+ * one (LoadModel, the rule of streaming/apply/fallback.py), else runs Kafka's uniform assignor, and logs why.
  *
  * The coordinator calls assign() on its own thread, so assign() does no I/O: everything it needs that the
  * GroupSpec lacks (the group's name, members' client ids, topic names, the latest recommendations) comes from
@@ -53,8 +54,9 @@ public final class ServerAssignor implements ConsumerGroupPartitionAssignor, Con
     record Partitions(Map<Uuid, Set<Integer>> partitions) implements MemberAssignment {
     }
 
-    /** The outcome of one assign(): the assignment and the decision behind it (null when uniform ran). */
-    public record Outcome(GroupAssignment assignment, FitRule.Decision decision) {
+    /** The outcome of one assign(): the assignment, the decision behind it (null when no view was known) and who
+     *  computed it ("recommendation", LoadModel.NAME or the fallback's name). */
+    public record Outcome(GroupAssignment assignment, FitRule.Decision decision, String assignor) {
     }
 
     @Override
@@ -87,7 +89,8 @@ public final class ServerAssignor implements ConsumerGroupPartitionAssignor, Con
                                  ConsumerGroupPartitionAssignor fallback) {
         if (view == null || view.group() == null) {
             LOG.debug("a group of {} member(s) with no recommendation known; using uniform", spec.memberIds().size());
-            return new Outcome(withEmptyNudges(spec, fallback.assign(new WithoutNudges(spec), topics)), null);
+            return new Outcome(withEmptyNudges(spec, fallback.assign(new WithoutNudges(spec), topics)), null,
+                               fallback.name());
         }
         Map<Uuid, String> names = new HashMap<>();
         Map<String, Integer> counts = new HashMap<>();
@@ -108,39 +111,50 @@ public final class ServerAssignor implements ConsumerGroupPartitionAssignor, Con
                                            s.rackId().orElse(null)));
         }
         FitRule.Decision d = FitRule.decide(view.group(), view.recommendation(), members, counts);
+        Map<String, Uuid> ids = new HashMap<>();
+        names.forEach((id, name) -> ids.put(name, id));
         if (d.applied()) {
-            Map<String, Uuid> ids = new HashMap<>();
-            names.forEach((id, name) -> ids.put(name, id));
-            Map<String, MemberAssignment> out = new HashMap<>();
-            for (Map.Entry<String, List<Map.Entry<String, Integer>>> e : d.assignment().entrySet()) {
-                Map<Uuid, Set<Integer>> parts = new HashMap<>();
-                for (Map.Entry<String, Integer> tp : e.getValue()) {
-                    Uuid id = ids.get(tp.getKey());
-                    if (!spec.isPartitionAssignable(id, tp.getValue())) {
-                        d = new FitRule.Decision(false, null, "partition_not_assignable", "recommendation v"
-                            + d.considered() + " does not fit: " + tp.getKey() + "-" + tp.getValue()
-                            + " cannot be assigned now", d.considered());
-                        break;
-                    }
-                    parts.computeIfAbsent(id, k -> new HashSet<>()).add(tp.getValue());
-                }
-                if (!d.applied()) {
-                    break;
-                }
-                out.put(e.getKey(), new Partitions(Collections.unmodifiableMap(parts)));
-            }
-            if (d.applied()) {
+            GroupAssignment out = target(spec, ids, d.assignment());
+            if (out != null) {
                 LOG.info("group {}: recommendation v{} is the target assignment of {} member(s)", view.group(),
-                         d.considered(), out.size());
-                return new Outcome(withEmptyNudges(spec, new GroupAssignment(out)), d);
+                         d.considered(), out.members().size());
+                return new Outcome(withEmptyNudges(spec, out), d, "recommendation");
             }
+            d = new FitRule.Decision(false, null, "partition_not_assignable", "recommendation v" + d.considered()
+                + " does not fit: a partition of it cannot be assigned now", d.considered());
         }
+        Map<String, List<Map.Entry<String, Integer>>> planned =
+            LoadModel.fallback(view.group(), view.recommendation(), d, members, counts);
+        GroupAssignment modelled = planned == null ? null : target(spec, ids, planned);
+        String name = modelled != null ? LoadModel.NAME : fallback.name();
         if (d.kind().equals("no_recommendation") || d.kind().equals("not_approved")) {  // nothing wrong
-            LOG.info("group {}: {}; using uniform", view.group(), d.reason());
+            LOG.info("group {}: {}; using {}", view.group(), d.reason(), name);
         } else {
-            LOG.warn("group {}: {}; not applied, using uniform [{}]", view.group(), d.reason(), d.kind());
+            LOG.warn("group {}: {}; not applied, using {} [{}]", view.group(), d.reason(), name, d.kind());
         }
-        return new Outcome(withEmptyNudges(spec, fallback.assign(new WithoutNudges(spec), topics)), d);
+        if (modelled != null) {
+            return new Outcome(withEmptyNudges(spec, modelled), d, LoadModel.NAME);
+        }
+        return new Outcome(withEmptyNudges(spec, fallback.assign(new WithoutNudges(spec), topics)), d, fallback.name());
+    }
+
+    /** {@code plan} (member id -> topic names and partitions) as a target assignment; null when a partition of it
+     *  cannot be assigned now. */
+    static GroupAssignment target(GroupSpec spec, Map<String, Uuid> ids,
+                                  Map<String, List<Map.Entry<String, Integer>>> plan) {
+        Map<String, MemberAssignment> out = new HashMap<>();
+        for (Map.Entry<String, List<Map.Entry<String, Integer>>> e : plan.entrySet()) {
+            Map<Uuid, Set<Integer>> parts = new HashMap<>();
+            for (Map.Entry<String, Integer> tp : e.getValue()) {
+                Uuid id = ids.get(tp.getKey());
+                if (!spec.isPartitionAssignable(id, tp.getValue())) {
+                    return null;
+                }
+                parts.computeIfAbsent(id, k -> new HashSet<>()).add(tp.getValue());
+            }
+            out.put(e.getKey(), new Partitions(Collections.unmodifiableMap(parts)));
+        }
+        return new GroupAssignment(out);
     }
 
     static boolean isNudge(MemberSubscription s) {

@@ -2,10 +2,14 @@
  * Runs ServerAssignor's core over (1) the shared fit vectors (tests/data/fit/*.json), as the coordinator would
  * hand them over (topic ids, no client ids: those come from the feed's view), and (2) the shapes of Kafka's own
  * assignor tests (empty group, topic deleted, partitions added, ...) with Kafka's uniform assignor as the
- * fallback. Prints one JSON line per case; tests/integration/test_server_assignor.py checks them.
+ * fallback, and (3) the shared load-model fallback vectors (tests/data/fallback/*.json, a second directory) with
+ * a fallback that assigns nothing, so that only the load model can. Prints one JSON line per case;
+ * tests/integration/test_server_assignor.py checks them.
  */
 package io.github.kafkarebalancer;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -35,7 +39,9 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
 
 public final class ServerAssignorCases {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    // non-ASCII escaped: the output reads the same whatever the JVM's stdout encoding
+    private static final ObjectMapper JSON =
+        new ObjectMapper(JsonFactory.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build());
 
     /** A topic's id, fixed by its name so that cases can name topics. */
     static Uuid id(String topic) {
@@ -117,6 +123,7 @@ public final class ServerAssignorCases {
         FitRule.Decision d = o.decision();
         out.put("applied", d != null && d.applied());
         out.put("kind", d == null ? "no_view" : d.kind());
+        out.put("assignor", o.assignor());
         ObjectNode a = out.putObject("assignment");
         new TreeMap<>(o.assignment().members()).forEach((member, parts) -> {
             Set<String> tps = new TreeSet<>();
@@ -216,6 +223,14 @@ public final class ServerAssignorCases {
         Arrays.sort(files);
         for (File f : files) {
             ObjectNode line = JSON.createObjectNode().put("case", "vector").put("name", f.getName().replace(".json", ""));
+            line.set("outcome", vector(JSON.readTree(f)));
+            System.out.println(JSON.writeValueAsString(line));
+        }
+        File[] fallbacks = args.length > 1 ? new File(args[1]).listFiles((dir, name) -> name.endsWith(".json"))
+                                           : new File[0];
+        Arrays.sort(fallbacks);
+        for (File f : fallbacks) {
+            ObjectNode line = JSON.createObjectNode().put("case", "fallback").put("name", f.getName().replace(".json", ""));
             line.set("outcome", vector(JSON.readTree(f)));
             System.out.println(JSON.writeValueAsString(line));
         }

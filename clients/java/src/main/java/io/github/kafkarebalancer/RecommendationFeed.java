@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
@@ -36,6 +37,7 @@ public final class RecommendationFeed {
     private final String topic;
     private final AtomicReference<FitRule.Recommendation> latest = new AtomicReference<>();
     private final KafkaConsumer<String, String> consumer;
+    private boolean readable = true;  // the reader thread's own
 
     private RecommendationFeed(Map<String, ?> consumerConfigs, String group, String topic) {
         this.group = group;
@@ -74,23 +76,19 @@ public final class RecommendationFeed {
 
     private void run() {
         try {
-            List<TopicPartition> assigned = new ArrayList<>();
-            while (assigned.isEmpty()) {
-                List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(10));
-                for (PartitionInfo info : infos == null ? List.<PartitionInfo>of() : infos) {
-                    assigned.add(new TopicPartition(topic, info.partition()));
-                }
-                if (assigned.isEmpty()) {
-                    Thread.sleep(1000);  // the feed topic does not exist yet
-                }
-            }
+            List<TopicPartition> assigned = awaitPartitions();
             consumer.assign(assigned);
             consumer.seekToBeginning(assigned);
             while (true) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                    if (group.equals(r.key()) && r.value() != null) {
-                        offer(r.value(), r.partition(), r.offset());
+                try {
+                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+                        if (group.equals(r.key()) && r.value() != null) {
+                            offer(r.value(), r.partition(), r.offset());
+                        }
                     }
+                    readable();
+                } catch (RetriableException e) {
+                    retryLater(e);  // a broker away or slow: the reader waits, it never gives up
                 }
             }
         } catch (WakeupException | InterruptedException stop) {
@@ -99,6 +97,43 @@ public final class RecommendationFeed {
             LOG.warn("group {}: the recommendation feed {} stopped: {}", group, topic, e.toString());
         } finally {
             consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+        }
+    }
+
+    /** The feed's partitions, once its topic exists and its metadata can be read. */
+    private List<TopicPartition> awaitPartitions() throws InterruptedException {
+        while (true) {
+            List<TopicPartition> assigned = new ArrayList<>();
+            try {
+                List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(10));
+                for (PartitionInfo info : infos == null ? List.<PartitionInfo>of() : infos) {
+                    assigned.add(new TopicPartition(topic, info.partition()));
+                }
+            } catch (RetriableException e) {  // e.g. TimeoutException fetching metadata of a busy cluster
+                retryLater(e);
+                continue;
+            }
+            if (!assigned.isEmpty()) {
+                readable();
+                return assigned;
+            }
+            Thread.sleep(1000);  // the feed topic does not exist yet
+        }
+    }
+
+    private void retryLater(RetriableException e) throws InterruptedException {
+        if (readable) {  // once per outage; meanwhile the assignor keeps the latest recommendation read
+            LOG.warn("group {}: the recommendation feed {} is not readable now ({}); retrying every second", group,
+                     topic, e.toString());
+            readable = false;
+        }
+        Thread.sleep(1000);
+    }
+
+    private void readable() {
+        if (!readable) {
+            readable = true;
+            LOG.info("group {}: the recommendation feed {} is readable again", group, topic);
         }
     }
 

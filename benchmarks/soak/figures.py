@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 
-def _tree(root: int) -> list[int]:
+def _tree(root: int) -> list[tuple[int, int]]:
+    """``(pid, parent pid)`` of ``root`` and every process below it, parents before children."""
     children: dict[int, list[int]] = {}
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -16,11 +17,11 @@ def _tree(root: int) -> list[int]:
                 continue
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
             children.setdefault(ppid, []).append(int(d))
-    out, todo = [], [root]
+    out, todo = [], [(root, 0)]
     while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
+        pid, parent = todo.pop()
+        out.append((pid, parent))
+        todo += [(child, pid) for child in children.get(pid, [])]
     return out
 
 
@@ -38,7 +39,8 @@ def memory(root: int) -> dict[str, float]:
     """RSS of the job's Python driver, its JVM and its Python workers (daemon and forks; shared pages of the
     forks are counted once each)."""
     out = {"jvm_rss_mb": 0.0, "py_rss_mb": _rss_mb(root), "workers_rss_mb": 0.0}
-    for pid in _tree(root)[1:]:
+    jvms: set[int] = set()
+    for pid, parent in _tree(root)[1:]:
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
@@ -46,7 +48,11 @@ def memory(root: int) -> dict[str, float]:
         if "pyspark.daemon" in cmd or "pyspark/daemon" in cmd or "pyspark.worker" in cmd:
             out["workers_rss_mb"] += _rss_mb(pid)
         elif "java" in cmd.split(" ", 1)[0]:
-            out["jvm_rss_mb"] += _rss_mb(pid)
+            jvms.add(pid)
+            # a JVM's child that still reads as java is its fork before exec (Hadoop runs readlink at each
+            # checkpoint commit): its RSS is the parent's pages again, once counted as a 5.7 GB JVM
+            if parent not in jvms:
+                out["jvm_rss_mb"] += _rss_mb(pid)
     return out
 
 

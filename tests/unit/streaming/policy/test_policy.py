@@ -169,6 +169,14 @@ def test_rack_change_only_when_cross_rack_drops():
     _, recs = run([group, parts(base, T0), parts(moved, T0 + STEP)])
     assert len(recs) == 1
     assert recs[0].before["cross_rack_partitions"] == 4 and recs[0].after["cross_rack_partitions"] == 0
+    # one replica of each partition missing on a member's rack: placement decides (the row says so)
+    assert recs[0].rack_placement == "decides" and recs[0].to_row()["rack_placement"] == "decides"
+    # a member joins where every partition has a replica on both members' racks: placement saves nothing if
+    # follower fetching is on, which the job does not know
+    joined = members(("A", [("t0", 0), ("t0", 1)], "a"), ("B", [("t0", 2), ("t0", 3)], "b"), ("C", [], "a"), gen=2)
+    joined["ts"] = T0 + STEP
+    _, recs = run([group, parts(base, T0), joined])
+    assert len(recs) == 1 and recs[0].to_row()["rack_placement"] == "unknown"
 
 
 def test_state_round_trips_through_bytes():

@@ -142,3 +142,31 @@ def test_describe_says_whether_rack_placement_saves_anything():
     assert text.splitlines()[1] == ("Rack placement: 4 of 4 partitions lack a replica on some of the 1 member rack "
                                     "(follower fetching on): placement decides cross-rack reads")
     assert len(parse_table(text)) == 4
+
+
+def test_follower_fetching_is_read_from_every_brokers_selector(monkeypatch):
+    from assignors.racks import RACK_AWARE_SELECTOR
+    from streaming.collector import collector
+    from streaming.commands import live
+
+    class Admin:
+        def __init__(self, values):
+            self.values, self.asked, self.closed = values, None, False
+
+        def describe_configs(self, resources, config_filter):
+            self.asked = ([(r.name, r.configs) for r in resources], config_filter)
+            if self.values is None:
+                raise PermissionError("no DescribeConfigs on the cluster")
+            return {"broker": {str(i): {"replica.selector.class": {"value": v}} for i, v in self.values.items()}}
+
+        def close(self):
+            self.closed = True
+
+    for values, want in (({0: RACK_AWARE_SELECTOR, 1: RACK_AWARE_SELECTOR}, True), ({0: None, 1: None}, False),
+                         ({0: RACK_AWARE_SELECTOR, 1: None}, None), ({0: RACK_AWARE_SELECTOR}, None), (None, None)):
+        admin = Admin(values)
+        monkeypatch.setattr(collector, "admin_factory", lambda cfg, a=admin: lambda: a)
+        assert live.follower_fetching(None, {1: "b", 0: "a"}) is want
+        assert admin.asked == ([("0", ["replica.selector.class"]), ("1", ["replica.selector.class"])], "all")
+        assert admin.closed
+    assert live.follower_fetching(None, {}) is None

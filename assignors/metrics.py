@@ -6,7 +6,9 @@ benchmarks and the demo share one definition of each figure.
 
 Load of a partition
     ``lag + produce_rate * horizon_s`` when produce rates are known, else the lag alone. With the default
-    ``horizon_s = 0`` the load is the lag in records.
+    ``horizon_s = 0`` the load is the lag in records. A stuck partition its owner still holds
+    (:func:`held_stuck`) weighs 0: its owner gets through none of its records, so it spends none of its
+    capacity on it, and its ever-growing lag would otherwise make the owner look busier than it is.
 
 Lower bound on the max member load
     A true bound: no assignment of the snapshot can have a smaller max member load. With equal
@@ -31,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from assignors.errors import InvalidAssignment
-from assignors.model import Assignment, GroupSnapshot
+from assignors.model import Assignment, GroupSnapshot, TopicPartition
 
 __all__ = [
     "InvalidAssignment",
@@ -40,6 +42,7 @@ __all__ = [
     "compute_metrics",
     "count_spread",
     "cross_rack_partitions",
+    "held_stuck",
     "imbalance",
     "lower_bound",
     "max_scaled_load",
@@ -52,8 +55,17 @@ __all__ = [
 
 # -- loads ---------------------------------------------------------------------------------------------
 
+def held_stuck(snapshot: GroupSnapshot) -> frozenset[TopicPartition]:
+    """The stuck partitions a member subscribed to their topic owns (``balanced`` pins them there)."""
+    if not snapshot.stuck:
+        return frozenset()
+    held = {tp for m in snapshot.members for tp in m.owned if tp[0] in m.topics}
+    return frozenset(tp for tp in snapshot.stuck if tp in held and 0 <= tp[1] < snapshot.topics.get(tp[0], 0))
+
+
 def partition_loads(snapshot: GroupSnapshot, horizon_s: float = 0.0) -> dict[str, list[float]]:
-    """Topic -> load of each partition: lag, plus produce rate times ``horizon_s`` where rates are known.
+    """Topic -> load of each partition: lag, plus produce rate times ``horizon_s`` where rates are known;
+    0 for a stuck partition its owner holds (see the module docstring).
 
     Lags stay ints when no rate term applies, so sums of them stay exact.
     """
@@ -65,6 +77,8 @@ def partition_loads(snapshot: GroupSnapshot, horizon_s: float = 0.0) -> dict[str
         if rates is not None:
             values = [v + r * horizon_s for v, r in zip(values, rates, strict=True)]
         loads[topic] = values
+    for topic, p in held_stuck(snapshot):
+        loads[topic][p] = 0
     return loads
 
 

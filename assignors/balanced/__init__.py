@@ -21,8 +21,11 @@ rack-local, then sticky. Loaded partitions go where load says: without ``max_cou
 holding one hot partition may get few others.
 
 A partition listed in ``snapshot.stuck`` stays with its current owner when that owner is present and
-subscribed: it counts in the owner's load but is never moved for balance's sake (moving it would not
-make it progress). A cross-rack partition is one assigned to a member that has a rack while the
+subscribed (moving it would not make it progress), and weighs 0 there: the owner gets through none of
+its records, so it spends no capacity on it, and it takes its full share of the rest (counting the
+ever-growing lag would leave it nothing else; :func:`assignors.metrics.partition_loads` has the rule).
+It still counts in the owner's partition count. A stuck partition whose owner left weighs its load:
+its next owner may well get through it. A cross-rack partition is one assigned to a member that has a rack while the
 partition has replicas with racks, none on the member's rack (KIP-881's ``racksMismatch``, as
 :func:`assignors.metrics.cross_rack_partitions` counts it); a member without a rack, or a partition
 without replica racks, is never cross-rack.

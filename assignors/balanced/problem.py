@@ -171,7 +171,7 @@ class Problem:
 
     def _index_owners(self) -> None:
         """Current owners (the highest generation wins a partition claimed twice, as Kafka's sticky
-        does), whether the current assignment is complete, and the stuck partitions pinned to them."""
+        does), whether the current assignment is complete, and the stuck partitions pinned to them (load 0)."""
         n_parts, sizes, start = self.n_parts, self.topic_sizes, self.topic_start
         owner = np.full(n_parts, -1, dtype=np.int64)
         owner_generation = np.full(n_parts, -(2**62), dtype=np.int64)
@@ -195,12 +195,12 @@ class Problem:
         # Complete and valid: every partition owned exactly once, by a subscriber.
         self.current_complete = n_parts > 0 and bool((claims == 1).all()) and not owned_elsewhere
         self.pinned = np.zeros(n_parts, dtype=bool)
-        for t, p in self.snapshot.stuck:
-            j = self.topic_index.get(t)
-            if j is not None and 0 <= p < sizes[j]:
-                q = int(start[j]) + p
-                if owner[q] >= 0:
-                    self.pinned[q] = True
+        for t, p in metrics.held_stuck(self.snapshot):
+            self.pinned[int(start[self.topic_index[t]]) + p] = True
+        # A pinned partition weighs nothing on its owner (the rule: assignors.metrics.partition_loads).
+        if self.pinned.any():
+            self.part_load[self.pinned] = 0.0
+            self.part_load_list = self.part_load.tolist()
 
     def _lower_bound(self) -> float:
         """A valid lower bound of the max member load (the search stops when it reaches it)."""
@@ -210,10 +210,6 @@ class Problem:
         # the least scale a partition can get: its group's fastest member
         fastest = np.array([scale[ms].min() for ms in self.group_members])
         bound = float((load * fastest[self.part_group]).max())
-        if self.pinned.any():
-            pinned_load = np.zeros(n_members)
-            np.add.at(pinned_load, self.owner[self.pinned], load[self.pinned])
-            bound = max(bound, float((pinned_load * scale).max()))
         # Partitions of group g can only go to g's members (their speeds add up: 1 / scale each).
         group_load = np.bincount(self.part_group, weights=load, minlength=len(self.group_members))
         for g, ms in enumerate(self.group_members):

@@ -4,15 +4,16 @@
 ``n`` records is done ``n / capacity`` seconds after the previous one, or after now when it was idle),
 so the capacity holds exactly whatever the per-batch overhead (poll, commit), as long as the machine keeps
 up; it commits after each batch. Whether it kept up is measured: :meth:`BenchGroup.pace`. Each consumer
-has its own capacity (the workload's, changed midway by a ``capacity`` event).
+has its own capacity (the workload's, changed midway by a ``capacity`` event), and counts which rack served its
+fetches (:mod:`benchmarks.loop.reads`).
 A partition listed as stuck is never processed or committed by whoever owns
 it (a poison record): the owner pauses it, and its lag grows with its production.
 
-:class:`BenchGroup` owns the group's topics (one replica per partition, partition ``p`` on the
-``p % 3``-th broker, so every strategy sees the same racks), one :class:`SkewedProducer` per topic
-and the consumers, built with the strategy's assignors (:mod:`streaming.dev.workload.strategies`); the
-``oracle``'s leader hands out its plan (:mod:`benchmarks.loop.oracle_schedule`), and its group rebalances at
-each event.
+:class:`BenchGroup` owns the group's topics (``workload.replicas`` per partition, partition ``p``'s from the
+``p % 3``-th broker on, that one its leader, so every strategy sees the same racks), one
+:class:`SkewedProducer` per topic and the consumers, built with the strategy's assignors
+(:mod:`streaming.dev.workload.strategies`); the ``oracle``'s leader hands out its plan
+(:mod:`benchmarks.loop.oracle_schedule`), and its group rebalances at each event.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmarks.loop.oracle_schedule import OracleSchedule
+from benchmarks.loop.reads import Reads
 from benchmarks.loop.workloads import Event, Workload
 from streaming.apply import plan
 from streaming.apply.feed import LatestRecommendations
@@ -60,10 +62,12 @@ class ThrottledWorker(ConsumerWorker):
         # at capacity and the wall time they took; worked / busy below 1 means this machine could not keep up
         self.worked_s = 0.0
         self.busy_s = 0.0
+        self.reads = Reads()
 
     def run(self) -> None:
         try:
             self.consumer = self._make()
+            self.reads.watch(self.consumer, self.rack)
             self._await_metadata()
             self.consumer.subscribe(self.topics)
             due = time.monotonic()
@@ -114,11 +118,16 @@ class BenchMonitor(GroupMonitor):
     def __init__(self, group: str, t0: float, stuck: frozenset[tuple[str, int]]) -> None:
         super().__init__(group, t0)
         self.stuck = stuck
+        self.assignments: list[tuple[float, dict[str, list[tuple[str, int]]]]] = []
+        """(t, client id -> partitions) at each sample, for :mod:`benchmarks.loop.cross_floor`."""
 
     def observe(self, events: Any, now: float) -> Sample | None:
         kept = [e for e in events
                 if not (e.get("type") == "lag" and (e.get("topic"), e.get("partition")) in self.stuck)]
-        return super().observe(kept, now)
+        sample = super().observe(kept, now)
+        if sample is not None:
+            self.assignments.append((sample.t, {c: list(tps) for c, tps in self.assignment.items()}))
+        return sample
 
 
 class BenchGroup:
@@ -141,6 +150,7 @@ class BenchGroup:
         self.helpers: dict[int, RejoinOnRecommendation] = {}
         self._lock = threading.Lock()
         self._pace = [0.0, 0.0]  # worked_s, busy_s of the consumers stopped so far
+        self._reads = Reads()  # bytes fetched by the consumers stopped so far
         self.capacities = {i: workload.capacity_of(i) for i in range(workload.consumers)}
         self.index_of: dict[str, int] = {}  # client id -> consumer index
         self.oracle = OracleSchedule(workload) if strategy == "oracle" else None
@@ -149,9 +159,11 @@ class BenchGroup:
 
     def create_topics(self, brokers: Sequence[int]) -> None:
         ring = sorted(brokers)
+        k = self.workload.replicas
         admin = kafka_clients.admin(self.cfg)
         try:
-            admin.create_topics({self.topics[t.name]: {"assignments": {p: [ring[p % len(ring)]]
+            # partition p: replicas from the (p % n)-th broker on, that one the leader
+            admin.create_topics({self.topics[t.name]: {"assignments": {p: [ring[(p + i) % len(ring)] for i in range(k)]
                                                                         for p in range(t.partitions)}}
                                  for t in self.workload.topics}, wait_for_metadata=True)
         finally:
@@ -244,6 +256,7 @@ class BenchGroup:
             worker.join(30)
             self._pace[0] += worker.worked_s
             self._pace[1] += worker.busy_s
+            self._reads.add(worker.reads)
 
     def pace(self) -> float | None:
         """Records processed per second of capacity while a backlog waited (1.0: the throttle held exactly;
@@ -253,6 +266,23 @@ class BenchGroup:
         worked = self._pace[0] + sum(w.worked_s for w in workers)
         busy = self._pace[1] + sum(w.busy_s for w in workers)
         return worked / busy if busy > 0 else None
+
+    def reads(self) -> dict[str, int]:
+        """Bytes its consumers fetched: in all, from a broker on another rack, from a follower
+        (:mod:`benchmarks.loop.reads`)."""
+        total = Reads()
+        total.add(self._reads)
+        with self._lock:
+            for w in self.workers.values():
+                total.add(w.reads)
+        return total.figures()
+
+    def assignment_samples(self, phase_at: Callable[[float], int]) -> list[tuple[float, int, dict[int, list]]]:
+        """(t, the workload's stretch at t, consumer index -> partitions by the workload's topic names)."""
+        topic_of = {bench: name for name, bench in self.topics.items()}
+        return [(t, phase_at(t), {self.index_of[c]: [(topic_of[tp[0]], tp[1]) for tp in tps if tp[0] in topic_of]
+                                  for c, tps in a.items() if c in self.index_of})
+                for t, a in self.monitor.assignments]
 
     def describe(self) -> str:
         """Each consumer's partitions, coordinator state and thread stack (for a group that did not settle)."""
@@ -303,5 +333,6 @@ class BenchGroup:
             w.join(30)
             self._pace[0] += w.worked_s
             self._pace[1] += w.busy_s
+            self._reads.add(w.reads)
         for p in self.producers.values():
             p.join(30)

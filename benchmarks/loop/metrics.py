@@ -12,6 +12,11 @@ Per strategy, over the samples of the run (one per collector poll, ``t`` in seco
 - ``moved``: partitions whose owner (client id) changed after the start, each change counted;
 - ``cross_rack_ps``: partition-seconds spent assigned to a consumer on a rack without a replica (the
   collector's view, step-integrated between samples);
+- ``cross_rack_floor_ps``: the least ``cross_rack_ps`` any assignment as balanced as the strategy's could have
+  had (:mod:`benchmarks.loop.cross_floor`; None when not known);
+- ``cross_rack_reads``: the share of the bytes the consumers fetched that a broker on another rack than the
+  consumer's served, and ``follower_reads`` the share a follower served (:mod:`benchmarks.loop.reads`: where
+  the reads went, not where the replicas are); NaN when nothing was read;
 - ``recommendations`` issued for the group and ``applied`` by its leader (the rebalancer only);
 - ``stuck_moved``: moves of a stuck partition;
 - ``pace``: records processed per second of capacity while a consumer had a backlog, over all consumers
@@ -31,7 +36,8 @@ from streaming.dev.workload.strategies import KAFKA_STRATEGIES, Received
 
 DRAIN_S = 2.0
 FIGURES = ("lag_p50", "lag_p95", "lag_max", "lag_p50_s", "lag_p95_s", "lag_max_s", "drain_s", "rebalances",
-           "moved", "cross_rack_ps", "recommendations", "applied", "stuck_moved", "pace")
+           "moved", "cross_rack_ps", "cross_rack_floor_ps", "cross_rack_reads", "follower_reads",
+           "recommendations", "applied", "stuck_moved", "pace")
 RATIO_FIGURES = ("lag_p50", "lag_p95", "lag_max", "drain_s", "rebalances", "moved", "cross_rack_ps")
 
 
@@ -79,7 +85,8 @@ def moves(received: Iterable[Received], t0: float) -> tuple[int, int, dict[tuple
 
 def figures(samples: Sequence[tuple[float, int, int | None]], received: Sequence[Received], t0: float,
             capacity: float, since: float, stuck: Iterable[tuple[str, int]] = (), recommendations: int = 0,
-            applied: int = 0, pace: float | None = None) -> dict[str, Any]:
+            applied: int = 0, pace: float | None = None, reads: dict[str, int] | None = None,
+            cross_rack_floor_ps: float | None = None) -> dict[str, Any]:
     """One strategy's figures for one run. ``samples``: (t, max consumer lag, cross-rack partitions)."""
     lags = [float(s[1]) for s in samples]
     rebalances, moved, per_partition = moves(received, t0)
@@ -90,13 +97,24 @@ def figures(samples: Sequence[tuple[float, int, int | None]], received: Sequence
         "lag_p50": percentile(lags, 50), "lag_p95": percentile(lags, 95), "lag_max": max(lags, default=math.nan),
         "drain_s": drain_time([(s[0], s[1]) for s in samples], since, DRAIN_S * capacity),
         "rebalances": rebalances, "moved": moved, "cross_rack_ps": round(cross, 1),
+        "cross_rack_floor_ps": math.nan if cross_rack_floor_ps is None else cross_rack_floor_ps,
         "recommendations": recommendations, "applied": applied,
         "stuck_moved": sum(per_partition.get(tp, 0) for tp in stuck),
         "samples": len(samples), "pace": math.nan if pace is None else round(pace, 4),
+        **read_shares(reads or {}),
     }
     for k in ("lag_p50", "lag_p95", "lag_max"):
         out[f"{k}_s"] = out[k] / capacity if capacity else math.nan
     return out
+
+
+def read_shares(reads: dict[str, int]) -> dict[str, float]:
+    """The shares of the bytes read that crossed racks and that a follower served (NaN: nothing read)."""
+    total = reads.get("read_bytes", 0)
+    if not total:
+        return {"cross_rack_reads": math.nan, "follower_reads": math.nan}
+    return {"cross_rack_reads": round(reads.get("cross_rack_read_bytes", 0) / total, 6),
+            "follower_reads": round(reads.get("follower_read_bytes", 0) / total, 6)}
 
 
 def _num(v: Any) -> float:

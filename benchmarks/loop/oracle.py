@@ -10,6 +10,10 @@ whose rack holds no replica of them (cross-rack). It is computed exactly as two 
 2. minimise ``sum of x[p, c]`` over cross-rack pairs, subject to ``sum_p r[p] x[p, c] <= cap[c] T*``
    (``T*`` from step 1, plus a hair for float tolerance).
 
+Program 2 alone, for any ``T`` (:func:`least_cross_rack`), is the least cross-rack any assignment with the same
+max utilisation as a given one could have: the benchmark's yardstick for a strategy's cross-rack partitions
+(:mod:`benchmarks.loop.cross_floor`), rather than an assignment that ignores load.
+
 Each step has a time limit; past it HiGHS hands back its best assignment so far (the solution says
 so), and the LPT heuristic (longest processing time first: partitions by falling rate, each to the
 consumer whose utilisation after taking it is lowest, same rack first on a tie) stands in when the
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 Partition = tuple[str, int]
 
@@ -118,54 +123,92 @@ def _rank(s: Solution) -> tuple[float, int]:
     return round(s.max_load / TOLERANCE) * TOLERANCE, s.cross_rack
 
 
-def _milp(problem: Problem, time_limit_s: float) -> Solution | None:
-    """The two programs of the module's docstring; None when HiGHS found no assignment in time.
+class _Program:
+    """The two programs' shared parts. Partitions of the same rate and rack are interchangeable, so the
+    variables are counts, ``n[g, c]`` partitions of group ``g`` on consumer ``c``, not one binary per partition:
+    the same optimum, without the symmetry that keeps HiGHS from proving it (12 x 20/s on 3 racks: 9 variables
+    instead of 36); the last variable is ``T``."""
 
-    Partitions of the same rate and rack are interchangeable, so the variables are counts, ``n[g, c]``
-    partitions of group ``g`` on consumer ``c``, not one binary per partition: the same optimum, without
-    the symmetry that keeps HiGHS from proving it (12 x 20/s on 3 racks: 9 variables instead of 36)."""
-    import numpy as np
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    def __init__(self, problem: Problem, time_limit_s: float) -> None:
+        import numpy as np
+        from scipy.optimize import Bounds, LinearConstraint
 
-    groups = _groups(problem)
-    consumers = sorted(problem.capacities)
-    n_g, n_c = len(groups), len(consumers)
-    n = n_g * n_c  # v[i * n_c + j]: partitions of group i on consumer j; the last variable is T
-    sizes = np.array([len(ps) for ps in groups.values()], dtype=float)
-    scale = max(problem.rates.values()) or 1.0  # rates near 1 keep HiGHS's tolerances meaningful
-    rates = np.array([rate for rate, _ in groups]) / scale
-    caps = np.array([problem.capacities[c] for c in consumers]) / scale
-    all_placed = np.zeros((n_g, n + 1))
-    for i in range(n_g):
-        all_placed[i, i * n_c:(i + 1) * n_c] = 1
-    loads = np.zeros((n_c, n + 1))
-    for j in range(n_c):
-        loads[j, j:n:n_c] = rates
-    integrality = np.r_[np.ones(n), 0]
-    bounds = Bounds(np.zeros(n + 1), np.r_[np.repeat(sizes, n_c), np.inf])
+        self.problem, self.time_limit_s = problem, time_limit_s
+        self.groups = _groups(problem)
+        self.consumers = sorted(problem.capacities)
+        n_g, n_c = len(self.groups), len(self.consumers)
+        self.n = n = n_g * n_c  # v[i * n_c + j]: partitions of group i on consumer j
+        sizes = np.array([len(ps) for ps in self.groups.values()], dtype=float)
+        scale = max(problem.rates.values()) or 1.0  # rates near 1 keep HiGHS's tolerances meaningful
+        rates = np.array([rate for rate, _ in self.groups]) / scale
+        self.caps = np.array([problem.capacities[c] for c in self.consumers]) / scale
+        all_placed = np.zeros((n_g, n + 1))
+        for i in range(n_g):
+            all_placed[i, i * n_c:(i + 1) * n_c] = 1
+        self.loads = np.zeros((n_c, n + 1))
+        for j in range(n_c):
+            self.loads[j, j:n:n_c] = rates
+        self.integrality = np.r_[np.ones(n), 0]
+        self.bounds = Bounds(np.zeros(n + 1), np.r_[np.repeat(sizes, n_c), np.inf])
+        self.placed = LinearConstraint(all_placed, sizes, sizes)
+        self.cross = np.array([_cross(problem, rack, c) for _, rack in self.groups for c in self.consumers] + [False],
+                              dtype=float)
 
-    def run(c: np.ndarray, constraints: list[LinearConstraint]) -> tuple[np.ndarray | None, bool, float]:
-        res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
-                   options={"time_limit": time_limit_s, "disp": False})
+    def run(self, c: Any, constraints: list[Any]) -> tuple[Any, bool, float]:
+        """(the solution or None, proven optimal, HiGHS's dual bound)."""
+        from scipy.optimize import milp
+
+        res = milp(c, integrality=self.integrality, bounds=self.bounds, constraints=[self.placed, *constraints],
+                   options={"time_limit": self.time_limit_s, "disp": False})
         return res.x, res.status == 0, float(getattr(res, "mip_dual_bound", None) or 0.0)
 
-    placed = LinearConstraint(all_placed, sizes, sizes)
-    first = loads.copy()
-    first[:, n] = -caps
-    x, proven, dual = run(np.r_[np.zeros(n), 1.0], [placed, LinearConstraint(first, -np.inf, 0)])
-    if x is None:
+    def least_load(self) -> tuple[dict[int, list[Partition]] | None, bool, float]:
+        """Program 1: the lowest max utilisation."""
+        import numpy as np
+        from scipy.optimize import LinearConstraint
+
+        first = self.loads.copy()
+        first[:, self.n] = -self.caps
+        x, proven, dual = self.run(np.r_[np.zeros(self.n), 1.0], [LinearConstraint(first, -np.inf, 0)])
+        return (None if x is None else _decode(self.groups, x, self.consumers)), proven, dual
+
+    def least_cross(self, max_load: float) -> tuple[dict[int, list[Partition]] | None, bool]:
+        """Program 2: the fewest cross-rack partitions with every utilisation at most ``max_load``."""
+        import numpy as np
+        from scipy.optimize import LinearConstraint
+
+        cap = LinearConstraint(self.loads, -np.inf, self.caps * max_load * (1 + TOLERANCE / 100))
+        y, proven, _ = self.run(self.cross, [cap])
+        return (None if y is None else _decode(self.groups, y, self.consumers)), proven
+
+
+def _milp(problem: Problem, time_limit_s: float) -> Solution | None:
+    """The two programs of the module's docstring; None when HiGHS found no assignment in time."""
+    program = _Program(problem, time_limit_s)
+    best, proven, dual = program.least_load()
+    if best is None:
         return None
-    best = _decode(groups, x, consumers)
     t_star = max_load(problem, best)
-    cross = np.array([_cross(problem, rack, c) for _, rack in groups for c in consumers] + [False], dtype=float)
-    if cross.any():
-        y, proven_2, _ = run(cross, [placed, LinearConstraint(loads, -np.inf, caps * t_star * (1 + TOLERANCE / 100))])
-        if y is not None:
-            tie_broken = _decode(groups, y, consumers)
-            if (max_load(problem, tie_broken) <= t_star * (1 + TOLERANCE)
-                    and cross_rack(problem, tie_broken) <= cross_rack(problem, best)):
-                best, proven = tie_broken, proven and proven_2
+    if program.cross.any():
+        tie_broken, proven_2 = program.least_cross(t_star)
+        if (tie_broken is not None and max_load(problem, tie_broken) <= t_star * (1 + TOLERANCE)
+                and cross_rack(problem, tie_broken) <= cross_rack(problem, best)):
+            best, proven = tie_broken, proven and proven_2
     return _solution(problem, best, "milp" if proven else "milp, time limit", dual)
+
+
+def least_cross_rack(problem: Problem, load: float, time_limit_s: float = TIME_LIMIT_S) -> int | None:
+    """The fewest cross-rack partitions of any assignment whose busiest consumer is at most at ``load``
+    (program 2 alone); None when HiGHS finds none in time (or ``load`` is below what any assignment reaches)."""
+    if not problem.rates:
+        return 0
+    program = _Program(problem, time_limit_s)
+    if not program.cross.any():
+        return 0
+    found, _ = program.least_cross(load)
+    if found is None or max_load(problem, found) > load * (1 + TOLERANCE):
+        return None
+    return cross_rack(problem, found)
 
 
 def _groups(problem: Problem) -> dict[tuple[float, str | None], list[Partition]]:

@@ -73,10 +73,11 @@ def problem(w: Workload, phase: Phase, members: Collection[int]) -> oracle.Probl
     stuck = set(w.stuck)
     racks = w.racks
     rates = {(t, p): 0.0 if (t, p) in stuck else r for t, rs in phase.rates.items() for p, r in enumerate(rs)}
+    # with a replica on every rack, no partition is ever cross-rack: no partition rack to compare with
+    partition_racks = {} if w.replicas > 1 else {(t, p): racks[(p + phase.moves) % len(racks)] for t, p in rates}
     return oracle.Problem(
         rates, {i: phase.capacities.get(i, w.capacity_of(i)) for i in members},
-        {i: racks[i % len(racks)] for i in members},
-        {(t, p): racks[(p + phase.moves) % len(racks)] for t, p in rates})
+        {i: racks[i % len(racks)] for i in members}, partition_racks)
 
 
 class OracleSchedule:

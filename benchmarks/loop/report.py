@@ -15,7 +15,10 @@ from streaming.dev.workload.strategies import KAFKA_STRATEGIES
 COLUMNS = (
     ("lag_p50", "max lag p50", ",.0f"), ("lag_p95", "p95", ",.0f"), ("lag_max", "max", ",.0f"),
     ("lag_p95_s", "p95 (s)", ".1f"), ("drain_s", "drain (s)", ".0f"), ("rebalances", "rebalances", ".0f"),
-    ("moved", "moved", ".0f"), ("cross_rack_ps", "cross-rack p·s", ",.0f"), ("recommendations", "recs", ".0f"),
+    ("moved", "moved", ".0f"), ("cross_rack_ps", "cross-rack p·s", ",.0f"),
+    ("cross_rack_floor_ps", "least at its balance", ",.0f"),
+    ("cross_rack_reads", "cross-rack reads", ".1%"), ("follower_reads", "follower reads", ".0%"),
+    ("recommendations", "recs", ".0f"),
     ("applied", "applied", ".0f"), ("stuck_moved", "stuck moved", ".0f"),
     ("pace", "pace", ".0%"),
 )
@@ -29,7 +32,7 @@ def aggregate(runs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]
         combined = {s: metrics.combine([r["strategies"][s] for r in results]) for s in strategies}
         out[name] = {"strategies": combined, "ratios": metrics.ratios(combined),
                      "oracle_ratios": metrics.ratios(combined, against=("oracle",)),
-                     "oracle": results[0].get("oracle")}
+                     "oracle": results[0].get("oracle"), "rack_placement": results[0].get("rack_placement")}
     return out
 
 
@@ -78,12 +81,27 @@ def targets(workload: Any, agg: Mapping[str, Any]) -> list[tuple[str, bool | Non
         r = _p95_ratio(ours, kafka[best])
         out.append(("consumers not alike: p95 max lag <= 0.5x the best Kafka assignor's", r <= 0.5,
                     f"{ours['lag_p95']:,.0f} vs {best} {kafka[best]['lag_p95']:,.0f} (x{r:.2f})"))
+    if workload.replicas > 1:
+        out.append(_no_cross_rack_reads(s))
     if not workload.skewed and not workload.events:
         extra = ours["rebalances"] - min((v["rebalances"] for v in kafka.values()), default=0)
         out.append(("no recommendation, no extra rebalance", ours["recommendations"] == 0 and extra <= 0,
                     f"{ours['recommendations']:.0f} recommendation(s), {ours['rebalances']:.0f} rebalance(s) "
                     f"({extra:+.0f} vs the fewest of Kafka's)"))
     return out
+
+
+def _no_cross_rack_reads(s: Mapping[str, Mapping[str, Any]]) -> tuple[str, bool | None, str]:
+    """A replica on every rack: no strategy's consumers read across racks, by the collector's count and by
+    the bytes the brokers served."""
+    shares = {k: v.get("cross_rack_reads") for k, v in s.items()}
+    known = {k: v for k, v in shares.items() if v is not None and not math.isnan(v)}
+    met = (all(v == 0 for v in known.values()) and all(not v.get("cross_rack_ps") for v in s.values())
+           if known else None)
+    detail = ", ".join(f"{k} {v:.2%}" for k, v in known.items()) or "no reads counted"
+    return "cross-rack 0 under any balance (a replica on every rack, follower fetching)", met, (
+        f"bytes read across racks: {detail}; cross-rack p·s: "
+        + ", ".join(f"{k} {v.get('cross_rack_ps') or 0:,.0f}" for k, v in s.items()))
 
 
 def _ratio_row(label: str, ratios: Mapping[str, Any]) -> str:
@@ -113,7 +131,10 @@ INTRO = ("Lag in records (max over the group's consumers of the sum of end - com
          f"start) until the max lag stays under {metrics.DRAIN_S:g} s of capacity. Each cell: median over the "
          "runs (min–max when they differ). Ratio rows: rebalancer / the best Kafka strategy (named) for that "
          "figure, and rebalancer / the oracle (the best static assignment for the workload's true rates and "
-         "capacities, applied at the start and at each event: benchmarks/loop/oracle.py). pace: records "
+         "capacities, applied at the start and at each event: benchmarks/loop/oracle.py). least at its balance: "
+         "the cross-rack p·s of the best placement any assignment no busier than the strategy's could have "
+         "had (benchmarks/loop/cross_floor.py). cross-rack reads: the share of the bytes fetched that a broker "
+         "on another rack served; follower reads: a follower (benchmarks/loop/reads.py). pace: records "
          "processed per second of capacity while a backlog waited (below ~95%, this machine, not the "
          "assignment, made part of the lag).")
 
@@ -141,6 +162,8 @@ def markdown(workloads: Mapping[str, Any], agg: Mapping[str, Any], command: str,
         for target, met, detail in targets(w, a):
             lines.append(f"- target {'met' if met else 'MISSED' if met is False else 'n/a'}: {target} — {detail}")
         lines += _oracle_lines(a.get("oracle"))
+        if a.get("rack_placement"):
+            lines.append(f"- rack placement: {a['rack_placement']['says']}")
         lines.append(f"- plot: `{stem}-{name}.png`")
         lines.append("")
     return "\n".join(lines)

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.loop import metrics
+from assignors import racks
+from benchmarks.loop import cross_floor, metrics, oracle_schedule
 from benchmarks.loop.group import BenchGroup
 from benchmarks.loop.workloads import Workload
 from streaming.apply.feed import RecommendationFeed
@@ -66,6 +67,8 @@ class Env:
     feed: RecommendationFeed
     brokers: list[int]
     query: Any = None
+    follower_fetching: bool | None = None
+    """read from the brokers' ``replica.selector.class`` (:func:`streaming.commands.live.follower_fetching`)."""
 
 
 def _all(groups: Sequence[BenchGroup], action: Callable[[BenchGroup], Any]) -> None:
@@ -142,7 +145,11 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable
         if collector is not None:
             collector.stop()
         _all(groups, BenchGroup.stop)
-    return _results(w, tag, groups, ours, recs, fired, t0)
+    out = _results(w, tag, groups, ours, recs, fired, t0)
+    found = racks.placement(w.replica_racks(), w.consumer_racks(), env.follower_fetching)
+    out["rack_placement"] = {"verdict": found.verdict, "follower_fetching": env.follower_fetching,
+                             "says": found.sentence()}
+    return out
 
 
 def _raise_failures(groups: list[BenchGroup], w: Workload) -> None:
@@ -192,12 +199,19 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
     """Each strategy's figures and lag curve, the events fired, and our group's recommendations."""
     since = max((t for t, _ in fired), default=0.0)
     out: dict[str, Any] = {"workload": w.name, "tag": tag, "events": fired, "strategies": {}, "curves": {}}
+    stretches = oracle_schedule.phases(w)
+    floor = cross_floor.Floor(lambda k, members: oracle_schedule.problem(w, stretches[k], members))
+
+    def phase_at(t: float) -> int:
+        return min(sum(1 for at, _ in fired if at <= t), len(stretches) - 1)
+
     for g in groups:
         samples = [(s.t, s.max_lag, s.cross_rack) for s in g.monitor.samples]
         applied = {d.version for d in g.decisions if d.applied}
         out["strategies"][g.strategy] = metrics.figures(
             samples, g.rebalances.snapshot(), t0, w.capacity, since, g.stuck,
-            recommendations=len(recs) if g is ours else 0, applied=len(applied), pace=g.pace())
+            recommendations=len(recs) if g is ours else 0, applied=len(applied), pace=g.pace(), reads=g.reads(),
+            cross_rack_floor_ps=cross_floor.floor_ps(g.assignment_samples(phase_at), floor))
         out["curves"][g.strategy] = [(s[0], s[1]) for s in samples]
     oracle = next((g.oracle for g in groups if g.oracle is not None), None)
     if oracle is not None:
@@ -222,6 +236,7 @@ class Suite:
 
     def __enter__(self) -> Env:
         from streaming import config, jvm
+        from streaming.commands import live
         from streaming.embedded.cluster import KafkaCluster
         from streaming.job import query as job_query
         from streaming.spark_session import get_spark
@@ -250,7 +265,8 @@ class Suite:
             self.feed = RecommendationFeed(cfg.kafka).start()
             if not self.feed.wait_ready(60):
                 raise RuntimeError("the trigger feed reader did not start")
-            return Env(cfg, self.feed, [n.node_id for n in self.cluster.nodes], self.query)
+            brokers = [n.node_id for n in self.cluster.nodes]
+            return Env(cfg, self.feed, brokers, self.query, live.follower_fetching(cfg, brokers))
         except BaseException:
             self.__exit__()
             raise

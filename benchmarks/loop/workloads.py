@@ -5,7 +5,8 @@ consumer slows down).
 Every strategy of one workload gets the same rate schedule at the same moments (one driver applies it
 to every group's producers), so they consume the same production side by side. Consumer ``i`` on rack
 ``"abc"[i % 3]`` (three consumers unless said); one replica per partition, partition ``p`` on rack
-``"abc"[p % 3]``.
+``"abc"[p % 3]`` (unless said: with three, one on each rack, the leader on ``"abc"[p % 3]``). The brokers
+serve follower fetching (``RackAwareReplicaSelector``) and the consumers send their rack.
 
 Loads (records/s) against capacity (records/s per consumer):
 
@@ -19,6 +20,9 @@ Loads (records/s) against capacity (records/s per consumer):
 - ``churn``: 12 partitions, 270/s Zipf(1) against 3 x 150; one member leaves at 1/3 and comes back at 2/3
   (two members, 300/s of capacity, must carry 270/s meanwhile);
 - ``stuck``: ``zipf``'s load at 300/s with p5 stuck (its owner never commits it);
+- ``follower``: ``zipf``'s load with three replicas of every partition, one on each rack: every consumer
+  has a replica of everything on its rack, so with follower fetching no read needs to cross racks under any
+  assignment (rack placement saves nothing; balance decides alone);
 - ``balanced``: 12 x 20/s against 3 x 120, each partition's rate redrawn every 5 s within +-20%
   (seeded): nothing should happen;
 
@@ -91,6 +95,21 @@ class Workload:
     description: str = ""
     capacities: tuple[float, ...] = ()
     """records/s of each consumer by index, when they differ."""
+    replicas: int = 1
+    """replicas of each partition: 1, or one on each of the racks."""
+
+    def __post_init__(self) -> None:
+        if self.replicas not in (1, len(self.racks)):
+            raise ValueError(f"{self.name}: replicas must be 1 or {len(self.racks)} (one per rack)")
+
+    def replica_racks(self) -> list[tuple[str, ...]]:
+        """Each partition's replica racks at the start (topic by topic), the leader's first."""
+        n = len(self.racks)
+        return [tuple(self.racks[(p + i) % n] for i in range(self.replicas))
+                for t in self.topics for p in range(t.partitions)]
+
+    def consumer_racks(self) -> list[str]:
+        return [self.racks[i % len(self.racks)] for i in range(self.consumers)]
 
     def capacity_of(self, index: int) -> float:
         """Consumer ``index``'s capacity at the start."""
@@ -138,6 +157,9 @@ def suite() -> dict[str, Workload]:
         Workload("stuck", (TopicSpec("t", tuple(partition_rates(12, 300.0, zipf=1.0))),), capacity=150.0,
                  duration_s=120.0, stuck=(("t", 5),),
                  description="Zipf(1) 300/s, 3 x 150/s; p5 never committed by its owner"),
+        Workload("follower", (TopicSpec("t", tuple(partition_rates(12, 360.0, zipf=1.0))),), capacity=150.0,
+                 duration_s=120.0, replicas=3,
+                 description="zipf's load, 3 replicas over 3 racks, follower fetching: no read crosses racks"),
         Workload("balanced", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0, duration_s=90.0,
                  noise=0.2, seed=7, skewed=False, description="12 x 20/s +-20% noise every 5 s, 3 x 120/s"),
         Workload("hetero", (TopicSpec("t", _uniform(12, 20.0)),), capacity=110.0, capacities=(60.0, 90.0, 180.0),

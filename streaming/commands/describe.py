@@ -8,7 +8,8 @@ offset, read once per lagging partition within ``--lag-seconds-timeout``; ``-`` 
 RECOMMENDED-OWNER, the member id the group's latest recommendation gives the partition to. ``--members``
 gives one line per member instead (its LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the
 latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
-group's median).
+group's median). Under each group's header, whether rack-aware placement saves anything there
+(:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from streaming.commands._common import add_config_args, load_config
 if TYPE_CHECKING:
     from streaming.collector.poll import ClusterSnapshot
     from streaming.config import Config
+    from streaming.exporter import view
 
 PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
                      "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER")
@@ -62,14 +64,16 @@ def run(args: argparse.Namespace) -> int:
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
     recs = live.latest_recommendations(cfg, args.group)
     seconds = lag_seconds(cfg, snap, args.lag_seconds_timeout)
+    follower_fetching = live.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
     out = []
     for g in sorted(snap.groups):
         info, rec = snap.groups[g], recs.get(g)
         rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g))
+        members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
-                    "partitions": [r.as_dict() for r in rows],
-                    "members": [m.as_dict() for m in view.member_rows(snap, g, rows, view.recommended_capacity(rec))]})
+                    "rack_placement": rack_placement(rows, members, follower_fetching),
+                    "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
     if args.format == "json":
         print(json.dumps({"groups": out, "warnings": snap.warnings}, indent=2))
     else:
@@ -92,6 +96,16 @@ def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[st
             # at least a millisecond: a producer's clock ahead of this one must not read as no lag
             out.setdefault(g, {})[tp] = round(max((now_ms - times[(tp, c)]) / 1000.0, MIN_AGE_S), 3)
     return out
+
+
+def rack_placement(rows: Sequence[view.PartitionRow], members: Sequence[view.MemberRow],
+                   follower_fetching: bool | None) -> dict[str, object]:
+    """The group's :class:`assignors.racks.RackPlacement` as describe shows it."""
+    from assignors import racks
+
+    found = racks.placement((r.replica_racks for r in rows), (m.rack for m in members), follower_fetching)
+    return {"verdict": found.verdict, "decided": found.decided, "partitions": found.partitions,
+            "follower_fetching": follower_fetching, "says": found.sentence()}
 
 
 def _cell(v: object) -> str:
@@ -129,5 +143,7 @@ def render(groups: list[dict], members: bool) -> str:
                      p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],
                      p["lag_seconds"], p["recommended_owner"]] for p in g["partitions"]]
             lines = table(PARTITION_COLUMNS, rows) if rows else ["(no partitions owned or committed)"]
-        blocks.append("\n".join([title, *lines]))
+        placement = g.get("rack_placement")
+        head = [title, f"Rack placement: {placement['says']}"] if placement else [title]
+        blocks.append("\n".join([*head, *lines]))
     return "\n\n".join(blocks)

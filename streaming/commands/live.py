@@ -81,6 +81,31 @@ def read(cfg: Config, args: argparse.Namespace, group: str | None = None, groups
         reader.close()
 
 
+def follower_fetching(cfg: Config, broker_ids: Iterable[int]) -> bool | None:
+    """Whether the brokers serve fetches from the reader's rack (:func:`assignors.racks.follower_fetching`
+    over each broker's ``replica.selector.class``, read with DescribeConfigs); None when it cannot be read
+    (an ACL without DescribeConfigs on the cluster, say)."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    from assignors.racks import SELECTOR_CONFIG, follower_fetching
+    from streaming.collector.collector import admin_factory
+
+    ids = sorted(broker_ids)
+    if not ids:
+        return None
+    admin = admin_factory(cfg)()
+    try:
+        found = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(i), [SELECTOR_CONFIG])
+                                        for i in ids], config_filter="all")
+        brokers = found.get("broker", {})
+        return follower_fetching((brokers[str(i)].get(SELECTOR_CONFIG) or {}).get("value") for i in ids)
+    except Exception as e:  # the verdict says unknown rather than fail the command
+        log.warning("could not read %s from the brokers: %s", SELECTOR_CONFIG, e)
+        return None
+    finally:
+        admin.close()
+
+
 def latest_recommendations(cfg: Config, group: str | None = None) -> dict[str, dict[str, Any]]:
     """group -> its latest recommendations row ({} when there is no table yet)."""
     from streaming.commands import recommendations

@@ -55,7 +55,8 @@ OUTPUT_SCHEMA = (
     "before_max_lag BIGINT, after_max_lag BIGINT, before_imbalance DOUBLE, after_imbalance DOUBLE, "
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
     "stuck_partitions STRING, feed_value STRING, mode STRING, "
-    "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING"
+    "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING, "
+    "rack_placement STRING"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
@@ -141,6 +142,8 @@ class Recommendation:
     load_model: dict[str, Any] | None = None
     """What the decision was made on (:mod:`streaming.contracts.load_model`), for the leaders' fallback; the feed
     message carries it (additive: absent when None), the Delta row in ``feed_value``."""
+    rack_placement: str | None = None
+    """Whether rack-aware placement saves anything in the group (:mod:`assignors.racks`' verdict). Delta only."""
 
     @property
     def id(self) -> str:
@@ -178,4 +181,5 @@ class Recommendation:
             "mode": self.mode,
             **{c: (self.lag_seconds or {}).get(c) for c in LAG_SECONDS_COLUMNS},
             "member_capacity": None if self.member_capacity is None else json.dumps(self.member_capacity),
+            "rack_placement": self.rack_placement,
         }

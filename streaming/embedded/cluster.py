@@ -25,6 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assignors.racks import RACK_AWARE_SELECTOR, SELECTOR_CONFIG
 from streaming import jvm
 from streaming.embedded import detached
 from streaming.embedded.security import EmbeddedSecurity, write_private
@@ -261,7 +262,7 @@ class KafkaCluster:
             props.update(self.security.broker_properties(node.port, node.controller_port))
         if node.rack:
             props["broker.rack"] = node.rack
-            props["replica.selector.class"] = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+            props[SELECTOR_CONFIG] = RACK_AWARE_SELECTOR
         props.update(self.extra_config)
         text = "".join(f"{k}={v}\n" for k, v in props.items())
         write_private(node.data_dir.parent / "server.properties", text)  # with security it holds passwords

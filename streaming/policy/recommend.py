@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignors import metrics, registry
+from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
 from streaming.config import PolicySettings
@@ -225,6 +225,8 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
         load_model=load_model.of(proposal.snapshot, policy),
+        # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
+        rack_placement=racks.of_snapshot(proposal.snapshot, None).verdict,
     )
     state.last_rec_id = rec.id
     return rec

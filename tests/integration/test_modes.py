@@ -144,15 +144,16 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
     assert latest["recommendation_id"] == recs[approved]["recommendation_id"]
 
 
-def test_a_recommendations_table_from_before_modes_gets_the_mode_column(spark, cfg):
+def test_a_recommendations_table_from_before_modes_gets_the_columns_added_since(spark, cfg):
     from streaming.job import tables
 
     jc = job_config(cfg, f"modesold{uuid.uuid4().hex[:6]}")
-    old_ddl = RECOMMENDATIONS_DDL.replace(", mode STRING", "")
+    old_ddl = RECOMMENDATIONS_DDL.replace(", mode STRING", "").replace(", rack_placement STRING", "")
     location = jc.table_path(RECOMMENDATIONS)
     spark.sql(f"CREATE TABLE delta.`{location}` ({old_ddl}) USING DELTA "
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     spark.createDataFrame([("g", 1)], "`group` STRING, version LONG").write.format("delta").mode("append").save(
         location)  # Delta fills the other columns with NULL
     tables.prepare(spark, jc, jc.checkpoint_path("old"))
-    assert [(r["group"], r["version"], r["mode"]) for r in rows(spark, jc, RECOMMENDATIONS)] == [("g", 1, None)]
+    assert [(r["group"], r["version"], r["mode"], r["rack_placement"]) for r in rows(spark, jc, RECOMMENDATIONS)] == [
+        ("g", 1, None, None)]

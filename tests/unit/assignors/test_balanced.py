@@ -201,6 +201,20 @@ def test_stuck_partition_stays_with_its_owner():
     assert {("t", 0), ("t", 1)} <= set(result["m0"])
 
 
+def test_stuck_partition_weighs_nothing_on_its_owner():
+    # The owner gets through none of the stuck partition's records: it takes its full share of the rest
+    # (counting the stuck lag, a million records, would leave it nothing else).
+    members = (Member("m0", ("t",), owned=(("t", 0), ("t", 1), ("t", 2))),
+               Member("m1", ("t",), owned=(("t", 3), ("t", 4), ("t", 5), ("t", 6))))
+    s = GroupSnapshot(topics={"t": 7}, members=members, lag={"t": [1_000_000, 100, 100, 100, 100, 100, 100]},
+                      stuck=frozenset({("t", 0)}))
+    result = balanced.assign(s)
+    assert ("t", 0) in result["m0"]
+    assert (len(result["m0"]), len(result["m1"])) == (4, 3)
+    assert member_loads(s, result) == {"m0": 300, "m1": 300}
+    assert compute_metrics(s, result).max_load == 300
+
+
 def test_stuck_partition_of_departed_owner_is_assigned():
     s = GroupSnapshot(topics={"t": 2}, members=(Member("m1", ("t",)),), lag={"t": [5, 5]},
                       stuck=frozenset({("t", 0)}))

@@ -14,6 +14,7 @@ from assignors.metrics import (
     InvalidAssignment,
     compute_metrics,
     cross_rack_partitions,
+    held_stuck,
     imbalance,
     lower_bound,
     member_loads,
@@ -29,6 +30,17 @@ def test_partition_loads_lag_and_rate_horizon():
                       lag={"t": [5, 7]}, produce_rate={"t": [1.5, 0.0]})
     assert partition_loads(s) == {"t": [5, 7], "u": [0]}
     assert partition_loads(s, horizon_s=10) == {"t": [20.0, 7.0], "u": [0]}
+
+
+def test_a_stuck_partition_its_owner_holds_weighs_nothing():
+    # t-0: stuck at a subscriber; t-1: stuck, owner gone; t-2: owned by a member not subscribed to t
+    members = (Member("a", ("t",), owned=(("t", 0),)), Member("b", ("u",), owned=(("t", 2),)))
+    s = GroupSnapshot(topics={"t": 3, "u": 1}, members=members, lag={"t": [500, 400, 300], "u": [1]},
+                      produce_rate={"t": [9.0, 1.0, 1.0]},
+                      stuck=frozenset({("t", 0), ("t", 1), ("t", 2), ("t", 7)}))
+    assert held_stuck(s) == {("t", 0)}
+    assert partition_loads(s, horizon_s=10) == {"t": [0, 410.0, 310.0], "u": [1]}
+    assert compute_metrics(s, {"a": [("t", 0), ("t", 1), ("t", 2)], "b": [("u", 0)]}).max_load == 700
 
 
 def test_member_loads_and_imbalance():

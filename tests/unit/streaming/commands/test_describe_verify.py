@@ -123,3 +123,50 @@ def test_members_show_the_capacity_the_latest_recommendation_was_made_with():
                            members=True)
     assert [(r["CAPACITY"], r["CONFIDENCE-S"]) for r in parse_table(text)] == [("500.0", "30.0"), ("250.0", "0.0"),
                                                                                ("", "")]
+
+
+def test_describe_says_whether_rack_placement_saves_anything():
+    snap = _snap({"c0": [0, 1], "c1": [2]})  # one replica on broker 1 (rack a); both members on rack a
+    rows = view.partition_rows(snap, "g", None)
+    members = view.member_rows(snap, "g", rows)
+    found = describe.rack_placement(rows, members, True)
+    assert (found["verdict"], found["follower_fetching"]) == ("saves-nothing", True)
+    assert describe.rack_placement(rows, members, None)["verdict"] == "unknown"
+    snap.broker_racks = {1: "b"}  # the only replica on another rack than the members'
+    rows = view.partition_rows(snap, "g", None)
+    found = describe.rack_placement(rows, members, True)
+    assert (found["verdict"], found["decided"], found["partitions"]) == ("decides", 4, 4)
+    text = describe.render([{"group": "g", "state": "Stable", "group_protocol": "classic", "assignor": "range",
+                             "recommendation_version": None, "rack_placement": found,
+                             "partitions": [r.as_dict() for r in rows], "members": []}], members=False)
+    assert text.splitlines()[1] == ("Rack placement: 4 of 4 partitions lack a replica on some of the 1 member rack "
+                                    "(follower fetching on): placement decides cross-rack reads")
+    assert len(parse_table(text)) == 4
+
+
+def test_follower_fetching_is_read_from_every_brokers_selector(monkeypatch):
+    from assignors.racks import RACK_AWARE_SELECTOR
+    from streaming.collector import collector
+    from streaming.commands import live
+
+    class Admin:
+        def __init__(self, values):
+            self.values, self.asked, self.closed = values, None, False
+
+        def describe_configs(self, resources, config_filter):
+            self.asked = ([(r.name, r.configs) for r in resources], config_filter)
+            if self.values is None:
+                raise PermissionError("no DescribeConfigs on the cluster")
+            return {"broker": {str(i): {"replica.selector.class": {"value": v}} for i, v in self.values.items()}}
+
+        def close(self):
+            self.closed = True
+
+    for values, want in (({0: RACK_AWARE_SELECTOR, 1: RACK_AWARE_SELECTOR}, True), ({0: None, 1: None}, False),
+                         ({0: RACK_AWARE_SELECTOR, 1: None}, None), ({0: RACK_AWARE_SELECTOR}, None), (None, None)):
+        admin = Admin(values)
+        monkeypatch.setattr(collector, "admin_factory", lambda cfg, a=admin: lambda: a)
+        assert live.follower_fetching(None, {1: "b", 0: "a"}) is want
+        assert admin.asked == ([("0", ["replica.selector.class"]), ("1", ["replica.selector.class"])], "all")
+        assert admin.closed
+    assert live.follower_fetching(None, {}) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from benchmarks.loop import metrics
 from streaming.dev.workload.strategies import RebalanceLog, Received
 
@@ -79,3 +81,34 @@ def test_issue_28_targets():
         oracle=[{"label": "start", "max_load": 0.78, "lower_bound": 0.78, "cross_rack": 3, "method": "milp"}])},
         "cmd", {})
     assert "| rebalancer / oracle |" in table and "x1.20 vs oracle" in table and "start: busiest at 78%" in table
+
+
+def test_reads_count_bytes_by_rack_and_by_leader():
+    from benchmarks.loop.reads import Reads
+
+    a, b = Reads(), Reads()
+    a.count(100, "a", "a", from_leader=False)  # a follower on the consumer's rack
+    a.count(30, "a", "b", from_leader=True)  # the leader, on another rack
+    b.count(20, "a", None, from_leader=True)  # the broker's rack unknown: never cross-rack
+    a.add(b)
+    assert a.figures() == {"read_bytes": 150, "cross_rack_read_bytes": 30, "follower_read_bytes": 100}
+    f = metrics.figures([(0.0, 0, 0), (2.0, 0, 0)], [], t0=0.0, capacity=100.0, since=0.0, reads=a.figures())
+    assert (f["cross_rack_reads"], f["follower_reads"]) == (0.2, round(100 / 150, 6))
+    assert math.isnan(metrics.read_shares({"read_bytes": 0})["cross_rack_reads"])
+
+
+def test_follower_workload_target_is_no_cross_rack_read_under_any_strategy():
+    from benchmarks.loop import report
+    from benchmarks.loop.workloads import suite
+
+    w = suite()["follower"]
+    assert w.replicas == 3 and set(w.replica_racks()) == {("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")}
+    clean = {"strategies": {"range": figs(1000, cross_rack_reads=0.0, cross_rack_ps=0.0),
+                            "rebalancer": figs(300, cross_rack_reads=0.0, cross_rack_ps=0.0)}}
+    met = {t: m for t, m, _ in report.targets(w, clean)}
+    assert met["cross-rack 0 under any balance (a replica on every rack, follower fetching)"] is True
+    leaked = {"strategies": {"range": figs(1000, cross_rack_reads=0.01, cross_rack_ps=0.0),
+                             "rebalancer": figs(300, cross_rack_reads=0.0, cross_rack_ps=0.0)}}
+    met = {t: m for t, m, _ in report.targets(w, leaked)}
+    assert met["cross-rack 0 under any balance (a replica on every rack, follower fetching)"] is False
+    assert not any(t.startswith("cross-rack 0") for t, _, _ in report.targets(suite()["zipf"], clean))

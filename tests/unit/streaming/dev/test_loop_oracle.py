@@ -95,3 +95,22 @@ def test_too_big_or_degenerate_problems(monkeypatch):
         oracle.solve(Problem({("t", 0): 1.0}, {}))
     with pytest.raises(ValueError):
         oracle.solve(Problem({("t", 0): 1.0}, {0: 0.0}))
+
+
+def test_least_cross_rack_at_a_given_balance_and_the_floor_over_a_run():
+    from benchmarks.loop import cross_floor
+
+    # four partitions of 1/s, all on rack a; three consumers of 2/s on racks a, b, c
+    four = oracle.Problem({("t", p): 1.0 for p in range(4)}, {0: 2.0, 1: 2.0, 2: 2.0}, {0: "a", 1: "b", 2: "c"},
+                          {("t", p): "a" for p in range(4)})
+    assert oracle.solve(four).max_load == 1.0
+    assert oracle.least_cross_rack(four, 1.0) == 2  # consumer a takes two at most
+    assert oracle.least_cross_rack(four, 2.0) == 0  # all four on a, twice as busy
+    assert oracle.least_cross_rack(four, 0.5) is None  # no assignment is that balanced
+    floor = cross_floor.Floor(lambda phase, members: four)
+    spread = {0: [("t", 0)], 1: [("t", 1), ("t", 2)], 2: [("t", 3)]}  # busiest at 1.0, three cross-rack
+    assert floor.of(0, spread) == 2
+    assert floor.of(0, {0: [("t", 0)], 1: [], 2: []}) == 2  # mid-rebalance: no lower than the best balance
+    one = {0: [("t", p) for p in range(4)], 1: [], 2: []}
+    assert floor.of(0, one) == 0
+    assert cross_floor.floor_ps([(0.0, 0, spread), (10.0, 0, one), (15.0, 0, one)], floor) == 20.0

@@ -3,6 +3,8 @@ plan for each stretch of a run (benchmarks/loop/oracle_schedule.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from benchmarks.loop.oracle_schedule import OracleSchedule, phases, problem
@@ -69,3 +71,11 @@ def test_a_consumer_changes_its_rate_midway():
     assert w.rate == 60.0 and w.batch() == 6
     with pytest.raises(ValueError):
         w.set_rate(-1)
+
+
+def test_the_follower_workload_has_a_replica_on_every_rack_and_nothing_is_cross_rack():
+    w = suite()["follower"]
+    p = problem(w, phases(w)[0], [0, 1, 2])
+    assert p.partition_racks == {} and OracleSchedule(w).summary()[0]["cross_rack"] == 0
+    with pytest.raises(ValueError):
+        dataclasses.replace(w, replicas=2)

@@ -13,14 +13,15 @@ from streaming.job import tables
 from streaming.job.tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
-         "member_capacity": CAPACITY_TYPE}
+         "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING"}
 WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
                    StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
                    StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType()),
                    StructField("member_capacity", ArrayType(StructType([
                        StructField("member_id", StringType()), StructField("client_id", StringType()),
                        StructField("records_per_s", DoubleType()), StructField("confidence_s", DoubleType()),
-                       StructField("measured", BooleanType())])))])
+                       StructField("measured", BooleanType())]))),
+                   StructField("rack_placement", StringType())])
 
 
 def _without(*names, schema=WANT):
@@ -36,6 +37,10 @@ def test_the_lag_seconds_columns_are_declared_added_and_in_the_ddl():
 def test_a_table_from_before_modes_gets_every_added_column_in_declared_order():
     diff = schema_differences(WANT, _without(*ADDED))
     assert columns_to_add(diff, ADDED) == list(ADDED)
+
+
+def test_a_table_from_before_rack_placement_gets_it_alone():
+    assert columns_to_add(schema_differences(WANT, _without("rack_placement")), ADDED) == ["rack_placement"]
 
 
 def test_a_table_from_before_lag_seconds_gets_those_alone():

@@ -87,17 +87,29 @@ def test_low_total_lag_is_never_skew():
 
 
 def test_stuck_partition_is_reported_and_not_chased():
-    # t0p0 (9000) never moves its committed offset: stuck. C0 also holds t0p1 (8000): without the stuck
-    # partition C0 still carries 8000 against C1's 200, so a recommendation moves t0p1, never t0p0.
-    events = [TWO] + [e for i in range(6) for e in poll(T0 + i * STEP, SKEWED, {0: 42})]
+    # t0p0 (9000) never moves its committed offset: stuck, and its owner C0 gets through none of it, so it
+    # weighs nothing there. C0 also holds t0p1 and t0p2 (4000 each) against C1's 100: the recommendation
+    # gives C1 one of them, and C0 keeps the other and the stuck one (counting the stuck lag it would keep none).
+    three_one = members(("C0", [("t0", 0), ("t0", 1), ("t0", 2)], None), ("C1", [("t0", 3)], None))
+    events = [three_one] + [e for i in range(6) for e in poll(T0 + i * STEP, {0: 9000, 1: 4000, 2: 4000, 3: 100},
+                                                               {0: 42})]
     _, recs = run(events)
     assert len(recs) == 1
     rec = recs[0]
     assert rec.event_ts == T0 + 2 * STEP  # stuck from the third observation on (K = 3)
     assert rec.stuck_partitions == [("t0", 0)]
+    assert (rec.before["max_member_lag"], rec.after["max_member_lag"]) == (8000, 4100)
     owner = {tuple(p): m["member_id"] for m in rec.assignment for p in m["partitions"]}
     assert owner[("t0", 0)] == "C0"
-    assert owner[("t0", 1)] == "C1"
+    assert sorted(owner[("t0", p)] for p in (1, 2)) == ["C0", "C1"]
+
+
+def test_a_stuck_partition_beside_the_heaviest_one_gives_nothing():
+    # C0: t0p0 stuck (9000) and t0p1 (8000); C1: 100 + 100. Skewed, but no assignment has a max below 8000:
+    # handing t0p1 to C1 would only move the 8000 (it was "recommended" while the stuck lag counted as load).
+    events = [TWO] + [e for i in range(6) for e in poll(T0 + i * STEP, SKEWED, {0: 42})]
+    state, recs = run(events)
+    assert recs == [] and state.skew_streak >= POLICY.skew_observations
 
 
 def test_only_a_stuck_partition_skewing_the_group_gives_nothing():
@@ -157,6 +169,14 @@ def test_rack_change_only_when_cross_rack_drops():
     _, recs = run([group, parts(base, T0), parts(moved, T0 + STEP)])
     assert len(recs) == 1
     assert recs[0].before["cross_rack_partitions"] == 4 and recs[0].after["cross_rack_partitions"] == 0
+    # one replica of each partition missing on a member's rack: placement decides (the row says so)
+    assert recs[0].rack_placement == "decides" and recs[0].to_row()["rack_placement"] == "decides"
+    # a member joins where every partition has a replica on both members' racks: placement saves nothing if
+    # follower fetching is on, which the job does not know
+    joined = members(("A", [("t0", 0), ("t0", 1)], "a"), ("B", [("t0", 2), ("t0", 3)], "b"), ("C", [], "a"), gen=2)
+    joined["ts"] = T0 + STEP
+    _, recs = run([group, parts(base, T0), joined])
+    assert len(recs) == 1 and recs[0].to_row()["rack_placement"] == "unknown"
 
 
 def test_state_round_trips_through_bytes():

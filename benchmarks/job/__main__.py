@@ -39,6 +39,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--latency-polls", type=int, default=30, help="live polls of the latency run (0: none)")
     ap.add_argument("--poll-every", type=float, default=2.0, help="seconds between live polls (load)")
     ap.add_argument("--interval", type=int, default=10, help="trigger interval (s) of the latency run")
+    ap.add_argument("--lag-form", choices=("partition", "dense"), default="partition",
+                    help="the throughput runs' lag as one lag event per partition or one lag_dense event per group "
+                         "and poll (then --per-trigger counts records, each of PARTITIONS readings; latency runs "
+                         "stay per partition)")
     ap.add_argument("--python-only", action="store_true", help="the stateful step's Python share alone (no JVM)")
     ap.add_argument("--save", action="store_true",
                     help=f"write the report to {RESULTS} ({RESULTS_PYTHON.name} with --python-only)")
@@ -82,7 +86,7 @@ def on_cluster(args: argparse.Namespace, scales: list[Scale], keyings: list[int]
             sizes = [int(x) for x in args.per_trigger.split(",") if x.strip()]
             for scale in scales:
                 polls = args.polls or max(4, 2_600_000 // (scale.groups * scale.partitions))
-                write_scale(spark, keyed(cfg, scale, 0, ""), scale, polls)
+                write_scale(spark, keyed(cfg, scale, 0, ""), scale, polls, args.lag_form == "dense")
                 for b in keyings:
                     sampler.reset()
                     results.append(run_keying(spark, cfg, scale, b, sizes, args, sampler, cpu, lines))
@@ -102,6 +106,11 @@ def run_keying(spark: Any, cfg: config.Config, scale: Scale, b: int, sizes: list
     run: dict[str, Any] = {"scale": scale.tag, "buckets": b,
                            "throughput": throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu)}
     lines += [throughput_line(scale, b, t) for t in run["throughput"]]
+    if args.lag_form == "dense":  # each event carries a poll of the group's partitions
+        lines += [f"{scale.tag}, {keying(b)}, lag_dense: at maxOffsetsPerTrigger {t['per_trigger']:,} records: "
+                  f"steady {t['steady_events_per_s'] * scale.partitions:,.0f} partition readings/s"
+                  for t in run["throughput"]]
+        print("\n".join(lines[-len(run["throughput"]):]), flush=True)
     if args.latency_polls:
         run["latency"] = latency(spark, keyed(cfg, scale, b, f".live-{b}"), scale, args.latency_polls,
                                  args.interval, args.poll_every)

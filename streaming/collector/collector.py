@@ -28,8 +28,15 @@ from streaming.collector.diff import (
 from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
 from streaming.collector.poll import ClusterReader, ClusterSnapshot
 from streaming.config import Config
+from streaming.contracts import events
 
 log = logging.getLogger(__name__)
+
+DENSE = "dense"
+PARTITION = "partition"
+LAG_FORMS = (DENSE, PARTITION)
+"""How lag travels: one ``lag_dense`` event per group, topic and poll (the default: publishing one record per
+partition was most of a poll's time), or one ``lag`` event per partition (``--lag-form partition``)."""
 
 # Groups of the rebalancer itself and of Spark's Kafka source (which reads the event topics).
 OWN_GROUPS = r"^(rebalancer[-._]|spark-kafka-(source|relation)-)"
@@ -59,8 +66,12 @@ class CollectorOptions:
     own_groups: str = OWN_GROUPS
     max_backoff_s: float = 30.0
     request_timeout_ms: int = 10000
+    lag_form: str = DENSE
+    """one of :data:`LAG_FORMS`."""
 
     def __post_init__(self) -> None:
+        if self.lag_form not in LAG_FORMS:
+            raise ValueError(f"lag form must be one of {', '.join(LAG_FORMS)}, got {self.lag_form!r}")
         for policy in (self.offset_reset, *self.group_offset_reset.values()):
             if policy not in POLICIES:
                 raise ValueError(f"offset reset policy must be one of {', '.join(POLICIES)}, got {policy!r}")
@@ -152,10 +163,13 @@ class Collector:
         meta: list[dict[str, Any]] = []
         groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
                                                          snap.group_topics(g) <= self._own_topics)]
+        readings = 0
         for g in groups:
             meta.extend(self._metadata_events(snap, g, entries, full))
-            lag.extend(self._lag_events(snap, g, entries))
-        self.last_stats = PollStats(self.polls, len(groups), len(lag), len(lag), len(meta),
+            per_partition = self._lag_events(snap, g, entries)
+            readings += len(per_partition)
+            lag.extend(events.dense(per_partition) if self.options.lag_form == DENSE else per_partition)
+        self.last_stats = PollStats(self.polls, len(groups), readings, len(lag), len(meta),
                                     time.monotonic() - started, full, len(snap.warnings))
         if self.export is not None:
             self.export(snap, self.last_stats)

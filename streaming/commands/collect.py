@@ -11,9 +11,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "collect", help="read consumer-group lag and metadata with the admin API and publish events to Kafka",
         description="Every --interval seconds: list the consumer groups, describe them, read committed, end "
-                    "and begin offsets and the topics' replicas and racks; publish a lag event per subscribed "
-                    "partition, and members/partitions events when they change (and at every full refresh) to "
-                    "the topics kafka.lag_topic and kafka.metadata_topic. Never joins a group, never commits.")
+                    "and begin offsets and the topics' replicas and racks; publish the lag of every subscribed "
+                    "partition (one event per group and topic), and members/partitions events when they change "
+                    "(and at every full refresh) to the topics kafka.lag_topic and kafka.metadata_topic. Never "
+                    "joins a group, never commits.")
     add_config_args(p)
     p.add_argument("--bootstrap", metavar="HOST:PORT[,...]", help="overrides kafka.bootstrap_servers")
     p.add_argument("--interval", type=float, default=10.0, metavar="SECONDS", help="seconds between polls (10)")
@@ -32,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where a group without a commit on a partition would start (lag 0 for latest)")
     p.add_argument("--group-offset-reset", action="append", default=[], metavar="GROUP=POLICY",
                    help="the same per group; repeatable")
+    p.add_argument("--lag-form", choices=("dense", "partition"), default="dense",
+                   help="lag as one lag_dense event per group, topic and poll (dense, the default) or one lag "
+                        "event per partition (partition: what collectors before lag_dense wrote)")
     p.set_defaults(func=run)
 
 
@@ -53,7 +57,8 @@ def _options(args: argparse.Namespace):
         return CollectorOptions(
             interval_s=args.interval, include=args.groups, exclude=args.exclude,
             full_refresh_every=args.full_refresh_every, offset_reset=args.offset_reset,
-            group_offset_reset=per_group, rack_map=tuple(args.rack_map), client_rack_pattern=pattern)
+            group_offset_reset=per_group, rack_map=tuple(args.rack_map), client_rack_pattern=pattern,
+            lag_form=args.lag_form)
     except Exception as e:  # ValueError, re.error
         raise UsageError(str(e)) from None
 

@@ -12,6 +12,10 @@ most ``max_bytes`` each: every part is the event with a slice of its list (``mem
 A member whose own entry is too large (one member owning tens of thousands of partitions) is cut too:
 its pieces repeat the member with a slice of ``assigned`` and are merged back by ``member_id``.
 
+A ``lag_dense`` event too large is cut differently: into ``lag_dense`` events of the same poll, each with a slice
+of the entries and complete on its own (no ``part``/``parts``): the state takes a poll's readings of one topic
+from any number of records, as it takes them from one ``lag`` event per partition.
+
 The parts of one event share its :func:`key` (type, topic, ts, generation, parts), so a re-sent event
 fills the same slots and parts of different events never mix. Events small enough travel whole, without
 the two fields, as before.
@@ -22,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streaming.contracts.events import MEMBERS, PARTITIONS
+from streaming.contracts.events import DENSE_ARRAYS, LAG_DENSE, MEMBERS, PARTITIONS
 
 LIST_FIELD = {MEMBERS: "members", PARTITIONS: "partitions"}
 MAX_PARTS = 10_000
@@ -39,8 +43,10 @@ def _size(value: Any) -> int:
 def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
     """``event`` as parts whose encoded values are at most ``max_bytes`` each ([event] when it fits)."""
     name = LIST_FIELD.get(event.get("type", ""))
-    if name is None or _size(event) <= max_bytes:
+    if (name is None and event.get("type") != LAG_DENSE) or _size(event) <= max_bytes:
         return [event]
+    if name is None:
+        return _dense_slices(event, max_bytes)
     base = {k: v for k, v in event.items() if k != name}
     budget = max_bytes - _size(base | {name: [], "part": MAX_PARTS, "parts": MAX_PARTS})
     pieces = [p for entry in event[name] for p in _pieces(entry, budget, name)]
@@ -57,6 +63,22 @@ def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
         raise ValueError(f"{event['type']} event of group {event.get('group')} needs {len(chunks)} parts of "
                          f"{max_bytes} bytes, more than {MAX_PARTS}")
     return [base | {name: chunk, "part": i, "parts": len(chunks)} for i, chunk in enumerate(chunks)]
+
+
+def _dense_slices(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
+    """A ``lag_dense`` event as ``lag_dense`` events of consecutive slices of its entries, each within
+    ``max_bytes`` (entries are alike in size: slices of equal count, more of them until each fits)."""
+    arrays = [a for a in (*DENSE_ARRAYS, "no_commit") if a in event]
+    n = len(event["partitions"])
+    slices = max(2, -(-_size(event) // max_bytes))
+    while True:
+        step = -(-n // slices)
+        out = [event | {a: event[a][i:i + step] for a in arrays} for i in range(0, n, step)]
+        if all(_size(e) <= max_bytes for e in out):
+            return out
+        if step == 1:
+            raise ValueError(f"one entry of a lag_dense event exceeds {max_bytes} bytes")
+        slices *= 2
 
 
 def _pieces(entry: dict[str, Any], budget: int, name: str) -> list[tuple[dict[str, Any], int]]:

@@ -1,8 +1,17 @@
 """The events on Kafka: what the collector writes and the streaming job reads (JSON, UTF-8, key = group).
 
-Three types, as in DESIGN.md:
+Four types, as in docs/design.md:
 
-``lag`` (lag topic), one per partition per poll::
+``lag_dense`` (lag topic), one per group, topic and poll: the poll's partitions and their offsets as arrays of
+equal length, entry i of each array being partition ``partitions[i]``; what the collector writes by default::
+
+    {"type": "lag_dense", "ts": 1763700000000, "group": "orders-app", "topic": "orders",
+     "partitions": [0, 3], "committed_offsets": [800, 1200], "end_offsets": [900, 5000],
+     "no_commit": [false, true]}
+
+  ``no_commit`` is optional (absent: every entry false). Each entry is exactly one ``lag`` event's reading.
+
+``lag`` (lag topic), one per partition per poll (the collector's ``--lag-form partition``; always readable)::
 
     {"type": "lag", "ts": 1763700000000, "group": "orders-app", "topic": "orders", "partition": 3,
      "committed_offset": 1200, "end_offset": 5000}
@@ -27,8 +36,9 @@ writes events; :mod:`streaming.job.validate` is the one way the job reads them, 
 is not exactly this shape: strings are JSON strings, integers JSON integers (partitions, generations and
 broker ids 0..2**31-1, offsets and ``ts`` 0..2**63-1), topic names legal Kafka names, a ``partitions``
 event lists partitions 0..n-1 once each, member ids are unique, no duplicate keys, nothing after the
-object; ``ts`` at most ``job.max_clock_skew_s`` ahead of the record's Kafka timestamp. Unknown extra
-fields are ignored (a newer collector may add some).
+object; a ``lag_dense`` event's arrays are of equal length with unique partitions (a bad entry is rejected
+alone: :mod:`streaming.job.dense`); ``ts`` at most ``job.max_clock_skew_s`` ahead of the record's Kafka
+timestamp. Unknown extra fields are ignored (a newer collector may add some).
 """
 
 from __future__ import annotations
@@ -38,9 +48,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 LAG = "lag"
+LAG_DENSE = "lag_dense"
 MEMBERS = "members"
 PARTITIONS = "partitions"
-TYPES = (LAG, MEMBERS, PARTITIONS)
+TYPES = (LAG, LAG_DENSE, MEMBERS, PARTITIONS)
+LAG_TYPES = (LAG, LAG_DENSE)
+"""The types the lag topic carries."""
+DENSE_ARRAYS = ("partitions", "committed_offsets", "end_offsets")
+"""A ``lag_dense`` event's arrays, which are always there and of equal length (``no_commit`` is optional)."""
 LAG_FIELDS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset")
 """A lag event's fields in the order :func:`lag_event` writes them (``no_commit`` last, when set). The job reads
 the collector's own events by this order without parsing them (:mod:`streaming.job.canonical`)."""
@@ -62,6 +77,40 @@ def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset:
     if no_commit:
         event["no_commit"] = True
     return event
+
+
+def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int], committed_offsets: Sequence[int],
+                    end_offsets: Sequence[int], no_commit: Sequence[bool] | None = None) -> dict[str, Any]:
+    """One poll of one topic of a group; ``no_commit`` is written only when some entry is true."""
+    if not len(partitions) == len(committed_offsets) == len(end_offsets):
+        raise ValueError("a dense lag event's arrays must be of equal length")
+    event = {"type": LAG_DENSE, "ts": int(ts), "group": group, "topic": topic,
+             "partitions": [int(p) for p in partitions], "committed_offsets": [int(c) for c in committed_offsets],
+             "end_offsets": [int(e) for e in end_offsets]}
+    if no_commit is not None and any(no_commit):
+        if len(no_commit) != len(partitions):
+            raise ValueError("a dense lag event's arrays must be of equal length")
+        event["no_commit"] = [bool(n) for n in no_commit]
+    return event
+
+
+def dense(lag: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``lag`` events as ``lag_dense`` events: one per group, topic and ts, entries in the order given."""
+    polls: dict[tuple[int, str, str], list[dict[str, Any]]] = {}
+    for e in lag:
+        polls.setdefault((int(e["ts"]), e["group"], e["topic"]), []).append(e)
+    return [dense_lag_event(ts, group, topic, [e["partition"] for e in es], [e["committed_offset"] for e in es],
+                            [e["end_offset"] for e in es], [bool(e.get("no_commit")) for e in es])
+            for (ts, group, topic), es in polls.items()]
+
+
+def readings(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """A lag event of either form as ``lag`` events (one per partition), for readers outside the job."""
+    if event.get("type") != LAG_DENSE:
+        return [event]
+    flags = event.get("no_commit") or [False] * len(event["partitions"])
+    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n)) for p, c, e, n in
+            zip(*(event[a] for a in DENSE_ARRAYS), flags, strict=True)]
 
 
 def member_entry(member_id: str, topics: Iterable[str], assigned: Iterable[tuple[str, int]],
@@ -99,4 +148,4 @@ def encode(event: dict[str, Any]) -> tuple[bytes, bytes]:
 
 
 def topic_for(event: dict[str, Any], lag_topic: str, metadata_topic: str) -> str:
-    return lag_topic if event["type"] == LAG else metadata_topic
+    return lag_topic if event["type"] in LAG_TYPES else metadata_topic

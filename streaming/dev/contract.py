@@ -1,12 +1,13 @@
 """Hypothesis strategies for Kafka records drawn from the event contract (:mod:`streaming.contracts.events`).
 
-Every field of the three event types is drawn inside its contract (mostly) and at and beyond its bounds:
+Every field of the four event types is drawn inside its contract (mostly) and at and beyond its bounds:
 integers at 0, 1, 2^31-1, 2^53±1, 2^63-1 and one past each, negative, floats where integers belong, numbers
 too large for any type; strings empty, huge, unicode (lone surrogates included), with control characters;
 every field sometimes of another JSON type, missing, or duplicated (``duplicate key``); values nested
-deeper than a parser allows, trailing data, keys that do not match. :func:`scenario` draws whole groups
-(members, partitions, polls of lag) whose lags sit at those bounds, so records that pass validation also
-reach the stateful step's figures.
+deeper than a parser allows, trailing data, keys that do not match. A ``lag_dense`` event's entries are
+drawn so, one by one (a bad entry among good ones, partitions repeated), and its arrays now and then of unequal
+length, empty or not arrays. :func:`scenario` draws whole groups (members, partitions, polls of lag in either
+form) whose lags sit at those bounds, so records that pass validation also reach the stateful step's figures.
 
 A drawn record has no expected reason: the contract's promise is that each one is either valid (and every
 figure it feeds exact or bounded) or rejected with a reason, never that it stops the query. Used by the
@@ -129,6 +130,43 @@ def lag_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     }, optional={"no_commit": field(st.booleans()), "extra": wrong_json()})
 
 
+DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets", "short no_commit", "empty",
+               "partitions not a list", "no_commit not a list")
+"""How a ``lag_dense`` event's shape is broken now and then (the whole record is then rejected)."""
+
+
+def dense_entries() -> st.SearchStrategy[list[tuple[Any, Any, Any, Any]]]:
+    """(partition, committed, end, no_commit) of each entry, each value now and then out of contract; partitions
+    at the bounds, so that some repeat."""
+    entry = st.tuples(field(ints(0, INT_MAX), st.sampled_from([-1, INT_MAX + 1, LONG_MAX])), offsets(),
+                      field(st.none(), st.sampled_from([-1, LONG_MAX + 1])),
+                      field(st.none(), st.sampled_from([-1, LONG_MAX + 1])), field(st.booleans()))
+    return st.lists(entry, min_size=1, max_size=6).map(lambda es: [
+        (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag)
+        for p, ce, bad_c, bad_e, flag in es])
+
+
+def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
+    """A ``lag_dense`` event's fields: the common ones drawn as for ``lag``, then the arrays of its entries."""
+    def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any]], flags: bool, flaw: str,
+              wrong: Any) -> dict[str, Any]:
+        names = [*ev.DENSE_ARRAYS, "no_commit"] if flags else list(ev.DENSE_ARRAYS)
+        arrays = {n: [e[i] for e in entries] for i, n in enumerate(names)}
+        if flaw.startswith("short ") and flaw[6:] in arrays:
+            arrays[flaw[6:]] = arrays[flaw[6:]][:-1]
+        elif flaw == "empty":
+            arrays = {n: [] for n in arrays}
+        elif flaw.endswith(" not a list"):
+            arrays[flaw.split()[0]] = wrong
+        return common | arrays
+
+    common = st.fixed_dictionaries({
+        "type": field(st.just(ev.LAG_DENSE), st.sampled_from([ev.LAG, "LAG_DENSE"])), "ts": field(ts_near(ts)),
+        "group": field(groups(), bad_groups()), "topic": field(topic_names(), bad_topics())})
+    flaw = st.tuples(odds(8), st.sampled_from(DENSE_FLAWS)).map(lambda t: t[1] if t[0] else "none")
+    return st.builds(build, common, dense_entries(), st.booleans(), flaw, wrong_json())
+
+
 def ts_near(ts: int) -> st.SearchStrategy[int]:
     """Event times up to 100 s before ``ts`` (on time for the runs that use this), some before the watermark."""
     return st.one_of(st.integers(ts - 100_000, ts), st.sampled_from([1, 2, ts - 10**9]))
@@ -209,7 +247,7 @@ def key_of(group: Any, choice: str) -> bytes | None:
 
 def record_of(kind: str, fields: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Record]:
     """Records of one event type: its fields, their text, its key, and now and then the other topic."""
-    role = LAG_ROLE if kind == ev.LAG else META_ROLE
+    role = LAG_ROLE if kind in ev.LAG_TYPES else META_ROLE
     wrong = META_ROLE if role == LAG_ROLE else LAG_ROLE
 
     def build(f: dict[str, Any], shape: str, pick: int, key: str, r: str) -> Record:
@@ -220,24 +258,25 @@ def record_of(kind: str, fields: st.SearchStrategy[dict[str, Any]]) -> st.Search
 
 
 def records(ts: int) -> st.SearchStrategy[Record]:
-    """One record of any event type (lag twice as often), its group drawn too."""
-    # two lag strategies, not one twice: Hypothesis draws one of equal branches as one
+    """One record of any event type (each lag form twice as often), its group drawn too."""
+    # two strategies of a kind, not one twice: Hypothesis draws one of equal branches as one
     return st.one_of(record_of(ev.LAG, lag_fields(ts)), record_of(ev.LAG, lag_fields(ts)),
+                     record_of(ev.LAG_DENSE, dense_fields(ts)), record_of(ev.LAG_DENSE, dense_fields(ts)),
                      record_of(ev.MEMBERS, members_fields(ts)),
                      record_of(ev.PARTITIONS, partitions_fields(ts)))
 
 
 def _event_record(kind: str, event: dict[str, Any]) -> Record:
     key, value = ev.encode(event)
-    return Record(kind, LAG_ROLE if event["type"] == ev.LAG else META_ROLE, key, value, ANY)
+    return Record(kind, LAG_ROLE if event["type"] in ev.LAG_TYPES else META_ROLE, key, value, ANY)
 
 
 def scenario(ts: int) -> st.SearchStrategy[Callable[[str], list[Record]]]:
     """A valid group whose lags sit at the contract's bounds, given its name: its members (two, partitions
     split between them), its partitions, and polls of every partition's offsets (its lag drawn at the
-    contract's bounds, :func:`moving`), one every 10 s; skewed often enough that many recommend, with figures
-    at and past 2^53 and 2^63-1."""
-    def build(n: int, polls: int, lags: list[tuple[int, int]]) -> Callable[[str], list[Record]]:
+    contract's bounds, :func:`moving`), one every 10 s, as ``lag`` events or (``dense``) one ``lag_dense`` event
+    a poll; skewed often enough that many recommend, with figures at and past 2^53 and 2^63-1."""
+    def build(n: int, polls: int, lags: list[tuple[int, int]], dense: bool) -> Callable[[str], list[Record]]:
         def named(g: str) -> list[Record]:
             t0 = ts - 90_000
             members = [ev.member_entry("m0", ["t0"], [("t0", p) for p in range(n) if p < (n + 1) // 2]),
@@ -246,9 +285,8 @@ def scenario(ts: int) -> st.SearchStrategy[Callable[[str], list[Record]]]:
                    _event_record("contract-scenario-partitions", ev.partitions_event(
                        t0, g, "t0", [ev.partition_entry(p, 0, [0], ["a"]) for p in range(n)]))]
             for i in range(polls):
-                out += [_event_record("contract-scenario-lag", ev.lag_event(t0 + 1 + i * 10_000, g, "t0", p,
-                                                                            *moving(*lags[p], i)))
-                        for p in range(n)]
+                lag = [ev.lag_event(t0 + 1 + i * 10_000, g, "t0", p, *moving(*lags[p], i)) for p in range(n)]
+                out += [_event_record("contract-scenario-lag", e) for e in (ev.dense(lag) if dense else lag)]
             return out
 
         return named
@@ -259,7 +297,7 @@ def scenario(ts: int) -> st.SearchStrategy[Callable[[str], list[Record]]]:
     light = st.tuples(ints(0, LONG_MAX), st.one_of(ints(0, 1_000), ints(0, 1_000), ints(0, LONG_MAX)))
     return st.sampled_from([1, 2, 3, 3, 4, 4, 4]).flatmap(lambda n: st.builds(
         build, st.just(n), st.integers(3, 5),
-        st.tuples(*[heavy if p < (n + 1) // 2 else light for p in range(n)]).map(list)))
+        st.tuples(*[heavy if p < (n + 1) // 2 else light for p in range(n)]).map(list), st.booleans()))
 
 
 def draw(strategy: st.SearchStrategy[Any], n: int, seed: int) -> list[Any]:

@@ -45,6 +45,7 @@ from streaming.job.stateful import (
     rejected_row,
     row_masks,
     set_timeout,
+    validation_rejects,
 )
 from streaming.state.errors import UnreadableState
 
@@ -204,9 +205,8 @@ def _rejected_all(cols: dict[str, np.ndarray], watermark: int, ctx: Context, rea
     """Every row of the call rejected: as validated (rejected already), late, or with ``reason``."""
     valid, late = row_masks(cols, watermark)
     groups = cols["group"]
-    rows: list[dict[str, Any]] = [{"kind": "rejected", "group": g or None, "rejected": d}
-                                  for g, d in zip(groups[~valid].tolist(), cols["detail"][~valid].tolist(),
-                                                  strict=True)]
+    rows: list[dict[str, Any]] = [{"kind": "rejected", "group": groups[i] or None, "rejected": d}
+                                  for i, d in validation_rejects(cols)]
     for i in np.flatnonzero(valid).tolist():
         group = str(groups[i] or "")
         rows.append(rejected_row(group, reencoded(cols, i, group, "late" if late[i] else reason, ctx.topic_of)))

@@ -6,7 +6,9 @@ bytes out); :func:`make_update` runs it keyed by group (one call per group per m
 Spark's GroupState), :mod:`streaming.job.buckets` keyed by buckets of groups (many groups per call).
 
 Records :mod:`streaming.job.validate` rejected ride along under their group and come out unchanged as
-``rejected`` rows, so one query (one checkpoint, one batch id) writes both tables.
+``rejected`` rows, so one query (one checkpoint, one batch id) writes both tables; so do the bad entries of a
+``lag_dense`` record (a list in its ``detail``, :mod:`streaming.job.dense`), beside its good ones. A ``lag_dense``
+row left with no good entry counts as rejected: it changes no state, as its entries as ``lag`` rows would not.
 
 Two more kinds of row leave as ``rejected``, never silently:
 
@@ -42,12 +44,13 @@ import numpy as np
 import pandas as pd
 
 from streaming.config import PolicySettings
-from streaming.contracts.events import LAG
+from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LAG_TYPES
 from streaming.job import convert
 from streaming.job.convert import ROW_COLUMNS
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
+from streaming.state.ingest import READINGS, dense_sizes
 
 # pyspark's applyInPandasWithState serializer pads each output batch with an all-null frame before its
 # pd.concat, and pandas 2 warns about that on every batch in the worker's stderr; the padding is dropped
@@ -62,7 +65,7 @@ warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenati
 gc.freeze()
 
 STATE_SCHEMA = "state BINARY"
-EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail"]
+EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail", READINGS]
 SOURCE_COLUMNS = ["source_partition", "source_offset"]
 MESSAGE_CHARS = 200
 """An internal error's message is cut to this length in its reason."""
@@ -84,7 +87,7 @@ class Context:
 
     def topic_of(self, kind: str) -> str:
         """The source topic of an event of this type (for rows rejected here)."""
-        return self.lag_topic if kind == LAG else self.metadata_topic
+        return self.lag_topic if kind in LAG_TYPES else self.metadata_topic
 
 
 @dataclass
@@ -180,16 +183,36 @@ def read_columns(chunks: Iterable[pd.DataFrame], extra: tuple[str, ...] = ()) ->
     """A call's rows as numpy columns (the event and source columns, and ``extra``)."""
     chunks = list(chunks)
     names = (*EVENT_COLUMNS, *SOURCE_COLUMNS, *extra)
+
+    def column(chunk: pd.DataFrame, c: str) -> np.ndarray:  # rows of no lag_dense record may come without one
+        return chunk[c].to_numpy() if c in chunk or c != READINGS else np.full(len(chunk), None, dtype=object)
+
     if len(chunks) == 1:
-        return {c: chunks[0][c].to_numpy() for c in names}
+        return {c: column(chunks[0], c) for c in names}
     # column by column: pd.concat checks every value of an all-null object column (detail, for lag rows)
-    return {c: np.concatenate([chunk[c].to_numpy() for chunk in chunks]) for c in names}
+    return {c: np.concatenate([column(chunk, c) for chunk in chunks]) for c in names}
 
 
 def row_masks(cols: dict[str, np.ndarray], watermark: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: valid (validate.parse gave it a type) and late (valid, ts at or below the watermark)."""
+    """Per row: valid (validate.parse gave it a type; a ``lag_dense`` row, a good entry too) and late (valid, ts
+    at or below the watermark)."""
     valid = pd.notna(cols["type"]).astype(bool)
+    if READINGS in cols:
+        valid &= (cols["type"] != LAG_DENSE) | (dense_sizes(cols) > 0)
     return valid, valid & _at_or_below(cols["ts"], watermark)
+
+
+def validation_rejects(cols: dict[str, np.ndarray]) -> list[tuple[int, str]]:
+    """(row, detail) of each rejection validate.parse made, in row order: a rejected record's, and each bad
+    entry of a ``lag_dense`` record (its ``detail`` holds them as a JSON list)."""
+    typed = pd.notna(cols["type"]).astype(bool)
+    carriers = typed & (cols["type"] == LAG_DENSE) & pd.notna(cols["detail"]).astype(bool)
+    out: list[tuple[int, str]] = []
+    for i in np.flatnonzero(~typed | carriers).tolist():
+        detail = cols["detail"][i]
+        out += [(i, json.dumps(d, separators=(",", ":"))) for d in json.loads(detail)] if carriers[i] \
+            else [(i, detail)]
+    return out
 
 
 def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late: np.ndarray,
@@ -200,7 +223,7 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
     :func:`~streaming.policy.recommend.process`. If that raises, the group's valid rows are rejected with the
     error and its state stays as it was."""
     rows: list[dict[str, Any]] = [{"kind": "rejected", "group": group or None, "rejected": d}
-                                  for d in cols["detail"][~valid]]
+                                  for _, d in validation_rejects(cols)]
     if late.any():
         rows += [rejected_row(group, reencoded(cols, i, group, "late", ctx.topic_of))
                  for i in np.flatnonzero(late).tolist()]
@@ -279,6 +302,9 @@ def reencoded(cols: dict[str, np.ndarray], i: int, group: str, reason: str,
     event: dict[str, Any] = {"type": kind, "ts": _scalar(cols["ts"][i]), "group": group}
     if kind == LAG:
         event |= {c: _scalar(cols[c][i]) for c in ("topic", "partition", "committed_offset", "end_offset")}
+    elif kind == LAG_DENSE:
+        packed = np.asarray(cols[READINGS][i], dtype=np.int64).reshape(3, -1)
+        event |= {"topic": _scalar(cols["topic"][i])} | dict(zip(DENSE_ARRAYS, packed.tolist(), strict=True))
     else:
         if _scalar(cols["topic"][i]) is not None:
             event["topic"] = _scalar(cols["topic"][i])

@@ -20,6 +20,7 @@ or null; the rules and their reason strings are all in this module, in the order
   one) equal to the group;
 - lag: ``topic`` a legal Kafka topic name ([a-zA-Z0-9._-], 1..249, not ``.``/``..``), ``partition`` in
   0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean;
+- lag_dense: ``topic`` as for lag, then its shape and each entry by :mod:`streaming.job.dense`;
 - members: ``generation`` in -1..2**31-1, ``protocol`` a string or null, ``members`` a list of objects with
   a non-empty string ``member_id`` (unique in a whole event), optional string ids/host/rack, ``topics``
   legal topic names, ``assigned`` entries ``[topic, partition]``;
@@ -30,13 +31,10 @@ or null; the rules and their reason strings are all in this module, in the order
   ``0 <= part < parts <= MAX_PARTS``;
 - last, a lag event from the lag topic, a metadata event from the metadata topic (a row's type gives its topic).
 
-The collector's own lag events (the bulk of the traffic) take a fast path (:mod:`streaming.job.canonical`),
-judged by the same rules; anything else is parsed as a VARIANT.
-
-Event time. ``ts`` may lag its Kafka timestamp by any amount (replays, backfills: an old event can only be
-late) but may lead it by at most ``max_clock_skew_s``, so one bad clock cannot carry the global watermark
-into the future. Valid rows get ``event_time`` for the watermark; late rows are the stateful step's to reject
-(reason ``late``: :mod:`streaming.job.stateful`).
+The collector's ``lag`` events take a fast path (:mod:`streaming.job.canonical`), judged by the same rules;
+anything else is parsed as a VARIANT. Event time: ``ts`` may lag its Kafka timestamp by any amount (an old
+event can only be late) but lead it by at most ``max_clock_skew_s``, so one bad clock cannot carry the
+watermark into the future; late rows are the stateful step's to reject (reason ``late``).
 """
 
 from __future__ import annotations
@@ -46,9 +44,12 @@ import string
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from streaming.contracts import events
 from streaming.contracts.event_parts import MAX_PARTS
 from streaming.contracts.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
+from streaming.job import dense
 from streaming.job.canonical import CANONICAL_LAG, LAG_KINDS, canonical_kind, canonical_pieces, canonical_value
+from streaming.state.ingest import READINGS
 
 INT_MAX = 2**31 - 1
 MAX_GROUP_CHARS = 32767  # a Kafka protocol STRING: int16 length
@@ -167,7 +168,8 @@ def _fields(df: DataFrame) -> DataFrame:
         "*",
         F.when(_x("type") == MEMBERS, _list("v", "$.members")).alias("x_members"),
         F.when(_x("type") == PARTITIONS, _list("v", "$.partitions")).alias("x_partitions"),
-    )
+    ).transform(lambda d: dense.columns(d, lambda path: _kind("v", path), _x("type") == events.LAG_DENSE,
+                                        lambda kinds: F.col("shape") == _shape(kinds)))
 
 
 def _field(name: str, type_name: str, ok: Column) -> Column:
@@ -238,8 +240,9 @@ def _type_rules() -> Column:
     whole = F.coalesce(_k("parts") == "VOID", F.lit(True))
     members, parts = _x("members"), _x("partitions")
     numbers = F.transform(parts, lambda p: _get(p, "$.partition", "bigint"))
+    topic = _field("topic", "a string", _x("topic").isNotNull())
     lag = F.when(_x("type") == LAG, F.coalesce(
-        _field("topic", "a string", _x("topic").isNotNull()),
+        topic,
         # a canonical topic's characters and length are proven by the regex (translate is costly per record)
         F.when(F.when(F.col("canonical"), _x("topic").isin(".", "..")).otherwise(~_is_topic_name(_x("topic"))),
                F.lit("invalid topic name")),
@@ -254,6 +257,8 @@ def _type_rules() -> Column:
                F.format_string("end_offset %d below committed_offset %d", _x("end_offset"), _x("committed_offset"))),
         F.when(~_opt("no_commit", "BOOLEAN"), F.lit("field no_commit is not a boolean")),
     ))
+    dense_rules = F.when(_x("type") == events.LAG_DENSE, F.coalesce(
+        topic, F.when(~_is_topic_name(_x("topic")), F.lit("invalid topic name")), dense.record_reason()))
     members_rules = F.when(_x("type") == MEMBERS, F.coalesce(
         _field("generation", "an integer", _x("generation").isNotNull()),
         F.when(~_x("generation").between(-1, INT_MAX), F.lit(f"generation out of range -1..{INT_MAX}")),
@@ -278,7 +283,7 @@ def _type_rules() -> Column:
         F.when(~F.coalesce(_x("part").between(0, MAX_PARTS) & (_x("part") < _x("parts")), F.lit(False)),
                F.lit("part is not an integer in 0..parts-1")),
     ))
-    return F.coalesce(lag, members_rules, partitions_rules, parts_rules)
+    return F.coalesce(lag, dense_rules, members_rules, partitions_rules, parts_rules)
 
 
 def _trailing(value_str: Column) -> Column:
@@ -332,7 +337,7 @@ def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) 
         F.when(F.col("key").isNotNull() & (F.col("key").cast("string") != group),
                F.lit("message key does not match group")),
         _type_rules(),
-        F.when((_x("type") == LAG) != (F.col("topic") == lag_topic),
+        F.when(_x("type").isin(*events.LAG_TYPES) != (F.col("topic") == lag_topic),
                F.format_string("a %s event on topic %s", _x("type"), F.col("topic"))),
     )
 
@@ -342,12 +347,14 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     """Kafka rows -> one narrow row per record, the columns the stateful step reads: ``group``, ``type``
     (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``, for lag events
     ``partition``, ``committed_offset``, ``end_offset`` (0 where they do not apply, never null: ``type`` tells),
-    ``source_partition`` and ``source_offset``. ``detail`` is JSON: a metadata event's own fields, a rejected
-    record's :data:`REJECTED_SCHEMA`; null for lag events, the bulk. Few columns, because pyspark's
+    ``source_partition``, ``source_offset``; ``readings``, a ``lag_dense`` event's good entries. ``detail`` is JSON:
+    a metadata event's own fields, a rejected record's :data:`REJECTED_SCHEMA`, a ``lag_dense`` event's bad
+    entries as a list of those (:mod:`streaming.job.dense`); null for lag events. Few columns: pyspark's
     applyInPandasWithState pays for every column of every group in every batch."""
     checked = _fields(canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
         "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
-    return _narrow(checked)
+    return _narrow(dense.checked(checked, F.col("reject_reason").isNull() & (_x("type") == events.LAG_DENSE),
+                                 RAW_VALUE_CHARS))
 
 
 def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
@@ -368,8 +375,8 @@ def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
 def _narrow(checked: DataFrame) -> DataFrame:
     """The checked records as the stateful step reads them (see :func:`parse`)."""
     ok = F.col("reject_reason").isNull()
-    lag = ok & (_x("type") == LAG)
-    meta = ok & (_x("type") != LAG)
+    lag, many = ok & (_x("type") == LAG), ok & (_x("type") == events.LAG_DENSE)
+    meta = ok & ~_x("type").isin(*events.LAG_TYPES)
     raw_text = F.expr(f"make_valid_utf8(cast(substring(value, 1, {4 * RAW_VALUE_CHARS}) as string))")
     return checked.select(
         F.when(ok, _x("group"))
@@ -386,7 +393,7 @@ def _narrow(checked: DataFrame) -> DataFrame:
         F.when(lag, _x("end_offset")).otherwise(F.lit(0).cast("bigint")).alias("end_offset"),
         F.col("partition").alias("source_partition"),
         F.col("offset").alias("source_offset"),
-        F.when(lag, F.lit(None).cast("string"))
+        F.when(lag, F.lit(None).cast("string")).when(many, F.col("d_rejected"))
         .when(meta, F.to_json(F.struct(
             _x("generation").try_cast("int").alias("generation"), _x("protocol").alias("protocol"),
             _get("v", "$.members", MEMBERS_TYPE).alias("members"),
@@ -397,4 +404,5 @@ def _narrow(checked: DataFrame) -> DataFrame:
             F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
             F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))))
         .alias("detail"),
+        F.when(many, F.col("d_readings")).alias(READINGS),
     )

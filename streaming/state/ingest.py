@@ -12,6 +12,13 @@ replayed:
 It yields after each observation, so the caller (the policy) can act on the state as it is at that
 ``ts`` before the next one is applied. Lag rows never become Python objects one by one: they are
 sorted, de-duplicated and applied as numpy arrays, one topic's poll at a time.
+
+A ``lag_dense`` row (one poll of one topic) carries its readings in one int64 array, :data:`READINGS`: its n
+partitions, then their n committed offsets, then their n end offsets. Its entries are not made rows: the array
+is cut in three and joined to the ``lag`` rows' columns (one slice per record), so a poll of n partitions costs
+a few numpy calls whatever n. Example: ``readings = [0, 1, 800, 1200, 900, 5000]`` is partition 0 at 800 of
+900 and partition 1 at 1200 of 5000, exactly the two ``lag`` rows (0, 800, 900) and (1, 1200, 5000): the same
+readings in either form give the same state.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import pandas as pd
 
 from assignors.model import Member
 from streaming.contracts import event_parts
-from streaming.contracts.events import LAG
+from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -35,6 +42,22 @@ from streaming.state.group_state import GroupState
 # parsed event rows: a DataFrame, a dict of equal-length column arrays, or a list of dicts
 Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
 LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset")
+READINGS = "readings"
+"""The column of a ``lag_dense`` row's readings: partitions, committed offsets, end offsets, concatenated."""
+
+
+def packed(event: dict[str, Any]) -> np.ndarray:
+    """A ``lag_dense`` event's arrays as its :data:`READINGS` value."""
+    return np.concatenate([np.asarray(event[a], dtype=np.int64) for a in DENSE_ARRAYS])
+
+
+def dense_sizes(cols: dict[str, np.ndarray]) -> np.ndarray:
+    """Per row, the number of readings a ``lag_dense`` row carries (0 for any other row)."""
+    if READINGS not in cols:
+        return np.zeros(len(cols["type"]), dtype=np.int64)
+    return np.fromiter((0 if r is None or t != LAG_DENSE else len(r) // 3
+                        for t, r in zip(cols["type"].tolist(), cols[READINGS], strict=True)),
+                       dtype=np.int64, count=len(cols["type"]))
 
 
 def event_order(e: dict[str, Any]) -> tuple:
@@ -54,7 +77,7 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
                 if events[c].dtype.kind == "i"
                 and isinstance(events[c].dtype, pd.api.extensions.ExtensionDtype) else events[c].to_numpy()
                 for c in events.columns}
-    rows = list(events)
+    rows = [e | {READINGS: packed(e)} if e.get("type") == LAG_DENSE and READINGS not in e else e for e in events]
     names = sorted({k for e in rows for k in e})
     cols = {}
     for name in names:
@@ -80,7 +103,7 @@ def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray | slice) -> n
 
 def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
     """Row ``i`` as the event dict; the job's rows carry the metadata fields as JSON in ``detail``."""
-    e = {n: v[i] for n, v in cols.items() if n != "detail"}
+    e = {n: v[i] for n, v in cols.items() if n not in ("detail", READINGS)}
     e = {k: (None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else v) for k, v in e.items()}
     detail = cols["detail"][i] if "detail" in cols else None
     if isinstance(detail, str):
@@ -146,11 +169,10 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
     if not cols or len(cols["type"]) == 0:
         return
     is_lag = cols["type"] == LAG
-    meta_rows = np.flatnonzero(~is_lag)
+    is_dense = cols["type"] == LAG_DENSE
+    meta_rows = np.flatnonzero(~(is_lag | is_dense))
     meta_by_ts = _metadata_by_ts(state, cols, meta_rows)
-    # every row lag (the usual batch of a group): the columns as they are, no gather
-    lag = _LagRows.of(cols, np.flatnonzero(is_lag) if len(meta_rows) else slice(None)) \
-        if len(meta_rows) < len(is_lag) else None
+    lag = _LagRows.of(cols, is_lag, is_dense) if len(meta_rows) < len(is_lag) else None
     owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
         changes = Changes()
@@ -194,13 +216,19 @@ class _LagRows:
     slices: dict[int, tuple[int, int]]
 
     @classmethod
-    def of(cls, cols: dict[str, np.ndarray], rows: np.ndarray | slice) -> _LagRows:
-        topics = cols["topic"][rows]
+    def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> _LagRows | None:
+        """The ``lag`` rows and the readings of the ``lag_dense`` rows; None when there are none."""
+        # every row lag (the usual batch of a group in the per-partition form): the columns as they are
+        rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
+        topics, ts, part, committed, end = cols["topic"][rows], *(_ints(cols, c, rows) for c in LAG_COLUMNS)
+        if is_dense.any():
+            topics, ts, part, committed, end = _joined((topics, ts, part, committed, end), _readings(cols, is_dense))
+        if not len(ts):
+            return None
         if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
             names, codes = np.array([str(topics[0])]), np.zeros(len(topics), dtype=np.int64)
         else:
             names, codes = np.unique(topics.astype(str), return_inverse=True)
-        ts, part, committed, end = (_ints(cols, c, rows) for c in LAG_COLUMNS)
         # the usual batch of a group, one poll of one topic in partition order, is sorted and unique already
         if len(names) == 1 and (ts == ts[0]).all() and (part[1:] > part[:-1]).all():
             return cls(names, codes, ts, part, committed, end, {int(ts[0]): (0, len(ts))})
@@ -228,3 +256,22 @@ class _LagRows:
                                       self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth)
             changed |= seen.changed > 0
         return changed
+
+
+def _readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The ``lag_dense`` rows' readings as (topic, ts, partition, committed, end) columns, one slice per row."""
+    rows = np.flatnonzero(is_dense).tolist()
+    packs = [np.asarray(cols[READINGS][i], dtype=np.int64) for i in rows]
+    sizes = np.array([len(p) // 3 for p in packs], dtype=np.int64)
+    ts = np.repeat(_ints(cols, "ts", np.asarray(rows, dtype=np.int64)), sizes)
+    topics = np.repeat(cols["topic"][rows], sizes)
+    if len(packs) == 1:  # one poll of one topic, the usual batch of a group: views, no copy
+        part, committed, end = packs[0].reshape(3, -1)
+        return topics, ts, part, committed, end
+    return (topics, ts, *(np.concatenate([p[k * n:(k + 1) * n] for p, n in zip(packs, sizes.tolist(), strict=True)])
+                          for k in range(3)))
+
+
+def _joined(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """Columns ``a`` followed by columns ``b`` (``a`` empty, the usual case: ``b`` as it is)."""
+    return b if not len(a[1]) else tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))

@@ -21,6 +21,7 @@ from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev import contract
 from streaming.dev.fuzz import LAG_ROLE
 from streaming.job import convert, sinks, stateful, tables, validate
+from streaming.state.ingest import READINGS, packed
 
 from .test_driver_delta import _config, _read
 
@@ -50,6 +51,13 @@ def _check_valid(row: dict, value: bytes) -> None:
         assert (row["partition"], row["committed_offset"], row["end_offset"]) == (
             sent["partition"], sent["committed_offset"], sent["end_offset"])
         assert 0 <= row["partition"] <= INT_MAX and 0 <= row["committed_offset"] <= row["end_offset"] <= LONG_MAX
+    elif sent["type"] == ev.LAG_DENSE:  # the good entries, each one of those sent and inside the bounds
+        n = len(row["readings"]) // 3
+        got = list(zip(*(row["readings"][k * n:(k + 1) * n] for k in range(3)), strict=True))
+        assert n >= 1 and set(got) <= set(zip(*(sent[a] for a in ev.DENSE_ARRAYS), strict=True))
+        assert all(0 <= p <= INT_MAX and 0 <= c <= e <= LONG_MAX for p, c, e in got)
+        assert len({p for p, _, _ in got}) == n
+        assert all(r["reason"].startswith("lag_dense entry ") for r in json.loads(row["detail"] or "[]"))
     elif sent["type"] == ev.MEMBERS:
         assert json.loads(row["detail"])["generation"] == sent["generation"]
 
@@ -81,8 +89,9 @@ def _recommendation_rows() -> list[dict]:
                                "partition": e.get("partition", 0) if e["type"] == ev.LAG else 0,
                                "committed_offset": e.get("committed_offset", 0),
                                "end_offset": e.get("end_offset", 0),
-                               "detail": None if e["type"] == ev.LAG else json.dumps(
+                               "detail": None if e["type"] in ev.LAG_TYPES else json.dumps(
                                    {k: e[k] for k in ("generation", "protocol", "members", "partitions") if k in e}),
+                               READINGS: packed(e) if e["type"] == ev.LAG_DENSE else None,
                                "source_partition": 0, "source_offset": n} for n, e in enumerate(events)])
         state = _State()
         rows += [r for df in update((f"g{i}",), iter([frame]), state) for r in df.to_dict("records")]

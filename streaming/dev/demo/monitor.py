@@ -20,6 +20,7 @@ from typing import Any
 from assignors import metrics
 from assignors.model import GroupSnapshot, Member
 from streaming.collector.member_metadata import RACK_SUFFIX
+from streaming.contracts import events as ev
 
 
 def short_name(client_id: str, group: str) -> str:
@@ -87,8 +88,9 @@ class GroupMonitor:
                 for p in e["partitions"]:
                     self.replica_racks[(e["topic"], p["partition"])] = frozenset(
                         r for r in p.get("replica_racks") or [] if r)
-            elif e["type"] == "lag":
-                lag[(e["topic"], e["partition"])] = max(0, int(e["end_offset"]) - int(e["committed_offset"]))
+            elif e["type"] in ev.LAG_TYPES:
+                for r in ev.readings(dict(e)):
+                    lag[(r["topic"], r["partition"])] = max(0, int(r["end_offset"]) - int(r["committed_offset"]))
         if not lag:
             return None
         per_member = {c: sum(lag.get(tp, 0) for tp in tps) for c, tps in self.assignment.items()}

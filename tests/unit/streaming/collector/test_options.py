@@ -26,3 +26,13 @@ def test_collect_command_parses_its_options():
     o = _options(args)
     assert (o.interval_s, o.include, o.exclude, o.full_refresh_every) == (2.0, "^orders", "test$", 5)
     assert o.rack_map == ("c1=a",) and o.policy("orders-app") == "earliest"
+
+
+def test_lag_form_is_dense_unless_told_otherwise():
+    from streaming.cli import build_parser
+    from streaming.commands.collect import _options
+
+    assert _options(build_parser().parse_args(["collect"])).lag_form == "dense"
+    assert _options(build_parser().parse_args(["collect", "--lag-form", "partition"])).lag_form == "partition"
+    with pytest.raises(ValueError):
+        CollectorOptions(lag_form="sparse")

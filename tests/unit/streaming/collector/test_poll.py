@@ -11,6 +11,7 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp
 
 from streaming import config
 from streaming.collector import Collector, CollectorOptions
+from streaming.contracts import events as ev
 
 
 def _dict(cls, obj):
@@ -65,12 +66,19 @@ def _collector(admin, **opts):
     return Collector(config.Config(), CollectorOptions(**opts), admin=lambda: admin, out=None)
 
 
+def _readings(evs):
+    return [(e["partition"], e["committed_offset"], e["end_offset"], e.get("no_commit", False))
+            for d in evs if d["type"] in ev.LAG_TYPES for e in ev.readings(d)]
+
+
 def test_a_poll_reads_lag_members_with_rack_and_partitions_with_racks():
     c = _collector(FakeAdmin(), offset_reset="earliest")
     evs = c.poll_once()
-    lag = [(e["partition"], e["committed_offset"], e["end_offset"], e.get("no_commit", False))
-           for e in evs if e["type"] == "lag"]
-    assert lag == [(0, 5, 20, False), (1, 7, 20, False), (2, 3, 20, True)]
+    (dense,) = [e for e in evs if e["type"] in ev.LAG_TYPES]  # one record per group, topic and poll
+    assert dense == ev.dense_lag_event(dense["ts"], "g", "t", [0, 1, 2], [5, 7, 3], [20, 20, 20],
+                                       [False, False, True])
+    assert _readings(evs) == [(0, 5, 20, False), (1, 7, 20, False), (2, 3, 20, True)]
+    assert c.last_stats.partitions == 3 and c.last_stats.lag_events == 1
     (members,) = [e for e in evs if e["type"] == "members"]
     assert members["members"][0]["rack"] == "b" and members["members"][0]["host"] == "10.0.0.1"
     (parts,) = [e for e in evs if e["type"] == "partitions"]
@@ -78,10 +86,18 @@ def test_a_poll_reads_lag_members_with_rack_and_partitions_with_racks():
     assert {e["group"] for e in evs} == {"g"}  # connect and the rebalancer's own groups are skipped
 
 
+def test_lag_form_partition_writes_the_same_readings_one_event_per_partition():
+    c = _collector(FakeAdmin(), offset_reset="earliest", lag_form="partition")
+    evs = [e for e in c.poll_once() if e["type"] in ev.LAG_TYPES]
+    assert [e["type"] for e in evs] == [ev.LAG] * 3
+    assert _readings(evs) == [(0, 5, 20, False), (1, 7, 20, False), (2, 3, 20, True)]
+    assert c.last_stats.partitions == 3 and c.last_stats.lag_events == 3
+
+
 def test_a_leader_that_does_not_answer_leaves_only_its_partitions_out():
     c = _collector(FakeAdmin(fail_leaders={2}))
     evs = c.poll_once()
-    assert [e["partition"] for e in evs if e["type"] == "lag"] == [0, 1]
+    assert [r[0] for r in _readings(evs)] == [0, 1]
     assert c.last_stats.warnings >= 1
     assert c.reader._dirty  # the next poll starts with a fresh admin client
 

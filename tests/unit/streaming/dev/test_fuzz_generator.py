@@ -51,9 +51,10 @@ def test_verdict_matches_by_source_and_reason():
 def test_contract_draws_are_seeded_and_reach_the_bounds():
     from streaming.dev import contract
 
-    a, b = contract.generate(4, 200, 1_763_800_000_000), contract.generate(4, 200, 1_763_800_000_000)
+    a, b = contract.generate(8, 200, 1_763_800_000_000), contract.generate(8, 200, 1_763_800_000_000)
     assert a == b and len(a) == 200
-    assert {r.kind for r in a} >= {"contract-lag", "contract-members", "contract-partitions", "contract-scenario-lag"}
+    assert {r.kind for r in a} >= {"contract-lag", "contract-lag_dense", "contract-members", "contract-partitions",
+                                   "contract-scenario-lag"}
     texts = b"\n".join(r.value for r in a)
     assert str(2**63 - 1).encode() in texts and str(2**31 - 1).encode() in texts
     dups = []

@@ -17,6 +17,7 @@ from streaming.contracts import events as ev
 from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP
 from streaming.dev import contract
 from streaming.job import buckets, convert, stateful
+from streaming.state.ingest import READINGS, packed
 
 from . import pyspark_worker
 
@@ -32,6 +33,8 @@ def parsed_row(record, offset: int) -> dict:
            "committed_offset": 0, "end_offset": 0, "detail": None, "source_partition": 0, "source_offset": offset}
     if e["type"] == ev.LAG:
         row |= {"partition": e["partition"], "committed_offset": e["committed_offset"], "end_offset": e["end_offset"]}
+    elif e["type"] == ev.LAG_DENSE:
+        row[READINGS] = packed(e)
     else:
         row["detail"] = json.dumps({k: e[k] for k in ("generation", "protocol", "members", "partitions") if k in e})
     return row
@@ -39,7 +42,8 @@ def parsed_row(record, offset: int) -> dict:
 
 def oracle_max_lag(events: list[dict]) -> int:
     """The max member lag before: m0 owns the first half of the partitions, m1 the rest."""
-    lags = {e["partition"]: e["end_offset"] - e["committed_offset"] for e in events if e["type"] == ev.LAG}
+    lags = {r["partition"]: r["end_offset"] - r["committed_offset"]
+            for e in events if e["type"] in ev.LAG_TYPES for r in ev.readings(e)}
     n = len(lags)
     m0 = sum(v for p, v in lags.items() if p < (n + 1) // 2)
     return min(max(m0, sum(lags.values()) - m0), RECORDS_CAP)

@@ -1,0 +1,193 @@
+"""The ``lag_dense`` event's rules: the record's shape as a whole, then each entry on its own.
+
+A ``lag_dense`` record is one poll of one topic of a group (:mod:`streaming.contracts.events`). Its common fields
+(``type``, ``ts``, ``group``, the key, the topic) are checked by :mod:`streaming.job.validate` as for any event;
+this module checks the rest in two steps:
+
+1. **The shape** (a broken one rejects the whole record, reason in ``rejected_events``): ``partitions``,
+   ``committed_offsets`` and ``end_offsets`` are JSON arrays, ``no_commit`` is absent, null or an array, all of
+   one length, and that length is not 0. Unequal lengths leave no way to tell which offset belongs to which
+   partition, so no entry can be trusted.
+2. **Each entry** i (``partitions[i]``, ``committed_offsets[i]``, ``end_offsets[i]``, ``no_commit[i]``) by the
+   ``lag`` event's rules: a partition an integer in 0..2^31-1, offsets integers in 0..2^63-1 with the end at or
+   above the committed one, ``no_commit`` a boolean or null; and its partition only once in the record. A bad
+   entry is rejected alone, with reason ``lag_dense entry <i>: <rule>``, its source and, as ``raw_value``, the
+   entry as a ``lag`` event; the record's other entries go on. Every copy of a repeated partition is rejected
+   (the record does not say which reading is the partition's, and rejecting all of them does not depend on the
+   order of the entries).
+
+Cost. The collector's records are all good: a record whose arrays are all integers (its whole shape, known from
+one ``schema_of_variant``) passes a handful of array functions (sizes, min, max, distinct, one ``zip_with`` for
+end >= committed) and leaves as one row. Only a record that fails them is walked entry by entry, in partition
+order (one sort: repeats sit side by side, so finding them is linear).
+
+What leaves (the columns :func:`streaming.job.validate.parse` adds): ``readings``, the good entries packed as
+:data:`streaming.state.ingest.READINGS` says, and in ``detail`` a JSON list of the bad entries' rejected rows
+(null when none), which the stateful step writes out (:mod:`streaming.job.stateful`). Example: partitions
+``[0, 1, 1, 2]``, committed ``[5, 6, 7, -1]``, ends ``[9, 9, 9, 9]``: entries 1 and 2 are rejected (``partition 1
+appears 2 times``), entry 3 too (``negative committed_offset -1``), and readings ``[0, 5, 9]`` go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE
+
+INT_MAX = 2**31 - 1
+NAMES = {"partitions": "partition", "committed_offsets": "committed_offset", "end_offsets": "end_offset",
+         "no_commit": "no_commit"}
+"""Each array and what one entry of it is called (as in a ``lag`` event)."""
+HOT_KINDS = {"partitions": "ARRAY<BIGINT>", "committed_offsets": "ARRAY<BIGINT>", "end_offsets": "ARRAY<BIGINT>"}
+"""The kinds of a record of integers only (``schema_of_variant``; a null entry shows as well, and is caught)."""
+_COMMON = {"type": "STRING", "ts": "BIGINT", "group": "STRING", "topic": "STRING"}
+HOT_SHAPES = (_COMMON | HOT_KINDS, _COMMON | HOT_KINDS | {"no_commit": "ARRAY<BOOLEAN>"})
+"""The fields and kinds of the collector's records: from the record's whole shape (one ``schema_of_variant``,
+which validation reads anyway), no array's kind is read again."""
+
+
+def _c(name: str) -> Column:
+    return F.col(f"d_{name}")
+
+
+def columns(df: DataFrame, kind: Callable[[str], Column], dense: Column,
+            shape: Callable[[dict[str, str]], Column]) -> DataFrame:
+    """Adds, for ``lag_dense`` records, ``d_k_<array>`` (each array's JSON kind; ``kind(path)`` reads one, unless
+    the record's ``shape`` is one of :data:`HOT_SHAPES`, ``shape(kinds)`` telling), ``d_<array>`` (as longs: null
+    when not an array, an entry null when not an integer that fits), ``d_v_no_commit`` (its entries as VARIANTs)
+    and ``d_n`` (the partitions' count)."""
+    def kind_of(name: str) -> Column:
+        out = F.when(~dense, F.lit(None).cast("string"))
+        for kinds in HOT_SHAPES:
+            out = out.when(shape(kinds), F.lit(kinds.get(name)).cast("string"))
+        return out.otherwise(kind(f"$.{name}"))
+
+    df = df.select("*", *(kind_of(a).alias(f"d_k_{a}") for a in (*DENSE_ARRAYS, "no_commit")),
+                   F.when(dense, F.try_variant_get("v", "$.no_commit", "array<variant>")).alias("d_v_no_commit"),
+                   *(F.when(dense, F.try_variant_get("v", f"$.{a}", "array<bigint>")).alias(f"d_{a}")
+                     for a in DENSE_ARRAYS))
+    return df.select("*", F.size(_c("partitions")).alias("d_n"))
+
+
+def record_reason() -> Column:
+    """Why a ``lag_dense`` record is rejected as a whole (its shape), else null."""
+    sizes = [F.size(_c(a)) for a in DENSE_ARRAYS]
+    flags = _c("v_no_commit")
+    return F.coalesce(
+        *(F.when(_c(f"k_{a}").isNull(), F.lit(f"missing field {a}")) for a in DENSE_ARRAYS),
+        *(F.when(_c(a).isNull(), F.format_string(f"field {a} is not a list: %s",
+                                                        F.substring(_c(f"k_{a}"), 1, 20))) for a in DENSE_ARRAYS),
+        F.when(~F.coalesce(_c("k_no_commit") == "VOID", F.lit(True)) & flags.isNull(),
+               F.lit("field no_commit is not a list")),
+        F.when((sizes[0] != sizes[1]) | (sizes[0] != sizes[2]) | (flags.isNotNull() & (F.size(flags) != sizes[0])),
+               F.format_string("arrays of unequal length: partitions %d, committed_offsets %d, end_offsets %d, "
+                               "no_commit %s", *sizes, F.coalesce(F.size(flags).cast("string"), F.lit("absent")))),
+        F.when(sizes[0] == 0, F.lit("no partitions")),
+    )
+
+
+def _clean() -> Column:
+    """Every entry of a well-shaped record is good, proven without looking at the entries one by one."""
+    p, c, e = (_c(a) for a in DENSE_ARRAYS)
+    kinds = F.lit(True)
+    for a, k in HOT_KINDS.items():
+        kinds = kinds & (_c(f"k_{a}") == k)
+    flags = F.coalesce(_c("k_no_commit").isin("VOID", "ARRAY<BOOLEAN>", "ARRAY<VOID>"), F.lit(True))
+    values = (F.size(F.array_compact(p)) == _c("n")) & (F.size(F.array_compact(c)) == _c("n")) \
+        & (F.size(F.array_compact(e)) == _c("n")) & (F.array_min(p) >= 0) & (F.array_max(p) <= INT_MAX) \
+        & (F.size(F.array_distinct(p)) == _c("n")) & (F.array_min(c) >= 0) \
+        & (F.array_min(F.zip_with(e, c, lambda x, y: x - y)) >= 0)
+    return F.coalesce(kinds & flags & values, F.lit(False))
+
+
+def _is_int(x: Column) -> Column:
+    return F.coalesce(F.schema_of_variant(x) == "BIGINT", F.lit(False))
+
+
+def _entry_reason(i: Column, prev: Column, nxt: Column) -> Column:
+    """Why entry ``i`` (0-based) is bad, else null; ``prev``/``nxt``: the partitions next to it in partition order."""
+    def at(a: str) -> Column:
+        return F.element_at(_c(f"v_{a}"), i + 1)
+
+    p, c, e = (F.try_variant_get(at(a), "$", "bigint") for a in DENSE_ARRAYS)
+
+    def not_int(a: str) -> Column:
+        return F.when(~_is_int(at(a)), F.format_string(f"{NAMES[a]} is not an integer: %s (%s)",
+                                                       F.substring(at(a).cast("string"), 1, 40),
+                                                       F.substring(F.schema_of_variant(at(a)), 1, 20)))
+
+    flag = F.when(_c("v_no_commit").isNotNull(), F.schema_of_variant(at("no_commit")))
+    return F.concat(F.format_string("lag_dense entry %d: ", i), F.coalesce(
+        not_int("partitions"),
+        F.when(p < 0, F.format_string("negative partition %d", p)),
+        F.when(p > INT_MAX, F.format_string(f"partition %d above {INT_MAX}", p)),
+        not_int("committed_offsets"),
+        F.when(c < 0, F.format_string("negative committed_offset %d", c)),
+        not_int("end_offsets"),
+        F.when(e < c, F.format_string("end_offset %d below committed_offset %d", e, c)),
+        F.when(~F.coalesce(flag.isin("BOOLEAN", "VOID"), F.lit(True)), F.lit("no_commit is not a boolean")),
+        F.when((prev == p) | (nxt == p), F.format_string("partition %d appears more than once", p)),
+    ))
+
+
+def _walk() -> Column:
+    """The entries in partition order (non-integers first) as (i: entry index, r: reason or null)."""
+    n = _c("n")
+    ints = _c("partitions")
+
+    def partition(i: Column) -> Column:  # null unless an integer (2.0 reads as 2 as a long; it is no integer)
+        return F.when(_is_int(F.element_at(_c("v_partitions"), i + 1)), F.element_at(ints, i + 1))
+
+    order = F.array_sort(F.transform(F.sequence(F.lit(0), n - 1),
+                                     lambda i: F.struct(partition(i).alias("p"), i.alias("i"))))
+    ps = F.transform(order, lambda s: s["p"])
+    before, after = F.concat(F.array(F.lit(None).cast("bigint")), ps), F.concat(ps, F.array(F.lit(None).cast("bigint")))
+    return F.transform(order, lambda s, j: F.struct(s["i"].alias("i"), _entry_reason(
+        s["i"], F.element_at(before, j + 1), F.element_at(after, j + 2)).alias("r")))
+
+
+def checked(df: DataFrame, shape_ok: Column, raw_chars: int) -> DataFrame:
+    """Adds, for a well-shaped record, ``d_readings`` and ``d_rejected`` (its good and its bad entries: see
+    :func:`_readings`, :func:`_rejected`); ``raw_chars``: the length a rejected row's ``raw_value`` is cut to."""
+    df = df.select("*", F.when(shape_ok, _clean()).alias("d_clean"))
+    walked = shape_ok & ~_c("clean")
+    df = df.select("*", *(F.when(walked, F.try_variant_get("v", f"$.{a}", "array<variant>")).alias(f"d_v_{a}")
+                          for a in DENSE_ARRAYS))
+    df = df.select("*", F.when(walked, _walk()).alias("d_walk"))
+    return df.select("*", F.when(shape_ok, _readings()).alias("d_readings"),
+                     F.when(shape_ok, _rejected(raw_chars)).alias("d_rejected"))
+
+
+def _readings() -> Column:
+    """A valid record's good entries as the stateful step reads them (``READINGS``: partitions, committed, ends)."""
+    p, c, e = (_c(a) for a in DENSE_ARRAYS)
+    good = F.transform(F.filter(_c("walk"), lambda s: s["r"].isNull()), lambda s: s["i"] + 1)
+
+    def pick(x: Column) -> Column:
+        return F.transform(good, lambda i: F.element_at(x, i))
+
+    return F.when(_c("clean"), F.concat(p, c, e)).otherwise(F.concat(pick(p), pick(c), pick(e)))
+
+
+def _rejected(raw_chars: int) -> Column:
+    """A valid record's bad entries as a JSON list of rejected rows' details (validate.REJECTED_SCHEMA), else null."""
+    def detail(s: Column) -> Column:
+        i = s["i"] + 1
+        entry = F.to_json(F.struct(
+            F.lit(LAG).alias("type"), F.col("x_ts").alias("ts"), F.col("x_group").alias("group"),
+            F.col("x_topic").alias("topic"),
+            *(F.element_at(_c(f"v_{a}"), i).alias(NAMES[a]) for a in DENSE_ARRAYS),
+            F.when(_c("v_no_commit").isNotNull(), F.element_at(_c("v_no_commit"), i)).alias("no_commit")))
+        return F.struct(s["r"].alias("reason"), F.substring(entry, 1, raw_chars).alias("raw_value"),
+                        F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
+                        F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))
+
+    bad = F.filter(_c("walk"), lambda s: s["r"].isNotNull())
+    return F.when(~_c("clean") & (F.size(bad) > 0), F.to_json(F.transform(bad, detail)))
+
+
+def is_dense(type_col: Column) -> Column:
+    return F.coalesce(type_col == LAG_DENSE, F.lit(False))

@@ -5,7 +5,8 @@ every read lists them all. In order, per table: the upkeep properties of
 :func:`streaming.job.tables.table_properties` are set where they differ (tables made before they existed),
 OPTIMIZE compacts the files, ``rejected_events`` loses rows older than ``maintenance.rejected_retention_days``
 and ``recommendations`` those older than ``maintenance.recommendations_retention_days`` (each group's latest
-stays), and VACUUM deletes the files no version within the table's deleted-file retention references. Safe while the
+stays), VACUUM deletes the files no version within the table's deleted-file retention references, and a local
+table's log loses the checksum files of expired commits (:mod:`streaming.job.log_orphans`). Safe while the
 job runs: compaction and deletes commit like any writer, and a step whose commit loses the race to the job's
 append runs again on the newer version (:func:`streaming.job.tables.retry_conflicts`).
 """
@@ -73,7 +74,8 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
             out) -> None:
     """One table's steps, each committed on its own and run again when a concurrent commit (the job's append
     or compaction) wins the race."""
-    from streaming.job import tables
+    from streaming.job import log_orphans, tables
+    from streaming.paths import local_path
 
     def retried(step, what):
         return tables.retry_conflicts(step, f"{name}: {what}", out=out)
@@ -92,6 +94,9 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
         retried(lambda: tables.vacuum(spark, location, now=vacuum_now), "VACUUM")
         out(f"{name}: VACUUM {'RETAIN 0 HOURS' if vacuum_now else 'with the table retention'} done, "
             f"{tables.storage_files(spark, location)} data file(s) in storage")
+    local = local_path(location)
+    if local is not None:
+        out(f"{name}: {log_orphans.sweep(local)} orphan checksum file(s) of expired commits deleted")
 
 
 def _expire(spark, cfg, name: str, location: str, days: float, out) -> None:

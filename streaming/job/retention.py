@@ -8,7 +8,8 @@ can land in between. A conflict with another writer (a ``maintain`` OPTIMIZE at 
 failure skips the round, never the batch; the next round comes ``expire_every_s`` later.
 
 What a round deletes never changes a decision: ``recommendations`` keeps each group's latest row (what stands,
-and the floor its next version continues from), ``rejected_events`` is read by people only.
+and the floor its next version continues from), ``rejected_events`` is read by people only. A round also deletes
+the checksum files a local table's log keeps after their commits expired (:mod:`streaming.job.log_orphans`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pyspark.sql import SparkSession
 
 from streaming.config import Config, MaintenanceSettings
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.job import faults, tables
+from streaming.job import faults, log_orphans, tables
+from streaming.paths import local_path
 
 log = logging.getLogger(__name__)
 
@@ -66,5 +68,18 @@ class Retention:
                 continue
             if deleted[table]:
                 log.info("%s: %d row(s) older than %g days deleted", table, deleted[table], days)
+        self.sweep_logs()
         faults.hit("retention:after", batch_id)
         return deleted
+
+    def sweep_logs(self) -> None:
+        """Delete the orphan checksum files of both tables' logs (local tables only; a failure is logged)."""
+        for table, _, _ in self.steps:
+            local = local_path(self.location(table))
+            if local is None:
+                continue
+            try:
+                log_orphans.sweep(local)
+            except OSError:
+                log.warning("%s: could not delete orphan checksum files; next round in %g s", table, self.every_s,
+                            exc_info=True)

@@ -60,7 +60,7 @@ def fmt(batch: int, f: dict[str, float], elapsed_s: float) -> str:
             f"driver py {f['py_rss_mb']:.0f} MB, workers {f['workers_rss_mb']:.0f} MB; state {f['state_files']:.0f} "
             f"files {f['state_mb']:.2f} MB; checkpoint {f['ckpt_files']:.0f} files {f['ckpt_mb']:.2f} MB; Delta "
             f"{f['delta_files']:.0f} files {f['delta_mb']:.2f} MB, log {f['log_files']:.0f} files "
-            f"{f['log_kb']:.0f} KB; "
+            f"{f['log_kb']:.0f} KB, {f.get('log_orphans', 0):.0f} orphan checksums; "
             f"batch {f['batch_ms']:.0f} ms")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -77,7 +78,20 @@ def folders(checkpoint: Path, tables: Path) -> dict[str, float]:
     data = du(tables, lambda p: p.suffix == ".parquet" and "_delta_log" not in p.parts)
     log = du(tables, lambda p: "_delta_log" in p.parts)
     return {"state_files": state[0], "state_mb": state[1] / 2**20, "ckpt_files": ckpt[0], "ckpt_mb": ckpt[1] / 2**20,
-            "delta_files": data[0], "delta_mb": data[1] / 2**20, "log_files": log[0], "log_kb": log[1] / 1024}
+            "delta_files": data[0], "delta_mb": data[1] / 2**20, "log_files": log[0], "log_kb": log[1] / 1024,
+            "log_orphans": orphan_files(tables)}
+
+
+def orphan_files(tables: Path) -> int:
+    """Checksum files the tables' logs keep of expired commits (:mod:`streaming.job.log_orphans`): the log's
+    own size follows the commit rate over its time retention, this count follows nothing and must stay low."""
+    from streaming.job import log_orphans
+
+    count = 0
+    for log_dir in tables.glob("*/_delta_log"):
+        with contextlib.suppress(OSError):  # removed meanwhile
+            count += len(log_orphans.orphans(p.name for p in log_dir.iterdir()))
+    return count
 
 
 # -- the run ------------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 FIGURES = ("jvm_rss_mb", "py_rss_mb", "workers_rss_mb", "state_files", "state_mb", "ckpt_files", "ckpt_mb",
-           "delta_files", "delta_mb", "log_files", "log_kb", "batch_ms")
+           "delta_files", "delta_mb", "log_files", "log_kb", "log_orphans",
+           "batch_ms")
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -55,7 +56,7 @@ def summary(rows: list[tuple[int, dict[str, float]]], warmup: int, say) -> None:
     say(f"over batches >= {warmup}: first -> last, the highest before the last third -> in it, the least "
         "squares slope per 1,000 batches, and the verdict:")
     for name in FIGURES:
-        points = [(float(b), f[name]) for b, f in rows if b >= warmup]
+        points = [(float(b), f[name]) for b, f in rows if b >= warmup and name in f]
         if not points:
             continue
         per_k, word = verdict(points)
@@ -66,7 +67,8 @@ def summary(rows: list[tuple[int, dict[str, float]]], warmup: int, say) -> None:
 
 FIGURE_LINE = re.compile(
     r"^batch +(\d+) at .*: JVM (\S+) MB, driver py (\S+) MB, workers (\S+) MB; state (\S+) files (\S+) MB; "
-    r"checkpoint (\S+) files (\S+) MB; Delta (\S+) files (\S+) MB, log (\S+) files (\S+) KB; batch (\S+) ms$")
+    r"checkpoint (\S+) files (\S+) MB; Delta (\S+) files (\S+) MB, log (\S+) files (\S+) KB"
+    r"(?:, (\S+) orphan checksums)?; batch (\S+) ms$")
 
 
 def parse(text: str) -> list[tuple[int, dict[str, float]]]:
@@ -75,5 +77,6 @@ def parse(text: str) -> list[tuple[int, dict[str, float]]]:
     for line in text.splitlines():
         m = FIGURE_LINE.match(line)
         if m:
-            rows.append((int(m.group(1)), dict(zip(FIGURES, map(float, m.groups()[1:]), strict=True))))
+            values = zip(FIGURES, m.groups()[1:], strict=True)  # runs before log_orphans have none
+            rows.append((int(m.group(1)), {k: float(v) for k, v in values if v is not None}))
     return rows

@@ -18,12 +18,9 @@ Lower bound on the max member load
     dual solution, so it stays valid even when the solver stops a little above the optimum.
 
 Members of different capacity
-    With ``snapshot.capacity`` (records/s per member) a load ``w`` takes member ``m`` ``w / c_m`` seconds.
-    :func:`capacity_scales` gives each member the fastest capacity over its own, so that ``w x scale`` is
-    that time in records at the fastest member's rate: one unit for members alike or not (every scale is 1.0
-    when capacities are equal or unknown). ``balanced`` minimises the max scaled load, and the job's skew
-    reading and improvement check read the same (:func:`max_scaled_load`). E.g. capacities 60 and 180/s:
-    3,600 records on the first weigh 10,800, as long as 10,800 take the second.
+    With ``snapshot.capacity`` (records/s per member) member ``m`` takes ``w / c_m`` seconds for a load ``w``;
+    :func:`capacity_scales` (the fastest capacity over each member's own) turns that time into records at the
+    fastest member's rate, the unit ``balanced`` minimises (all 1.0 when capacities are equal or unknown).
 """
 
 from __future__ import annotations

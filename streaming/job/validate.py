@@ -347,10 +347,9 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     """Kafka rows -> one narrow row per record, the columns the stateful step reads: ``group``, ``type``
     (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``, for lag events
     ``partition``, ``committed_offset``, ``end_offset`` (0 where they do not apply, never null: ``type`` tells),
-    ``source_partition``, ``source_offset``; ``readings``, a ``lag_dense`` event's good entries. ``detail`` is JSON:
-    a metadata event's own fields, a rejected record's :data:`REJECTED_SCHEMA`, a ``lag_dense`` event's bad
-    entries as a list of those (:mod:`streaming.job.dense`); null for lag events. Few columns: pyspark's
-    applyInPandasWithState pays for every column of every group in every batch."""
+    ``source_partition``, ``source_offset``; ``readings``: a ``lag_dense`` event's good entries. ``detail``
+    (JSON): a metadata event's fields, a rejected record's :data:`REJECTED_SCHEMA`, a list of those for a
+    ``lag_dense`` event's bad entries (:mod:`streaming.job.dense`). Few columns: every one costs per batch."""
     checked = _fields(canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
         "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
     return _narrow(dense.checked(checked, F.col("reject_reason").isNull() & (_x("type") == events.LAG_DENSE),

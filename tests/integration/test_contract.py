@@ -83,7 +83,7 @@ def _recommendation_rows() -> list[dict]:
     """The stateful step's rows for seeded drawn groups (lags at the contract's bounds)."""
     update = stateful.update_function(stateful.Context(POLICY, 600_000))
     rows: list[dict] = []
-    for i, named in enumerate(contract.draw(contract.scenario(NOW), 30, 5)):
+    for i, named in enumerate(contract.draw(contract.scenario(NOW), 60, 5)):
         events = [json.loads(r.value) for r in named(f"g{i}")]
         frame = pd.DataFrame([{"type": e["type"], "ts": e["ts"], "topic": e.get("topic"),
                                "partition": e.get("partition", 0) if e["type"] == ev.LAG else 0,

@@ -1,6 +1,7 @@
 """Closed-loop benchmark: live groups following the rebalancer's recommendations vs Kafka's assignors.
 
     .venv/bin/python -m benchmarks.loop [--quick] [--repeat N] [--workloads zipf,churn] [--out DIR]
+    .venv/bin/python -m benchmarks.loop --render benchmarks/results/loop.json   # the report again, from a run
 
 On an embedded three-broker cluster with racks a, b, c (started here, with the Spark session, the real
 streaming job and the trigger feed), each workload of :mod:`benchmarks.loop.workloads` runs once per
@@ -8,7 +9,8 @@ repeat with every strategy side by side (``range``, ``cooperative-sticky``, ``la
 ``oracle``; see :mod:`streaming.dev.workload.strategies` and :mod:`benchmarks.loop.oracle`), each on its
 own topics and group with the same production. Writes ``loop[-quick].md`` and ``.json`` and one
 ``loop-<workload>.png`` per workload under the output folder (default ``benchmarks/results``) and prints
-the table.
+the table. The files are written again after every run (``partial`` in their notes until the last), so an
+interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"comma-separated, of {', '.join((*STRATEGIES, *EXTRA_STRATEGIES))}")
     ap.add_argument("--duration", type=float, help="seconds per workload run (overrides the suite's)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the table, JSON and plots")
+    ap.add_argument("--render", type=Path, metavar="JSON",
+                    help="run nothing: write the table and plots again from a saved loop JSON (into --out)")
     return ap
 
 
@@ -57,9 +62,11 @@ def _workloads(args: argparse.Namespace) -> dict[str, Workload]:
     return workloads
 
 
-def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int,
-             started: float) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
-    """Each workload ``repeat`` times on one suite, a run retried with fresh groups when they do not settle."""
+def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int, started: float,
+             done: Callable[[dict[str, list[dict[str, Any]]], list[str]], None] = lambda *_: None,
+             ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Each workload ``repeat`` times on one suite, a run retried with fresh groups when they do not settle;
+    ``done`` after each run with what has been measured so far."""
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in workloads}
     unsettled: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work, Suite(Path(work)) as env:
@@ -70,6 +77,7 @@ def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int,
                 for attempt in range(1, SETTLE_ATTEMPTS + 1):
                     try:
                         runs[name].append(run_workload(env, w, strategies, say=lambda s: print(s, flush=True)))
+                        done({n: r for n, r in runs.items() if r}, unsettled)
                         break
                     except NotSettled as e:  # before any measurement: fresh groups, said in the report
                         unsettled.append(f"{name} run {i + 1}: {e}")
@@ -100,7 +108,7 @@ def _write(out: Path, stem: str, command: str, workloads: dict[str, Workload], r
     out.mkdir(parents=True, exist_ok=True)
     for name, results in runs.items():
         report.plot(name, results, workloads[name].capacity, out / f"{stem}-{name}.png")
-    text = report.markdown(workloads, agg, command, meta, stem)
+    text = report.markdown(workloads, agg, command, meta, stem, runs)
     (out / f"{stem}.md").write_text(text + "\n")
     (out / f"{stem}.json").write_text(json.dumps(
         {"command": command, "meta": meta, "workloads": {n: w.description for n, w in workloads.items()},
@@ -117,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(logging.CRITICAL)  # coordinator moves and slow-loop notices, by the hundred
     os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
 
+    if args.render:
+        return _render(args.render, args.out)
     workloads = _workloads(args)
     strategies = [s for s in args.strategies.split(",") if s]
     unknown = set(strategies) - set(STRATEGIES) - set(EXTRA_STRATEGIES)
@@ -125,11 +135,28 @@ def main(argv: list[str] | None = None) -> int:
     stem = "loop-quick" if args.quick else "loop"
     command = "python -m benchmarks.loop " + shlex.join(argv if argv is not None else sys.argv[1:])
     started = time.monotonic()
-    runs, unsettled = _run_all(workloads, strategies, args.repeat, started)
+
+    def partial(runs: dict[str, list[dict[str, Any]]], unsettled: list[str]) -> None:
+        meta = _meta(strategies, args.repeat, time.monotonic() - started, unsettled)
+        _write(args.out, stem, command, {n: workloads[n] for n in runs}, runs,
+               {"partial": f"{sum(map(len, runs.values()))} of {args.repeat * len(workloads)} runs so far"} | meta)
+
+    runs, unsettled = _run_all(workloads, strategies, args.repeat, started, partial)
     elapsed = time.monotonic() - started
     text = _write(args.out, stem, command, workloads, runs, _meta(strategies, args.repeat, elapsed, unsettled))
     print(text)
     print(f"written: {args.out / (stem + '.md')}, {stem}.json, {len(runs)} plot(s); {elapsed:.0f} s in all")
+    return 0
+
+
+def _render(saved: Path, out: Path) -> int:
+    """The table, JSON and plots written again from a saved run (the report's current code, no new run)."""
+    data = json.loads(saved.read_text())
+    every = suite() | quick_suite()
+    runs = data["runs"]
+    stem = saved.stem
+    text = _write(out, stem, data["command"], {n: every[n] for n in runs}, runs, data["meta"])
+    print(text)
     return 0
 
 

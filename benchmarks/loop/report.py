@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.loop import metrics
+from benchmarks.loop import decided, metrics
 from streaming.dev.workload.strategies import KAFKA_STRATEGIES
 
 COLUMNS = (
@@ -140,7 +140,7 @@ INTRO = ("Lag in records (max over the group's consumers of the sum of end - com
 
 
 def markdown(workloads: Mapping[str, Any], agg: Mapping[str, Any], command: str, meta: Mapping[str, Any],
-             stem: str = "loop") -> str:
+             stem: str = "loop", by_run: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
     lines = ["# Closed-loop benchmark: live groups, the rebalancer's recommendations vs Kafka's assignors", "",
              f"Command: `{command}`", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
@@ -161,6 +161,7 @@ def markdown(workloads: Mapping[str, Any], agg: Mapping[str, Any], command: str,
         lines.append("")
         for target, met, detail in targets(w, a):
             lines.append(f"- target {'met' if met else 'MISSED' if met is False else 'n/a'}: {target} — {detail}")
+        lines += decided.lines((by_run or {}).get(name, []))
         lines += _oracle_lines(a.get("oracle"))
         if a.get("rack_placement"):
             lines.append(f"- rack placement: {a['rack_placement']['says']}")

@@ -112,9 +112,9 @@ class DynamicShards:
         opts = kafka_clients.client_options(kafka, "consumer")
         # eager (revoke everything, then assign) on purpose: a cooperative assignor would let a shard be
         # held by its old owner while another is already assigned something in the same rebalance
-        return KafkaConsumer(group_id=self.group, client_id=f"{self.group}-member", enable_auto_commit=False,
-                             auto_offset_reset="latest",
-                             **opts | {"partition_assignment_strategy": (RoundRobinPartitionAssignor,)})
+        return KafkaConsumer(**{"client_id": f"{self.group}-member", **opts, "group_id": self.group,
+                                "enable_auto_commit": False, "auto_offset_reset": "latest",
+                                "partition_assignment_strategy": (RoundRobinPartitionAssignor,)})
 
     def _partition_count(self, timeout_s: float = 30.0) -> int:
         deadline = time.monotonic() + timeout_s
@@ -146,13 +146,18 @@ class DynamicShards:
             self._consumer.pause(*idle)  # no fetches: the topic carries no records, only ownership
 
     def wait(self, stop: threading.Event, seconds: float) -> None:
-        """Wait ``seconds`` (or until ``stop``), polling the consumer every :data:`TICK_S`."""
+        """Wait ``seconds`` (or until ``stop``), polling the consumer every :data:`TICK_S`. A Kafka error here
+        is logged and waited out: the next round's ``sync`` meets it again, where the collector backs off."""
         deadline = time.monotonic() + seconds
         while not stop.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            self.sync(min(left, TICK_S))
+            try:
+                self.sync(min(left, TICK_S))
+            except Exception as e:
+                log.warning("coordination consumer of %s: %s: %s", self.group, type(e).__name__, e)
+                stop.wait(min(max(0.0, deadline - time.monotonic()), 1.0))
 
     def describe(self) -> str:
         return f"{describe_shards(self.owned(), self.count)} (dynamic, group {self.group})"

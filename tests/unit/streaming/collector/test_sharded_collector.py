@@ -219,3 +219,16 @@ def test_collect_command_parses_and_checks_its_shard_options():
             _shards(parse(["collect", *bad]))
     with pytest.raises(SystemExit):
         parse(["collect", "--shard", "0/3", "--shards", "3"])
+
+
+def test_a_kafka_error_while_waiting_is_logged_not_raised(monkeypatch, caplog):
+    consumer = FakeConsumer(6, [0])
+    shards, _ = _dynamic(monkeypatch, consumer)
+    shards.sync()
+
+    def broken(timeout_ms, max_records):
+        raise ConnectionError("coordinator gone")
+
+    consumer.poll = broken
+    shards.wait(threading.Event(), 0.3)
+    assert "coordinator gone" in caplog.text and shards.owned() == {0}

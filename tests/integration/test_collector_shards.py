@@ -31,6 +31,7 @@ SESSION_MS = 6000  # the broker's group.min.session.timeout.ms
 def nine_groups(cfg) -> str:
     """Topic NAME (3 partitions, 10 records each) and groups NAME-g0..g8 committed at offset 1 on it."""
     from kafka import TopicPartition
+    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NotCoordinatorError
     from kafka.structs import OffsetAndMetadata
 
     name = f"shards-{uuid.uuid4().hex[:6]}"
@@ -41,10 +42,18 @@ def nine_groups(cfg) -> str:
     producer.flush()
     producer.close()
     admin = kafka_clients.admin(cfg)
+
+    def committed(group: str) -> bool:
+        """Commit, or False while the group's coordinator is not up yet (a fresh cluster's __consumer_offsets)."""
+        try:
+            admin.alter_group_offsets(group, {TopicPartition(name, p): OffsetAndMetadata(1, "", -1) for p in range(3)})
+        except (CoordinatorNotAvailableError, NotCoordinatorError, CoordinatorLoadInProgressError):
+            return False
+        return True
+
     try:
         for i in range(GROUPS):
-            admin.alter_group_offsets(f"{name}-g{i}", {TopicPartition(name, p): OffsetAndMetadata(1, "", -1)
-                                                      for p in range(3)})
+            wait_for(lambda g=f"{name}-g{i}": committed(g), 60, 0.5, f"a commit of {name}-g{i}")
     finally:
         admin.close()
     return name

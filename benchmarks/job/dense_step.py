@@ -1,0 +1,179 @@
+"""The stateful step's Python on ``lag_dense`` records, without Spark: the update function itself, timed.
+
+    PYTHONPATH=$PWD .venv/bin/python -m benchmarks.job.dense_step [--repeat 3] [--profile catchup|steady]
+
+Drives :func:`streaming.job.stateful.update_function` (keyed by group) as pyspark calls it, one call per group
+and batch, with frames shaped as :mod:`streaming.job.validate` leaves ``lag_dense`` rows (``readings`` packed),
+the offsets and the members of the throughput runs' dense load (:mod:`benchmarks.job.load`: 4 range members,
+lag 100-149 per partition, every tenth group skewed on its first member's partitions). Two cases:
+
+- ``catchup``: 1 group x ``--partitions`` partitions, ``--polls`` polls in one call (a backlog drained);
+- ``steady``: ``--groups`` groups x ``--partitions``, one poll of every group per batch, ``--batches`` batches
+  timed after one that fills the histories.
+
+The members event goes first, in a call of its own (untimed). Times are this process's CPU time (the machine
+may be busy with other work: wall time would count the waits). Per case: the median over ``--repeat`` runs,
+each from new states, of partition readings per CPU second and CPU microseconds per dense record, and a digest of everything the
+calls returned and kept (output rows, state bytes): a change that keeps the decisions keeps the digest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import pstats
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from streaming import config
+from streaming.contracts import events as ev
+from streaming.job import stateful
+from streaming.state.ingest import READINGS
+
+
+class State:
+    """What the update function reads and writes of pyspark's GroupState."""
+
+    hasTimedOut = False
+
+    def __init__(self) -> None:
+        self.value: tuple | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.value is not None
+
+    @property
+    def get(self) -> tuple:
+        assert self.value is not None
+        return self.value
+
+    def getCurrentWatermarkMs(self) -> int:
+        return 0
+
+    def update(self, value: tuple) -> None:
+        self.value = value
+
+    def setTimeoutTimestamp(self, ts: int) -> None:
+        pass
+
+
+def members_frame(t0: int, g: int, partitions: int, consumers: int = 4) -> pd.DataFrame:
+    """Group ``g``'s members event as its row (the load's: ``consumers`` range members)."""
+    topic, per = f"topic-{g % 50:02d}", partitions // consumers
+    members = [ev.member_entry(f"m-{c}", [topic], [(topic, p) for p in range(c * per, (c + 1) * per)],
+                               client_id=f"c-{c}", rack="abc"[c % 3]) for c in range(consumers)]
+    e = ev.members_event(t0, f"group-{g:04d}", 1, "range", members)
+    return pd.DataFrame({"type": [ev.MEMBERS], "ts": [t0], "topic": [None], "partition": [0],
+                         "committed_offset": [0], "end_offset": [0],
+                         "detail": [json.dumps({k: e[k] for k in ("generation", "protocol", "members")})],
+                         READINGS: [None], "source_partition": [0], "source_offset": [0]})
+
+
+def dense_frame(g: int, partitions: int, stamps: list[int], skewed_every: int = 10) -> pd.DataFrame:
+    """Group ``g``'s polls at ``stamps`` as ``lag_dense`` rows, offsets as the load writes them (skewed when
+    ``skewed_every`` divides ``g``; 0: never)."""
+    p = np.arange(partitions, dtype=np.int64)
+    skewed = skewed_every > 0 and g % skewed_every == 0
+    packs = []
+    for ts in stamps:
+        committed = ts // 10 + p
+        lag = np.where(skewed & (p < 5), max(20_000, 200 * partitions), 100 + (p * 7 + g) % 50)
+        packs.append(np.concatenate([p, committed, committed + lag]))
+    n = len(stamps)
+    return pd.DataFrame({"type": [ev.LAG_DENSE] * n, "ts": stamps, "topic": [f"topic-{g % 50:02d}"] * n,
+                         "partition": [0] * n, "committed_offset": [0] * n, "end_offset": [0] * n,
+                         "detail": [None] * n, READINGS: packs, "source_partition": [0] * n,
+                         "source_offset": list(range(n))})
+
+
+class Run:
+    """States by group, the update function, and a digest of all it returned and kept."""
+
+    def __init__(self) -> None:
+        self.update = stateful.update_function(stateful.Context(config.PolicySettings(), 3_600_000))
+        self.states: dict[int, State] = {}
+        self.digest = hashlib.sha256()
+        self.recommendations = 0
+
+    def call(self, g: int, frame: pd.DataFrame) -> None:
+        state = self.states.setdefault(g, State())
+        for out in self.update((f"group-{g:04d}",), iter([frame]), state):
+            self.recommendations += int((out["kind"] == "recommendation").sum())
+            self.digest.update(out.to_json(orient="records").encode())
+
+    def done(self) -> str:
+        for g in sorted(self.states):
+            self.digest.update(self.states[g].get[0])
+        return self.digest.hexdigest()[:16]
+
+
+def catchup(partitions: int, polls: int, skewed_every: int, t0: int) -> tuple[float, int, Run]:
+    """Group 0, ``polls`` polls in one call: (seconds, dense records, the run)."""
+    run = Run()
+    run.call(0, members_frame(t0, 0, partitions))
+    frame = dense_frame(0, partitions, [t0 + (i + 1) * 10_000 for i in range(polls)], skewed_every)
+    start = time.process_time()
+    run.call(0, frame)
+    return time.process_time() - start, polls, run
+
+
+def steady(groups: int, partitions: int, batches: int, skewed_every: int, t0: int) -> tuple[float, int, Run]:
+    """One poll of every group per batch, ``batches`` timed after one that fills the histories."""
+    run = Run()
+    for g in range(groups):
+        run.call(g, members_frame(t0, g, partitions))
+    spent = 0.0
+    for b in range(batches + 1):
+        frames = [dense_frame(g, partitions, [t0 + (b + 1) * 10_000], skewed_every) for g in range(groups)]
+        start = time.process_time()
+        for g, frame in enumerate(frames):
+            run.call(g, frame)
+        spent += (time.process_time() - start) if b else 0.0
+    return spent, groups * batches, run
+
+
+def measure(name: str, case: Callable[[], tuple[float, int, Run]], partitions: int, repeat: int) -> None:
+    runs = [case() for _ in range(repeat)]
+    secs = [s for s, _, _ in runs]
+    records = runs[0][1]
+    digests = {r.done() for _, _, r in runs}
+    med = statistics.median(secs)
+    print(f"{name}: {records:,} dense records x {partitions} partitions, {runs[0][2].recommendations} "
+          f"recommendations: median {records * partitions / med:,.0f} readings/s, {1e6 * med / records:,.0f} us per "
+          f"record (runs: {', '.join(f'{s:.3f}s' for s in secs)}); digest {'/'.join(sorted(digests))}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="benchmarks.job.dense_step", description=__doc__.split("\n")[0])
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--partitions", type=int, default=100)
+    ap.add_argument("--polls", type=int, default=200, help="polls of the catch-up call")
+    ap.add_argument("--batches", type=int, default=2, help="timed batches of the steady case")
+    ap.add_argument("--skewed-every", type=int, default=10,
+                    help="groups skewed: those whose number this divides (0: none, only the per-observation path)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--case", choices=("catchup", "steady", "both"), default="both")
+    ap.add_argument("--profile", choices=("catchup", "steady"), help="one run under cProfile, top 25 by tottime")
+    args = ap.parse_args(argv)
+    t0 = 1_700_000_000_000
+    cases = {"catchup": lambda: catchup(args.partitions, args.polls, args.skewed_every, t0),
+             "steady": lambda: steady(args.groups, args.partitions, args.batches, args.skewed_every, t0)}
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.runcall(cases[args.profile])
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+        return
+    for name in ("catchup", "steady") if args.case == "both" else (args.case,):
+        measure(name, cases[name], args.partitions, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from streaming.lag import rules
 from streaming.lag.history import LagHistory
 from streaming.state.changes import member_identity
 from streaming.state.group_state import GroupState
@@ -87,7 +86,7 @@ def _window(state: GroupState, owners: Owners, stuck_after: int) -> tuple[np.nda
     if backlogged.any():  # the least lag over the window only for those (the usual poll has none)
         least = np.zeros(count)
         for hist, rows, who in _rows(state, owners, stuck_after):
-            least += np.bincount(who, weights=rules.least_lag(hist.ts, hist.committed, hist.end, hist.n)[rows],
+            least += np.bincount(who, weights=hist.least_lag()[rows],
                                  minlength=count)
         backlogged &= least >= BACKLOG_RECORDS
     return backlogged, np.where(known | ~owns, rate, np.nan), window

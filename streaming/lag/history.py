@@ -71,10 +71,10 @@ class LagHistory:
 
     def _views(self) -> dict:
         """The views computed for the history as it is (its arrays the very ones they were computed from)."""
-        arrays = (self.ids, self.ts, self.committed, self.end, self.n)
         held = self._memo_of
-        if len(held) != len(arrays) or any(a is not b for a, b in zip(held, arrays, strict=True)):
-            self._memo, self._memo_of = {}, arrays
+        if not (held and held[0] is self.ids and held[1] is self.ts and held[2] is self.committed
+                and held[3] is self.end and held[4] is self.n):
+            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n)
         return self._memo
 
     def _changed(self) -> None:
@@ -202,8 +202,11 @@ class LagHistory:
 
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
+    def _filled(self) -> int | None:
+        return self._view("filled", lambda: lag_time.filled_alike(self.n))
+
     def _last(self, arr: np.ndarray) -> np.ndarray:
-        filled = lag_time.filled_alike(self.n)
+        filled = self._filled()
         if filled:  # the usual history: a column, no gather
             return arr[:, filled - 1]
         return arr[np.arange(len(self.ids)), np.maximum(self.n - 1, 0)]
@@ -221,7 +224,7 @@ class LagHistory:
         """The observations each row holds when all hold as many and each row's latest run is all of them
         (the usual history: its run's first and last columns are plain columns), else None."""
         def compute() -> int | None:
-            filled = lag_time.filled_alike(self.n)
+            filled = self._filled()
             if filled is None or filled < 2:
                 return filled
             ts, c, e = self.ts[:, :filled], self.committed[:, :filled], self.end[:, :filled]
@@ -233,6 +236,8 @@ class LagHistory:
         """Lag (int64) per row at its latest observation (0 where never observed)."""
         def compute() -> np.ndarray:
             lag = self._last(self.end) - self._last(self.committed)
+            if self._filled():  # every row observed
+                return _frozen(np.maximum(lag, 0))
             return _frozen(np.where(self.n > 0, np.maximum(lag, 0), 0))
         return self._view("latest_lag", compute)
 
@@ -289,7 +294,15 @@ class LagHistory:
 
     def stuck(self, k: int) -> np.ndarray:
         """Rows stuck at their last ``k`` observations (:func:`streaming.lag.rules.stuck_mask`)."""
-        return self._view(("stuck", k), lambda: _frozen(lag_time.stuck_mask(self.committed, self.end, self.n, k)))
+        def compute() -> np.ndarray:
+            filled = self._aligned()
+            if filled is None or not 0 < k <= filled:
+                return lag_time.stuck_mask(self.committed, self.end, self.n, k)
+            # in an aligned run both offsets never go down: the last k committed offsets are one when the
+            # first and last of them are, and the ends all above it when the first of them is
+            first, last = self.committed[:, filled - k], self.committed[:, filled - 1]
+            return (last == first) & (self.end[:, filled - k] > first)
+        return self._view(("stuck", k), lambda: _frozen(compute()))
 
     def dense(self, values: np.ndarray, count: int, dtype: type) -> np.ndarray:
         """``values`` (one per row) spread over partitions ``0..count-1``, zero where unobserved."""

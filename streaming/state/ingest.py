@@ -218,6 +218,9 @@ class _LagRows:
     @classmethod
     def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> _LagRows | None:
         """The ``lag`` rows and the readings of the ``lag_dense`` rows; None when there are none."""
+        one = _one_poll(cols, is_lag, is_dense)
+        if one is not None:
+            return cls(*one)
         # every row lag (the usual batch of a group in the per-partition form): the columns as they are
         rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
         topics, ts, part, committed, end = cols["topic"][rows], *(_ints(cols, c, rows) for c in LAG_COLUMNS)
@@ -256,6 +259,19 @@ class _LagRows:
                                       self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth)
             changed |= seen.changed > 0
         return changed
+
+
+def _one_poll(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> tuple | None:
+    """:class:`_LagRows`' fields when the rows' lag is one ``lag_dense`` record in partition order (the usual
+    batch of a group in the dense form), as the general path makes them with fewer steps; else None."""
+    if len(is_dense) != 1 or not is_dense[0]:
+        return None
+    part, committed, end = np.asarray(cols[READINGS][0], dtype=np.int64).reshape(3, -1)
+    if not len(part) or not (part[1:] > part[:-1]).all():
+        return None
+    ts = _ints(cols, "ts", slice(None))
+    return (np.array([str(cols["topic"][0])]), np.zeros(len(part), dtype=np.int64),
+            np.full(len(part), ts[0]), part, committed, end, {int(ts[0]): (0, len(part))})
 
 
 def _readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -2,8 +2,9 @@
 
     PYTHONPATH=$PWD .venv/bin/python -m benchmarks.job.dense_step [--repeat 3] [--profile catchup|steady]
 
-Drives :func:`streaming.job.stateful.update_function` (keyed by group) as pyspark calls it, one call per group
-and batch, with frames shaped as :mod:`streaming.job.validate` leaves ``lag_dense`` rows (``readings`` packed),
+Drives :func:`streaming.job.stateful.update_function` (keyed by group: one call per group and batch) or, with
+``--buckets N``, :func:`streaming.job.buckets.update_function` (one call per bucket of groups) as pyspark calls it,
+with frames shaped as :mod:`streaming.job.validate` leaves ``lag_dense`` rows (``readings`` packed),
 the offsets and the members of the throughput runs' dense load (:mod:`benchmarks.job.load`: 4 range members,
 lag 100-149 per partition, every tenth group skewed on its first member's partitions). Two cases:
 
@@ -13,8 +14,9 @@ lag 100-149 per partition, every tenth group skewed on its first member's partit
 
 The members event goes first, in a call of its own (untimed). Times are this process's CPU time (the machine
 may be busy with other work: wall time would count the waits). Per case: the median over ``--repeat`` runs,
-each from new states, of partition readings per CPU second and CPU microseconds per dense record, and a digest of everything the
-calls returned and kept (output rows, state bytes): a change that keeps the decisions keeps the digest.
+each from new states, of partition readings per CPU second and CPU microseconds per dense record, and a digest
+of everything the calls returned and kept (output rows, state bytes): a change that keeps the decisions keeps
+the digest.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import pandas as pd
 
 from streaming import config
 from streaming.contracts import events as ev
+from streaming.job import buckets as bucketing
 from streaming.job import stateful
 from streaming.state.ingest import READINGS
 
@@ -64,19 +67,23 @@ class State:
         pass
 
 
-def members_frame(t0: int, g: int, partitions: int, consumers: int = 4) -> pd.DataFrame:
+def _frame(cols: dict[str, list]) -> pd.DataFrame:
+    """Columns as pyspark's worker hands them over: one Series each, put together with ``pd.concat``."""
+    return pd.concat([pd.Series(v, name=k) for k, v in cols.items()], axis=1)
+
+
+def members_rows(t0: int, g: int, partitions: int, consumers: int = 4) -> dict[str, list]:
     """Group ``g``'s members event as its row (the load's: ``consumers`` range members)."""
     topic, per = f"topic-{g % 50:02d}", partitions // consumers
     members = [ev.member_entry(f"m-{c}", [topic], [(topic, p) for p in range(c * per, (c + 1) * per)],
                                client_id=f"c-{c}", rack="abc"[c % 3]) for c in range(consumers)]
     e = ev.members_event(t0, f"group-{g:04d}", 1, "range", members)
-    return pd.DataFrame({"type": [ev.MEMBERS], "ts": [t0], "topic": [None], "partition": [0],
-                         "committed_offset": [0], "end_offset": [0],
-                         "detail": [json.dumps({k: e[k] for k in ("generation", "protocol", "members")})],
-                         READINGS: [None], "source_partition": [0], "source_offset": [0]})
+    return {"type": [ev.MEMBERS], "ts": [t0], "topic": [None], "partition": [0], "committed_offset": [0],
+            "end_offset": [0], "detail": [json.dumps({k: e[k] for k in ("generation", "protocol", "members")})],
+            READINGS: [None], "source_partition": [0], "source_offset": [0]}
 
 
-def dense_frame(g: int, partitions: int, stamps: list[int], skewed_every: int = 10) -> pd.DataFrame:
+def dense_rows(g: int, partitions: int, stamps: list[int], skewed_every: int) -> dict[str, list]:
     """Group ``g``'s polls at ``stamps`` as ``lag_dense`` rows, offsets as the load writes them (skewed when
     ``skewed_every`` divides ``g``; 0: never)."""
     p = np.arange(partitions, dtype=np.int64)
@@ -87,55 +94,71 @@ def dense_frame(g: int, partitions: int, stamps: list[int], skewed_every: int = 
         lag = np.where(skewed & (p < 5), max(20_000, 200 * partitions), 100 + (p * 7 + g) % 50)
         packs.append(np.concatenate([p, committed, committed + lag]))
     n = len(stamps)
-    return pd.DataFrame({"type": [ev.LAG_DENSE] * n, "ts": stamps, "topic": [f"topic-{g % 50:02d}"] * n,
-                         "partition": [0] * n, "committed_offset": [0] * n, "end_offset": [0] * n,
-                         "detail": [None] * n, READINGS: packs, "source_partition": [0] * n,
-                         "source_offset": list(range(n))})
+    return {"type": [ev.LAG_DENSE] * n, "ts": stamps, "topic": [f"topic-{g % 50:02d}"] * n, "partition": [0] * n,
+            "committed_offset": [0] * n, "end_offset": [0] * n, "detail": [None] * n, READINGS: packs,
+            "source_partition": [0] * n, "source_offset": list(range(n))}
 
 
 class Run:
-    """States by group, the update function, and a digest of all it returned and kept."""
+    """The update function keyed by group (``buckets`` 0) or by buckets of groups, its states by key, and a
+    digest of all it returned and kept."""
 
-    def __init__(self) -> None:
-        self.update = stateful.update_function(stateful.Context(config.PolicySettings(), 3_600_000))
-        self.states: dict[int, State] = {}
+    def __init__(self, buckets: int) -> None:
+        ctx = stateful.Context(config.PolicySettings(), 3_600_000)
+        self.buckets = buckets
+        self.update = bucketing.update_function(ctx, buckets) if buckets else stateful.update_function(ctx)
+        self.states: dict[object, State] = {}
         self.digest = hashlib.sha256()
         self.recommendations = 0
 
-    def call(self, g: int, frame: pd.DataFrame) -> None:
-        state = self.states.setdefault(g, State())
-        for out in self.update((f"group-{g:04d}",), iter([frame]), state):
+    def frames(self, rows: dict[int, dict[str, list]]) -> list[tuple[object, pd.DataFrame]]:
+        """One call's (key, frame) per key for each group's rows (``rows``: group -> its columns)."""
+        if not self.buckets:
+            return [(f"group-{g:04d}", _frame(r)) for g, r in rows.items()]
+        by_key: dict[object, dict[str, list]] = {}
+        for g, r in rows.items():
+            cols = by_key.setdefault(bucketing.bucket_of(f"group-{g:04d}", self.buckets), {})
+            for c, v in (r | {"group": [f"group-{g:04d}"] * len(r["type"])}).items():
+                cols.setdefault(c, []).extend(v)
+        return [(k, _frame(cols)) for k, cols in sorted(by_key.items())]  # type: ignore[type-var]
+
+    def call(self, key: object, frame: pd.DataFrame) -> None:
+        state = self.states.setdefault(key, State())
+        for out in self.update((key,), iter([frame]), state):
             self.recommendations += int((out["kind"] == "recommendation").sum())
             self.digest.update(out.to_json(orient="records").encode())
 
+    def timed(self, rows: dict[int, dict[str, list]]) -> float:
+        """CPU seconds of the calls of one batch (its frames made first)."""
+        calls = self.frames(rows)
+        start = time.process_time()
+        for key, frame in calls:
+            self.call(key, frame)
+        return time.process_time() - start
+
     def done(self) -> str:
-        for g in sorted(self.states):
-            self.digest.update(self.states[g].get[0])
+        for key in sorted(self.states, key=str):
+            self.digest.update(self.states[key].get[0])
         return self.digest.hexdigest()[:16]
 
 
-def catchup(partitions: int, polls: int, skewed_every: int, t0: int) -> tuple[float, int, Run]:
-    """Group 0, ``polls`` polls in one call: (seconds, dense records, the run)."""
-    run = Run()
-    run.call(0, members_frame(t0, 0, partitions))
-    frame = dense_frame(0, partitions, [t0 + (i + 1) * 10_000 for i in range(polls)], skewed_every)
-    start = time.process_time()
-    run.call(0, frame)
-    return time.process_time() - start, polls, run
+def catchup(buckets: int, partitions: int, polls: int, skewed_every: int, t0: int) -> tuple[float, int, Run]:
+    """Group 0, ``polls`` polls in one call: (CPU seconds, dense records, the run)."""
+    run = Run(buckets)
+    run.timed({0: members_rows(t0, 0, partitions)})
+    return run.timed({0: dense_rows(0, partitions, [t0 + (i + 1) * 10_000 for i in range(polls)], skewed_every)}), \
+        polls, run
 
 
-def steady(groups: int, partitions: int, batches: int, skewed_every: int, t0: int) -> tuple[float, int, Run]:
+def steady(buckets: int, groups: int, partitions: int, batches: int, skewed_every: int, t0: int
+           ) -> tuple[float, int, Run]:
     """One poll of every group per batch, ``batches`` timed after one that fills the histories."""
-    run = Run()
-    for g in range(groups):
-        run.call(g, members_frame(t0, g, partitions))
+    run = Run(buckets)
+    run.timed({g: members_rows(t0, g, partitions) for g in range(groups)})
     spent = 0.0
     for b in range(batches + 1):
-        frames = [dense_frame(g, partitions, [t0 + (b + 1) * 10_000], skewed_every) for g in range(groups)]
-        start = time.process_time()
-        for g, frame in enumerate(frames):
-            run.call(g, frame)
-        spent += (time.process_time() - start) if b else 0.0
+        took = run.timed({g: dense_rows(g, partitions, [t0 + (b + 1) * 10_000], skewed_every) for g in range(groups)})
+        spent += took if b else 0.0
     return spent, groups * batches, run
 
 
@@ -158,13 +181,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batches", type=int, default=2, help="timed batches of the steady case")
     ap.add_argument("--skewed-every", type=int, default=10,
                     help="groups skewed: those whose number this divides (0: none, only the per-observation path)")
+    ap.add_argument("--buckets", type=int, default=0,
+                    help="0: keyed by group; N: by N buckets of groups (job.state_buckets; the job default 64)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--case", choices=("catchup", "steady", "both"), default="both")
     ap.add_argument("--profile", choices=("catchup", "steady"), help="one run under cProfile, top 25 by tottime")
     args = ap.parse_args(argv)
     t0 = 1_700_000_000_000
-    cases = {"catchup": lambda: catchup(args.partitions, args.polls, args.skewed_every, t0),
-             "steady": lambda: steady(args.groups, args.partitions, args.batches, args.skewed_every, t0)}
+    cases = {"catchup": lambda: catchup(args.buckets, args.partitions, args.polls, args.skewed_every, t0),
+             "steady": lambda: steady(args.buckets, args.groups, args.partitions, args.batches, args.skewed_every, t0)}
     if args.profile:
         prof = cProfile.Profile()
         prof.runcall(cases[args.profile])

@@ -16,7 +16,8 @@ The members event goes first, in a call of its own (untimed). Times are this pro
 may be busy with other work: wall time would count the waits). Per case: the median over ``--repeat`` runs,
 each from new states, of partition readings per CPU second and CPU microseconds per dense record, and a digest
 of everything the calls returned and kept (output rows, state bytes): a change that keeps the decisions keeps
-the digest.
+the digest. ``--worker``: through pyspark's own worker path in process (:class:`benchmarks.job.python_share.WorkerPath`:
+the Arrow stream the JVM would send, its serializer and wrapper), so the figure adds pyspark's conversions.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import json
 import pstats
 import statistics
 import time
+import types
 from collections.abc import Callable
 
 import numpy as np
@@ -38,6 +40,8 @@ from streaming.contracts import events as ev
 from streaming.job import buckets as bucketing
 from streaming.job import stateful
 from streaming.state.ingest import READINGS
+
+from .python_share import WorkerPath
 
 
 class State:
@@ -103,10 +107,11 @@ class Run:
     """The update function keyed by group (``buckets`` 0) or by buckets of groups, its states by key, and a
     digest of all it returned and kept."""
 
-    def __init__(self, buckets: int) -> None:
+    def __init__(self, buckets: int, worker: bool = False) -> None:
         ctx = stateful.Context(config.PolicySettings(), 3_600_000)
         self.buckets = buckets
         self.update = bucketing.update_function(ctx, buckets) if buckets else stateful.update_function(ctx)
+        self.worker = WorkerPath(self.update) if worker else None
         self.states: dict[object, State] = {}
         self.digest = hashlib.sha256()
         self.recommendations = 0
@@ -131,29 +136,50 @@ class Run:
     def timed(self, rows: dict[int, dict[str, list]]) -> float:
         """CPU seconds of the calls of one batch (its frames made first)."""
         calls = self.frames(rows)
+        if self.worker is not None:
+            return self._through_worker(calls)
         start = time.process_time()
         for key, frame in calls:
             self.call(key, frame)
         return time.process_time() - start
 
+    def _through_worker(self, calls: list[tuple[object, pd.DataFrame]]) -> float:
+        """The batch through pyspark's worker path in this process (its serializer's Arrow in and out around the
+        calls), CPU seconds of that part alone (its Arrow input is made first)."""
+        from . import python_share
+
+        df = pd.concat([frame.assign(key=[key] * len(frame)) for key, frame in calls], ignore_index=True)
+        df = df[["key", *(c for c in df.columns if c != "key")]]
+        wall = python_share.time
+        python_share.time = types.SimpleNamespace(perf_counter=time.process_time)  # type: ignore[assignment]
+        try:
+            assert self.worker is not None
+            return self.worker.batch(df)
+        finally:
+            python_share.time = wall
+
     def done(self) -> str:
+        if self.worker is not None:  # its output went to pyspark's serializer: the states tell
+            for key in sorted(self.worker.values, key=str):
+                self.digest.update(self.worker.values[key] or b"")
         for key in sorted(self.states, key=str):
             self.digest.update(self.states[key].get[0])
         return self.digest.hexdigest()[:16]
 
 
-def catchup(buckets: int, partitions: int, polls: int, skewed_every: int, t0: int) -> tuple[float, int, Run]:
+def catchup(buckets: int, worker: bool, partitions: int, polls: int, skewed_every: int, t0: int
+            ) -> tuple[float, int, Run]:
     """Group 0, ``polls`` polls in one call: (CPU seconds, dense records, the run)."""
-    run = Run(buckets)
+    run = Run(buckets, worker)
     run.timed({0: members_rows(t0, 0, partitions)})
     return run.timed({0: dense_rows(0, partitions, [t0 + (i + 1) * 10_000 for i in range(polls)], skewed_every)}), \
         polls, run
 
 
-def steady(buckets: int, groups: int, partitions: int, batches: int, skewed_every: int, t0: int
+def steady(buckets: int, worker: bool, groups: int, partitions: int, batches: int, skewed_every: int, t0: int
            ) -> tuple[float, int, Run]:
     """One poll of every group per batch, ``batches`` timed after one that fills the histories."""
-    run = Run(buckets)
+    run = Run(buckets, worker)
     run.timed({g: members_rows(t0, g, partitions) for g in range(groups)})
     spent = 0.0
     for b in range(batches + 1):
@@ -183,13 +209,16 @@ def main(argv: list[str] | None = None) -> None:
                     help="groups skewed: those whose number this divides (0: none, only the per-observation path)")
     ap.add_argument("--buckets", type=int, default=0,
                     help="0: keyed by group; N: by N buckets of groups (job.state_buckets; the job default 64)")
+    ap.add_argument("--worker", action="store_true",
+                    help="through pyspark's worker path in process (its Arrow serializer and wrapper; python_share)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--case", choices=("catchup", "steady", "both"), default="both")
     ap.add_argument("--profile", choices=("catchup", "steady"), help="one run under cProfile, top 25 by tottime")
     args = ap.parse_args(argv)
     t0 = 1_700_000_000_000
-    cases = {"catchup": lambda: catchup(args.buckets, args.partitions, args.polls, args.skewed_every, t0),
-             "steady": lambda: steady(args.buckets, args.groups, args.partitions, args.batches, args.skewed_every, t0)}
+    shape = (args.buckets, args.worker)
+    cases = {"catchup": lambda: catchup(*shape, args.partitions, args.polls, args.skewed_every, t0),
+             "steady": lambda: steady(*shape, args.groups, args.partitions, args.batches, args.skewed_every, t0)}
     if args.profile:
         prof = cProfile.Profile()
         prof.runcall(cases[args.profile])

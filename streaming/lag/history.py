@@ -202,6 +202,10 @@ class LagHistory:
 
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
+    def seed(self, views: dict) -> None:
+        """Take ``views`` as views of the history as it is now (:mod:`streaming.lag.ahead` read them ahead)."""
+        self._views().update({k: _frozen(v) if isinstance(v, np.ndarray) else v for k, v in views.items()})
+
     def _filled(self) -> int | None:
         return self._view("filled", lambda: lag_time.filled_alike(self.n))
 
@@ -220,7 +224,7 @@ class LagHistory:
     def _run(self) -> lag_time.Run:
         return self._view("run", lambda: lag_time.window(self.ts, self.committed, self.end, self.n))
 
-    def _aligned(self) -> int | None:
+    def aligned(self) -> int | None:
         """The observations each row holds when all hold as many and each row's latest run is all of them
         (the usual history: its run's first and last columns are plain columns), else None."""
         def compute() -> int | None:
@@ -257,7 +261,7 @@ class LagHistory:
         lag in seconds divides by (:mod:`streaming.lag.rules`; unlike :meth:`rate`, a counter reset starts a
         new run instead of reading as 0)."""
         def compute() -> np.ndarray:
-            filled = self._aligned()
+            filled = self.aligned()
             if filled is None:
                 return lag_time.rate(self.ts, self.committed, self.end, self.n, run=self._run())
             if filled < 2:
@@ -285,7 +289,7 @@ class LagHistory:
             return 0.0
 
         def compute() -> float:
-            filled = self._aligned()
+            filled = self.aligned()
             if filled is not None:
                 return float((self.ts[:, max(filled - 1, 0)] - self.ts[:, 0]).max()) / 1000.0
             rows, last, start = self._run()
@@ -295,7 +299,7 @@ class LagHistory:
     def stuck(self, k: int) -> np.ndarray:
         """Rows stuck at their last ``k`` observations (:func:`streaming.lag.rules.stuck_mask`)."""
         def compute() -> np.ndarray:
-            filled = self._aligned()
+            filled = self.aligned()
             if filled is None or not 0 < k <= filled:
                 return lag_time.stuck_mask(self.committed, self.end, self.n, k)
             # in an aligned run both offsets never go down: the last k committed offsets are one when the

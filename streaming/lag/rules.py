@@ -122,7 +122,7 @@ def column_rate(ts0: np.ndarray, ts1: np.ndarray, first: np.ndarray, last: np.nd
     ``several`` (one observation) or no time passed."""
     dt = (ts1 - ts0).astype(np.float64) / 1000.0
     delta = _gap(last, first)  # >= 0 within a run
-    out = np.full(len(dt), np.nan)
+    out = np.full(dt.shape, np.nan)
     np.divide(delta, dt, out=out, where=several & (dt > 0))
     return out
 

@@ -9,8 +9,8 @@ the offsets and the members of the throughput runs' dense load (:mod:`benchmarks
 lag 100-149 per partition, every tenth group skewed on its first member's partitions). Two cases:
 
 - ``catchup``: 1 group x ``--partitions`` partitions, ``--polls`` polls in one call (a backlog drained);
-- ``steady``: ``--groups`` groups x ``--partitions``, one poll of every group per batch, ``--batches`` batches
-  timed after one that fills the histories.
+- ``steady``: ``--groups`` groups x ``--partitions``, one poll of every group per batch (``--per-call N``: N
+  polls, as a throughput run's batches hold), ``--batches`` batches timed after one that fills the histories.
 
 The members event goes first, in a call of its own (untimed). Times are this process's CPU time (the machine
 may be busy with other work: wall time would count the waits). Per case: the median over ``--repeat`` runs,
@@ -176,16 +176,17 @@ def catchup(buckets: int, worker: bool, partitions: int, polls: int, skewed_ever
         polls, run
 
 
-def steady(buckets: int, worker: bool, groups: int, partitions: int, batches: int, skewed_every: int, t0: int
-           ) -> tuple[float, int, Run]:
-    """One poll of every group per batch, ``batches`` timed after one that fills the histories."""
+def steady(buckets: int, worker: bool, groups: int, partitions: int, batches: int, skewed_every: int, t0: int,
+           per_call: int = 1) -> tuple[float, int, Run]:
+    """``per_call`` polls of every group per batch, ``batches`` timed after one that fills the histories."""
     run = Run(buckets, worker)
     run.timed({g: members_rows(t0, g, partitions) for g in range(groups)})
     spent = 0.0
     for b in range(batches + 1):
-        took = run.timed({g: dense_rows(g, partitions, [t0 + (b + 1) * 10_000], skewed_every) for g in range(groups)})
+        stamps = [t0 + (b * per_call + i + 1) * 10_000 for i in range(per_call)]
+        took = run.timed({g: dense_rows(g, partitions, stamps, skewed_every) for g in range(groups)})
         spent += took if b else 0.0
-    return spent, groups * batches, run
+    return spent, groups * batches * per_call, run
 
 
 def measure(name: str, case: Callable[[], tuple[float, int, Run]], partitions: int, repeat: int) -> None:
@@ -205,6 +206,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--polls", type=int, default=200, help="polls of the catch-up call")
     ap.add_argument("--batches", type=int, default=2, help="timed batches of the steady case")
+    ap.add_argument("--per-call", type=int, default=1,
+                    help="polls of each group per batch in the steady case (a throughput run's batch holds several)")
     ap.add_argument("--skewed-every", type=int, default=10,
                     help="groups skewed: those whose number this divides (0: none, only the per-observation path)")
     ap.add_argument("--buckets", type=int, default=0,
@@ -218,7 +221,8 @@ def main(argv: list[str] | None = None) -> None:
     t0 = 1_700_000_000_000
     shape = (args.buckets, args.worker)
     cases = {"catchup": lambda: catchup(*shape, args.partitions, args.polls, args.skewed_every, t0),
-             "steady": lambda: steady(*shape, args.groups, args.partitions, args.batches, args.skewed_every, t0)}
+             "steady": lambda: steady(*shape, args.groups, args.partitions, args.batches, args.skewed_every, t0,
+                                      args.per_call)}
     if args.profile:
         prof = cProfile.Profile()
         prof.runcall(cases[args.profile])

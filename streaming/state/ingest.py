@@ -228,9 +228,9 @@ class _LagRows:
     @classmethod
     def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> _LagRows | None:
         """The ``lag`` rows and the readings of the ``lag_dense`` rows; None when there are none."""
-        one = _one_poll(cols, is_lag, is_dense)
-        if one is not None:
-            return cls(*one)
+        polls = _polls_in_order(cols, is_lag, is_dense)
+        if polls is not None:
+            return cls(*polls)
         # every row lag (the usual batch of a group in the per-partition form): the columns as they are
         rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
         topics, ts, part, committed, end = cols["topic"][rows], *(_ints(cols, c, rows) for c in LAG_COLUMNS)
@@ -295,17 +295,27 @@ class _LagRows:
             self.ahead = dict(zip(stamps, views, strict=False))  # the block may end early
 
 
-def _one_poll(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> tuple | None:
-    """:class:`_LagRows`' fields when the rows' lag is one ``lag_dense`` record in partition order (the usual
-    batch of a group in the dense form), as the general path makes them with fewer steps; else None."""
-    if len(is_dense) != 1 or not is_dense[0]:
+def _polls_in_order(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> tuple | None:
+    """:class:`_LagRows`' fields when every row is a ``lag_dense`` record of one topic, in ts order, each in
+    partition order (a group's usual batch in the dense form: its polls): sorted and unique already, so made as
+    the general path makes them without its sort; else None."""
+    if not is_dense.all() or is_lag.any():
         return None
-    part, committed, end = np.asarray(cols[READINGS][0], dtype=np.int64).reshape(3, -1)
-    if not len(part) or not (part[1:] > part[:-1]).all():
+    stamps = _ints(cols, "ts", slice(None))
+    topics = cols["topic"]
+    if (len(stamps) > 1 and not (stamps[1:] > stamps[:-1]).all()) or not (topics == topics[0]).all():
         return None
-    ts = _ints(cols, "ts", slice(None))
-    return (np.array([str(cols["topic"][0])]), np.zeros(len(part), dtype=np.int64),
-            np.full(len(part), ts[0]), part, committed, end, {int(ts[0]): (0, len(part))})
+    packs = [np.asarray(r, dtype=np.int64).reshape(3, -1) for r in cols[READINGS]]
+    part, committed, end = packs[0] if len(packs) == 1 else np.concatenate(packs, axis=1)
+    sizes = [p.shape[1] for p in packs]
+    ends = np.cumsum(sizes).tolist()
+    inside = part[1:] > part[:-1]
+    inside[np.asarray(ends[:-1], dtype=np.int64) - 1] = True  # a record's first partition follows the one before
+    if not len(part) or min(sizes) == 0 or not inside.all():
+        return None
+    slices = {int(t): (b - n, b) for t, b, n in zip(stamps.tolist(), ends, sizes, strict=True)}
+    return (np.array([str(topics[0])]), np.zeros(len(part), dtype=np.int64), np.repeat(stamps, sizes), part,
+            committed, end, slices)
 
 
 def _readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from streaming.lag import rules
+from streaming.lag import owners, rules
 from streaming.lag.history import LagHistory
 
 
-def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, stuck_after: int
-                ) -> list[dict] | None:
+def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, stuck_after: int,
+                owned: tuple[np.ndarray, np.ndarray, int] | None = None) -> list[dict] | None:
     """The views ``hist`` holds after each poll of the block (``ts``: (K,) int64; ``committed``, ``end``:
     (K, rows) int64, in the history's row order), as :meth:`LagHistory.seed` takes them, for the block's polls
     up to the first that is not the usual case (a counter reset, a time not after the one before); None when
-    the first is not."""
+    the first is not. ``owned``: (partitions, owner indexes, owners) of an assignment whose
+    :func:`streaming.lag.owners.sums` are read ahead too."""
     filled = hist.aligned()
     if not hist.rows or not filled or not len(ts):
         return None
@@ -43,13 +44,20 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
     usual = int(np.argmax(bad)) if bad.any() else len(ts)
     if not usual:
         return None
-    return _views(t[:, :filled + usual], c[:, :filled + usual], e[:, :filled + usual], filled, hist.depth,
-                  stuck_after)
+    views, (lag, rate, stuck) = _views(t[:, :filled + usual], c[:, :filled + usual], e[:, :filled + usual], filled,
+                                       hist.depth, stuck_after)
+    if owned is not None:
+        parts, who, count = owned
+        at = owners.key(parts, who, count, stuck_after)
+        for v, summed in zip(views, owners.block_sums(hist, parts, who, count, lag, rate, stuck), strict=True):
+            v[at] = (parts, who, summed)
+    return views
 
 
-def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int) -> list[dict]:
+def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int
+           ) -> tuple[list[dict], tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per poll i: the history's last column is ``filled + i`` of the side-by-side arrays, its first the
-    oldest of the (at most ``depth``) it keeps."""
+    oldest of the (at most ``depth``) it keeps. Also the (rows, K) latest lag, consume rate and stuck rows."""
     last = np.arange(filled, t.shape[1])
     held = np.minimum(last + 1, depth)  # observations each row holds after the poll
     first = last - held + 1
@@ -65,6 +73,6 @@ def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int,
     if can.any():
         top, low = last[can], last[can] - k + 1
         stuck[:, can] = (c[:, top] == c[:, low]) & (e[:, low] > c[:, low])
-    return [{"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
-             "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]}
-            for i, n in enumerate(held.tolist())]
+    views = [{"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
+              "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]} for i, n in enumerate(held.tolist())]
+    return views, (lag, rate, stuck)

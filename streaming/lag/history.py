@@ -202,6 +202,10 @@ class LagHistory:
 
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
+    def view(self, key: object, compute):
+        """A view of the history as it is (``compute()`` on first use), kept until it changes."""
+        return self._view(key, compute)
+
     def seed(self, views: dict) -> None:
         """Take ``views`` as views of the history as it is now (:mod:`streaming.lag.ahead` read them ahead)."""
         self._views().update({k: _frozen(v) if isinstance(v, np.ndarray) else v for k, v in views.items()})

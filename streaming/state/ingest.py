@@ -289,8 +289,11 @@ class _LagRows:
         part = self.part[a:].reshape(len(stamps), n)
         if not (np.array_equal(part[0], hist.ids) and (part == part[0]).all()):
             return
+        held = Owners.of(state)  # no metadata in the call: the owners of its every observation
+        mine = held.by_topic.get(str(self.topic_names[0]))
         views = ahead.block_views(hist, np.asarray(stamps, dtype=np.int64), self.committed[a:].reshape(-1, n),
-                                  self.end[a:].reshape(-1, n), self.stuck_after or 0)
+                                  self.end[a:].reshape(-1, n), self.stuck_after or 0,
+                                  None if mine is None else (*mine, held.count))
         if views is not None:
             self.ahead = dict(zip(stamps, views, strict=False))  # the block may end early
 

@@ -7,11 +7,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming.lag import ahead
+from streaming.lag import ahead, owners
 from streaming.lag import rules as L
 from streaming.lag.history import LagHistory
 
 PARTS = np.arange(3, dtype=np.int64)
+OWNED, WHO = np.array([2, 0, 7, 1]), np.array([1, 0, 0, 1])  # partition 7 has no row; owner 2 owns nothing
 polls = st.lists(st.tuples(st.sampled_from([1, 1, 1, 2, 0, -1]), st.sampled_from([0, 0, 1, 5, -2]),
                            st.lists(st.integers(0, 3), min_size=3, max_size=3)), min_size=1, max_size=10)
 
@@ -36,12 +37,16 @@ def test_views_read_ahead_are_the_views_after_each_poll(depth, k, prefix, block)
         stamps.append(ts)
         c.append(committed + PARTS)
         e.append(committed + PARTS + lag)
-    views = ahead.block_views(h, np.array(stamps, dtype=np.int64), np.array(c), np.array(e), k)
+    views = ahead.block_views(h, np.array(stamps, dtype=np.int64), np.array(c), np.array(e), k, (OWNED, WHO, 3))
     if views is None:
         return
     for t, cc, ee, got in zip(stamps, c, e, views, strict=False):  # up to the first poll not read ahead
         h.observe(t, PARTS, cc, ee)
         fresh = LagHistory.from_bytes(h.to_bytes(), h.rows, h.depth)  # no views kept
+        held = got[owners.key(OWNED, WHO, 3, k)]
+        assert held[0] is OWNED and held[1] is WHO
+        for a, b in zip(held[2], owners.sums(fresh, OWNED, WHO, 3, k), strict=True):
+            np.testing.assert_array_equal(a, b)
         assert got["filled"] == L.filled_alike(fresh.n) and got["aligned"] == fresh.aligned()
         np.testing.assert_array_equal(got["latest_lag"], fresh.latest_lag())
         np.testing.assert_array_equal(got["consume_rate"], fresh.consume_rate())

@@ -50,7 +50,7 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     """Apply a group's events and return its recommendations. ``events``: parsed rows as a DataFrame, a
     dict of column arrays, or a list of dicts."""
     out = []
-    for seen in observations(state, events, policy.lag_history):
+    for seen in observations(state, events, policy.lag_history, policy.stuck_observations):
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
             capacity.observe(state, seen.owners, t, policy.stuck_observations)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from streaming.lag import rules
+from streaming.lag import owners as by_owner
 from streaming.lag.history import LagHistory
 from streaming.state.changes import member_identity
 from streaming.state.group_state import GroupState
@@ -75,19 +75,21 @@ def _window(state: GroupState, owners: Owners, stuck_after: int) -> tuple[np.nda
     lag, rate = np.zeros(count), np.zeros(count)
     known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
     window = 0.0
-    for hist, rows, who in _rows(state, owners, stuck_after):
-        owns[who] = True
-        lag += np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count)
-        r = hist.consume_rate()[rows]
-        ok = ~np.isnan(r)
-        rate += np.bincount(who[ok], weights=r[ok], minlength=count)
-        known |= np.bincount(who[ok], minlength=count) > 0
+    for topic, (parts, who) in owners.by_topic.items():
+        hist = state.lag.get(topic)
+        if hist is None:
+            continue
+        summed = by_owner.sums(hist, parts, who, count, stuck_after)
+        lag += summed.lag
+        rate += summed.rate
+        known |= summed.known
+        owns |= summed.owns
         window = max(window, hist.window_s())
     backlogged = known & (rate > 0) & (lag > rate * max(window, BACKLOG_S)) & (window > 0)
     if backlogged.any():  # the least lag over the window only for those (the usual poll has none)
         least = np.zeros(count)
         for hist, rows, who in _rows(state, owners, stuck_after):
-            least += np.bincount(who, weights=rules.least_lag(hist.ts, hist.committed, hist.end, hist.n)[rows],
+            least += np.bincount(who, weights=hist.least_lag()[rows],
                                  minlength=count)
         backlogged &= least >= BACKLOG_RECORDS
     return backlogged, np.where(known | ~owns, rate, np.nan), window

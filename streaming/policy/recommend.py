@@ -30,6 +30,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
@@ -77,7 +79,12 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
     if on == lag_skew.SECONDS:
         now = lag_seconds.members(lp, owners.by_topic, ids)
         return lag_skew.reading(now.lag, now.seconds())
-    return lag_skew.reading(lag_seconds.member_lag(lp, owners.by_topic, owners.count))
+    lag = lag_seconds.member_lag(lp, owners.by_topic, owners.count)
+    capacity = lp.capacity
+    if capacity is None:
+        return lag_skew.reading(lag)
+    fastest = max(capacity[m] for m in ids)  # records at the fastest member's rate, as balanced weighs them
+    return lag_skew.reading(lag, scaled=lag * np.array([fastest / capacity[m] for m in ids]))
 
 
 class Skew(enum.Enum):
@@ -185,8 +192,8 @@ def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: Poli
     if policy.skew_on == lag_skew.SECONDS:
         seconds = seconds_figures()
         top = (seconds.before, seconds.after)
-    else:
-        top = (before.max_load, after.max_load)
+    else:  # in records at the fastest member's rate: what balanced minimised (plain records when alike)
+        top = (metrics.max_scaled_load(proposal.snapshot, before), metrics.max_scaled_load(proposal.snapshot, after))
     if lag_skew.improves(*top, policy.min_improvement):
         triggers["lag_skew"]["improvement"] = round((top[0] - top[1]) / top[0], 4)
     else:

@@ -17,7 +17,7 @@ import pytest
 from streaming.collector import Collector, CollectorOptions
 from streaming.kafka_clients import factories as kafka_clients
 
-from .conftest import env_with
+from .conftest import commit_offsets, env_with, topic_with_records
 from .java_client import wait_for
 
 pytestmark = pytest.mark.integration
@@ -30,30 +30,12 @@ SESSION_MS = 6000  # the broker's group.min.session.timeout.ms
 @pytest.fixture(scope="module")
 def nine_groups(cfg) -> str:
     """Topic NAME (3 partitions, 10 records each) and groups NAME-g0..g8 committed at offset 1 on it."""
-    from kafka import TopicPartition
-    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NotCoordinatorError
-    from kafka.structs import OffsetAndMetadata
-
     name = f"shards-{uuid.uuid4().hex[:6]}"
-    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": 3, "replication_factor": 1}})
-    producer = kafka_clients.producer(cfg)
-    for i in range(30):
-        producer.send(name, value=b"v", partition=i % 3)
-    producer.flush()
-    producer.close()
+    topic_with_records(cfg, name, 3, 30)
     admin = kafka_clients.admin(cfg)
-
-    def committed(group: str) -> bool:
-        """Commit, or False while the group's coordinator is not up yet (a fresh cluster's __consumer_offsets)."""
-        try:
-            admin.alter_group_offsets(group, {TopicPartition(name, p): OffsetAndMetadata(1, "", -1) for p in range(3)})
-        except (CoordinatorNotAvailableError, NotCoordinatorError, CoordinatorLoadInProgressError):
-            return False
-        return True
-
     try:
         for i in range(GROUPS):
-            wait_for(lambda g=f"{name}-g{i}": committed(g), 60, 0.5, f"a commit of {name}-g{i}")
+            commit_offsets(admin, f"{name}-g{i}", {(name, p): 1 for p in range(3)})
     finally:
         admin.close()
     return name

@@ -60,7 +60,8 @@ def fmt(batch: int, f: dict[str, float], elapsed_s: float) -> str:
     load1 = Path("/proc/loadavg").read_text().split()[0]
     return (f"batch {batch:5d} at {elapsed_s / 60:5.1f} min (load {load1}): JVM {f['jvm_rss_mb']:.0f} MB, "
             f"driver py {f['py_rss_mb']:.0f} MB, workers {f['workers_rss_mb']:.0f} MB; state {f['state_files']:.0f} "
-            f"files {f['state_mb']:.2f} MB; checkpoint {f['ckpt_files']:.0f} files {f['ckpt_mb']:.2f} MB; Delta "
+            f"files {f['state_mb']:.2f} MB in {f.get('state_versions', 0):.0f} versions; checkpoint "
+            f"{f['ckpt_files']:.0f} files {f['ckpt_mb']:.2f} MB; Delta "
             f"{f['delta_files']:.0f} files {f['delta_mb']:.2f} MB, log {f['log_files']:.0f} files "
             f"{f['log_kb']:.0f} KB, {f.get('log_orphans', 0):.0f} orphan checksums, "
             f"{f.get('window_commits', 0):.0f} commits in the log window; batch {f['batch_ms']:.0f} ms")
@@ -88,15 +89,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def sayer(save: bool) -> Callable[[str], None]:
-    """Print a line, and with ``save`` append it to :data:`RESULTS` as it goes (emptied first)."""
-    if save:
-        RESULTS.write_text("")
+    """Print a line, and with ``save`` write it to :data:`RESULTS` as it goes, above the runs saved before (a
+    run cut short keeps its lines and theirs)."""
+    earlier = RESULTS.read_text() if save and RESULTS.exists() else ""
+    lines: list[str] = []
 
-    def say(line: str) -> None:  # saved as it goes: a run cut short keeps its lines
+    def say(line: str) -> None:
         print(line, flush=True)
         if save:
-            with RESULTS.open("a") as f:
-                f.write(line + "\n")
+            lines.append(line)
+            RESULTS.write_text("\n".join(lines) + "\n" + (f"\n## Earlier\n\n{earlier}" if earlier else ""))
 
     return say
 

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 COMMIT = re.compile(r"^\d{20}\.json$")
+STATE_VERSION = re.compile(r"^(\d+)\.(?:changelog|zip|delta|snapshot)$")
+"""A version's file in a state store partition's folder (RocksDB's changelog and snapshot, HDFS-backed's)."""
 
 
 def _tree(root: int) -> list[tuple[int, int]]:
@@ -81,9 +83,20 @@ def folders(checkpoint: Path, tables: Path) -> dict[str, float]:
     ckpt = du(checkpoint)
     data = du(tables, lambda p: p.suffix == ".parquet" and "_delta_log" not in p.parts)
     log = du(tables, lambda p: "_delta_log" in p.parts)
-    return {"state_files": state[0], "state_mb": state[1] / 2**20, "ckpt_files": ckpt[0], "ckpt_mb": ckpt[1] / 2**20,
+    return {"state_files": state[0], "state_mb": state[1] / 2**20,
+            "state_versions": state_versions(checkpoint / "state"), "ckpt_files": ckpt[0], "ckpt_mb": ckpt[1] / 2**20,
             "delta_files": data[0], "delta_mb": data[1] / 2**20, "log_files": log[0], "log_kb": log[1] / 1024,
             "log_orphans": orphan_files(tables)}
+
+
+def state_versions(state: Path) -> int:
+    """The most versions any one state store partition keeps (what maintenance trims to
+    ``minBatchesToRetain``; it runs every 60 s, so between runs this follows the batch rate)."""
+    most = 0
+    for _path, _dirs, names in os.walk(state):
+        versions = {m.group(1) for m in map(STATE_VERSION.match, names) if m}
+        most = max(most, len(versions))
+    return most
 
 
 def orphan_files(tables: Path) -> int:

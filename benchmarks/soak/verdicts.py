@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import re
 
-FIGURES = ("jvm_rss_mb", "py_rss_mb", "workers_rss_mb", "state_files", "state_mb", "ckpt_files", "ckpt_mb",
+FIGURES = ("jvm_rss_mb", "py_rss_mb", "workers_rss_mb", "state_files", "state_mb", "state_versions", "ckpt_files",
+           "ckpt_mb",
            "delta_files", "delta_mb", "log_files", "log_kb", "log_orphans", "window_commits",
            "batch_ms")
 PER_COMMIT = ("delta_files", "delta_mb", "log_files", "log_kb")
 """Figures whose level the retentions set in time (the log keeps its window's commits, VACUUM waits out the
 deleted files' window): read again per commit of the log window, so that a machine whose speed changes over
 the run (and with it the commit rate) is not read as growth or as its absence."""
+PER_VERSION = ("state_files", "state_mb")
+"""Figures of the state store, whose level follows the versions it keeps: ``minBatchesToRetain`` plus those
+written since its last maintenance (a background task every ``stateStore.maintenanceInterval``, 60 s), so a
+machine that runs more batches a minute keeps more; read again per version kept."""
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -64,6 +69,9 @@ def summary(rows: list[tuple[int, dict[str, float]]], warmup: int, say) -> None:
     for name in PER_COMMIT:
         _say_verdict(f"{name}/commit", [(float(b), f[name] / f["window_commits"]) for b, f in rows
                                         if b >= warmup and f.get("window_commits")], say)
+    for name in PER_VERSION:
+        _say_verdict(f"{name}/version", [(float(b), f[name] / f["state_versions"]) for b, f in rows
+                                         if b >= warmup and f.get("state_versions")], say)
 
 
 def _say_verdict(name: str, points: list[tuple[float, float]], say) -> None:
@@ -76,7 +84,8 @@ def _say_verdict(name: str, points: list[tuple[float, float]], say) -> None:
 
 
 FIGURE_LINE = re.compile(
-    r"^batch +(\d+) at .*: JVM (\S+) MB, driver py (\S+) MB, workers (\S+) MB; state (\S+) files (\S+) MB; "
+    r"^batch +(\d+) at .*: JVM (\S+) MB, driver py (\S+) MB, workers (\S+) MB; "
+    r"state (\S+) files (\S+) MB(?: in (\S+) versions)?; "
     r"checkpoint (\S+) files (\S+) MB; Delta (\S+) files (\S+) MB, log (\S+) files (\S+) KB"
     r"(?:, (\S+) orphan checksums)?(?:, (\S+) commits in the log window)?; batch (\S+) ms$")
 

@@ -32,13 +32,23 @@ from assignors.model import TopicPartition as TP
 from streaming.collector import kip848
 from streaming.collector.member_metadata import RackResolver, member_from
 from streaming.collector.observed import ObservedMember
+from streaming.contracts import serving
 
 log = logging.getLogger(__name__)
 
 # ListGroups protocol types the collector reads: classic consumer groups, and groups that only commit
-# offsets (created by the admin API or by consumers using assign(); their protocol type is empty).
+# offsets (created by the admin API or by consumers using assign(); their protocol type is empty). Which
+# groups are read and which are skipped, and why, is streaming.contracts.serving's rule.
 CONSUMER_PROTOCOL_TYPES = frozenset({"consumer", ""})
-SKIPPED_GROUP_TYPES = frozenset({"share", "streams"})
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What ListGroups says of a group: its type (``classic``, ``consumer``, ``share``, ``streams``; classic
+    when a broker before 4.0 does not say) and its protocol type (``consumer``, ``connect``, ``""``, ...)."""
+
+    group_type: str
+    protocol_type: str
 
 
 @dataclass
@@ -51,6 +61,13 @@ class GroupInfo:
     """``classic`` or ``consumer`` (KIP-848)."""
     epoch: int | None = None
     """the group epoch of a KIP-848 group."""
+    protocol_type: str = "consumer"
+    """``consumer``, or ``""`` for a group that only commits offsets."""
+
+    @property
+    def serving(self) -> serving.Serving:
+        """Whether its members can take a recommendation (:mod:`streaming.contracts.serving`)."""
+        return serving.verdict(self.group_protocol, self.protocol_type, self.protocol)
 
     def subscribed_topics(self) -> set[str]:
         topics = {t for m in self.members for t in m.topics}
@@ -68,7 +85,9 @@ class ClusterSnapshot:
     ts: int
     groups: dict[str, GroupInfo] = field(default_factory=dict)
     listed: set[str] = field(default_factory=set)
-    """the selected groups ListGroups returned."""
+    """the selected groups ListGroups returned (those read)."""
+    skipped: dict[str, serving.Serving] = field(default_factory=dict)
+    """the selected groups ListGroups returned that are not read, and why (share, Connect, ...)."""
     group_list_complete: bool = True
     gone_groups: set[str] = field(default_factory=set)
     """groups the coordinator says do not exist (any more)."""
@@ -106,6 +125,7 @@ class ClusterReader:
         self._racks = racks
         self._broker_racks: dict[int, str | None] = {}
         self._dirty = False
+        self._said_skipped: set[str] = set()
 
     # -- client lifecycle --------------------------------------------------------------------------
 
@@ -147,10 +167,10 @@ class ClusterReader:
         snap.broker_racks = dict(self._broker_racks)
 
         listed = self._list_groups(admin, brokers, snap)
-        ids = sorted(g for g in listed if select(g))
+        ids = self._skip(sorted(g for g in listed if select(g)), listed, snap)
         snap.listed = set(ids)
-        self._describe_groups(admin, [g for g in ids if listed[g] != kip848.CONSUMER], snap)
-        self._describe_kip848_groups(admin, [g for g in ids if listed[g] == kip848.CONSUMER], snap)
+        self._describe_groups(admin, [g for g in ids if listed[g].group_type != kip848.CONSUMER], snap)
+        self._describe_kip848_groups(admin, [g for g in ids if listed[g].group_type == kip848.CONSUMER], snap)
         self._committed(admin, [g for g in ids if g in snap.groups], snap)
 
         wanted_topics: set[str] = set()
@@ -179,10 +199,25 @@ class ClusterReader:
                 live.append(int(b["broker_id"]))
         return sorted(live)
 
-    def _list_groups(self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot) -> dict[str, str]:
-        """group id -> group type (``classic``, or ``consumer`` for KIP-848; brokers before 4.0 do not
-        say, and have only classic groups)."""
-        groups: dict[str, str] = {}
+    def _skip(self, ids: list[str], listed: dict[str, Listed], snap: ClusterSnapshot) -> list[str]:
+        """The groups of ``ids`` the collector reads; the others go to ``snap.skipped``, each said once in the
+        log (while it is skipped), so an operator who misses a group finds why."""
+        read = []
+        for g in ids:
+            found = serving.verdict(listed[g].group_type, listed[g].protocol_type, None)
+            if found.read:
+                read.append(g)
+                continue
+            snap.skipped[g] = found
+            if g not in self._said_skipped:
+                log.info("group %s not read: %s", g, found.reason)
+        self._said_skipped = set(snap.skipped)
+        return read
+
+    def _list_groups(self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot) -> dict[str, Listed]:
+        """group id -> what ListGroups says of it (brokers before 4.0 do not give a group type, and have only
+        classic groups)."""
+        groups: dict[str, Listed] = {}
         for broker in brokers:
             try:
                 listed = admin.list_groups(broker_ids=[broker])
@@ -191,12 +226,8 @@ class ClusterReader:
                 self._warn(snap, f"broker {broker} did not list its groups ({type(e).__name__}: {e})")
                 continue
             for g in listed:
-                if g.get("protocol_type", "") not in CONSUMER_PROTOCOL_TYPES:
-                    continue
                 group_type = (g.get("group_type") or kip848.CLASSIC).lower()
-                if group_type in SKIPPED_GROUP_TYPES:
-                    continue
-                groups[g["group_id"]] = kip848.CONSUMER if group_type == kip848.CONSUMER else kip848.CLASSIC
+                groups[g["group_id"]] = Listed(group_type, g.get("protocol_type") or "")
         return groups
 
     def _describe_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
@@ -230,7 +261,8 @@ class ClusterReader:
             if d.get("protocol_type", "consumer") not in CONSUMER_PROTOCOL_TYPES:
                 continue
             members = [member_from(m, self._racks) for m in d.get("members") or ()]
-            snap.groups[g] = GroupInfo(g, state, d.get("protocol_data") or None, members)
+            snap.groups[g] = GroupInfo(g, state, d.get("protocol_data") or None, members,
+                                       protocol_type=d.get("protocol_type") or "")
 
     def _describe_kip848_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
         if not ids:

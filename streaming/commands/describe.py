@@ -9,7 +9,9 @@ RECOMMENDED-OWNER, the member id the group's latest recommendation gives the par
 gives one line per member instead (its LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the
 latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
 group's median). Under each group's header, whether rack-aware placement saves anything there
-(:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``).
+(:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``), and whether
+its members can take a recommendation, and why not (:mod:`streaming.contracts.serving`). Groups the collector
+does not read (Kafka Connect workers, share groups, ...) are listed last with the reason.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = live.live_config(load_config(args), args.bootstrap)
     snap = live.read(cfg, args, group=args.group, groups=args.groups)
-    if args.group and args.group not in snap.groups:
+    if args.group and args.group not in snap.groups and args.group not in snap.skipped:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
     recs = live.latest_recommendations(cfg, args.group)
@@ -70,15 +72,26 @@ def run(args: argparse.Namespace) -> int:
         info, rec = snap.groups[g], recs.get(g)
         rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g))
         members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
+        found = info.serving
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
+                    "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
                     "rack_placement": rack_placement(rows, members, follower_fetching),
                     "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
+    skipped = [{"group": g, "kind": v.kind, "reason": v.reason} for g, v in sorted(snap.skipped.items())]
     if args.format == "json":
-        print(json.dumps({"groups": out, "warnings": snap.warnings}, indent=2))
+        print(json.dumps({"groups": out, "skipped": skipped, "warnings": snap.warnings}, indent=2))
     else:
-        print(render(out, args.members) if out else "no consumer groups")
+        text = render(out, args.members) if out else "no consumer groups"
+        print("\n\n".join([text, *render_skipped(skipped)]))
     return 0
+
+
+def render_skipped(skipped: Sequence[dict]) -> list[str]:
+    """The groups the collector does not read, one line each with the reason (nothing when there are none)."""
+    if not skipped:
+        return []
+    return ["\n".join(["Groups not read:", *(f"  {s['group']}: {s['reason']}" for s in skipped)])]
 
 
 def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[str, dict[tuple[str, int], float]]:
@@ -145,5 +158,8 @@ def render(groups: list[dict], members: bool) -> str:
             lines = table(PARTITION_COLUMNS, rows) if rows else ["(no partitions owned or committed)"]
         placement = g.get("rack_placement")
         head = [title, f"Rack placement: {placement['says']}"] if placement else [title]
+        found = g.get("serving")
+        if found and found["reason"]:
+            head.append(f"Recommendations: {found['kind'].replace('_', '-')}: {found['reason']}")
         blocks.append("\n".join([*head, *lines]))
     return "\n\n".join(blocks)

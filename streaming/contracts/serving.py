@@ -1,0 +1,107 @@
+"""Which groups can take a recommendation, and why not: the one rule the collector, the job and ``describe`` share.
+
+A recommendation is partitions per member; it helps only where the group's members place partitions with an
+assignor that reads the trigger feed: RecommendationAssignor on the classic protocol (kafka-python's or
+Java's, protocol name ``rebalancer``) or the KIP-848 server-side assignor (also ``rebalancer``). Everything
+else falls in one of four kinds, decided from what ListGroups / DescribeGroups / ConsumerGroupDescribe say
+of the group (its type, its protocol type, its assignor) and nothing else:
+
+- :data:`SERVED`: the members apply it at their next rebalance;
+- :data:`UNAPPLIED`: read and published, but the members' assignor does not read the feed now (a classic
+  group on ``range`` or ``cooperative-sticky``, a KIP-848 group on ``uniform``); the group takes it once every
+  member offers ``rebalancer`` (a rolling switch), so it stays on the feed. librdkafka (confluent-kafka) has no
+  pluggable assignor on the classic protocol, so its classic groups stay here for good: on
+  ``group.protocol=consumer`` with the server-side assignor they are served;
+- :data:`OBSERVE_ONLY`: read, written to Delta with ``mode = observe`` and never published, because its
+  members cannot apply a partition assignment at all: a Kafka Streams application (assignor ``stream``: tasks
+  are co-partitioned and placed by Streams' own assignor with its own user data), a group that only commits
+  offsets (no members);
+- :data:`NOT_READ`: the collector skips it and says why in its log and in ``describe``: Kafka Connect worker
+  groups (protocol type ``connect``: connectors and tasks, not partitions), share groups (KIP-932: the broker
+  hands out records, no member owns a partition), KIP-1071 streams groups (not read yet), any other protocol
+  type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SERVED = "served"
+UNAPPLIED = "unapplied"
+OBSERVE_ONLY = "observe_only"
+NOT_READ = "not_read"
+KINDS = (SERVED, UNAPPLIED, OBSERVE_ONLY, NOT_READ)
+
+ASSIGNOR = "rebalancer"
+"""The protocol name of RecommendationAssignor (Python and Java) and of the KIP-848 ServerAssignor."""
+STREAMS_ASSIGNOR = "stream"
+"""The classic protocol name of Kafka Streams' StreamsPartitionAssignor."""
+CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
+"""Group types as ListGroups v5+ spells them (lower-cased)."""
+
+_NOT_READ_TYPES = {
+    SHARE: "share group (KIP-932): the broker hands records to share consumers itself, no member owns a "
+           "partition, so there is no assignment to recommend (share-group lag, KIP-1226, is not read yet)",
+    STREAMS: "streams group (KIP-1071): not read yet; a Kafka Streams application on the classic protocol "
+             "is read (observe-only)",
+}
+_CONNECT = ("Kafka Connect worker group (protocol type connect): it assigns connectors and tasks to workers, not "
+            "partitions; a sink connector's consumers are the consumer group connect-<connector>, read as any")
+
+
+@dataclass(frozen=True)
+class Serving:
+    kind: str
+    """one of :data:`KINDS`."""
+    reason: str | None = None
+    """why the group is not :data:`SERVED` (None when it is)."""
+
+    @property
+    def read(self) -> bool:
+        """Whether the collector publishes events for the group."""
+        return self.kind != NOT_READ
+
+    @property
+    def published(self) -> bool:
+        """Whether its recommendations may go to the trigger feed (``policy.mode`` decides the rest)."""
+        return self.kind in (SERVED, UNAPPLIED)
+
+    def says(self) -> str:
+        """One line for a table or a Delta row: ``served``, or the kind and its reason."""
+        return self.kind if self.reason is None else f"{self.kind}: {self.reason}"
+
+
+def verdict(group_type: str | None, protocol_type: str | None, assignor: str | None) -> Serving:
+    """How a group is served, from its ListGroups type (None: not said, a broker before 4.0 or the job, which
+    sees only the members event), its protocol type (``consumer``, ``""`` for a group that only commits
+    offsets, ``connect``, ...; None: not said, taken as ``consumer``) and its assignor (the classic protocol's
+    selected protocol name, or a KIP-848 group's server-side assignor; None: not known, no members)."""
+    kind = (group_type or "").lower()
+    if kind in _NOT_READ_TYPES:
+        return Serving(NOT_READ, _NOT_READ_TYPES[kind])
+    ptype = CONSUMER if protocol_type is None else protocol_type
+    if ptype == "connect":
+        return Serving(NOT_READ, _CONNECT)
+    if ptype not in (CONSUMER, ""):
+        return Serving(NOT_READ, f"protocol type {ptype!r} is not a consumer group's")
+    if ptype == "":
+        return Serving(OBSERVE_ONLY, "the group only commits offsets (no members: a Flink or Spark job, assign()); "
+                                     "nothing joins it to apply a recommendation")
+    if assignor == ASSIGNOR:
+        return Serving(SERVED)
+    if assignor == STREAMS_ASSIGNOR:
+        return Serving(OBSERVE_ONLY, "Kafka Streams (assignor stream): tasks are co-partitioned and placed by "
+                                     "Streams' own assignor, which does not take a partition assignment")
+    if assignor is None:
+        return Serving(UNAPPLIED, "no assignor known (no members now): applied once members join with "
+                                  f"assignor {ASSIGNOR}")
+    if kind == CONSUMER:
+        return Serving(UNAPPLIED, f"KIP-848 group on the broker's {assignor!r} assignor: applied once the brokers "
+                                  f"run the server-side assignor and the group uses it "
+                                  f"(group.remote.assignor={ASSIGNOR}, or the brokers' default)")
+    if kind == CLASSIC:
+        return Serving(UNAPPLIED, f"members assign with {assignor!r}: applied once every member offers {ASSIGNOR} "
+                                  "(RecommendationAssignor); librdkafka has no pluggable assignor on the classic "
+                                  "protocol: use group.protocol=consumer with the server-side assignor")
+    return Serving(UNAPPLIED, f"the group assigns with {assignor!r}: applied once its assignor is {ASSIGNOR} "
+                              "(RecommendationAssignor on the classic protocol, the server-side assignor on KIP-848)")

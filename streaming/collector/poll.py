@@ -260,7 +260,7 @@ class ClusterReader:
                 continue
             if d.get("protocol_type", "consumer") not in CONSUMER_PROTOCOL_TYPES:
                 continue
-            members = [member_from(m, self._racks) for m in d.get("members") or ()]
+            members = [member_from(m, self._racks, d.get("protocol_data") or None) for m in d.get("members") or ()]
             snap.groups[g] = GroupInfo(g, state, d.get("protocol_data") or None, members,
                                        protocol_type=d.get("protocol_type") or "")
 

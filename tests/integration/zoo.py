@@ -239,20 +239,21 @@ class Zoo:
 
     def caught_up(self, group: str) -> bool:
         """Whether ``group`` committed the end offset of every partition of its input topic."""
-        from kafka import KafkaConsumer, TopicPartition
+        from kafka import TopicPartition
+        from kafka.admin import OffsetSpec
+        from kafka.errors import KafkaError
 
         topic = {"zoo-streams": "zoo-streams-in", "connect-zoo-sink": "zoo-connect-in"}.get(group, "zoo-rdk")
         admin = self._admin()
-        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap)
         try:
-            committed = {(tp.topic, tp.partition): om.offset for tp, om in admin.list_consumer_group_offsets(
-                group).items()}
-            ends = consumer.end_offsets([TopicPartition(topic, p) for p in range(TOPICS[topic])])
-            return all(committed.get((tp.topic, tp.partition)) == end for tp, end in ends.items())
-        except Exception:  # the group's coordinator not known yet: not caught up
+            committed = {(tp.topic, tp.partition): om.offset
+                         for tp, om in admin.list_group_offsets({group: None}).get(group, {}).items()}
+            ends = admin.list_partition_offsets({TopicPartition(topic, p): OffsetSpec.LATEST
+                                                 for p in range(TOPICS[topic])})
+            return all(committed.get((tp.topic, tp.partition)) == o.offset for tp, o in ends.items())
+        except KafkaError:  # the group's coordinator still loading: not yet
             return False
         finally:
-            consumer.close()
             admin.close()
 
     # -- stop -----------------------------------------------------------------------------------------

@@ -92,42 +92,57 @@ def _describe(cfg, capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+def _assert_skipped_with_reasons(collector: Collector, logged: list[str], members: dict[str, dict]) -> None:
+    """Not read: said once in the collector's log, with the reason, and kept in the snapshot."""
+    skipped = collector.last_snapshot.skipped
+    for kind, words in SKIPPED.items():
+        assert skipped[GROUPS[kind]].kind == serving.NOT_READ and words in skipped[GROUPS[kind]].reason
+        said = [m for m in logged if m.startswith(f"group {GROUPS[kind]} ")]
+        assert said == [f"group {GROUPS[kind]} not read: {skipped[GROUPS[kind]].reason}"]
+    assert not {GROUPS[k] for k in SKIPPED} & set(members)
+
+
+def _assert_describe(cfg, capsys, members: dict[str, dict]) -> None:
+    """describe: every read group with its serving verdict and its owners, the others with why not read."""
+    out = _describe(cfg, capsys)
+    by_group = {g["group"]: g for g in out["groups"]}
+    assert {k: by_group[GROUPS[k]]["serving"]["kind"] for k in EXPECTED} == EXPECTED
+    assert "group.protocol=consumer" in by_group[GROUPS["rdk_classic"]]["serving"]["reason"]
+    assert "co-partitioned" in by_group[GROUPS["streams"]]["serving"]["reason"]
+    assert {s["group"]: s["kind"] for s in out["skipped"]} == {GROUPS[k]: serving.NOT_READ for k in SKIPPED}
+    for kind in MEMBERED:
+        owners = {(p["topic"], p["partition"]): p["consumer_id"] for p in by_group[GROUPS[kind]]["partitions"]
+                  if p["consumer_id"]}
+        assert owners == {(t, int(p)): m["member_id"] for m in members[GROUPS[kind]]["members"]
+                          for t, p in m["assigned"]}, kind
+
+
 @pytest.mark.integration
 def test_every_kind_of_group_is_read_right_or_skipped_with_its_reason(cfg, tmp_path, caplog, capsys):
     zoo = Zoo(cfg.kafka.bootstrap_servers, tmp_path, compile_members(tmp_path / "classes"))
     collector = Collector(cfg, CollectorOptions(include=ZOO, client_rack_pattern=None, lag_form="partition"),
                           out=None)
+    failed: list[str] = []
     try:
         zoo.start()
         with caplog.at_level(logging.INFO, logger="streaming.collector.poll"):
             members, lag = _settled(collector)
-        # not read: said once in the collector's log, with the reason, and kept in the snapshot
-        skipped = collector.last_snapshot.skipped
-        for kind, words in SKIPPED.items():
-            assert skipped[GROUPS[kind]].kind == serving.NOT_READ and words in skipped[GROUPS[kind]].reason
-            said = [r.getMessage() for r in caplog.records if r.getMessage().startswith(f"group {GROUPS[kind]} ")]
-            assert said == [f"group {GROUPS[kind]} not read: {skipped[GROUPS[kind]].reason}"]
-        assert not {GROUPS[k] for k in SKIPPED} & {e["group"] for e in members.values()}
-        # read: equal to what Kafka's own tool reports
-        _assert_members_as_the_tool_reports(zoo, members)
-        _assert_offsets_as_the_tool_reports(zoo, lag)
-        # describe: every read group with its serving verdict, the others with why they are not read
-        out = _describe(cfg, capsys)
-        by_group = {g["group"]: g for g in out["groups"]}
-        assert {k: by_group[GROUPS[k]]["serving"]["kind"] for k in EXPECTED} == EXPECTED
-        assert "group.protocol=consumer" in by_group[GROUPS["rdk_classic"]]["serving"]["reason"]
-        assert "co-partitioned" in by_group[GROUPS["streams"]]["serving"]["reason"]
-        assert {s["group"]: s["kind"] for s in out["skipped"]} == {GROUPS[k]: serving.NOT_READ for k in SKIPPED}
-        for kind in MEMBERED:
-            owners = {(p["topic"], p["partition"]): p["consumer_id"] for p in by_group[GROUPS[kind]]["partitions"]
-                      if p["consumer_id"]}
-            assert owners == {(t, int(p)): m["member_id"] for m in members[GROUPS[kind]]["members"]
-                              for t, p in m["assigned"]}
+        logged = [r.getMessage() for r in caplog.records]
+        # each part is checked even when another fails: one run of the zoo tells every misreading
+        for name, check in (("skipped", lambda: _assert_skipped_with_reasons(collector, logged, members)),
+                            ("members", lambda: _assert_members_as_the_tool_reports(zoo, members)),
+                            ("offsets", lambda: _assert_offsets_as_the_tool_reports(zoo, lag)),
+                            ("describe", lambda: _assert_describe(cfg, capsys, members))):
+            try:
+                check()
+            except AssertionError as e:
+                failed.append(f"{name}: {e}")
     finally:
         pids = zoo.pids()
         zoo.stop()
         collector.close()
-    assert not [p for p in pids if _alive(p)], "zoo JVMs left running"
+    left = [p for p in pids if _alive(p)]
+    assert not failed and not left, "\n\n".join([*failed, *([f"zoo JVMs left running: {left}"] if left else [])])
 
 
 def _alive(pid: int) -> bool:

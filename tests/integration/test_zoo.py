@@ -55,7 +55,8 @@ def _assert_members_as_the_tool_reports(zoo: Zoo, members: dict[str, dict]) -> N
             m = ours[client_id]
             assert r["CONSUMER-ID"] == m["member_id"]
             assert r["HOST"].lstrip("/") == m["host"]
-            assert (r["GROUP-INSTANCE-ID"] or None) == m["instance_id"]
+            # the tool leaves the column out when no member of the group has an instance id
+            assert (r.get("GROUP-INSTANCE-ID") or None) == m["instance_id"]
             assert parse_assignment(r["CURRENT-ASSIGNMENT"]) == {(t, int(p)) for t, p in m["assigned"]}, kind
         if kind in RACKS:  # librdkafka sends client.rack on both protocols; the clients hold what Kafka says
             held = {c.client_id: (c.rack, c.assignment()) for c in zoo.rdk[kind]}
@@ -135,8 +136,8 @@ def test_every_kind_of_group_is_read_right_or_skipped_with_its_reason(cfg, tmp_p
                             ("describe", lambda: _assert_describe(cfg, capsys, members))):
             try:
                 check()
-            except AssertionError as e:
-                failed.append(f"{name}: {e}")
+            except Exception as e:  # an assertion, or a tool's output not as expected: reported with the rest
+                failed.append(f"{name}: {type(e).__name__}: {e}")
     finally:
         pids = zoo.pids()
         zoo.stop()

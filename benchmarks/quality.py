@@ -199,7 +199,8 @@ class CaseResult:
 
 
 def _measure(snapshot: GroupSnapshot, assignment: Assignment) -> dict[str, Any]:
-    from assignors.metrics import compute_metrics, validate_assignment
+    from assignors.metrics import compute_metrics
+    from assignors.validity import validate_assignment
 
     validate_assignment(snapshot, assignment)
     m = compute_metrics(snapshot, assignment)

@@ -16,8 +16,8 @@ def _ddl(schema: str):
     """A flat DDL schema of the stateful step as a StructType, without a JVM (pyspark parses DDL in the JVM)."""
     from pyspark.sql import types as T
 
-    kinds = {"STRING": T.StringType(), "LONG": T.LongType(), "INT": T.IntegerType(), "DOUBLE": T.DoubleType(),
-             "BINARY": T.BinaryType()}
+    kinds = {"STRING": T.StringType(), "LONG": T.LongType(), "BIGINT": T.LongType(), "INT": T.IntegerType(),
+             "DOUBLE": T.DoubleType(), "BINARY": T.BinaryType()}
     return T.StructType([T.StructField(c.split()[0].strip("`"), kinds[c.split()[1]]) for c in schema.split(",")])
 
 

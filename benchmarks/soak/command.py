@@ -12,7 +12,7 @@ from pathlib import Path
 
 import benchmarks.soak as package
 
-from .figures import folders, memory
+from .figures import folders, interval_s, memory, window_commits
 from .job import Job, job_conf, maintainer, stop_job
 from .load import Load
 from .verdicts import parse, summary
@@ -46,10 +46,12 @@ def args_of(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def sample(job: Job, checkpoint: Path, tables: Path, every: int) -> dict[str, float]:
-    """The figures now: memory, folders, and the mean time of the last ``every`` batches."""
+def sample(job: Job, checkpoint: Path, tables: Path, every: int, log_window_s: float) -> dict[str, float]:
+    """The figures now: memory, folders, the commits of the log's retention window, and the mean time of the
+    last ``every`` batches."""
     recent = job.durations[-every:]
     return {**memory(job.proc.pid), **folders(checkpoint, tables),
+            "window_commits": window_commits(tables, log_window_s),
             "batch_ms": sum(recent) / max(1, len(recent))}
 
 
@@ -60,8 +62,8 @@ def fmt(batch: int, f: dict[str, float], elapsed_s: float) -> str:
             f"driver py {f['py_rss_mb']:.0f} MB, workers {f['workers_rss_mb']:.0f} MB; state {f['state_files']:.0f} "
             f"files {f['state_mb']:.2f} MB; checkpoint {f['ckpt_files']:.0f} files {f['ckpt_mb']:.2f} MB; Delta "
             f"{f['delta_files']:.0f} files {f['delta_mb']:.2f} MB, log {f['log_files']:.0f} files "
-            f"{f['log_kb']:.0f} KB, {f.get('log_orphans', 0):.0f} orphan checksums; "
-            f"batch {f['batch_ms']:.0f} ms")
+            f"{f['log_kb']:.0f} KB, {f.get('log_orphans', 0):.0f} orphan checksums, "
+            f"{f.get('window_commits', 0):.0f} commits in the log window; batch {f['batch_ms']:.0f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,7 +147,7 @@ def run_batches(job: Job, a: argparse.Namespace, checkpoint: Path, tables: Path,
         if not job.wait_batch(batch):
             say(f"the job ended at batch {job.last_batch}: exit {job.proc.poll()}; see {job.log.name}")
             break
-        figures = sample(job, checkpoint, tables, a.every)
+        figures = sample(job, checkpoint, tables, a.every, interval_s(a.log_retention))
         rows.append((batch, figures))
         say(fmt(batch, figures, time.monotonic() - t0))
     return rows

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import time
 from pathlib import Path
+
+COMMIT = re.compile(r"^\d{20}\.json$")
 
 
 def _tree(root: int) -> list[tuple[int, int]]:
@@ -92,6 +96,29 @@ def orphan_files(tables: Path) -> int:
         with contextlib.suppress(OSError):  # removed meanwhile
             count += len(log_orphans.orphans(p.name for p in log_dir.iterdir()))
     return count
+
+
+def window_commits(tables: Path, seconds: float) -> int:
+    """Commits (``N.json``) the tables' logs got in the last ``seconds``: the log keeps its retention window's
+    commits and the data files wait out theirs, so both follow this rate, which follows the machine's speed
+    (a trigger shorter than a batch runs batches back to back)."""
+    since, count = time.time() - seconds, 0
+    for log_dir in tables.glob("*/_delta_log"):
+        with contextlib.suppress(OSError):  # removed meanwhile
+            for p in log_dir.iterdir():
+                if COMMIT.match(p.name):
+                    with contextlib.suppress(OSError):
+                        count += p.stat().st_mtime >= since
+    return count
+
+
+def interval_s(sql_interval: str) -> float:
+    """Seconds of a Delta retention such as ``interval 5 minutes``."""
+    m = re.fullmatch(r"\s*interval\s+(\d+(?:\.\d+)?)\s+(second|minute|hour|day|week)s?\s*", sql_interval)
+    if not m:
+        raise ValueError(f"not an interval: {sql_interval!r}")
+    unit = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}[m.group(2)]
+    return float(m.group(1)) * unit
 
 
 # -- the run ------------------------------------------------------------------------------------------------

@@ -6,8 +6,12 @@ from __future__ import annotations
 import re
 
 FIGURES = ("jvm_rss_mb", "py_rss_mb", "workers_rss_mb", "state_files", "state_mb", "ckpt_files", "ckpt_mb",
-           "delta_files", "delta_mb", "log_files", "log_kb", "log_orphans",
+           "delta_files", "delta_mb", "log_files", "log_kb", "log_orphans", "window_commits",
            "batch_ms")
+PER_COMMIT = ("delta_files", "delta_mb", "log_files", "log_kb")
+"""Figures whose level the retentions set in time (the log keeps its window's commits, VACUUM waits out the
+deleted files' window): read again per commit of the log window, so that a machine whose speed changes over
+the run (and with it the commit rate) is not read as growth or as its absence."""
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -56,19 +60,25 @@ def summary(rows: list[tuple[int, dict[str, float]]], warmup: int, say) -> None:
     say(f"over batches >= {warmup}: first -> last, the highest before the last third -> in it, the least "
         "squares slope per 1,000 batches, and the verdict:")
     for name in FIGURES:
-        points = [(float(b), f[name]) for b, f in rows if b >= warmup and name in f]
-        if not points:
-            continue
-        per_k, word = verdict(points)
-        early, late = peaks(points)
-        say(f"  {name:15s} {points[0][1]:9.2f} -> {points[-1][1]:9.2f}   peaks {early:9.2f} -> {late:9.2f}   "
-            f"slope {per_k:+9.3f}/1k   {word}")
+        _say_verdict(name, [(float(b), f[name]) for b, f in rows if b >= warmup and name in f], say)
+    for name in PER_COMMIT:
+        _say_verdict(f"{name}/commit", [(float(b), f[name] / f["window_commits"]) for b, f in rows
+                                        if b >= warmup and f.get("window_commits")], say)
+
+
+def _say_verdict(name: str, points: list[tuple[float, float]], say) -> None:
+    if not points:
+        return
+    per_k, word = verdict(points)
+    early, late = peaks(points)
+    say(f"  {name:17s} {points[0][1]:9.2f} -> {points[-1][1]:9.2f}   peaks {early:9.2f} -> {late:9.2f}   "
+        f"slope {per_k:+9.3f}/1k   {word}")
 
 
 FIGURE_LINE = re.compile(
     r"^batch +(\d+) at .*: JVM (\S+) MB, driver py (\S+) MB, workers (\S+) MB; state (\S+) files (\S+) MB; "
     r"checkpoint (\S+) files (\S+) MB; Delta (\S+) files (\S+) MB, log (\S+) files (\S+) KB"
-    r"(?:, (\S+) orphan checksums)?; batch (\S+) ms$")
+    r"(?:, (\S+) orphan checksums)?(?:, (\S+) commits in the log window)?; batch (\S+) ms$")
 
 
 def parse(text: str) -> list[tuple[int, dict[str, float]]]:

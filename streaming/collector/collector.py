@@ -4,6 +4,10 @@
 :meth:`Collector.run` repeats it every ``interval_s``, publishes, prints one progress line per poll and
 backs off (doubling up to ``max_backoff_s``) while the cluster cannot be reached, without ever
 crashing on a Kafka error.
+
+With ``shards`` (:mod:`streaming.collector.shards`) a collector polls only the groups of the shards it holds,
+several collectors sharing a cluster's groups; it syncs its shards at the start of a round and again just
+before publishing, dropping the events of groups whose shard moved in between.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from streaming.collector.diff import (
 )
 from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
 from streaming.collector.poll import ClusterReader, ClusterSnapshot
+from streaming.collector.shards import Shards
 from streaming.config import Config
 from streaming.contracts import events
 
@@ -93,6 +98,8 @@ class PollStats:
     seconds: float
     full_refresh: bool
     warnings: int
+    shards: str | None = None
+    """the shards this collector polled (``--shard``/``--shards``), as :meth:`Shards.describe` says."""
 
     @property
     def events(self) -> int:
@@ -101,8 +108,10 @@ class PollStats:
     def line(self) -> str:
         extra = " (full refresh)" if self.full_refresh else ""
         warn = f", {self.warnings} warning(s)" if self.warnings else ""
+        shards = f" [{self.shards}]" if self.shards else ""
         return (f"poll {self.poll}: {self.groups} groups, {self.partitions} partitions, {self.events} events "
-                f"({self.lag_events} lag, {self.metadata_events} metadata){extra}{warn}, {self.seconds:.2f}s")
+                f"({self.lag_events} lag, {self.metadata_events} metadata){extra}{warn}, {self.seconds:.2f}s"
+                f"{shards}")
 
 
 def admin_factory(cfg: Config, request_timeout_ms: int = 10000) -> Callable[[], Any]:
@@ -120,7 +129,8 @@ class Collector:
     def __init__(self, cfg: Config, options: CollectorOptions | None = None,
                  sink: Callable[[Sequence[dict[str, Any]]], Any] | None = None,
                  admin: Callable[[], Any] | None = None, out: TextIO | None = sys.stdout,
-                 export: Export | None = None) -> None:
+                 export: Export | None = None, shards: Shards | None = None) -> None:
+        """``shards``: poll only the groups of these shards (``--shard i/N``, ``--shards N``); None: all."""
         self.cfg = cfg
         self.options = options or CollectorOptions()
         self.sink = sink
@@ -135,6 +145,8 @@ class Collector:
         self._force_refresh = False
         self._missing_warned: set[str] = set()
         self.export = export
+        self.shards = shards
+        self._announced: frozenset[int] | None = None
 
     # -- selection ---------------------------------------------------------------------------------
 
@@ -144,7 +156,37 @@ class Collector:
             return False
         if o.include and not re.search(o.include, group):
             return False
-        return not (o.exclude and re.search(o.exclude, group))
+        if o.exclude and re.search(o.exclude, group):
+            return False
+        return self.shards is None or self.shards.owns(group)
+
+    def _sync_shards(self) -> None:
+        """Catch up with the shards' owner changes and say when this collector's set changed."""
+        if self.shards is None:
+            return
+        self.shards.sync()
+        owned = self.shards.owned()
+        if owned != self._announced:
+            self._announced = owned
+            self._say(f"now polling {self.shards.describe()}")
+
+    def _fence(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The events of groups this collector still owns, asked just before publishing: a rebalance
+        during the poll round may have handed some to another collector (eager: revoked here first)."""
+        if self.shards is None:
+            return batch
+        self._sync_shards()
+        kept = [e for e in batch if self.shards.owns(e["group"])]
+        if len(kept) < len(batch):
+            self._say(f"poll {self.polls}: {len(batch) - len(kept)} event(s) of groups whose shard moved during "
+                      "the poll dropped")
+        return kept
+
+    def _wait(self, stop: threading.Event, seconds: float) -> None:
+        if self.shards is None:
+            stop.wait(seconds)
+        else:
+            self.shards.wait(stop, seconds)
 
     # -- one poll ----------------------------------------------------------------------------------
 
@@ -152,6 +194,7 @@ class Collector:
         """Read the cluster once and return the events of this poll (lag, then members and partitions).
         Raises when the cluster cannot be reached at all; partial failures are warnings."""
         started = time.monotonic()
+        self._sync_shards()
         self.polls += 1
         full = is_full_refresh(self.polls, self.options.full_refresh_every) or self._force_refresh
         self._force_refresh = False
@@ -170,7 +213,8 @@ class Collector:
             readings += len(per_partition)
             lag.extend(events.dense(per_partition) if self.options.lag_form == DENSE else per_partition)
         self.last_stats = PollStats(self.polls, len(groups), readings, len(lag), len(meta),
-                                    time.monotonic() - started, full, len(snap.warnings))
+                                    time.monotonic() - started, full, len(snap.warnings),
+                                    self.shards.describe() if self.shards is not None else None)
         if self.export is not None:
             self.export(snap, self.last_stats)
         return lag + meta
@@ -236,9 +280,10 @@ class Collector:
                 backoff = min(self.options.max_backoff_s, max(1.0, backoff * 2))
                 self._say(f"poll {self.polls}: cluster unreachable ({type(e).__name__}: {e}); "
                           f"retrying in {backoff:.0f}s")
-                stop.wait(backoff)
+                self._wait(stop, backoff)
                 continue
             try:
+                batch = self._fence(batch)
                 if self.sink is not None and batch:
                     self.sink(batch)
                 published += len(batch)
@@ -248,7 +293,7 @@ class Collector:
                 backoff = min(self.options.max_backoff_s, max(1.0, backoff * 2))
                 self._say(f"poll {self.polls}: publishing {len(batch)} events failed ({type(e).__name__}: {e}); "
                           f"retrying in {backoff:.0f}s")
-                stop.wait(backoff)
+                self._wait(stop, backoff)
                 continue
             backoff = 0.0
             done += 1
@@ -256,10 +301,12 @@ class Collector:
                 self._say(self.last_stats.line())
             if polls is not None and done >= polls:
                 break
-            stop.wait(max(0.0, self.options.interval_s - (time.monotonic() - started)))
+            self._wait(stop, max(0.0, self.options.interval_s - (time.monotonic() - started)))
         return published
 
     def close(self) -> None:
+        if self.shards is not None:
+            self.shards.close()  # first: leaving the group hands the shards over at once
         self.reader.close()
         if self.export is not None:
             self.export.close()

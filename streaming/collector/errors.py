@@ -13,3 +13,7 @@ class CollectorError(RebalancerError):
 
 class DecodeError(CollectorError, ValueError):
     """Bytes that are not a consumer protocol subscription or assignment."""
+
+
+class ShardSpecError(CollectorError, ValueError):
+    """A shard specification that is not ``i/N`` with ``0 <= i < N`` (or a number of shards below 1)."""

@@ -131,8 +131,9 @@ def _assign_one(name: str, assignor: Any, raw: Any, prefix: str, options: dict[s
     """One scenario assigned, checked and measured, as the output object."""
     from assignors import registry
     from assignors.errors import InvalidSnapshot
-    from assignors.metrics import InvalidAssignment, compute_metrics, validate_assignment
+    from assignors.metrics import InvalidAssignment, compute_metrics
     from assignors.scenario import assignment_to_json, call_assignor, parse_scenario
+    from assignors.validity import validate_assignment
 
     try:
         scenario = parse_scenario(raw)

@@ -14,7 +14,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "and begin offsets and the topics' replicas and racks; publish the lag of every subscribed "
                     "partition (one event per group and topic), and members/partitions events when they change "
                     "(and at every full refresh) to the topics kafka.lag_topic and kafka.metadata_topic. Never "
-                    "joins a group, never commits.")
+                    "joins a watched group, never commits. Several collectors can share the groups by shard "
+                    "(a group's shard: Kafka's murmur2 of its id, modulo N): --shard i/N polls one shard; "
+                    "--shards N joins the consumer group --shard-group on a coordination topic of N partitions "
+                    "(created if missing), whose partitions assigned to this collector are its shards, so Kafka "
+                    "hands a dead collector's shards to the others within a session timeout. During such a "
+                    "rebalance a group may be skipped for a poll; once it completes, no group is polled by two "
+                    "collectors (docs/design.md, 'Sharding the collector').")
     add_config_args(p)
     p.add_argument("--bootstrap", metavar="HOST:PORT[,...]", help="overrides kafka.bootstrap_servers")
     p.add_argument("--interval", type=float, default=10.0, metavar="SECONDS", help="seconds between polls (10)")
@@ -36,6 +42,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lag-form", choices=("dense", "partition"), default="dense",
                    help="lag as one lag_dense event per group, topic and poll (dense, the default) or one lag "
                         "event per partition (partition: what collectors before lag_dense wrote)")
+    sharding = p.add_mutually_exclusive_group()
+    sharding.add_argument("--shard", metavar="I/N", help="poll only the groups of shard I of N (0 <= I < N)")
+    sharding.add_argument("--shards", type=int, metavar="N",
+                          help="share the groups with the other collectors of --shard-group, Kafka's group "
+                               "protocol deciding which of the N shards each polls")
+    p.add_argument("--shard-group", default=None, metavar="NAME",
+                   help="with --shards: the collectors' consumer group and coordination topic "
+                        "(rebalancer.collectors)")
+    p.add_argument("--shard-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --shards: a setting of the coordination consumer alone, Kafka's name "
+                        "(session.timeout.ms=10000, heartbeat.interval.ms, max.poll.interval.ms); repeatable")
     p.set_defaults(func=run)
 
 
@@ -63,6 +80,36 @@ def _options(args: argparse.Namespace):
         raise UsageError(str(e)) from None
 
 
+def _shards(args: argparse.Namespace):
+    """--shard / --shards checked: a function of the (live) configuration that makes the collector's shards
+    (None: every group)."""
+    from streaming.collector.coordination import COORDINATION_GROUP, DynamicShards
+    from streaming.collector.errors import ShardSpecError
+    from streaming.collector.shards import StaticShards
+    from streaming.errors import UsageError
+
+    if args.shards is None and (args.shard_group or args.shard_option):
+        raise UsageError("--shard-group and --shard-option go with --shards")
+    options = {}
+    for item in args.shard_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--shard-option {item!r}: expected KEY=VALUE")
+        options[key.strip()] = value.strip()
+    try:
+        if args.shard is not None:
+            static = StaticShards.parse(args.shard)
+            return lambda cfg: static
+        if args.shards is not None:
+            if args.shards < 1:
+                raise UsageError(f"--shards {args.shards}: expected N >= 1")
+            group = args.shard_group or COORDINATION_GROUP
+            return lambda cfg: DynamicShards(cfg, args.shards, group, options).start()
+    except ShardSpecError as e:
+        raise UsageError(str(e)) from None
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from streaming.collector import Collector
     from streaming.collector.member_metadata import RackResolver
@@ -79,12 +126,14 @@ def run(args: argparse.Namespace) -> int:
         RackResolver.parse(options.rack_map, options.client_rack_pattern)
     except Exception as e:
         raise UsageError(str(e)) from None
+    make_shards = _shards(args)
     with kafka_for(cfg) as live:
         ensure_event_topics(live)
         extra = f", client options {live.kafka.redacted()}" if live.kafka.options else ""
         print(f"collecting from {live.kafka.bootstrap_servers} every {options.interval_s:g}s -> "
               f"{live.kafka.lag_topic}, {live.kafka.metadata_topic}{extra}", flush=True)
-        collector = Collector(live, options, sink=Publisher(live), export=for_collector(live))
+        shards = make_shards(live) if make_shards is not None else None
+        collector = Collector(live, options, sink=Publisher(live), export=for_collector(live), shards=shards)
         try:
             published = collector.run(polls=args.polls)
         except KeyboardInterrupt:

@@ -18,6 +18,7 @@ three files are orphans; the checkpoint's sidecar stays (its file is there).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable
@@ -65,3 +66,31 @@ def sweep(table: Path) -> int:
     if count:
         log.info("%s: %d orphan checksum file(s) of expired commits deleted", log_dir, count)
     return count
+
+
+def expire_log(table: Path) -> bool:
+    """Checkpoint the local table at ``table`` when commits came since its last checkpoint, then delete the
+    log entries its ``delta.logRetentionDuration`` has expired; whether a checkpoint was written.
+
+    delta-rs cleans the log only when it writes a checkpoint of its own, every ``delta.checkpointInterval``
+    commits (100): a table that commits a few times a minute (``rejected_events``) kept every commit of the
+    last 100 on top of its retention window, so its log grew for half an hour at a stretch (the soak of
+    2026-11-26, run 4). Checkpointed at each retention round, the log holds the retention window's commits."""
+    from deltalake import DeltaTable
+
+    if not (table / "_delta_log").is_dir():
+        return False
+    dt = DeltaTable(str(table))
+    last = _last_checkpoint(table)
+    wrote = last is None or last < dt.version()
+    if wrote:
+        dt.create_checkpoint()
+    dt.cleanup_metadata()
+    return wrote
+
+
+def _last_checkpoint(table: Path) -> int | None:
+    try:
+        return int(json.loads((table / "_delta_log" / "_last_checkpoint").read_text())["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

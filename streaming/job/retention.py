@@ -8,8 +8,9 @@ can land in between. A conflict with another writer (a ``maintain`` OPTIMIZE at 
 failure skips the round, never the batch; the next round comes ``expire_every_s`` later.
 
 What a round deletes never changes a decision: ``recommendations`` keeps each group's latest row (what stands,
-and the floor its next version continues from), ``rejected_events`` is read by people only. A round also deletes
-the checksum files a local table's log keeps after their commits expired (:mod:`streaming.job.log_orphans`).
+and the floor its next version continues from), ``rejected_events`` is read by people only. A round also
+checkpoints a local table's log, deletes the entries its log retention expired, and the checksum files kept
+after their commits expired (:mod:`streaming.job.log_orphans`).
 """
 
 from __future__ import annotations
@@ -73,11 +74,17 @@ class Retention:
         return deleted
 
     def sweep_logs(self) -> None:
-        """Delete the orphan checksum files of both tables' logs (local tables only; a failure is logged)."""
+        """Checkpoint both tables' logs and delete their expired entries, then the orphan checksum files
+        (local tables only; a failure is logged)."""
         for table, _, _ in self.steps:
             local = local_path(self.location(table))
             if local is None:
                 continue
+            try:
+                log_orphans.expire_log(local)
+            except Exception:  # a concurrent checkpoint or cleanup (maintain): the next round does it
+                log.warning("%s: could not checkpoint and clean up the log; next round in %g s", table,
+                            self.every_s, exc_info=True)
             try:
                 log_orphans.sweep(local)
             except OSError:

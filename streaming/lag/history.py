@@ -9,6 +9,12 @@ how many are filled. Offsets stay int64 end to end (exact up to 2**63-1); only r
 One poll of a topic is one vectorized :meth:`observe`: per partition, an observation newer than the
 newest kept is appended, one at the same time replaces it when its offsets are further (a re-sent
 record, whatever order the copies come in), and an older one is ignored (a late record).
+
+The views (latest lag, stuck rows, consume rate, window, ages, rows of a set of partitions) are computed
+once per state of the history and kept until it changes: one observation reads them for the capacity
+estimates, the skew reading and a recommendation's figures. They are read-only arrays. The history's own
+methods forget them on every change; the arrays written from outside (tests do) must be new arrays, not
+written in place.
 """
 
 from __future__ import annotations
@@ -29,10 +35,18 @@ class Observed(NamedTuple):
     late: int
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
 class LagHistory:
-    __slots__ = ("committed", "end", "ids", "n", "ts")
+    __slots__ = ("_lookups", "_memo", "_memo_of", "committed", "end", "ids", "n", "ts")
 
     def __init__(self, depth: int, ids: np.ndarray | None = None) -> None:
+        self._memo: dict = {}
+        self._memo_of: tuple = ()
+        self._lookups: tuple[np.ndarray | None, dict] = (None, {})
         self.ids = np.zeros(0, dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
         rows = len(self.ids)
         self.ts = np.zeros((rows, depth), dtype=np.int64)
@@ -55,8 +69,34 @@ class LagHistory:
 
     # -- rows ------------------------------------------------------------------------------------------
 
+    def _views(self) -> dict:
+        """The views computed for the history as it is (its arrays the very ones they were computed from)."""
+        held = self._memo_of
+        if not (held and held[0] is self.ids and held[1] is self.ts and held[2] is self.committed
+                and held[3] is self.end and held[4] is self.n):
+            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n)
+        return self._memo
+
+    def _changed(self) -> None:
+        self._memo, self._memo_of = {}, ()
+
     def lookup(self, partitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(row of each partition, whether it has one); rows of unknown partitions are 0 and masked out."""
+        """(row of each partition, whether it has one); rows of unknown partitions are 0 and masked out.
+        Kept while the rows stay (the owners' arrays are looked up at every observation)."""
+        ids, held = self._lookups
+        if ids is not self.ids:
+            held = {}
+            self._lookups = (self.ids, held)
+        key = id(partitions)
+        if key in held and held[key][0] is partitions:  # the same array (kept alive here): the same rows
+            return held[key][1], held[key][2]
+        rows, found = self._lookup(partitions)
+        if len(held) > 8:  # a few owner arrays per topic; never a growing list of one-off lookups
+            held.clear()
+        held[key] = (partitions, _frozen(rows), _frozen(found))
+        return rows, found
+
+    def _lookup(self, partitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = np.searchsorted(self.ids, partitions)
         rows = np.minimum(rows, max(len(self.ids) - 1, 0))
         found = (self.ids[rows] == partitions) if len(self.ids) else np.zeros(len(partitions), dtype=bool)
@@ -67,7 +107,7 @@ class LagHistory:
         ids = self.ids
         if len(ids) == len(partitions) and (len(ids) == 0 or np.array_equal(ids, partitions)):
             return np.arange(len(ids))
-        rows, found = self.lookup(partitions)
+        rows, found = self._lookup(partitions)
         if found.all():
             return rows
         merged = np.union1d(ids, partitions)
@@ -92,6 +132,7 @@ class LagHistory:
     def _keep_rows(self, keep: np.ndarray) -> None:
         if keep.all():
             return
+        self._changed()
         self.ids, self.n = self.ids[keep], self.n[keep]
         for name in ARRAYS:
             setattr(self, name, getattr(self, name)[keep])
@@ -102,6 +143,7 @@ class LagHistory:
         """Record one observation at ``ts`` of ``partitions`` (sorted, unique, each >= 0) with int64 offsets."""
         if len(partitions) == 0:
             return Observed(0, 0)
+        self._changed()
         partitions = np.asarray(partitions, dtype=np.int64)
         if self._append_all(ts, partitions, committed, end):
             return Observed(len(partitions), 0)
@@ -160,46 +202,115 @@ class LagHistory:
 
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
+    def view(self, key: object, compute):
+        """A view of the history as it is (``compute()`` on first use), kept until it changes."""
+        return self._view(key, compute)
+
+    def seed(self, views: dict) -> None:
+        """Take ``views`` as views of the history as it is now (:mod:`streaming.lag.ahead` read them ahead)."""
+        self._views().update({k: _frozen(v) if isinstance(v, np.ndarray) else v for k, v in views.items()})
+
+    def _filled(self) -> int | None:
+        return self._view("filled", lambda: lag_time.filled_alike(self.n))
+
     def _last(self, arr: np.ndarray) -> np.ndarray:
-        filled = lag_time.filled_alike(self.n)
+        filled = self._filled()
         if filled:  # the usual history: a column, no gather
             return arr[:, filled - 1]
         return arr[np.arange(len(self.ids)), np.maximum(self.n - 1, 0)]
 
+    def _view(self, key: object, compute):
+        views = self._views()
+        if key not in views:
+            views[key] = compute()
+        return views[key]
+
+    def _run(self) -> lag_time.Run:
+        return self._view("run", lambda: lag_time.window(self.ts, self.committed, self.end, self.n))
+
+    def aligned(self) -> int | None:
+        """The observations each row holds when all hold as many and each row's latest run is all of them
+        (the usual history: its run's first and last columns are plain columns), else None."""
+        def compute() -> int | None:
+            filled = self._filled()
+            if filled is None or filled < 2:
+                return filled
+            ts, c, e = self.ts[:, :filled], self.committed[:, :filled], self.end[:, :filled]
+            broken = (ts[:, 1:] <= ts[:, :-1]) | (c[:, 1:] < c[:, :-1]) | (e[:, 1:] < e[:, :-1])
+            return None if broken.any() else filled
+        return self._view("aligned", compute)
+
     def latest_lag(self) -> np.ndarray:
         """Lag (int64) per row at its latest observation (0 where never observed)."""
-        lag = self._last(self.end) - self._last(self.committed)
-        return np.where(self.n > 0, np.maximum(lag, 0), 0)
+        def compute() -> np.ndarray:
+            lag = self._last(self.end) - self._last(self.committed)
+            if self._filled():  # every row observed
+                return _frozen(np.maximum(lag, 0))
+            return _frozen(np.where(self.n > 0, np.maximum(lag, 0), 0))
+        return self._view("latest_lag", compute)
 
     def rate(self, which: str) -> np.ndarray:
         """Records/s of the ``end`` (produce) or ``committed`` (consume) offset over the kept history."""
-        arr = self.end if which == "end" else self.committed
-        dt = (self._last(self.ts) - self.ts[:, 0]) / 1000.0
-        delta = (self._last(arr) - arr[:, 0]).astype(np.float64)  # the int64 difference, then a float rate
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where((self.n >= 2) & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
-        return np.maximum(r, 0.0)
+        def compute() -> np.ndarray:
+            arr = self.end if which == "end" else self.committed
+            dt = (self._last(self.ts) - self.ts[:, 0]) / 1000.0
+            delta = (self._last(arr) - arr[:, 0]).astype(np.float64)  # the int64 difference, then a float rate
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where((self.n >= 2) & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
+            return _frozen(np.maximum(r, 0.0))
+        return self._view(("rate", which), compute)
 
     def consume_rate(self) -> np.ndarray:
         """Records/s of the committed offset over each row's latest run (nan: one observation), the rate
         lag in seconds divides by (:mod:`streaming.lag.rules`; unlike :meth:`rate`, a counter reset starts a
         new run instead of reading as 0)."""
-        return lag_time.rate(self.ts, self.committed, self.end, self.n)
+        def compute() -> np.ndarray:
+            filled = self.aligned()
+            if filled is None:
+                return lag_time.rate(self.ts, self.committed, self.end, self.n, run=self._run())
+            if filled < 2:
+                return np.full(len(self.ids), np.nan)
+            # lag_time.rate's own arithmetic on the run's first and last columns, no gather
+            return lag_time.column_rate(self.ts[:, 0], self.ts[:, filled - 1], self.committed[:, 0],
+                                        self.committed[:, filled - 1])
+        return self._view("consume_rate", lambda: _frozen(compute()))
 
     def lag_age(self) -> lag_time.Age:
         """Age of each row's oldest unconsumed record at its latest observation (:func:`lag_time.oldest_age`)."""
-        return lag_time.oldest_age(self.ts, self.committed, self.end, self.n)
+        def compute() -> lag_time.Age:
+            age = lag_time.oldest_age(self.ts, self.committed, self.end, self.n, run=self._run())
+            return lag_time.Age(_frozen(age.seconds), _frozen(age.estimated))
+        return self._view("lag_age", compute)
+
+    def least_lag(self) -> np.ndarray:
+        """The least lag of each row over its latest run (:func:`lag_time.least_lag`)."""
+        return self._view("least_lag", lambda: _frozen(
+            lag_time.least_lag(self.ts, self.committed, self.end, self.n, run=self._run())))
 
     def window_s(self) -> float:
         """The longest latest run of any row, in seconds (0 with at most one observation each)."""
         if not len(self.ids):
             return 0.0
-        rows, last, start = lag_time.window(self.ts, self.committed, self.end, self.n)
-        return float((self.ts[rows, last] - self.ts[rows, start]).max()) / 1000.0
+
+        def compute() -> float:
+            filled = self.aligned()
+            if filled is not None:
+                return float((self.ts[:, max(filled - 1, 0)] - self.ts[:, 0]).max()) / 1000.0
+            rows, last, start = self._run()
+            return float((self.ts[rows, last] - self.ts[rows, start]).max()) / 1000.0
+        return self._view("window_s", compute)
 
     def stuck(self, k: int) -> np.ndarray:
         """Rows stuck at their last ``k`` observations (:func:`streaming.lag.rules.stuck_mask`)."""
-        return lag_time.stuck_mask(self.committed, self.end, self.n, k)
+        def compute() -> np.ndarray:
+            filled = self.aligned()
+            if filled is None or not 0 < k <= filled:
+                return lag_time.stuck_mask(self.committed, self.end, self.n, k)
+            # in an aligned run both offsets never go down: the last k committed offsets are one when the
+            # first and last of them are, and the ends all above it when the first of them is
+            first, last = self.committed[:, filled - k], self.committed[:, filled - 1]
+            return (last == first) & (self.end[:, filled - k] > first)
+        return self._view(("stuck", k), lambda: _frozen(compute()))
 
     def dense(self, values: np.ndarray, count: int, dtype: type) -> np.ndarray:
         """``values`` (one per row) spread over partitions ``0..count-1``, zero where unobserved."""
@@ -222,6 +333,7 @@ class LagHistory:
         """The layout of :meth:`to_bytes`; with ``ids`` given, the blob has no id array (state version 2,
         dense rows: row = partition number)."""
         h = cls.__new__(cls)
+        h._memo, h._memo_of, h._lookups = {}, (), (None, {})
         flat = np.frombuffer(blob, dtype=np.int64)
         at = 0
         if ids is None:

@@ -66,17 +66,31 @@ def run_start(ts: np.ndarray, committed: np.ndarray | None, end: np.ndarray | No
     depth = ts.shape[1]
     if depth < 2 or ts.shape[0] == 0:
         return np.zeros(ts.shape[0], dtype=np.int64)
+    filled = filled_alike(np.asarray(n))
+    if filled is not None:  # the usual history: only its filled columns, and no break at all is the usual run
+        depth = max(filled, 1)
+        ts, committed, end = ts[:, :depth], _cols(committed, depth), _cols(end, depth)
     broken = ts[:, 1:] <= ts[:, :-1]
     for arr in (committed, end):
         if arr is not None:
             broken |= arr[:, 1:] < arr[:, :-1]
+    if filled is not None and not broken.any():
+        return np.zeros(ts.shape[0], dtype=np.int64)
     j = np.arange(1, depth)[None, :]
-    broken &= j < np.asarray(n)[:, None]
-    return np.where(broken, j, 0).max(axis=1).astype(np.int64)
+    if filled is None:
+        broken &= j < np.asarray(n)[:, None]
+    return np.where(broken, j, 0).max(axis=1, initial=0).astype(np.int64)
 
 
-def window(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _cols(arr: np.ndarray | None, depth: int) -> np.ndarray | None:
+    return None if arr is None else arr[:, :depth]
+
+
+Run = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(rows, last column, run start) of a window (:func:`window`)."""
+
+
+def window(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> Run:
     """(rows, last column, run start) of a window, the run broken by time and by both offsets."""
     rows = np.arange(ts.shape[0])
     last = np.maximum(np.asarray(n, dtype=np.int64) - 1, 0)
@@ -93,24 +107,31 @@ def latest_lag(committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> np.ndar
     return np.where(has, np.subtract(e, c, where=has, out=np.zeros_like(e)), 0)
 
 
-def rate(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, which: str = "committed"
-         ) -> np.ndarray:
+def rate(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, which: str = "committed",
+         run: Run | None = None) -> np.ndarray:
     """Records/s of the committed (consume) or end (produce) offset over each row's latest run; ``nan``
-    where the run has one observation (or none)."""
-    rows, last, start = window(ts, committed, end, n)
+    where the run has one observation (or none). ``run``: the window's :func:`window`, when known."""
+    rows, last, start = run if run is not None else window(ts, committed, end, n)
     arr = committed if which == "committed" else end
-    dt = (ts[rows, last] - ts[rows, start]).astype(np.float64) / 1000.0
-    delta = _gap(arr[rows, last], arr[rows, start])  # >= 0 within a run
-    ok = (last > start) & (dt > 0)
-    out = np.full(len(rows), np.nan)
-    np.divide(delta, dt, out=out, where=ok)
+    return column_rate(ts[rows, start], ts[rows, last], arr[rows, start], arr[rows, last], last > start)
+
+
+def column_rate(ts0: np.ndarray, ts1: np.ndarray, first: np.ndarray, last: np.ndarray,
+                several: np.ndarray | bool = True) -> np.ndarray:
+    """Per row, records/s from (``ts0``, ``first``) to (``ts1``, ``last``), one run's ends; ``nan`` where not
+    ``several`` (one observation) or no time passed."""
+    dt = (ts1 - ts0).astype(np.float64) / 1000.0
+    delta = _gap(last, first)  # >= 0 within a run
+    out = np.full(dt.shape, np.nan)
+    np.divide(delta, dt, out=out, where=several & (dt > 0))
     return out
 
 
-def least_lag(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> np.ndarray:
+def least_lag(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, run: Run | None = None
+              ) -> np.ndarray:
     """float64 per row: the least lag over its latest run (0 where never observed): a row whose lag never
     fell to 0 over the window always had work waiting."""
-    _, last, start = window(ts, committed, end, n)
+    _, last, start = run if run is not None else window(ts, committed, end, n)
     cols = np.arange(ts.shape[1])[None, :]
     in_run = (cols >= start[:, None]) & (cols <= last[:, None])
     lag = np.where(end > committed, _gap(end, committed), 0.0)
@@ -159,9 +180,10 @@ def member_capacity(lag: np.ndarray, consume_rate: np.ndarray, window_s: float) 
     return np.where(behind, r, np.fmax(r, ref))
 
 
-def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> Age:
+def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, run: Run | None = None
+               ) -> Age:
     """Seconds, as of each row's latest observation, since the end offset stood at its committed offset."""
-    rows, last, start = window(ts, committed, end, n)
+    rows, last, start = run if run is not None else window(ts, committed, end, n)
     m = len(rows)
     seconds = np.zeros(m)
     estimated = np.zeros(m, dtype=bool)

@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from streaming.lag import owners
 from streaming.lag import rules as lag_time
 from streaming.state import capacity
 from streaming.state.group_state import GroupState
@@ -68,7 +69,7 @@ class LagPass:
     def __init__(self, state: GroupState, stuck_after: int) -> None:
         self.hist = state.lag
         self._state = state
-        self._stuck_after = stuck_after
+        self.stuck_after = stuck_after
         self._lag: dict[str, np.ndarray] = {}
         self._rate: dict[str, np.ndarray] = {}
         self._age: dict[str, np.ndarray] = {}
@@ -79,7 +80,7 @@ class LagPass:
         if topic not in self._lag:
             hist = self.hist[topic]
             lag = hist.latest_lag().astype(np.float64)
-            stuck = hist.stuck(self._stuck_after)
+            stuck = hist.stuck(self.stuck_after)
             self._lag[topic] = np.where(stuck, 0.0, lag) if stuck.any() else lag
         return self._lag[topic]
 
@@ -96,7 +97,7 @@ class LagPass:
     @functools.cached_property
     def capacity(self) -> dict[str, float] | None:
         """member id -> the state's capacity estimate; None while unknown."""
-        return capacity.records_per_s(self._state, self._stuck_after)
+        return capacity.records_per_s(self._state, self.stuck_after)
 
     @property
     def window(self) -> float:
@@ -106,12 +107,12 @@ class LagPass:
 
 
 def member_lag(lp: LagPass, by_topic: ByTopic, count: int) -> np.ndarray:
-    """Per member: its partitions' lag (records, float), stuck partitions left out."""
+    """Per member: its partitions' lag (records, float), stuck partitions left out (the sums the capacity
+    estimate made of this observation, when it did)."""
     out = np.zeros(count)
     for topic, (parts, who) in by_topic.items():
         if topic in lp.hist:
-            rows, found = lp.hist[topic].lookup(parts)
-            out += np.bincount(who[found], weights=lp.lag(topic)[rows[found]], minlength=count)
+            out += owners.sums(lp.hist[topic], parts, who, count, lp.stuck_after).lag
     return out
 
 

@@ -24,6 +24,17 @@ With ``"seconds"`` a member's lag is its time to catch up (:mod:`streaming.polic
 stuck partitions left out, over its capacity), the imbalance is max / mean of those, and the improvement
 (3.) compares the max member time to catch up before and after (each member at the same capacity).
 ``min_total_lag`` stays in records.
+
+With ``"records"`` and members of known, different capacities (:mod:`streaming.state.capacity`), the
+imbalance and the improvement read each member's lag in records at the fastest member's rate
+(:func:`assignors.metrics.capacity_scales`), the unit ``balanced`` minimises: C1 above, 2,000 records at 20/s
+next to C0 at 1,000/s, weighs 100,000. Equal or unknown capacities leave every figure in plain records.
+
+A seconds reading is *unknown* when a member with lag has no finite time: no rate is known yet (``nan``,
+the group's first observation) or it consumed nothing over its window (``inf``, a member stalled or about to
+count as stuck; once stuck, its partitions leave the reading). An unknown reading neither counts nor resets
+the streak (it holds) and never triggers; total lag under ``min_total_lag`` still resets it. A figure that
+is not finite never shows an improvement.
 """
 
 from __future__ import annotations
@@ -46,6 +57,8 @@ class SkewReading:
     on: str = RECORDS
     max_member_s: float | None = None
     mean_member_s: float | None = None
+    max_member_scaled: float | None = None
+    """records: the max member lag at the fastest member's rate, when capacities weighed the reading."""
 
     @property
     def known(self) -> bool:
@@ -58,14 +71,19 @@ class SkewReading:
         if self.on == SECONDS:
             out |= {"max_member_catch_up_s": round(self.max_member_s or 0.0, 3),
                     "mean_member_catch_up_s": round(self.mean_member_s or 0.0, 3)}
+        elif self.max_member_scaled is not None:
+            out["max_member_lag_at_fastest_rate"] = round(self.max_member_scaled, 3)
         return out
 
 
-def reading(lag: np.ndarray, seconds: np.ndarray | None = None) -> SkewReading:
-    """The reading of member ``lag`` (records), decided on ``seconds`` (per member) when given."""
+def reading(lag: np.ndarray, seconds: np.ndarray | None = None, scaled: np.ndarray | None = None) -> SkewReading:
+    """The reading of member ``lag`` (records), decided on ``seconds`` (per member) when given, else on
+    ``scaled`` (records at the fastest member's rate) when given, else on ``lag``."""
     total, top = float(lag.sum()), float(lag.max())
     if seconds is None:
-        return SkewReading(metrics.imbalance(lag.tolist()), total, top)
+        if scaled is None:
+            return SkewReading(metrics.imbalance(lag.tolist()), total, top)
+        return SkewReading(metrics.imbalance(scaled.tolist()), total, top, max_member_scaled=float(scaled.max()))
     if not np.isfinite(seconds).all():
         return SkewReading(math.nan, total, top, SECONDS)
     return SkewReading(metrics.imbalance(seconds.tolist()), total, top, SECONDS, float(seconds.max()),

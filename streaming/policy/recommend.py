@@ -30,6 +30,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
@@ -51,7 +53,7 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     """Apply a group's events and return its recommendations. ``events``: parsed rows as a DataFrame, a
     dict of column arrays, or a list of dicts."""
     out = []
-    for seen in observations(state, events, policy.lag_history):
+    for seen in observations(state, events, policy.lag_history, policy.stuck_observations):
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
             capacity.observe(state, seen.owners, t, policy.stuck_observations)
@@ -78,7 +80,12 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
     if on == lag_skew.SECONDS:
         now = lag_seconds.members(lp, owners.by_topic, ids)
         return lag_skew.reading(now.lag, now.seconds())
-    return lag_skew.reading(lag_seconds.member_lag(lp, owners.by_topic, owners.count))
+    lag = lag_seconds.member_lag(lp, owners.by_topic, owners.count)
+    capacity = lp.capacity
+    if capacity is None:
+        return lag_skew.reading(lag)
+    fastest = max(capacity[m] for m in ids)  # records at the fastest member's rate, as balanced weighs them
+    return lag_skew.reading(lag, scaled=lag * np.array([fastest / capacity[m] for m in ids]))
 
 
 class Skew(enum.Enum):
@@ -186,8 +193,8 @@ def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: Poli
     if policy.skew_on == lag_skew.SECONDS:
         seconds = seconds_figures()
         top = (seconds.before, seconds.after)
-    else:
-        top = (before.max_load, after.max_load)
+    else:  # in records at the fastest member's rate: what balanced minimised (plain records when alike)
+        top = (metrics.max_scaled_load(proposal.snapshot, before), metrics.max_scaled_load(proposal.snapshot, after))
     if lag_skew.improves(*top, policy.min_improvement):
         triggers["lag_skew"]["improvement"] = round((top[0] - top[1]) / top[0], 4)
     else:

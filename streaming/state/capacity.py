@@ -2,12 +2,20 @@
 
 A member that keeps up consumes what arrives, which says nothing of what it could do; one with backlog
 consumes as fast as it can. At a lag observation a member is *backlogged* when, over the window its
-partitions' history holds (each row's latest run, :mod:`streaming.lag.rules`), its lag never fell to 0 (its
-partitions' least lags add up to at least :data:`BACKLOG_RECORDS`) and its latest lag is more than it
-consumes over the window (what :func:`streaming.lag.rules.member_capacity` calls *behind*) and over
-:data:`BACKLOG_S` (a consumer keeping up shows the few seconds of lag its commit interval leaves, and a
-window is short at first). Stuck partitions are left out: a member wedged on one partition still consumes
-the others.
+partitions' history holds (each row's latest run, :mod:`streaming.lag.rules`), either
+
+- its lag never fell below :data:`LEAST_S` of its own consumption (its partitions' least lags over the
+  window add up to that) and more arrived than it consumed (:data:`RISE`): a consumer keeping up shows,
+  right after each commit, only the records that arrived since it fetched, and commits every 5 s by default
+  (Java, kafka-python, librdkafka), so its least lag over a window of several commits is a second or two of
+  its rate; one that runs late by design (long batches) holds its lag but consumes what arrives; or
+- its lag never fell to 0 (least lags adding up to at least :data:`BACKLOG_RECORDS`) and its latest lag is
+  more than it consumes over the window (what :func:`streaming.lag.rules.member_capacity` calls *behind*)
+  and over :data:`BACKLOG_S` (a long backlog being drained: its least lag is its latest).
+
+The first is what finds a slow member whose lag grows from nothing at a few records a second over its
+rate (a consumer of 60/s given 80/s: 300 s to reach the second's 60 s of lag, under a minute to the first).
+Stuck partitions are left out: a member wedged on one partition still consumes the others.
 
 A backlogged observation adds the seconds it newly covers (the window the first time, then the time since
 the member's previous backlogged observation, at most the window) to the member's *confidence*, and moves
@@ -17,10 +25,10 @@ member's last backlogged one changes nothing, so a re-sent or replayed poll coun
 
 Members are kept by identity (:func:`streaming.state.changes.member_identity`: a rejoin keeps its
 estimate); one that left is forgotten. A member never backlogged takes the median of the group's
-estimates (``measured`` False, confidence 0); with none at all the capacities are unknown (None) and the
-members count as alike. Either is raised to what the member consumes now, which it can at least do; while
-an unmeasured member has no rate yet (its first observation, a topic re-created), the capacities are
-unknown too.
+estimates (``measured`` False, confidence 0); with none at all, or none resting on :data:`CONFIDENT_S` of
+backlog yet, the capacities are unknown (None) and the members count as alike. Either is raised to what
+the member consumes now, which it can at least do; while an unmeasured member has no rate yet (its first
+observation, a topic re-created), the capacities are unknown too.
 
 Example (a 20 s window): C0 has 9,000 records of lag that never fell below 8,000 and consumed 100/s, so
 it is backlogged (9,000 > 100 x 60) and its estimate is 100/s resting on 20 s; C1 keeps up (lag 0 at
@@ -35,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from streaming.lag import rules
+from streaming.lag import owners as by_owner
 from streaming.lag.history import LagHistory
 from streaming.state.changes import member_identity
 from streaming.state.group_state import GroupState
@@ -45,6 +53,15 @@ BACKLOG_RECORDS = 1.0
 """The least lag, summed over a member's partitions, that counts as work waiting at every observation."""
 BACKLOG_S = 60.0
 """The least work waiting, in seconds at the member's own rate, that counts as backlog."""
+CONFIDENT_S = 20.0
+"""Seconds of backlog an estimate must rest on before the members count as unlike (the estimates, the
+assignors and the policy's skew reading use it; below, the members count as alike)."""
+LEAST_S = 10.0
+"""The least lag over the whole window, in seconds at the member's own rate, that counts as backlog when the
+lag grows (:data:`RISE`): twice the clients' default commit interval (``auto.commit.interval.ms`` 5000)."""
+RISE = 0.1
+"""How much more than it consumes must arrive at a member over the window for a lag held above
+:data:`LEAST_S` to count as one it cannot clear (records produced / records consumed - 1)."""
 MEMORY_S = 600.0
 """Seconds of past backlog an estimate weighs against a new window."""
 
@@ -75,21 +92,30 @@ def _window(state: GroupState, owners: Owners, stuck_after: int) -> tuple[np.nda
     lag, rate = np.zeros(count), np.zeros(count)
     known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
     window = 0.0
-    for hist, rows, who in _rows(state, owners, stuck_after):
-        owns[who] = True
-        lag += np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count)
-        r = hist.consume_rate()[rows]
-        ok = ~np.isnan(r)
-        rate += np.bincount(who[ok], weights=r[ok], minlength=count)
-        known |= np.bincount(who[ok], minlength=count) > 0
+    for topic, (parts, who) in owners.by_topic.items():
+        hist = state.lag.get(topic)
+        if hist is None:
+            continue
+        summed = by_owner.sums(hist, parts, who, count, stuck_after)
+        lag += summed.lag
+        rate += summed.rate
+        known |= summed.known
+        owns |= summed.owns
         window = max(window, hist.window_s())
-    backlogged = known & (rate > 0) & (lag > rate * max(window, BACKLOG_S)) & (window > 0)
-    if backlogged.any():  # the least lag over the window only for those (the usual poll has none)
-        least = np.zeros(count)
+    measurable = known & (rate > 0) & (window > 0)
+    long_backlog = measurable & (lag > rate * max(window, BACKLOG_S))
+    # the least lag over the window, only where it can decide (a member keeping up has latest lag below it)
+    maybe = measurable & (lag >= np.maximum(rate * LEAST_S, BACKLOG_RECORDS))
+    backlogged = long_backlog
+    if (maybe | long_backlog).any():
+        least, inflow = np.zeros(count), np.zeros(count)
         for hist, rows, who in _rows(state, owners, stuck_after):
-            least += np.bincount(who, weights=rules.least_lag(hist.ts, hist.committed, hist.end, hist.n)[rows],
-                                 minlength=count)
-        backlogged &= least >= BACKLOG_RECORDS
+            least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
+            inflow += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
+        # a lag that stays up because the consumer runs late (a long commit interval, slow batches) keeps
+        # pace with what arrives; one that stays up because the consumer cannot keep up grows
+        rising = inflow >= rate * (1.0 + RISE)
+        backlogged = (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
     return backlogged, np.where(known | ~owns, rate, np.nan), window
 
 
@@ -135,7 +161,10 @@ def estimates(state: GroupState, stuck_after: int) -> dict[str, Capacity] | None
     held = state.capacity
     owners = Owners.of(state)
     members = [m for m in state.members or [] if m.topics][:owners.count]
-    own = [held.get(member_identity(m)) for m in members]
+    # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a consumer that
+    # starts slowly (a JVM warming up) looks slow for a few seconds
+    own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(member_identity(m))
+                                                                        for m in members)]
     measured = [h[0] for h in own if h is not None]
     if not measured:
         return None

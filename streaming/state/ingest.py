@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ import pandas as pd
 from assignors.model import Member
 from streaming.contracts import event_parts
 from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE
+from streaming.lag import ahead
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -161,10 +162,12 @@ class Observation:
     owners: Owners | None
 
 
-def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[Observation]:
+def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None
+                 ) -> Iterator[Observation]:
     """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
     parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the number of
-    observations each partition's lag history keeps."""
+    observations each partition's lag history keeps; ``stuck_after``: the stuck rule the caller reads (given,
+    a call of lag polls alone has its histories' views read ahead, :mod:`streaming.lag.ahead`)."""
     cols = _columns(events)
     if not cols or len(cols["type"]) == 0:
         return
@@ -173,6 +176,8 @@ def observations(state: GroupState, events: Events, lag_depth: int) -> Iterator[
     meta_rows = np.flatnonzero(~(is_lag | is_dense))
     meta_by_ts = _metadata_by_ts(state, cols, meta_rows)
     lag = _LagRows.of(cols, is_lag, is_dense) if len(meta_rows) < len(is_lag) else None
+    if lag is not None and not meta_by_ts:  # nothing but lag changes the histories: they can be read ahead
+        lag.stuck_after = stuck_after
     owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
         changes = Changes()
@@ -214,10 +219,18 @@ class _LagRows:
     committed: np.ndarray
     end: np.ndarray
     slices: dict[int, tuple[int, int]]
+    stuck_after: int | None = None
+    """Set: the histories' views are read ahead, where they can be, for this stuck rule."""
+    ahead: dict[int, dict] = field(default_factory=dict)
+    """ts -> the views of the history after that observation, read ahead (one topic)."""
+    tries: int = 0
 
     @classmethod
     def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> _LagRows | None:
         """The ``lag`` rows and the readings of the ``lag_dense`` rows; None when there are none."""
+        polls = _polls_in_order(cols, is_lag, is_dense)
+        if polls is not None:
+            return cls(*polls)
         # every row lag (the usual batch of a group in the per-partition form): the columns as they are
         rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
         topics, ts, part, committed, end = cols["topic"][rows], *(_ints(cols, c, rows) for c in LAG_COLUMNS)
@@ -250,12 +263,62 @@ class _LagRows:
         codes = self.topic_codes[a:b]
         cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a] if len(self.topic_names) > 1 \
             else [0, b - a]
+        if self.stuck_after is not None and t not in self.ahead and self.tries < 3:
+            self._read_ahead(state, t)
         changed = False
         for lo, hi in itertools.pairwise(cuts):
             seen = update.observe_lag(state, str(self.topic_names[codes[lo]]), t, self.part[a + lo:a + hi],
                                       self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth)
             changed |= seen.changed > 0
+        if t in self.ahead:
+            state.lag[str(self.topic_names[0])].seed(self.ahead.pop(t))
         return changed
+
+    def _read_ahead(self, state: GroupState, t: int) -> None:
+        """The views after each observation from ``t`` on, when they are polls of one topic's partitions the
+        history holds, the same ones each time (tried three times in a call: a new group's history only exists
+        after its first observation, and a block read ahead ends at a counter reset)."""
+        self.tries += 1
+        hist = state.lag.get(str(self.topic_names[0]))
+        a, b = self.slices[t]
+        stamps = [s for s in self.slices if s >= t]
+        n = b - a
+        if len(self.topic_names) > 1 or hist is None or len(stamps) < 2 or any(
+                self.slices[s][1] - self.slices[s][0] != n for s in stamps):
+            return
+        part = self.part[a:].reshape(len(stamps), n)
+        if not (np.array_equal(part[0], hist.ids) and (part == part[0]).all()):
+            return
+        held = Owners.of(state)  # no metadata in the call: the owners of its every observation
+        mine = held.by_topic.get(str(self.topic_names[0]))
+        views = ahead.block_views(hist, np.asarray(stamps, dtype=np.int64), self.committed[a:].reshape(-1, n),
+                                  self.end[a:].reshape(-1, n), self.stuck_after or 0,
+                                  None if mine is None else (*mine, held.count))
+        if views is not None:
+            self.ahead = dict(zip(stamps, views, strict=False))  # the block may end early
+
+
+def _polls_in_order(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> tuple | None:
+    """:class:`_LagRows`' fields when every row is a ``lag_dense`` record of one topic, in ts order, each in
+    partition order (a group's usual batch in the dense form: its polls): sorted and unique already, so made as
+    the general path makes them without its sort; else None."""
+    if not is_dense.all() or is_lag.any():
+        return None
+    stamps = _ints(cols, "ts", slice(None))
+    topics = cols["topic"]
+    if (len(stamps) > 1 and not (stamps[1:] > stamps[:-1]).all()) or not (topics == topics[0]).all():
+        return None
+    packs = [np.asarray(r, dtype=np.int64).reshape(3, -1) for r in cols[READINGS]]
+    part, committed, end = packs[0] if len(packs) == 1 else np.concatenate(packs, axis=1)
+    sizes = [p.shape[1] for p in packs]
+    ends = np.cumsum(sizes).tolist()
+    inside = part[1:] > part[:-1]
+    inside[np.asarray(ends[:-1], dtype=np.int64) - 1] = True  # a record's first partition follows the one before
+    if not len(part) or min(sizes) == 0 or not inside.all():
+        return None
+    slices = {int(t): (b - n, b) for t, b, n in zip(stamps.tolist(), ends, sizes, strict=True)}
+    return (np.array([str(topics[0])]), np.zeros(len(part), dtype=np.int64), np.repeat(stamps, sizes), part,
+            committed, end, slices)
 
 
 def _readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -62,3 +62,36 @@ def state_file(tmp_path, monkeypatch) -> str:
 
 def env_with(**extra: str) -> dict[str, str]:
     return {**os.environ, **extra}
+
+
+def topic_with_records(cfg: config.Config, name: str, partitions: int, records: int) -> None:
+    """Topic ``name`` with ``records`` small records spread round-robin over its ``partitions``."""
+    from streaming.kafka_clients import factories as kafka_clients
+
+    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": partitions, "replication_factor": 1}})
+    producer = kafka_clients.producer(cfg)
+    for i in range(records):
+        producer.send(name, value=b"v", partition=i % partitions)
+    producer.flush()
+    producer.close()
+
+
+def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int], timeout_s: float = 60.0) -> None:
+    """Commit ``offsets`` ((topic, partition) -> offset) for ``group``, retried while its coordinator is not up
+    yet (a fresh cluster loads ``__consumer_offsets`` for a few seconds)."""
+    import time
+
+    from kafka import TopicPartition
+    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NotCoordinatorError
+    from kafka.structs import OffsetAndMetadata
+
+    wanted = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            admin.alter_group_offsets(group, wanted)
+            return
+        except (CoordinatorNotAvailableError, NotCoordinatorError, CoordinatorLoadInProgressError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)

@@ -16,7 +16,7 @@ from streaming.contracts import events as ev
 from streaming.dev.workload import Workload, WorkloadOptions
 from streaming.kafka_clients import factories as kafka_clients
 
-from .conftest import env_with
+from .conftest import commit_offsets, env_with, topic_with_records
 
 pytestmark = pytest.mark.integration
 
@@ -144,18 +144,10 @@ def test_reassignment_to_other_racks_shows_in_a_partitions_event_within_two_poll
 
 
 def test_a_group_without_members_is_watched_and_stops_when_its_topic_or_itself_goes(cfg, name):
-    from kafka import TopicPartition
-    from kafka.structs import OffsetAndMetadata
-
-    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": 2, "replication_factor": 1}})
-    producer = kafka_clients.producer(cfg)
-    for i in range(10):
-        producer.send(name, value=b"v", partition=i % 2)
-    producer.flush()
-    producer.close()
+    topic_with_records(cfg, name, 2, 10)
     admin = kafka_clients.admin(cfg)
     try:
-        admin.alter_group_offsets(name, {TopicPartition(name, 0): OffsetAndMetadata(2, "", -1)})
+        commit_offsets(admin, name, {(name, 0): 2})
         with _collector(cfg, name, group_offset_reset={name: "earliest"}) as c:
             evs = c.poll_once()
             lag = {e["partition"]: (e["committed_offset"], e["end_offset"]) for e in _of(evs, "lag", name)}

@@ -14,6 +14,7 @@ import uuid
 import pandas as pd
 import pytest
 
+from benchmarks.job.dense_step import State
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECORDS_COLUMNS
@@ -93,24 +94,9 @@ def _recommendation_rows() -> list[dict]:
                                    {k: e[k] for k in ("generation", "protocol", "members", "partitions") if k in e}),
                                READINGS: packed(e) if e["type"] == ev.LAG_DENSE else None,
                                "source_partition": 0, "source_offset": n} for n, e in enumerate(events)])
-        state = _State()
+        state = State()
         rows += [r for df in update((f"g{i}",), iter([frame]), state) for r in df.to_dict("records")]
     return rows
-
-
-class _State:
-    """A new group's state: what the update function reads and writes of pyspark's GroupState."""
-
-    exists, hasTimedOut = False, False
-
-    def getCurrentWatermarkMs(self) -> int:
-        return 0
-
-    def update(self, value: tuple) -> None:
-        self.value = value
-
-    def setTimeoutTimestamp(self, ts: int) -> None:
-        pass
 
 
 @pytest.mark.parametrize("writer", ["auto", "spark"])

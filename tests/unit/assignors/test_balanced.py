@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from assignors import balanced, registry
 from assignors.balanced import BalancedOptions
-from assignors.metrics import compute_metrics, cross_rack_partitions, member_loads, validate_assignment
+from assignors.metrics import compute_metrics, cross_rack_partitions, member_loads
 from assignors.model import GroupSnapshot, Member
+from assignors.validity import validate_assignment
 
 # -- helpers ------------------------------------------------------------------------------------------------
 

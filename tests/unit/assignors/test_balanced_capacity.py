@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from assignors import balanced
 from assignors.errors import InvalidSnapshot
-from assignors.metrics import capacity_scales, compute_metrics, max_scaled_load, member_loads, validate_assignment
+from assignors.metrics import capacity_scales, compute_metrics, max_scaled_load, member_loads
 from assignors.model import GroupSnapshot, Member
+from assignors.validity import validate_assignment
 
 from .test_balanced import FAST, snapshots
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from assignors import registry
-from assignors.metrics import compute_metrics, validate_assignment
+from assignors.metrics import compute_metrics
 from assignors.scenario import call_assignor, parse_scenario
+from assignors.validity import validate_assignment
 
 ROOT = Path(__file__).resolve().parents[3]
 OVERRIDES = ROOT / "tests" / "data" / "java_overrides.json"

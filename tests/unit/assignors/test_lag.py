@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from assignors import lag as lag_assignor
 from assignors.errors import InvalidSnapshot
-from assignors.metrics import validate_assignment
 from assignors.model import GroupSnapshot, Member, partition_lag
 from assignors.range import java_string_key
+from assignors.validity import validate_assignment
 
 
 def snap(topics, members, lags):

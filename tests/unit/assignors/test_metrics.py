@@ -20,9 +20,9 @@ from assignors.metrics import (
     member_loads,
     movement,
     partition_loads,
-    validate_assignment,
 )
 from assignors.model import GroupSnapshot, Member
+from assignors.validity import validate_assignment
 
 
 def test_partition_loads_lag_and_rate_horizon():

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignors import range as range_assignor
-from assignors.metrics import cross_rack_partitions, validate_assignment
+from assignors.metrics import cross_rack_partitions
 from assignors.model import GroupSnapshot, Member
 from assignors.range import java_string_key, kafka_member_order
+from assignors.validity import validate_assignment
 
 
 def snap(topics, members, racks=None):

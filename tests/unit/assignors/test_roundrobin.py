@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignors import roundrobin
-from assignors.metrics import validate_assignment
 from assignors.model import GroupSnapshot, Member
 from assignors.range import java_string_key, kafka_member_order
+from assignors.validity import validate_assignment
 
 
 def snap(topics, members):

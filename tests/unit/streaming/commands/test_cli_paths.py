@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from assignors import registry
-from assignors.metrics import compute_metrics, validate_assignment
+from assignors.metrics import compute_metrics
 from assignors.scenario import assignment_from_json, parse_scenario
+from assignors.validity import validate_assignment
 from streaming.cli import build_parser, main
 
 SCENARIO_FILE = Path(__file__).resolve().parents[3] / "data" / "conformance" / "assignor-scenarios.json"

@@ -81,3 +81,25 @@ def test_a_retention_round_sweeps_local_tables_and_maintain_style_sweep_counts(t
     assert before - after == set(log_orphans.orphans(before)) and len(before - after) > 100
     assert log_orphans.sweep(tmp_path / "recommendations") == 0  # nothing left to delete
     assert log_orphans.sweep(tmp_path / "rejected_events") == 0  # no such table: nothing, no error
+
+
+def test_a_slow_table_is_checkpointed_and_its_expired_log_entries_deleted(tmp_path):
+    import pyarrow as pa
+    from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+
+    table = tmp_path / "rejected_events"
+    rows = pa.table({"x": [1]})
+    write_deltalake(str(table), rows, configuration={"delta.logRetentionDuration": "interval 0 seconds"})
+    for batch in range(11):  # each append tagged as the job tags it (the idempotency the job relies on)
+        write_deltalake(str(table), rows, mode="append",
+                        commit_properties=CommitProperties(app_transactions=[Transaction("app/t", batch)]))
+    log_dir = table / "_delta_log"
+    assert len(list(log_dir.glob("*.json"))) == 12  # 12 commits, no checkpoint yet: delta-rs waits for 100
+    assert log_orphans.expire_log(table) is True
+    kept = sorted(p.name for p in log_dir.glob("*.json"))
+    assert kept == ["00000000000000000011.json"] and (log_dir / "00000000000000000011.checkpoint.parquet").exists()
+    after = DeltaTable(str(table))
+    assert after.to_pyarrow_table().num_rows == 12  # the table reads the same
+    assert after.transaction_version("app/t") == 10  # and the last batch's tag survives in the checkpoint
+    assert log_orphans.expire_log(table) is False  # nothing new since the checkpoint: none written
+    assert log_orphans.expire_log(tmp_path / "missing") is False

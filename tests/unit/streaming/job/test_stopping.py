@@ -105,3 +105,33 @@ def test_soak_verdicts():
     grows = [(float(b), 10 + b) for b in range(0, 1000, 100)]
     per_k, word = soak.verdict(grows)
     assert word == "GROWS" and per_k == pytest.approx(1000)
+
+
+def test_soak_lines_carry_the_log_windows_commits_and_the_retention_figures_are_read_per_commit(tmp_path):
+    from benchmarks.soak import figures
+
+    base = {k: 1.0 for k in soak.FIGURES}
+    rows = []
+    for i, b in enumerate(range(300, 2100, 100)):
+        commits = 40 + 10 * i  # the machine speeds up: 40 -> 210 commits per window
+        f = dict(base, log_files=3.0 * commits, window_commits=float(commits))
+        line = soak.fmt(b, f, 60.0)
+        assert f"{commits} commits in the log window" in line
+        rows += soak.parse(line)
+    assert len(rows) == 18 and rows[-1][1]["window_commits"] == 210.0
+    said: list[str] = []
+    soak.summary(rows, 300, said.append)
+    verdict_of = {line.split()[0]: line.split()[-1] for line in said[1:]}
+    assert verdict_of["log_files"] == "GROWS" and verdict_of["log_files/commit"] == "flat"
+    # lines saved before the figure existed are read as they were
+    old = ("batch   300 at   4.5 min (load 3.61): JVM 1852 MB, driver py 215 MB, workers 333 MB; state 360 files "
+           "0.91 MB; checkpoint 450 files 0.93 MB; Delta 111 files 1.21 MB, log 122 files 291 KB, 0 orphan "
+           "checksums; batch 1005 ms")
+    assert "window_commits" not in soak.parse(old)[0][1] and soak.parse(old)[0][1]["batch_ms"] == 1005.0
+    assert figures.interval_s("interval 5 minutes") == 300.0 and figures.interval_s("interval 2 hours") == 7200.0
+    log = tmp_path / "t" / "_delta_log"
+    log.mkdir(parents=True)
+    for n in range(3):
+        (log / f"{n:020d}.json").write_text("{}")
+    (log / "00000000000000000000.crc").write_text("{}")
+    assert figures.window_commits(tmp_path, 60.0) == 3

@@ -104,12 +104,22 @@ def test_stuck_partition_is_reported_and_not_chased():
     assert sorted(owner[("t0", p)] for p in (1, 2)) == ["C0", "C1"]
 
 
-def test_a_stuck_partition_beside_the_heaviest_one_gives_nothing():
-    # C0: t0p0 stuck (9000) and t0p1 (8000); C1: 100 + 100. Skewed, but no assignment has a max below 8000:
-    # handing t0p1 to C1 would only move the 8000 (it was "recommended" while the stuck lag counted as load).
+def test_a_stuck_partition_beside_the_heaviest_one_weighs_nothing_and_stays():
+    # C0: t0p0 stuck (9000) and t0p1 (8000); C1: 100 + 100. In plain records no assignment has a max below 8000
+    # (handing t0p1 to C1 only moves the 8000; it was "recommended" while the stuck lag counted as load). But
+    # every partition here is consumed at 10/s: C0, behind, is measured at 10/s, C1 (keeping up) consumes 20/s,
+    # so at the fastest rate C0's 8000 weigh 16,000 and t0p1 goes to C1 (8,100), the stuck one stays with C0.
     events = [TWO] + [e for i in range(6) for e in poll(T0 + i * STEP, SKEWED, {0: 42})]
-    state, recs = run(events)
-    assert recs == [] and state.skew_streak >= POLICY.skew_observations
+    _, recs = run(events)
+    rec, = recs
+    assert rec.member_capacity == [
+        {"member_id": "C0", "client_id": "c-C0", "records_per_s": 10.0, "confidence_s": 20.0, "measured": True},
+        {"member_id": "C1", "client_id": "c-C1", "records_per_s": 20.0, "confidence_s": 0.0, "measured": False}]
+    assert rec.triggers["lag_skew"]["max_member_lag_at_fastest_rate"] == 16_000
+    assert rec.triggers["lag_skew"]["improvement"] == round(1 - 8_100 / 16_000, 4)
+    assert {m["member_id"]: m["partitions"] for m in rec.assignment} == {
+        "C0": [("t0", 0), ("t0", 3)], "C1": [("t0", 1), ("t0", 2)]}
+    assert (rec.before["max_member_lag"], rec.after["max_member_lag"]) == (8_000, 8_100)  # plain records
 
 
 def test_only_a_stuck_partition_skewing_the_group_gives_nothing():

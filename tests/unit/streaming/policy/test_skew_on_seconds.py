@@ -48,25 +48,33 @@ EVEN_WAIT = {0: (50_000, 500), 1: (50_000, 500), 2: (10_000, 100), 3: (10_000, 1
 SLOW_C1 = {0: (4_000, 500), 1: (4_000, 500), 2: (6_000, 30), 3: (6_000, 30)}
 
 
-def test_records_call_it_skewed_seconds_do_not():
+def test_with_measured_capacities_records_are_read_at_the_fastest_rate_and_agree_with_seconds():
     events = [TWO, *polls(EVEN_WAIT, 8)]
     state, by_records = run(events, POLICY)
-    # records read it skewed, but balanced, given both members' capacities (1,000/s and 200/s, both measured
-    # behind), has nothing that waits less: no split cuts the max member lag, so nothing is recommended
-    assert skew_reading(state, POLICY.stuck_observations).imbalance == 100_000 / 60_000
-    assert state.skew_streak >= POLICY.skew_observations and by_records == []
+    # plain records would read 100,000 / 60,000 (skewed); both members measured behind (1,000/s and 200/s),
+    # C1's 20,000 weigh 100,000 at C0's rate: balanced, as balanced itself and the seconds see it
+    reading = skew_reading(state, POLICY.stuck_observations)
+    assert reading.imbalance == 1.0 and reading.max_member_lag == 100_000 and reading.max_member_scaled == 100_000
+    assert by_records == [] and state.skew_streak == 0
     state, by_seconds = run(events, SECONDS)
     assert by_seconds == [] and state.skew_streak == 0
     reading = skew_reading(state, SECONDS.stuck_observations, on="seconds")
     assert reading.imbalance == 1.0 and reading.max_member_s == 100.0
 
 
-def test_seconds_call_it_skewed_records_do_not():
+def test_the_slow_member_is_found_in_records_at_the_fastest_rate_as_in_seconds():
     policy = dataclasses.replace(SECONDS, min_improvement=0.1)
     events = [TWO, *polls(SLOW_C1, 5)]
-    state, by_records = run(events, dataclasses.replace(policy, skew_on="records"))
-    assert by_records == [] and state.skew_streak == 0  # 12,000 / 10,000 = 1.2
-    state, recs = run(events, policy)
+    # plain records would read 12,000 / 10,000 = 1.2 (not skewed); at C0's 1,000/s C1's 12,000 weigh 200,000
+    _, by_records = run(events, dataclasses.replace(policy, skew_on="records"))
+    # the capacities count from the second poll with a rate, when C1's estimate rests on 20 s of backlog
+    # (capacity.CONFIDENT_S): the streak of three ends a poll after the seconds' one
+    assert [(r.event_ts, list(r.triggers)) for r in by_records] == [(T0 + 4 * STEP, ["lag_skew"])]
+    skew = by_records[0].triggers["lag_skew"]
+    assert skew["max_member_lag"] == 12_000 and skew["max_member_lag_at_fastest_rate"] == 200_000
+    assert skew["imbalance"] == round(200_000 / 104_000, 4) and skew["improvement"] == 0.9
+    _, recs = run(events, policy)
+    assert [r.assignment for r in recs] == [r.assignment for r in by_records]
     # the first poll has no rate yet (the streak holds at 0); the streak reaches 3 at the fourth
     assert [(r.event_ts, list(r.triggers)) for r in recs] == [(T0 + 3 * STEP, ["lag_skew"])]
     skew = recs[0].triggers["lag_skew"]
@@ -85,12 +93,17 @@ def test_metrics_example_neither_records_nor_seconds_chase_the_stuck_partition()
     """docs/operating.md's metrics example (scraped when a stuck partition's lag counted as its owner's load):
     before 28,547 -> after 18,537 records, 232.5 -> 232.7 s. C0 holds a lagging partition and a stuck one. In
     records the recommendation "improved" only by the stuck lag; with the stuck partition weighing nothing on
-    its owner, C0's lagging partition alone is the max in either unit and no assignment lowers it."""
+    its owner, C0's lagging partition alone is the max in either unit and no assignment lowers it. Records are
+    read at the fastest member's rate (capacities C0 80/s, C1 30/s; C2 never behind, at their median, 55/s)."""
     spec = {0: (18_490, 80), 1: (10_057, 0), 2: (4_101, 20), 3: (2_417, 10), 4: (18, 10), 5: (12, 10)}
     events = [THREE, *polls(spec, 10)]
     for policy in (POLICY, SECONDS):
         state, recs = run(events, policy)
         assert recs == [] and state.skew_streak >= policy.skew_observations  # skewed, but no improvement
+    state, _ = run(events, POLICY)
+    reading = skew_reading(state, POLICY.stuck_observations)
+    assert reading.max_member_lag == 18_490 and reading.max_member_scaled == 18_490  # C0, the fastest
+    assert round(reading.imbalance, 4) == round(18_490 / ((18_490 + 6_518 * 80 / 30 + 30 * 80 / 55) / 3), 4)
 
 
 def test_unknown_readings_hold_the_streak():

@@ -98,3 +98,32 @@ def test_a_recommendation_row_says_which_capacities_it_was_made_with():
         {"member_id": "C0", "client_id": "c-C0", "records_per_s": 500.0, "confidence_s": 20.0, "measured": True},
         {"member_id": "C1", "client_id": "c-C1", "records_per_s": 500.0, "confidence_s": 0.0, "measured": False}]
     assert dataclasses.replace(recs[0], member_capacity=None).to_row()["member_capacity"] is None  # unknown
+
+
+def _rising(i: int, start_lag: int, grow: int, rate: int) -> list[dict]:
+    """Poll ``i`` of C1's partitions 2 and 3: each consumed at ``rate``/s, its lag ``start_lag`` + ``grow``/s."""
+    out = []
+    for p in (2, 3):
+        c = 10**6 + rate * i * 10
+        out.append(ev.lag_event(T0 + i * STEP, "g", "t0", p, c, c + start_lag + grow * i * 10))
+    return out
+
+
+def test_a_member_whose_lag_grows_from_little_is_measured_once_it_holds_ten_seconds_of_its_rate():
+    # C1 consumes 30/s a partition and gets 35/s: its lag grows 5/s from 100 and never falls. At 60/s its
+    # lag reaches 60 s of its rate (BACKLOG_S) only after ~700 s; over the 70 s window it holds LEAST_S (600)
+    # from the poll at 110 s
+    state = run([TWO])
+    seen = []
+    for i in range(14):
+        run([*polls({0: (50, 500), 1: (50, 500)}, 1, start=i), *_rising(i, 100, 5, 30)], state)
+        found = capacity.estimates(state, 3)
+        seen.append(None if found is None else (found["C1"].records_per_s, found["C1"].measured))
+    first = next(i for i, f in enumerate(seen) if f is not None)
+    assert 8 <= first <= 13 and seen[first] == (60.0, True) and seen[-1] == (60.0, True)
+
+
+def test_a_member_that_holds_a_steady_lag_above_ten_seconds_is_not_measured():
+    # C1 runs 15 s late by design (long batches): lag held at 900 a partition while it consumes what arrives
+    state = run([TWO, *polls({0: (50, 500), 1: (50, 500), 2: (900, 30), 3: (900, 30)}, 12)])
+    assert capacity.estimates(state, 3) is None and state.capacity == {}

@@ -1,0 +1,78 @@
+"""A block of polls read ahead: the views a history will hold after each poll, for all polls at once.
+
+A backlog drained in one call brings many polls of a topic, each read after it is applied (capacity, skew).
+Reading each history on its own costs the same few dozen numpy steps per poll whatever the partitions; here
+they run once over the whole block. Only the usual case is read ahead, where the result is exactly what the
+history would compute (:class:`~streaming.lag.history.LagHistory`'s views on an aligned history):
+
+- the history is aligned (every row holds as many observations and its run is all of them), and
+- every poll of the block covers exactly the history's partitions, later than its newest observation and
+  each later than the one before, and neither offset of any row goes down over the block (the block ends
+  before the first poll that breaks this).
+
+Then each poll is appended to every row (no row is late or replaced) and the history stays aligned, so its
+views after poll i are read off two columns of the history and the polls laid side by side. Anything else
+is left to the history itself (None).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streaming.lag import owners, rules
+from streaming.lag.history import LagHistory
+
+
+def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, stuck_after: int,
+                owned: tuple[np.ndarray, np.ndarray, int] | None = None) -> list[dict] | None:
+    """The views ``hist`` holds after each poll of the block (``ts``: (K,) int64; ``committed``, ``end``:
+    (K, rows) int64, in the history's row order), as :meth:`LagHistory.seed` takes them, for the block's polls
+    up to the first that is not the usual case (a counter reset, a time not after the one before); None when
+    the first is not. ``owned``: (partitions, owner indexes, owners) of an assignment whose
+    :func:`streaming.lag.owners.sums` are read ahead too."""
+    filled = hist.aligned()
+    if not hist.rows or not filled or not len(ts):
+        return None
+    t = np.concatenate([hist.ts[:, :filled], np.broadcast_to(ts, (hist.rows, len(ts)))], axis=1)
+    c = np.concatenate([hist.committed[:, :filled], committed.T], axis=1)
+    e = np.concatenate([hist.end[:, :filled], end.T], axis=1)
+    # per poll: an offset of some row goes down, or its time is not after the one before
+    bad = np.asarray((c[:, filled:] < c[:, filled - 1:-1]).any(axis=0) | (e[:, filled:] < e[:, filled - 1:-1]).any(
+        axis=0))
+    bad[0] |= int(ts[0]) <= int(hist.ts[:, filled - 1].max())
+    bad[1:] |= ts[1:] <= ts[:-1]
+    usual = int(np.argmax(bad)) if bad.any() else len(ts)
+    if not usual:
+        return None
+    views, (lag, rate, stuck) = _views(t[:, :filled + usual], c[:, :filled + usual], e[:, :filled + usual], filled,
+                                       hist.depth, stuck_after)
+    if owned is not None:
+        parts, who, count = owned
+        at = owners.key(parts, who, count, stuck_after)
+        for v, summed in zip(views, owners.block_sums(hist, parts, who, count, lag, rate, stuck), strict=True):
+            v[at] = (parts, who, summed)
+    return views
+
+
+def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int
+           ) -> tuple[list[dict], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per poll i: the history's last column is ``filled + i`` of the side-by-side arrays, its first the
+    oldest of the (at most ``depth``) it keeps. Also the (rows, K) latest lag, consume rate and stuck rows."""
+    last = np.arange(filled, t.shape[1])
+    held = np.minimum(last + 1, depth)  # observations each row holds after the poll
+    first = last - held + 1
+    lag = np.maximum(e[:, last] - c[:, last], 0)
+    rate = np.full(lag.shape, np.nan)
+    several = held >= 2
+    if several.any():
+        rate[:, several] = rules.column_rate(t[:, first[several]], t[:, last[several]], c[:, first[several]],
+                                             c[:, last[several]])
+    span = (t[:, last] - t[:, first]).max(axis=0)
+    stuck = np.zeros(lag.shape, dtype=bool)
+    can = held >= k if k > 0 else np.zeros(len(held), dtype=bool)
+    if can.any():
+        top, low = last[can], last[can] - k + 1
+        stuck[:, can] = (c[:, top] == c[:, low]) & (e[:, low] > c[:, low])
+    views = [{"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
+              "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]} for i, n in enumerate(held.tolist())]
+    return views, (lag, rate, stuck)

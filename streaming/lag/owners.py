@@ -1,0 +1,81 @@
+"""A history's rows summed by owner: what each member's partitions add up to under an assignment.
+
+The capacity estimate (:mod:`streaming.state.capacity`) and the skew reading (:mod:`streaming.policy.lag_seconds`)
+both sum, per member, the latest lag of its partitions that are not stuck; the capacity also their consume rates.
+:func:`sums` computes them once per history state (kept with its views) for an assignment given as index arrays
+(partitions and their owners' indexes, as :class:`streaming.state.ingest.Owners` holds them), and
+:func:`block_sums` for each poll of a block read ahead (:mod:`streaming.lag.ahead`), with the same additions in
+the same order, so the same float sums.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from streaming.lag.history import LagHistory
+
+
+class OwnerSums(NamedTuple):
+    """Per owner index, over its rows not stuck: latest lag (float64), consume rate of those that have one,
+    whether any has one, whether it has any such row."""
+
+    lag: np.ndarray
+    rate: np.ndarray
+    known: np.ndarray
+    owns: np.ndarray
+
+
+def key(parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> tuple:
+    """The sums' key among a history's views (the arrays themselves are kept with them: ids are only unique
+    among live objects)."""
+    return "owners", id(parts), id(who), count, stuck_after
+
+
+def sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> OwnerSums:
+    """The history's rows of ``parts`` (owned by ``who``, indexes below ``count``) summed by owner."""
+    held = hist.view(key(parts, who, count, stuck_after),
+                     lambda: (parts, who, _sums(hist, parts, who, count, stuck_after)))
+    if held[0] is parts and held[1] is who:
+        return held[2]
+    return _sums(hist, parts, who, count, stuck_after)  # another array under a reused id: not kept
+
+
+def _sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> OwnerSums:
+    rows, found = hist.lookup(parts)
+    keep = found & ~hist.stuck(stuck_after)[rows]
+    rows, who = rows[keep], who[keep]
+    r = hist.consume_rate()[rows]
+    ok = ~np.isnan(r)
+    return _frozen(OwnerSums(np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count),
+                             np.bincount(who[ok], weights=r[ok], minlength=count),
+                             np.bincount(who[ok], minlength=count) > 0, np.bincount(who, minlength=count) > 0))
+
+
+def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, lag: np.ndarray, rate: np.ndarray,
+               stuck: np.ndarray) -> list[OwnerSums]:
+    """:func:`sums` after each poll of a block, from the history's per-row views after each (``lag``, ``rate``,
+    ``stuck``: (rows, K)); its rows must not change over the block. One bincount per figure for all polls:
+    poll i's owner m is key ``i * count + m``, its rows in the same order as :func:`sums` adds them."""
+    rows, found = hist.lookup(parts)
+    rows, who = rows[found], who[found]
+    polls = lag.shape[1]
+    keys = (who[None, :] + count * np.arange(polls)[:, None])  # (K, rows owned): poll by poll
+    keep = ~stuck[rows].T
+    r = rate[rows].T
+    ok = keep & ~np.isnan(r)
+    size = polls * count
+
+    def per_poll(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        return np.bincount(keys[mask], weights=None if weights is None else weights[mask],
+                           minlength=size).reshape(polls, count)
+
+    out = (per_poll(keep, lag[rows].T.astype(np.float64)), per_poll(ok, r), per_poll(ok) > 0, per_poll(keep) > 0)
+    return [_frozen(OwnerSums(*(a[i] for a in out))) for i in range(polls)]
+
+
+def _frozen(s: OwnerSums) -> OwnerSums:
+    for a in s:
+        a.flags.writeable = False
+    return s

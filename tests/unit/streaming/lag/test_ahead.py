@@ -1,0 +1,63 @@
+"""Views read ahead over a block of polls (streaming.lag.ahead) are the views the history computes itself after
+each poll, or none at all."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streaming.lag import ahead, owners
+from streaming.lag import rules as L
+from streaming.lag.history import LagHistory
+
+PARTS = np.arange(3, dtype=np.int64)
+OWNED, WHO = np.array([2, 0, 7, 1]), np.array([1, 0, 0, 1])  # partition 7 has no row; owner 2 owns nothing
+polls = st.lists(st.tuples(st.sampled_from([1, 1, 1, 2, 0, -1]), st.sampled_from([0, 0, 1, 5, -2]),
+                           st.lists(st.integers(0, 3), min_size=3, max_size=3)), min_size=1, max_size=10)
+
+
+def _history(depth: int, prefix) -> tuple[LagHistory, int, int]:
+    h = LagHistory(depth)
+    ts, committed = 10_000, 100
+    for step, moved, lags in prefix:
+        ts, committed = ts + 1000 * step, committed + moved
+        h.observe(ts, PARTS, committed + PARTS, committed + PARTS + np.array(lags))
+    return h, ts, committed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 6), polls, polls)
+def test_views_read_ahead_are_the_views_after_each_poll(depth, k, prefix, block):
+    h, ts, committed = _history(depth, prefix)
+    stamps, c, e = [], [], []
+    lag = np.full(3, 3)  # in the block the lag grows (by 0 to 3 a poll): ends go down only when committed does
+    for step, moved, more in block:
+        ts, committed, lag = ts + 1000 * step, committed + moved, lag + np.array(more)
+        stamps.append(ts)
+        c.append(committed + PARTS)
+        e.append(committed + PARTS + lag)
+    views = ahead.block_views(h, np.array(stamps, dtype=np.int64), np.array(c), np.array(e), k, (OWNED, WHO, 3))
+    if views is None:
+        return
+    for t, cc, ee, got in zip(stamps, c, e, views, strict=False):  # up to the first poll not read ahead
+        h.observe(t, PARTS, cc, ee)
+        fresh = LagHistory.from_bytes(h.to_bytes(), h.rows, h.depth)  # no views kept
+        held = got[owners.key(OWNED, WHO, 3, k)]
+        assert held[0] is OWNED and held[1] is WHO
+        for a, b in zip(held[2], owners.sums(fresh, OWNED, WHO, 3, k), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert got["filled"] == L.filled_alike(fresh.n) and got["aligned"] == fresh.aligned()
+        np.testing.assert_array_equal(got["latest_lag"], fresh.latest_lag())
+        np.testing.assert_array_equal(got["consume_rate"], fresh.consume_rate())
+        np.testing.assert_array_equal(got[("stuck", k)], fresh.stuck(k))
+        assert got["window_s"] == fresh.window_s()
+
+
+def test_views_are_read_ahead_for_the_usual_block_up_to_a_counter_reset():
+    h, _, _ = _history(4, [(1, 1, [1, 2, 3])] * 3)
+    stamps = np.array([20_000, 21_000], dtype=np.int64)
+    ok = ahead.block_views(h, stamps, np.array([[200, 201, 202]] * 2), np.array([[300, 301, 302]] * 2), 3)
+    reset = ahead.block_views(h, stamps, np.array([[200, 201, 202], [0, 1, 2]]), np.array([[300] * 3, [9] * 3]), 3)
+    late = ahead.block_views(h, stamps - 10_000, np.array([[200, 201, 202]] * 2), np.array([[300, 301, 302]] * 2), 3)
+    assert ok is not None and len(ok) == 2 and reset is not None and len(reset) == 1 and late is None

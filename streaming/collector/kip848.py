@@ -9,12 +9,18 @@ A described member carries what the classic protocol hid in opaque bytes: its ra
 subscribed topic names, current assignment and target assignment, and its member epoch; the group
 carries its epoch, which is Kafka's own generation for this protocol. A consumer group may hold classic
 members too (a classic consumer that joined it during an upgrade): ConsumerGroupDescribe lists them all.
+
+A member that subscribes with a regex the broker matches (Java's ``SubscriptionPattern``, RE2J) is described
+with the regex and without the topics it matches; its topics are the cluster's topics the regex matches
+whole, as the broker matches them (``matching`` in :func:`member_from`). Example: regex ``orders-.*`` over
+topics orders-eu, orders-us and audit: the member subscribes to orders-eu and orders-us.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kafka.protocol.api_message import ApiMessage
@@ -54,14 +60,17 @@ def _partitions(assignment: Mapping[str, Any] | None) -> tuple[tuple[str, int], 
     return tuple(sorted(out))
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver,
-                group_epoch: int | None = None) -> ObservedMember:
-    """An :class:`ObservedMember` from one member of a ConsumerGroupDescribe response (its ``to_dict``)."""
+def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: int | None = None,
+                matching: Callable[[str], Iterable[str]] = lambda regex: ()) -> ObservedMember:
+    """An :class:`ObservedMember` from one member of a ConsumerGroupDescribe response (its ``to_dict``);
+    ``matching(regex)``: the topics a member's subscribed regex matches."""
     client_id = described.get("client_id") or ""
     host = normalise_host(described.get("client_host"))
+    regex = described.get("subscribed_topic_regex")
+    topics = set(described.get("subscribed_topic_names") or ()) | (set(matching(regex)) if regex else set())
     member = Member(
         member_id=described["member_id"],
-        topics=tuple(sorted(set(described.get("subscribed_topic_names") or ()))),
+        topics=tuple(sorted(topics)),
         instance_id=described.get("instance_id"),
         rack=racks.rack_for(client_id, host, described.get("rack_id")),
         owned=_partitions(described.get("assignment")),
@@ -69,6 +78,30 @@ def member_from(described: Mapping[str, Any], racks: RackResolver,
     )
     return ObservedMember(member, host, generation_hint=group_epoch, member_epoch=described.get("member_epoch"),
                           target=_partitions(described.get("target_assignment")))
+
+
+def regex_matcher(list_topics: Callable[[], Iterable[str]], warn: Callable[[str], None]) -> Callable[[str], set[str]]:
+    """regex -> the topics of ``list_topics()`` it matches whole (RE2J, as the broker matches a
+    ``SubscriptionPattern``; Python's re reads the syntax both share the same). The list is read once, at the
+    first regex; what cannot be read or compiled is warned of and matches nothing."""
+    names: list[str] = []
+    read = False
+
+    def matching(regex: str) -> set[str]:
+        nonlocal read
+        if not read:
+            read = True
+            try:
+                names.extend(list_topics())
+            except Exception as e:
+                warn(f"topic list unreadable ({type(e).__name__}: {e}); regex members' topics unknown this poll")
+        try:
+            pattern = re.compile(regex)
+        except re.error as e:
+            warn(f"subscribed regex {regex!r} is not one Python reads ({e}); its topics unknown")
+            return set()
+        return {t for t in names if pattern.fullmatch(t)}
+    return matching
 
 
 def group_result(group: Any) -> dict[str, Any]:

@@ -278,6 +278,7 @@ class ClusterReader:
                 except Exception as e1:
                     self._warn(snap, f"group {g}: ConsumerGroupDescribe failed ({type(e1).__name__}: {e1}); "
                                      "skipped this poll")
+        matching = kip848.regex_matcher(lambda: admin.list_topics(), lambda message: self._warn(snap, message))
         for g in ids:
             d = described.get(g)
             if d is None:
@@ -294,7 +295,7 @@ class ClusterReader:
                 snap.gone_groups.add(g)
                 continue
             epoch = d.get("group_epoch")
-            members = [kip848.member_from(m, self._racks, epoch) for m in d.get("members") or ()]
+            members = [kip848.member_from(m, self._racks, epoch, matching) for m in d.get("members") or ()]
             snap.groups[g] = GroupInfo(g, state, d.get("assignor_name") or None, members, kip848.CONSUMER, epoch)
 
     def _committed(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:

@@ -170,3 +170,20 @@ def test_follower_fetching_is_read_from_every_brokers_selector(monkeypatch):
         assert admin.asked == ([("0", ["replica.selector.class"]), ("1", ["replica.selector.class"])], "all")
         assert admin.closed
     assert live.follower_fetching(None, {}) is None
+
+
+def test_verify_says_why_a_group_it_does_not_read_has_no_recommendation(monkeypatch, capsys):
+    import json
+
+    from streaming.cli import main
+    from streaming.commands import live
+    from streaming.contracts import serving
+
+    found = serving.verdict("share", "share", None)
+    monkeypatch.setattr(live, "read", lambda cfg, args, group=None, groups=None: ClusterSnapshot(
+        ts=0, skipped={"sh": found}))
+    assert main(["verify", "sh", "--bootstrap", "127.0.0.1:9"]) == 6
+    assert capsys.readouterr().out == f"Group sh: the collector does not read this group: {found.reason}.\n"
+    assert main(["verify", "sh", "--bootstrap", "127.0.0.1:9", "--format", "json"]) == 6
+    got = json.loads(capsys.readouterr().out)
+    assert (got["status"], got["state"], got["version"]) == ("none", None, None)

@@ -51,6 +51,7 @@ def zoo_run(cfg, spark, tmp_path_factory) -> ZooRun:
     result.seconds = {"compiled and formed": round(formed - started, 1), **result.seconds,
                       "stopped": round(time.monotonic() - started, 1)}
     (work / "seconds.json").write_text(json.dumps(result.seconds))  # where the zoo's minutes go
+    (work / "seen.json").write_text(json.dumps(_seen(result), default=str))  # what it saw, for the notes
     assert not [p for p in pids if alive(p)], "zoo JVMs left running"
     yield result
 
@@ -140,8 +141,8 @@ def test_describe_says_how_each_group_is_served(zoo_run):
 
 def test_a_deleted_topic_stops_its_events_and_nothing_else(zoo_run):
     """The doomed group's topic deleted under its members: the collector says so once and publishes no lag or
-    partitions of it; the group's members (holding nothing now) and offsets (Kafka drops a deleted topic's
-    commits) are read as Kafka's tool reports them."""
+    partitions of it; the group's members (holding nothing now) and offsets are read as Kafka's tool reports
+    them."""
     zoo_run.needs("changes")
     after, group = zoo_run.after, GROUPS["doomed"]
     assert f"topic {DOOMED} does not exist (any more); no events for it" in after.logged
@@ -200,3 +201,12 @@ def test_the_collectors_metrics_cover_every_read_group(zoo_run):
     assert samples[("kafka_rebalancer_collector_polls_total", ())] >= 1
     assert samples[("kafka_rebalancer_metrics_dropped_groups", ())] == 0
     assert not [m for m in zoo_run.before.logged if "metrics failed" in m]
+
+
+def _seen(zr: ZooRun) -> dict:
+    """A few facts of the run for the notes (tests/integration/test_zoo.py writes them next to the zoo's logs)."""
+    doomed = zr.after.snapshot.committed.get(GROUPS["doomed"]) if zr.after and zr.after.snapshot else None
+    return {"failed": sorted(zr.failed), "doomed_committed_after": sorted(doomed or {}),
+            "recommendations": [(r["group"], r["mode"], r["triggers"], r["serving"]) for r in zr.recommendations],
+            "feed": sorted({m["group"] for m in zr.feed}),
+            "verified": {g: v.get("status") for g, (_, v) in zr.verified.items()}}

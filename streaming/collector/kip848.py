@@ -53,7 +53,8 @@ def classic_state(state: str | None) -> str | None:
     return _STATES.get((state or "").replace("_", "").lower())
 
 
-def _partitions(assignment: Mapping[str, Any] | None) -> tuple[tuple[str, int], ...]:
+def partitions_of(assignment: Mapping[str, Any] | None) -> tuple[tuple[str, int], ...]:
+    """The sorted (topic, partition) pairs of a described member's ``assignment`` (its ``to_dict``)."""
     out: list[tuple[str, int]] = []
     for tp in (assignment or {}).get("topic_partitions") or ():
         out.extend((tp["topic_name"], int(p)) for p in tp.get("partitions") or ())
@@ -73,11 +74,11 @@ def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: 
         topics=tuple(sorted(topics)),
         instance_id=described.get("instance_id"),
         rack=racks.rack_for(client_id, host, described.get("rack_id")),
-        owned=_partitions(described.get("assignment")),
+        owned=partitions_of(described.get("assignment")),
         client_id=client_id,
     )
     return ObservedMember(member, host, generation_hint=group_epoch, member_epoch=described.get("member_epoch"),
-                          target=_partitions(described.get("target_assignment")))
+                          target=partitions_of(described.get("target_assignment")))
 
 
 def regex_matcher(list_topics: Callable[[], Iterable[str]], warn: Callable[[str], None]) -> Callable[[str], set[str]]:
@@ -116,20 +117,22 @@ def group_result(group: Any) -> dict[str, Any]:
     return result
 
 
-async def _describe(admin: Any, group_ids: list[str]) -> dict[str, dict[str, Any]]:
-    # kafka-python's admin has no public call for this API; its coordinator lookup and send are what
+async def per_coordinator(admin: Any, group_ids: list[str], ask: Callable[[list[str]], Any]) -> list[Any]:
+    """The responses of ``ask(groups)`` sent to each group coordinator with the groups of ``group_ids`` it
+    coordinates (the share-group APIs, :mod:`streaming.collector.kip932`, are asked the same way)."""
+    # kafka-python's admin has no public call for these APIs; its coordinator lookup and send are what
     # its own describe_groups uses (batched FindCoordinator v4+, cached per client)
     coordinators = await admin._find_coordinator_ids(group_ids)
     by_node: dict[int, list[str]] = defaultdict(list)
     for group, node in coordinators.items():
         by_node[node].append(group)
-    out: dict[str, dict[str, Any]] = {}
-    for node, groups in by_node.items():
-        request = ConsumerGroupDescribeRequest(group_ids=groups, include_authorized_operations=False)
-        response = await admin._manager.send(request, node_id=node)
-        for group in response.groups:
-            out[group.group_id] = group_result(group)
-    return out
+    return [await admin._manager.send(ask(groups), node_id=node) for node, groups in by_node.items()]
+
+
+async def _describe(admin: Any, group_ids: list[str]) -> dict[str, dict[str, Any]]:
+    responses = await per_coordinator(admin, group_ids, lambda groups: ConsumerGroupDescribeRequest(
+        group_ids=groups, include_authorized_operations=False))
+    return {group.group_id: group_result(group) for response in responses for group in response.groups}
 
 
 def describe(admin: Any, group_ids: Iterable[str]) -> dict[str, dict[str, Any]]:

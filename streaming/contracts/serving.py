@@ -2,8 +2,8 @@
 
 A recommendation is partitions per member; it helps only where the group's members place partitions with an
 assignor that reads the trigger feed: RecommendationAssignor on the classic protocol (kafka-python's or
-Java's, protocol name ``rebalancer``) or the KIP-848 server-side assignor (also ``rebalancer``). Everything
-else falls in one of four kinds, decided from what ListGroups / DescribeGroups / ConsumerGroupDescribe say
+Java's, protocol name ``rebalancer``) or the KIP-848 server-side assignor (also ``rebalancer``). Every group
+falls in one of five kinds, decided from what ListGroups / DescribeGroups / ConsumerGroupDescribe say
 of the group (its type, its protocol type, its assignor) and nothing else:
 
 - :data:`SERVED`: the members apply it at their next rebalance;
@@ -16,10 +16,14 @@ of the group (its type, its protocol type, its assignor) and nothing else:
   members cannot apply a partition assignment at all: a Kafka Streams application (assignor ``stream``: tasks
   are co-partitioned and placed by Streams' own assignor with its own user data), a group that only commits
   offsets (no members);
+- :data:`LAG_ONLY`: read, and only its lag published (no members event), so the job keeps its lag and the
+  metrics show it but nothing is ever decided for it, not even in observe mode: share groups (KIP-932). The
+  broker hands their records out one delivery at a time and may give one partition to several share consumers,
+  so a partition-per-member assignment cannot even state what the group does (which an observe-only what-if
+  still can); ``describe`` shows its members and share-partitions as Kafka's ``kafka-share-groups`` does;
 - :data:`NOT_READ`: the collector skips it and says why in its log and in ``describe``: Kafka Connect worker
-  groups (protocol type ``connect``: connectors and tasks, not partitions), share groups (KIP-932: the broker
-  hands out records, no member owns a partition), KIP-1071 streams groups (not read yet), any other protocol
-  type.
+  groups (protocol type ``connect``: connectors and tasks, not partitions), KIP-1071 streams groups (not read
+  yet), any other protocol type.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from dataclasses import dataclass
 SERVED = "served"
 UNAPPLIED = "unapplied"
 OBSERVE_ONLY = "observe_only"
+LAG_ONLY = "lag_only"
 NOT_READ = "not_read"
-KINDS = (SERVED, UNAPPLIED, OBSERVE_ONLY, NOT_READ)
+KINDS = (SERVED, UNAPPLIED, OBSERVE_ONLY, LAG_ONLY, NOT_READ)
 
 ASSIGNOR = "rebalancer"
 """The protocol name of RecommendationAssignor (Python and Java) and of the KIP-848 ServerAssignor."""
@@ -39,9 +44,10 @@ STREAMS_ASSIGNOR = "stream"
 CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
 """Group types as ListGroups v5+ spells them (lower-cased)."""
 
+_SHARE = ("share group (KIP-932): the broker hands records to share consumers itself and may give one partition "
+          "to several of them, so there is no partition assignment to recommend; its share-partition lag (KIP-1226) "
+          "is read and published")
 _NOT_READ_TYPES = {
-    SHARE: "share group (KIP-932): the broker hands records to share consumers itself, no member owns a "
-           "partition, so there is no assignment to recommend (share-group lag, KIP-1226, is not read yet)",
     STREAMS: "streams group (KIP-1071): not read yet; a Kafka Streams application on the classic protocol "
              "is read (observe-only)",
 }
@@ -62,6 +68,12 @@ class Serving:
         return self.kind != NOT_READ
 
     @property
+    def decided(self) -> bool:
+        """Whether the collector publishes the group's members, so the job decides for it (and writes what it
+        decides, in observe mode when not :attr:`published`)."""
+        return self.kind in (SERVED, UNAPPLIED, OBSERVE_ONLY)
+
+    @property
     def published(self) -> bool:
         """Whether its recommendations may go to the trigger feed (``policy.mode`` decides the rest)."""
         return self.kind in (SERVED, UNAPPLIED)
@@ -77,6 +89,8 @@ def verdict(group_type: str | None, protocol_type: str | None, assignor: str | N
     offsets, ``connect``, ...; None: not said, taken as ``consumer``) and its assignor (the classic protocol's
     selected protocol name, or a KIP-848 group's server-side assignor; None: not known, no members)."""
     kind = (group_type or "").lower()
+    if kind == SHARE:
+        return Serving(LAG_ONLY, _SHARE)
     if kind in _NOT_READ_TYPES:
         return Serving(NOT_READ, _NOT_READ_TYPES[kind])
     ptype = CONSUMER if protocol_type is None else protocol_type

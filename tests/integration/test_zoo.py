@@ -29,8 +29,8 @@ pytestmark = pytest.mark.integration
 EXPECTED = {"streams": serving.OBSERVE_ONLY, "sink": serving.UNAPPLIED, "rdk_classic": serving.UNAPPLIED,
             "rdk_consumer": serving.UNAPPLIED, "regex_classic": serving.UNAPPLIED,
             "regex_consumer": serving.UNAPPLIED, "doomed": serving.UNAPPLIED, "crowd": serving.UNAPPLIED,
-            "offsets": serving.OBSERVE_ONLY}
-SKIPPED = {"connect": "protocol type connect", "share": "KIP-932", "kip1071": "KIP-1071"}
+            "offsets": serving.OBSERVE_ONLY, "share": serving.LAG_ONLY}
+SKIPPED = {"connect": "protocol type connect", "kip1071": "KIP-1071"}
 """The groups the collector does not read, and words of the reason it gives."""
 
 
@@ -57,7 +57,7 @@ def zoo_run(cfg, spark, tmp_path_factory) -> ZooRun:
 
 
 def test_groups_not_read_are_said_with_their_reason(zoo_run):
-    """Connect workers, share groups and KIP-1071 streams groups: once in the collector's log, in ``describe``
+    """Connect workers and KIP-1071 streams groups: once in the collector's log, in ``describe``
     (JSON and table) and ``verify``, never in an event."""
     zoo_run.needs("describe", "changes", "verify")
     skipped = zoo_run.before.snapshot.skipped
@@ -180,6 +180,19 @@ def test_the_job_serves_only_groups_that_can_apply(zoo_run):
     assert {r["group"] for r in rows} <= {GROUPS[k] for k in CHANGED}
 
 
+def test_a_share_group_is_read_for_its_lag_only(zoo_run):
+    """The share group (KIP-932): read, shown as kafka-share-groups shows it, and never decided for: no members
+    event reaches the job (test_share_groups.py checks its figures against Kafka's share-group tool)."""
+    zoo_run.needs("describe", "verify")
+    group = GROUPS["share"]
+    shown = next(g for g in zoo_run.described["groups"] if g["group"] == group)
+    assert shown["group_protocol"] == serving.SHARE and len(shown["members"]) == 1
+    assert f"Share group '{group}'" in zoo_run.described_table
+    assert not [e for e in zoo_run.before.events + zoo_run.after.events
+                if e["group"] == group and e["type"] == ev.MEMBERS]
+    assert zoo_run.verified[group][1]["status"] == "none"
+
+
 def test_verify_takes_every_zoo_group(zoo_run):
     zoo_run.needs("verify")
     exits = {v.exit_status: v.label for v in Verdict}
@@ -197,7 +210,7 @@ def test_the_collectors_metrics_cover_every_read_group(zoo_run):
                for fam in text_string_to_metric_families(zoo_run.metrics) for s in fam.samples}
     members = {dict(k[1])["group"]: v for k, v in samples.items() if k[0] == "kafka_rebalancer_group_members"}
     tool = {GROUPS[k]: sum(r["GROUP"] == GROUPS[k] for r in zoo_run.tool_members) for k in MEMBERS}
-    assert members == {**tool, GROUPS["offsets"]: 0}
+    assert members == {**tool, GROUPS["offsets"]: 0, GROUPS["share"]: 1}
     assert samples[("kafka_rebalancer_collector_polls_total", ())] >= 1
     assert samples[("kafka_rebalancer_metrics_dropped_groups", ())] == 0
     assert not [m for m in zoo_run.before.logged if "metrics failed" in m]

@@ -22,10 +22,11 @@ from streaming.contracts import serving as s
     ("classic", "consumer", "stream", s.OBSERVE_ONLY),  # Kafka Streams on the classic protocol
     (None, None, "stream", s.OBSERVE_ONLY),
     ("classic", "", None, s.OBSERVE_ONLY),  # commits offsets only
+    # read for its lag, nothing decided: the broker hands out a share group's records
+    ("share", "share", None, s.LAG_ONLY),
+    ("SHARE", "share", "simple", s.LAG_ONLY),
     # not read
     ("classic", "connect", "sessioned", s.NOT_READ),
-    ("share", "share", None, s.NOT_READ),
-    ("SHARE", "share", None, s.NOT_READ),
     ("streams", "streams", None, s.NOT_READ),
     ("classic", "sometool", "x", s.NOT_READ),
 ])
@@ -35,6 +36,8 @@ def test_kinds(group_type, protocol_type, assignor, kind):
     assert (got.reason is None) == (kind == s.SERVED)
     assert got.read == (kind != s.NOT_READ)
     assert got.published == (kind in (s.SERVED, s.UNAPPLIED))
+    assert got.decided == (kind in (s.SERVED, s.UNAPPLIED, s.OBSERVE_ONLY))
+    assert got.published <= got.decided <= got.read
 
 
 def test_reasons_name_what_the_operator_can_do():

@@ -117,5 +117,8 @@ def verdict(group_type: str | None, protocol_type: str | None, assignor: str | N
         return Serving(UNAPPLIED, f"members assign with {assignor!r}: applied once every member offers {ASSIGNOR} "
                                   "(RecommendationAssignor); librdkafka has no pluggable assignor on the classic "
                                   "protocol: use group.protocol=consumer with the server-side assignor")
+    # the job's case: only the members event's assignor, not the protocol, so it names both ways and librdkafka's
     return Serving(UNAPPLIED, f"the group assigns with {assignor!r}: applied once its assignor is {ASSIGNOR} "
-                              "(RecommendationAssignor on the classic protocol, the server-side assignor on KIP-848)")
+                              "(RecommendationAssignor, Java's or kafka-python's, on the classic protocol; the "
+                              "server-side assignor on KIP-848, the only way for librdkafka, which has no pluggable "
+                              "assignor on the classic protocol: group.protocol=consumer)")

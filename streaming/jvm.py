@@ -64,7 +64,7 @@ def is_resolved() -> bool:
 
 
 def resolve(force: bool = False) -> None:
-    """Copy the pinned JVM artifacts into ``<jar cache>/{spark,kafka}`` with Maven, once."""
+    """Copy the pinned JVM artifacts into ``<jar cache>/{spark,kafka,zoo}`` with Maven, once."""
     if not force and is_resolved():
         log.debug("JVM artifacts already resolved in %s", JARS_DIR)
         return
@@ -74,7 +74,7 @@ def resolve(force: bool = False) -> None:
         raise SetupError("Maven (mvn) not found on PATH: install it, e.g. `apt-get install maven`")
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log_file = LOG_DIR / "maven-resolve.log"
-    for sub in ("spark", "kafka"):
+    for sub in ("spark", "kafka", "zoo"):
         shutil.rmtree(JARS_DIR / sub, ignore_errors=True)
     cmd = [
         mvn, "-B", "-s", str(MAVEN_DIR / "settings.xml"), "-f", str(MAVEN_DIR / "pom.xml"),
@@ -117,6 +117,12 @@ def spark_jars() -> list[str]:
 def kafka_classpath() -> str:
     """Classpath of the Apache Kafka broker (and its kafka-clients), for ``java -cp``."""
     return str(_require("kafka") / "*")
+
+
+def zoo_classpath() -> str:
+    """Classpath of the zoo's Kafka Streams application and Connect worker (tests/integration/zoo.py): their
+    own directory, so Connect's Jetty and Jersey never reach the broker's classpath."""
+    return str(_require("zoo") / "*")
 
 
 def _artifact(jar_name: str) -> str:

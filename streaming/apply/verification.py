@@ -11,7 +11,8 @@ verdicts, each with its exit status:
 - ``diverged`` (4): it fits, the group settled on something else (the differences are listed);
 - ``superseded`` (5): it no longer fits the group (a member left or joined, a partition was added): a new
   recommendation is due, and the apply helpers would not use this one;
-- ``none`` (6): no recommendation for the group;
+- ``none`` (6): no recommendation for the group, or a group the collector does not read (a Connect worker
+  group, a share group, ...: :mod:`streaming.contracts.serving`), said with its reason (:func:`not_read`);
 - not applied and not to be: ``awaiting approval`` (7, made in ``approve`` mode, not approved yet),
   ``rejected`` (8), ``observed`` (9, made in ``observe`` mode: never published for application). The status
   of an ``approve`` recommendation is read from the trigger feed, where approvals live; an approved one is
@@ -75,7 +76,8 @@ class LiveGroup:
 @dataclass(frozen=True)
 class Verification:
     group: str
-    state: str
+    state: str | None
+    """the group's state as read (None for a group not read)."""
     verdict: Verdict
     reason: str
     differences: tuple[dict[str, Any], ...] = ()
@@ -116,6 +118,11 @@ def verify(group: LiveGroup, rec: Mapping[str, Any] | None, pending_for_s: float
     return dataclasses.replace(done, verdict=verdict,
                                reason=f"{len(diffs)} of {total} partitions are not where the recommendation "
                                       f"puts them; {reason}")
+
+
+def not_read(group: str, reason: str | None) -> Verification:
+    """A group the collector does not read (``reason``: why): nothing is recommended for it."""
+    return Verification(group, None, Verdict.NO_RECOMMENDATION, f"the collector does not read this group: {reason}")
 
 
 def differences(members: Sequence[Member], wanted: Mapping[str, Sequence[tuple[str, int]]]) -> list[dict[str, Any]]:

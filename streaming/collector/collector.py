@@ -235,12 +235,13 @@ class Collector:
 
     def _metadata_events(self, snap: ClusterSnapshot, g: str, entries: Mapping[str, list[dict[str, Any]]],
                          full: bool) -> list[dict[str, Any]]:
-        """The group's members and partitions events of this poll: on change, and all at a full refresh."""
+        """The group's members and partitions events of this poll: on change, and all at a full refresh. A group
+        the job must not decide for (a share group: :mod:`streaming.contracts.serving`) gets no members event."""
         info = snap.groups[g]
         out = []
         members = self.tracker.members_event(snap.ts, g, info.state, info.protocol,
                                              [m.entry() for m in info.members], info.generation_hint(), full,
-                                             info.group_protocol)
+                                             info.group_protocol) if info.serving.decided else None
         if members is not None:
             out.append(members)
         if snap.topics_read:
@@ -250,11 +251,14 @@ class Collector:
 
     def _lag_events(self, snap: ClusterSnapshot, g: str,
                     entries: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        """The group's lag events, one per partition of its topics (none while its offsets are unreadable)."""
+        """The group's lag events, one per partition of its topics (none while its offsets are unreadable); a share
+        group's, one per share-partition whose lag the broker reports (:mod:`streaming.collector.kip932`)."""
         if g not in snap.committed:
             return []  # offsets unreadable this poll (warned by the reader)
         topics = sorted(t for t in snap.group_topics(g) if t in snap.topics)
         tps = [(t, e["partition"]) for t in topics for e in entries[t]]
+        if snap.groups[g].share:
+            tps = [tp for tp in tps if tp in snap.committed[g]]
         result = lag_events(snap.ts, g, tps, snap.committed[g], snap.end, snap.begin, self.options.policy(g))
         if result.missing:
             msg = f"group {g}: {len(result.missing)} partition(s) without a lag this poll " \

@@ -9,12 +9,18 @@ A described member carries what the classic protocol hid in opaque bytes: its ra
 subscribed topic names, current assignment and target assignment, and its member epoch; the group
 carries its epoch, which is Kafka's own generation for this protocol. A consumer group may hold classic
 members too (a classic consumer that joined it during an upgrade): ConsumerGroupDescribe lists them all.
+
+A member that subscribes with a regex the broker matches (Java's ``SubscriptionPattern``, RE2J) is described
+with the regex and without the topics it matches; its topics are the cluster's topics the regex matches
+whole, as the broker matches them (``matching`` in :func:`member_from`). Example: regex ``orders-.*`` over
+topics orders-eu, orders-us and audit: the member subscribes to orders-eu and orders-us.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kafka.protocol.api_message import ApiMessage
@@ -47,28 +53,56 @@ def classic_state(state: str | None) -> str | None:
     return _STATES.get((state or "").replace("_", "").lower())
 
 
-def _partitions(assignment: Mapping[str, Any] | None) -> tuple[tuple[str, int], ...]:
+def partitions_of(assignment: Mapping[str, Any] | None) -> tuple[tuple[str, int], ...]:
+    """The sorted (topic, partition) pairs of a described member's ``assignment`` (its ``to_dict``)."""
     out: list[tuple[str, int]] = []
     for tp in (assignment or {}).get("topic_partitions") or ():
         out.extend((tp["topic_name"], int(p)) for p in tp.get("partitions") or ())
     return tuple(sorted(out))
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver,
-                group_epoch: int | None = None) -> ObservedMember:
-    """An :class:`ObservedMember` from one member of a ConsumerGroupDescribe response (its ``to_dict``)."""
+def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: int | None = None,
+                matching: Callable[[str], Iterable[str]] = lambda regex: ()) -> ObservedMember:
+    """An :class:`ObservedMember` from one member of a ConsumerGroupDescribe response (its ``to_dict``);
+    ``matching(regex)``: the topics a member's subscribed regex matches."""
     client_id = described.get("client_id") or ""
     host = normalise_host(described.get("client_host"))
+    regex = described.get("subscribed_topic_regex")
+    topics = set(described.get("subscribed_topic_names") or ()) | (set(matching(regex)) if regex else set())
     member = Member(
         member_id=described["member_id"],
-        topics=tuple(sorted(set(described.get("subscribed_topic_names") or ()))),
+        topics=tuple(sorted(topics)),
         instance_id=described.get("instance_id"),
         rack=racks.rack_for(client_id, host, described.get("rack_id")),
-        owned=_partitions(described.get("assignment")),
+        owned=partitions_of(described.get("assignment")),
         client_id=client_id,
     )
     return ObservedMember(member, host, generation_hint=group_epoch, member_epoch=described.get("member_epoch"),
-                          target=_partitions(described.get("target_assignment")))
+                          target=partitions_of(described.get("target_assignment")))
+
+
+def regex_matcher(list_topics: Callable[[], Iterable[str]], warn: Callable[[str], None]) -> Callable[[str], set[str]]:
+    """regex -> the topics of ``list_topics()`` it matches whole (RE2J, as the broker matches a
+    ``SubscriptionPattern``; Python's re reads the syntax both share the same). The list is read once, at the
+    first regex; what cannot be read or compiled is warned of and matches nothing."""
+    names: list[str] = []
+    read = False
+
+    def matching(regex: str) -> set[str]:
+        nonlocal read
+        if not read:
+            read = True
+            try:
+                names.extend(list_topics())
+            except Exception as e:
+                warn(f"topic list unreadable ({type(e).__name__}: {e}); regex members' topics unknown this poll")
+        try:
+            pattern = re.compile(regex)
+        except re.error as e:
+            warn(f"subscribed regex {regex!r} is not one Python reads ({e}); its topics unknown")
+            return set()
+        return {t for t in names if pattern.fullmatch(t)}
+    return matching
 
 
 def group_result(group: Any) -> dict[str, Any]:
@@ -83,20 +117,22 @@ def group_result(group: Any) -> dict[str, Any]:
     return result
 
 
-async def _describe(admin: Any, group_ids: list[str]) -> dict[str, dict[str, Any]]:
-    # kafka-python's admin has no public call for this API; its coordinator lookup and send are what
+async def per_coordinator(admin: Any, group_ids: list[str], ask: Callable[[list[str]], Any]) -> list[Any]:
+    """The responses of ``ask(groups)`` sent to each group coordinator with the groups of ``group_ids`` it
+    coordinates (the share-group APIs, :mod:`streaming.collector.kip932`, are asked the same way)."""
+    # kafka-python's admin has no public call for these APIs; its coordinator lookup and send are what
     # its own describe_groups uses (batched FindCoordinator v4+, cached per client)
     coordinators = await admin._find_coordinator_ids(group_ids)
     by_node: dict[int, list[str]] = defaultdict(list)
     for group, node in coordinators.items():
         by_node[node].append(group)
-    out: dict[str, dict[str, Any]] = {}
-    for node, groups in by_node.items():
-        request = ConsumerGroupDescribeRequest(group_ids=groups, include_authorized_operations=False)
-        response = await admin._manager.send(request, node_id=node)
-        for group in response.groups:
-            out[group.group_id] = group_result(group)
-    return out
+    return [await admin._manager.send(ask(groups), node_id=node) for node, groups in by_node.items()]
+
+
+async def _describe(admin: Any, group_ids: list[str]) -> dict[str, dict[str, Any]]:
+    responses = await per_coordinator(admin, group_ids, lambda groups: ConsumerGroupDescribeRequest(
+        group_ids=groups, include_authorized_operations=False))
+    return {group.group_id: group_result(group) for response in responses for group in response.groups}
 
 
 def describe(admin: Any, group_ids: Iterable[str]) -> dict[str, dict[str, Any]]:

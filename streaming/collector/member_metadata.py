@@ -271,11 +271,18 @@ def assignment_from(assignment: Any) -> tuple[tuple[str, int], ...]:
     return ()
 
 
-def generation_hint(sub: Subscription | None) -> int | None:
-    """The least generation the group can be in, from what the member sent when it joined."""
+STICKY_PROTOCOLS = frozenset({"sticky", "cooperative-sticky"})
+"""The classic protocols whose user data is ``StickyAssignorUserData``; other assignors' user data is their own
+(Kafka Streams' ``stream`` carries its SubscriptionInfo) and is never read as a generation."""
+
+
+def generation_hint(sub: Subscription | None, sticky: bool = True) -> int | None:
+    """The least generation the group can be in, from what the member sent when it joined; ``sticky``: its
+    user data is the sticky assignors' (see :data:`STICKY_PROTOCOLS`)."""
     if sub is None:
         return None
-    known = [g for g in (sub.generation_id, sticky_user_data_generation(sub.user_data)) if g is not None and g >= 0]
+    from_user_data = sticky_user_data_generation(sub.user_data) if sticky else None
+    known = [g for g in (sub.generation_id, from_user_data) if g is not None and g >= 0]
     return max(known) + 1 if known else None
 
 
@@ -321,7 +328,7 @@ def normalise_host(host: str | None) -> str:
     return (host or "").lstrip("/")
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver) -> ObservedMember:
+def member_from(described: Mapping[str, Any], racks: RackResolver, protocol: str | None = None) -> ObservedMember:
     """An :class:`ObservedMember` from one member dict of kafka-python's ``describe_groups``."""
     sub = subscription_from(described.get("member_metadata"))
     client_id = described.get("client_id") or ""
@@ -334,4 +341,6 @@ def member_from(described: Mapping[str, Any], racks: RackResolver) -> ObservedMe
         owned=assignment_from(described.get("member_assignment")),
         client_id=client_id,
     )
-    return ObservedMember(member, host, generation_hint=generation_hint(sub))
+    # the group's selected protocol says whose user data it is (None: not known, read as sticky if it parses)
+    sticky = protocol is None or protocol in STICKY_PROTOCOLS
+    return ObservedMember(member, host, generation_hint=generation_hint(sub, sticky))

@@ -5,7 +5,8 @@ commits only what it consumed, ``end >= committed`` holds for every partition of
 
 Requests per poll, whatever the number of groups: DescribeCluster; ListGroups per broker;
 DescribeGroups (classic groups), ConsumerGroupDescribe (KIP-848 groups, whose type ListGroups v5+
-reports; see :mod:`streaming.collector.kip848`) and OffsetFetch (v8, all groups at once) per group
+reports; see :mod:`streaming.collector.kip848`), ShareGroupDescribe and DescribeShareGroupOffsets (share
+groups, :mod:`streaming.collector.kip932`) and OffsetFetch (v8, all other groups at once) per group
 coordinator; one Metadata request for
 the topics; ListOffsets per partition leader (and again for begin offsets of never-committed partitions
 of ``earliest`` groups). The collector never joins a group and never commits: ListOffsets through the
@@ -29,16 +30,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.model import TopicPartition as TP
-from streaming.collector import kip848
+from streaming.collector import kip848, kip932
 from streaming.collector.member_metadata import RackResolver, member_from
 from streaming.collector.observed import ObservedMember
+from streaming.contracts import serving
 
 log = logging.getLogger(__name__)
 
 # ListGroups protocol types the collector reads: classic consumer groups, and groups that only commit
-# offsets (created by the admin API or by consumers using assign(); their protocol type is empty).
+# offsets (created by the admin API or by consumers using assign(); their protocol type is empty). Which
+# groups are read and which are skipped, and why, is streaming.contracts.serving's rule.
 CONSUMER_PROTOCOL_TYPES = frozenset({"consumer", ""})
-SKIPPED_GROUP_TYPES = frozenset({"share", "streams"})
+
+Describe = Callable[[Any, list[str]], dict[str, dict[str, Any]]]
+"""(admin, group ids) -> group id -> result, ``error`` a message or None (:func:`kip848.describe` and kin)."""
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What ListGroups says of a group: its type (``classic``, ``consumer``, ``share``, ``streams``; classic
+    when a broker before 4.0 does not say) and its protocol type (``consumer``, ``connect``, ``""``, ...)."""
+
+    group_type: str
+    protocol_type: str
 
 
 @dataclass
@@ -48,9 +62,21 @@ class GroupInfo:
     protocol: str | None
     members: list[ObservedMember]
     group_protocol: str = kip848.CLASSIC
-    """``classic`` or ``consumer`` (KIP-848)."""
+    """``classic``, ``consumer`` (KIP-848) or ``share`` (KIP-932)."""
     epoch: int | None = None
     """the group epoch of a KIP-848 group."""
+    protocol_type: str = "consumer"
+    """``consumer``, or ``""`` for a group that only commits offsets."""
+
+    @property
+    def share(self) -> bool:
+        """A share group (KIP-932): no member owns a partition, the broker hands out records."""
+        return self.group_protocol == serving.SHARE
+
+    @property
+    def serving(self) -> serving.Serving:
+        """Whether its members can take a recommendation (:mod:`streaming.contracts.serving`)."""
+        return serving.verdict(self.group_protocol, self.protocol_type, self.protocol)
 
     def subscribed_topics(self) -> set[str]:
         topics = {t for m in self.members for t in m.topics}
@@ -68,12 +94,17 @@ class ClusterSnapshot:
     ts: int
     groups: dict[str, GroupInfo] = field(default_factory=dict)
     listed: set[str] = field(default_factory=set)
-    """the selected groups ListGroups returned."""
+    """the selected groups ListGroups returned (those read)."""
+    skipped: dict[str, serving.Serving] = field(default_factory=dict)
+    """the selected groups ListGroups returned that are not read, and why (share, Connect, ...)."""
     group_list_complete: bool = True
     gone_groups: set[str] = field(default_factory=set)
     """groups the coordinator says do not exist (any more)."""
     committed: dict[str, dict[TP, int]] = field(default_factory=dict)
-    """group -> committed offsets; a group absent here had its offsets lookup fail."""
+    """group -> committed offsets; a group absent here had its offsets lookup fail. A share group's are the
+    positions its share-partitions' lag puts them at (:func:`streaming.collector.kip932.positions`)."""
+    share_offsets: dict[str, dict[TP, kip932.ShareOffset]] = field(default_factory=dict)
+    """share group -> its share-partitions as the broker reports them (start offset, leader epoch, lag)."""
     topics: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """topic -> partitions as describe_topics gives them (existing topics only)."""
     missing_topics: set[str] = field(default_factory=set)
@@ -90,22 +121,24 @@ class ClusterSnapshot:
         info = self.groups[group]
         topics = info.subscribed_topics()
         if not topics:
-            topics = {t for t, _ in self.committed.get(group, {})}
+            topics = {t for t, _ in self.committed.get(group, {}) or self.share_offsets.get(group, {})}
         return topics
 
 
 class ClusterReader:
     """Reads what the collector needs, with one admin client re-made after failures."""
 
-    def __init__(self, admin_factory: Callable[[], Any], racks: RackResolver,
-                 describe_consumer_groups: Callable[[Any, list[str]], dict[str, dict[str, Any]]] = kip848.describe
-                 ) -> None:
+    def __init__(self, admin_factory: Callable[[], Any], racks: RackResolver) -> None:
         self._admin_factory = admin_factory
-        self._describe_consumer_groups = describe_consumer_groups
+        # the new group APIs kafka-python has no calls for (tests stand in for them)
+        self._describe_consumer_groups: Describe = kip848.describe
+        self._describe_share_groups: Describe = kip932.describe
+        self._share_group_offsets: Describe = kip932.offsets
         self._admin: Any = None
         self._racks = racks
         self._broker_racks: dict[int, str | None] = {}
         self._dirty = False
+        self._said_skipped: set[str] = set()
 
     # -- client lifecycle --------------------------------------------------------------------------
 
@@ -147,11 +180,15 @@ class ClusterReader:
         snap.broker_racks = dict(self._broker_racks)
 
         listed = self._list_groups(admin, brokers, snap)
-        ids = sorted(g for g in listed if select(g))
+        ids = self._skip(sorted(g for g in listed if select(g)), listed, snap)
         snap.listed = set(ids)
-        self._describe_groups(admin, [g for g in ids if listed[g] != kip848.CONSUMER], snap)
-        self._describe_kip848_groups(admin, [g for g in ids if listed[g] == kip848.CONSUMER], snap)
-        self._committed(admin, [g for g in ids if g in snap.groups], snap)
+        of_type = {t: [g for g in ids if listed[g].group_type == t] for t in (kip848.CONSUMER, serving.SHARE)}
+        self._describe_groups(admin, [g for g in ids if listed[g].group_type not in of_type], snap)
+        self._describe_kip848_groups(admin, of_type[kip848.CONSUMER], snap)
+        self._read_share_groups(admin, of_type[serving.SHARE], snap)
+        shared = [g for g in of_type[serving.SHARE] if g in snap.groups]
+        self._committed(admin, [g for g in ids if g in snap.groups and g not in shared], snap)
+        self._read_share_offsets(admin, shared, snap)
 
         wanted_topics: set[str] = set()
         for g in snap.groups:
@@ -160,9 +197,11 @@ class ClusterReader:
 
         all_tps = {(t, p["partition_index"]) for t, parts in snap.topics.items() for p in parts}
         snap.end = self._offsets(admin, all_tps, snap, latest=True)
+        for g, offsets in snap.share_offsets.items():
+            snap.committed[g] = kip932.positions(offsets, snap.end)
         need_begin: set[TP] = set()
         for g in snap.groups:
-            if g in snap.committed and earliest_groups(g):
+            if g in snap.committed and not snap.groups[g].share and earliest_groups(g):
                 committed = snap.committed[g]
                 need_begin |= {(t, p["partition_index"]) for t in snap.group_topics(g)
                                for p in snap.topics.get(t, ()) if (t, p["partition_index"]) not in committed}
@@ -179,10 +218,25 @@ class ClusterReader:
                 live.append(int(b["broker_id"]))
         return sorted(live)
 
-    def _list_groups(self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot) -> dict[str, str]:
-        """group id -> group type (``classic``, or ``consumer`` for KIP-848; brokers before 4.0 do not
-        say, and have only classic groups)."""
-        groups: dict[str, str] = {}
+    def _skip(self, ids: list[str], listed: dict[str, Listed], snap: ClusterSnapshot) -> list[str]:
+        """The groups of ``ids`` the collector reads; the others go to ``snap.skipped``, each said once in the
+        log (while it is skipped), so an operator who misses a group finds why."""
+        read = []
+        for g in ids:
+            found = serving.verdict(listed[g].group_type, listed[g].protocol_type, None)
+            if found.read:
+                read.append(g)
+                continue
+            snap.skipped[g] = found
+            if g not in self._said_skipped:
+                log.info("group %s not read: %s", g, found.reason)
+        self._said_skipped = set(snap.skipped)
+        return read
+
+    def _list_groups(self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot) -> dict[str, Listed]:
+        """group id -> what ListGroups says of it (brokers before 4.0 do not give a group type, and have only
+        classic groups)."""
+        groups: dict[str, Listed] = {}
         for broker in brokers:
             try:
                 listed = admin.list_groups(broker_ids=[broker])
@@ -191,79 +245,73 @@ class ClusterReader:
                 self._warn(snap, f"broker {broker} did not list its groups ({type(e).__name__}: {e})")
                 continue
             for g in listed:
-                if g.get("protocol_type", "") not in CONSUMER_PROTOCOL_TYPES:
-                    continue
                 group_type = (g.get("group_type") or kip848.CLASSIC).lower()
-                if group_type in SKIPPED_GROUP_TYPES:
-                    continue
-                groups[g["group_id"]] = kip848.CONSUMER if group_type == kip848.CONSUMER else kip848.CLASSIC
+                groups[g["group_id"]] = Listed(group_type, g.get("protocol_type") or "")
         return groups
 
     def _describe_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
-        if not ids:
-            return
-        try:
-            described = admin.describe_groups(ids)
-        except Exception as e:
-            log.debug("describe_groups of %d groups failed (%s); describing one by one", len(ids), e)
-            described = {}
-            for g in ids:
-                try:
-                    described.update(admin.describe_groups([g]))
-                except Exception as e1:
-                    self._warn(snap, f"group {g}: describe failed ({type(e1).__name__}: {e1}); skipped this poll")
-        for g in ids:
-            d = described.get(g)
-            if d is None:
-                continue
-            error = d.get("error")
-            state = d.get("group_state") or None
-            if error:
-                if "GroupIdNotFound" in error:
-                    snap.gone_groups.add(g)
-                else:
-                    self._warn(snap, f"group {g}: describe returned {error}; skipped this poll")
-                continue
-            if state == "Dead":
-                snap.gone_groups.add(g)
-                continue
+        for g, d in self._described(admin, ids, snap, lambda a, groups: a.describe_groups(groups),
+                                    "DescribeGroups").items():
             if d.get("protocol_type", "consumer") not in CONSUMER_PROTOCOL_TYPES:
                 continue
-            members = [member_from(m, self._racks) for m in d.get("members") or ()]
-            snap.groups[g] = GroupInfo(g, state, d.get("protocol_data") or None, members)
+            members = [member_from(m, self._racks, d.get("protocol_data") or None) for m in d.get("members") or ()]
+            snap.groups[g] = GroupInfo(g, d.get("group_state") or None, d.get("protocol_data") or None, members,
+                                       protocol_type=d.get("protocol_type") or "")
 
-    def _describe_kip848_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
+    def _described(self, admin: Any, ids: list[str], snap: ClusterSnapshot, describe: Describe,
+                   api: str) -> dict[str, dict[str, Any]]:
+        """group -> ``describe``'s result for the groups of ``ids`` it read without error: one call, one per group
+        after a failure; a group the coordinator does not know (or Dead) goes to ``snap.gone_groups``."""
         if not ids:
-            return
+            return {}
         try:
-            described = self._describe_consumer_groups(admin, ids)
+            described = describe(admin, ids)
         except Exception as e:
-            log.debug("ConsumerGroupDescribe of %d groups failed (%s); one by one", len(ids), e)
+            log.debug("%s of %d groups failed (%s); one by one", api, len(ids), e)
             described = {}
             for g in ids:
                 try:
-                    described.update(self._describe_consumer_groups(admin, [g]))
+                    described.update(describe(admin, [g]))
                 except Exception as e1:
-                    self._warn(snap, f"group {g}: ConsumerGroupDescribe failed ({type(e1).__name__}: {e1}); "
-                                     "skipped this poll")
+                    self._warn(snap, f"group {g}: {api} failed ({type(e1).__name__}: {e1}); skipped this poll")
+        out = {}
         for g in ids:
             d = described.get(g)
             if d is None:
                 continue
             error = d.get("error")
-            if error:
-                if "GroupIdNotFound" in error:
-                    snap.gone_groups.add(g)
-                else:
-                    self._warn(snap, f"group {g}: ConsumerGroupDescribe returned {error}; skipped this poll")
-                continue
-            state = kip848.classic_state(d.get("group_state"))
-            if state == "Dead":
+            if error and "GroupIdNotFound" in error:
                 snap.gone_groups.add(g)
-                continue
+            elif error:
+                self._warn(snap, f"group {g}: {api} returned {error}; skipped this poll")
+            elif kip848.classic_state(d.get("group_state")) == "Dead":
+                snap.gone_groups.add(g)
+            else:
+                out[g] = d
+        return out
+
+    def _describe_kip848_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
+        matching = kip848.regex_matcher(lambda: admin.list_topics(), lambda message: self._warn(snap, message))
+        for g, d in self._described(admin, ids, snap, self._describe_consumer_groups, "ConsumerGroupDescribe").items():
             epoch = d.get("group_epoch")
-            members = [kip848.member_from(m, self._racks, epoch) for m in d.get("members") or ()]
-            snap.groups[g] = GroupInfo(g, state, d.get("assignor_name") or None, members, kip848.CONSUMER, epoch)
+            members = [kip848.member_from(m, self._racks, epoch, matching) for m in d.get("members") or ()]
+            snap.groups[g] = GroupInfo(g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
+                                       members, kip848.CONSUMER, epoch)
+
+    def _read_share_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
+        for g, d in self._described(admin, ids, snap, self._describe_share_groups, "ShareGroupDescribe").items():
+            epoch = d.get("group_epoch")
+            members = [kip932.member_from(m, self._racks, epoch) for m in d.get("members") or ()]
+            snap.groups[g] = GroupInfo(g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
+                                       members, serving.SHARE, epoch, protocol_type=serving.SHARE)
+
+    def _read_share_offsets(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
+        """Each share group's share-partitions (its lag comes from them once the end offsets are read)."""
+        for g, d in self._described(admin, ids, snap, self._share_group_offsets, "DescribeShareGroupOffsets").items():
+            snap.share_offsets[g], failed = kip932.share_offsets(d)
+            if failed:
+                self._warn(snap, f"group {g}: {len(failed)} share-partition(s) unreadable, e.g. {failed[0]}; "
+                                 "no lag for them this poll")
 
     def _committed(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
         if not ids:

@@ -9,7 +9,12 @@ RECOMMENDED-OWNER, the member id the group's latest recommendation gives the par
 gives one line per member instead (its LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the
 latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
 group's median). Under each group's header, whether rack-aware placement saves anything there
-(:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``).
+(:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``), and whether
+its members can take a recommendation, and why not (:mod:`streaming.contracts.serving`). A share group
+(KIP-932) is shown as ``kafka-share-groups --describe`` shows it: per share-partition GROUP TOPIC PARTITION
+LEADER-EPOCH START-OFFSET LAG (the broker's share-partition lag, KIP-1226), then LOG-END-OFFSET; with
+``--members`` GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS MEMBER-EPOCH ASSIGNMENT, then RACK. Groups the
+collector does not read (Kafka Connect workers, ...) are listed last with the reason.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from streaming.commands._common import add_config_args, load_config
+from streaming.contracts.serving import SHARE
 
 if TYPE_CHECKING:
     from streaming.collector.poll import ClusterSnapshot
@@ -31,6 +37,9 @@ PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-O
                      "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER")
 MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "LAG",
                   "LAG-SECONDS", "RACK", "CROSS-RACK", "CAPACITY", "CONFIDENCE-S")
+SHARE_PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG", "LOG-END-OFFSET")
+SHARE_MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT",
+                        "RACK")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = live.live_config(load_config(args), args.bootstrap)
     snap = live.read(cfg, args, group=args.group, groups=args.groups)
-    if args.group and args.group not in snap.groups:
+    if args.group and args.group not in snap.groups and args.group not in snap.skipped:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
     recs = live.latest_recommendations(cfg, args.group)
@@ -67,18 +76,45 @@ def run(args: argparse.Namespace) -> int:
     follower_fetching = live.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
     out = []
     for g in sorted(snap.groups):
+        if snap.groups[g].share:
+            out.append(share_group(snap, g))
+            continue
         info, rec = snap.groups[g], recs.get(g)
         rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g))
         members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
+        found = info.serving
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
+                    "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
                     "rack_placement": rack_placement(rows, members, follower_fetching),
                     "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
+    skipped = [{"group": g, "kind": v.kind, "reason": v.reason} for g, v in sorted(snap.skipped.items())]
     if args.format == "json":
-        print(json.dumps({"groups": out, "warnings": snap.warnings}, indent=2))
+        print(json.dumps({"groups": out, "skipped": skipped, "warnings": snap.warnings}, indent=2))
     else:
-        print(render(out, args.members) if out else "no consumer groups")
+        text = render(out, args.members) if out else "no consumer groups"
+        print("\n\n".join([text, *render_skipped(skipped)]))
     return 0
+
+
+def share_group(snap: ClusterSnapshot, g: str) -> dict:
+    """A share group as describe shows it (no recommendation: :data:`streaming.contracts.serving.LAG_ONLY`)."""
+    from streaming.exporter import view
+
+    info = snap.groups[g]
+    found = info.serving
+    return {"group": g, "state": info.state, "group_protocol": info.group_protocol, "assignor": info.protocol,
+            "recommendation_version": None,
+            "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
+            "partitions": [r.as_dict() for r in view.share_partition_rows(snap, g)],
+            "members": [m.as_dict() for m in view.share_member_rows(snap, g)]}
+
+
+def render_skipped(skipped: Sequence[dict]) -> list[str]:
+    """The groups the collector does not read, one line each with the reason (nothing when there are none)."""
+    if not skipped:
+        return []
+    return ["\n".join(["Groups not read:", *(f"  {s['group']}: {s['reason']}" for s in skipped)])]
 
 
 def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[str, dict[tuple[str, int], float]]:
@@ -86,8 +122,9 @@ def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[st
     from streaming.commands import live
     from streaming.lag.rules import MIN_AGE_S
 
-    lagging = {(g, tp): c for g in snap.groups for tp, c in snap.committed.get(g, {}).items()
-               if tp in snap.end and snap.end[tp] > c}
+    # a share group's positions are its lag, not a record its members stand at
+    lagging = {(g, tp): c for g in snap.groups if not snap.groups[g].share
+               for tp, c in snap.committed.get(g, {}).items() if tp in snap.end and snap.end[tp] > c}
     times = live.record_times(cfg, ((tp, c) for (_, tp), c in lagging.items()), timeout_s)
     now_ms = time.time() * 1000
     out: dict[str, dict[tuple[str, int], float]] = {}
@@ -130,6 +167,9 @@ def render(groups: list[dict], members: bool) -> str:
     """kafka-consumer-groups' layout: a header per group, padded columns, ``-`` for an unknown value."""
     blocks = []
     for g in groups:
+        if g["group_protocol"] == SHARE:
+            blocks.append(render_share(g, members))
+            continue
         title = (f"Consumer group '{g['group']}' ({g['state'] or 'unknown'}, {g['group_protocol']}"
                  f"{', ' + g['assignor'] if g['assignor'] else ''}"
                  f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''})")
@@ -145,5 +185,32 @@ def render(groups: list[dict], members: bool) -> str:
             lines = table(PARTITION_COLUMNS, rows) if rows else ["(no partitions owned or committed)"]
         placement = g.get("rack_placement")
         head = [title, f"Rack placement: {placement['says']}"] if placement else [title]
+        found = g.get("serving")
+        if found and found["reason"]:
+            head.append(f"Recommendations: {found['kind'].replace('_', '-')}: {found['reason']}")
         blocks.append("\n".join([*head, *lines]))
     return "\n\n".join(blocks)
+
+
+def render_share(g: dict, members: bool) -> str:
+    """A share group in kafka-share-groups' layout, with the reason it gets no recommendation."""
+    if members:
+        rows = [[m["group"], m["consumer_id"], m["host"], m["client_id"], m["partitions"], m["member_epoch"],
+                 assignment_cell(m["assignment"]), m["rack"]] for m in g["members"]]
+        lines = table(SHARE_MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
+    else:
+        rows = [[p["group"], p["topic"], p["partition"], p["leader_epoch"], p["start_offset"], p["lag"],
+                 p["log_end_offset"]] for p in g["partitions"]]
+        lines = table(SHARE_PARTITION_COLUMNS, rows) if rows else ["(no share-partitions)"]
+    title = (f"Share group '{g['group']}' ({g['state'] or 'unknown'}, {g['group_protocol']}"
+             f"{', ' + g['assignor'] if g['assignor'] else ''})")
+    found = g["serving"]
+    return "\n".join([title, f"Recommendations: {found['kind'].replace('_', '-')}: {found['reason']}", *lines])
+
+
+def assignment_cell(assignment: Sequence[Sequence]) -> str:
+    """``[[t, 0], [t, 2], [u, 1]]`` as the Kafka tools print an assignment: ``t:0,2;u:1`` (``-``: none)."""
+    by_topic: dict[str, list[int]] = {}
+    for t, p in assignment:
+        by_topic.setdefault(t, []).append(int(p))
+    return ";".join(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in sorted(by_topic.items())) or "-"

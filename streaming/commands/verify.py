@@ -44,12 +44,15 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = live.live_config(load_config(args), args.bootstrap)
     snap = live.read(cfg, args, group=args.group)
-    if args.group not in snap.groups:
+    if args.group in snap.skipped:
+        result = verification.not_read(args.group, snap.skipped[args.group].reason).as_dict()
+    elif args.group not in snap.groups:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
-    rec = live.latest_recommendations(cfg, args.group).get(args.group)
-    decision = feed_record(cfg, args.group) if rec is not None and rec.get("mode") == APPROVE else None
-    result = verify(snap, args.group, rec, args.pending_for, time.time(), decision)
+    else:
+        rec = live.latest_recommendations(cfg, args.group).get(args.group)
+        decision = feed_record(cfg, args.group) if rec is not None and rec.get("mode") == APPROVE else None
+        result = verify(snap, args.group, rec, args.pending_for, time.time(), decision)
     if args.format == "json":
         print(json.dumps(result, indent=2, default=str))
     else:

@@ -19,6 +19,8 @@ equal length, entry i of each array being partition ``partitions[i]``; what the 
   A partition the group never committed carries ``"no_commit": true`` and, as ``committed_offset``, the
   position ``auto.offset.reset`` would start from (begin offset for earliest, end offset for latest), so
   ``end_offset - committed_offset`` is always the lag.
+  A share group (KIP-932) commits nothing: its events carry the broker's share-partition lag (KIP-1226) as
+  ``end_offset - committed_offset`` (:func:`streaming.collector.kip932.positions`), and it gets no members event.
 
 ``members`` (metadata topic), on change and at every full refresh::
 

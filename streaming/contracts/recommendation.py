@@ -56,7 +56,7 @@ OUTPUT_SCHEMA = (
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
     "stuck_partitions STRING, feed_value STRING, mode STRING, "
     "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING, "
-    "rack_placement STRING"
+    "rack_placement STRING, serving STRING"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
@@ -144,6 +144,10 @@ class Recommendation:
     message carries it (additive: absent when None), the Delta row in ``feed_value``."""
     rack_placement: str | None = None
     """Whether rack-aware placement saves anything in the group (:mod:`assignors.racks`' verdict). Delta only."""
+    serving: str | None = None
+    """Whether the group's members can apply it, and why not (:meth:`streaming.contracts.serving.Serving.says`:
+    ``served``, ``unapplied: ...``, ``observe_only: ...``; an observe-only one has ``mode = observe``). Delta
+    only."""
 
     @property
     def id(self) -> str:
@@ -182,4 +186,5 @@ class Recommendation:
             **{c: (self.lag_seconds or {}).get(c) for c in LAG_SECONDS_COLUMNS},
             "member_capacity": None if self.member_capacity is None else json.dumps(self.member_capacity),
             "rack_placement": self.rack_placement,
+            "serving": self.serving,
         }

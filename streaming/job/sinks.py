@@ -167,7 +167,7 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
         "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
         F.from_json("member_capacity", CAPACITY_TYPE).alias("member_capacity"),
-        "rack_placement",
+        "rack_placement", "serving",
     )
 
 

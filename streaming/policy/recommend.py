@@ -35,7 +35,8 @@ import numpy as np
 from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
-from streaming.config import PolicySettings
+from streaming.config import OBSERVE, PolicySettings
+from streaming.contracts import serving
 from streaming.contracts.recommendation import Recommendation, bound_below, finite, records
 from streaming.lag.rules import finite_or_none
 from streaming.policy import lag_seconds, lag_skew, load_model
@@ -203,12 +204,16 @@ def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: Poli
 
 def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Proposal,
            seconds: lag_seconds.LagSeconds, policy: PolicySettings) -> Recommendation:
-    """The recommendation, counted in the state (its version, time and id; the skew streak starts over)."""
+    """The recommendation, counted in the state (its version, time and id; the skew streak starts over). A group
+    whose members cannot apply one (:mod:`streaming.contracts.serving`: Kafka Streams) gets it in mode observe,
+    never published, with the reason in ``serving``."""
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0
     by_id = {m.member_id: m for m in state.members or []}
     after = proposal.after
+    # the job sees the members event's assignor only (not the group's type): enough for what cannot apply
+    found = serving.verdict(None, None, state.protocol)
     rec = Recommendation(
         group=state.group, version=state.version, event_ts=ts, generation=state.generation, triggers=triggers,
         assignor=policy.assignor,
@@ -220,13 +225,15 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         ],
         before=_figures(proposal.before), after=_figures(after), lower_bound=bound_below(after.lower_bound),
         partitions_moved=after.partitions_moved, lag_moved=records(after.load_moved),
-        stuck_partitions=sorted(proposal.snapshot.stuck), mode=policy.mode_for(state.group),
+        stuck_partitions=sorted(proposal.snapshot.stuck),
+        mode=policy.mode_for(state.group) if found.published else OBSERVE,
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
         load_model=load_model.of(proposal.snapshot, policy),
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
         rack_placement=racks.of_snapshot(proposal.snapshot, None).verdict,
+        serving=found.says(),
     )
     state.last_rec_id = rec.id
     return rec

@@ -1,5 +1,6 @@
 """Java processes for the tests: tests/java/GroupMember.java compiled against the cached Kafka jars, and
-Kafka's own ConsumerGroupCommand (``kafka-consumer-groups``) from the kafka-tools jar.
+Kafka's own ConsumerGroupCommand (``kafka-consumer-groups``) and ShareGroupCommand (``kafka-share-groups``)
+from the kafka-tools jar.
 
 A :class:`JavaMember` is a real KafkaConsumer in its own JVM, wrapped by the project's
 :class:`streaming.dev.java_process.JavaProcess` (the demo's Java consumers use the same wrapper).
@@ -18,6 +19,7 @@ from streaming.dev.java_process import TP, JavaProcess
 
 SOURCE = Path(__file__).parents[1] / "java" / "GroupMember.java"
 GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 
 
 def compile_member(out_dir: Path, assignor_classes: list[str] | None = None) -> Path:
@@ -50,11 +52,16 @@ def java(classes: Path, *args: str, timeout_s: float = 120.0) -> str:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout_s).stdout
 
 
-def consumer_groups(bootstrap: str, *args: str, timeout_s: float = 120.0) -> str:
-    """``kafka-consumer-groups --bootstrap-server B ARGS``: its stdout."""
-    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", jvm.kafka_classpath(), GROUP_COMMAND,
+def consumer_groups(bootstrap: str, *args: str, timeout_s: float = 120.0, command: str = GROUP_COMMAND) -> str:
+    """``kafka-consumer-groups --bootstrap-server B ARGS`` (or another of Kafka's group tools): its stdout."""
+    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", jvm.kafka_classpath(), command,
            "--bootstrap-server", bootstrap, *args]
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout_s).stdout
+
+
+def share_groups(bootstrap: str, *args: str, timeout_s: float = 120.0) -> str:
+    """``kafka-share-groups --bootstrap-server B ARGS``: its stdout (its tables read with :func:`parse_table`)."""
+    return consumer_groups(bootstrap, *args, timeout_s=timeout_s, command=SHARE_GROUP_COMMAND)
 
 
 def parse_table(text: str) -> list[dict[str, str]]:

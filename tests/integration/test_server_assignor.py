@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 
 from streaming import config, jvm
-from streaming.embedded.broker_config import ASSIGNOR_BUILD, ServerAssignorCluster, build_jar
+from streaming.embedded.broker_config import ASSIGNOR_BUILD, build_jar
 from streaming.kafka_clients import factories as kafka_clients
 
+from .groups import by_client, described
 from .java_client import JavaMember, compile_remote_member, wait_for
 
 VECTORS = Path(__file__).parents[1] / "data" / "fit"
@@ -95,39 +96,9 @@ def test_the_server_assignor_decides_the_fit_vectors_and_kafkas_assignor_shapes(
     assert sorted(_flat(unknown)) == every
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    jvm.resolve()
-    cluster = ServerAssignorCluster(brokers=1, base_dir=tmp_path_factory.mktemp("kafka-server-assignor"),
-                                    jar=build_jar())
-    cluster.start()
-    yield cluster
-    cluster.stop()
-
-
-def _described(bootstrap: str, group: str) -> dict:
-    from kafka import KafkaAdminClient
-
-    from streaming.collector import kip848
-
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="server-assignor-test")
-    try:
-        return kip848.describe(admin, [group]).get(group) or {}
-    finally:
-        admin.close()
-
-
-def _by_client(described: dict, key: str) -> dict[str, set]:
-    """client id -> partitions of each member's ``key`` (assignment or target_assignment)."""
-    out = {}
-    for m in described.get("members") or ():
-        tps = (m.get(key) or {}).get("topic_partitions") or ()
-        out[m["client_id"]] = {(tp["topic_name"], int(p)) for tp in tps for p in tp.get("partitions") or ()}
-    return out
-
-
 @pytest.mark.integration
-def test_a_kip848_group_on_the_server_assignor_takes_the_jobs_recommendation(server, spark, tmp_path):
+def test_a_kip848_group_on_the_server_assignor_takes_the_jobs_recommendation(assignor_cluster, spark, tmp_path):
+    server = assignor_cluster
     # the session's shared SparkSession (the Kafka source takes this cluster's bootstrap per query); stopping
     # a session of its own would stop that shared one too (getOrCreate returns it) and fail later tests
     from streaming.apply.feed import RecommendationFeed
@@ -186,8 +157,8 @@ def test_a_kip848_group_on_the_server_assignor_takes_the_jobs_recommendation(ser
         def applied() -> bool:
             latest = recs[-1][1]
             want = {e["client_id"]: {(t, p) for t, p in e["partitions"]} for e in latest["assignment"]}
-            d = _described(server.bootstrap_servers, names["rebalancer"])
-            return _by_client(d, "assignment") == want and _by_client(d, "target_assignment") == want
+            d = described(server.bootstrap_servers, names["rebalancer"])
+            return by_client(d, "assignment") == want and by_client(d, "target_assignment") == want
 
         wait_for(applied, 90, 0.5, "the recommendation as the group's assignment (ConsumerGroupDescribe)")
         t_applied = time.monotonic()

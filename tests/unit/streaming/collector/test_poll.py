@@ -86,6 +86,33 @@ def test_a_poll_reads_lag_members_with_rack_and_partitions_with_racks():
     assert {e["group"] for e in evs} == {"g"}  # connect and the rebalancer's own groups are skipped
 
 
+class ZooAdmin(FakeAdmin):
+    """FakeAdmin's group g beside a share group and a Connect worker group."""
+
+    def list_groups(self, broker_ids=None):
+        return [{"group_id": "g", "protocol_type": "consumer", "group_type": "Classic"},
+                {"group_id": "connect-x", "protocol_type": "connect", "group_type": "Classic"},
+                {"group_id": "sh", "protocol_type": "share", "group_type": "Share"}] if broker_ids == [1] else []
+
+
+def test_skipped_groups_are_said_with_their_reason_once(caplog):
+    c = _collector(ZooAdmin())
+    c.reader._describe_share_groups = lambda admin, ids: {"sh": {"error": None, "group_state": "Empty",
+                                                                 "assignor_name": "simple", "members": []}}
+    c.reader._share_group_offsets = lambda admin, ids: {"sh": {"error": None, "topics": []}}
+    with caplog.at_level("INFO", logger="streaming.collector.poll"):
+        evs = c.poll_once()
+        c.poll_once()
+    assert {e["group"] for e in evs} == {"g"}
+    skipped = c.last_snapshot.skipped
+    assert {g: v.kind for g, v in skipped.items()} == {"connect-x": "not_read"}
+    assert "protocol type connect" in skipped["connect-x"].reason
+    said = [r.getMessage() for r in caplog.records if "not read" in r.getMessage()]
+    assert [m.split(":")[0] for m in said] == ["group connect-x not read"]  # once
+    assert c.last_snapshot.groups["g"].serving.kind == "unapplied"  # range: published, not applied
+    assert c.last_snapshot.groups["sh"].serving.kind == "lag_only"  # read: no members, no lag yet
+
+
 def test_lag_form_partition_writes_the_same_readings_one_event_per_partition():
     c = _collector(FakeAdmin(), offset_reset="earliest", lag_form="partition")
     evs = [e for e in c.poll_once() if e["type"] in ev.LAG_TYPES]

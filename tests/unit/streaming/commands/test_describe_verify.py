@@ -170,3 +170,63 @@ def test_follower_fetching_is_read_from_every_brokers_selector(monkeypatch):
         assert admin.asked == ([("0", ["replica.selector.class"]), ("1", ["replica.selector.class"])], "all")
         assert admin.closed
     assert live.follower_fetching(None, {}) is None
+
+
+def test_verify_says_why_a_group_it_does_not_read_has_no_recommendation(monkeypatch, capsys):
+    import json
+
+    from streaming.cli import main
+    from streaming.commands import live
+    from streaming.contracts import serving
+
+    found = serving.verdict("share", "share", None)
+    monkeypatch.setattr(live, "read", lambda cfg, args, group=None, groups=None: ClusterSnapshot(
+        ts=0, skipped={"sh": found}))
+    assert main(["verify", "sh", "--bootstrap", "127.0.0.1:9"]) == 6
+    assert capsys.readouterr().out == f"Group sh: the collector does not read this group: {found.reason}.\n"
+    assert main(["verify", "sh", "--bootstrap", "127.0.0.1:9", "--format", "json"]) == 6
+    got = json.loads(capsys.readouterr().out)
+    assert (got["status"], got["state"], got["version"]) == ("none", None, None)
+
+
+def _share_snap() -> ClusterSnapshot:
+    """Share group q: two share consumers both given partition 1; partition 0's lag reported, 2 not started."""
+    from streaming.collector import kip932
+
+    members = [ObservedMember(Member(mid, ("t",), None, None, tuple(("t", p) for p in ps), client_id=c), "10.0.0.1",
+                              member_epoch=e) for mid, c, ps, e in (("m1", "c1", [0, 1], 3), ("m2", "c0", [1], 4))]
+    offsets = {("t", 0): kip932.ShareOffset(10, 2, 30), ("t", 2): kip932.ShareOffset(-1, None, None)}
+    parts = [{"partition_index": p, "leader_id": 1, "replica_nodes": [1]} for p in range(3)]
+    return ClusterSnapshot(ts=0, groups={"q": GroupInfo("q", "Stable", "simple", members, "share", 4, "share")},
+                           committed={"q": {("t", 0): 20}}, share_offsets={"q": offsets}, topics={"t": parts},
+                           broker_racks={1: "a"}, end={("t", p): 50 for p in range(3)})
+
+
+def test_a_share_group_is_described_as_kafka_share_groups_shows_it():
+    snap = _share_snap()
+    g = describe.share_group(snap, "q")
+    assert g["serving"]["kind"] == "lag_only" and not g["serving"]["published"]
+    text = describe.render([g], members=False)
+    assert text.splitlines()[:2] == ["Share group 'q' (Stable, share, simple)",
+                                     f"Recommendations: lag-only: {g['serving']['reason']}"]
+    assert parse_table(text) == [
+        {"GROUP": "q", "TOPIC": "t", "PARTITION": "0", "LEADER-EPOCH": "2", "START-OFFSET": "10", "LAG": "30",
+         "LOG-END-OFFSET": "50"},
+        {"GROUP": "q", "TOPIC": "t", "PARTITION": "2", "LEADER-EPOCH": "", "START-OFFSET": "", "LAG": "",
+         "LOG-END-OFFSET": "50"}]
+    members = parse_table(describe.render([g], members=True))
+    assert [(r["CLIENT-ID"], r["#PARTITIONS"], r["MEMBER-EPOCH"], r["ASSIGNMENT"]) for r in members] == [
+        ("c0", "1", "4", "t:1"), ("c1", "2", "3", "t:0,1")]
+
+
+def test_no_member_owns_a_share_partition_in_the_figures():
+    snap = _share_snap()
+    rows = view.partition_rows(snap, "q")
+    assert [(r.partition, r.lag, r.consumer_id) for r in rows] == [(0, 30, None)]
+    f = view.figures(snap, "q", rows)
+    assert (f.members, f.lag_by_topic, f.max_member_lag) == (2, {"t": 30}, 0)
+
+
+def test_an_assignment_cell_is_the_kafka_tools():
+    assert describe.assignment_cell([["u", 1], ["t", 2], ["t", 0]]) == "t:0,2;u:1"
+    assert describe.assignment_cell([]) == "-"

@@ -13,7 +13,7 @@ from streaming.job import tables
 from streaming.job.tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
-         "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING"}
+         "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING"}
 WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
                    StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
                    StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType()),
@@ -21,7 +21,7 @@ WANT = StructType([StructField("group", StringType()), StructField("version", Lo
                        StructField("member_id", StringType()), StructField("client_id", StringType()),
                        StructField("records_per_s", DoubleType()), StructField("confidence_s", DoubleType()),
                        StructField("measured", BooleanType())]))),
-                   StructField("rack_placement", StringType())])
+                   StructField("rack_placement", StringType()), StructField("serving", StringType())])
 
 
 def _without(*names, schema=WANT):
@@ -41,6 +41,10 @@ def test_a_table_from_before_modes_gets_every_added_column_in_declared_order():
 
 def test_a_table_from_before_rack_placement_gets_it_alone():
     assert columns_to_add(schema_differences(WANT, _without("rack_placement")), ADDED) == ["rack_placement"]
+
+
+def test_a_table_from_before_serving_gets_it_alone():
+    assert columns_to_add(schema_differences(WANT, _without("serving")), ADDED) == ["serving"]
 
 
 def test_a_table_from_before_lag_seconds_gets_those_alone():

@@ -279,3 +279,23 @@ def test_resent_late_and_reordered_events_give_the_same_recommendations(seed, cu
         pieces += process(state, batch, POLICY)
     assert [r.to_row() for r in pieces] == [r.to_row() for r in whole]
     assert any("membership_change" in r.triggers for r in whole)
+
+
+def _skewed_run(protocol, mode="auto"):
+    group = {**TWO, "protocol": protocol}
+    policy = dataclasses.replace(POLICY, mode=mode)
+    return run([group] + [e for i in range(3) for e in poll(T0 + i * STEP, SKEWED)], policy)[1]
+
+
+def test_a_group_whose_members_cannot_apply_it_gets_it_observe_only_with_the_reason():
+    # Kafka Streams on the classic protocol: the row is written, never published (mode observe), and says why
+    (rec,) = _skewed_run("stream")
+    assert rec.mode == "observe" and rec.feed_message()["status"] == "observed"
+    assert rec.to_row()["serving"].startswith("observe_only: Kafka Streams")
+    # the same group on RecommendationAssignor is served; on range it is published and says who would apply it
+    (served,) = _skewed_run("rebalancer")
+    assert served.mode == "auto" and served.to_row()["serving"] == "served"
+    (unapplied,) = _skewed_run("range")
+    assert unapplied.mode == "auto" and unapplied.serving.startswith("unapplied: ")
+    # a group configured to observe stays so whatever its assignor
+    assert _skewed_run("rebalancer", mode="observe")[0].mode == "observe"

@@ -1,9 +1,13 @@
 /*
- * Asks for a rebalance (Consumer.enforceRebalance) when a recommendation newer than the one the leader
- * last considered, and one it may act on (status auto or approved), gives this member other partitions than
- * it owns: the leader then decides with
- * RecommendationAssignor. The same check as streaming/apply/plan.py rejoin_reason. Call check() from the
- * thread that polls the consumer (KafkaConsumer is single-threaded), e.g. after every poll().
+ * Asks for a rebalance (Consumer.enforceRebalance) when a recommendation it may act on (status auto or approved)
+ * gives this member other partitions than it owns, at most once per recommendation version: the leader then
+ * decides with RecommendationAssignor. The check of streaming/apply/plan.py rejoin_reason, with one difference:
+ * the leader's assignments carry no user data (a classic group whose assignments carry some cannot move to the
+ * consumer protocol, see RecommendationAssignor), so this member does not know which version the leader last
+ * considered and remembers instead which it asked for. A version the leader declined (it does not fit) costs each
+ * member at most one request, and a restarted member one more. Call check() from the thread that polls the
+ * consumer (KafkaConsumer is single-threaded), e.g. after every poll(); with group.protocol=consumer it does
+ * nothing (no RecommendationAssignor runs there: the broker's ServerAssignor applies recommendations).
  */
 package io.github.kafkarebalancer;
 
@@ -52,7 +56,7 @@ public final class RebalanceOnRecommendation {
             return null;
         }
         FitRule.Recommendation rec = assignor.feed().latest();
-        if (rec == null || !rec.actionable() || rec.version() <= assignor.considered() || rec.version() <= asked) {
+        if (rec == null || !rec.actionable() || rec.version() <= asked) {
             return null;
         }
         ConsumerGroupMetadata meta = consumer.groupMetadata();

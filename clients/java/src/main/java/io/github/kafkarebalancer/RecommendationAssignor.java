@@ -3,20 +3,20 @@
  * hands out the latest recommendation from the trigger feed when it fits the current members and
  * partitions (FitRule, the rule of streaming/apply/plan.py); otherwise it balances the job's load model when the
  * recommendation carries one (LoadModel, the rule of streaming/apply/fallback.py), else runs cooperative-sticky
- * (or sticky with rebalancer.rebalance.protocol=eager), and logs why. Every member learns from the assignment's
- * user data which recommendation version the leader considered, so RebalanceOnRecommendation asks for a
- * rebalance only for newer ones.
+ * (or sticky with rebalancer.rebalance.protocol=eager), and logs why.
+ *
+ * Its assignments carry no user data: Kafka converts a classic group to a KIP-848 consumer group (the online
+ * upgrade of a rolling restart with group.protocol=consumer) only when no member's assignment has any
+ * (KAFKA-18134, Kafka 4.0: "userData from a custom assignor would be lost"); docs/server-assignor.md has the
+ * migration. So the members do not learn which recommendation the leader considered, and
+ * RebalanceOnRecommendation asks at most once per version instead.
  *
  * Consumer settings it reads: group.id, client.id, rebalancer.trigger.topic (default rebalancer.triggers),
  * rebalancer.rebalance.protocol (cooperative, the default, or eager), and the connection settings.
  */
 package io.github.kafkarebalancer;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -25,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -42,7 +41,6 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
     public static final String PROTOCOL_CONFIG = "rebalancer.rebalance.protocol";
 
     private static final Logger LOG = LoggerFactory.getLogger(RecommendationAssignor.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
     // the broker makes a dynamic member id "<client.id>-<UUID>"
     private static final Pattern UUID_SUFFIX =
         Pattern.compile("-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
@@ -52,7 +50,6 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
     private RebalanceProtocol protocol = RebalanceProtocol.COOPERATIVE;
     private String group;
     private RecommendationFeed feed;
-    private volatile long considered;
 
     @Override
     public void configure(Map<String, ?> configs) {
@@ -75,11 +72,6 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
     /** The assignor of the consumer with {@code clientId} in this JVM, or null. */
     public static RecommendationAssignor forClient(String clientId) {
         return BY_CLIENT.get(clientId);
-    }
-
-    /** The highest recommendation version the leader considered at the last assignment this member got. */
-    public long considered() {
-        return considered;
     }
 
     public RecommendationFeed feed() {
@@ -110,10 +102,6 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
     @Override
     public void onAssignment(Assignment assignment, ConsumerGroupMetadata metadata) {
         fallback.onAssignment(assignment, metadata);
-        JsonNode body = readUserData(assignment.userData());
-        if (body != null && body.path("considered").canConvertToLong()) {
-            considered = body.path("considered").asLong();
-        }
     }
 
     static String clientIdFromMemberId(String memberId) {
@@ -141,7 +129,7 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
         subs.forEach((id, s) -> s.ownedPartitions().forEach(tp -> owner.put(tp, id)));
         Map<String, Assignment> out = new HashMap<>();
         if (d.applied()) {
-            int held = handOut(d.assignment(), owner, () -> userData("recommendation", "recommendation", d, rec), out);
+            int held = handOut(d.assignment(), owner, out);
             LOG.info("group {}: applying recommendation v{} to {} member(s){}", group, d.considered(), out.size(),
                      held > 0 ? " (" + held + " partition(s) follow once their owners revoke them)" : "");
             return new GroupAssignment(out);
@@ -155,19 +143,18 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
             LOG.warn("group {}: {}; not applied, using the {} fallback [{}]", group, d.reason(), name, d.kind());
         }
         if (planned != null) {
-            handOut(planned, owner, () -> userData("fallback", name, d, null), out);
+            handOut(planned, owner, out);
             return new GroupAssignment(out);
         }
         GroupAssignment fb = fallback.assign(metadata, groupSubscription);
-        fb.groupAssignment().forEach((id, a) ->
-            out.put(id, new Assignment(a.partitions(), userData("fallback", name, d, null))));
+        fb.groupAssignment().forEach((id, a) -> out.put(id, new Assignment(a.partitions())));  // sticky's have none
         return new GroupAssignment(out);
     }
 
     /** {@code plan} into {@code out}; returns how many partitions were held back: under cooperative a partition
      *  another member still owns moves at the next rebalance, once revoked (the plan is computed again then). */
     private int handOut(Map<String, List<Map.Entry<String, Integer>>> plan, Map<TopicPartition, String> owner,
-                        Supplier<ByteBuffer> userData, Map<String, Assignment> out) {
+                        Map<String, Assignment> out) {
         int held = 0;
         for (Map.Entry<String, List<Map.Entry<String, Integer>>> e : plan.entrySet()) {
             List<TopicPartition> parts = new ArrayList<>();
@@ -180,37 +167,9 @@ public final class RecommendationAssignor implements ConsumerPartitionAssignor, 
                 }
                 parts.add(p);
             }
-            out.put(e.getKey(), new Assignment(parts, userData.get()));
+            out.put(e.getKey(), new Assignment(parts));
         }
         return held;
-    }
-
-    private static ByteBuffer userData(String source, String assignor, FitRule.Decision d, FitRule.Recommendation rec) {
-        ObjectNode body = JSON.createObjectNode().put("rebalancer", 1).put("source", source).put("assignor", assignor);
-        if (rec != null) {
-            body.put("version", rec.version()).put("recommendation_id", rec.recommendationId());
-        } else {
-            body.putNull("version").putNull("recommendation_id");
-        }
-        body.put("considered", d.considered()).put("reason", d.reason());
-        if (d.kind() != null) {
-            body.put("kind", d.kind());
-        }
-        return ByteBuffer.wrap(body.toString().getBytes(StandardCharsets.UTF_8));
-    }
-
-    static JsonNode readUserData(ByteBuffer data) {
-        if (data == null || !data.hasRemaining()) {
-            return null;
-        }
-        byte[] raw = new byte[data.remaining()];
-        data.duplicate().get(raw);
-        try {
-            JsonNode body = JSON.readTree(raw);
-            return body != null && body.has("rebalancer") ? body : null;
-        } catch (Exception e) {
-            return null;
-        }
     }
 
     /** The partitions of {@code entry} as TopicPartitions. */

@@ -51,6 +51,8 @@ class GroupInfo:
     """``classic`` or ``consumer`` (KIP-848)."""
     epoch: int | None = None
     """the group epoch of a KIP-848 group."""
+    assignment_epoch: int | None = None
+    """the epoch of a KIP-848 group's target assignment (its members converge on it)."""
 
     def subscribed_topics(self) -> set[str]:
         topics = {t for m in self.members for t in m.topics}
@@ -263,7 +265,8 @@ class ClusterReader:
                 continue
             epoch = d.get("group_epoch")
             members = [kip848.member_from(m, self._racks, epoch) for m in d.get("members") or ()]
-            snap.groups[g] = GroupInfo(g, state, d.get("assignor_name") or None, members, kip848.CONSUMER, epoch)
+            snap.groups[g] = GroupInfo(g, state, d.get("assignor_name") or None, members, kip848.CONSUMER, epoch,
+                                       d.get("assignment_epoch"))
 
     def _committed(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
         if not ids:

@@ -10,6 +10,11 @@ gives one line per member instead (its LAG-SECONDS: the max over its partitions;
 latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
 group's median). Under each group's header, whether rack-aware placement saves anything there
 (:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``).
+
+A consumer-protocol group (KIP-848) also shows, as KIP-1099 has ``kafka-consumer-groups --describe --verbose``
+show them, its group epoch and target assignment epoch in the header, and with ``--members`` each member's
+CURRENT-EPOCH, the TARGET-EPOCH and CONVERGING: ``yes`` while the member is still on its way to the target
+assignment (:func:`streaming.collector.kip848.converging`); the header counts those members.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-O
                      "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER")
 MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "LAG",
                   "LAG-SECONDS", "RACK", "CROSS-RACK", "CAPACITY", "CONFIDENCE-S")
+EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH", "CONVERGING")
+"""Members of a consumer-protocol group (KIP-848) only."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
+                    "group_epoch": info.epoch, "target_assignment_epoch": info.assignment_epoch,
                     "rack_placement": rack_placement(rows, members, follower_fetching),
                     "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
     if args.format == "json":
@@ -108,6 +116,13 @@ def rack_placement(rows: Sequence[view.PartitionRow], members: Sequence[view.Mem
             "follower_fetching": follower_fetching, "says": found.sentence()}
 
 
+def epochs(g: dict) -> str:
+    """A KIP-848 group's epochs for its header, and how many members are still converging."""
+    moving = sum(1 for m in g["members"] if m["converging"])
+    return (f", group epoch {g['group_epoch']}, target assignment epoch {_cell(g['target_assignment_epoch'])}, "
+            f"{moving} of {len(g['members'])} members converging")
+
+
 def _cell(v: object) -> str:
     if v is None:
         return "-"
@@ -130,14 +145,18 @@ def render(groups: list[dict], members: bool) -> str:
     """kafka-consumer-groups' layout: a header per group, padded columns, ``-`` for an unknown value."""
     blocks = []
     for g in groups:
+        kip848 = g.get("group_epoch") is not None
         title = (f"Consumer group '{g['group']}' ({g['state'] or 'unknown'}, {g['group_protocol']}"
                  f"{', ' + g['assignor'] if g['assignor'] else ''}"
-                 f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''})")
+                 f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''}"
+                 f"{epochs(g) if kip848 else ''})")
         if members:
             rows = [[m["group"], m["consumer_id"], m["instance_id"], m["host"], m["client_id"], m["partitions"],
-                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"]]
+                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"],
+                     *([m["member_epoch"], g["target_assignment_epoch"], m["converging"]] if kip848 else [])]
                     for m in g["members"]]
-            lines = table(MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
+            columns = MEMBER_COLUMNS + (EPOCH_COLUMNS if kip848 else ())
+            lines = table(columns, rows) if rows else ["(no active members)"]
         else:
             rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],
                      p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],

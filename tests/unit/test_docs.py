@@ -55,7 +55,8 @@ FILE_SUFFIXES = frozenset({"py", "md", "toml", "json", "txt", "png", "properties
 OTHER_TOOLS_OPTIONS = frozenset({
     "--master", "--jars", "--packages", "--py-files", "--conf",  # spark-submit
     "--no-deps", "--no-build-isolation",  # pip wheel
-    "--describe", "--members", "--verbose", "--verify",  # Kafka's kafka-consumer-groups / -reassign-partitions
+    # Kafka's kafka-consumer-groups / -reassign-partitions
+    "--describe", "--members", "--state", "--verbose", "--verify",
     "--help",
 })
 

@@ -192,10 +192,10 @@ def render_table(rows: list[dict]) -> str:
 def render_diff(row: dict, found: diff.Diff) -> str:
     """The row's headline figures, then one line per member (``-``: none, or not known)."""
     head = [f"Recommendation v{row['version']} of group {row['group']} ({row.get('mode') or 'auto'}), "
-            f"{str(row['event_time'])[:19]}, triggers {','.join(row['triggers']) or '-'}: {found.moved} partitions "
-            f"move, {found.new} new; max load {row['before_max_lag']:,} -> {row['after_max_lag']:,}, catch-up s "
-            f"{_seconds(row.get('before_catch_up_s'))} -> {_seconds(row.get('after_catch_up_s'))}, cross-rack "
-            f"{row['before_cross_rack']} -> {row['after_cross_rack']}"]
+            f"{str(row['event_time'])[:19]}, triggers {','.join(row['triggers']) or '-'}: partitions moved "
+            f"{found.moved}, new {found.new}; max load {row['before_max_lag']:,} -> {row['after_max_lag']:,}, "
+            f"catch-up s {_seconds(row.get('before_catch_up_s'))} -> {_seconds(row.get('after_catch_up_s'))}, "
+            f"cross-rack {row['before_cross_rack']} -> {row['after_cross_rack']}"]
     lines = [["MEMBER", "RACK", "GAINS", "LOSES", "KEEPS", "LOAD", "RATE/S", "CATCH-UP S", "CROSS-RACK"]]
     for m in found.members:
         lines.append([m.label, m.rack or "-", _parts(m.gains), _parts(m.loses), str(m.keeps),

@@ -38,13 +38,15 @@ EXPIRY_S = 1800.0
 
 
 class Consumer(threading.Thread):
-    """A plain member of the group (range assignor), polling until stopped."""
+    """A plain member of the group (range assignor), polling until stopped. A leader that had no metadata of the
+    topic yet assigns nothing; the short metadata age has it see the topic, and rebalance, within seconds."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, client_id: str) -> None:
         super().__init__(daemon=True, name=client_id)
         self.stopping = threading.Event()
         self.consumer = KafkaConsumer(topic, group_id=group, client_id=client_id, bootstrap_servers=bootstrap,
-                                      enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000)
+                                      enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000,
+                                      metadata_max_age_ms=2000)
 
     def run(self) -> None:
         while not self.stopping.is_set():
@@ -135,14 +137,14 @@ def test_a_proposal_expires_when_a_member_joins_and_approve_refuses_it(proposed)
     try:
         for c in group:
             c.start()
-        wait_until(lambda: all(c.consumer.assignment() for c in group), 60, "both members assigned")
+        wait_until(lambda: all(c.consumer.assignment() for c in group), 120, "both members assigned")
         waiting = cli(jc, "verify", fresh)
         print(waiting.stdout)
         assert waiting.returncode == 7, waiting.stdout + waiting.stderr  # the same members: awaiting approval
 
         group.append(Consumer(jc.kafka.bootstrap_servers, fresh, topic, f"{tag}-c2"))
         group[-1].start()
-        wait_until(lambda: all(c.consumer.assignment() for c in group), 60, "the third member assigned")
+        wait_until(lambda: all(c.consumer.assignment() for c in group), 120, "the third member assigned")
         why = f"member client:{tag}-c2@127.0.0.1 joined since the proposal"
         expired = cli(jc, "verify", fresh)
         print(expired.stdout)
@@ -163,7 +165,7 @@ def test_a_proposal_older_than_its_expiry_is_expired_with_the_same_members(propo
     try:
         for c in group:
             c.start()
-        wait_until(lambda: all(c.consumer.assignment() for c in group), 60, "both members assigned")
+        wait_until(lambda: all(c.consumer.assignment() for c in group), 120, "both members assigned")
         (message,) = [m for m in feed(jc) if m["group"] == aged]
         assert message["proposal"]["expires_at"] == message["event_ts"] + EXPIRY_S * 1000
         assert message["proposal"]["members"] == [f"client:{tag}-{c}@127.0.0.1" for c in OWNED]

@@ -115,6 +115,9 @@ class PolicySettings:
     mode_overrides: dict[str, str] = field(default_factory=dict)
     """Group-id regex -> mode (``[policy.mode_overrides]``, ``--conf policy.mode_overrides.REGEX=MODE``); the
     first regex, in the order written, that matches anywhere in the group id (``re.search``) wins."""
+    proposal_expiry_s: float = 3600.0
+    """A proposal (mode ``approve``) expires this long after its observation, or once the group's members or
+    partitions change (:mod:`streaming.proposals.expiry`): ``rebalancer approve`` refuses it then."""
 
     def __post_init__(self) -> None:
         # Checked at load, so a typo fails `rebalancer run` at once rather than every recommendation.
@@ -131,10 +134,11 @@ class PolicySettings:
                     " (to switch assignor, clear the table first: --conf policy.assignor_options=)")
             raise ConfigError(f"policy.assignor_options.{e}{hint}") from None
         object.__setattr__(self, "assignor_options", typed)
-        if self.mode not in MODES:
-            raise ConfigError(f"policy.mode: {self.mode!r} is not one of {', '.join(MODES)}")
-        if self.skew_on not in SKEW_UNITS:
-            raise ConfigError(f"policy.skew_on: {self.skew_on!r} is not one of {', '.join(SKEW_UNITS)}")
+        for name, value, allowed in (("mode", self.mode, MODES), ("skew_on", self.skew_on, SKEW_UNITS)):
+            if value not in allowed:
+                raise ConfigError(f"policy.{name}: {value!r} is not one of {', '.join(allowed)}")
+        if not 0 < self.proposal_expiry_s < 1e12:  # NaN and infinity fail too: the deadline is an epoch ms
+            raise ConfigError(f"policy.proposal_expiry_s: {self.proposal_expiry_s} is not a positive number of seconds")
         for pattern, mode in self.mode_overrides.items():
             if mode not in MODES:
                 raise ConfigError(f"policy.mode_overrides.{pattern}: {mode!r} is not one of {', '.join(MODES)}")

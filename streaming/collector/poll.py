@@ -65,6 +65,8 @@ class GroupInfo:
     """``classic``, ``consumer`` (KIP-848) or ``share`` (KIP-932)."""
     epoch: int | None = None
     """the group epoch of a KIP-848 group."""
+    assignment_epoch: int | None = None
+    """the epoch of a KIP-848 group's target assignment (its members converge on it)."""
     protocol_type: str = "consumer"
     """``consumer``, or ``""`` for a group that only commits offsets."""
 
@@ -296,7 +298,8 @@ class ClusterReader:
             epoch = d.get("group_epoch")
             members = [kip848.member_from(m, self._racks, epoch, matching) for m in d.get("members") or ()]
             snap.groups[g] = GroupInfo(g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
-                                       members, kip848.CONSUMER, epoch)
+                                       members, kip848.CONSUMER, epoch,
+                                       assignment_epoch=d.get("assignment_epoch"))
 
     def _read_share_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
         for g, d in self._described(admin, ids, snap, self._describe_share_groups, "ShareGroupDescribe").items():

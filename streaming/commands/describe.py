@@ -15,6 +15,11 @@ its members can take a recommendation, and why not (:mod:`streaming.contracts.se
 LEADER-EPOCH START-OFFSET LAG (the broker's share-partition lag, KIP-1226), then LOG-END-OFFSET; with
 ``--members`` GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS MEMBER-EPOCH ASSIGNMENT, then RACK. Groups the
 collector does not read (Kafka Connect workers, ...) are listed last with the reason.
+
+A consumer-protocol group (KIP-848) also shows, as KIP-1099 has ``kafka-consumer-groups --describe --verbose``
+show them, its group epoch and target assignment epoch in the header, and with ``--members`` each member's
+CURRENT-EPOCH, the TARGET-EPOCH and CONVERGING: ``yes`` while the member is still on its way to the target
+assignment (:func:`streaming.collector.kip848.converging`); the header counts those members.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-I
 SHARE_PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG", "LOG-END-OFFSET")
 SHARE_MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT",
                         "RACK")
+EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH", "CONVERGING")
+"""Members of a consumer-protocol group (KIP-848) only."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
                     "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
+                    "group_epoch": info.epoch, "target_assignment_epoch": info.assignment_epoch,
                     "rack_placement": rack_placement(rows, members, follower_fetching),
                     "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
     skipped = [{"group": g, "kind": v.kind, "reason": v.reason} for g, v in sorted(snap.skipped.items())]
@@ -145,6 +153,13 @@ def rack_placement(rows: Sequence[view.PartitionRow], members: Sequence[view.Mem
             "follower_fetching": follower_fetching, "says": found.sentence()}
 
 
+def epochs(g: dict) -> str:
+    """A KIP-848 group's epochs for its header, and how many members are still converging."""
+    moving = sum(1 for m in g["members"] if m["converging"])
+    return (f", group epoch {g['group_epoch']}, target assignment epoch {_cell(g['target_assignment_epoch'])}, "
+            f"{moving} of {len(g['members'])} members converging")
+
+
 def _cell(v: object) -> str:
     if v is None:
         return "-"
@@ -170,14 +185,18 @@ def render(groups: list[dict], members: bool) -> str:
         if g["group_protocol"] == SHARE:
             blocks.append(render_share(g, members))
             continue
+        kip848 = g.get("group_epoch") is not None
         title = (f"Consumer group '{g['group']}' ({g['state'] or 'unknown'}, {g['group_protocol']}"
                  f"{', ' + g['assignor'] if g['assignor'] else ''}"
-                 f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''})")
+                 f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''}"
+                 f"{epochs(g) if kip848 else ''})")
         if members:
             rows = [[m["group"], m["consumer_id"], m["instance_id"], m["host"], m["client_id"], m["partitions"],
-                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"]]
+                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"],
+                     *([m["member_epoch"], g["target_assignment_epoch"], m["converging"]] if kip848 else [])]
                     for m in g["members"]]
-            lines = table(MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
+            columns = MEMBER_COLUMNS + (EPOCH_COLUMNS if kip848 else ())
+            lines = table(columns, rows) if rows else ["(no active members)"]
         else:
             rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],
                      p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from streaming.collector import kip848
 from streaming.collector.diff import partition_entries
 from streaming.collector.poll import ClusterSnapshot
 from streaming.lag import rules as lag_time
@@ -77,6 +78,12 @@ class MemberRow:
     """records/s the latest recommendation took it at (:mod:`streaming.state.capacity`; None: not known)."""
     capacity_confidence_s: float | None = None
     """seconds of backlog that capacity rests on (0: the group's median, never measured)."""
+    member_epoch: int | None = None
+    """KIP-848 members: the member's epoch (None for classic members)."""
+    target: tuple[TP, ...] | None = None
+    """KIP-848 members: the partitions the group's target assignment gives it."""
+    converging: bool | None = None
+    """KIP-848 members: still on the way to the target (:func:`streaming.collector.kip848.converging`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -198,7 +205,8 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
         if r.consumer_id is not None:
             by_member.setdefault(r.consumer_id, []).append(r)
     out = []
-    for m in snap.groups[group].members:
+    info = snap.groups[group]
+    for m in info.members:
         mine = by_member.get(m.member_id, [])
         lag = sum(r.lag or 0 for r in mine)
         known = [r.lag_seconds for r in mine if r.lag and r.lag_seconds is not None]
@@ -208,7 +216,9 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
         rate, confidence = capacity.get(m.member_id) or capacity.get(f"client:{m.client_id}") or (None, None)
         out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
                              lag, sum(1 for r in mine if r.cross_rack),
-                             max(known) if known else (0.0 if settled else None), rate, confidence))
+                             max(known) if known else (0.0 if settled else None), rate, confidence,
+                             m.member_epoch, m.target,
+                             kip848.converging(m.member_epoch, info.assignment_epoch, m.assigned, m.target)))
     return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
 
 

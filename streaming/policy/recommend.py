@@ -35,11 +35,12 @@ import numpy as np
 from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
-from streaming.config import OBSERVE, PolicySettings
+from streaming.config import APPROVE, OBSERVE, PolicySettings
 from streaming.contracts import serving
 from streaming.contracts.recommendation import Recommendation, bound_below, finite, records
 from streaming.lag.rules import finite_or_none
-from streaming.policy import lag_seconds, lag_skew, load_model
+from streaming.policy import lag_seconds, lag_skew, load_model, member_figures
+from streaming.proposals import expiry
 from streaming.state import capacity
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -214,6 +215,7 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
     after = proposal.after
     # the job sees the members event's assignor only (not the group's type): enough for what cannot apply
     found = serving.verdict(None, None, state.protocol)
+    mode = policy.mode_for(state.group) if found.published else OBSERVE
     rec = Recommendation(
         group=state.group, version=state.version, event_ts=ts, generation=state.generation, triggers=triggers,
         assignor=policy.assignor,
@@ -225,8 +227,7 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         ],
         before=_figures(proposal.before), after=_figures(after), lower_bound=bound_below(after.lower_bound),
         partitions_moved=after.partitions_moved, lag_moved=records(after.load_moved),
-        stuck_partitions=sorted(proposal.snapshot.stuck),
-        mode=policy.mode_for(state.group) if found.published else OBSERVE,
+        stuck_partitions=sorted(proposal.snapshot.stuck), mode=mode,
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
@@ -234,6 +235,10 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
         rack_placement=racks.of_snapshot(proposal.snapshot, None).verdict,
         serving=found.says(),
+        member_figures=member_figures.of(proposal.snapshot, proposal.current, proposal.proposed, proposal.before,
+                                         after, seconds.members),
+        proposal=expiry.basis(proposal.snapshot.members, proposal.snapshot.topics, ts, policy.proposal_expiry_s)
+        if mode == APPROVE else None,
     )
     state.last_rec_id = rec.id
     return rec

@@ -23,7 +23,7 @@ its estimate towards the window's consume rate, those seconds weighed against at
 the past (a member redeployed slower is believed within minutes). An observation no newer than the
 member's last backlogged one changes nothing, so a re-sent or replayed poll counts once.
 
-Members are kept by identity (:func:`streaming.state.changes.member_identity`: a rejoin keeps its
+Members are kept by identity (:attr:`assignors.model.Member.identity`: a rejoin keeps its
 estimate); one that left is forgotten. A member never backlogged takes the median of the group's
 estimates (``measured`` False, confidence 0); with none at all, or none resting on :data:`CONFIDENT_S` of
 backlog yet, the capacities are unknown (None) and the members count as alike. Either is raised to what
@@ -45,7 +45,6 @@ import numpy as np
 
 from streaming.lag import owners as by_owner
 from streaming.lag.history import LagHistory
-from streaming.state.changes import member_identity
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Owners
 
@@ -123,14 +122,14 @@ def observe(state: GroupState, owners: Owners, ts: int, stuck_after: int) -> Non
     """Update the estimates with the lag observation at ``ts`` (``owners``: who owns what now); more of the
     observation last counted is read again from the estimate before it."""
     members = [m for m in state.members or [] if m.topics]  # the order of Owners' indexes
-    present = {member_identity(m) for m in members}
+    present = {m.identity for m in members}
     for gone in state.capacity.keys() - present:
         del state.capacity[gone]
     if not owners.count or not state.lag:
         return
     backlogged, rate, window = _window(state, owners, stuck_after)
     for i, m in enumerate(members[:owners.count]):
-        key = member_identity(m)
+        key = m.identity
         held = state.capacity.get(key)
         if held is not None and held[2] > ts:
             continue  # counted a newer observation already
@@ -163,7 +162,7 @@ def estimates(state: GroupState, stuck_after: int) -> dict[str, Capacity] | None
     members = [m for m in state.members or [] if m.topics][:owners.count]
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a consumer that
     # starts slowly (a JVM warming up) looks slow for a few seconds
-    own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(member_identity(m))
+    own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(m.identity)
                                                                         for m in members)]
     measured = [h[0] for h in own if h is not None]
     if not measured:

@@ -40,6 +40,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE = "membership_change", "partition_count_change", "rack_change"
+LAG_SKEW, RETENTION_RISK = "lag_skew", "retention_risk"
+TRIGGERS = (MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE, LAG_SKEW, RETENTION_RISK)
+"""What a recommendation's ``triggers`` may name, the one home of these names (docs/deciding.md says when each
+fires): the metadata changes (:mod:`streaming.state.changes`), lag skew (:mod:`streaming.policy.lag_skew`) and
+data-loss risk (:mod:`streaming.policy.retention_risk`)."""
+
 FEED_SCHEMA_VERSION = 1
 AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = "auto", "proposed", "approved", "rejected", "observed"
 STATUSES = (AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED)
@@ -56,7 +63,7 @@ OUTPUT_SCHEMA = (
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
     "stuck_partitions STRING, feed_value STRING, mode STRING, "
     "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING, "
-    "rack_placement STRING"
+    "rack_placement STRING, hot_partitions STRING"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
@@ -103,6 +110,9 @@ ASSIGNMENT_TYPE = (
     "partitions: ARRAY<STRUCT<topic: STRING, partition: INT>>>>"
 )
 STUCK_TYPE = "ARRAY<STRUCT<topic: STRING, partition: INT>>"
+HOT_TYPE = ("ARRAY<STRUCT<topic: STRING, partition: INT, records_per_s: DOUBLE, topic_median_per_s: DOUBLE, "
+            "share: DOUBLE>>")
+"""The ``hot_partitions`` column in Delta (:class:`streaming.lag.hot.HotPartition` rows)."""
 CAPACITY_TYPE = ("ARRAY<STRUCT<member_id: STRING, client_id: STRING, records_per_s: DOUBLE, confidence_s: DOUBLE, "
                  "measured: BOOLEAN>>")
 
@@ -144,6 +154,10 @@ class Recommendation:
     message carries it (additive: absent when None), the Delta row in ``feed_value``."""
     rack_placement: str | None = None
     """Whether rack-aware placement saves anything in the group (:mod:`assignors.racks`' verdict). Delta only."""
+    hot_partitions: list[dict[str, Any]] | None = None
+    """The group's hot partitions when it was made (:mod:`streaming.lag.hot`: ``topic``, ``partition``,
+    ``records_per_s``, ``topic_median_per_s``, ``share``; no assignment splits one); None: rates not known yet.
+    Delta only."""
 
     @property
     def id(self) -> str:
@@ -182,4 +196,5 @@ class Recommendation:
             **{c: (self.lag_seconds or {}).get(c) for c in LAG_SECONDS_COLUMNS},
             "member_capacity": None if self.member_capacity is None else json.dumps(self.member_capacity),
             "rack_placement": self.rack_placement,
+            "hot_partitions": None if self.hot_partitions is None else json.dumps(self.hot_partitions),
         }

@@ -62,6 +62,7 @@ class CollectorExport:
         try:  # the collector's groups: those reading something besides the rebalancer's own topics
             groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
                                                              snap.group_topics(g) <= self._own_topics)]
+            self.windows.observe_topics(snap.ts, {tp: e for tp, e in snap.end.items() if tp[0] not in self._own_topics})
             figures = [self._figures(snap, g) for g in groups]
             self.windows.retain(groups)
             self.metrics.observe_poll(figures, stats.seconds, stats.lag_events, stats.metadata_events,
@@ -70,17 +71,25 @@ class CollectorExport:
             log.warning("updating the collector's metrics failed", exc_info=True)
 
     def _figures(self, snap: ClusterSnapshot, group: str) -> Any:
-        """The group's figures, lag seconds and stuck partitions from the window this poll extends."""
+        """The group's figures: lag seconds, stuck partitions, seconds to loss and hot partitions from the windows
+        this poll extends."""
         from streaming.exporter import view
 
-        committed = snap.committed.get(group, {})
-        live = self.windows.observe(snap.ts, group, ((tp, c, snap.end[tp]) for tp, c in committed.items()
-                                                     if tp in snap.end))
-        rows = view.partition_rows(snap, group, lag_seconds=live.age)
-        return view.figures(snap, group, rows, live.rate, live.stuck)
+        live = observe(self.windows, snap, group)
+        rows = view.partition_rows(snap, group, lag_seconds=live.age, loss_seconds=live.loss_s)
+        produce = {t: self.windows.produce_rates(t) for t in snap.group_topics(group)}
+        return view.figures(snap, group, rows, live.rate, live.stuck, live.loss_s, produce)
 
     def close(self) -> None:
         self.server.close()
+
+
+def observe(windows: Any, snap: ClusterSnapshot, group: str) -> Any:
+    """The group's partitions of ``snap`` into its window (:class:`streaming.lag.window.Windows`): its
+    :class:`~streaming.lag.window.Live` figures."""
+    committed = snap.committed.get(group, {})
+    return windows.observe(snap.ts, group, ((tp, c, snap.end[tp], snap.begin.get(tp, -1))
+                                            for tp, c in committed.items() if tp in snap.end))
 
 
 def for_collector(cfg: Config) -> CollectorExport | None:

@@ -12,6 +12,11 @@ it, while some replica's rack is known.
 Lag in seconds comes from the caller (a snapshot has no history): ``describe`` passes the age of the record
 at each committed offset, the collector's ``/metrics`` its window of polls (:mod:`.window`). A member's is the
 max over its partitions whose figure is known; None when it has lag and none is known.
+
+Data-loss risk (:mod:`streaming.lag.retention`): the log start offset and, from it and the committed offset,
+the records until loss (headroom) or already lost come from the snapshot itself; the seconds until loss need
+rates, so they come from the caller's window like lag seconds (a member's: the soonest of its partitions). Hot
+partitions (:mod:`streaming.lag.hot`) need produce rates too: the caller passes them per topic.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 
 from streaming.collector.diff import partition_entries
 from streaming.collector.poll import ClusterSnapshot
+from streaming.lag import hot
 from streaming.lag import rules as lag_time
 
 TP = tuple[str, int]
@@ -49,6 +55,15 @@ class PartitionRow:
     """member id the latest recommendation gives the partition to (None: no recommendation covers it)."""
     lag_seconds: float | None = None
     """age of the oldest unconsumed record (0 without lag; None when not known)."""
+    log_start_offset: int | None = None
+    """the partition's log start offset (None: not read)."""
+    retention_headroom: int | None = None
+    """records retention may delete before the group loses any: committed - log start (None: not known)."""
+    lost_records: int | None = None
+    """records deleted before the group read them: log start - committed when above it (None: not known)."""
+    loss_seconds: float | None = None
+    """seconds until the committed offset falls below the log start at current rates (0: lost; None: never at
+    these rates, or not known)."""
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -74,6 +89,10 @@ class MemberRow:
     """records/s the latest recommendation took it at (:mod:`streaming.state.capacity`; None: not known)."""
     capacity_confidence_s: float | None = None
     """seconds of backlog that capacity rests on (0: the group's median, never measured)."""
+    lost_records: int | None = None
+    """records its partitions lost to retention (None: no log start read)."""
+    loss_seconds: float | None = None
+    """the soonest seconds until one of its partitions loses records (0: lost; None: never, or not known)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,6 +117,13 @@ class GroupFigures:
     """max over members of lag / consume rate, stuck partitions left out (inf: a member with lag consumed
     nothing; None: not known)."""
     stuck_partitions: int = 0
+    loss_seconds: float = math.nan
+    """the soonest seconds until a partition of the group loses records (0: lost; inf: none at these rates; nan:
+    not known, no log start or rate read)."""
+    retention_headroom: int | None = None
+    """the least records until loss over its partitions with lag (None: none with a log start read)."""
+    lost_records: int = 0
+    hot_partitions: tuple[hot.HotPartition, ...] = ()
 
 
 def is_cross_rack(rack: str | None, replica_racks: Sequence[str | None]) -> bool | None:
@@ -107,9 +133,10 @@ def is_cross_rack(rack: str | None, replica_racks: Sequence[str | None]) -> bool
 
 
 def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, str] | None = None,
-                   lag_seconds: Mapping[TP, float | None] | None = None) -> list[PartitionRow]:
+                   lag_seconds: Mapping[TP, float | None] | None = None,
+                   loss_seconds: Mapping[TP, float] | None = None) -> list[PartitionRow]:
     """The group's rows, sorted by topic and partition; ``lag_seconds``: per partition with lag (nan or
-    absent: unknown)."""
+    absent: unknown); ``loss_seconds``: seconds to loss per partition (:mod:`streaming.lag.retention`)."""
     info = snap.groups[group]
     committed = snap.committed.get(group, {})
     owners = {tp: m for m in info.members for tp in m.assigned}
@@ -127,8 +154,20 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
             group, tp[0], tp[1], current, end, lag,
             m.member_id if m else None, m.host if m else None, m.client_id if m else None, m.rack if m else None,
             replica_racks, is_cross_rack(m.rack, replica_racks) if m else None,
-            (recommended or {}).get(tp), _seconds(lag, (lag_seconds or {}).get(tp))))
+            (recommended or {}).get(tp), _seconds(lag, (lag_seconds or {}).get(tp)),
+            *_retention(current, snap.begin.get(tp), (loss_seconds or {}).get(tp))))
     return rows
+
+
+def _retention(committed: int | None, start: int | None, seconds: float | None
+               ) -> tuple[int | None, int | None, int | None, float | None]:
+    """(log start, headroom, lost, seconds to loss) of a row: the records exact, the seconds finite or None."""
+    if committed is None or start is None:
+        return start, None, None, None
+    lost = max(start - committed, 0)
+    if lost:
+        return start, 0, lost, 0.0
+    return start, committed - start, 0, round(seconds, 3) if seconds is not None and math.isfinite(seconds) else None
 
 
 def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
@@ -149,16 +188,23 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
         # whose age was not read leaves the member's unknown too, as its partitions show
         settled = all(r.lag == 0 for r in mine)
         rate, confidence = capacity.get(m.member_id) or capacity.get(f"client:{m.client_id}") or (None, None)
+        read = [r for r in mine if r.lost_records is not None]
+        soonest = [r.loss_seconds for r in read if r.loss_seconds is not None]
         out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
                              lag, sum(1 for r in mine if r.cross_rack),
-                             max(known) if known else (0.0 if settled else None), rate, confidence))
+                             max(known) if known else (0.0 if settled else None), rate, confidence,
+                             sum(r.lost_records or 0 for r in read) if read else None, min(soonest, default=None)))
     return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
 
 
 def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
-            rates: Mapping[TP, float] | None = None, stuck: frozenset[TP] = frozenset()) -> GroupFigures:
+            rates: Mapping[TP, float] | None = None, stuck: frozenset[TP] = frozenset(),
+            loss_seconds: Mapping[TP, float] | None = None,
+            produce: Mapping[str, Mapping[int, float]] | None = None) -> GroupFigures:
     """The group's figures; ``rates``: consume rate per partition (records/s, nan unknown) for the time to
-    catch up, ``stuck``: the partitions stuck now (counted, and left out of the time to catch up)."""
+    catch up, ``stuck``: the partitions stuck now (counted, and left out of the time to catch up),
+    ``loss_seconds``: seconds to loss per partition (nan unknown, inf never), ``produce``: topic -> partition ->
+    produce rate, for the hot partitions of the group's topics."""
     info = snap.groups[group]
     members = member_rows(snap, group, rows)
     loads = [m.lag for m in members if m.partitions]
@@ -169,10 +215,39 @@ def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
     owning = [m for m in members if m.partitions]
     seconds = None if any(m.lag_seconds is None for m in owning) else max(
         (m.lag_seconds or 0.0 for m in owning), default=0.0)
+    read = [r for r in rows if r.retention_headroom is not None]
     return GroupFigures(group, info.state, len(info.members), len(rows), max(loads, default=0),
                         max(loads) / mean if mean > 0 else 1.0, sum(1 for r in rows if r.cross_rack), by_topic,
                         seconds, _catch_up(rows, owning, rates, stuck) if rates is not None else None,
-                        sum(1 for r in rows if (r.topic, r.partition) in stuck))
+                        sum(1 for r in rows if (r.topic, r.partition) in stuck),
+                        _soonest_loss(read, loss_seconds or {}),
+                        min((r.retention_headroom or 0 for r in read if r.lag and not r.lost_records), default=None),
+                        sum(r.lost_records or 0 for r in read), tuple(hot_partitions(snap, group, produce or {})))
+
+
+def _soonest_loss(read: Sequence[PartitionRow], loss_seconds: Mapping[TP, float]) -> float:
+    """The soonest seconds to loss over rows with a log start read: 0 if one lost records, else the least finite
+    one; inf when every row is known never to lose any at these rates; else (some unknown, none finite, or no log
+    start read at all) nan."""
+    if any(r.lost_records for r in read):
+        return 0.0
+    figures = [loss_seconds.get((r.topic, r.partition), math.nan) for r in read]
+    finite = [s for s in figures if math.isfinite(s)]
+    if finite:
+        return min(finite)
+    return math.inf if figures and not any(math.isnan(s) for s in figures) else math.nan
+
+
+def hot_partitions(snap: ClusterSnapshot, group: str, produce: Mapping[str, Mapping[int, float]]
+                   ) -> list[hot.HotPartition]:
+    """The hot partitions (:mod:`streaming.lag.hot`) of the topics the group reads, from their produce rates."""
+    rates = {}
+    for t in sorted(snap.group_topics(group)):
+        by_partition = produce.get(t) or {}
+        count = len(snap.topics.get(t, ()))
+        if by_partition and count:
+            rates[t] = [by_partition.get(p, math.nan) for p in range(count)]
+    return hot.hot_partitions(rates)
 
 
 def _catch_up(rows: Sequence[PartitionRow], owning: Sequence[MemberRow], rates: Mapping[TP, float],
@@ -221,3 +296,26 @@ def recommended_capacity(rec: Mapping[str, Any] | None) -> dict[str, tuple[float
         if e.get("client_id"):
             out.setdefault(f"client:{e['client_id']}", figures)
     return out
+
+
+def retention_says(rows: Sequence[PartitionRow]) -> list[str]:
+    """What describe says of the group's data-loss risk: each partition that lost records ("already lost"), and
+    the soonest one losing records at current rates; nothing when no log start was read."""
+    out = [f"{r.topic}-{r.partition}: already lost: {r.lost_records} records (log start {r.log_start_offset}, "
+           f"committed {r.current_offset}{', member ' + r.consumer_id if r.consumer_id else ''})"
+           for r in rows if r.lost_records]
+    pending = [r for r in rows if not r.lost_records and r.loss_seconds is not None]
+    if pending:
+        r = min(pending, key=lambda x: x.loss_seconds or 0.0)
+        out.append(f"{r.topic}-{r.partition}: loses records in {r.loss_seconds:.0f} s at current rates (headroom "
+                   f"{r.retention_headroom} records above log start {r.log_start_offset})")
+    return out
+
+
+def hot_says(found: Sequence[hot.HotPartition]) -> list[str]:
+    """What describe says of the hot partitions (with the note that no assignment splits one)."""
+    if not found:
+        return []
+    named = ", ".join(f"{h.topic}-{h.partition} ({h.records_per_s:.1f}/s, {100 * h.share:.0f}% of {h.topic}, "
+                      f"median {h.topic_median_per_s:.1f}/s)" for h in found)
+    return [f"hot: {named}: {hot.NOTE}"]

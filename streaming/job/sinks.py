@@ -25,7 +25,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streaming.config import APPROVE, AUTO, Config
-from streaming.contracts.recommendation import ASSIGNMENT_TYPE, CAPACITY_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
+from streaming.contracts.recommendation import (
+    ASSIGNMENT_TYPE,
+    CAPACITY_TYPE,
+    HOT_TYPE,
+    LAG_SECONDS_COLUMNS,
+    STUCK_TYPE,
+)
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
 from streaming.job import faults, tables, validate
@@ -168,6 +174,7 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
         F.from_json("member_capacity", CAPACITY_TYPE).alias("member_capacity"),
         "rack_placement",
+        F.from_json("hot_partitions", HOT_TYPE).alias("hot_partitions"),
     )
 
 

@@ -4,16 +4,18 @@ The job's state keeps this history, but the job writes figures only with a recom
 sees every poll, so ``/metrics`` keeps the last ``depth`` observations (``policy.lag_history``) of each
 partition it exports, in the job's own ring buffer (:class:`~streaming.lag.history.LagHistory`, one per group
 and topic), and reads them with the job's rules (:mod:`streaming.lag.rules`): the age of the oldest unconsumed
-record, the consume rate, and stuck after ``policy.stuck_observations`` observations. One poll is one
-observation at the snapshot's time; as in the job, a poll at the time of the last one kept counts as that
-observation again and an earlier one (a clock step back) is not kept. Memory: three int64 per partition and
-observation, for the partitions of each group's latest poll only (a group not in a poll is forgotten).
+record, the consume rate, stuck after ``policy.stuck_observations`` observations, and the seconds until its
+committed offset falls below the log start (:mod:`streaming.lag.retention`). Per topic it keeps one more
+window of the end offsets of every partition, for produce rates (hot partitions, :mod:`streaming.lag.hot`). One
+poll is one observation at the snapshot's time; as in the job, a poll at the time of the last one kept counts as
+that observation again and an earlier one (a clock step back) is not kept. Memory: four int64 per partition and
+observation, for the partitions of each group's latest poll only (a group or topic not in a poll is forgotten).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,12 +26,14 @@ TP = tuple[str, int]
 
 @dataclass(frozen=True)
 class Live:
-    """Per partition of one group's latest poll: lag seconds (age, nan unknown), consume rate (nan unknown)
-    and whether it is stuck."""
+    """Per partition of one group's latest poll: lag seconds (age, nan unknown), consume rate (nan unknown),
+    whether it is stuck, and seconds until its committed offset falls below the log start (0 lost, inf never at
+    these rates, nan unknown)."""
 
     age: Mapping[TP, float]
     rate: Mapping[TP, float]
     stuck: frozenset[TP]
+    loss_s: Mapping[TP, float] = field(default_factory=dict)
 
 
 class Windows:
@@ -37,29 +41,56 @@ class Windows:
         self.depth = max(1, depth)
         self.stuck_after = stuck_after
         self._groups: dict[str, dict[str, LagHistory]] = {}
+        self._topics: dict[str, LagHistory] = {}
 
-    def observe(self, ts: int, group: str, offsets: Iterable[tuple[TP, int, int]]) -> Live:
-        """One poll of ``group``: (partition, committed, end) for each partition with a committed offset."""
-        by_topic: dict[str, dict[int, tuple[int, int]]] = {}
-        for (topic, partition), committed, end in offsets:
-            by_topic.setdefault(topic, {})[partition] = (committed, end)
+    def observe(self, ts: int, group: str, offsets: Iterable[tuple[TP, int, int, int]]) -> Live:
+        """One poll of ``group``: (partition, committed, end, log start or -1) for each partition with a committed
+        offset."""
+        by_topic: dict[str, dict[int, tuple[int, int, int]]] = {}
+        for (topic, partition), committed, end, start in offsets:
+            by_topic.setdefault(topic, {})[partition] = (committed, end, start)
         held = self._groups.setdefault(group, {})
         for topic in set(held) - set(by_topic):
             del held[topic]
         age: dict[TP, float] = {}
         rate: dict[TP, float] = {}
         stuck: set[TP] = set()
+        loss: dict[TP, float] = {}
         for topic, seen in sorted(by_topic.items()):
             history = held.setdefault(topic, LagHistory(self.depth))
             partitions = np.array(sorted(seen), dtype=np.int64)
-            offsets_ = np.array([seen[p] for p in partitions.tolist()], dtype=np.int64).reshape(-1, 2)
+            offsets_ = np.array([seen[p] for p in partitions.tolist()], dtype=np.int64).reshape(-1, 3)
             history.retain(partitions)
-            history.observe(ts, partitions, offsets_[:, 0], offsets_[:, 1])
+            history.observe(ts, partitions, offsets_[:, 0], offsets_[:, 1], offsets_[:, 2])
             tps = [(topic, p) for p in history.ids.tolist()]
             age |= zip(tps, history.lag_age().seconds.tolist(), strict=True)
             rate |= zip(tps, history.consume_rate().tolist(), strict=True)
             stuck |= {tp for tp, s in zip(tps, history.stuck(self.stuck_after).tolist(), strict=True) if s}
-        return Live(age, rate, frozenset(stuck))
+            loss |= zip(tps, history.retention().seconds.tolist(), strict=True)
+        return Live(age, rate, frozenset(stuck), loss)
+
+    def observe_topics(self, ts: int, end: Mapping[TP, int]) -> None:
+        """One poll's end offsets of every partition read, for :meth:`produce_rates` (topics not in it are
+        forgotten)."""
+        by_topic: dict[str, dict[int, int]] = {}
+        for (topic, partition), offset in end.items():
+            by_topic.setdefault(topic, {})[partition] = offset
+        for topic in set(self._topics) - set(by_topic):
+            del self._topics[topic]
+        for topic, seen in by_topic.items():
+            history = self._topics.setdefault(topic, LagHistory(self.depth))
+            partitions = np.array(sorted(seen), dtype=np.int64)
+            ends = np.array([seen[p] for p in partitions.tolist()], dtype=np.int64)
+            history.retain(partitions)
+            history.observe(ts, partitions, ends, ends)
+
+    def produce_rates(self, topic: str) -> dict[int, float]:
+        """partition -> records/s produced over the topic's window (nan: one observation); {} for a topic not
+        observed."""
+        history = self._topics.get(topic)
+        if history is None:
+            return {}
+        return dict(zip(history.ids.tolist(), history.produce_rate().tolist(), strict=True))
 
     def retain(self, groups: Iterable[str]) -> None:
         """Forget every group but ``groups``."""
@@ -67,3 +98,4 @@ class Windows:
         for g in list(self._groups):
             if g not in keep:
                 del self._groups[g]
+

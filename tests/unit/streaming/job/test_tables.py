@@ -5,15 +5,24 @@ a concurrent one runs again (retry_conflicts)."""
 from __future__ import annotations
 
 import pytest
-from pyspark.sql.types import ArrayType, BooleanType, DoubleType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
-from streaming.contracts.recommendation import CAPACITY_TYPE
+from streaming.contracts.recommendation import CAPACITY_TYPE, HOT_TYPE
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
 from streaming.job import tables
 from streaming.job.tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
-         "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING"}
+         "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "hot_partitions": HOT_TYPE}
 WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
                    StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
                    StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType()),
@@ -21,7 +30,11 @@ WANT = StructType([StructField("group", StringType()), StructField("version", Lo
                        StructField("member_id", StringType()), StructField("client_id", StringType()),
                        StructField("records_per_s", DoubleType()), StructField("confidence_s", DoubleType()),
                        StructField("measured", BooleanType())]))),
-                   StructField("rack_placement", StringType())])
+                   StructField("rack_placement", StringType()),
+                   StructField("hot_partitions", ArrayType(StructType([
+                       StructField("topic", StringType()), StructField("partition", IntegerType()),
+                       StructField("records_per_s", DoubleType()), StructField("topic_median_per_s", DoubleType()),
+                       StructField("share", DoubleType())])))])
 
 
 def _without(*names, schema=WANT):
@@ -41,6 +54,10 @@ def test_a_table_from_before_modes_gets_every_added_column_in_declared_order():
 
 def test_a_table_from_before_rack_placement_gets_it_alone():
     assert columns_to_add(schema_differences(WANT, _without("rack_placement")), ADDED) == ["rack_placement"]
+
+
+def test_a_table_from_before_hot_partitions_gets_it_alone():
+    assert columns_to_add(schema_differences(WANT, _without("hot_partitions")), ADDED) == ["hot_partitions"]
 
 
 def test_a_table_from_before_lag_seconds_gets_those_alone():

@@ -53,6 +53,16 @@ class Member:
         return self.instance_id or self.client_id or self.member_id
 
 
+def member_identity(member: Member) -> str:
+    """What a member is across rejoins (its member id changes at each): its static id, else client id @ host,
+    else its member id. The membership trigger and the capacity estimates key members by it."""
+    if member.instance_id:
+        return f"instance:{member.instance_id}"
+    if member.client_id:
+        return f"client:{member.client_id}@{member.host or ''}"
+    return f"member:{member.member_id}"
+
+
 @dataclass(frozen=True, slots=True)
 class GroupSnapshot:
     """A consumer group at one moment.

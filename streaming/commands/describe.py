@@ -15,7 +15,9 @@ Data-loss risk (:mod:`streaming.lag.retention`): LOG-START-OFFSET, HEADROOM (com
 retention may still delete before the group loses any) and LOST (records deleted before the group read them,
 "already lost"), per member too. With ``--rate-window S`` the cluster is read twice, S seconds apart, for rates:
 then LOSS-IN-S (seconds until the committed offset falls below the log start at current rates) and the group's
-hot partitions (:mod:`streaming.lag.hot`) too; a line under the header says what is at risk.
+hot partitions (:mod:`streaming.lag.hot`) too; a line under the header says what is at risk. ``--members`` then
+also says how many consumers the group needs (:mod:`streaming.lag.sizing`, at the capacities of its latest
+recommendation and ``policy.capacity_headroom``).
 """
 
 from __future__ import annotations
@@ -82,11 +84,15 @@ def run(args: argparse.Namespace) -> int:
         rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g), loss)
         members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
         hot = view.hot_partitions(snap, g, produce)
+        capacities = {m: rate for m, (rate, _) in view.recommended_capacity(rec).items()
+                      if not m.startswith("client:")} or None  # one entry a member (not its client-id alias)
+        needed = view.consumers(snap, g, rows, capacities, produce, cfg.policy.capacity_headroom)
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
                     "rack_placement": rack_placement(rows, members, follower_fetching),
                     "retention": view.retention_says(rows), "hot_partitions": [h.as_dict() for h in hot],
-                    "says": view.hot_says(hot),
+                    "says": view.hot_says(hot), "consumers": needed.as_dict(),
+                    "consumers_says": view.consumers_says(needed),
                     "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
     if args.format == "json":
         print(json.dumps({"groups": out, "warnings": snap.warnings}, indent=2))
@@ -152,6 +158,8 @@ def render(groups: list[dict], members: bool) -> str:
                      m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"],
                      m.get("lost_records"), m.get("loss_seconds")] for m in g["members"]]
             lines = table(MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
+            if g.get("consumers_says"):
+                lines.append(f"Consumers: {g['consumers_says']}")
         else:
             rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],
                      p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],

@@ -24,17 +24,21 @@ start at current rates: 0 already lost, +Inf none at risk, NaN unknown), ``_grou
 least records retention may still delete before the group loses any), ``_group_lost_records`` (records deleted
 before the group read them, over its partitions now below the log start), ``_group_hot_partitions`` and
 ``_hot_partition_records_per_second`` (one series per hot partition, its produce rate; at most
-:data:`MAX_HOT_SERIES` per group). conf/prometheus/rebalancer-alerts.yml alerts on them.
+:data:`MAX_HOT_SERIES` per group). conf/prometheus/rebalancer-alerts.yml alerts on them. Consumers needed
+(:mod:`streaming.lag.sizing`): ``_group_consumers_needed``, ``_group_consumers_max`` and
+``_group_consumer_capacity_records_per_second``; the same as JSON at ``/consumers`` for KEDA.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from http import HTTPStatus
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -248,6 +252,15 @@ class CollectorMetrics:
                               "Produce rate of a hot partition (no assignment splits a partition)",
                               ["group", "topic", "partition"], registry=r)
         self._hot: dict[str, set[tuple[str, str]]] = {}
+        self.needed = Gauge(f"{PREFIX}_group_consumers_needed",
+                            "Consumers to run: the fewest that keep each under its capacity with "
+                            "policy.capacity_headroom (the members there are while capacities are unknown)", ["group"],
+                            registry=r)
+        self.most = Gauge(f"{PREFIX}_group_consumers_max", "Most consumers that all get work: the partition count",
+                          ["group"], registry=r)
+        self.consumer_capacity = Gauge(f"{PREFIX}_group_consumer_capacity_records_per_second",
+                                       "Capacity of one consumer the count rests on (median of the members')",
+                                       ["group"], registry=r)
         self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
                              registry=r)
         self.dropped.set_function(lambda: len(self.cap.dropped))
@@ -286,6 +299,10 @@ class CollectorMetrics:
             self.headroom.labels(f.group).set(_or_nan(f.retention_headroom))
             self.lost.labels(f.group).set(f.lost_records)
             self._set_hot(f)
+            if f.consumers is not None:
+                self.needed.labels(f.group).set(f.consumers.consumers)
+                self.most.labels(f.group).set(f.consumers.most)
+                self.consumer_capacity.labels(f.group).set(_or_nan(f.consumers.capacity_records_per_s))
             topics = sorted(f.lag_by_topic)[:self.max_topics]
             for t in self._topics.get(f.group, set()) - set(topics):
                 self.topic_lag.remove(f.group, t)
@@ -297,6 +314,9 @@ class CollectorMetrics:
             for gauge in (self.max_lag, self.imbalance, self.cross_rack, self.members, self.partitions,
                           self.max_lag_s, self.catch_up, self.stuck, self.loss_s, self.headroom, self.lost, self.hot):
                 gauge.remove(g)
+            for gauge in (self.needed, self.most, self.consumer_capacity):
+                with contextlib.suppress(KeyError):  # set only for groups whose figures had a count
+                    gauge.remove(g)
             for t in self._topics.pop(g, set()):
                 self.topic_lag.remove(g, t)
             for labels in self._hot.pop(g, set()):
@@ -304,11 +324,18 @@ class CollectorMetrics:
         self.cap.dropped &= seen
 
 
-class Server:
-    """``/metrics`` of a registry over HTTP, in a daemon thread."""
+Route = Callable[[Mapping[str, list[str]]], tuple[int, Any]]
+"""A JSON route: the query's parameters in, (HTTP status, body) out."""
 
-    def __init__(self, registry: CollectorRegistry, host: str, port: int) -> None:
+
+class Server:
+    """``/metrics`` of a registry over HTTP, in a daemon thread; ``routes``: paths answered with JSON instead."""
+
+    def __init__(self, registry: CollectorRegistry, host: str, port: int, routes: Mapping[str, Route] | None = None
+                 ) -> None:
         self._httpd, self._thread = start_http_server(port, addr=host, registry=registry)
+        if routes:
+            self._httpd.set_app(_routed(self._httpd.get_app(), dict(routes)))
         self.host = host
         self.port = int(self._httpd.server_port)
 
@@ -320,6 +347,28 @@ class Server:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def _routed(metrics_app: Any, routes: dict[str, Route]) -> Any:
+    """A WSGI app answering ``routes`` with JSON and everything else with ``metrics_app``."""
+    import json
+    from urllib.parse import parse_qs
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        route = routes.get(environ.get("PATH_INFO") or "")
+        if route is None:
+            return metrics_app(environ, start_response)
+        try:
+            status, body = route(parse_qs(environ.get("QUERY_STRING") or ""))
+        except Exception:  # a route must never take the server down
+            log.warning("route %s failed", environ.get("PATH_INFO"), exc_info=True)
+            status, body = 500, {"error": "internal error"}
+        data = json.dumps(body).encode()
+        start_response(f"{status} {HTTPStatus(status).phrase}",
+                       [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
+
+    return app
 
 
 def _or_nan(value: float | None) -> float:

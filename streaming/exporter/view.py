@@ -16,7 +16,9 @@ max over its partitions whose figure is known; None when it has lag and none is 
 Data-loss risk (:mod:`streaming.lag.retention`): the log start offset and, from it and the committed offset,
 the records until loss (headroom) or already lost come from the snapshot itself; the seconds until loss need
 rates, so they come from the caller's window like lag seconds (a member's: the soonest of its partitions). Hot
-partitions (:mod:`streaming.lag.hot`) need produce rates too: the caller passes them per topic.
+partitions (:mod:`streaming.lag.hot`) need produce rates too: the caller passes them per topic. So do the
+consumers needed (:mod:`streaming.lag.sizing`), with the members' capacities (the collector's window estimates
+them as the job does; ``describe`` takes those of the latest recommendation).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 from streaming.collector.diff import partition_entries
 from streaming.collector.poll import ClusterSnapshot
-from streaming.lag import hot
+from streaming.lag import hot, sizing
 from streaming.lag import rules as lag_time
 
 TP = tuple[str, int]
@@ -99,6 +101,31 @@ class MemberRow:
 
 
 @dataclass(frozen=True)
+class Consumers:
+    """How many consumers the group needs (:mod:`streaming.lag.sizing`)."""
+
+    consumers: int
+    """what to run: :func:`streaming.lag.sizing.to_run` (the value an autoscaler reads)."""
+    fewest: int | None
+    """the fewest that keep each under its capacity with the headroom (None: capacity not known, or one
+    partition alone exceeds a consumer)."""
+    most: int
+    """the most that all get a partition (the partition count)."""
+    members: int
+    capacity_records_per_s: float | None
+    """the capacity of one consumer the count rests on: the median of the members' (None: not known yet)."""
+    headroom: float
+    known: bool
+    """the capacity and the rates are known (else ``consumers`` holds at the members there are)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if self.capacity_records_per_s is not None:
+            d["capacity_records_per_s"] = round(self.capacity_records_per_s, 3)
+        return d
+
+
+@dataclass(frozen=True)
 class GroupFigures:
     """Per-group figures the collector exports (the same definitions as the recommendation rows)."""
 
@@ -124,6 +151,7 @@ class GroupFigures:
     """the least records until loss over its partitions with lag (None: none with a log start read)."""
     lost_records: int = 0
     hot_partitions: tuple[hot.HotPartition, ...] = ()
+    consumers: Consumers | None = None
 
 
 def is_cross_rack(rack: str | None, replica_racks: Sequence[str | None]) -> bool | None:
@@ -200,11 +228,12 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
 def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
             rates: Mapping[TP, float] | None = None, stuck: frozenset[TP] = frozenset(),
             loss_seconds: Mapping[TP, float] | None = None,
-            produce: Mapping[str, Mapping[int, float]] | None = None) -> GroupFigures:
+            produce: Mapping[str, Mapping[int, float]] | None = None,
+            needed: Consumers | None = None) -> GroupFigures:
     """The group's figures; ``rates``: consume rate per partition (records/s, nan unknown) for the time to
     catch up, ``stuck``: the partitions stuck now (counted, and left out of the time to catch up),
     ``loss_seconds``: seconds to loss per partition (nan unknown, inf never), ``produce``: topic -> partition ->
-    produce rate, for the hot partitions of the group's topics."""
+    produce rate, for the hot partitions of the group's topics; ``needed``: its :func:`consumers`."""
     info = snap.groups[group]
     members = member_rows(snap, group, rows)
     loads = [m.lag for m in members if m.partitions]
@@ -222,7 +251,8 @@ def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
                         sum(1 for r in rows if (r.topic, r.partition) in stuck),
                         _soonest_loss(read, loss_seconds or {}),
                         min((r.retention_headroom or 0 for r in read if r.lag and not r.lost_records), default=None),
-                        sum(r.lost_records or 0 for r in read), tuple(hot_partitions(snap, group, produce or {})))
+                        sum(r.lost_records or 0 for r in read), tuple(hot_partitions(snap, group, produce or {})),
+                        needed)
 
 
 def _soonest_loss(read: Sequence[PartitionRow], loss_seconds: Mapping[TP, float]) -> float:
@@ -236,6 +266,21 @@ def _soonest_loss(read: Sequence[PartitionRow], loss_seconds: Mapping[TP, float]
     if finite:
         return min(finite)
     return math.inf if figures and not any(math.isnan(s) for s in figures) else math.nan
+
+
+def consumers(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow], capacities: Mapping[str, float] | None,
+              produce: Mapping[str, Mapping[int, float]], headroom: float) -> Consumers:
+    """The consumers the group needs at the produce rates of its topics' partitions (``produce``: topic ->
+    partition -> records/s) and ``capacities`` (member id -> records/s; None: not known)."""
+    rates = [(produce.get(t) or {}).get(p, math.nan) for t in sorted(snap.group_topics(group))
+             for p in range(len(snap.topics.get(t, ())))]
+    members = sum(1 for m in snap.groups[group].members if m.member.topics)
+    capacity = float(np.median(list(capacities.values()))) if capacities else None
+    known = capacity is not None and bool(rates) and not any(math.isnan(r) for r in rates)
+    found = sizing.size(rates, capacity, headroom) if known and capacity is not None else None
+    busy = any(r.lag for r in rows) or any(r > 0 for r in rates if not math.isnan(r))
+    return Consumers(sizing.to_run(found, members, busy), found.fewest if found else None, len(rates), members,
+                     capacity, headroom, known)
 
 
 def hot_partitions(snap: ClusterSnapshot, group: str, produce: Mapping[str, Mapping[int, float]]
@@ -319,3 +364,15 @@ def hot_says(found: Sequence[hot.HotPartition]) -> list[str]:
     named = ", ".join(f"{h.topic}-{h.partition} ({h.records_per_s:.1f}/s, {100 * h.share:.0f}% of {h.topic}, "
                       f"median {h.topic_median_per_s:.1f}/s)" for h in found)
     return [f"hot: {named}: {hot.NOTE}"]
+
+
+def consumers_says(c: Consumers) -> str:
+    """What ``describe --members`` says of the consumers the group needs."""
+    if not c.known:
+        return (f"{c.consumers} to run (as now: capacity or rates not known yet); at most {c.most} get work")
+    if c.fewest is None:
+        return (f"{c.consumers} to run: one partition alone exceeds a consumer of {c.capacity_records_per_s:.1f}/s "
+                f"with {100 * c.headroom:.0f}% headroom, so no count keeps up with it (see hot partitions); at most "
+                f"{c.most} get work")
+    return (f"{c.consumers} to run: the fewest that keep each under {c.capacity_records_per_s:.1f}/s with "
+            f"{100 * c.headroom:.0f}% headroom; at most {c.most} get work")

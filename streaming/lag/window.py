@@ -5,7 +5,8 @@ sees every poll, so ``/metrics`` keeps the last ``depth`` observations (``policy
 partition it exports, in the job's own ring buffer (:class:`~streaming.lag.history.LagHistory`, one per group
 and topic), and reads them with the job's rules (:mod:`streaming.lag.rules`): the age of the oldest unconsumed
 record, the consume rate, stuck after ``policy.stuck_observations`` observations, and the seconds until its
-committed offset falls below the log start (:mod:`streaming.lag.retention`). Per topic it keeps one more
+committed offset falls below the log start (:mod:`streaming.lag.retention`); per member, its capacity by the
+job's estimate (:mod:`streaming.lag.capacity`, its memory kept here per group). Per topic it keeps one more
 window of the end offsets of every partition, for produce rates (hot partitions, :mod:`streaming.lag.hot`). One
 poll is one observation at the snapshot's time; as in the job, a poll at the time of the last one kept counts as
 that observation again and an earlier one (a clock step back) is not kept. Memory: four int64 per partition and
@@ -14,11 +15,13 @@ observation, for the partitions of each group's latest poll only (a group or top
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from assignors.model import Member, member_identity
+from streaming.lag import capacity
 from streaming.lag.history import LagHistory
 
 TP = tuple[str, int]
@@ -42,6 +45,7 @@ class Windows:
         self.stuck_after = stuck_after
         self._groups: dict[str, dict[str, LagHistory]] = {}
         self._topics: dict[str, LagHistory] = {}
+        self._capacity: dict[str, capacity.Held] = {}
 
     def observe(self, ts: int, group: str, offsets: Iterable[tuple[TP, int, int, int]]) -> Live:
         """One poll of ``group``: (partition, committed, end, log start or -1) for each partition with a committed
@@ -68,6 +72,24 @@ class Windows:
             stuck |= {tp for tp, s in zip(tps, history.stuck(self.stuck_after).tolist(), strict=True) if s}
             loss |= zip(tps, history.retention().seconds.tolist(), strict=True)
         return Live(age, rate, frozenset(stuck), loss)
+
+    def capacities(self, ts: int, group: str, members: Sequence[Member]) -> dict[str, float] | None:
+        """member id -> its capacity (records/s) by :mod:`streaming.lag.capacity`, the job's rule, over this group's
+        window and its members' assignment at ``ts`` (call after :meth:`observe`); None while unknown."""
+        subscribed = [m for m in members if m.topics]
+        keys = [member_identity(m) for m in subscribed]
+        owned: dict[str, tuple[list[int], list[int]]] = {}
+        for i, m in enumerate(subscribed):
+            for t, p in m.owned:
+                parts, who = owned.setdefault(t, ([], []))
+                parts.append(int(p))
+                who.append(i)
+        by_topic = {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64)) for t, (p, w) in owned.items()}
+        held, lag = self._capacity.setdefault(group, {}), self._groups.get(group, {})
+        capacity.observe(held, keys, lag, by_topic, len(subscribed), ts, self.stuck_after)
+        found = capacity.estimates(held, keys, [m.member_id for m in subscribed], lag, by_topic, len(subscribed),
+                                   self.stuck_after)
+        return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
 
     def observe_topics(self, ts: int, end: Mapping[TP, int]) -> None:
         """One poll's end offsets of every partition read, for :meth:`produce_rates` (topics not in it are
@@ -98,4 +120,6 @@ class Windows:
         for g in list(self._groups):
             if g not in keep:
                 del self._groups[g]
-
+        for g in list(self._capacity):
+            if g not in keep:
+                del self._capacity[g]

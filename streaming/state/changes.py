@@ -1,7 +1,7 @@
 """The metadata changes one observation of a group can bring, each a possible trigger of the policy.
 
 - membership: members joined or left. Member ids change on every rejoin, so members are matched by a
-  stable identity (:func:`member_identity`): ``group.instance.id`` when set, else client id and host,
+  stable identity (:func:`assignors.model.member_identity`): ``group.instance.id`` when set, else client id and host,
   else the member id. A new generation with the same identities (a rebalance that only moved
   partitions, e.g. onto a recommendation) is no change. Example: generation 7 has C0 and C1,
   generation 8 has C0, C1 and C2: C2 joined.
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assignors.model import Member
+from assignors.model import Member, member_identity
 from streaming.contracts.recommendation import MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE
 
 
@@ -45,15 +45,6 @@ class Changes:
         if self.racks:
             out[RACK_CHANGE] = self.racks
         return out
-
-
-def member_identity(member: Member) -> str:
-    """What a member is across rejoins: its static id, else client id @ host, else its member id."""
-    if member.instance_id:
-        return f"instance:{member.instance_id}"
-    if member.client_id:
-        return f"client:{member.client_id}@{member.host or ''}"
-    return f"member:{member.member_id}"
 
 
 def joined_and_left(old: Iterable[Member], new: Iterable[Member]) -> tuple[list[str], list[str]]:

@@ -38,6 +38,7 @@ from streaming.contracts import event_parts
 from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START
 from streaming.contracts.events import LOG_STARTS as LOG_STARTS_FIELD
 from streaming.lag import ahead
+from streaming.lag.history import UNKNOWN
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -49,9 +50,7 @@ READINGS = "readings"
 """The column of a ``lag_dense`` row's readings: partitions, committed offsets, end offsets, concatenated."""
 LOG_STARTS = "log_starts"
 """The column of a lag row's log start offsets: one per reading of a ``lag_dense`` row, a ``lag`` row's one; null
-when the event carried none."""
-UNKNOWN = -1
-"""A log start offset not read (an event without one)."""
+when the event carried none (:data:`streaming.lag.history.UNKNOWN` in the history)."""
 
 
 def packed(event: dict[str, Any]) -> np.ndarray:

@@ -1,9 +1,10 @@
 """What the lag exporters do not say, on the 3-broker cluster: a slow group's data-loss risk as retention really
-moves the log start (then the records it lost), and a hot partition named, in the collector's ``/metrics`` and in
-``rebalancer describe``."""
+moves the log start (then the records it lost), a hot partition named, in the collector's ``/metrics`` and in
+``rebalancer describe``, and the consumers a group needs read as KEDA reads them."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -11,16 +12,19 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
 
 from streaming import exporter
 from streaming.collector import Collector, CollectorOptions
+from streaming.dev.workload import Workload, WorkloadOptions
 from streaming.kafka_clients import factories as kafka_clients
-from streaming.lag import hot
+from streaming.lag import hot, sizing
 
-from .conftest import commit_offsets
+from .conftest import commit_offsets, topic_with_records
 from .test_metrics_endpoint import scrape
 
 pytestmark = [pytest.mark.integration]
@@ -32,9 +36,10 @@ KEPT = 4 * SEGMENT
 """retention.bytes: the log keeps about four segments, so the log start rises a segment at a time."""
 
 
-def _collector(cfg, group: str) -> Collector:
-    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0))
-    return Collector(mc, CollectorOptions(include=f"^{group}$", interval_s=0.5), out=None,
+def _collector(cfg, group: str, interval_s: float = 0.5, **policy) -> Collector:
+    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0),
+                             policy=dataclasses.replace(cfg.policy, **policy))
+    return Collector(mc, CollectorOptions(include=f"^{group}$", interval_s=interval_s), out=None,
                      export=exporter.for_collector(mc))
 
 
@@ -146,3 +151,44 @@ def _latest():
     from kafka.admin import OffsetSpec
 
     return OffsetSpec.LATEST
+
+
+def test_a_keda_read_of_the_consumers_needed_matches_the_workloads_rates(cfg):
+    """One consumer of 100 records/s, 7,200 records behind, on 12 partitions producing 10/s each: a consumer may
+    take 80/s (20% headroom), so two are needed (six partitions, 60/s, each; one would take 120/s), as the rule
+    says of the workload's own rates, and as it says for any capacity measured in 75..150/s (what a loaded machine
+    measures moves within that); KEDA's metrics-api scaler reads that number at ``/consumers?group=G``."""
+    name = f"keda-{uuid.uuid4().hex[:6]}"
+    capacity = 100.0
+    # the backlog first, committed at 0 on every partition: a member that never caught up over 60 s of its rate counts
+    # as backlogged at once (the collector's window holds committed partitions only, so every one is committed)
+    topic_with_records(cfg, name, 12, 7200)
+    admin = kafka_clients.admin(cfg)
+    commit_offsets(admin, name, {(name, p): 0 for p in range(12)})
+    admin.close()
+    opts = WorkloadOptions(topic=name, group=name, partitions=12, replication_factor=1, produce_rate=120, zipf=None,
+                           consumers=1, consume_rate=capacity, racks=())
+    stop = threading.Event()
+    # the workload's consumer drains the backlog a few partitions at a time (a poll's records come from one or two),
+    # so the others stand still for many polls; the stuck rule (which would leave them out of its capacity) is off
+    with Workload(cfg, opts, out=None) as w, \
+            _collector(cfg, name, 1.0, stuck_observations=cfg.policy.lag_history + 1) as c:
+        expected = sizing.size(w.rates, capacity, cfg.policy.capacity_headroom)
+        assert expected == sizing.Sizing(2, 12)
+        runner = threading.Thread(target=c.run, kwargs={"stop": stop}, daemon=True)
+        runner.start()
+        url = f"http://127.0.0.1:{c.export.server.port}/consumers?group={name}"
+        try:
+            body: dict = {}
+            deadline = time.monotonic() + 240
+            while not body.get("known") and time.monotonic() < deadline:
+                if stop.wait(1.0):
+                    break
+                with contextlib.suppress(urllib.error.HTTPError):  # 404 until the group's first poll
+                    body = json.loads(urllib.request.urlopen(url, timeout=5).read())
+        finally:
+            stop.set()
+            runner.join(30)
+    assert body.get("known"), body
+    assert (body["group"], body["consumers"], body["fewest"], body["most"], body["members"]) == (name, 2, 2, 12, 1)
+    assert abs(body["capacity_records_per_s"] - capacity) / capacity < 0.25, body

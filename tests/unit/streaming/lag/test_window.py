@@ -163,3 +163,41 @@ def test_the_rows_say_headroom_then_already_lost():
     assert (rows[0].lost_records, rows[0].loss_seconds, members[0].lost_records) == (400, 0.0, 400)
     assert view.retention_says(rows)[0].startswith("t-0: already lost: 400 records")
 
+
+def test_capacities_by_the_jobs_rule_and_the_consumers_needed_over_http():
+    """m-a consumes t-0 at 50/s behind a backlog (t-1 stuck): its capacity, measured; m-b keeps up at 30/s and
+    takes the median. t-0 produces 100/s, more than a consumer of 50/s may take with 20% headroom: no count keeps
+    up, so all three partitions get a consumer."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    cfg = config.Config().with_overrides({"metrics.enabled": "true", "metrics.collector_port": "0",
+                                          "policy.stuck_observations": "3"})
+    export = CollectorExport(cfg)
+    url = f"http://127.0.0.1:{export.server.port}/consumers"
+    try:
+        stats = SimpleNamespace(seconds=0.1, lag_events=3, metadata_events=0, warnings=0)
+        export(_poll(0), stats)
+        first = json.loads(urllib.request.urlopen(url + "?group=g", timeout=5).read())
+        assert first == {"group": "g", "consumers": 2, "fewest": None, "most": 3, "members": 2,
+                         "capacity_records_per_s": None, "headroom": 0.2, "known": False}  # holds: not known yet
+        for i in (1, 2):
+            export(_poll(i), stats)
+        body = json.loads(urllib.request.urlopen(url + "?group=g", timeout=5).read())
+        assert body | {"capacity_records_per_s": None} == {
+            "group": "g", "consumers": 3, "fewest": None, "most": 3, "members": 2, "capacity_records_per_s": None,
+            "headroom": 0.2, "known": True} and body["capacity_records_per_s"] == 50.0
+        assert json.loads(urllib.request.urlopen(url, timeout=5).read())["groups"]["g"]["consumers"] == 3
+        s = _samples(export.metrics.registry)
+        assert s[("kafka_rebalancer_group_consumers_needed", (("group", "g"),))] == 3
+        assert s[("kafka_rebalancer_group_consumer_capacity_records_per_second", (("group", "g"),))] == 50.0
+        try:
+            urllib.request.urlopen(url + "?group=nope", timeout=5)
+            raise AssertionError("an unknown group must be a 404")
+        except urllib.error.HTTPError as e:
+            assert e.code == 404
+        assert b"kafka_rebalancer_group_consumers_max" in urllib.request.urlopen(
+            f"http://127.0.0.1:{export.server.port}/metrics", timeout=5).read()
+    finally:
+        export.close()

@@ -101,6 +101,10 @@ class PolicySettings:
     """No lag-skew recommendation within this many seconds of the group's previous recommendation."""
     stuck_observations: int = 5
     """A partition with lag whose committed offset has not moved for this many observations is stuck."""
+    capacity_headroom: float = 0.2
+    """Fraction of each consumer's capacity kept free counting the consumers needed (:mod:`streaming.lag.sizing`)."""
+    retention_risk_s: float = 1800.0
+    """Seconds to loss at or below which ``retention_risk`` fires (:mod:`streaming.policy.retention_risk`); 0: never."""
     rate_horizon_s: float = 0.0
     """Load of a partition = lag + produce rate x horizon; 0 counts lag alone."""
     lag_history: int = 8

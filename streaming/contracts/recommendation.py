@@ -44,6 +44,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE = "membership_change", "partition_count_change", "rack_change"
+LAG_SKEW, RETENTION_RISK = "lag_skew", "retention_risk"
+TRIGGERS = (MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE, LAG_SKEW, RETENTION_RISK)
+"""What a recommendation's ``triggers`` may name, the one home of these names (docs/deciding.md says when each
+fires): the metadata changes (:mod:`streaming.state.changes`), lag skew (:mod:`streaming.policy.lag_skew`) and
+data-loss risk (:mod:`streaming.policy.retention_risk`)."""
+
 FEED_SCHEMA_VERSION = 1
 AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = "auto", "proposed", "approved", "rejected", "observed"
 STATUSES = (AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED)
@@ -60,7 +67,7 @@ OUTPUT_SCHEMA = (
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
     "stuck_partitions STRING, feed_value STRING, mode STRING, "
     "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING, "
-    "rack_placement STRING, serving STRING, member_figures STRING"
+    "rack_placement STRING, serving STRING, member_figures STRING, hot_partitions STRING"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
@@ -115,6 +122,9 @@ MEMBER_FIGURES_TYPE = (
 """Per member: what it owned and its figures before and after (:mod:`streaming.policy.member_figures`)."""
 PROPOSAL_FIELD = "proposal"
 """The feed message's field with a proposal's expiry facts (:mod:`streaming.proposals.expiry`)."""
+HOT_TYPE = ("ARRAY<STRUCT<topic: STRING, partition: INT, records_per_s: DOUBLE, topic_median_per_s: DOUBLE, "
+            "share: DOUBLE>>")
+"""The ``hot_partitions`` column in Delta (:class:`streaming.lag.hot.HotPartition` rows)."""
 CAPACITY_TYPE = ("ARRAY<STRUCT<member_id: STRING, client_id: STRING, records_per_s: DOUBLE, confidence_s: DOUBLE, "
                  "measured: BOOLEAN>>")
 
@@ -165,6 +175,10 @@ class Recommendation:
     Delta only."""
     proposal: dict[str, Any] | None = None
     """Mode ``approve`` only: the proposal's expiry facts (:func:`streaming.proposals.expiry.basis`). Feed only."""
+    hot_partitions: list[dict[str, Any]] | None = None
+    """The group's hot partitions when it was made (:mod:`streaming.lag.hot`: ``topic``, ``partition``,
+    ``records_per_s``, ``topic_median_per_s``, ``share``; no assignment splits one); None: rates not known yet.
+    Delta only."""
 
     @property
     def id(self) -> str:
@@ -206,4 +220,5 @@ class Recommendation:
             "rack_placement": self.rack_placement,
             "serving": self.serving,
             "member_figures": None if self.member_figures is None else json.dumps(self.member_figures),
+            "hot_partitions": None if self.hot_partitions is None else json.dumps(self.hot_partitions),
         }

@@ -28,6 +28,7 @@ from streaming.config import APPROVE, AUTO, Config
 from streaming.contracts.recommendation import (
     ASSIGNMENT_TYPE,
     CAPACITY_TYPE,
+    HOT_TYPE,
     LAG_SECONDS_COLUMNS,
     MEMBER_FIGURES_TYPE,
     STUCK_TYPE,
@@ -175,6 +176,7 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
         F.from_json("member_capacity", CAPACITY_TYPE).alias("member_capacity"),
         "rack_placement", "serving", F.from_json("member_figures", MEMBER_FIGURES_TYPE).alias("member_figures"),
+        F.from_json("hot_partitions", HOT_TYPE).alias("hot_partitions"),
     )
 
 

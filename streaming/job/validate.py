@@ -19,7 +19,8 @@ or null; the rules and their reason strings are all in this module, in the order
   32,767 characters (the protocol's limit) without control characters; the message key (when there is
   one) equal to the group;
 - lag: ``topic`` a legal Kafka topic name ([a-zA-Z0-9._-], 1..249, not ``.``/``..``), ``partition`` in
-  0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean;
+  0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean,
+  ``log_start_offset`` (optional) an integer in 0..``end_offset``;
 - lag_dense: ``topic`` as for lag, then its shape and each entry by :mod:`streaming.job.dense`;
 - members: ``generation`` in -1..2**31-1, ``protocol`` a string or null, ``members`` a list of objects with
   a non-empty string ``member_id`` (unique in a whole event), optional string ids/host/rack, ``topics``
@@ -46,10 +47,10 @@ from pyspark.sql import functions as F
 
 from streaming.contracts import events
 from streaming.contracts.event_parts import MAX_PARTS
-from streaming.contracts.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
+from streaming.contracts.events import LAG, LOG_START, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
 from streaming.job import dense
 from streaming.job.canonical import CANONICAL_LAG, LAG_KINDS, canonical_kind, canonical_pieces, canonical_value
-from streaming.state.ingest import READINGS
+from streaming.state.ingest import LOG_STARTS, READINGS
 
 INT_MAX = 2**31 - 1
 MAX_GROUP_CHARS = 32767  # a Kafka protocol STRING: int16 length
@@ -118,13 +119,14 @@ def _list(v: Column | str, path: str) -> Column:
 # value when the type is right), so no rule looks a field up again. The hot path, a lag event of exactly
 # the collector's shape, is recognised from the schema of the whole object (one call) and its values come
 # from one cast to a struct; anything else reads each field's type on its own.
-_SCALARS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset", "no_commit",
+_SCALARS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset", "no_commit", LOG_START,
             "generation", "protocol", "part", "parts")
 _STRINGS = ("type", "group", "topic", "protocol")
 _BOOLEANS = ("no_commit",)
 _VALUES = "struct<" + ", ".join(
     f"{n}: {'string' if n in _STRINGS else 'boolean' if n in _BOOLEANS else 'bigint'}" for n in _SCALARS) + ">"
-_HOT_SHAPES = [kinds for kinds in (LAG_KINDS, LAG_KINDS | {"no_commit": "BOOLEAN"})]
+_HOT_SHAPES = [LAG_KINDS | flag | start for flag in ({}, {"no_commit": "BOOLEAN"})
+               for start in ({}, {LOG_START: "BIGINT"})]
 
 def _shape(kinds: dict[str, str]) -> str:
     """``schema_of_variant`` of an object with these fields (it lists them sorted by name)."""
@@ -256,6 +258,10 @@ def _type_rules() -> Column:
         F.when(_x("end_offset") < _x("committed_offset"),
                F.format_string("end_offset %d below committed_offset %d", _x("end_offset"), _x("committed_offset"))),
         F.when(~_opt("no_commit", "BOOLEAN"), F.lit("field no_commit is not a boolean")),
+        F.when(~_opt(LOG_START, "BIGINT"), F.lit(f"field {LOG_START} is not an integer")),
+        F.when(_x(LOG_START) < 0, F.format_string(f"negative {LOG_START} %d", _x(LOG_START))),
+        F.when(_x(LOG_START) > _x("end_offset"),
+               F.format_string(f"{LOG_START} %d above end_offset %d", _x(LOG_START), _x("end_offset"))),
     ))
     dense_rules = F.when(_x("type") == events.LAG_DENSE, F.coalesce(
         topic, F.when(~_is_topic_name(_x("topic")), F.lit("invalid topic name")), dense.record_reason()))
@@ -347,7 +353,8 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     """Kafka rows -> one narrow row per record, the columns the stateful step reads: ``group``, ``type``
     (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``, for lag events
     ``partition``, ``committed_offset``, ``end_offset`` (0 where they do not apply, never null: ``type`` tells),
-    ``source_partition``, ``source_offset``; ``readings``: a ``lag_dense`` event's good entries. ``detail``
+    ``source_partition``, ``source_offset``; ``readings``: a ``lag_dense`` event's good entries, ``log_starts``
+    their log start offsets (a ``lag`` event's one; null when the event carries none). ``detail``
     (JSON): a metadata event's fields, a rejected record's :data:`REJECTED_SCHEMA`, a list of those for a
     ``lag_dense`` event's bad entries (:mod:`streaming.job.dense`). Few columns: every one costs per batch."""
     checked = _fields(canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
@@ -404,4 +411,6 @@ def _narrow(checked: DataFrame) -> DataFrame:
             F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))))
         .alias("detail"),
         F.when(many, F.col("d_readings")).alias(READINGS),
+        F.when(lag & _x(LOG_START).isNotNull(), F.array(_x(LOG_START))).when(many, F.col("d_log_starts"))
+        .alias(LOG_STARTS),
     )

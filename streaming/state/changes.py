@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.model import Member
+from streaming.contracts.recommendation import MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE
 
 
 @dataclass
@@ -38,11 +39,11 @@ class Changes:
         """Trigger name -> figures for the metadata changes seen."""
         out: dict[str, Any] = {}
         if self.joined or self.left:
-            out["membership_change"] = {"joined": self.joined, "left": self.left}
+            out[MEMBERSHIP_CHANGE] = {"joined": self.joined, "left": self.left}
         if self.partition_counts:
-            out["partition_count_change"] = self.partition_counts
+            out[PARTITION_COUNT_CHANGE] = self.partition_counts
         if self.racks:
-            out["rack_change"] = self.racks
+            out[RACK_CHANGE] = self.racks
         return out
 
 

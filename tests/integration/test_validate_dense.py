@@ -81,6 +81,31 @@ def test_shape_and_entries(spark):
     assert rows[8]["readings"] == [] and len(json.loads(rows[8]["detail"])) == 2  # no good entry: no state
 
 
+def test_log_starts_ride_with_their_good_entries(spark):
+    raw = contract.Raw
+    texts = [
+        _dense([0, 1, 2], [5, 6, 7], [9, 9, 9], log_start_offsets=[1, 6, 9]),
+        _dense([0, 1, 2], [5, 6, 7], [9, 9, 9], log_start_offsets=[1, 10, -1]),
+        _dense([0, 1], [5, 6], [9, 9], log_start_offsets=[1]),
+        _dense([0], [5], [9], log_start_offsets=3),
+        _dense([0, 1], [5, 6], [9, 9], log_start_offsets=[raw("1.5"), 2]),
+        _dense([0, 1], [5, 6], [9, 9]),
+    ]
+    rows = _parse(spark, texts)
+    assert [r["type"] for r in rows] == ["lag_dense", "lag_dense", None, None, "lag_dense", "lag_dense"]
+    assert _readings(rows[0]) == [(0, 5, 9), (1, 6, 9), (2, 7, 9)] and rows[0]["log_starts"] == [1, 6, 9]
+    assert _readings(rows[1]) == [(0, 5, 9)] and rows[1]["log_starts"] == [1]
+    assert {b["reason"] for b in json.loads(rows[1]["detail"])} == {
+        "lag_dense entry 1: log_start_offset 10 above end_offset 9", "lag_dense entry 2: negative log_start_offset -1"}
+    assert [json.loads(r["detail"])["reason"] for r in rows[2:4]] == [
+        "arrays of unequal length: partitions 2, committed_offsets 2, end_offsets 2, no_commit absent, "
+        "log_start_offsets 1", "field log_start_offsets is not a list"]
+    assert _readings(rows[4]) == [(1, 6, 9)] and rows[4]["log_starts"] == [2]
+    assert [b["reason"] for b in json.loads(rows[4]["detail"])] == [
+        "lag_dense entry 0: log_start_offset is not an integer: 1.5 (DECIMAL(2,1))"]
+    assert rows[5]["log_starts"] is None  # an older collector's record: no log starts, as before
+
+
 def test_an_entry_is_good_exactly_when_its_lag_event_is_valid(spark):
     """Drawn entries (values at and past every bound), each also sent as a lag event of its own."""
     records = [r for r in contract.draw(contract.dense_fields(NOW - 60_000), 150, 3)

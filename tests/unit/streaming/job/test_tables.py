@@ -16,14 +16,15 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from streaming.contracts.recommendation import CAPACITY_TYPE, MEMBER_FIGURES_TYPE
+from streaming.contracts.recommendation import CAPACITY_TYPE, HOT_TYPE, MEMBER_FIGURES_TYPE
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
 from streaming.job import tables
 from streaming.job.tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
          "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING",
-         "member_figures": MEMBER_FIGURES_TYPE}
+         "member_figures": MEMBER_FIGURES_TYPE,
+         "hot_partitions": HOT_TYPE}
 PARTITION = StructType([StructField("topic", StringType()), StructField("partition", IntegerType())])
 WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
                    StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
@@ -39,7 +40,11 @@ WANT = StructType([StructField("group", StringType()), StructField("version", Lo
                            ("load", LongType()), ("rate", DoubleType())) for when in ("before", "after")),
                        StructField("capacity", DoubleType()),
                        *(StructField(f"catch_up_{when}_s", DoubleType()) for when in ("before", "after")),
-                       *(StructField(f"cross_rack_{when}", IntegerType()) for when in ("before", "after"))])))])
+                       *(StructField(f"cross_rack_{when}", IntegerType()) for when in ("before", "after"))]))),
+                   StructField("hot_partitions", ArrayType(StructType([
+                       StructField("topic", StringType()), StructField("partition", IntegerType()),
+                       StructField("records_per_s", DoubleType()), StructField("topic_median_per_s", DoubleType()),
+                       StructField("share", DoubleType())])))])
 
 
 def _without(*names, schema=WANT):
@@ -67,6 +72,10 @@ def test_a_table_from_before_serving_gets_it_alone():
 
 def test_a_table_from_before_member_figures_gets_them_alone():
     assert columns_to_add(schema_differences(WANT, _without("member_figures")), ADDED) == ["member_figures"]
+
+
+def test_a_table_from_before_hot_partitions_gets_it_alone():
+    assert columns_to_add(schema_differences(WANT, _without("hot_partitions")), ADDED) == ["hot_partitions"]
 
 
 def test_a_table_from_before_lag_seconds_gets_those_alone():

@@ -127,15 +127,15 @@ def run(args: argparse.Namespace) -> int:
 
 def share_group(snap: ClusterSnapshot, g: str) -> dict:
     """A share group as describe shows it (no recommendation: :data:`streaming.contracts.serving.LAG_ONLY`)."""
-    from streaming.exporter import view
+    from streaming.exporter import share_view
 
     info = snap.groups[g]
     found = info.serving
     return {"group": g, "state": info.state, "group_protocol": info.group_protocol, "assignor": info.protocol,
             "recommendation_version": None,
             "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
-            "partitions": [r.as_dict() for r in view.share_partition_rows(snap, g)],
-            "members": [m.as_dict() for m in view.share_member_rows(snap, g)]}
+            "partitions": [r.as_dict() for r in share_view.share_partition_rows(snap, g)],
+            "members": [m.as_dict() for m in share_view.share_member_rows(snap, g)]}
 
 
 def render_skipped(skipped: Sequence[dict]) -> list[str]:

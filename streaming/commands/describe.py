@@ -218,8 +218,6 @@ def render(groups: list[dict], members: bool) -> str:
                     for m in g["members"]]
             columns = MEMBER_COLUMNS + (EPOCH_COLUMNS if kip848 else ())
             lines = table(columns, rows) if rows else ["(no active members)"]
-            if g.get("consumers_says"):
-                lines.append(f"Consumers: {g['consumers_says']}")
         else:
             rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],
                      p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],
@@ -230,6 +228,8 @@ def render(groups: list[dict], members: bool) -> str:
         head = [title, f"Rack placement: {placement['says']}"] if placement else [title]
         head += [f"Retention: {line}" for line in g.get("retention") or ()]
         head += [f"Partitions: {line}" for line in g.get("says") or ()]
+        if members and g.get("consumers_says"):  # above the table, as the other lines: the table stays Kafka's
+            head.append(f"Consumers: {g['consumers_says']}")
         found = g.get("serving")
         if found and found["reason"]:
             head.append(f"Recommendations: {found['kind'].replace('_', '-')}: {found['reason']}")

@@ -38,6 +38,7 @@ __all__ = [
     "capacity_scales",
     "compute_metrics",
     "count_spread",
+    "cross_rack_by_member",
     "cross_rack_partitions",
     "held_stuck",
     "imbalance",
@@ -223,22 +224,23 @@ def cross_rack_partitions(snapshot: GroupSnapshot, assignment: Assignment) -> in
 
     A member without a rack, or a partition whose replica racks are unknown, never counts.
     """
-    if snapshot.replica_racks is None:
-        return 0
+    return sum(cross_rack_by_member(snapshot, assignment).values())
+
+
+def cross_rack_by_member(snapshot: GroupSnapshot, assignment: Assignment) -> dict[str, int]:
+    """Member -> its partitions read across racks (:func:`cross_rack_partitions`, member by member)."""
     racks_of = {m.member_id: m.rack for m in snapshot.members}
-    count = 0
+    replica_racks = snapshot.replica_racks or {}
+    out: dict[str, int] = {}
     for member, tps in assignment.items():
         rack = racks_of.get(member)
-        if not rack:
-            continue
-        for t, p in tps:
-            per_topic = snapshot.replica_racks.get(t)
-            if per_topic is None:
-                continue
-            replicas = per_topic[p]
-            if rack not in replicas and any(r is not None for r in replicas):
+        count = 0
+        for t, p in tps if rack else ():
+            replicas = replica_racks.get(t)
+            if replicas is not None and rack not in replicas[p] and any(r is not None for r in replicas[p]):
                 count += 1
-    return count
+        out[member] = out.get(member, 0) + count
+    return out
 
 
 def _owners(snapshot: GroupSnapshot, assignment: Assignment) -> dict[str, list[str | None]]:

@@ -52,6 +52,16 @@ class Member:
         """How logs name the member: its static id, else its client id, else its member id."""
         return self.instance_id or self.client_id or self.member_id
 
+    @property
+    def identity(self) -> str:
+        """What the member is across rejoins (member ids change on every one): its static id, else client id @
+        host, else its member id. The job's membership changes and capacities and a proposal's expiry go by it."""
+        if self.instance_id:
+            return f"instance:{self.instance_id}"
+        if self.client_id:
+            return f"client:{self.client_id}@{self.host or ''}"
+        return f"member:{self.member_id}"
+
 
 @dataclass(frozen=True, slots=True)
 class GroupSnapshot:

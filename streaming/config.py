@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import tomllib
-import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streaming import config_values as values
 from streaming.errors import ConfigError
 from streaming.paths import CHECKPOINTS_DIR, CONF_DIR, DATA_DIR, join_location
 
@@ -101,6 +101,10 @@ class PolicySettings:
     """No lag-skew recommendation within this many seconds of the group's previous recommendation."""
     stuck_observations: int = 5
     """A partition with lag whose committed offset has not moved for this many observations is stuck."""
+    capacity_headroom: float = 0.2
+    """Fraction of each consumer's capacity kept free counting the consumers needed (:mod:`streaming.lag.sizing`)."""
+    retention_risk_s: float = 1800.0
+    """Seconds to loss at or below which ``retention_risk`` fires (:mod:`streaming.policy.retention_risk`); 0: never."""
     rate_horizon_s: float = 0.0
     """Load of a partition = lag + produce rate x horizon; 0 counts lag alone."""
     lag_history: int = 8
@@ -115,6 +119,9 @@ class PolicySettings:
     mode_overrides: dict[str, str] = field(default_factory=dict)
     """Group-id regex -> mode (``[policy.mode_overrides]``, ``--conf policy.mode_overrides.REGEX=MODE``); the
     first regex, in the order written, that matches anywhere in the group id (``re.search``) wins."""
+    proposal_expiry_s: float = 3600.0
+    """A proposal (mode ``approve``) expires this long after its observation, or once the group's members or
+    partitions change (:mod:`streaming.proposals.expiry`): ``rebalancer approve`` refuses it then."""
 
     def __post_init__(self) -> None:
         # Checked at load, so a typo fails `rebalancer run` at once rather than every recommendation.
@@ -131,10 +138,11 @@ class PolicySettings:
                     " (to switch assignor, clear the table first: --conf policy.assignor_options=)")
             raise ConfigError(f"policy.assignor_options.{e}{hint}") from None
         object.__setattr__(self, "assignor_options", typed)
-        if self.mode not in MODES:
-            raise ConfigError(f"policy.mode: {self.mode!r} is not one of {', '.join(MODES)}")
-        if self.skew_on not in SKEW_UNITS:
-            raise ConfigError(f"policy.skew_on: {self.skew_on!r} is not one of {', '.join(SKEW_UNITS)}")
+        for name, value, allowed in (("mode", self.mode, MODES), ("skew_on", self.skew_on, SKEW_UNITS)):
+            if value not in allowed:
+                raise ConfigError(f"policy.{name}: {value!r} is not one of {', '.join(allowed)}")
+        if not 0 < self.proposal_expiry_s < 1e12:  # NaN and infinity fail too: the deadline is an epoch ms
+            raise ConfigError(f"policy.proposal_expiry_s: {self.proposal_expiry_s} is not a positive number of seconds")
         for pattern, mode in self.mode_overrides.items():
             if mode not in MODES:
                 raise ConfigError(f"policy.mode_overrides.{pattern}: {mode!r} is not one of {', '.join(MODES)}")
@@ -279,7 +287,7 @@ def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] |
             raise ConfigError(f"configuration file {file} does not exist") from None
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{file}: not valid TOML: {e}") from None
-    cfg = _build(Config, raw, where=str(file))
+    cfg = values.build(Config, raw, where=str(file))
     if command_config:
         cfg = with_client_properties(cfg, command_config)
     return expand_kafka_env(_apply_overrides(cfg, overrides or []))
@@ -303,54 +311,6 @@ def expand_kafka_env(cfg: Config) -> Config:
     options = expand_env(cfg.kafka.options)
     bootstrap = expand_env({"bootstrap_servers": cfg.kafka.bootstrap_servers})["bootstrap_servers"]
     return dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, bootstrap_servers=bootstrap, options=options))
-
-
-def _build(cls: type, raw: Any, where: str) -> Any:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a table, got {type(raw).__name__}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    kwargs = {}
-    for key, value in raw.items():
-        if key not in known:
-            raise ConfigError(f"{where}: unknown setting {key!r} (known: {', '.join(known)})")
-        kwargs[key] = _coerce(hints[key], value, f"{where}.{key}" if "." in where else f"{key}")
-    return cls(**kwargs)
-
-
-def _coerce(tp: Any, value: Any, where: str) -> Any:
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _build(tp, value, where)
-    origin = typing.get_origin(tp)
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(f"{where}: expected a table of settings")
-        return {str(k): _scalar_str(v) for k, v in value.items()}
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() in ("none", "null", "")):
-            return None
-        return _coerce(args[0], value, where)
-    try:
-        if tp is bool:
-            if isinstance(value, str):
-                if value.lower() not in ("true", "false"):
-                    raise ValueError(value)
-                return value.lower() == "true"
-            return bool(value)
-        if tp in (int, float):
-            if isinstance(value, bool):
-                raise ValueError(value)
-            return tp(value)
-        if tp is str:
-            return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: expected {tp.__name__}, got {value!r}") from None
-    return value
-
-
-def _scalar_str(v: Any) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 POLICY_MAPS = {"mode_overrides": "REGEX=MODE", "assignor_options": "KEY=VALUE"}
@@ -383,7 +343,7 @@ def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Conf
             known = {f.name: f for f in dataclasses.fields(sub)}
             if name not in known:
                 raise ConfigError(f"--conf {key}: unknown setting {name!r} in [{section}]")
-            coerced = _coerce(typing.get_type_hints(type(sub))[name], value, f"--conf {key}")
+            coerced = values.coerce(typing.get_type_hints(type(sub))[name], value, f"--conf {key}")
             changed: dict[str, Any] = {section: dataclasses.replace(sub, **{name: coerced})}
             cfg = dataclasses.replace(cfg, **changed)
     return cfg

@@ -14,3 +14,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if INTEGRATION in Path(item.fspath).parents and "java" not in item.keywords:
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was():
+    """Each test leaves logging as it found it. ``rebalancer`` commands called in-process (``streaming.cli.main``)
+    set up logging as a command line does (``basicConfig(force=True)``: a root handler on the ``sys.stderr`` of
+    the moment, pytest's capture, closed after that test); left behind, a later test's records go to a closed
+    stream, and when one is py4j's own DEBUG record of a Java error, printing that error calls Java, which logs
+    again: the callback thread never returns (test_security's loop hung in its foreachBatch so)."""
+    import logging
+
+    root, named = logging.getLogger(), ("kafka", "py4j", "streaming")
+    before, level = set(root.handlers), root.level
+    levels = {n: logging.getLogger(n).level for n in named}
+    yield
+    # only what a command added: pytest's own capture handlers come and go with each phase of a test
+    for h in root.handlers[:]:
+        if h not in before and type(h) in (logging.StreamHandler, logging.FileHandler):
+            root.removeHandler(h)
+            h.close()
+    root.setLevel(level)
+    for n, lv in levels.items():
+        logging.getLogger(n).setLevel(lv)

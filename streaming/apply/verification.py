@@ -14,9 +14,10 @@ verdicts, each with its exit status:
 - ``none`` (6): no recommendation for the group, or a group the collector does not read (a Connect worker
   group, a share group, ...: :mod:`streaming.contracts.serving`), said with its reason (:func:`not_read`);
 - not applied and not to be: ``awaiting approval`` (7, made in ``approve`` mode, not approved yet),
-  ``rejected`` (8), ``observed`` (9, made in ``observe`` mode: never published for application). The status
-  of an ``approve`` recommendation is read from the trigger feed, where approvals live; an approved one is
-  pending or diverged as above, counted from its approval.
+  ``rejected`` (8), ``observed`` (9, made in ``observe`` mode: never published for application), ``expired``
+  (10, a proposal not yet decided on whose group's members or partitions changed since, or older than its
+  expiry: :mod:`streaming.proposals.expiry`). The status of an ``approve`` recommendation is read from the
+  trigger feed, where approvals live; an approved one is pending or diverged as above, counted from its approval.
 
 Example: members c0 (t-0, t-1) and c1 (t-2, t-3) in a Stable classic group, a recommendation 15 minutes old
 that gives t-1 to c1: ``diverged``, with the difference ``t-1 on c0, recommended c1``.
@@ -34,8 +35,9 @@ from typing import Any
 from assignors.model import Member
 from streaming.apply import plan
 from streaming.config import APPROVE, AUTO, OBSERVE
-from streaming.contracts.recommendation import APPROVED
+from streaming.contracts.recommendation import APPROVED, PROPOSED
 from streaming.contracts.recommendation import REJECTED as REJECTED_STATUS
+from streaming.proposals import expiry
 
 SETTLED = ("Stable", "Empty")
 
@@ -49,6 +51,7 @@ class Verdict(enum.Enum):
     AWAITING_APPROVAL = ("awaiting approval", 7)
     REJECTED = ("rejected", 8)
     OBSERVED = ("observed", 9)
+    EXPIRED = ("expired", 10)
 
     @property
     def label(self) -> str:
@@ -66,7 +69,7 @@ class LiveGroup:
     name: str
     state: str
     members: Sequence[Member]
-    """With ``owned``: what each member holds now."""
+    """With ``owned``: what each member holds now (and ``host``, which names a member across rejoins)."""
     partitions: Mapping[str, int]
     """Partition count of each topic the members subscribe to."""
     epoch: int | None = None
@@ -102,6 +105,9 @@ def verify(group: LiveGroup, rec: Mapping[str, Any] | None, pending_for_s: float
     done = dataclasses.replace(done, recommendation={
         "version": rec["version"], "recommendation_id": rec["recommendation_id"],
         "event_time": rec["event_time"], "triggers": list(rec["triggers"] or ())})
+    stale = expired(group, rec, feed_rec, now_s)
+    if stale is not None:
+        return dataclasses.replace(done, verdict=Verdict.EXPIRED, reason=f"the proposal expired: {stale}")
     try:
         wanted = plan.recommended_assignment(_feed_form(rec), list(group.members), dict(group.partitions))
     except plan.DoesNotFit as e:
@@ -123,6 +129,17 @@ def verify(group: LiveGroup, rec: Mapping[str, Any] | None, pending_for_s: float
 def not_read(group: str, reason: str | None) -> Verification:
     """A group the collector does not read (``reason``: why): nothing is recommended for it."""
     return Verification(group, None, Verdict.NO_RECOMMENDATION, f"the collector does not read this group: {reason}")
+
+
+def expired(group: LiveGroup, rec: Mapping[str, Any], feed_rec: Mapping[str, Any] | None,
+            now_s: float) -> str | None:
+    """Why the row ``rec``, a proposal not decided on yet (its feed record ``feed_rec`` of the same version
+    still ``proposed``), has expired for ``group`` as read now; None when it has not or is no such proposal."""
+    if (rec.get("mode") or AUTO) != APPROVE or feed_rec is None or feed_rec.get("version") != rec["version"]:
+        return None
+    if plan.status_of(feed_rec) != PROPOSED:
+        return None
+    return expiry.reason(feed_rec, group.members, group.partitions, now_s * 1000.0)
 
 
 def differences(members: Sequence[Member], wanted: Mapping[str, Sequence[tuple[str, int]]]) -> list[dict[str, Any]]:

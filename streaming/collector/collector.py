@@ -198,7 +198,7 @@ class Collector:
         self.polls += 1
         full = is_full_refresh(self.polls, self.options.full_refresh_every) or self._force_refresh
         self._force_refresh = False
-        snap = self.reader.read(self.selects, lambda g: self.options.policy(g) != LATEST)
+        snap = self.reader.read(self.selects)
         self.last_snapshot = snap
         self._forget_gone(snap)
         entries = {t: partition_entries(parts, snap.broker_racks) for t, parts in snap.topics.items()}

@@ -52,7 +52,8 @@ def lag_events(ts: int, group: str, partitions: Iterable[tuple[str, int]],
     ``committed`` holds only partitions the group committed (a partition absent from it has no
     commit); ``end`` and ``begin`` hold the partitions whose offsets were read. With no commit the
     event's committed offset is where ``policy`` would start (``latest``: the end offset, lag 0;
-    ``earliest``: the begin offset, lag end - begin) and it is flagged ``no_commit``.
+    ``earliest``: the begin offset, lag end - begin) and it is flagged ``no_commit``. Every event carries
+    its partition's begin offset as ``log_start_offset`` when it was read (at most the end offset).
     """
     if policy not in POLICIES:
         raise ValueError(f"offset reset policy must be one of {POLICIES}, got {policy!r}")
@@ -64,17 +65,17 @@ def lag_events(ts: int, group: str, partitions: Iterable[tuple[str, int]],
             missing.append(tp)
             continue
         end_offset = end[tp]
+        start = min(begin[tp], end_offset) if tp in begin else None
         if tp in committed and committed[tp] >= 0:
             if committed[tp] > end_offset:
                 missing.append(tp)
                 inconsistent.append(tp)
                 continue
-            out.append(events.lag_event(ts, group, tp[0], tp[1], committed[tp], end_offset))
+            out.append(events.lag_event(ts, group, tp[0], tp[1], committed[tp], end_offset, log_start_offset=start))
         elif policy == LATEST:
-            out.append(events.lag_event(ts, group, tp[0], tp[1], end_offset, end_offset, no_commit=True))
-        elif tp in begin:
-            out.append(events.lag_event(ts, group, tp[0], tp[1], min(begin[tp], end_offset), end_offset,
-                                        no_commit=True))
+            out.append(events.lag_event(ts, group, tp[0], tp[1], end_offset, end_offset, True, start))
+        elif start is not None:
+            out.append(events.lag_event(ts, group, tp[0], tp[1], start, end_offset, True, start))
         else:
             missing.append(tp)
     return LagResult(out, missing, inconsistent)

@@ -48,6 +48,17 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ig
     pass
 
 
+def converging(member_epoch: int | None, assignment_epoch: int | None, assigned: Iterable[tuple[str, int]],
+               target: Iterable[tuple[str, int]] | None) -> bool | None:
+    """Whether a KIP-848 member is still on its way to the group's target assignment: its epoch is behind the
+    target assignment's, or what it holds is not its target yet (it revokes or awaits partitions). None for a
+    member without an epoch (a classic member)."""
+    if member_epoch is None:
+        return None
+    behind = assignment_epoch is not None and member_epoch < assignment_epoch
+    return behind or (target is not None and set(assigned) != set(target))
+
+
 def classic_state(state: str | None) -> str | None:
     """The classic group state that means the same as a KIP-848 ``state`` (None when unknown)."""
     return _STATES.get((state or "").replace("_", "").lower())

@@ -8,8 +8,10 @@ DescribeGroups (classic groups), ConsumerGroupDescribe (KIP-848 groups, whose ty
 reports; see :mod:`streaming.collector.kip848`), ShareGroupDescribe and DescribeShareGroupOffsets (share
 groups, :mod:`streaming.collector.kip932`) and OffsetFetch (v8, all other groups at once) per group
 coordinator; one Metadata request for
-the topics; ListOffsets per partition leader (and again for begin offsets of never-committed partitions
-of ``earliest`` groups). The collector never joins a group and never commits: ListOffsets through the
+the topics; ListOffsets per partition leader twice: begin (log start, ``EARLIEST``, timestamp -2) then end
+(``LATEST``) offsets. Begin before end, so ``begin <= end`` holds too; the log start offsets are what the lag
+events carry for the retention rule (:mod:`streaming.lag.retention`) and where an ``earliest`` group's
+never-committed partitions start. The collector never joins a group and never commits: ListOffsets through the
 admin client needs no consumer at all.
 
 Failures are contained to what they touch: a broker that does not answer ListGroups makes the group
@@ -65,6 +67,8 @@ class GroupInfo:
     """``classic``, ``consumer`` (KIP-848) or ``share`` (KIP-932)."""
     epoch: int | None = None
     """the group epoch of a KIP-848 group."""
+    assignment_epoch: int | None = None
+    """the epoch of a KIP-848 group's target assignment (its members converge on it)."""
     protocol_type: str = "consumer"
     """``consumer``, or ``""`` for a group that only commits offsets."""
 
@@ -113,6 +117,7 @@ class ClusterSnapshot:
     broker_racks: dict[int, str | None] = field(default_factory=dict)
     end: dict[TP, int] = field(default_factory=dict)
     begin: dict[TP, int] = field(default_factory=dict)
+    """log start offsets (the first offset retention has not deleted), read just before ``end``."""
     warnings: list[str] = field(default_factory=list)
 
     def group_topics(self, group: str) -> set[str]:
@@ -165,9 +170,8 @@ class ClusterReader:
 
     # -- the poll ----------------------------------------------------------------------------------
 
-    def read(self, select: Callable[[str], bool], earliest_groups: Callable[[str], bool]) -> ClusterSnapshot:
-        """One snapshot. ``select(group_id)`` says which groups to watch; ``earliest_groups(group_id)``
-        which ones start from the beginning without a commit (their begin offsets are read).
+    def read(self, select: Callable[[str], bool]) -> ClusterSnapshot:
+        """One snapshot of the groups ``select(group_id)`` picks.
 
         Raises only when the cluster cannot be reached at all (DescribeCluster fails)."""
         admin = self.admin()
@@ -196,17 +200,10 @@ class ClusterReader:
         self._describe_topics(admin, sorted(wanted_topics), snap)
 
         all_tps = {(t, p["partition_index"]) for t, parts in snap.topics.items() for p in parts}
+        snap.begin = self._offsets(admin, all_tps, snap, latest=False)
         snap.end = self._offsets(admin, all_tps, snap, latest=True)
         for g, offsets in snap.share_offsets.items():
             snap.committed[g] = kip932.positions(offsets, snap.end)
-        need_begin: set[TP] = set()
-        for g in snap.groups:
-            if g in snap.committed and not snap.groups[g].share and earliest_groups(g):
-                committed = snap.committed[g]
-                need_begin |= {(t, p["partition_index"]) for t in snap.group_topics(g)
-                               for p in snap.topics.get(t, ()) if (t, p["partition_index"]) not in committed}
-        if need_begin:
-            snap.begin = self._offsets(admin, need_begin, snap, latest=False)
         return snap
 
     def _read_brokers(self, admin: Any) -> list[int]:
@@ -296,7 +293,8 @@ class ClusterReader:
             epoch = d.get("group_epoch")
             members = [kip848.member_from(m, self._racks, epoch, matching) for m in d.get("members") or ()]
             snap.groups[g] = GroupInfo(g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
-                                       members, kip848.CONSUMER, epoch)
+                                       members, kip848.CONSUMER, epoch,
+                                       assignment_epoch=d.get("assignment_epoch"))
 
     def _read_share_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
         for g, d in self._described(admin, ids, snap, self._describe_share_groups, "ShareGroupDescribe").items():

@@ -5,8 +5,10 @@ The decision goes to the trigger feed as the same recommendation with ``status``
 ``rejected`` and ``decided_at`` (epoch ms), under the same key (the group): the compacted topic keeps it as
 the group's latest record, and the apply helpers act on an approved one as on an ``auto`` one. The
 recommendation is the group's latest record in the feed; ``--version`` makes sure it is the one reviewed
-(a newer proposal since then is refused: review that one). Deciding again is allowed (the later decision
-wins); deciding what is already so changes nothing.
+(a newer proposal since then is refused: review that one). A proposal that has expired (the group's members
+or partitions changed since, or it is older than ``policy.proposal_expiry_s``: :mod:`streaming.proposals.expiry`,
+against the group as read live now) is refused too, with the reason. Deciding again is allowed (the later
+decision wins); deciding what is already so changes nothing.
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ class Refused(UsageError):
 
 
 def decided(rec: dict[str, Any] | None, group: str, decision: str, version: int | None,
-            now_ms: int) -> dict[str, Any] | None:
+            now_ms: int, expired: str | None = None) -> dict[str, Any] | None:
     """The feed record to publish for ``decision`` on ``rec`` (the group's latest feed record), None when it
-    is already so; :class:`Refused` when there is nothing to decide on."""
+    is already so; :class:`Refused` when there is nothing to decide on, or when approving a proposal that has
+    ``expired`` (why, :func:`streaming.proposals.expiry.reason`)."""
     from streaming.apply.plan import status_of
 
     if rec is None:
@@ -59,7 +62,25 @@ def decided(rec: dict[str, Any] | None, group: str, decision: str, version: int 
                       "not as a proposal (the group is not in approve mode)")
     if status == decision:
         return None
+    if decision == APPROVED and expired:  # a rejected one too: approving it now would apply stale facts
+        raise Refused(f"recommendation v{latest} of group {group} has expired: {expired}. The job proposes again "
+                      "when the group next needs it")
     return {**rec, "status": decision, "decided_at": now_ms}
+
+
+def expiry_reason(cfg, rec: dict[str, Any] | None, group: str, now_ms: int) -> str | None:
+    """Why ``rec``, a proposal not approved yet, has expired for the group as read live now (None: it has not)."""
+    from streaming.apply.plan import status_of
+    from streaming.apply.verification import LiveGroup
+    from streaming.commands import live, verify
+    from streaming.proposals import expiry
+
+    if rec is None or status_of(rec) not in (PROPOSED, REJECTED):
+        return None
+    # racks play no part in expiry: the collector's default rack rules will do
+    snap = live.read(cfg, argparse.Namespace(rack_map=[], client_rack_pattern=None), group=group)
+    now = verify.live_group(snap, group) if group in snap.groups else LiveGroup(group, "Dead", [], {})
+    return expiry.reason(rec, now.members, now.partitions, now_ms)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
             raise RebalancerError(f"could not read the trigger feed {cfg.kafka.trigger_topic}: "
                                   f"{feed.failure or 'timed out'}")
         rec = feed.latest(args.group)
-    record = decided(rec, args.group, args.decision, args.version, int(time.time() * 1000))
+    stale = expiry_reason(cfg, rec, args.group, int(time.time() * 1000)) if args.decision == APPROVED else None
+    record = decided(rec, args.group, args.decision, args.version, int(time.time() * 1000), stale)
     assert rec is not None
     if record is None:
         print(f"recommendation v{rec['version']} of group {args.group} is already {args.decision}")

@@ -15,6 +15,19 @@ its members can take a recommendation, and why not (:mod:`streaming.contracts.se
 LEADER-EPOCH START-OFFSET LAG (the broker's share-partition lag, KIP-1226), then LOG-END-OFFSET; with
 ``--members`` GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS MEMBER-EPOCH ASSIGNMENT, then RACK. Groups the
 collector does not read (Kafka Connect workers, ...) are listed last with the reason.
+
+A consumer-protocol group (KIP-848) also shows, as KIP-1099 has ``kafka-consumer-groups --describe --verbose``
+show them, its group epoch and target assignment epoch in the header, and with ``--members`` each member's
+CURRENT-EPOCH, the TARGET-EPOCH and CONVERGING: ``yes`` while the member is still on its way to the target
+assignment (:func:`streaming.collector.kip848.converging`); the header counts those members.
+
+Data-loss risk (:mod:`streaming.lag.retention`): LOG-START-OFFSET, HEADROOM (committed - log start, the records
+retention may still delete before the group loses any) and LOST (records deleted before the group read them,
+"already lost"), per member too. With ``--rate-window S`` the cluster is read twice, S seconds apart, for rates:
+then LOSS-IN-S (seconds until the committed offset falls below the log start at current rates) and the group's
+hot partitions (:mod:`streaming.lag.hot`) too; a line under the header says what is at risk. ``--members`` then
+also says how many consumers the group needs (:mod:`streaming.lag.sizing`, at the capacities of its latest
+recommendation and ``policy.capacity_headroom``).
 """
 
 from __future__ import annotations
@@ -34,12 +47,15 @@ if TYPE_CHECKING:
     from streaming.exporter import view
 
 PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
-                     "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER")
+                     "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER",
+                     "LOG-START-OFFSET", "HEADROOM", "LOST", "LOSS-IN-S")
 MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "LAG",
-                  "LAG-SECONDS", "RACK", "CROSS-RACK", "CAPACITY", "CONFIDENCE-S")
+                  "LAG-SECONDS", "RACK", "CROSS-RACK", "CAPACITY", "CONFIDENCE-S", "LOST", "LOSS-IN-S")
 SHARE_PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG", "LOG-END-OFFSET")
 SHARE_MEMBER_COLUMNS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT",
                         "RACK")
+EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH", "CONVERGING")
+"""Members of a consumer-protocol group (KIP-848) only."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lag-seconds-timeout", type=float, default=5.0, metavar="S",
                    help="time to read the record at each lagging partition's committed offset, for LAG-SECONDS "
                         "(default 5; 0: do not read, LAG-SECONDS shows -)")
+    p.add_argument("--rate-window", type=float, default=0.0, metavar="S",
+                   help="read the cluster twice, S seconds apart, for rates: seconds until records are lost to "
+                        "retention (LOSS-IN-S) and hot partitions (default 0: one read, neither shown)")
     p.set_defaults(func=run)
 
 
@@ -67,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.exporter import view
 
     cfg = live.live_config(load_config(args), args.bootstrap)
-    snap = live.read(cfg, args, group=args.group, groups=args.groups)
+    snap, lives, produce = live.read_with_rates(cfg, args, args.rate_window, group=args.group, groups=args.groups)
     if args.group and args.group not in snap.groups and args.group not in snap.skipped:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
@@ -80,13 +99,22 @@ def run(args: argparse.Namespace) -> int:
             out.append(share_group(snap, g))
             continue
         info, rec = snap.groups[g], recs.get(g)
-        rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g))
+        loss = lives[g].loss_s if g in lives else None
+        rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g), loss)
         members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
         found = info.serving
+        hot = view.hot_partitions(snap, g, produce)
+        capacities = {m: rate for m, (rate, _) in view.recommended_capacity(rec).items()
+                      if not m.startswith("client:")} or None  # one entry a member (not its client-id alias)
+        needed = view.consumers(snap, g, rows, capacities, produce, cfg.policy.capacity_headroom)
         out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
                     "assignor": info.protocol, "recommendation_version": rec["version"] if rec else None,
                     "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
+                    "group_epoch": info.epoch, "target_assignment_epoch": info.assignment_epoch,
                     "rack_placement": rack_placement(rows, members, follower_fetching),
+                    "retention": view.retention_says(rows), "hot_partitions": [h.as_dict() for h in hot],
+                    "says": view.hot_says(hot), "consumers": needed.as_dict(),
+                    "consumers_says": view.consumers_says(needed),
                     "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
     skipped = [{"group": g, "kind": v.kind, "reason": v.reason} for g, v in sorted(snap.skipped.items())]
     if args.format == "json":
@@ -99,15 +127,15 @@ def run(args: argparse.Namespace) -> int:
 
 def share_group(snap: ClusterSnapshot, g: str) -> dict:
     """A share group as describe shows it (no recommendation: :data:`streaming.contracts.serving.LAG_ONLY`)."""
-    from streaming.exporter import view
+    from streaming.exporter import share_view
 
     info = snap.groups[g]
     found = info.serving
     return {"group": g, "state": info.state, "group_protocol": info.group_protocol, "assignor": info.protocol,
             "recommendation_version": None,
             "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
-            "partitions": [r.as_dict() for r in view.share_partition_rows(snap, g)],
-            "members": [m.as_dict() for m in view.share_member_rows(snap, g)]}
+            "partitions": [r.as_dict() for r in share_view.share_partition_rows(snap, g)],
+            "members": [m.as_dict() for m in share_view.share_member_rows(snap, g)]}
 
 
 def render_skipped(skipped: Sequence[dict]) -> list[str]:
@@ -145,6 +173,13 @@ def rack_placement(rows: Sequence[view.PartitionRow], members: Sequence[view.Mem
             "follower_fetching": follower_fetching, "says": found.sentence()}
 
 
+def epochs(g: dict) -> str:
+    """A KIP-848 group's epochs for its header, and how many members are still converging."""
+    moving = sum(1 for m in g["members"] if m["converging"])
+    return (f", group epoch {g['group_epoch']}, target assignment epoch {_cell(g['target_assignment_epoch'])}, "
+            f"{moving} of {len(g['members'])} members converging")
+
+
 def _cell(v: object) -> str:
     if v is None:
         return "-"
@@ -170,21 +205,31 @@ def render(groups: list[dict], members: bool) -> str:
         if g["group_protocol"] == SHARE:
             blocks.append(render_share(g, members))
             continue
+        kip848 = g.get("group_epoch") is not None
         title = (f"Consumer group '{g['group']}' ({g['state'] or 'unknown'}, {g['group_protocol']}"
                  f"{', ' + g['assignor'] if g['assignor'] else ''}"
-                 f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''})")
+                 f"{', recommendation v' + str(g['recommendation_version']) if g['recommendation_version'] else ''}"
+                 f"{epochs(g) if kip848 else ''})")
         if members:
             rows = [[m["group"], m["consumer_id"], m["instance_id"], m["host"], m["client_id"], m["partitions"],
-                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"]]
+                     m["lag"], m["lag_seconds"], m["rack"], m["cross_rack"], m["capacity"], m["capacity_confidence_s"],
+                     m.get("lost_records"), m.get("loss_seconds"),
+                     *([m["member_epoch"], g["target_assignment_epoch"], m["converging"]] if kip848 else [])]
                     for m in g["members"]]
-            lines = table(MEMBER_COLUMNS, rows) if rows else ["(no active members)"]
+            columns = MEMBER_COLUMNS + (EPOCH_COLUMNS if kip848 else ())
+            lines = table(columns, rows) if rows else ["(no active members)"]
         else:
             rows = [[p["group"], p["topic"], p["partition"], p["current_offset"], p["log_end_offset"], p["lag"],
                      p["consumer_id"], p["host"], p["client_id"], p["rack"], p["replica_racks"], p["cross_rack"],
-                     p["lag_seconds"], p["recommended_owner"]] for p in g["partitions"]]
+                     p["lag_seconds"], p["recommended_owner"], p.get("log_start_offset"), p.get("retention_headroom"),
+                     p.get("lost_records"), p.get("loss_seconds")] for p in g["partitions"]]
             lines = table(PARTITION_COLUMNS, rows) if rows else ["(no partitions owned or committed)"]
         placement = g.get("rack_placement")
         head = [title, f"Rack placement: {placement['says']}"] if placement else [title]
+        head += [f"Retention: {line}" for line in g.get("retention") or ()]
+        head += [f"Partitions: {line}" for line in g.get("says") or ()]
+        if members and g.get("consumers_says"):  # above the table, as the other lines: the table stays Kafka's
+            head.append(f"Consumers: {g['consumers_says']}")
         found = g.get("serving")
         if found and found["reason"]:
             head.append(f"Recommendations: {found['kind'].replace('_', '-')}: {found['reason']}")

@@ -76,9 +76,32 @@ def read(cfg: Config, args: argparse.Namespace, group: str | None = None, groups
 
     reader = ClusterReader(admin_factory(cfg), racks)
     try:
-        return reader.read(selects, lambda g: False)
+        return reader.read(selects)
     finally:
         reader.close()
+
+
+def read_with_rates(cfg: Config, args: argparse.Namespace, window_s: float, group: str | None = None,
+                    groups: str | None = None) -> tuple[Any, dict[str, Any], dict[str, dict[int, float]]]:
+    """(snapshot, group -> :class:`streaming.lag.window.Live`, topic -> partition -> produce rate). With
+    ``window_s`` > 0 the cluster is read twice, that far apart, and both reads go into a
+    :class:`streaming.lag.window.Windows` as two polls, so the rates, seconds to loss and hot partitions are the
+    collector's own figures over them; else one read and no rates ({})."""
+    from streaming.exporter import observe
+    from streaming.lag.window import Windows
+
+    first = read(cfg, args, group, groups)
+    if window_s <= 0:
+        return first, {}, {}
+    windows = Windows(2, cfg.policy.stuck_observations)
+    windows.observe_topics(first.ts, first.end)
+    for g in first.groups:
+        observe(windows, first, g)
+    time.sleep(window_s)
+    snap = read(cfg, args, group, groups)
+    windows.observe_topics(snap.ts, snap.end)
+    lives = {g: observe(windows, snap, g) for g in snap.groups}
+    return snap, lives, {t: windows.produce_rates(t) for t in snap.topics}
 
 
 def follower_fetching(cfg: Config, broker_ids: Iterable[int]) -> bool | None:

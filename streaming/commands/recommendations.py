@@ -4,6 +4,10 @@ A local table (a plain path or a ``file:`` URI) is read with ``deltalake`` (delt
 Spark session, so the command answers in about a second. Other URIs (``s3a://``, ``abfss://``, ``hdfs://``)
 are read through Spark, whose Hadoop configuration holds their credentials; so is a table deltalake cannot
 read (a table feature it lacks), and the command says so on stderr. Both give the same rows.
+
+``--diff`` reviews the group's latest recommendation member by member (:mod:`streaming.proposals.diff`): the
+partitions each member gains and loses, its load, produce rate and time to catch up, and its cross-rack
+partitions, before and after.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ import datetime as dt
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from streaming.commands._common import add_config_args, load_config
 from streaming.contracts.tables import RECOMMENDATIONS as TABLE
+from streaming.proposals import diff
 
 ENGINES = ("auto", "deltalake", "spark")
 
@@ -29,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--latest", action="store_true", help="only the latest recommendation of each group")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--diff", action="store_true",
+                   help="with --group: what its latest recommendation changes, member by member")
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): deltalake for a local table, Spark for other URIs or when deltalake "
                         "cannot read the table")
@@ -38,6 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from streaming.paths import local_path
 
+    if args.diff and not args.group:
+        from streaming.errors import UsageError
+
+        raise UsageError("--diff needs --group")
+    latest = args.latest or args.diff  # --diff reviews the group's latest recommendation
     cfg = load_config(args)
     path = cfg.table_path(TABLE)
     local = local_path(path)
@@ -52,13 +65,25 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--engine deltalake reads local tables only; {path} is not one")
             _say(f"reading {path} through Spark: its Hadoop configuration has the file system settings")
         else:
-            rows = _read_deltalake(local, path, args.group, args.latest, args.limit, strict=args.engine == "deltalake")
+            rows = _read_deltalake(local, path, args.group, latest, args.limit, strict=args.engine == "deltalake")
     if rows is None:
-        rows = read_with_spark(cfg, path, args.group, args.latest, args.limit, local)
+        rows = read_with_spark(cfg, path, args.group, latest, args.limit, local)
+    if args.diff:
+        return show_diff(rows, args.format)
     if args.format == "json":
         print(json.dumps(rows, indent=2, default=str))
     else:
         print(render_table(rows))
+    return 0
+
+
+def show_diff(rows: list[dict], fmt: str) -> int:
+    if not rows:
+        print("no recommendations")
+        return 0
+    latest = max(rows, key=lambda r: r["version"])
+    found = diff.of_row(latest)  # diff.NoFigures (a UsageError) for a row from before member figures
+    print(json.dumps(found.as_dict(), indent=2) if fmt == "json" else render_diff(latest, found))
     return 0
 
 
@@ -162,6 +187,31 @@ def render_table(rows: list[dict]) -> str:
         ])
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines)
+
+
+def render_diff(row: dict, found: diff.Diff) -> str:
+    """The row's headline figures, then one line per member (``-``: none, or not known)."""
+    head = [f"Recommendation v{row['version']} of group {row['group']} ({row.get('mode') or 'auto'}), "
+            f"{str(row['event_time'])[:19]}, triggers {','.join(row['triggers']) or '-'}: partitions moved "
+            f"{found.moved}, new {found.new}; max load {row['before_max_lag']:,} -> {row['after_max_lag']:,}, "
+            f"catch-up s {_seconds(row.get('before_catch_up_s'))} -> {_seconds(row.get('after_catch_up_s'))}, "
+            f"cross-rack {row['before_cross_rack']} -> {row['after_cross_rack']}"]
+    lines = [["MEMBER", "RACK", "GAINS", "LOSES", "KEEPS", "LOAD", "RATE/S", "CATCH-UP S", "CROSS-RACK"]]
+    for m in found.members:
+        lines.append([m.label, m.rack or "-", _parts(m.gains), _parts(m.loses), str(m.keeps),
+                      _arrow(m.load, "{:,}"), _arrow(m.rate, "{:,.1f}"),
+                      f"{_seconds(m.catch_up_s[0])} -> {_seconds(m.catch_up_s[1])}", _arrow(m.cross_rack, "{}")])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join(head + ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+                             for line in lines])
+
+
+def _parts(tps: Sequence[tuple[str, int]]) -> str:
+    return ",".join(f"{t}-{p}" for t, p in tps) or "-"
+
+
+def _arrow(pair: tuple[Any, Any], fmt: str) -> str:
+    return " -> ".join("-" if v is None else fmt.format(v) for v in pair)
 
 
 def _seconds(value: float | None) -> str:

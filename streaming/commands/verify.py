@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify", help="compare a group's live assignment with its latest recommendation",
                        description=verification.__doc__.split("\n\n")[1].replace("\n", " "),
                        epilog="exit status: 0 applied, 3 pending, 4 diverged, 5 superseded, 6 no recommendation, "
-                              "7 awaiting approval, 8 rejected, 9 observed (observe mode)")
+                              "7 awaiting approval, 8 rejected, 9 observed (observe mode), 10 expired (a proposal "
+                              "whose group changed since, or past policy.proposal_expiry_s)")
     add_config_args(p)
     add_read_args(p)
     p.add_argument("group", metavar="GROUP")
@@ -84,8 +85,8 @@ def live_group(snap, group: str) -> LiveGroup:
     from assignors.model import Member
 
     info = snap.groups[group]
-    members = [Member(m.member_id, m.topics, m.instance_id, m.rack, owned=tuple(m.assigned), client_id=m.client_id)
-               for m in info.members]
+    members = [Member(m.member_id, m.topics, m.instance_id, m.rack, owned=tuple(m.assigned), client_id=m.client_id,
+                      host=m.host) for m in info.members]
     topics = {t: len(snap.topics[t]) for m in members for t in m.topics if t in snap.topics}
     return LiveGroup(group, info.state, members, topics, info.epoch)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streaming.contracts.events import DENSE_ARRAYS, LAG_DENSE, MEMBERS, PARTITIONS
+from streaming.contracts.events import DENSE_ARRAYS, LAG_DENSE, MEMBERS, OPTIONAL_ARRAYS, PARTITIONS
 
 LIST_FIELD = {MEMBERS: "members", PARTITIONS: "partitions"}
 MAX_PARTS = 10_000
@@ -68,7 +68,7 @@ def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
 def _dense_slices(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
     """A ``lag_dense`` event as ``lag_dense`` events of consecutive slices of its entries, each within
     ``max_bytes`` (entries are alike in size: slices of equal count, more of them until each fits)."""
-    arrays = [a for a in (*DENSE_ARRAYS, "no_commit") if a in event]
+    arrays = [a for a in (*DENSE_ARRAYS, *OPTIONAL_ARRAYS) if a in event]
     n = len(event["partitions"])
     slices = max(2, -(-_size(event) // max_bytes))
     while True:

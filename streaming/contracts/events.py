@@ -9,7 +9,9 @@ equal length, entry i of each array being partition ``partitions[i]``; what the 
      "partitions": [0, 3], "committed_offsets": [800, 1200], "end_offsets": [900, 5000],
      "no_commit": [false, true]}
 
-  ``no_commit`` is optional (absent: every entry false). Each entry is exactly one ``lag`` event's reading.
+  ``no_commit`` is optional (absent: every entry false), and so is ``log_start_offsets`` (each partition's log
+  start offset, the first offset retention has not deleted; absent: not read, as from collectors before it).
+  Each entry is exactly one ``lag`` event's reading.
 
 ``lag`` (lag topic), one per partition per poll (the collector's ``--lag-form partition``; always readable)::
 
@@ -18,7 +20,10 @@ equal length, entry i of each array being partition ``partitions[i]``; what the 
 
   A partition the group never committed carries ``"no_commit": true`` and, as ``committed_offset``, the
   position ``auto.offset.reset`` would start from (begin offset for earliest, end offset for latest), so
-  ``end_offset - committed_offset`` is always the lag.
+  ``end_offset - committed_offset`` is always the lag. ``log_start_offset`` (optional, written before
+  ``no_commit``) is the partition's log start offset, read before its end offset, so it is at most
+  ``end_offset``; a committed offset below it means records retention deleted before the group read them
+  (:mod:`streaming.lag.retention`).
   A share group (KIP-932) commits nothing: its events carry the broker's share-partition lag (KIP-1226) as
   ``end_offset - committed_offset`` (:func:`streaming.collector.kip932.positions`), and it gets no members event.
 
@@ -57,7 +62,14 @@ TYPES = (LAG, LAG_DENSE, MEMBERS, PARTITIONS)
 LAG_TYPES = (LAG, LAG_DENSE)
 """The types the lag topic carries."""
 DENSE_ARRAYS = ("partitions", "committed_offsets", "end_offsets")
-"""A ``lag_dense`` event's arrays, which are always there and of equal length (``no_commit`` is optional)."""
+"""A ``lag_dense`` event's arrays, which are always there and of equal length (``no_commit`` and
+``log_start_offsets`` are optional)."""
+LOG_START = "log_start_offset"
+"""A ``lag`` event's optional log start offset (after ``end_offset``, before ``no_commit``)."""
+LOG_STARTS = "log_start_offsets"
+"""A ``lag_dense`` event's optional array of log start offsets, one per entry."""
+OPTIONAL_ARRAYS = ("no_commit", LOG_STARTS)
+"""A ``lag_dense`` event's optional arrays, of the same length as the others when present."""
 LAG_FIELDS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset")
 """A lag event's fields in the order :func:`lag_event` writes them (``no_commit`` last, when set). The job reads
 the collector's own events by this order without parsing them (:mod:`streaming.job.canonical`)."""
@@ -73,17 +85,21 @@ PARTITIONS_TYPE = "array<struct<partition: int, leader: int, replicas: array<int
 
 
 def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int, end_offset: int,
-              no_commit: bool = False) -> dict[str, Any]:
+              no_commit: bool = False, log_start_offset: int | None = None) -> dict[str, Any]:
     event = dict(zip(LAG_FIELDS, (LAG, int(ts), group, topic, int(partition), int(committed_offset),
                                   int(end_offset)), strict=True))
+    if log_start_offset is not None:
+        event[LOG_START] = int(log_start_offset)
     if no_commit:
         event["no_commit"] = True
     return event
 
 
 def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int], committed_offsets: Sequence[int],
-                    end_offsets: Sequence[int], no_commit: Sequence[bool] | None = None) -> dict[str, Any]:
-    """One poll of one topic of a group; ``no_commit`` is written only when some entry is true."""
+                    end_offsets: Sequence[int], no_commit: Sequence[bool] | None = None,
+                    log_start_offsets: Sequence[int | None] | None = None) -> dict[str, Any]:
+    """One poll of one topic of a group; ``no_commit`` is written only when some entry is true,
+    ``log_start_offsets`` only when every entry's is known."""
     if not len(partitions) == len(committed_offsets) == len(end_offsets):
         raise ValueError("a dense lag event's arrays must be of equal length")
     event = {"type": LAG_DENSE, "ts": int(ts), "group": group, "topic": topic,
@@ -93,6 +109,10 @@ def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int], 
         if len(no_commit) != len(partitions):
             raise ValueError("a dense lag event's arrays must be of equal length")
         event["no_commit"] = [bool(n) for n in no_commit]
+    if log_start_offsets is not None and len(log_start_offsets) and all(s is not None for s in log_start_offsets):
+        if len(log_start_offsets) != len(partitions):
+            raise ValueError("a dense lag event's arrays must be of equal length")
+        event[LOG_STARTS] = [int(s) for s in log_start_offsets]  # type: ignore[arg-type]
     return event
 
 
@@ -102,7 +122,8 @@ def dense(lag: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for e in lag:
         polls.setdefault((int(e["ts"]), e["group"], e["topic"]), []).append(e)
     return [dense_lag_event(ts, group, topic, [e["partition"] for e in es], [e["committed_offset"] for e in es],
-                            [e["end_offset"] for e in es], [bool(e.get("no_commit")) for e in es])
+                            [e["end_offset"] for e in es], [bool(e.get("no_commit")) for e in es],
+                            [e.get(LOG_START) for e in es])
             for (ts, group, topic), es in polls.items()]
 
 
@@ -111,8 +132,9 @@ def readings(event: dict[str, Any]) -> list[dict[str, Any]]:
     if event.get("type") != LAG_DENSE:
         return [event]
     flags = event.get("no_commit") or [False] * len(event["partitions"])
-    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n)) for p, c, e, n in
-            zip(*(event[a] for a in DENSE_ARRAYS), flags, strict=True)]
+    starts = event.get(LOG_STARTS) or [None] * len(event["partitions"])
+    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n), s) for p, c, e, n, s in
+            zip(*(event[a] for a in DENSE_ARRAYS), flags, starts, strict=True)]
 
 
 def member_entry(member_id: str, topics: Iterable[str], assigned: Iterable[tuple[str, int]],

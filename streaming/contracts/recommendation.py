@@ -11,6 +11,10 @@ Trigger feed message (topic ``kafka.trigger_topic``, compacted, key = group id, 
      "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": [],
      "status": "auto", "load_model": {...}}
 
+A proposal (status ``proposed``) also carries ``"proposal": {"expires_at": 1763703600000, "members":
+["client:c-1@10.0.0.1", ...], "partitions": {"orders": 4}}``: when it expires and the membership and partitions
+it was made on (:mod:`streaming.proposals.expiry`). Additive, like ``load_model``.
+
 Figures in records (``max_member_lag``, ``lag_moved``) are exact integers (JSON integers, ``bigint`` in Delta):
 a member's lag is a sum of partition lags of up to 2^63-1 each, so a sum above 2^63-1 is written as 2^63-1
 (:data:`RECORDS_CAP`, saturated, never wrapped): a lag that large is a broken or hostile producer's, and every
@@ -40,6 +44,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE = "membership_change", "partition_count_change", "rack_change"
+LAG_SKEW, RETENTION_RISK = "lag_skew", "retention_risk"
+TRIGGERS = (MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE, LAG_SKEW, RETENTION_RISK)
+"""What a recommendation's ``triggers`` may name, the one home of these names (docs/deciding.md says when each
+fires): the metadata changes (:mod:`streaming.state.changes`), lag skew (:mod:`streaming.policy.lag_skew`) and
+data-loss risk (:mod:`streaming.policy.retention_risk`)."""
+
 FEED_SCHEMA_VERSION = 1
 AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = "auto", "proposed", "approved", "rejected", "observed"
 STATUSES = (AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED)
@@ -56,7 +67,7 @@ OUTPUT_SCHEMA = (
     "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
     "stuck_partitions STRING, feed_value STRING, mode STRING, "
     "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING, "
-    "rack_placement STRING, serving STRING"
+    "rack_placement STRING, serving STRING, member_figures STRING, hot_partitions STRING"
 )
 OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
@@ -103,6 +114,17 @@ ASSIGNMENT_TYPE = (
     "partitions: ARRAY<STRUCT<topic: STRING, partition: INT>>>>"
 )
 STUCK_TYPE = "ARRAY<STRUCT<topic: STRING, partition: INT>>"
+MEMBER_FIGURES_TYPE = (
+    "ARRAY<STRUCT<member_id: STRING, owned: ARRAY<STRUCT<topic: STRING, partition: INT>>, load_before: BIGINT, "
+    "load_after: BIGINT, rate_before: DOUBLE, rate_after: DOUBLE, capacity: DOUBLE, catch_up_before_s: DOUBLE, "
+    "catch_up_after_s: DOUBLE, cross_rack_before: INT, cross_rack_after: INT>>"
+)
+"""Per member: what it owned and its figures before and after (:mod:`streaming.policy.member_figures`)."""
+PROPOSAL_FIELD = "proposal"
+"""The feed message's field with a proposal's expiry facts (:mod:`streaming.proposals.expiry`)."""
+HOT_TYPE = ("ARRAY<STRUCT<topic: STRING, partition: INT, records_per_s: DOUBLE, topic_median_per_s: DOUBLE, "
+            "share: DOUBLE>>")
+"""The ``hot_partitions`` column in Delta (:class:`streaming.lag.hot.HotPartition` rows)."""
 CAPACITY_TYPE = ("ARRAY<STRUCT<member_id: STRING, client_id: STRING, records_per_s: DOUBLE, confidence_s: DOUBLE, "
                  "measured: BOOLEAN>>")
 
@@ -148,6 +170,15 @@ class Recommendation:
     """Whether the group's members can apply it, and why not (:meth:`streaming.contracts.serving.Serving.says`:
     ``served``, ``unapplied: ...``, ``observe_only: ...``; an observe-only one has ``mode = observe``). Delta
     only."""
+    member_figures: list[dict[str, Any]] | None = None
+    """Per member: what it owned and its figures before and after (:mod:`streaming.policy.member_figures`).
+    Delta only."""
+    proposal: dict[str, Any] | None = None
+    """Mode ``approve`` only: the proposal's expiry facts (:func:`streaming.proposals.expiry.basis`). Feed only."""
+    hot_partitions: list[dict[str, Any]] | None = None
+    """The group's hot partitions when it was made (:mod:`streaming.lag.hot`: ``topic``, ``partition``,
+    ``records_per_s``, ``topic_median_per_s``, ``share``; no assignment splits one); None: rates not known yet.
+    Delta only."""
 
     @property
     def id(self) -> str:
@@ -162,7 +193,8 @@ class Recommendation:
             "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
             "stuck_partitions": [list(tp) for tp in self.stuck_partitions],
             "status": STATUS_OF_MODE[self.mode],
-        } | ({} if self.load_model is None else {"load_model": self.load_model})
+        } | ({} if self.load_model is None else {"load_model": self.load_model}) | (
+            {} if self.proposal is None else {PROPOSAL_FIELD: self.proposal})
 
     def to_row(self) -> dict[str, Any]:
         return {
@@ -187,4 +219,6 @@ class Recommendation:
             "member_capacity": None if self.member_capacity is None else json.dumps(self.member_capacity),
             "rack_placement": self.rack_placement,
             "serving": self.serving,
+            "member_figures": None if self.member_figures is None else json.dumps(self.member_figures),
+            "hot_partitions": None if self.hot_partitions is None else json.dumps(self.hot_partitions),
         }

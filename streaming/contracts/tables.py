@@ -7,7 +7,14 @@ without importing pyspark.
 
 from __future__ import annotations
 
-from streaming.contracts.recommendation import ASSIGNMENT_TYPE, CAPACITY_TYPE, RECORDS_COLUMNS, STUCK_TYPE
+from streaming.contracts.recommendation import (
+    ASSIGNMENT_TYPE,
+    CAPACITY_TYPE,
+    HOT_TYPE,
+    MEMBER_FIGURES_TYPE,
+    RECORDS_COLUMNS,
+    STUCK_TYPE,
+)
 
 RECOMMENDATIONS = "recommendations"
 REJECTED = "rejected_events"
@@ -20,14 +27,16 @@ RECOMMENDATIONS_DDL = f"""
     before_max_lag BIGINT, after_max_lag BIGINT, before_imbalance DOUBLE, after_imbalance DOUBLE,
     lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT,
     stuck_partitions {STUCK_TYPE}, mode STRING, before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE,
-    member_capacity {CAPACITY_TYPE}, rack_placement STRING, serving STRING
+    member_capacity {CAPACITY_TYPE}, rack_placement STRING, serving STRING, member_figures {MEMBER_FIGURES_TYPE},
+    hot_partitions {HOT_TYPE}
 """
 ADDED_COLUMNS = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
-                 "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING"}
+                 "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING",
+                 "member_figures": MEMBER_FIGURES_TYPE, "hot_partitions": HOT_TYPE}
 """Columns added to the recommendations table since its first release, all nullable: an older table gets the
 ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all published for
-application; for the lag seconds, the capacities, the rack placement verdict and ``serving``, not computed
-then)."""
+application; for the lag seconds, the capacities, the rack placement verdict, ``serving``, the member figures
+and the hot partitions, not computed then)."""
 OLDER_TYPES = {c: "double" for c in RECORDS_COLUMNS}
 """Columns whose type changed since the first release, and the type a table made before keeps: the figures in
 records were DOUBLE, and are exact BIGINT now. An older table is not rewritten (its readers may expect the

@@ -127,31 +127,46 @@ def lag_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
         "partition": field(ints(0, INT_MAX), st.sampled_from([-1, INT_MAX + 1, LONG_MAX])),
         "committed_offset": field(ints(0, LONG_MAX), st.sampled_from([-1, LONG_MAX + 1])),
         "end_offset": field(ints(0, LONG_MAX), st.sampled_from([-1, LONG_MAX + 1])),
-    }, optional={"no_commit": field(st.booleans()), "extra": wrong_json()})
+    }, optional={"no_commit": field(st.booleans()), "extra": wrong_json(),
+                 # drawn apart from the offsets: above end_offset now and then, which the contract refuses
+                 ev.LOG_START: field(ints(0, LONG_MAX), st.sampled_from([-1, LONG_MAX + 1]))})
 
 
-DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets", "short no_commit", "empty",
-               "partitions not a list", "no_commit not a list")
+DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets", "short no_commit",
+               f"short {ev.LOG_STARTS}", "empty", "partitions not a list", "no_commit not a list",
+               f"{ev.LOG_STARTS} not a list")
 """How a ``lag_dense`` event's shape is broken now and then (the whole record is then rejected)."""
 
 
-def dense_entries() -> st.SearchStrategy[list[tuple[Any, Any, Any, Any]]]:
-    """(partition, committed, end, no_commit) of each entry, each value now and then out of contract; partitions
-    at the bounds, so that some repeat."""
+def dense_entries() -> st.SearchStrategy[list[tuple[Any, Any, Any, Any, Any]]]:
+    """(partition, committed, end, no_commit, log start) of each entry, each value now and then out of contract;
+    partitions at the bounds, so that some repeat; the log start at or under the committed offset mostly, past it
+    (records lost: valid) or past the end (refused) now and then."""
     entry = st.tuples(field(ints(0, INT_MAX), st.sampled_from([-1, INT_MAX + 1, LONG_MAX])), offsets(),
                       field(st.none(), st.sampled_from([-1, LONG_MAX + 1])),
-                      field(st.none(), st.sampled_from([-1, LONG_MAX + 1])), field(st.booleans()))
+                      field(st.none(), st.sampled_from([-1, LONG_MAX + 1])), field(st.booleans()),
+                      field(st.floats(0, 1), st.sampled_from([-1, LONG_MAX + 1, 1.5])))
     return st.lists(entry, min_size=1, max_size=6).map(lambda es: [
-        (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag)
-        for p, ce, bad_c, bad_e, flag in es])
+        (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag, _log_start(ce, at))
+        for p, ce, bad_c, bad_e, flag, at in es])
+
+
+def _log_start(committed_end: tuple[int, int], at: Any) -> Any:
+    """A log start ``at`` of the way to the committed offset (0..1), 1.5 of the way to the end (past the committed
+    offset: lost records), or ``at`` itself when it is out of contract."""
+    if not isinstance(at, float) or isinstance(at, bool):
+        return at
+    committed, end = committed_end
+    return int(committed * at) if at <= 1 else committed + (end - committed) // 2
 
 
 def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     """A ``lag_dense`` event's fields: the common ones drawn as for ``lag``, then the arrays of its entries."""
-    def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any]], flags: bool, flaw: str,
-              wrong: Any) -> dict[str, Any]:
-        names = [*ev.DENSE_ARRAYS, "no_commit"] if flags else list(ev.DENSE_ARRAYS)
-        arrays = {n: [e[i] for e in entries] for i, n in enumerate(names)}
+    def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any, Any]], flags: bool, starts: bool,
+              flaw: str, wrong: Any) -> dict[str, Any]:
+        names = [*ev.DENSE_ARRAYS, "no_commit", ev.LOG_STARTS]
+        arrays = {n: [e[i] for e in entries] for i, n in enumerate(names)
+                  if (n != "no_commit" or flags) and (n != ev.LOG_STARTS or starts)}
         if flaw.startswith("short ") and flaw[6:] in arrays:
             arrays[flaw[6:]] = arrays[flaw[6:]][:-1]
         elif flaw == "empty":
@@ -164,7 +179,7 @@ def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
         "type": field(st.just(ev.LAG_DENSE), st.sampled_from([ev.LAG, "LAG_DENSE"])), "ts": field(ts_near(ts)),
         "group": field(groups(), bad_groups()), "topic": field(topic_names(), bad_topics())})
     flaw = st.tuples(odds(8), st.sampled_from(DENSE_FLAWS)).map(lambda t: t[1] if t[0] else "none")
-    return st.builds(build, common, dense_entries(), st.booleans(), flaw, wrong_json())
+    return st.builds(build, common, dense_entries(), st.booleans(), st.booleans(), flaw, wrong_json())
 
 
 def ts_near(ts: int) -> st.SearchStrategy[int]:

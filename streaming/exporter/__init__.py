@@ -1,13 +1,20 @@
 """The operator's view: live group rows (:mod:`.view`) and Prometheus ``/metrics`` (:mod:`.metrics`).
 
 :func:`for_job` and :func:`for_collector` give a process its metrics object and start its HTTP server once,
-when ``metrics.enabled`` is set; otherwise they return None and nothing is imported or served.
+when ``metrics.enabled`` is set; otherwise they return None and nothing is imported or served. The collector's
+server also answers ``/consumers`` (:data:`CONSUMERS_PATH`): the consumers each group needs as JSON, in the shape
+KEDA's ``metrics-api`` scaler reads (``?group=G``: that group's object alone; docs/operating.md has a ScaledObject)::
+
+    {"group": "orders-app", "consumers": 3, "fewest": 3, "most": 12, "members": 2,
+     "capacity_records_per_s": 150.0, "headroom": 0.2, "known": true}
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from streaming.config import Config
@@ -17,6 +24,8 @@ if TYPE_CHECKING:
     from streaming.collector.poll import ClusterSnapshot
 
 log = logging.getLogger(__name__)
+
+CONSUMERS_PATH = "/consumers"
 
 _lock = threading.Lock()
 _job: tuple[Any, Any] | None = None  # (JobMetrics, Server): one per process, kept across query restarts
@@ -53,16 +62,22 @@ class CollectorExport:
 
         self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
         self.windows = Windows(cfg.policy.lag_history, cfg.policy.stuck_observations)
+        self.headroom = cfg.policy.capacity_headroom
+        self.consumers: dict[str, Any] = {}
+        """group -> its :class:`~.view.Consumers` at the latest poll (what ``/consumers`` answers)."""
 
         self.metrics = CollectorMetrics(cfg.metrics.max_groups, cfg.metrics.max_topics_per_group)
-        self.server = Server(self.metrics.registry, cfg.metrics.host, cfg.metrics.collector_port)
+        self.server = Server(self.metrics.registry, cfg.metrics.host, cfg.metrics.collector_port,
+                             {CONSUMERS_PATH: self._consumers_json})
         print(f"metrics at {self.server.url}", flush=True)
 
     def __call__(self, snap: ClusterSnapshot, stats: PollStats) -> None:
         try:  # the collector's groups: those reading something besides the rebalancer's own topics
             groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
                                                              snap.group_topics(g) <= self._own_topics)]
+            self.windows.observe_topics(snap.ts, {tp: e for tp, e in snap.end.items() if tp[0] not in self._own_topics})
             figures = [self._figures(snap, g) for g in groups]
+            self.consumers = {f.group: f.consumers for f in figures}
             self.windows.retain(groups)
             self.metrics.observe_poll(figures, stats.seconds, stats.lag_events, stats.metadata_events,
                                       stats.warnings)
@@ -70,17 +85,40 @@ class CollectorExport:
             log.warning("updating the collector's metrics failed", exc_info=True)
 
     def _figures(self, snap: ClusterSnapshot, group: str) -> Any:
-        """The group's figures, lag seconds and stuck partitions from the window this poll extends."""
+        """The group's figures: lag seconds, stuck partitions, seconds to loss and hot partitions from the windows
+        this poll extends."""
         from streaming.exporter import view
 
-        committed = snap.committed.get(group, {})
-        live = self.windows.observe(snap.ts, group, ((tp, c, snap.end[tp]) for tp, c in committed.items()
-                                                     if tp in snap.end))
-        rows = view.partition_rows(snap, group, lag_seconds=live.age)
-        return view.figures(snap, group, rows, live.rate, live.stuck)
+        live = observe(self.windows, snap, group)
+        rows = view.partition_rows(snap, group, lag_seconds=live.age, loss_seconds=live.loss_s)
+        produce = {t: self.windows.produce_rates(t) for t in snap.group_topics(group)}
+        members = [dataclasses.replace(m.member, host=m.host) for m in snap.groups[group].members]
+        needed = view.consumers(snap, group, rows, self.windows.capacities(snap.ts, group, members), produce,
+                                self.headroom)
+        return view.figures(snap, group, rows, live.rate, live.stuck, live.loss_s, produce, needed)
+
+    def _consumers_json(self, query: Mapping[str, list[str]]) -> tuple[int, Any]:
+        """(HTTP status, JSON body) of ``/consumers``: every group's, or with ``group=G`` that group's object."""
+        held = self.consumers
+        if "group" not in query:
+            return 200, {"groups": {g: c.as_dict() for g, c in sorted(held.items())}}
+        group = query["group"][0]
+        if group not in held:
+            return 404, {"error": f"group {group} is not watched (or not polled yet)"}
+        return 200, {"group": group, **held[group].as_dict()}
 
     def close(self) -> None:
         self.server.close()
+
+
+def observe(windows: Any, snap: ClusterSnapshot, group: str) -> Any:
+    """The group's partitions of ``snap`` into its window (:class:`streaming.lag.window.Windows`): its
+    :class:`~streaming.lag.window.Live` figures."""
+    from streaming.lag.history import UNKNOWN
+
+    committed = snap.committed.get(group, {})
+    return windows.observe(snap.ts, group, ((tp, c, snap.end[tp], snap.begin.get(tp, UNKNOWN))
+                                            for tp, c in committed.items() if tp in snap.end))
 
 
 def for_collector(cfg: Config) -> CollectorExport | None:

@@ -17,16 +17,28 @@ when a member with lag consumed nothing) and ``_group_stuck_partitions``, by the
 not known (the first poll). From the job, the latest recommendation's ``_recommendation_catch_up_seconds``
 (``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for null), and
 ``_member_capacity_records_per_second`` per member (the capacities it was made with; none while unknown).
+
+Data-loss risk and hot partitions, live from the collector (:mod:`streaming.lag.retention`, :mod:`streaming.lag.hot`):
+``_group_retention_loss_seconds`` (the soonest seconds until a partition's committed offset falls below its log
+start at current rates: 0 already lost, +Inf none at risk, NaN unknown), ``_group_retention_headroom_records`` (the
+least records retention may still delete before the group loses any), ``_group_lost_records`` (records deleted
+before the group read them, over its partitions now below the log start), ``_group_hot_partitions`` and
+``_hot_partition_records_per_second`` (one series per hot partition, its produce rate; at most
+:data:`MAX_HOT_SERIES` per group). conf/prometheus/rebalancer-alerts.yml alerts on them. Consumers needed
+(:mod:`streaming.lag.sizing`): ``_group_consumers_needed``, ``_group_consumers_max`` and
+``_group_consumer_capacity_records_per_second``; the same as JSON at ``/consumers`` for KEDA.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from http import HTTPStatus
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -41,6 +53,8 @@ BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 POLL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 MAX_MEMBER_SERIES = 200
 """Members of one group with a capacity series (the first by member id): a group's cardinality stays bounded."""
+MAX_HOT_SERIES = 20
+"""Hot partitions of one group with a series of their own (the first by topic and partition)."""
 
 
 class GroupCap:
@@ -222,9 +236,44 @@ class CollectorMetrics:
         self.stuck = Gauge(f"{PREFIX}_group_stuck_partitions",
                            "Partitions with lag whose committed offset stood still for policy.stuck_observations "
                            "polls", ["group"], registry=r)
+        self.loss_s = Gauge(f"{PREFIX}_group_retention_loss_seconds",
+                            "Soonest seconds until a committed offset of the group falls below its partition's log "
+                            "start at current rates (0: records lost; +Inf: none at risk)", ["group"], registry=r)
+        self.headroom = Gauge(f"{PREFIX}_group_retention_headroom_records",
+                              "Least records retention may delete before the group loses any (committed - log start)",
+                              ["group"], registry=r)
+        self.lost = Gauge(f"{PREFIX}_group_lost_records",
+                          "Records deleted by retention before the group read them (log start - committed, summed)",
+                          ["group"], registry=r)
+        self.hot = Gauge(f"{PREFIX}_group_hot_partitions",
+                         "Partitions of the group's topics whose produce rate stands out (streaming.lag.hot)",
+                         ["group"], registry=r)
+        self.hot_rate = Gauge(f"{PREFIX}_hot_partition_records_per_second",
+                              "Produce rate of a hot partition (no assignment splits a partition)",
+                              ["group", "topic", "partition"], registry=r)
+        self._hot: dict[str, set[tuple[str, str]]] = {}
+        self.needed = Gauge(f"{PREFIX}_group_consumers_needed",
+                            "Consumers to run: the fewest that keep each under its capacity with "
+                            "policy.capacity_headroom (the members there are while capacities are unknown)", ["group"],
+                            registry=r)
+        self.most = Gauge(f"{PREFIX}_group_consumers_max", "Most consumers that all get work: the partition count",
+                          ["group"], registry=r)
+        self.consumer_capacity = Gauge(f"{PREFIX}_group_consumer_capacity_records_per_second",
+                                       "Capacity of one consumer the count rests on (median of the members')",
+                                       ["group"], registry=r)
         self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
                              registry=r)
         self.dropped.set_function(lambda: len(self.cap.dropped))
+
+    def _set_hot(self, f: GroupFigures) -> None:
+        """One series per hot partition of the group; those no longer hot are removed."""
+        now = {(h.topic, str(h.partition)): h.records_per_s for h in f.hot_partitions[:MAX_HOT_SERIES]}
+        for labels in self._hot.get(f.group, set()) - now.keys():
+            self.hot_rate.remove(f.group, *labels)
+        for labels, value in now.items():
+            self.hot_rate.labels(f.group, *labels).set(value)
+        self._hot[f.group] = set(now)
+        self.hot.labels(f.group).set(len(f.hot_partitions))
 
     def observe_poll(self, groups: Iterable[GroupFigures], duration_s: float, lag_events: int, metadata_events: int,
                      warnings: int) -> None:
@@ -246,6 +295,14 @@ class CollectorMetrics:
             self.max_lag_s.labels(f.group).set(_or_nan(f.max_member_lag_seconds))
             self.catch_up.labels(f.group).set(_or_nan(f.max_member_catch_up_seconds))
             self.stuck.labels(f.group).set(f.stuck_partitions)
+            self.loss_s.labels(f.group).set(f.loss_seconds)
+            self.headroom.labels(f.group).set(_or_nan(f.retention_headroom))
+            self.lost.labels(f.group).set(f.lost_records)
+            self._set_hot(f)
+            if f.consumers is not None:
+                self.needed.labels(f.group).set(f.consumers.consumers)
+                self.most.labels(f.group).set(f.consumers.most)
+                self.consumer_capacity.labels(f.group).set(_or_nan(f.consumers.capacity_records_per_s))
             topics = sorted(f.lag_by_topic)[:self.max_topics]
             for t in self._topics.get(f.group, set()) - set(topics):
                 self.topic_lag.remove(f.group, t)
@@ -255,18 +312,30 @@ class CollectorMetrics:
         for g in set(self.cap.admitted) - seen:  # vanished groups lose their series
             self.cap.release(g)
             for gauge in (self.max_lag, self.imbalance, self.cross_rack, self.members, self.partitions,
-                          self.max_lag_s, self.catch_up, self.stuck):
+                          self.max_lag_s, self.catch_up, self.stuck, self.loss_s, self.headroom, self.lost, self.hot):
                 gauge.remove(g)
+            for gauge in (self.needed, self.most, self.consumer_capacity):
+                with contextlib.suppress(KeyError):  # set only for groups whose figures had a count
+                    gauge.remove(g)
             for t in self._topics.pop(g, set()):
                 self.topic_lag.remove(g, t)
+            for labels in self._hot.pop(g, set()):
+                self.hot_rate.remove(g, *labels)
         self.cap.dropped &= seen
 
 
-class Server:
-    """``/metrics`` of a registry over HTTP, in a daemon thread."""
+Route = Callable[[Mapping[str, list[str]]], tuple[int, Any]]
+"""A JSON route: the query's parameters in, (HTTP status, body) out."""
 
-    def __init__(self, registry: CollectorRegistry, host: str, port: int) -> None:
+
+class Server:
+    """``/metrics`` of a registry over HTTP, in a daemon thread; ``routes``: paths answered with JSON instead."""
+
+    def __init__(self, registry: CollectorRegistry, host: str, port: int, routes: Mapping[str, Route] | None = None
+                 ) -> None:
         self._httpd, self._thread = start_http_server(port, addr=host, registry=registry)
+        if routes:
+            self._httpd.set_app(_routed(self._httpd.get_app(), dict(routes)))
         self.host = host
         self.port = int(self._httpd.server_port)
 
@@ -278,6 +347,28 @@ class Server:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def _routed(metrics_app: Any, routes: dict[str, Route]) -> Any:
+    """A WSGI app answering ``routes`` with JSON and everything else with ``metrics_app``."""
+    import json
+    from urllib.parse import parse_qs
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        route = routes.get(environ.get("PATH_INFO") or "")
+        if route is None:
+            return metrics_app(environ, start_response)
+        try:
+            status, body = route(parse_qs(environ.get("QUERY_STRING") or ""))
+        except Exception:  # a route must never take the server down
+            log.warning("route %s failed", environ.get("PATH_INFO"), exc_info=True)
+            status, body = 500, {"error": "internal error"}
+        data = json.dumps(body).encode()
+        start_response(f"{status} {HTTPStatus(status).phrase}",
+                       [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
+
+    return app
 
 
 def _or_nan(value: float | None) -> float:

@@ -83,7 +83,7 @@ def converted(rows: list[dict[str, Any]], options: Options) -> list[dict[str, An
     Raises :class:`Unconvertible` where pyspark's conversion raises.
 
     Only the columns with a value are converted: pyspark's conversion, and pandas, cost something per column
-    whatever the rows, and most calls return rejected rows, three columns of the 28."""
+    whatever the rows, and most calls return rejected rows, three columns of the 29."""
     present = {k for row in rows for k, v in row.items() if v is not None and not (isinstance(v, float) and v != v)}
     schema = StructType([f for f in row_type().fields if f.name in present])
     try:

@@ -5,12 +5,13 @@ A ``lag_dense`` record is one poll of one topic of a group (:mod:`streaming.cont
 this module checks the rest in two steps:
 
 1. **The shape** (a broken one rejects the whole record, reason in ``rejected_events``): ``partitions``,
-   ``committed_offsets`` and ``end_offsets`` are JSON arrays, ``no_commit`` is absent, null or an array, all of
-   one length, and that length is not 0. Unequal lengths leave no way to tell which offset belongs to which
-   partition, so no entry can be trusted.
+   ``committed_offsets`` and ``end_offsets`` are JSON arrays, ``no_commit`` and ``log_start_offsets`` are absent,
+   null or arrays, all of one length, and that length is not 0. Unequal lengths leave no way to tell which offset
+   belongs to which partition, so no entry can be trusted.
 2. **Each entry** i (``partitions[i]``, ``committed_offsets[i]``, ``end_offsets[i]``, ``no_commit[i]``) by the
    ``lag`` event's rules: a partition an integer in 0..2^31-1, offsets integers in 0..2^63-1 with the end at or
-   above the committed one, ``no_commit`` a boolean or null; and its partition only once in the record. A bad
+   above the committed one, ``no_commit`` a boolean or null, a log start offset an integer in 0..its end offset;
+   and its partition only once in the record. A bad
    entry is rejected alone, with reason ``lag_dense entry <i>: <rule>``, its source and, as ``raw_value``, the
    entry as a ``lag`` event; the record's other entries go on. Every copy of a repeated partition is rejected
    (the record does not say which reading is the partition's, and rejecting all of them does not depend on the
@@ -22,7 +23,8 @@ end >= committed) and leaves as one row. Only a record that fails them is walked
 order (one sort: repeats sit side by side, so finding them is linear).
 
 What leaves (the columns :func:`streaming.job.validate.parse` adds): ``readings``, the good entries packed as
-:data:`streaming.state.ingest.READINGS` says, and in ``detail`` a JSON list of the bad entries' rejected rows
+:data:`streaming.state.ingest.READINGS` says, ``log_starts`` their log start offsets (null when the record has
+none), and in ``detail`` a JSON list of the bad entries' rejected rows
 (null when none), which the stateful step writes out (:mod:`streaming.job.stateful`). Example: partitions
 ``[0, 1, 1, 2]``, committed ``[5, 6, 7, -1]``, ends ``[9, 9, 9, 9]``: entries 1 and 2 are rejected (``partition 1
 appears 2 times``), entry 3 too (``negative committed_offset -1``), and readings ``[0, 5, 9]`` go on.
@@ -35,16 +37,17 @@ from collections.abc import Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE
+from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START, LOG_STARTS, OPTIONAL_ARRAYS
 
 INT_MAX = 2**31 - 1
 NAMES = {"partitions": "partition", "committed_offsets": "committed_offset", "end_offsets": "end_offset",
-         "no_commit": "no_commit"}
+         "no_commit": "no_commit", LOG_STARTS: LOG_START}
 """Each array and what one entry of it is called (as in a ``lag`` event)."""
 HOT_KINDS = {"partitions": "ARRAY<BIGINT>", "committed_offsets": "ARRAY<BIGINT>", "end_offsets": "ARRAY<BIGINT>"}
 """The kinds of a record of integers only (``schema_of_variant``; a null entry shows as well, and is caught)."""
 _COMMON = {"type": "STRING", "ts": "BIGINT", "group": "STRING", "topic": "STRING"}
-HOT_SHAPES = (_COMMON | HOT_KINDS, _COMMON | HOT_KINDS | {"no_commit": "ARRAY<BOOLEAN>"})
+HOT_SHAPES = tuple(_COMMON | HOT_KINDS | flags | starts for flags in ({}, {"no_commit": "ARRAY<BOOLEAN>"})
+                   for starts in ({}, {LOG_STARTS: "ARRAY<BIGINT>"}))
 """The fields and kinds of the collector's records: from the record's whole shape (one ``schema_of_variant``,
 which validation reads anyway), no array's kind is read again."""
 
@@ -57,34 +60,45 @@ def columns(df: DataFrame, kind: Callable[[str], Column], dense: Column,
             shape: Callable[[dict[str, str]], Column]) -> DataFrame:
     """Adds, for ``lag_dense`` records, ``d_k_<array>`` (each array's JSON kind; ``kind(path)`` reads one, unless
     the record's ``shape`` is one of :data:`HOT_SHAPES`, ``shape(kinds)`` telling), ``d_<array>`` (as longs: null
-    when not an array, an entry null when not an integer that fits), ``d_v_no_commit`` (its entries as VARIANTs)
-    and ``d_n`` (the partitions' count)."""
+    when not an array, an entry null when not an integer that fits; the log starts too), ``d_v_no_commit`` (its
+    entries as VARIANTs) and ``d_n`` (the partitions' count)."""
     def kind_of(name: str) -> Column:
         out = F.when(~dense, F.lit(None).cast("string"))
         for kinds in HOT_SHAPES:
             out = out.when(shape(kinds), F.lit(kinds.get(name)).cast("string"))
         return out.otherwise(kind(f"$.{name}"))
 
-    df = df.select("*", *(kind_of(a).alias(f"d_k_{a}") for a in (*DENSE_ARRAYS, "no_commit")),
+    df = df.select("*", *(kind_of(a).alias(f"d_k_{a}") for a in (*DENSE_ARRAYS, *OPTIONAL_ARRAYS)),
                    F.when(dense, F.try_variant_get("v", "$.no_commit", "array<variant>")).alias("d_v_no_commit"),
                    *(F.when(dense, F.try_variant_get("v", f"$.{a}", "array<bigint>")).alias(f"d_{a}")
-                     for a in DENSE_ARRAYS))
+                     for a in (*DENSE_ARRAYS, LOG_STARTS)))
     return df.select("*", F.size(_c("partitions")).alias("d_n"))
 
 
 def record_reason() -> Column:
     """Why a ``lag_dense`` record is rejected as a whole (its shape), else null."""
     sizes = [F.size(_c(a)) for a in DENSE_ARRAYS]
-    flags = _c("v_no_commit")
+    flags, starts = _c("v_no_commit"), _c(LOG_STARTS)
+
+    def given(a: str) -> Column:
+        return ~F.coalesce(_c(f"k_{a}") == "VOID", F.lit(True))
+
+    def length(x: Column) -> Column:
+        return F.coalesce(F.size(x).cast("string"), F.lit("absent"))
+
     return F.coalesce(
         *(F.when(_c(f"k_{a}").isNull(), F.lit(f"missing field {a}")) for a in DENSE_ARRAYS),
         *(F.when(_c(a).isNull(), F.format_string(f"field {a} is not a list: %s",
                                                         F.substring(_c(f"k_{a}"), 1, 20))) for a in DENSE_ARRAYS),
-        F.when(~F.coalesce(_c("k_no_commit") == "VOID", F.lit(True)) & flags.isNull(),
-               F.lit("field no_commit is not a list")),
-        F.when((sizes[0] != sizes[1]) | (sizes[0] != sizes[2]) | (flags.isNotNull() & (F.size(flags) != sizes[0])),
-               F.format_string("arrays of unequal length: partitions %d, committed_offsets %d, end_offsets %d, "
-                               "no_commit %s", *sizes, F.coalesce(F.size(flags).cast("string"), F.lit("absent")))),
+        F.when(given("no_commit") & flags.isNull(), F.lit("field no_commit is not a list")),
+        F.when(given(LOG_STARTS) & starts.isNull(), F.lit(f"field {LOG_STARTS} is not a list")),
+        F.when((sizes[0] != sizes[1]) | (sizes[0] != sizes[2]) | (flags.isNotNull() & (F.size(flags) != sizes[0]))
+               | (starts.isNotNull() & (F.size(starts) != sizes[0])),
+               # the log starts' length is said only when they are there: older records' reasons stay as they were
+               F.concat(F.format_string("arrays of unequal length: partitions %d, committed_offsets %d, "
+                                        "end_offsets %d, no_commit %s", *sizes, length(flags)),
+                        F.when(starts.isNotNull(), F.format_string(f", {LOG_STARTS} %d", F.size(starts)))
+                        .otherwise(F.lit("")))),
         F.when(sizes[0] == 0, F.lit("no partitions")),
     )
 
@@ -96,11 +110,15 @@ def _clean() -> Column:
     for a, k in HOT_KINDS.items():
         kinds = kinds & (_c(f"k_{a}") == k)
     flags = F.coalesce(_c("k_no_commit").isin("VOID", "ARRAY<BOOLEAN>", "ARRAY<VOID>"), F.lit(True))
+    s = _c(LOG_STARTS)
+    starts = F.coalesce(_c(f"k_{LOG_STARTS}") == "VOID", F.lit(True)) | F.coalesce(
+        (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & (F.size(F.array_compact(s)) == _c("n")) & (F.array_min(s) >= 0)
+        & (F.array_min(F.zip_with(e, s, lambda x, y: x - y)) >= 0), F.lit(False))
     values = (F.size(F.array_compact(p)) == _c("n")) & (F.size(F.array_compact(c)) == _c("n")) \
         & (F.size(F.array_compact(e)) == _c("n")) & (F.array_min(p) >= 0) & (F.array_max(p) <= INT_MAX) \
         & (F.size(F.array_distinct(p)) == _c("n")) & (F.array_min(c) >= 0) \
         & (F.array_min(F.zip_with(e, c, lambda x, y: x - y)) >= 0)
-    return F.coalesce(kinds & flags & values, F.lit(False))
+    return F.coalesce(kinds & flags & starts & values, F.lit(False))
 
 
 def _is_int(x: Column) -> Column:
@@ -120,6 +138,8 @@ def _entry_reason(i: Column, prev: Column, nxt: Column) -> Column:
                                                        F.substring(F.schema_of_variant(at(a)), 1, 20)))
 
     flag = F.when(_c("v_no_commit").isNotNull(), F.schema_of_variant(at("no_commit")))
+    has_start = _c(f"v_{LOG_STARTS}").isNotNull()
+    start = F.try_variant_get(at(LOG_STARTS), "$", "bigint")
     return F.concat(F.format_string("lag_dense entry %d: ", i), F.coalesce(
         not_int("partitions"),
         F.when(p < 0, F.format_string("negative partition %d", p)),
@@ -129,6 +149,9 @@ def _entry_reason(i: Column, prev: Column, nxt: Column) -> Column:
         not_int("end_offsets"),
         F.when(e < c, F.format_string("end_offset %d below committed_offset %d", e, c)),
         F.when(~F.coalesce(flag.isin("BOOLEAN", "VOID"), F.lit(True)), F.lit("no_commit is not a boolean")),
+        F.when(has_start, not_int(LOG_STARTS)),
+        F.when(start < 0, F.format_string(f"negative {LOG_START} %d", start)),
+        F.when(start > e, F.format_string(f"{LOG_START} %d above end_offset %d", start, e)),
         F.when((prev == p) | (nxt == p), F.format_string("partition %d appears more than once", p)),
     ))
 
@@ -150,26 +173,29 @@ def _walk() -> Column:
 
 
 def checked(df: DataFrame, shape_ok: Column, raw_chars: int) -> DataFrame:
-    """Adds, for a well-shaped record, ``d_readings`` and ``d_rejected`` (its good and its bad entries: see
-    :func:`_readings`, :func:`_rejected`); ``raw_chars``: the length a rejected row's ``raw_value`` is cut to."""
+    """Adds, for a well-shaped record, ``d_readings``, ``d_log_starts`` and ``d_rejected`` (its good and its bad
+    entries: see :func:`_readings`, :func:`_rejected`); ``raw_chars``: the length a rejected row's ``raw_value`` is
+    cut to."""
     df = df.select("*", F.when(shape_ok, _clean()).alias("d_clean"))
     walked = shape_ok & ~_c("clean")
     df = df.select("*", *(F.when(walked, F.try_variant_get("v", f"$.{a}", "array<variant>")).alias(f"d_v_{a}")
-                          for a in DENSE_ARRAYS))
+                          for a in (*DENSE_ARRAYS, LOG_STARTS)))
     df = df.select("*", F.when(walked, _walk()).alias("d_walk"))
     return df.select("*", F.when(shape_ok, _readings()).alias("d_readings"),
+                     F.when(shape_ok & _c(LOG_STARTS).isNotNull(), _good(_c(LOG_STARTS))).alias("d_log_starts"),
                      F.when(shape_ok, _rejected(raw_chars)).alias("d_rejected"))
 
 
 def _readings() -> Column:
     """A valid record's good entries as the stateful step reads them (``READINGS``: partitions, committed, ends)."""
     p, c, e = (_c(a) for a in DENSE_ARRAYS)
+    return F.when(_c("clean"), F.concat(p, c, e)).otherwise(F.concat(_good(p), _good(c), _good(e)))
+
+
+def _good(x: Column) -> Column:
+    """The good entries of array ``x`` (all of it for a clean record)."""
     good = F.transform(F.filter(_c("walk"), lambda s: s["r"].isNull()), lambda s: s["i"] + 1)
-
-    def pick(x: Column) -> Column:
-        return F.transform(good, lambda i: F.element_at(x, i))
-
-    return F.when(_c("clean"), F.concat(p, c, e)).otherwise(F.concat(pick(p), pick(c), pick(e)))
+    return F.when(_c("clean"), x).otherwise(F.transform(good, lambda i: F.element_at(x, i)))
 
 
 def _rejected(raw_chars: int) -> Column:
@@ -180,7 +206,8 @@ def _rejected(raw_chars: int) -> Column:
             F.lit(LAG).alias("type"), F.col("x_ts").alias("ts"), F.col("x_group").alias("group"),
             F.col("x_topic").alias("topic"),
             *(F.element_at(_c(f"v_{a}"), i).alias(NAMES[a]) for a in DENSE_ARRAYS),
-            F.when(_c("v_no_commit").isNotNull(), F.element_at(_c("v_no_commit"), i)).alias("no_commit")))
+            F.when(_c("v_no_commit").isNotNull(), F.element_at(_c("v_no_commit"), i)).alias("no_commit"),
+            F.when(_c(f"v_{LOG_STARTS}").isNotNull(), F.element_at(_c(f"v_{LOG_STARTS}"), i)).alias(LOG_START)))
         return F.struct(s["r"].alias("reason"), F.substring(entry, 1, raw_chars).alias("raw_value"),
                         F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
                         F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))

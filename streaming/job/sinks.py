@@ -25,7 +25,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streaming.config import APPROVE, AUTO, Config
-from streaming.contracts.recommendation import ASSIGNMENT_TYPE, CAPACITY_TYPE, LAG_SECONDS_COLUMNS, STUCK_TYPE
+from streaming.contracts.recommendation import (
+    ASSIGNMENT_TYPE,
+    CAPACITY_TYPE,
+    HOT_TYPE,
+    LAG_SECONDS_COLUMNS,
+    MEMBER_FIGURES_TYPE,
+    STUCK_TYPE,
+)
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
 from streaming.job import faults, tables, validate
@@ -84,7 +91,8 @@ class BatchWriter:
         try:
             # one job counts both kinds and sizes their large texts; empty outputs are not written (no empty
             # Delta commits)
-            size = F.length(F.coalesce("rejected", "assignment", F.lit("")))
+            size = F.length(F.coalesce("rejected", "assignment", F.lit(""))) + F.coalesce(
+                F.length("member_figures"), F.lit(0))
             kinds = {r["kind"]: (r["n"], r["chars"] or 0)
                      for r in batch.groupBy("kind").agg(F.count("*").alias("n"), F.sum(size).alias("chars")).collect()}
             marks.append(time.monotonic())
@@ -167,7 +175,8 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
         "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
         F.from_json("member_capacity", CAPACITY_TYPE).alias("member_capacity"),
-        "rack_placement", "serving",
+        "rack_placement", "serving", F.from_json("member_figures", MEMBER_FIGURES_TYPE).alias("member_figures"),
+        F.from_json("hot_partitions", HOT_TYPE).alias("hot_partitions"),
     )
 
 

@@ -50,7 +50,7 @@ from streaming.job.convert import ROW_COLUMNS
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import READINGS, dense_sizes
+from streaming.state.ingest import LOG_STARTS, READINGS, dense_sizes
 
 # pyspark's applyInPandasWithState serializer pads each output batch with an all-null frame before its
 # pd.concat, and pandas 2 warns about that on every batch in the worker's stderr; the padding is dropped
@@ -65,7 +65,9 @@ warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenati
 gc.freeze()
 
 STATE_SCHEMA = "state BINARY"
-EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail", READINGS]
+EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail", READINGS, LOG_STARTS]
+OPTIONAL_COLUMNS = (READINGS, LOG_STARTS)
+"""Columns a call's rows may come without (no ``lag_dense`` record, no log start read): all null."""
 SOURCE_COLUMNS = ["source_partition", "source_offset"]
 MESSAGE_CHARS = 200
 """An internal error's message is cut to this length in its reason."""
@@ -184,8 +186,10 @@ def read_columns(chunks: Iterable[pd.DataFrame], extra: tuple[str, ...] = ()) ->
     chunks = list(chunks)
     names = (*EVENT_COLUMNS, *SOURCE_COLUMNS, *extra)
 
-    def column(chunk: pd.DataFrame, c: str) -> np.ndarray:  # rows of no lag_dense record may come without one
-        return chunk[c].to_numpy() if c in chunk or c != READINGS else np.full(len(chunk), None, dtype=object)
+    def column(chunk: pd.DataFrame, c: str) -> np.ndarray:
+        if c in chunk or c not in OPTIONAL_COLUMNS:
+            return chunk[c].to_numpy()
+        return np.full(len(chunk), None, dtype=object)
 
     if len(chunks) == 1:
         return {c: column(chunks[0], c) for c in names}

@@ -19,7 +19,8 @@ or null; the rules and their reason strings are all in this module, in the order
   32,767 characters (the protocol's limit) without control characters; the message key (when there is
   one) equal to the group;
 - lag: ``topic`` a legal Kafka topic name ([a-zA-Z0-9._-], 1..249, not ``.``/``..``), ``partition`` in
-  0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean;
+  0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean,
+  ``log_start_offset`` (optional) an integer in 0..``end_offset``;
 - lag_dense: ``topic`` as for lag, then its shape and each entry by :mod:`streaming.job.dense`;
 - members: ``generation`` in -1..2**31-1, ``protocol`` a string or null, ``members`` a list of objects with
   a non-empty string ``member_id`` (unique in a whole event), optional string ids/host/rack, ``topics``
@@ -39,27 +40,24 @@ watermark into the future; late rows are the stateful step's to reject (reason `
 
 from __future__ import annotations
 
-import string
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming.contracts import events
 from streaming.contracts.event_parts import MAX_PARTS
-from streaming.contracts.events import LAG, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
+from streaming.contracts.events import LAG, LOG_START, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
 from streaming.job import dense
+from streaming.job import variant_fields as vf
 from streaming.job.canonical import CANONICAL_LAG, LAG_KINDS, canonical_kind, canonical_pieces, canonical_value
-from streaming.state.ingest import READINGS
+from streaming.state.ingest import LOG_STARTS, READINGS
 
 INT_MAX = 2**31 - 1
 MAX_GROUP_CHARS = 32767  # a Kafka protocol STRING: int16 length
-MAX_TOPIC_CHARS = 249
 RAW_VALUE_CHARS = 1000
 """``raw_value`` of a rejected record keeps the first 1,000 characters of the value (invalid UTF-8 replaced)."""
 
 # a JSON string, escapes included; possessive, so a long value cannot make the regex backtrack
 _JSON_STRING = r'(?s)"(?:[^"\\]|\\.)*+"'
-_TOPIC_CHARS = string.ascii_letters + string.digits + "._-"
 _CONTROL_CHARS = "".join(map(chr, range(32))) + "\x7f"
 _WS = "[ \t\n\r]*"
 
@@ -71,60 +69,18 @@ after validation, as ``late`` or for an internal error, the event re-encoded fro
 where it came from (``kafka_ts``: epoch ms, null for rows rejected after validation)."""
 
 
-def _get(v: Column | str, path: str, type_name: str = "variant") -> Column:
-    return F.try_variant_get(F.col(v) if isinstance(v, str) else v, path, type_name)
-
-
-def _kind(v: Column | str, path: str) -> Column:
-    """The JSON type of a field as Spark names it: BIGINT (an integer that fits a LONG), STRING, BOOLEAN,
-    VOID (JSON null), DECIMAL(p,s) / DOUBLE (other numbers), OBJECT<..>, ARRAY<..>; null when absent."""
-    return F.schema_of_variant(_get(v, path))
-
-
-def _absent(v: Column | str, path: str) -> Column:
-    return F.coalesce(_kind(v, path) == "VOID", F.lit(True))
-
-
-def _is_int(v: Column | str, path: str, lo: int, hi: int) -> Column:
-    """The field is an integer in [lo, hi]; a float such as 1000.0 or 1e400 is not."""
-    return F.coalesce((_kind(v, path) == "BIGINT") & _get(v, path, "bigint").between(lo, hi), F.lit(False))
-
-
-def _is_long(v: Column | str, path: str) -> Column:
-    """The field is an integer that fits a LONG (2**63 is a DECIMAL, 1000.0 a DECIMAL, 1e400 a DOUBLE)."""
-    return F.coalesce(_kind(v, path) == "BIGINT", F.lit(False))
-
-
-def _is_string(v: Column | str, path: str) -> Column:
-    return F.coalesce(_kind(v, path) == "STRING", F.lit(False))
-
-
-def _is_topic_name(name: Column) -> Column:
-    # translate instead of a regex: this runs for every lag event
-    legal = F.length(name).between(1, MAX_TOPIC_CHARS) & (F.translate(name, _TOPIC_CHARS, "") == "")
-    return F.coalesce(legal & ~name.isin(".", ".."), F.lit(False))
-
-
-def _topic_at(v: Column | str, path: str) -> Column:
-    return _is_string(v, path) & _is_topic_name(_get(v, path, "string"))
-
-
-def _list(v: Column | str, path: str) -> Column:
-    """The field as an array of VARIANTs; null when it is not a JSON array."""
-    return _get(v, path, "array<variant>")
-
-
 # Top-level fields are read once per record into columns (k_<name>: the field's JSON type, x_<name>: its
 # value when the type is right), so no rule looks a field up again. The hot path, a lag event of exactly
 # the collector's shape, is recognised from the schema of the whole object (one call) and its values come
 # from one cast to a struct; anything else reads each field's type on its own.
-_SCALARS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset", "no_commit",
+_SCALARS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset", "no_commit", LOG_START,
             "generation", "protocol", "part", "parts")
 _STRINGS = ("type", "group", "topic", "protocol")
 _BOOLEANS = ("no_commit",)
 _VALUES = "struct<" + ", ".join(
     f"{n}: {'string' if n in _STRINGS else 'boolean' if n in _BOOLEANS else 'bigint'}" for n in _SCALARS) + ">"
-_HOT_SHAPES = [kinds for kinds in (LAG_KINDS, LAG_KINDS | {"no_commit": "BOOLEAN"})]
+_HOT_SHAPES = [LAG_KINDS | flag | start for flag in ({}, {"no_commit": "BOOLEAN"})
+               for start in ({}, {LOG_START: "BIGINT"})]
 
 def _shape(kinds: dict[str, str]) -> str:
     """``schema_of_variant`` of an object with these fields (it lists them sorted by name)."""
@@ -142,10 +98,10 @@ def _x(name: str) -> Column:
 def _fields(df: DataFrame) -> DataFrame:
     """Adds the top-level field columns; ``members``/``partitions`` as arrays of VARIANTs (metadata only)."""
     canonical = F.col("canonical")
-    df = df.select("*", F.schema_of_variant("v").alias("shape"), _get("v", "$", _VALUES).alias("values"))
+    df = df.select("*", F.schema_of_variant("v").alias("shape"), vf.get("v", "$", _VALUES).alias("values"))
 
     def kind(name: str) -> Column:
-        slow = F.schema_of_variant(_get("v", f"$.{name}"))
+        slow = F.schema_of_variant(vf.get("v", f"$.{name}"))
         out = F.when(canonical, canonical_kind(name))
         for kinds in _HOT_SHAPES:
             out = out.when(F.col("shape") == _shape(kinds), F.lit(kinds.get(name)).cast("string"))
@@ -162,24 +118,24 @@ def _fields(df: DataFrame) -> DataFrame:
         "*",
         # a field of the right type casts exactly; the per-field read covers a struct cast another field failed
         *(value(n, F.when(_k(n) == expected[n],
-                          F.coalesce(F.col(f"values.{n}"), _get("v", f"$.{n}", sql_type[expected[n]]))))
+                          F.coalesce(F.col(f"values.{n}"), vf.get("v", f"$.{n}", sql_type[expected[n]]))))
           .alias(f"x_{n}") for n in _SCALARS),
     ).select(
         "*",
-        F.when(_x("type") == MEMBERS, _list("v", "$.members")).alias("x_members"),
-        F.when(_x("type") == PARTITIONS, _list("v", "$.partitions")).alias("x_partitions"),
-    ).transform(lambda d: dense.columns(d, lambda path: _kind("v", path), _x("type") == events.LAG_DENSE,
+        F.when(_x("type") == MEMBERS, vf.as_list("v", "$.members")).alias("x_members"),
+        F.when(_x("type") == PARTITIONS, vf.as_list("v", "$.partitions")).alias("x_partitions"),
+    ).transform(lambda d: dense.columns(d, lambda path: vf.kind("v", path), _x("type") == events.LAG_DENSE,
                                         lambda kinds: F.col("shape") == _shape(kinds)))
 
 
 def _field(name: str, type_name: str, ok: Column) -> Column:
     """Reason for a missing or wrongly typed top-level field, else null."""
-    kind = _k(name) if name in _SCALARS else F.schema_of_variant(_get("v", f"$.{name}"))
+    kind = _k(name) if name in _SCALARS else F.schema_of_variant(vf.get("v", f"$.{name}"))
     return F.when(
         ~F.coalesce(ok, F.lit(False)),
         F.when(kind.isNull(), F.lit(f"missing field {name}"))
         .otherwise(F.format_string(f"field {name} is not {type_name}: %s (%s)",
-                                   F.substring(_get("v", f"$.{name}").cast("string"), 1, 40),
+                                   F.substring(vf.get("v", f"$.{name}").cast("string"), 1, 40),
                                    F.substring(kind, 1, 20))),
     )
 
@@ -194,37 +150,37 @@ def _any(array: Column, predicate) -> Column:
 
 
 def _optional_string(m: Column, name: str) -> Column:
-    return _absent(m, f"$.{name}") | _is_string(m, f"$.{name}")
+    return vf.absent(m, f"$.{name}") | vf.is_string(m, f"$.{name}")
 
 
 def _bad_member(m: Column) -> Column:
     return F.coalesce(
-        F.when(~_is_string(m, "$.member_id") | (_get(m, "$.member_id", "string") == ""),
+        F.when(~vf.is_string(m, "$.member_id") | (vf.get(m, "$.member_id", "string") == ""),
                F.lit("a member has no member_id")),
         *(F.when(~_optional_string(m, n), F.lit(f"a member's {n} is not a string or null"))
           for n in ("instance_id", "client_id", "host", "rack")),
-        F.when(~_absent(m, "$.topics") & (
-            _list(m, "$.topics").isNull() | _any(_list(m, "$.topics"), lambda t: ~_topic_at(t, "$"))),
+        F.when(~vf.absent(m, "$.topics") & (
+            vf.as_list(m, "$.topics").isNull() | _any(vf.as_list(m, "$.topics"), lambda t: ~vf.topic_at(t, "$"))),
             F.lit("a member's topics are not a list of topic names")),
-        F.when(~_absent(m, "$.assigned") & (
-            _list(m, "$.assigned").isNull() | _any(_list(m, "$.assigned"), lambda a: ~(
-                (F.size(_list(a, "$")) == 2) & _topic_at(a, "$[0]") & _is_int(a, "$[1]", 0, INT_MAX)))),
+        F.when(~vf.absent(m, "$.assigned") & (
+            vf.as_list(m, "$.assigned").isNull() | _any(vf.as_list(m, "$.assigned"), lambda a: ~(
+                (F.size(vf.as_list(a, "$")) == 2) & vf.topic_at(a, "$[0]") & vf.is_int(a, "$[1]", 0, INT_MAX)))),
             F.lit("an assigned entry is not [topic, partition >= 0]")),
     )
 
 
 def _bad_partition(p: Column) -> Column:
-    replicas, racks = _list(p, "$.replicas"), _list(p, "$.replica_racks")
+    replicas, racks = vf.as_list(p, "$.replicas"), vf.as_list(p, "$.replica_racks")
     return F.coalesce(
-        F.when(~_is_long(p, "$.partition") | (_get(p, "$.partition", "bigint") < 0),
+        F.when(~vf.is_long(p, "$.partition") | (vf.get(p, "$.partition", "bigint") < 0),
                F.lit("a partition number is missing or negative")),
-        F.when(_get(p, "$.partition", "bigint") > INT_MAX, F.lit(f"a partition number is above {INT_MAX}")),
-        F.when(~(_absent(p, "$.leader") | _is_int(p, "$.leader", -1, INT_MAX)),
+        F.when(vf.get(p, "$.partition", "bigint") > INT_MAX, F.lit(f"a partition number is above {INT_MAX}")),
+        F.when(~(vf.absent(p, "$.leader") | vf.is_int(p, "$.leader", -1, INT_MAX)),
                F.lit("a leader is not a broker id or null")),
-        F.when(replicas.isNull() | _any(replicas, lambda r: ~_is_int(r, "$", 0, INT_MAX)),
+        F.when(replicas.isNull() | _any(replicas, lambda r: ~vf.is_int(r, "$", 0, INT_MAX)),
                F.lit("replicas is not a list of broker ids")),
-        F.when(~_absent(p, "$.replica_racks") & (
-            racks.isNull() | _any(racks, lambda r: ~(_absent(r, "$") | _is_string(r, "$")))),
+        F.when(~vf.absent(p, "$.replica_racks") & (
+            racks.isNull() | _any(racks, lambda r: ~(vf.absent(r, "$") | vf.is_string(r, "$")))),
             F.lit("replica_racks is not a list of racks")),
         F.when(F.size(F.coalesce(racks, F.array())) != F.size(replicas),
                F.lit("replica_racks does not match replicas")),
@@ -239,12 +195,12 @@ def _first(array: Column, reason_of) -> Column:
 def _type_rules() -> Column:
     whole = F.coalesce(_k("parts") == "VOID", F.lit(True))
     members, parts = _x("members"), _x("partitions")
-    numbers = F.transform(parts, lambda p: _get(p, "$.partition", "bigint"))
+    numbers = F.transform(parts, lambda p: vf.get(p, "$.partition", "bigint"))
     topic = _field("topic", "a string", _x("topic").isNotNull())
     lag = F.when(_x("type") == LAG, F.coalesce(
         topic,
         # a canonical topic's characters and length are proven by the regex (translate is costly per record)
-        F.when(F.when(F.col("canonical"), _x("topic").isin(".", "..")).otherwise(~_is_topic_name(_x("topic"))),
+        F.when(F.when(F.col("canonical"), _x("topic").isin(".", "..")).otherwise(~vf.is_topic_name(_x("topic"))),
                F.lit("invalid topic name")),
         _field("partition", "an integer", _x("partition").isNotNull()),
         _field("committed_offset", "an integer", _x("committed_offset").isNotNull()),
@@ -256,21 +212,25 @@ def _type_rules() -> Column:
         F.when(_x("end_offset") < _x("committed_offset"),
                F.format_string("end_offset %d below committed_offset %d", _x("end_offset"), _x("committed_offset"))),
         F.when(~_opt("no_commit", "BOOLEAN"), F.lit("field no_commit is not a boolean")),
+        F.when(~_opt(LOG_START, "BIGINT"), F.lit(f"field {LOG_START} is not an integer")),
+        F.when(_x(LOG_START) < 0, F.format_string(f"negative {LOG_START} %d", _x(LOG_START))),
+        F.when(_x(LOG_START) > _x("end_offset"),
+               F.format_string(f"{LOG_START} %d above end_offset %d", _x(LOG_START), _x("end_offset"))),
     ))
     dense_rules = F.when(_x("type") == events.LAG_DENSE, F.coalesce(
-        topic, F.when(~_is_topic_name(_x("topic")), F.lit("invalid topic name")), dense.record_reason()))
+        topic, F.when(~vf.is_topic_name(_x("topic")), F.lit("invalid topic name")), dense.record_reason()))
     members_rules = F.when(_x("type") == MEMBERS, F.coalesce(
         _field("generation", "an integer", _x("generation").isNotNull()),
         F.when(~_x("generation").between(-1, INT_MAX), F.lit(f"generation out of range -1..{INT_MAX}")),
         F.when(~_opt("protocol", "STRING"), F.lit("field protocol is not a string")),
         _field("members", "a list of members", members.isNotNull()),
         _first(members, _bad_member),
-        F.when(whole & (F.size(F.array_distinct(F.transform(members, lambda m: _get(m, "$.member_id", "string"))))
+        F.when(whole & (F.size(F.array_distinct(F.transform(members, lambda m: vf.get(m, "$.member_id", "string"))))
                         != F.size(members)), F.lit("duplicate member_id")),
     ))
     partitions_rules = F.when(_x("type") == PARTITIONS, F.coalesce(
         _field("topic", "a string", _x("topic").isNotNull()),
-        F.when(~_is_topic_name(_x("topic")), F.lit("invalid topic name")),
+        F.when(~vf.is_topic_name(_x("topic")), F.lit("invalid topic name")),
         _field("partitions", "a list of partitions", parts.isNotNull()),
         _first(parts, _bad_partition),
         F.when(F.size(F.array_distinct(numbers)) != F.size(numbers), F.lit("duplicate partition numbers")),
@@ -347,7 +307,8 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     """Kafka rows -> one narrow row per record, the columns the stateful step reads: ``group``, ``type``
     (null when rejected), ``ts``, ``event_time`` (the watermark's column), ``topic``, for lag events
     ``partition``, ``committed_offset``, ``end_offset`` (0 where they do not apply, never null: ``type`` tells),
-    ``source_partition``, ``source_offset``; ``readings``: a ``lag_dense`` event's good entries. ``detail``
+    ``source_partition``, ``source_offset``; ``readings``: a ``lag_dense`` event's good entries, ``log_starts``
+    their log start offsets (a ``lag`` event's one; null when the event carries none). ``detail``
     (JSON): a metadata event's fields, a rejected record's :data:`REJECTED_SCHEMA`, a list of those for a
     ``lag_dense`` event's bad entries (:mod:`streaming.job.dense`). Few columns: every one costs per batch."""
     checked = _fields(canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
@@ -395,8 +356,8 @@ def _narrow(checked: DataFrame) -> DataFrame:
         F.when(lag, F.lit(None).cast("string")).when(many, F.col("d_rejected"))
         .when(meta, F.to_json(F.struct(
             _x("generation").try_cast("int").alias("generation"), _x("protocol").alias("protocol"),
-            _get("v", "$.members", MEMBERS_TYPE).alias("members"),
-            _get("v", "$.partitions", PARTITIONS_TYPE).alias("partitions"),
+            vf.get("v", "$.members", MEMBERS_TYPE).alias("members"),
+            vf.get("v", "$.partitions", PARTITIONS_TYPE).alias("partitions"),
             _x("part").try_cast("int").alias("part"), _x("parts").try_cast("int").alias("parts"))))
         .otherwise(F.to_json(F.struct(
             F.col("reject_reason").alias("reason"), F.substring(raw_text, 1, RAW_VALUE_CHARS).alias("raw_value"),
@@ -404,4 +365,6 @@ def _narrow(checked: DataFrame) -> DataFrame:
             F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))))
         .alias("detail"),
         F.when(many, F.col("d_readings")).alias(READINGS),
+        F.when(lag & _x(LOG_START).isNotNull(), F.array(_x(LOG_START))).when(many, F.col("d_log_starts"))
+        .alias(LOG_STARTS),
     )

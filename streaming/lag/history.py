@@ -2,9 +2,10 @@
 
 Rows exist only for the partitions that were observed: ``ids`` is the sorted array of their partition
 numbers and row ``i`` belongs to partition ``ids[i]``, so a partition number of 2**31-1 costs one row,
-not a dense array of that length. Three ``(rows, H)`` int64 arrays hold, per row and oldest first, the
-observation time, the committed offset and the end offset of its last ``H`` observations; ``n`` counts
-how many are filled. Offsets stay int64 end to end (exact up to 2**63-1); only rates are floats.
+not a dense array of that length. Four ``(rows, H)`` int64 arrays hold, per row and oldest first, the
+observation time, the committed offset, the end offset and the log start offset (-1: not read) of its last
+``H`` observations; ``n`` counts how many are filled. Offsets stay int64 end to end (exact up to 2**63-1); only
+rates are floats.
 
 One poll of a topic is one vectorized :meth:`observe`: per partition, an observation newer than the
 newest kept is appended, one at the same time replaces it when its offsets are further (a re-sent
@@ -23,9 +24,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from streaming.lag import retention
 from streaming.lag import rules as lag_time
 
-ARRAYS = ("ts", "committed", "end")
+ARRAYS = ("ts", "committed", "end", "start")
+UNKNOWN = -1
+"""A log start offset not read."""
 
 
 class Observed(NamedTuple):
@@ -41,7 +45,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 class LagHistory:
-    __slots__ = ("_lookups", "_memo", "_memo_of", "committed", "end", "ids", "n", "ts")
+    __slots__ = ("_lookups", "_memo", "_memo_of", "committed", "end", "ids", "n", "start", "ts")
 
     def __init__(self, depth: int, ids: np.ndarray | None = None) -> None:
         self._memo: dict = {}
@@ -52,6 +56,7 @@ class LagHistory:
         self.ts = np.zeros((rows, depth), dtype=np.int64)
         self.committed = np.zeros((rows, depth), dtype=np.int64)
         self.end = np.zeros((rows, depth), dtype=np.int64)
+        self.start = np.full((rows, depth), UNKNOWN, dtype=np.int64)
         self.n = np.zeros(rows, dtype=np.int64)
 
     @property
@@ -73,8 +78,8 @@ class LagHistory:
         """The views computed for the history as it is (its arrays the very ones they were computed from)."""
         held = self._memo_of
         if not (held and held[0] is self.ids and held[1] is self.ts and held[2] is self.committed
-                and held[3] is self.end and held[4] is self.n):
-            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n)
+                and held[3] is self.end and held[4] is self.n and held[5] is self.start):
+            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n, self.start)
         return self._memo
 
     def _changed(self) -> None:
@@ -113,7 +118,7 @@ class LagHistory:
         merged = np.union1d(ids, partitions)
         old_rows = np.searchsorted(merged, ids)
         for name in ARRAYS:
-            new = np.zeros((len(merged), self.depth), dtype=np.int64)
+            new = np.full((len(merged), self.depth), UNKNOWN if name == "start" else 0, dtype=np.int64)
             new[old_rows] = getattr(self, name)
             setattr(self, name, new)
         n = np.zeros(len(merged), dtype=np.int64)
@@ -139,13 +144,16 @@ class LagHistory:
 
     # -- observing -------------------------------------------------------------------------------------
 
-    def observe(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray) -> Observed:
-        """Record one observation at ``ts`` of ``partitions`` (sorted, unique, each >= 0) with int64 offsets."""
+    def observe(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray,
+                start: np.ndarray | None = None) -> Observed:
+        """Record one observation at ``ts`` of ``partitions`` (sorted, unique, each >= 0) with int64 offsets
+        (``start``: log start offsets, -1 or None where not read)."""
         if len(partitions) == 0:
             return Observed(0, 0)
         self._changed()
         partitions = np.asarray(partitions, dtype=np.int64)
-        if self._append_all(ts, partitions, committed, end):
+        start = np.full(len(partitions), UNKNOWN, dtype=np.int64) if start is None else start
+        if self._append_all(ts, partitions, committed, end, start):
             return Observed(len(partitions), 0)
         rows = self._rows_for(partitions)
         filled = self.n[rows]
@@ -158,6 +166,7 @@ class LagHistory:
             # the same observation again: the furthest offsets win (end, then committed), so the result
             # does not depend on the order the copies arrive in
             r, c = rows[same], col[same]
+            self.start[r, c] = np.maximum(self.start[r, c], start[same])  # the log start only moves up
             old_end, old_committed = self.end[r, c], self.committed[r, c]
             new_end, new_committed = end[same], committed[same]
             further = (new_end > old_end) | ((new_end == old_end) & (new_committed > old_committed))
@@ -178,10 +187,12 @@ class LagHistory:
             self.ts[r, c] = ts
             self.committed[r, c] = committed[newer]
             self.end[r, c] = end[newer]
+            self.start[r, c] = start[newer]
             self.n[r] += 1
         return Observed(changed, int((last > ts).sum()))
 
-    def _append_all(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray) -> bool:
+    def _append_all(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray,
+                    start: np.ndarray) -> bool:
         """The common case as whole-column writes: every known partition, nothing else, each with the same
         number of observations, all older than ``ts``. Returns False (nothing done) otherwise."""
         if len(partitions) != len(self.ids) or not np.array_equal(self.ids, partitions):
@@ -197,6 +208,7 @@ class LagHistory:
         self.ts[:, filled] = ts
         self.committed[:, filled] = committed
         self.end[:, filled] = end
+        self.start[:, filled] = start
         self.n = np.full(len(self.n), filled + 1, dtype=np.int64)
         return True
 
@@ -275,6 +287,12 @@ class LagHistory:
                                         self.committed[:, filled - 1])
         return self._view("consume_rate", lambda: _frozen(compute()))
 
+    def produce_rate(self) -> np.ndarray:
+        """Records/s of the end offset over each row's latest run (nan: one observation), as
+        :func:`streaming.lag.rules.rate` reads it."""
+        return self._view("produce_rate", lambda: _frozen(
+            lag_time.rate(self.ts, self.committed, self.end, self.n, "end", run=self._run())))
+
     def lag_age(self) -> lag_time.Age:
         """Age of each row's oldest unconsumed record at its latest observation (:func:`lag_time.oldest_age`)."""
         def compute() -> lag_time.Age:
@@ -300,6 +318,14 @@ class LagHistory:
             return float((self.ts[rows, last] - self.ts[rows, start]).max()) / 1000.0
         return self._view("window_s", compute)
 
+    def retention(self) -> retention.Risk:
+        """Per row, how soon its committed offset falls below its log start (:mod:`streaming.lag.retention`)."""
+        def compute() -> retention.Risk:
+            risk = retention.risk(self._last(self.committed), self._last(self.end), self._last(self.start),
+                                  self.consume_rate(), retention.start_rate(self.ts, self.start, self.n))
+            return retention.Risk(*(_frozen(a) for a in risk))
+        return self._view("retention", compute)
+
     def stuck(self, k: int) -> np.ndarray:
         """Rows stuck at their last ``k`` observations (:func:`streaming.lag.rules.stuck_mask`)."""
         def compute() -> np.ndarray:
@@ -322,16 +348,18 @@ class LagHistory:
     # -- serialization ---------------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        return b"".join(a.tobytes() for a in (self.ids, self.ts, self.committed, self.end, self.n))
+        return b"".join(a.tobytes() for a in (self.ids, self.ts, self.committed, self.end, self.start, self.n))
 
     @classmethod
-    def byte_length(cls, rows: int, depth: int) -> int:
-        return 8 * (2 * rows + 3 * rows * depth)
+    def byte_length(cls, rows: int, depth: int, starts: bool = True) -> int:
+        return 8 * (2 * rows + (4 if starts else 3) * rows * depth)
 
     @classmethod
-    def from_bytes(cls, blob: bytes, rows: int, depth: int, ids: np.ndarray | None = None) -> LagHistory:
+    def from_bytes(cls, blob: bytes, rows: int, depth: int, ids: np.ndarray | None = None,
+                   starts: bool = True) -> LagHistory:
         """The layout of :meth:`to_bytes`; with ``ids`` given, the blob has no id array (state version 2,
-        dense rows: row = partition number)."""
+        dense rows: row = partition number); without ``starts``, no log start array (state versions before 6:
+        every log start unknown)."""
         h = cls.__new__(cls)
         h._memo, h._memo_of, h._lookups = {}, (), (None, {})
         flat = np.frombuffer(blob, dtype=np.int64)
@@ -340,9 +368,11 @@ class LagHistory:
             ids, at = flat[:rows].copy(), rows
         h.ids = np.asarray(ids, dtype=np.int64)
         size = rows * depth
-        for name in ARRAYS:
+        for name in ARRAYS if starts else ARRAYS[:-1]:
             setattr(h, name, flat[at:at + size].reshape(rows, depth).copy())
             at += size
+        if not starts:
+            h.start = np.full((rows, depth), UNKNOWN, dtype=np.int64)
         h.n = flat[at:at + rows].copy()
         return h
 

@@ -47,10 +47,21 @@ ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]
 """An assignment as topic -> (partitions, member indexes), int64 arrays (as :class:`streaming.state.ingest.Owners`)."""
 
 
+class MemberSeconds(NamedTuple):
+    """Per member (the ``ids`` of :func:`figures`, by index): its time to catch up under the current and the
+    recommended assignment, and the rate both divide its lag by."""
+
+    before: np.ndarray
+    after: np.ndarray
+    capacity: np.ndarray
+
+
 class LagSeconds(NamedTuple):
     before: float
     after: float
     age: float
+    members: MemberSeconds | None = None
+    """What ``before`` and ``after`` are the max of."""
 
 
 class MemberLag(NamedTuple):
@@ -161,8 +172,8 @@ def figures(state: GroupState, ids: Sequence[str], current: Mapping[str, Sequenc
         if t in lp.hist:
             rows, found = lp.hist[t].lookup(parts)
             ages.append(lp.age(t)[rows[found]])
-    return LagSeconds(_max(now.seconds()), _max(lag_time.catch_up(after, now.capacity)),
-                      _max(np.concatenate(ages)) if ages else float("nan"))
+    each = MemberSeconds(now.seconds(), lag_time.catch_up(after, now.capacity), now.capacity)
+    return LagSeconds(_max(each.before), _max(each.after), _max(np.concatenate(ages)) if ages else float("nan"), each)
 
 
 def by_topic(assignment: Mapping[str, Sequence[tuple[str, int]]], index: Mapping[str, int]

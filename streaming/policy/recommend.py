@@ -13,12 +13,15 @@ After each observation:
 
 - metadata changes (membership, partition count, rack set; :mod:`streaming.state.changes`) are
   triggers of their own;
+- an observation with lag where a member is about to lose records to retention, or did, is the
+  ``retention_risk`` trigger at once (:mod:`streaming.policy.retention_risk`), whatever the skew streak;
 - an observation with lag updates the skew streak, and a streak of N outside the cooldown is the
   ``lag_skew`` trigger; member lag is read in records or, with ``policy.skew_on = "seconds"``, as each
   member's time to catch up (:mod:`streaming.policy.lag_skew`);
 - with any trigger, the configured assignor proposes an assignment for the group as it is now; a
-  ``rack_change`` stands only if cross-rack partitions drop, a ``lag_skew`` only if the max member lag
-  (in the unit of ``skew_on``) drops by ``min_improvement``; whatever stands becomes one recommendation
+  ``rack_change`` stands only if cross-rack partitions drop, a ``retention_risk`` only if a member at risk
+  gets less load, a ``lag_skew`` only if the max member lag (in the unit of ``skew_on``) drops by
+  ``min_improvement``; whatever stands becomes one recommendation
   with before/after figures, in records and in seconds (:mod:`streaming.policy.lag_seconds`). One
   :class:`~streaming.policy.lag_seconds.LagPass` per observation serves the reading and the figures.
 """
@@ -35,16 +38,27 @@ import numpy as np
 from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
-from streaming.config import OBSERVE, PolicySettings
+from streaming.config import APPROVE, OBSERVE, PolicySettings
 from streaming.contracts import serving
-from streaming.contracts.recommendation import Recommendation, bound_below, finite, records
+from streaming.contracts.recommendation import (
+    LAG_SKEW,
+    MEMBERSHIP_CHANGE,
+    PARTITION_COUNT_CHANGE,
+    RACK_CHANGE,
+    RETENTION_RISK,
+    Recommendation,
+    bound_below,
+    finite,
+    records,
+)
 from streaming.lag.rules import finite_or_none
-from streaming.policy import lag_seconds, lag_skew, load_model
+from streaming.policy import lag_seconds, lag_skew, load_model, member_figures, retention_risk
+from streaming.proposals import expiry
 from streaming.state import capacity
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Events, Owners, observations
-from streaming.state.snapshot import to_snapshot
+from streaming.state.snapshot import hot_partitions, to_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +133,10 @@ def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, p
         if not readable:
             return None
         if lag_trigger is not None:
-            triggers["lag_skew"] = lag_trigger
+            triggers[LAG_SKEW] = lag_trigger
+        at_risk = retention_risk.trigger(state, ts, policy, owners or Owners.of(state))
+        if at_risk is not None:
+            triggers[RETENTION_RISK] = at_risk
     if not triggers:
         return None
     proposal = propose(state, policy)
@@ -138,8 +155,8 @@ def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, p
 
 def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dict]:
     """The metadata changes of the observation that are triggers under ``policy``."""
-    on = {"membership_change": policy.membership_change, "partition_count_change": policy.partition_count_change,
-          "rack_change": policy.rack_change}
+    on = {MEMBERSHIP_CHANGE: policy.membership_change, PARTITION_COUNT_CHANGE: policy.partition_count_change,
+          RACK_CHANGE: policy.rack_change}
     return {name: figures for name, figures in changes.triggers().items() if on.get(name, False)}
 
 
@@ -181,13 +198,17 @@ def propose(state: GroupState, policy: PolicySettings) -> Proposal | None:
 def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: PolicySettings,
                      seconds_figures: Callable[[], lag_seconds.LagSeconds]) -> lag_seconds.LagSeconds | None:
     """Drop the triggers the proposal does not serve: ``rack_change`` unless cross-rack partitions drop,
-    ``lag_skew`` unless the max member lag (in the unit of ``skew_on``) drops by ``min_improvement``. Returns
+    ``retention_risk`` unless a member at risk gets less load, ``lag_skew`` unless the max member lag (in the unit
+    of ``skew_on``) drops by ``min_improvement``. Returns
     the figures in seconds when the decision needed them (a skew streak whose proposals do not improve enough
     reaches this point at every observation, so they are not computed otherwise)."""
     before, after = proposal.before, proposal.after
-    if "rack_change" in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:
-        del triggers["rack_change"]
-    if "lag_skew" not in triggers:
+    if RACK_CHANGE in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:
+        del triggers[RACK_CHANGE]
+    if RETENTION_RISK in triggers and not retention_risk.stands(triggers[RETENTION_RISK], before.member_loads,
+                                                                after.member_loads):
+        del triggers[RETENTION_RISK]
+    if LAG_SKEW not in triggers:
         return None
     seconds = None
     if policy.skew_on == lag_skew.SECONDS:
@@ -196,9 +217,9 @@ def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: Poli
     else:  # in records at the fastest member's rate: what balanced minimised (plain records when alike)
         top = (metrics.max_scaled_load(proposal.snapshot, before), metrics.max_scaled_load(proposal.snapshot, after))
     if lag_skew.improves(*top, policy.min_improvement):
-        triggers["lag_skew"]["improvement"] = round((top[0] - top[1]) / top[0], 4)
+        triggers[LAG_SKEW]["improvement"] = round((top[0] - top[1]) / top[0], 4)
     else:
-        del triggers["lag_skew"]
+        del triggers[LAG_SKEW]
     return seconds
 
 
@@ -210,10 +231,13 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0
+    if RETENTION_RISK in triggers:
+        state.risk_ts = ts
     by_id = {m.member_id: m for m in state.members or []}
     after = proposal.after
     # the job sees the members event's assignor only (not the group's type): enough for what cannot apply
     found = serving.verdict(None, None, state.protocol)
+    mode = policy.mode_for(state.group) if found.published else OBSERVE
     rec = Recommendation(
         group=state.group, version=state.version, event_ts=ts, generation=state.generation, triggers=triggers,
         assignor=policy.assignor,
@@ -225,8 +249,7 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         ],
         before=_figures(proposal.before), after=_figures(after), lower_bound=bound_below(after.lower_bound),
         partitions_moved=after.partitions_moved, lag_moved=records(after.load_moved),
-        stuck_partitions=sorted(proposal.snapshot.stuck),
-        mode=policy.mode_for(state.group) if found.published else OBSERVE,
+        stuck_partitions=sorted(proposal.snapshot.stuck), mode=mode,
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
@@ -234,6 +257,11 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
         rack_placement=racks.of_snapshot(proposal.snapshot, None).verdict,
         serving=found.says(),
+        member_figures=member_figures.of(proposal.snapshot, proposal.current, proposal.proposed, proposal.before,
+                                         after, seconds.members),
+        proposal=expiry.basis(proposal.snapshot.members, proposal.snapshot.topics, ts, policy.proposal_expiry_s)
+        if mode == APPROVE else None,
+        hot_partitions=None if (hot := hot_partitions(state)) is None else [h.as_dict() for h in hot],
     )
     state.last_rec_id = rec.id
     return rec

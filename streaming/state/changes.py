@@ -1,8 +1,8 @@
 """The metadata changes one observation of a group can bring, each a possible trigger of the policy.
 
 - membership: members joined or left. Member ids change on every rejoin, so members are matched by a
-  stable identity (:func:`member_identity`): ``group.instance.id`` when set, else client id and host,
-  else the member id. A new generation with the same identities (a rebalance that only moved
+  stable identity (:attr:`assignors.model.Member.identity`): ``group.instance.id`` when set, else client id
+  and host, else the member id. A new generation with the same identities (a rebalance that only moved
   partitions, e.g. onto a recommendation) is no change. Example: generation 7 has C0 and C1,
   generation 8 has C0, C1 and C2: C2 joined.
 - partition count: a subscribed topic gained (or, after a re-creation, lost) partitions. Kafka's
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.model import Member
+from streaming.contracts.recommendation import MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE
 
 
 @dataclass
@@ -38,27 +39,18 @@ class Changes:
         """Trigger name -> figures for the metadata changes seen."""
         out: dict[str, Any] = {}
         if self.joined or self.left:
-            out["membership_change"] = {"joined": self.joined, "left": self.left}
+            out[MEMBERSHIP_CHANGE] = {"joined": self.joined, "left": self.left}
         if self.partition_counts:
-            out["partition_count_change"] = self.partition_counts
+            out[PARTITION_COUNT_CHANGE] = self.partition_counts
         if self.racks:
-            out["rack_change"] = self.racks
+            out[RACK_CHANGE] = self.racks
         return out
-
-
-def member_identity(member: Member) -> str:
-    """What a member is across rejoins: its static id, else client id @ host, else its member id."""
-    if member.instance_id:
-        return f"instance:{member.instance_id}"
-    if member.client_id:
-        return f"client:{member.client_id}@{member.host or ''}"
-    return f"member:{member.member_id}"
 
 
 def joined_and_left(old: Iterable[Member], new: Iterable[Member]) -> tuple[list[str], list[str]]:
     """(joined, left) member identities, sorted."""
-    before = {member_identity(m) for m in old}
-    after = {member_identity(m) for m in new}
+    before = {m.identity for m in old}
+    after = {m.identity for m in new}
     return sorted(after - before), sorted(before - after)
 
 

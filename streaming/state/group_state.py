@@ -5,12 +5,14 @@ types in the state schema. The blob is a JSON header (partitions, counters, part
 incomplete), the members' JSON, then the raw int64 lag-history arrays, compressed. Everything here is
 plain data (and numpy) so the policy and the tests use it without Spark.
 
-The header carries the layout version (``_v``). Version 5 (this one) is version 4 with the members'
-capacity estimates in the header (:mod:`streaming.state.capacity`; an older state reads with none).
+The header carries the layout version (``_v``). Version 6 (this one) is version 5 with each lag history's log
+start offsets (a fourth array; an older state reads with every log start unknown, -1). Version 5 is version 4
+with the members' capacity estimates in the header (:mod:`streaming.state.capacity`; an older state reads with
+none).
 Version 4 is LZ4 (a raw block, after a 4-byte mark and the uncompressed length): every group's state is
 written and read once per batch, and zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x
 larger (RocksDB compresses them again on disk). The members have a segment of their own so that
-unchanged members are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 4 (2 and 3
+unchanged members are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 5 (2 and 3
 zlib; version 2 with dense lag rows and no ordering fields) still read; any other version fails
 (:class:`~streaming.state.errors.UnreadableState`)
 with a message saying to start from a new checkpoint.
@@ -31,10 +33,10 @@ from assignors.model import Member
 from streaming.lag.history import LagHistory
 from streaming.state.errors import UnreadableState
 
-STATE_VERSION = 5
-READABLE_VERSIONS = (2, 3, 4, 5)
+STATE_VERSION = 6
+READABLE_VERSIONS = (2, 3, 4, 5, 6)
 LZ4_MARK = b"RGS\x04"
-"""The first bytes of a version 4 or 5 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
+"""The first bytes of a version 4 to 6 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
 _LENGTH = struct.Struct("<I")
 _LZ4 = pa.Codec("lz4_raw")
 
@@ -82,6 +84,8 @@ class GroupState:
     """``ts`` of the newest lag observation counted in ``skew_streak``: each observation counts once."""
     skew_prev: int = 0
     """The streak before ``skew_ts`` counted, to read that observation again when more of it arrives."""
+    risk_ts: int | None = None
+    """``ts`` of the latest recommendation a ``retention_risk`` trigger made (its own cooldown)."""
     capacity: dict[str, list[Any]] = field(default_factory=dict)
     """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged observation,
     then the same three before it, null for none] (:mod:`streaming.state.capacity`)."""
@@ -153,8 +157,9 @@ class GroupState:
         for topic, rows, depth in header.pop("lag"):
             # version 2 kept dense rows (row = partition number) and no id array
             ids = np.arange(rows, dtype=np.int64) if layout == 2 else None
-            n = LagHistory.byte_length(rows, depth) - (8 * rows if layout == 2 else 0)
-            lag[topic] = LagHistory.from_bytes(raw[offset:offset + n], rows, depth, ids)
+            starts = layout >= 6
+            n = LagHistory.byte_length(rows, depth, starts) - (8 * rows if layout == 2 else 0)
+            lag[topic] = LagHistory.from_bytes(raw[offset:offset + n], rows, depth, ids, starts)
             offset += n
         if layout == 2:
             header.pop("pending", None)  # never used

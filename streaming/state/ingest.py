@@ -18,7 +18,8 @@ partitions, then their n committed offsets, then their n end offsets. Its entrie
 is cut in three and joined to the ``lag`` rows' columns (one slice per record), so a poll of n partitions costs
 a few numpy calls whatever n. Example: ``readings = [0, 1, 800, 1200, 900, 5000]`` is partition 0 at 800 of
 900 and partition 1 at 1200 of 5000, exactly the two ``lag`` rows (0, 800, 900) and (1, 1200, 5000): the same
-readings in either form give the same state.
+readings in either form give the same state. Log start offsets ride beside, in :data:`LOG_STARTS` (a ``lag_dense``
+row's n, a ``lag`` row's one, or null when the event had none: -1, unknown, in the history).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ import pandas as pd
 
 from assignors.model import Member
 from streaming.contracts import event_parts
-from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE
+from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START
+from streaming.contracts.events import LOG_STARTS as LOG_STARTS_FIELD
 from streaming.lag import ahead
+from streaming.lag.history import UNKNOWN
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -45,6 +48,9 @@ Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
 LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset")
 READINGS = "readings"
 """The column of a ``lag_dense`` row's readings: partitions, committed offsets, end offsets, concatenated."""
+LOG_STARTS = "log_starts"
+"""The column of a lag row's log start offsets: one per reading of a ``lag_dense`` row, a ``lag`` row's one; null
+when the event carried none (:data:`streaming.lag.history.UNKNOWN` in the history)."""
 
 
 def packed(event: dict[str, Any]) -> np.ndarray:
@@ -79,6 +85,8 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
                 and isinstance(events[c].dtype, pd.api.extensions.ExtensionDtype) else events[c].to_numpy()
                 for c in events.columns}
     rows = [e | {READINGS: packed(e)} if e.get("type") == LAG_DENSE and READINGS not in e else e for e in events]
+    rows = [e | {LOG_STARTS: _log_starts_of(e)} if LOG_STARTS not in e and e.get("type") in (LAG, LAG_DENSE)
+            else e for e in rows]
     names = sorted({k for e in rows for k in e})
     cols = {}
     for name in names:
@@ -87,6 +95,13 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
             col[i] = e.get(name)
         cols[name] = col
     return cols
+
+
+def _log_starts_of(event: dict[str, Any]) -> list[int] | None:
+    """An event dict's :data:`LOG_STARTS` value."""
+    if event.get("type") == LAG_DENSE:
+        return event.get(LOG_STARTS_FIELD)
+    return None if event.get(LOG_START) is None else [event[LOG_START]]
 
 
 def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray | slice) -> np.ndarray:
@@ -218,6 +233,8 @@ class _LagRows:
     part: np.ndarray
     committed: np.ndarray
     end: np.ndarray
+    start: np.ndarray
+    """log start offsets (:data:`UNKNOWN` where not read)."""
     slices: dict[int, tuple[int, int]]
     stuck_after: int | None = None
     """Set: the histories' views are read ahead, where they can be, for this stuck rule."""
@@ -234,8 +251,10 @@ class _LagRows:
         # every row lag (the usual batch of a group in the per-partition form): the columns as they are
         rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
         topics, ts, part, committed, end = cols["topic"][rows], *(_ints(cols, c, rows) for c in LAG_COLUMNS)
+        start = _row_starts(cols, rows)
         if is_dense.any():
-            topics, ts, part, committed, end = _joined((topics, ts, part, committed, end), _readings(cols, is_dense))
+            topics, ts, part, committed, end, start = _joined((topics, ts, part, committed, end, start),
+                                                              _readings(cols, is_dense))
         if not len(ts):
             return None
         if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
@@ -244,18 +263,18 @@ class _LagRows:
             names, codes = np.unique(topics.astype(str), return_inverse=True)
         # the usual batch of a group, one poll of one topic in partition order, is sorted and unique already
         if len(names) == 1 and (ts == ts[0]).all() and (part[1:] > part[:-1]).all():
-            return cls(names, codes, ts, part, committed, end, {int(ts[0]): (0, len(ts))})
-        order = np.lexsort((end, committed, part, codes, ts))
-        ts, part, committed, end, codes = ts[order], part[order], committed[order], end[order], codes[order]
+            return cls(names, codes, ts, part, committed, end, start, {int(ts[0]): (0, len(ts))})
+        order = np.lexsort((start, end, committed, part, codes, ts))
+        ts, part, committed, end, start, codes = (a[order] for a in (ts, part, committed, end, start, codes))
         # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest
         # offsets, whatever order the copies came in
         keep = np.ones(len(ts), dtype=bool)
         keep[:-1] = (ts[1:] != ts[:-1]) | (codes[1:] != codes[:-1]) | (part[1:] != part[:-1])
-        ts, part, committed, end, codes = ts[keep], part[keep], committed[keep], end[keep], codes[keep]
+        ts, part, committed, end, start, codes = (a[keep] for a in (ts, part, committed, end, start, codes))
         # lists, not np.r_: this runs per group per batch, and an np.r_ costs ~10 us
         bounds = [*(np.flatnonzero(ts[1:] != ts[:-1]) + 1).tolist(), len(ts)]
         slices = {int(ts[a]): (a, b) for a, b in itertools.pairwise([0, *bounds])}
-        return cls(names, codes, ts, part, committed, end, slices)
+        return cls(names, codes, ts, part, committed, end, start, slices)
 
     def observe(self, state: GroupState, t: int, lag_depth: int) -> bool:
         """The observation at ``t`` into the state's lag histories, one topic at a time; whether any changed."""
@@ -268,7 +287,8 @@ class _LagRows:
         changed = False
         for lo, hi in itertools.pairwise(cuts):
             seen = update.observe_lag(state, str(self.topic_names[codes[lo]]), t, self.part[a + lo:a + hi],
-                                      self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth)
+                                      self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth,
+                                      self.start[a + lo:a + hi])
             changed |= seen.changed > 0
         if t in self.ahead:
             state.lag[str(self.topic_names[0])].seed(self.ahead.pop(t))
@@ -311,6 +331,7 @@ def _polls_in_order(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: n
     packs = [np.asarray(r, dtype=np.int64).reshape(3, -1) for r in cols[READINGS]]
     part, committed, end = packs[0] if len(packs) == 1 else np.concatenate(packs, axis=1)
     sizes = [p.shape[1] for p in packs]
+    start = _dense_starts(cols, range(len(packs)), sizes)
     ends = np.cumsum(sizes).tolist()
     inside = part[1:] > part[:-1]
     inside[np.asarray(ends[:-1], dtype=np.int64) - 1] = True  # a record's first partition follows the one before
@@ -318,21 +339,48 @@ def _polls_in_order(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: n
         return None
     slices = {int(t): (b - n, b) for t, b, n in zip(stamps.tolist(), ends, sizes, strict=True)}
     return (np.array([str(topics[0])]), np.zeros(len(part), dtype=np.int64), np.repeat(stamps, sizes), part,
-            committed, end, slices)
+            committed, end, start, slices)
 
 
 def _readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The ``lag_dense`` rows' readings as (topic, ts, partition, committed, end) columns, one slice per row."""
+    """The ``lag_dense`` rows' readings as (topic, ts, partition, committed, end, log start) columns, one slice
+    per row."""
     rows = np.flatnonzero(is_dense).tolist()
     packs = [np.asarray(cols[READINGS][i], dtype=np.int64) for i in rows]
     sizes = np.array([len(p) // 3 for p in packs], dtype=np.int64)
     ts = np.repeat(_ints(cols, "ts", np.asarray(rows, dtype=np.int64)), sizes)
     topics = np.repeat(cols["topic"][rows], sizes)
+    start = _dense_starts(cols, rows, sizes.tolist())
     if len(packs) == 1:  # one poll of one topic, the usual batch of a group: views, no copy
         part, committed, end = packs[0].reshape(3, -1)
-        return topics, ts, part, committed, end
+        return topics, ts, part, committed, end, start
     return (topics, ts, *(np.concatenate([p[k * n:(k + 1) * n] for p, n in zip(packs, sizes.tolist(), strict=True)])
-                          for k in range(3)))
+                          for k in range(3)), start)
+
+
+def _dense_starts(cols: dict[str, np.ndarray], rows: Iterable[int], sizes: list[int]) -> np.ndarray:
+    """The log starts of ``lag_dense`` rows (``sizes`` readings each), :data:`UNKNOWN` for a row without."""
+    held = cols.get(LOG_STARTS)
+    if held is None:
+        return np.full(sum(sizes), UNKNOWN, dtype=np.int64)
+    parts = [np.asarray(held[i], dtype=np.int64) if _sized(held[i], n) else np.full(n, UNKNOWN, dtype=np.int64)
+             for i, n in zip(rows, sizes, strict=True)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _row_starts(cols: dict[str, np.ndarray], rows: np.ndarray | slice) -> np.ndarray:
+    """The log start of each ``lag`` row (its one-element :data:`LOG_STARTS`), :data:`UNKNOWN` for a row without."""
+    held = cols.get(LOG_STARTS)
+    n = len(cols["type"][rows])
+    if held is None:
+        return np.full(n, UNKNOWN, dtype=np.int64)
+    return np.fromiter((int(v[0]) if _sized(v, 1) else UNKNOWN for v in held[rows].tolist()), dtype=np.int64,
+                       count=n)
+
+
+def _sized(value: Any, n: int) -> bool:
+    """``value`` is a list (or array) of ``n`` entries (a missing one may read as None or NaN)."""
+    return isinstance(value, list | np.ndarray) and len(value) == n
 
 
 def _joined(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:

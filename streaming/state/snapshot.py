@@ -7,12 +7,30 @@ import dataclasses
 import numpy as np
 
 from assignors.model import GroupSnapshot
+from streaming.lag import hot
 from streaming.state import capacity
 from streaming.state.group_state import GroupState
 
 
 def stuck_partitions(state: GroupState, k: int) -> list[tuple[str, int]]:
     return sorted((topic, int(p)) for topic, hist in state.lag.items() for p in hist.ids[hist.stuck(k)].tolist())
+
+
+def hot_partitions(state: GroupState) -> list[hot.HotPartition] | None:
+    """The hot partitions (:mod:`streaming.lag.hot`) of the group's topics, by the produce rates over each
+    partition's latest run; None while no rate is known (one observation)."""
+    rates: dict[str, np.ndarray] = {}
+    for t in state.subscribed_topics():
+        n, hist = state.partition_count(t), state.lag.get(t)
+        if hist is None or not n:
+            continue
+        r = np.full(n, np.nan)
+        keep = hist.ids < n
+        r[hist.ids[keep]] = hist.produce_rate()[keep]
+        rates[t] = r
+    if all(np.isnan(r).all() for r in rates.values()):
+        return None
+    return hot.hot_partitions(rates)
 
 
 def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:

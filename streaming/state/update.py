@@ -108,12 +108,13 @@ def prune_parts(state: GroupState) -> None:
 
 
 def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray, committed: np.ndarray,
-                end: np.ndarray, depth: int) -> Observed:
-    """One poll of one topic's lag: sorted unique partitions with their int64 committed and end offsets."""
+                end: np.ndarray, depth: int, start: np.ndarray | None = None) -> Observed:
+    """One poll of one topic's lag: sorted unique partitions with their int64 committed, end and (-1: not read)
+    log start offsets."""
     hist = state.lag.get(topic)
     if hist is None:
         hist = state.lag[topic] = LagHistory(depth)
-    seen = hist.observe(ts, partitions, committed, end)
+    seen = hist.observe(ts, partitions, committed, end, start)
     if seen.late:
         state.count("late_lag", seen.late)
     state.last_ts = max(state.last_ts, ts)

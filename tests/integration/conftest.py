@@ -16,7 +16,11 @@ from streaming.embedded.detached import alive as _alive
 @pytest.fixture(scope="session")
 def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     jvm.resolve()
-    cluster = KafkaCluster(brokers=3, base_dir=tmp_path_factory.mktemp("kafka"))
+    # retention checks every second from the start (Kafka's defaults: every 5 minutes, the first after 30 s), so a
+    # topic with a tiny retention.bytes sees its log start move within the test (test_operator_view); topics of
+    # default retention lose nothing to it
+    cluster = KafkaCluster(brokers=3, base_dir=tmp_path_factory.mktemp("kafka"), extra_config={
+        "log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "1000"})
     cluster.start()
     pids = cluster.pids()
     yield cluster

@@ -55,7 +55,12 @@ def _check_valid(row: dict, value: bytes) -> None:
     elif sent["type"] == ev.LAG_DENSE:  # the good entries, each one of those sent and inside the bounds
         n = len(row["readings"]) // 3
         got = list(zip(*(row["readings"][k * n:(k + 1) * n] for k in range(3)), strict=True))
-        assert n >= 1 and set(got) <= set(zip(*(sent[a] for a in ev.DENSE_ARRAYS), strict=True))
+        # as JSON: a bad entry of a record with good ones may hold a list, which no set takes
+        entries = {json.dumps(e) for e in zip(*(sent[a] for a in ev.DENSE_ARRAYS), strict=True)}
+        assert {json.dumps(e) for e in got} <= entries
+        # an entry is either read or rejected with its reason (all of them, when every one breaks a rule: a
+        # partition repeated throughout)
+        assert n + len(json.loads(row["detail"] or "[]")) == len(sent["partitions"])
         assert all(0 <= p <= INT_MAX and 0 <= c <= e <= LONG_MAX for p, c, e in got)
         assert len({p for p, _, _ in got}) == n
         assert all(r["reason"].startswith("lag_dense entry ") for r in json.loads(row["detail"] or "[]"))

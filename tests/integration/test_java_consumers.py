@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -110,3 +112,56 @@ def test_classic_and_kip848_java_groups_as_kafka_consumer_groups_reports_them(cf
             for jm in group_members:
                 jm.stop()
         collector.close()
+
+
+def _describe(bootstrap: str, tables: Path, group: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--group", group, "--members",
+                          "--format", "json", "--bootstrap", bootstrap, "--lag-seconds-timeout", "0",
+                          "--conf", f"paths.tables={tables}"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (g,) = json.loads(out.stdout)["groups"]
+    return g
+
+
+@pytest.mark.integration
+def test_describe_shows_a_kip848_groups_epochs_as_kafka_consumer_groups_does(cfg, classes, tmp_path):
+    """KIP-1099's columns: the tool's GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH (``--state --verbose``) and each
+    member's CURRENT-EPOCH and TARGET-EPOCH (``--members --verbose``) are describe's, read while the group holds
+    still (the same epochs before and after the tool's reads); every member then runs its target: none converging."""
+    suffix = uuid.uuid4().hex[:6]
+    topic, group = f"java-epochs-{suffix}", f"java-epochs-{suffix}"
+    kafka_clients.ensure_topics(cfg, {topic: {"num_partitions": 6, "replication_factor": 3}})
+    bootstrap = cfg.kafka.bootstrap_servers
+    members = [JavaMember(classes, bootstrap, group, topic, "consumer", r, f"ep-{r}-{suffix}") for r in "abc"]
+    try:
+        wait_for(lambda: all(m.assignment() for m in members), 120, 0.5, "three KIP-848 members assigned")
+
+        def read_still():
+            before = _describe(bootstrap, tmp_path, group)
+            state = parse_table(consumer_groups(bootstrap, "--describe", "--group", group, "--state", "--verbose"))
+            rows = parse_table(consumer_groups(bootstrap, "--describe", "--group", group, "--members", "--verbose"))
+            after = _describe(bootstrap, tmp_path, group)
+            epochs = lambda g: (g["group_epoch"], g["target_assignment_epoch"],  # noqa: E731
+                                sorted((m["consumer_id"], m["member_epoch"]) for m in g["members"]))
+            settled = not any(m["converging"] for m in after["members"])
+            return (before, state, rows, after) if epochs(before) == epochs(after) and settled else None
+
+        ours, state, rows, _ = wait_for(read_still, 120, 1.0, "the group holding still through both reads")
+        shown = subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--group", group, "--members",
+                                "--bootstrap", bootstrap, "--conf", f"paths.tables={tmp_path}"],
+                               capture_output=True, text=True, timeout=120)
+        print(shown.stdout, consumer_groups(bootstrap, "--describe", "--group", group, "--members", "--verbose"))
+        assert ours["group_protocol"] == "consumer"
+        assert int(state[0]["GROUP-EPOCH"]) == ours["group_epoch"]
+        assert int(state[0]["TARGET-ASSIGNMENT-EPOCH"]) == ours["target_assignment_epoch"]
+        tool = {r["CONSUMER-ID"]: r for r in rows}
+        assert set(tool) == {m["consumer_id"] for m in ours["members"]}
+        for m in ours["members"]:
+            r = tool[m["consumer_id"]]
+            assert int(r["CURRENT-EPOCH"]) == m["member_epoch"]
+            assert int(r["TARGET-EPOCH"]) == ours["target_assignment_epoch"]
+            assert parse_assignment(r["TARGET-ASSIGNMENT"]) == {(t, int(p)) for t, p in m["target"]}
+            assert m["converging"] is False
+    finally:
+        for m in members:
+            m.stop()

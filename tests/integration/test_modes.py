@@ -20,6 +20,7 @@ from streaming.apply.assignor import strategy
 from streaming.apply.feed import RecommendationFeed
 from streaming.apply.rejoin import RejoinOnRecommendation, find_assignor
 from streaming.contracts import events as ev
+from streaming.contracts.recommendation import MEMBER_FIGURES_TYPE
 from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
 from streaming.job import query
 from streaming.kafka_clients import factories as kafka_clients
@@ -76,7 +77,10 @@ def cli(jc, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark, cfg):
     tag = uuid.uuid4().hex[:6]
-    jc = job_config(cfg, f"modes{tag}", mode="observe", mode_overrides={"^approve-": "approve"})
+    # the events are stamped in 2025 and a proposal expires an hour of event time after it was made
+    # (streaming.proposals.expiry): its expiry is put past today here
+    jc = job_config(cfg, f"modes{tag}", mode="observe", mode_overrides={"^approve-": "approve"},
+                    proposal_expiry_s=10 * 365 * 86400.0)
     topic, approved, observed = f"modes.{tag}", f"approve-{tag}", f"observe-{tag}"
     kafka_clients.ensure_topics(jc, {topic: {"num_partitions": 4, "replication_factor": 1}})
     clients = [f"{tag}-c0", f"{tag}-c1"]
@@ -84,7 +88,8 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
     # both groups: c0 holds the two hot partitions for 5 polls -> one lag_skew recommendation each
     events = []
     for g in (approved, observed):
-        members = [ev.member_entry(f"{c}-old", [topic], [(topic, p) for p in ps], client_id=c, host="/127.0.0.1")
+        # as the collector names the consumers started below (host without Java's slash): the same members
+        members = [ev.member_entry(f"{c}-old", [topic], [(topic, p) for p in ps], client_id=c, host="127.0.0.1")
                    for c, ps in zip(clients, ([0, 1], [2, 3]), strict=True)]
         events.append(ev.members_event(T0, g, 1, "range", members))
         for i in range(5):
@@ -148,12 +153,14 @@ def test_a_recommendations_table_from_before_modes_gets_the_columns_added_since(
     from streaming.job import tables
 
     jc = job_config(cfg, f"modesold{uuid.uuid4().hex[:6]}")
-    old_ddl = RECOMMENDATIONS_DDL.replace(", mode STRING", "").replace(", rack_placement STRING", "")
+    old_ddl = RECOMMENDATIONS_DDL.replace(", mode STRING", "").replace(", rack_placement STRING", "").replace(
+        f", member_figures {MEMBER_FIGURES_TYPE}", "")
+    assert "member_figures" not in old_ddl
     location = jc.table_path(RECOMMENDATIONS)
     spark.sql(f"CREATE TABLE delta.`{location}` ({old_ddl}) USING DELTA "
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     spark.createDataFrame([("g", 1)], "`group` STRING, version LONG").write.format("delta").mode("append").save(
         location)  # Delta fills the other columns with NULL
     tables.prepare(spark, jc, jc.checkpoint_path("old"))
-    assert [(r["group"], r["version"], r["mode"], r["rack_placement"]) for r in rows(spark, jc, RECOMMENDATIONS)] == [
-        ("g", 1, None, None)]
+    assert [(r["group"], r["version"], r["mode"], r["rack_placement"], r["member_figures"])
+            for r in rows(spark, jc, RECOMMENDATIONS)] == [("g", 1, None, None, None)]

@@ -81,16 +81,41 @@ def test_shape_and_entries(spark):
     assert rows[8]["readings"] == [] and len(json.loads(rows[8]["detail"])) == 2  # no good entry: no state
 
 
+def test_log_starts_ride_with_their_good_entries(spark):
+    raw = contract.Raw
+    texts = [
+        _dense([0, 1, 2], [5, 6, 7], [9, 9, 9], log_start_offsets=[1, 6, 9]),
+        _dense([0, 1, 2], [5, 6, 7], [9, 9, 9], log_start_offsets=[1, 10, -1]),
+        _dense([0, 1], [5, 6], [9, 9], log_start_offsets=[1]),
+        _dense([0], [5], [9], log_start_offsets=3),
+        _dense([0, 1], [5, 6], [9, 9], log_start_offsets=[raw("1.5"), 2]),
+        _dense([0, 1], [5, 6], [9, 9]),
+    ]
+    rows = _parse(spark, texts)
+    assert [r["type"] for r in rows] == ["lag_dense", "lag_dense", None, None, "lag_dense", "lag_dense"]
+    assert _readings(rows[0]) == [(0, 5, 9), (1, 6, 9), (2, 7, 9)] and rows[0]["log_starts"] == [1, 6, 9]
+    assert _readings(rows[1]) == [(0, 5, 9)] and rows[1]["log_starts"] == [1]
+    assert {b["reason"] for b in json.loads(rows[1]["detail"])} == {
+        "lag_dense entry 1: log_start_offset 10 above end_offset 9", "lag_dense entry 2: negative log_start_offset -1"}
+    assert [json.loads(r["detail"])["reason"] for r in rows[2:4]] == [
+        "arrays of unequal length: partitions 2, committed_offsets 2, end_offsets 2, no_commit absent, "
+        "log_start_offsets 1", "field log_start_offsets is not a list"]
+    assert _readings(rows[4]) == [(1, 6, 9)] and rows[4]["log_starts"] == [2]
+    assert [b["reason"] for b in json.loads(rows[4]["detail"])] == [
+        "lag_dense entry 0: log_start_offset is not an integer: 1.5 (DECIMAL(2,1))"]
+    assert rows[5]["log_starts"] is None  # an older collector's record: no log starts, as before
+
+
 def test_an_entry_is_good_exactly_when_its_lag_event_is_valid(spark):
     """Drawn entries (values at and past every bound), each also sent as a lag event of its own."""
     records = [r for r in contract.draw(contract.dense_fields(NOW - 60_000), 150, 3)
                if all(isinstance(r.get(a), list) for a in ev.DENSE_ARRAYS)
-               and len({len(r[a]) for a in ev.DENSE_ARRAYS}) == 1 and r["partitions"] and "no_commit" not in r]
+               and len({len(r[a]) for a in ev.DENSE_ARRAYS}) == 1 and r["partitions"] and "no_commit" not in r
+               and (ev.LOG_STARTS not in r or (isinstance(r[ev.LOG_STARTS], list)
+                                               and len(r[ev.LOG_STARTS]) == len(r["partitions"])))]
     fixed = [r | {"type": ev.LAG_DENSE, "ts": NOW - 1000, "group": "g", "topic": "t"} for r in records]
     texts = [contract.to_json(r) for r in fixed]
-    singles = [contract.to_json({"type": "lag", "ts": NOW - 1000, "group": "g", "topic": "t", "partition": p,
-                                 "committed_offset": c, "end_offset": e})
-               for r in fixed for p, c, e in zip(*(r[a] for a in ev.DENSE_ARRAYS), strict=True)]
+    singles = [contract.to_json(single) for r in fixed for single in _singles(r)]
     rows = _parse(spark, texts + singles)
     dense_rows, single_rows = rows[:len(texts)], iter(rows[len(texts):])
     checked = 0
@@ -102,7 +127,7 @@ def test_an_entry_is_good_exactly_when_its_lag_event_is_valid(spark):
         def key(*values):
             return values if all(type(v) is int for v in values) else None
 
-        for p, c, e in zip(*(r[a] for a in ev.DENSE_ARRAYS), strict=True):
+        for p, c, e in zip(*(r[a] for a in ev.DENSE_ARRAYS), strict=True):  # log starts: with their single
             single = next(single_rows)
             if type(p) is int and ints.count(p) > 1:  # a repeated partition: rejected in the dense form only
                 assert key(p, c, e) not in good
@@ -110,3 +135,14 @@ def test_an_entry_is_good_exactly_when_its_lag_event_is_valid(spark):
             assert (key(p, c, e) in good) == (single["type"] == ev.LAG), (r, p, c, e)
             checked += 1
     assert checked > 100
+
+
+def _singles(dense: dict) -> list[dict]:
+    """Each entry of a ``lag_dense`` event as a ``lag`` event of its own, with its log start when it has one."""
+    starts = dense.get(ev.LOG_STARTS)
+    out = []
+    for i, (p, c, e) in enumerate(zip(*(dense[a] for a in ev.DENSE_ARRAYS), strict=True)):
+        single = {"type": "lag", "ts": NOW - 1000, "group": "g", "topic": "t", "partition": p, "committed_offset": c,
+                  "end_offset": e}
+        out.append(single | ({ev.LOG_START: starts[i]} if starts is not None else {}))
+    return out

@@ -24,10 +24,11 @@ RAW_SCHEMA = ("key binary, value binary, topic string, partition int, offset lon
               "timestampType int")
 
 
-def _canonical(ts=NOW, group="g", topic="t0", partition=3, committed=10, end=20, no_commit=None) -> str:
+def _canonical(ts=NOW, group="g", topic="t0", partition=3, committed=10, end=20, no_commit=None, start=None) -> str:
     """The collector's encoding, written out by hand so the strings may hold what json.dumps would escape."""
     text = (f'{{"type":"lag","ts":{ts},"group":"{group}","topic":"{topic}","partition":{partition},'
             f'"committed_offset":{committed},"end_offset":{end}')
+    text += f',"log_start_offset":{start}' if start is not None else ""
     return text + (f',"no_commit":{json.dumps(no_commit)}}}' if no_commit is not None else "}")
 
 
@@ -49,6 +50,12 @@ def _edges() -> list[tuple[str, str, str | None]]:
         _canonical().replace('"ts":', '"ts":1,"ts":'), _canonical().replace('"no_commit":true', '"no_commit":1'),
         _canonical(no_commit=True).replace("true", "null"), _canonical()[:-1] + ',"extra":1}',
         _canonical().replace("{", "{ ", 1),
+        # the log start offset: in range, at the end offset, past it, too long for the fast path, not an integer,
+        # with no_commit, and after no_commit (not the collector's order: the general path, as valid)
+        *(_canonical(start=s) for s in (0, 5, 20, 21, 10**18 - 1, 10**18, "-1", "1.0", '"5"', "null")),
+        _canonical(start=0, no_commit=True), _canonical(start=20, no_commit=False),
+        _canonical(committed=2**63 - 1, end=2**63 - 1, start=2**63 - 1),
+        _canonical(no_commit=True)[:-1] + ',"log_start_offset":3}',
     ]
     rows: list[tuple[str, str, str | None]] = []
     for text in texts:
@@ -82,7 +89,8 @@ def corpus(spark):
     rng = random.Random(7)
     for i in range(300):  # the collector's own events, as encode writes them
         event = ev.lag_event(NOW - rng.randrange(0, 10**6), f"group-{i % 17}", f"topic.{i % 5}", rng.randrange(0, 64),
-                             c := rng.randrange(0, 10**12), c + rng.randrange(0, 10**6), no_commit=i % 9 == 0)
+                             c := rng.randrange(0, 10**12), e := c + rng.randrange(0, 10**6), i % 9 == 0,
+                             rng.randrange(0, e + 1) if i % 2 else None)
         key, value = ev.encode(event)
         records.append((key, value, LAG_TOPIC))
     records.append((b"g", b"\xff" + _canonical().encode()[1:], LAG_TOPIC))  # not UTF-8
@@ -114,6 +122,7 @@ def test_the_fast_path_takes_the_collectors_events_and_some_edges(corpus):
     assert _canonical(topic="..").encode() in taken
     assert (_canonical() + "\n").encode() not in taken  # $ would match before a final newline; \z does not
     assert _canonical(committed=10**18, end=10**18).encode() not in taken  # 19 digits: the general path
+    assert _canonical(start=0, no_commit=True).encode() in taken and _canonical(start=5).encode() in taken
 
 
 def test_canonical_edge_cases_are_judged_by_the_rules(corpus):
@@ -134,3 +143,8 @@ def test_canonical_edge_cases_are_judged_by_the_rules(corpus):
     assert reason(_canonical(), key="other") == "message key does not match group"
     assert reason(_canonical(), topic=META_TOPIC) == f"a lag event on topic {META_TOPIC}"
     assert reason(_canonical(group="x" * 32768), key="x" * 32768) == "group longer than 32767 characters"
+    assert reason(_canonical(start=20)) is None and reason(_canonical(start=0, no_commit=True)) is None
+    assert reason(_canonical(start=21)) == "log_start_offset 21 above end_offset 20"
+    assert reason(_canonical(start="-1")) == "negative log_start_offset -1"
+    assert reason(_canonical(start='"5"')) == "field log_start_offset is not an integer"
+    assert reason(_canonical(start="null")) is None  # absent and null alike, as for no_commit

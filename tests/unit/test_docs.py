@@ -55,7 +55,8 @@ FILE_SUFFIXES = frozenset({"py", "md", "toml", "json", "txt", "png", "properties
 OTHER_TOOLS_OPTIONS = frozenset({
     "--master", "--jars", "--packages", "--py-files", "--conf",  # spark-submit
     "--no-deps", "--no-build-isolation",  # pip wheel
-    "--describe", "--members", "--offsets", "--verbose", "--verify",  # Kafka's group tools, -reassign-partitions
+    # Kafka's group tools / kafka-reassign-partitions
+    "--describe", "--members", "--offsets", "--state", "--verbose", "--verify",
     "--help",
 })
 

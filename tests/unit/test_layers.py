@@ -5,7 +5,8 @@
     events change it) -> assignors (pure)
 
 The consumer side (``streaming.apply``) and the collector stand apart: neither needs the job's state or
-policy, nor each other. Below them all: the contracts (``streaming.contracts``), lag over time
+policy, nor each other. Reviewing proposals (``streaming.proposals``) sits below the policy and the consumer side
+and above the contracts. Below them all: the contracts (``streaming.contracts``), lag over time
 (``streaming.lag``) and the production Kafka plumbing (``streaming.kafka_clients``); the loopback development cluster
 (``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the collector
 or the exporter. The exporter reads the collector's snapshot types; the collector never imports the exporter
@@ -51,6 +52,11 @@ FORBIDDEN = {
                         "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
     "streaming.collector": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
                             "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+    # reviewing proposals: pure rules over the feed's and the table's values, used by the policy (the facts a
+    # proposal carries) and by the consumer side and the commands (expiry, the diff)
+    "streaming.proposals": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
+                            "streaming.collector", "streaming.exporter", "streaming.commands", "streaming.cli",
+                            *NOT_IN_PRODUCTION),
     # the Prometheus exporter serves the job's and the collector's figures; it reads the collector's
     # snapshot types but decides nothing and runs no command
     "streaming.exporter": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",

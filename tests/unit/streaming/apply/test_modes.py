@@ -184,7 +184,45 @@ def test_nothing_to_decide_on_is_refused(rec, version, message):
         approve.decided(rec, "g", "approved", version, 1)
 
 
+def test_an_expired_proposal_is_refused_with_its_reason_and_may_still_be_rejected():
+    proposed = REC | {"status": "proposed"}
+    why = "member client:c2@10.0.0.3 joined since the proposal"
+    with pytest.raises(approve.Refused, match=f"v3 of group g has expired: {why}"):
+        approve.decided(proposed, "g", "approved", 3, 1, expired=why)
+    assert approve.decided(proposed, "g", "rejected", 3, 1, expired=why)["status"] == "rejected"
+    with pytest.raises(approve.Refused, match="has expired"):  # rejected, then the group changed: stale all the same
+        approve.decided(proposed | {"status": "rejected"}, "g", "approved", 3, 1, expired=why)
+    approved = proposed | {"status": "approved"}
+    assert approve.decided(approved, "g", "approved", 3, 1, expired=why) is None  # decided before it expired
+
+
 # -- verify -----------------------------------------------------------------------------------------------------
+
+def test_verify_says_expired_for_an_undecided_proposal_whose_group_changed_or_aged():
+    from streaming.proposals import expiry
+
+    live, other = {"c0": [0, 1], "c1": [2, 3]}, {"c0": [0, 2], "c1": [1, 3]}
+    snap = _snap(live)
+    made_ms = int((NOW - 900) * 1000)
+    ms = [verify.live_group(snap, "g").members[0]]  # c1 has joined since
+    feed_rec = {"group": "g", "version": 2, "assignment": [], "status": "proposed", "event_ts": made_ms,
+                "proposal": expiry.basis(ms, {"t": 4}, made_ms, 3600)}
+    row = _rec(other, 900) | {"mode": "approve"}
+    r = verify.verify(snap, "g", row, 120, NOW, feed_rec)
+    assert r["status"] == "expired" and verify.EXIT[r["status"]] == 10
+    assert r["reason"] == "the proposal expired: member client:c1@10.0.0.1 joined since the proposal"
+    both = expiry.basis(verify.live_group(snap, "g").members, {"t": 4}, made_ms, 3600)
+    assert verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": both})["status"] == "awaiting approval"
+    aged = expiry.basis(verify.live_group(snap, "g").members, {"t": 4}, made_ms, 600)
+    r = verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": aged})
+    assert r["status"] == "expired" and "made 900 s ago, past its expiry" in r["reason"]
+    # decided on before it expired: no longer a proposal; an approved one that no longer fits is superseded
+    approved = feed_rec | {"status": "approved", "decided_at": made_ms}
+    assert verify.verify(snap, "g", row, 120, NOW, approved)["status"] == "diverged"
+    assert verify.verify(snap, "g", _rec({"c0": [0, 1, 2, 3]}, 900) | {"mode": "approve"}, 120, NOW,
+                         approved)["status"] == "superseded"
+
+
 
 def test_verify_says_awaiting_approval_rejected_or_observed():
     live = {"c0": [0, 1], "c1": [2, 3]}

@@ -197,7 +197,8 @@ def _share_snap() -> ClusterSnapshot:
                               member_epoch=e) for mid, c, ps, e in (("m1", "c1", [0, 1], 3), ("m2", "c0", [1], 4))]
     offsets = {("t", 0): kip932.ShareOffset(10, 2, 30), ("t", 2): kip932.ShareOffset(-1, None, None)}
     parts = [{"partition_index": p, "leader_id": 1, "replica_nodes": [1]} for p in range(3)]
-    return ClusterSnapshot(ts=0, groups={"q": GroupInfo("q", "Stable", "simple", members, "share", 4, "share")},
+    return ClusterSnapshot(ts=0, groups={"q": GroupInfo("q", "Stable", "simple", members, "share", 4,
+                                                           protocol_type="share")},
                            committed={"q": {("t", 0): 20}}, share_offsets={"q": offsets}, topics={"t": parts},
                            broker_racks={1: "a"}, end={("t", p): 50 for p in range(3)})
 
@@ -230,3 +231,39 @@ def test_no_member_owns_a_share_partition_in_the_figures():
 def test_an_assignment_cell_is_the_kafka_tools():
     assert describe.assignment_cell([["u", 1], ["t", 2], ["t", 0]]) == "t:0,2;u:1"
     assert describe.assignment_cell([]) == "-"
+
+
+# -- KIP-848 detail ---------------------------------------------------------------------------------------------
+
+def test_a_member_converges_until_its_epoch_and_partitions_are_the_targets():
+    from streaming.collector.kip848 import converging
+
+    held = [("t", 0), ("t", 1)]
+    assert converging(5, 5, held, held) is False
+    assert converging(4, 5, held, held) is True  # its epoch is behind the target assignment's
+    assert converging(5, 5, held, held[:1]) is True  # still to revoke t-1
+    assert converging(5, 5, held[:1], held) is True  # still to get t-1
+    assert converging(None, 5, held, None) is None  # a classic member
+
+
+def test_describe_shows_a_kip848_groups_epochs_and_who_is_converging():
+    snap = _snap({"c0": [0, 1], "c1": [2, 3]})
+    info = snap.groups["g"]
+    info.group_protocol, info.epoch, info.assignment_epoch = "consumer", 7, 7
+    c0, c1 = info.members
+    info.members = [ObservedMember(c0.member, c0.host, 7, member_epoch=7, target=c0.assigned),
+                    ObservedMember(c1.member, c1.host, 7, member_epoch=6, target=(("t", 2),))]
+    rows = view.partition_rows(snap, "g")
+    members = [m.as_dict() for m in view.member_rows(snap, "g", rows)]
+    assert [(m["member_epoch"], m["converging"]) for m in members] == [(7, False), (6, True)]
+    group = {"group": "g", "state": "Stable", "group_protocol": "consumer", "assignor": "uniform",
+             "recommendation_version": None, "group_epoch": 7, "target_assignment_epoch": 7,
+             "partitions": [r.as_dict() for r in rows], "members": members}
+    text = describe.render([group], members=True)
+    assert text.splitlines()[0] == ("Consumer group 'g' (Stable, consumer, uniform, group epoch 7, target assignment "
+                                    "epoch 7, 1 of 2 members converging)")
+    assert [(r["CLIENT-ID"], r["CURRENT-EPOCH"], r["TARGET-EPOCH"], r["CONVERGING"]) for r in parse_table(text)] == [
+        ("c0", "7", "7", "no"), ("c1", "6", "7", "yes")]
+    # a classic group keeps kafka-consumer-groups' columns alone
+    classic = describe.render([group | {"group_protocol": "classic", "group_epoch": None}], members=True)
+    assert "CURRENT-EPOCH" not in classic and "converging" not in classic

@@ -19,9 +19,9 @@ longs = st.integers(0, 10**18 - 1)
 
 
 @given(ts=longs, group=names, topic=topics, partition=st.integers(0, 2**31 - 1), committed=longs, end=longs,
-       no_commit=st.booleans())
-def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, committed, end, no_commit):
-    event = ev.lag_event(ts, group, topic, partition, committed, end, no_commit)
+       no_commit=st.booleans(), start=st.none() | longs)
+def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, committed, end, no_commit, start):
+    event = ev.lag_event(ts, group, topic, partition, committed, end, no_commit, start)
     text = ev.encode(event)[1].decode()
     # Java's \A and \z are Python's \A and \Z
     assert re.match(canonical.CANONICAL_LAG.replace(r"\z", r"\Z"), text)
@@ -30,8 +30,14 @@ def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, comm
         piece = pieces[canonical.PIECES[name] - 1]
         value = piece if canonical.LAG_KINDS[name] == "STRING" else int(piece.strip(":,}"))
         assert value == event[name], name
-    assert (len(pieces) > canonical.LAST_PIECE) == no_commit
+    # the piece after end_offset's value names the log start when there is one, its value the next
+    has_start = len(pieces) > canonical.LAST_PIECE + 1 and pieces[canonical.LAST_PIECE] == ev.LOG_START
+    assert has_start == (start is not None)
+    if has_start:
+        assert int(pieces[canonical.LAST_PIECE + 1].strip(":,}")) == start
+    assert text.endswith("e}") == no_commit
 
 
 def test_the_builder_writes_the_contract_order():
     assert tuple(ev.lag_event(1, "g", "t", 0, 1, 2, no_commit=True)) == (*ev.LAG_FIELDS, "no_commit")
+    assert tuple(ev.lag_event(1, "g", "t", 0, 1, 2, True, 0)) == (*ev.LAG_FIELDS, ev.LOG_START, "no_commit")

@@ -5,15 +5,27 @@ a concurrent one runs again (retry_conflicts)."""
 from __future__ import annotations
 
 import pytest
-from pyspark.sql.types import ArrayType, BooleanType, DoubleType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
-from streaming.contracts.recommendation import CAPACITY_TYPE
+from streaming.contracts.recommendation import CAPACITY_TYPE, HOT_TYPE, MEMBER_FIGURES_TYPE
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
 from streaming.job import tables
 from streaming.job.tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
-         "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING"}
+         "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING",
+         "member_figures": MEMBER_FIGURES_TYPE,
+         "hot_partitions": HOT_TYPE}
+PARTITION = StructType([StructField("topic", StringType()), StructField("partition", IntegerType())])
 WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
                    StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
                    StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType()),
@@ -21,7 +33,18 @@ WANT = StructType([StructField("group", StringType()), StructField("version", Lo
                        StructField("member_id", StringType()), StructField("client_id", StringType()),
                        StructField("records_per_s", DoubleType()), StructField("confidence_s", DoubleType()),
                        StructField("measured", BooleanType())]))),
-                   StructField("rack_placement", StringType()), StructField("serving", StringType())])
+                   StructField("rack_placement", StringType()), StructField("serving", StringType()),
+                   StructField("member_figures", ArrayType(StructType([
+                       StructField("member_id", StringType()), StructField("owned", ArrayType(PARTITION)),
+                       *(StructField(f"{name}_{when}", kind) for name, kind in (
+                           ("load", LongType()), ("rate", DoubleType())) for when in ("before", "after")),
+                       StructField("capacity", DoubleType()),
+                       *(StructField(f"catch_up_{when}_s", DoubleType()) for when in ("before", "after")),
+                       *(StructField(f"cross_rack_{when}", IntegerType()) for when in ("before", "after"))]))),
+                   StructField("hot_partitions", ArrayType(StructType([
+                       StructField("topic", StringType()), StructField("partition", IntegerType()),
+                       StructField("records_per_s", DoubleType()), StructField("topic_median_per_s", DoubleType()),
+                       StructField("share", DoubleType())])))])
 
 
 def _without(*names, schema=WANT):
@@ -45,6 +68,14 @@ def test_a_table_from_before_rack_placement_gets_it_alone():
 
 def test_a_table_from_before_serving_gets_it_alone():
     assert columns_to_add(schema_differences(WANT, _without("serving")), ADDED) == ["serving"]
+
+
+def test_a_table_from_before_member_figures_gets_them_alone():
+    assert columns_to_add(schema_differences(WANT, _without("member_figures")), ADDED) == ["member_figures"]
+
+
+def test_a_table_from_before_hot_partitions_gets_it_alone():
+    assert columns_to_add(schema_differences(WANT, _without("hot_partitions")), ADDED) == ["hot_partitions"]
 
 
 def test_a_table_from_before_lag_seconds_gets_those_alone():

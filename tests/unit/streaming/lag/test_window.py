@@ -1,5 +1,6 @@
-"""The collector's window of polls: live lag seconds, time to catch up and stuck partitions, by the job's
-rules, through CollectorExport as the collector calls it after each poll."""
+"""The collector's window of polls: live lag seconds, time to catch up, stuck partitions, seconds until records
+are lost to retention and hot partitions, by the job's rules, through CollectorExport as the collector calls it
+after each poll."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from assignors.model import Member
 from streaming import config
 from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
-from streaming.exporter import CollectorExport, view
+from streaming.exporter import CollectorExport, observe, view
 from streaming.lag.window import Windows
 
 STEP = 10_000
@@ -38,8 +39,8 @@ def _poll(i: int):
 
 
 def _figures(windows: Windows, snap: ClusterSnapshot):
-    live = windows.observe(snap.ts, "g", ((tp, c, snap.end[tp]) for tp, c in snap.committed["g"].items()))
-    rows = view.partition_rows(snap, "g", lag_seconds=live.age)
+    live = observe(windows, snap, "g")
+    rows = view.partition_rows(snap, "g", lag_seconds=live.age, loss_seconds=live.loss_s)
     return rows, view.member_rows(snap, "g", rows), view.figures(snap, "g", rows, live.rate, live.stuck)
 
 
@@ -108,5 +109,95 @@ def test_collector_export_serves_the_live_figures():
         export(_snap(3, {}, {}, groups=()), stats)  # the group went away: its series and its window too
         s = _samples(export.metrics.registry)
         assert not any(("group", "g") in k[1] for k in s) and not export.windows._groups
+    finally:
+        export.close()
+
+
+def _retention_poll(i: int) -> ClusterSnapshot:
+    """t-0's log start rises 50/s from 1,000, its committed offset 10/s from 3,000 (end 100/s): 2,000 records of
+    headroom closing at 40/s, none left at poll 5, 400 records lost at poll 6; t-1 and t-2 keep their log start
+    at 0 and produce 0/s and 30/s, so t-0 (100/s) is hot."""
+    snap = _snap(i, {("t", 0): 3000 + 100 * i, ("t", 1): 0, ("t", 2): 300 * i},
+                 {("t", 0): 9000 + 1000 * i, ("t", 1): 10, ("t", 2): 300 * i})
+    snap.begin = {("t", 0): 1000 + 500 * i, ("t", 1): 0, ("t", 2): 0}
+    return snap
+
+
+def test_collector_export_serves_the_data_loss_risk_then_the_records_lost_and_the_hot_partition():
+    cfg = config.Config().with_overrides({"metrics.enabled": "true", "metrics.collector_port": "0"})
+    export = CollectorExport(cfg)
+    group = (("group", "g"),)
+    try:
+        stats = SimpleNamespace(seconds=0.1, lag_events=3, metadata_events=0, warnings=0)
+        export(_retention_poll(0), stats)
+        s = _samples(export.metrics.registry)
+        assert math.isnan(s[("kafka_rebalancer_group_retention_loss_seconds", group)])  # no rate yet
+        # t-1 lags 10 records from its log start: retention may delete none of them before it reads them
+        assert s[("kafka_rebalancer_group_retention_headroom_records", group)] == 0
+        export(_retention_poll(1), stats)
+        s = _samples(export.metrics.registry)
+        assert s[("kafka_rebalancer_group_retention_loss_seconds", group)] == 1600 / 40
+        assert s[("kafka_rebalancer_group_lost_records", group)] == 0
+        assert s[("kafka_rebalancer_group_hot_partitions", group)] == 1
+        assert s[("kafka_rebalancer_hot_partition_records_per_second",
+                  (("group", "g"), ("partition", "0"), ("topic", "t")))] == 100.0
+        for i in range(2, 7):
+            export(_retention_poll(i), stats)
+        s = _samples(export.metrics.registry)
+        assert s[("kafka_rebalancer_group_retention_loss_seconds", group)] == 0
+        assert s[("kafka_rebalancer_group_lost_records", group)] == 400  # log start 4,000, committed 3,600
+    finally:
+        export.close()
+
+
+def test_the_rows_say_headroom_then_already_lost():
+    w = Windows(depth=8, stuck_after=3)
+    rows, members, _ = _figures(w, _retention_poll(0))
+    assert [(r.log_start_offset, r.retention_headroom, r.lost_records, r.loss_seconds) for r in rows] == [
+        (1000, 2000, 0, None), (0, 0, 0, None), (0, 0, 0, None)]
+    rows, members, _ = _figures(w, _retention_poll(1))
+    assert rows[0].loss_seconds == 40.0 and [m.loss_seconds for m in members] == [40.0, None]
+    assert any("loses records in 40 s" in line for line in view.retention_says(rows))
+    for i in range(2, 7):
+        rows, members, _ = _figures(w, _retention_poll(i))
+    assert (rows[0].lost_records, rows[0].loss_seconds, members[0].lost_records) == (400, 0.0, 400)
+    assert view.retention_says(rows)[0].startswith("t-0: already lost: 400 records")
+
+
+def test_capacities_by_the_jobs_rule_and_the_consumers_needed_over_http():
+    """m-a consumes t-0 at 50/s behind a backlog (t-1 stuck): its capacity, measured; m-b keeps up at 30/s and
+    takes the median. t-0 produces 100/s, more than a consumer of 50/s may take with 20% headroom: no count keeps
+    up, so all three partitions get a consumer."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    cfg = config.Config().with_overrides({"metrics.enabled": "true", "metrics.collector_port": "0",
+                                          "policy.stuck_observations": "3"})
+    export = CollectorExport(cfg)
+    url = f"http://127.0.0.1:{export.server.port}/consumers"
+    try:
+        stats = SimpleNamespace(seconds=0.1, lag_events=3, metadata_events=0, warnings=0)
+        export(_poll(0), stats)
+        first = json.loads(urllib.request.urlopen(url + "?group=g", timeout=5).read())
+        assert first == {"group": "g", "consumers": 2, "fewest": None, "most": 3, "members": 2,
+                         "capacity_records_per_s": None, "headroom": 0.2, "known": False}  # holds: not known yet
+        for i in (1, 2):
+            export(_poll(i), stats)
+        body = json.loads(urllib.request.urlopen(url + "?group=g", timeout=5).read())
+        assert body | {"capacity_records_per_s": None} == {
+            "group": "g", "consumers": 3, "fewest": None, "most": 3, "members": 2, "capacity_records_per_s": None,
+            "headroom": 0.2, "known": True} and body["capacity_records_per_s"] == 50.0
+        assert json.loads(urllib.request.urlopen(url, timeout=5).read())["groups"]["g"]["consumers"] == 3
+        s = _samples(export.metrics.registry)
+        assert s[("kafka_rebalancer_group_consumers_needed", (("group", "g"),))] == 3
+        assert s[("kafka_rebalancer_group_consumer_capacity_records_per_second", (("group", "g"),))] == 50.0
+        try:
+            urllib.request.urlopen(url + "?group=nope", timeout=5)
+            raise AssertionError("an unknown group must be a 404")
+        except urllib.error.HTTPError as e:
+            assert e.code == 404
+        assert b"kafka_rebalancer_group_consumers_max" in urllib.request.urlopen(
+            f"http://127.0.0.1:{export.server.port}/metrics", timeout=5).read()
     finally:
         export.close()

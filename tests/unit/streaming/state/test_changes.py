@@ -22,4 +22,4 @@ def test_pieces():
     assert not is_stuck([[1, 5, 9], [2, 6, 10], [3, 6, 12]], 3)
     assert not is_stuck([[1, 5, 5], [2, 5, 5], [3, 5, 5]], 3)  # no lag: idle, not stuck
     assert changes.rack_changes([["a", "b"]], [["b", "a"]]) == []
-    assert changes.member_identity(Member("m", ("t",), instance_id="i")) == "instance:i"
+    assert Member("m", ("t",), instance_id="i").identity == "instance:i"

@@ -1,0 +1,180 @@
+"""Each member's capacity: the records/s it consumes while it has backlog, remembered across observations.
+
+The rule, over lag histories and an assignment (who owns what); its memory is a dict the caller keeps: the job's
+group state (:mod:`streaming.state.capacity`) and the collector's window of polls (:mod:`streaming.lag.window`)
+alike, so both estimate the same way.
+
+A member that keeps up consumes what arrives, which says nothing of what it could do; one with backlog
+consumes as fast as it can. At a lag observation a member is *backlogged* when, over the window its
+partitions' history holds (each row's latest run, :mod:`streaming.lag.rules`), either
+
+- its lag never fell below :data:`LEAST_S` of its own consumption (its partitions' least lags over the
+  window add up to that) and more arrived than it consumed (:data:`RISE`): a consumer keeping up shows,
+  right after each commit, only the records that arrived since it fetched, and commits every 5 s by default
+  (Java, kafka-python, librdkafka), so its least lag over a window of several commits is a second or two of
+  its rate; one that runs late by design (long batches) holds its lag but consumes what arrives; or
+- its lag never fell to 0 (least lags adding up to at least :data:`BACKLOG_RECORDS`) and its latest lag is
+  more than it consumes over the window (what :func:`streaming.lag.rules.member_capacity` calls *behind*)
+  and over :data:`BACKLOG_S` (a long backlog being drained: its least lag is its latest).
+
+The first is what finds a slow member whose lag grows from nothing at a few records a second over its
+rate (a consumer of 60/s given 80/s: 300 s to reach the second's 60 s of lag, under a minute to the first).
+Stuck partitions are left out: a member wedged on one partition still consumes the others.
+
+A backlogged observation adds the seconds it newly covers (the window the first time, then the time since
+the member's previous backlogged observation, at most the window) to the member's *confidence*, and moves
+its estimate towards the window's consume rate, those seconds weighed against at most :data:`MEMORY_S` of
+the past (a member redeployed slower is believed within minutes). An observation no newer than the
+member's last backlogged one changes nothing, so a re-sent or replayed poll counts once.
+
+Members are kept by identity (:attr:`assignors.model.Member.identity`: a rejoin keeps its estimate); one
+that left is forgotten. A member never backlogged takes the median of the group's
+estimates (``measured`` False, confidence 0); with none at all, or none resting on :data:`CONFIDENT_S` of
+backlog yet, the capacities are unknown (None) and the members count as alike. Either is raised to what
+the member consumes now, which it can at least do; while an unmeasured member has no rate yet (its first
+observation, a topic re-created), the capacities are unknown too.
+
+Example (a 20 s window): C0 has 9,000 records of lag that never fell below 8,000 and consumed 100/s, so
+it is backlogged (9,000 > 100 x 60) and its estimate is 100/s resting on 20 s; C1 keeps up (lag 0 at
+times) consuming 40/s: it takes the median, 100/s, unmeasured; consuming 300/s, it would take 300/s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streaming.lag import owners as by_owner
+from streaming.lag.history import LagHistory
+
+Histories = Mapping[str, LagHistory]
+"""topic -> its lag history."""
+ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]
+"""An assignment as topic -> (partitions, owner indexes), int64 arrays (as :class:`streaming.state.ingest.Owners`)."""
+Held = dict[str, list[Any]]
+"""member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged observation, then the
+same three before it, null for none]: the memory the caller keeps."""
+
+BACKLOG_RECORDS = 1.0
+"""The least lag, summed over a member's partitions, that counts as work waiting at every observation."""
+BACKLOG_S = 60.0
+"""The least work waiting, in seconds at the member's own rate, that counts as backlog."""
+CONFIDENT_S = 20.0
+"""Seconds of backlog an estimate must rest on before the members count as unlike (the estimates, the
+assignors and the policy's skew reading use it; below, the members count as alike)."""
+LEAST_S = 10.0
+"""The least lag over the whole window, in seconds at the member's own rate, that counts as backlog when the
+lag grows (:data:`RISE`): twice the clients' default commit interval (``auto.commit.interval.ms`` 5000)."""
+RISE = 0.1
+"""How much more than it consumes must arrive at a member over the window for a lag held above
+:data:`LEAST_S` to count as one it cannot clear (records produced / records consumed - 1)."""
+MEMORY_S = 600.0
+"""Seconds of past backlog an estimate weighs against a new window."""
+
+
+@dataclass(frozen=True)
+class Capacity:
+    records_per_s: float
+    confidence_s: float
+    """Seconds of backlog the estimate rests on (0: the group's median, not measured)."""
+    measured: bool
+
+
+def _rows(lag: Histories, by_topic: ByTopic, stuck_after: int) -> Iterator[tuple[LagHistory, np.ndarray, np.ndarray]]:
+    """Per topic with a history: it, and its rows owned (stuck ones left out) with their owners' indexes."""
+    for topic, (parts, who) in by_topic.items():
+        hist = lag.get(topic)
+        if hist is not None:
+            rows, found = hist.lookup(parts)
+            keep = found & ~hist.stuck(stuck_after)[rows]
+            yield hist, rows[keep], who[keep]
+
+
+def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per owner index ``0..count-1``, whether it is backlogged and its consume rate (nan: it owns partitions and
+    none has a rate yet); the window's seconds."""
+    rate, lag_sum = np.zeros(count), np.zeros(count)
+    known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
+    seconds = 0.0
+    for topic, (parts, who) in by_topic.items():
+        hist = lag.get(topic)
+        if hist is None:
+            continue
+        summed = by_owner.sums(hist, parts, who, count, stuck_after)
+        lag_sum += summed.lag
+        rate += summed.rate
+        known |= summed.known
+        owns |= summed.owns
+        seconds = max(seconds, hist.window_s())
+    measurable = known & (rate > 0) & (seconds > 0)
+    long_backlog = measurable & (lag_sum > rate * max(seconds, BACKLOG_S))
+    # the least lag over the window, only where it can decide (a member keeping up has latest lag below it)
+    maybe = measurable & (lag_sum >= np.maximum(rate * LEAST_S, BACKLOG_RECORDS))
+    backlogged = long_backlog
+    if (maybe | long_backlog).any():
+        least, inflow = np.zeros(count), np.zeros(count)
+        for hist, rows, who in _rows(lag, by_topic, stuck_after):
+            least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
+            inflow += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
+        # a lag that stays up because the consumer runs late (a long commit interval, slow batches) keeps
+        # pace with what arrives; one that stays up because the consumer cannot keep up grows
+        rising = inflow >= rate * (1.0 + RISE)
+        backlogged = (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
+    return backlogged, np.where(known | ~owns, rate, np.nan), seconds
+
+
+def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, count: int, ts: int,
+            stuck_after: int) -> None:
+    """Update the estimates ``held`` with the lag observation at ``ts`` under the assignment ``by_topic`` (owner
+    indexes below ``count``); ``keys``: the identities of the members that subscribe to something, in owner-index
+    order. More of the observation last counted is read again from the estimate before it."""
+    for gone in held.keys() - set(keys):
+        del held[gone]
+    if not count or not lag:
+        return
+    backlogged, rate, seconds = window(lag, by_topic, count, stuck_after)
+    for i, key in enumerate(keys[:count]):
+        was = held.get(key)
+        if was is not None and was[2] > ts:
+            continue  # counted a newer observation already
+        if backlogged[i]:
+            held[key] = _counted(was, ts, float(rate[i]), seconds)
+        elif was is not None and was[2] == ts:  # the whole observation says it was not backlogged after all
+            if was[3] is None:
+                del held[key]
+            else:
+                held[key] = was[3:] + was[3:]
+
+
+def _counted(held: list[Any] | None, ts: int, rate: float, window_s: float) -> list[Any]:
+    """``[rate, seconds, ts]`` after a backlogged observation at ``ts``, then the three before it (null for
+    none): an observation read again is counted from those."""
+    base = None if held is None else held[:3] if held[2] < ts else held[3:]
+    if base is None or base[0] is None:
+        return [rate, window_s, ts, None, None, None]
+    estimate, seconds, last = base
+    new = min(window_s, (ts - last) / 1000.0)
+    past = min(seconds, MEMORY_S)
+    return [(estimate * past + rate * new) / (past + new), seconds + new, ts, *base]
+
+
+def estimates(held: Held, keys: Sequence[str], ids: Sequence[str], lag: Histories, by_topic: ByTopic,
+              count: int, stuck_after: int) -> dict[str, Capacity] | None:
+    """member id (``ids``, owner-index order, with their identities ``keys``) -> its capacity; None when none was
+    measured. Never below what the member consumes now (stuck partitions left out)."""
+    # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a consumer that
+    # starts slowly (a JVM warming up) looks slow for a few seconds
+    own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(k) for k in keys)]
+    measured = [h[0] for h in own if h is not None]
+    if not measured:
+        return None
+    default = float(np.median(measured))
+    _, rate, _ = window(lag, by_topic, count, stuck_after)
+    if any(h is None and np.isnan(r) for h, r in zip(own, rate.tolist(), strict=True)):
+        return None  # an unmeasured member with no rate yet: not known enough to tell the members apart
+    now = np.nan_to_num(rate).tolist()
+    return {mid: Capacity(max(h[0], now[i]), h[1], True) if h is not None
+            else Capacity(max(default, now[i]), 0.0, False) for i, (mid, h) in enumerate(zip(ids, own, strict=True))}

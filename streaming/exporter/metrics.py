@@ -227,6 +227,15 @@ class CollectorMetrics:
                                 ["group"], registry=r)
         self.topic_lag = Gauge(f"{PREFIX}_group_topic_lag_records", "Lag of the group on one topic",
                                ["group", "topic"], registry=r)
+        self._time_gauges(r)
+        self._risk_gauges(r)
+        self._sizing_gauges(r)
+        self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
+                             registry=r)
+        self.dropped.set_function(lambda: len(self.cap.dropped))
+
+    def _time_gauges(self, r: CollectorRegistry) -> None:
+        """Lag in seconds, time to catch up and stuck partitions (:mod:`streaming.lag.rules`)."""
         self.max_lag_s = Gauge(f"{PREFIX}_group_max_member_lag_seconds",
                                "Largest member lag in seconds: age of its oldest unconsumed record", ["group"],
                                registry=r)
@@ -236,6 +245,9 @@ class CollectorMetrics:
         self.stuck = Gauge(f"{PREFIX}_group_stuck_partitions",
                            "Partitions with lag whose committed offset stood still for policy.stuck_observations "
                            "polls", ["group"], registry=r)
+
+    def _risk_gauges(self, r: CollectorRegistry) -> None:
+        """Data-loss risk and hot partitions (:mod:`streaming.lag.retention`, :mod:`streaming.lag.hot`)."""
         self.loss_s = Gauge(f"{PREFIX}_group_retention_loss_seconds",
                             "Soonest seconds until a committed offset of the group falls below its partition's log "
                             "start at current rates (0: records lost; +Inf: none at risk)", ["group"], registry=r)
@@ -252,6 +264,9 @@ class CollectorMetrics:
                               "Produce rate of a hot partition (no assignment splits a partition)",
                               ["group", "topic", "partition"], registry=r)
         self._hot: dict[str, set[tuple[str, str]]] = {}
+
+    def _sizing_gauges(self, r: CollectorRegistry) -> None:
+        """Consumers needed (:mod:`streaming.lag.sizing`), as the KEDA endpoint gives them."""
         self.needed = Gauge(f"{PREFIX}_group_consumers_needed",
                             "Consumers to run: the fewest that keep each under its capacity with "
                             "policy.capacity_headroom (the members there are while capacities are unknown)", ["group"],
@@ -261,9 +276,6 @@ class CollectorMetrics:
         self.consumer_capacity = Gauge(f"{PREFIX}_group_consumer_capacity_records_per_second",
                                        "Capacity of one consumer the count rests on (median of the members')",
                                        ["group"], registry=r)
-        self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups", "Groups left out of the metrics by max_groups",
-                             registry=r)
-        self.dropped.set_function(lambda: len(self.cap.dropped))
 
     def _set_hot(self, f: GroupFigures) -> None:
         """One series per hot partition of the group; those no longer hot are removed."""

@@ -192,12 +192,9 @@ def _first(array: Column, reason_of) -> Column:
     return F.try_element_at(F.filter(F.transform(array, reason_of), lambda r: r.isNotNull()), F.lit(1))
 
 
-def _type_rules() -> Column:
-    whole = F.coalesce(_k("parts") == "VOID", F.lit(True))
-    members, parts = _x("members"), _x("partitions")
-    numbers = F.transform(parts, lambda p: vf.get(p, "$.partition", "bigint"))
-    topic = _field("topic", "a string", _x("topic").isNotNull())
-    lag = F.when(_x("type") == LAG, F.coalesce(
+def _lag_rules(topic: Column) -> Column:
+    """The first rule a ``lag`` event breaks (``topic``: its topic field's own rule), null when none."""
+    return F.when(_x("type") == LAG, F.coalesce(
         topic,
         # a canonical topic's characters and length are proven by the regex (translate is costly per record)
         F.when(F.when(F.col("canonical"), _x("topic").isin(".", "..")).otherwise(~vf.is_topic_name(_x("topic"))),
@@ -217,6 +214,14 @@ def _type_rules() -> Column:
         F.when(_x(LOG_START) > _x("end_offset"),
                F.format_string(f"{LOG_START} %d above end_offset %d", _x(LOG_START), _x("end_offset"))),
     ))
+
+
+def _type_rules() -> Column:
+    whole = F.coalesce(_k("parts") == "VOID", F.lit(True))
+    members, parts = _x("members"), _x("partitions")
+    numbers = F.transform(parts, lambda p: vf.get(p, "$.partition", "bigint"))
+    topic = _field("topic", "a string", _x("topic").isNotNull())
+    lag = _lag_rules(topic)
     dense_rules = F.when(_x("type") == events.LAG_DENSE, F.coalesce(
         topic, F.when(~vf.is_topic_name(_x("topic")), F.lit("invalid topic name")), dense.record_reason()))
     members_rules = F.when(_x("type") == MEMBERS, F.coalesce(

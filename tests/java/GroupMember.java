@@ -44,6 +44,30 @@ public final class GroupMember {
         }
     }
 
+    /** The test closes our standard input to stop us: wake the consumer's poll loop up then. */
+    static void stopOnEof(KafkaConsumer<?, ?> consumer) {
+        Thread stdin = new Thread(() -> {
+            try {
+                InputStream in = System.in;
+                while (in.read() >= 0) { /* nothing to read; wait for EOF */ }
+            } catch (Exception ignored) {
+                // EOF or a closed pipe both mean stop
+            }
+            consumer.wakeup();
+        });
+        stdin.setDaemon(true);
+        stdin.start();
+    }
+
+    /** The consumer's assignment as the tests read it: "t-0,t-1", sorted. */
+    static String assigned(KafkaConsumer<?, ?> consumer) {
+        Set<String> now = new TreeSet<>();
+        for (TopicPartition tp : consumer.assignment()) {
+            now.add(tp.topic() + "-" + tp.partition());
+        }
+        return String.join(",", now);
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length >= 1 && args[0].equals("protocol")) {
             protocol();
@@ -81,28 +105,13 @@ public final class GroupMember {
             p.put("heartbeat.interval.ms", "1000");
         }
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
-        // the test closes our standard input to stop us: wake the poll loop up then
-        Thread stdin = new Thread(() -> {
-            try {
-                InputStream in = System.in;
-                while (in.read() >= 0) { /* nothing to read; wait for EOF */ }
-            } catch (Exception ignored) {
-                // EOF or a closed pipe both mean stop
-            }
-            consumer.wakeup();
-        });
-        stdin.setDaemon(true);
-        stdin.start();
+        stopOnEof(consumer);
         String last = null;
         try {
             consumer.subscribe(List.of(topic));
             while (true) {
                 pace(consumer.poll(Duration.ofMillis(200)).count());
-                Set<String> now = new TreeSet<>();
-                for (TopicPartition tp : consumer.assignment()) {
-                    now.add(tp.topic() + "-" + tp.partition());
-                }
-                String line = String.join(",", now);
+                String line = assigned(consumer);
                 if (!line.equals(last)) {
                     System.out.println("assigned " + line);
                     System.out.flush();

@@ -21,8 +21,6 @@ import io.github.kafkarebalancer.RecommendationAssignor;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
-import java.util.Set;
-import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -63,16 +61,7 @@ public final class RollingMember {
         }
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings(args));
         RebalanceOnRecommendation rebalance = new RebalanceOnRecommendation(consumer, args[4]);
-        Thread stdin = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) { /* wait for EOF */ }
-            } catch (Exception ignored) {
-                // a closed pipe means stop too
-            }
-            consumer.wakeup();
-        });
-        stdin.setDaemon(true);
-        stdin.start();
+        GroupMember.stopOnEof(consumer);
         String last = null;
         int generation = -1;
         try {
@@ -87,11 +76,7 @@ public final class RollingMember {
                 System.out.flush();
                 GroupMember.pace(records.count());
                 rebalance.check();
-                Set<String> now = new TreeSet<>();
-                for (TopicPartition tp : consumer.assignment()) {
-                    now.add(tp.topic() + "-" + tp.partition());
-                }
-                String line = String.join(",", now);
+                String line = GroupMember.assigned(consumer);
                 if (!line.equals(last)) {
                     System.out.println("assigned " + line);
                     last = line;

@@ -1,0 +1,173 @@
+"""How soon the job can decide, offline: a loop workload's group through the real stateful step, no Kafka.
+
+The live benchmark's first recommendations come 11-22 s after the start or an event on the equal-consumer
+workloads and ~60 s (or never) on the heterogeneous ones. This replays a workload's production and its consumers
+as lag events (polls every ``--poll-s``, commits every ``--commit-s``) through
+:func:`streaming.policy.recommend.process` under the loop's policy (``streaming.dev.demo.loop.loop_config``), and
+prints per workload when each member's capacity became known and when the first recommendation came, so the time
+the rules need can be told apart from the time Kafka, Spark and the consumers' rebalance add live.
+
+Model: every partition receives its rate; each consumer drains its partitions' backlog at its capacity (shared in
+proportion to their backlog, everything that arrived when it has room), and commits what it processed every
+``--commit-s`` (the loop's consumers commit after each 0.1 s batch; Kafka's clients by default every 5 s).
+Consumers start from a count-balanced split (range on one topic), as the rebalancer's group does before its first
+recommendation; of the events, rate and capacity changes are replayed (leaves, joins, replica moves and stuck
+partitions are not). ``--least-s`` and ``--confident-s`` replace :data:`streaming.lag.capacity.LEAST_S` and
+``CONFIDENT_S`` for a what-if; ``balanced`` (everyone keeps up, +-20% noise) is the false-positive check.
+
+Example: ``python -m benchmarks.loop.detection --workloads hetero,slowdown,balanced --commit-s 0.1,5``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+from collections.abc import Sequence
+
+import numpy as np
+
+from benchmarks.loop.workloads import Workload, suite
+from streaming import config
+from streaming.contracts import events as ev
+from streaming.dev.demo.loop import RATE_HORIZON_S
+from streaming.lag import capacity as rule
+from streaming.policy.recommend import process
+from streaming.state import capacity
+from streaming.state.group_state import GroupState
+
+T0 = 1_763_700_000_000
+TICK_S = 0.1
+
+
+def policy() -> config.PolicySettings:
+    """The loop's policy (benchmarks.loop.run.Suite: cooldown 30 s, min_total_lag 200)."""
+    return dataclasses.replace(config.load().policy, skew_observations=3, cooldown_s=30.0, min_total_lag=200,
+                               skew_threshold=1.5, min_improvement=0.2, rate_horizon_s=RATE_HORIZON_S,
+                               mode=config.AUTO, mode_overrides={})
+
+
+def _split(n: int, consumers: int) -> list[list[int]]:
+    """Range's split of ``n`` partitions of one topic (the first consumers take the remainder)."""
+    base, extra = divmod(n, consumers)
+    out, p = [], 0
+    for i in range(consumers):
+        k = base + (1 if i < extra else 0)
+        out.append(list(range(p, p + k)))
+        p += k
+    return out
+
+
+class Replay:
+    """A workload's partitions (every topic's, in order), their owners under range, and the consumers' progress."""
+
+    def __init__(self, w: Workload, p: config.PolicySettings) -> None:
+        self.w, self.policy = w, p
+        self.tps = [(t.name, q) for t in w.topics for q in range(t.partitions)]
+        self.owners: list[list[int]] = [[] for _ in range(w.consumers)]
+        first = 0
+        for t in w.topics:
+            for i, parts in enumerate(_split(t.partitions, w.consumers)):
+                self.owners[i] += [first + q for q in parts]
+            first += t.partitions
+        self.caps = [w.capacity_of(i) for i in range(w.consumers)]
+        self.rates = np.concatenate([np.array(t.rates, dtype=float) for t in w.topics])
+        self.end, self.done, self.committed = (np.zeros(len(self.tps)) for _ in range(3))
+        self.rng = random.Random(w.seed)
+        self.state = GroupState("g")
+        topics = [t.name for t in w.topics]
+        entries = [ev.member_entry(f"c{i}", topics, [self.tps[q] for q in parts], client_id=f"c{i}")
+                   for i, parts in enumerate(self.owners)]
+        process(self.state, [ev.members_event(T0, "g", 1, "range", entries)], p)
+
+    def events_at(self, t: float) -> None:
+        """Apply the workload's capacity and rate changes due at ``t``, and its noise."""
+        for e in self.w.events:
+            if abs(t - e.at * self.w.duration_s) < TICK_S / 2:
+                if e.kind == "capacity":
+                    self.caps[e.index] = e.capacity
+                elif e.kind == "rates":
+                    self._set_rates({e.topic: e.rates})
+        if self.w.noise and round(t / TICK_S) % round(self.w.noise_every_s / TICK_S) == 1:
+            self._set_rates(self.w.noisy_rates(self.rng))
+
+    def _set_rates(self, by_topic: dict[str, tuple[float, ...]]) -> None:
+        first = 0
+        for topic in self.w.topics:
+            if topic.name in by_topic:
+                self.rates[first:first + topic.partitions] = by_topic[topic.name]
+            first += topic.partitions
+
+    def run_tick(self) -> None:
+        """One tick: production, then each consumer drains its backlog at its capacity (in proportion)."""
+        self.end += self.rates * TICK_S
+        for i, parts in enumerate(self.owners):
+            backlog = self.end[parts] - self.done[parts]
+            total = backlog.sum()
+            if total > 0:
+                self.done[parts] += backlog * min(1.0, self.caps[i] * TICK_S / total)
+
+    def poll(self, t: float) -> list[str]:
+        """A collector poll at ``t`` through the stateful step: the triggers of each recommendation it made."""
+        ts = T0 + round(t * 1000)
+        lag = [ev.lag_event(ts, "g", topic, q, int(c), int(e))
+               for (topic, q), c, e in zip(self.tps, self.committed, self.end, strict=True)]
+        return [", ".join(sorted(rec.triggers)) for rec in process(self.state, lag, self.policy)]
+
+
+def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettings) -> dict:
+    """Seconds (from the start) when each member's capacity was first known and of each recommendation."""
+    r = Replay(w, p)
+    out: dict = {"known": {}, "recs": []}
+    poll_every, commit_every = round(poll_s / TICK_S), max(round(commit_s / TICK_S), 1)
+    for k in range(1, int(w.duration_s / TICK_S) + 1):
+        t = k * TICK_S
+        r.events_at(t)
+        r.run_tick()
+        if k % commit_every == 0:
+            r.committed = np.floor(r.done)
+        if k % poll_every == 0:
+            out["recs"] += [(round(t, 1), triggers) for triggers in r.poll(t)]
+            for mid, c in (capacity.estimates(r.state, p.stuck_observations) or {}).items():
+                if c.measured and mid not in out["known"]:
+                    out["known"][mid] = (round(t, 1), round(c.records_per_s, 1))
+    return out
+
+
+def first_decisions(w: Workload, recs: Sequence[tuple[float, str]]) -> list[tuple[str, float | None]]:
+    """Seconds from the start and from each event to the first recommendation after it (the replay does not
+    apply recommendations, so only the first of each phase says how soon the rules decide)."""
+    starts = [("start", 0.0), *((e.label, e.at * w.duration_s) for e in w.events)]
+    out = []
+    for i, (label, start) in enumerate(starts):
+        end = starts[i + 1][1] if i + 1 < len(starts) else float("inf")
+        out.append((label, next((round(t - start, 1) for t, _ in recs if start <= t < end), None)))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workloads", default="hetero,slowdown,zipf,hot-partition,balanced")
+    ap.add_argument("--poll-s", default="2", help="collector poll intervals, comma-separated")
+    ap.add_argument("--commit-s", default="0.1,5", help="consumer commit intervals, comma-separated")
+    ap.add_argument("--least-s", type=float, default=rule.LEAST_S)
+    ap.add_argument("--confident-s", type=float, default=rule.CONFIDENT_S)
+    args = ap.parse_args(argv)
+    rule.LEAST_S, rule.CONFIDENT_S = args.least_s, args.confident_s  # a what-if: this process only
+    p, works = policy(), suite()
+    print(f"# benchmarks.loop.detection: LEAST_S {rule.LEAST_S:g} s, CONFIDENT_S {rule.CONFIDENT_S:g} s")
+    for name in args.workloads.split(","):
+        w = works[name]
+        events = ", ".join(f"{e.label} at {e.at * w.duration_s:g} s" for e in w.events) or "none"
+        for poll_s in (float(x) for x in args.poll_s.split(",")):
+            for commit_s in (float(x) for x in args.commit_s.split(",")):
+                r = simulate(w, poll_s, commit_s, p)
+                known = ", ".join(f"{m} {v[1]:g}/s at {v[0]:g} s" for m, v in sorted(r["known"].items())) or "none"
+                recs = "; ".join(f"{phase}: {f'{t:g} s' if t is not None else 'none'}"
+                                 for phase, t in first_decisions(w, r["recs"]))
+                print(f"{name:14} poll {poll_s:g} s commit {commit_s:g} s (events: {events}): "
+                      f"capacity measured: {known}; first recommendation after {recs}")
+
+
+if __name__ == "__main__":
+    main()

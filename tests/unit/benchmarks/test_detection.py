@@ -1,0 +1,32 @@
+"""The offline replay of loop workloads through the real stateful step (benchmarks.loop.detection)."""
+
+from __future__ import annotations
+
+from benchmarks.loop import detection
+from benchmarks.loop.workloads import suite
+
+
+def test_the_slow_member_is_measured_at_its_capacity_before_its_first_recommendation():
+    w = suite()["hetero"]
+    for commit_s in (0.1, 5.0):
+        r = detection.simulate(w, poll_s=2.0, commit_s=commit_s, p=detection.policy())
+        # only c0 (60/s given 80/s) ever has backlog: the others keep up and are never measured
+        assert list(r["known"]) == ["c0"]
+        at, rate = r["known"]["c0"]
+        assert 55.0 <= rate <= 70.0  # its capacity, read through commits every commit_s
+        ((phase, first),) = detection.first_decisions(w, r["recs"])
+        assert phase == "start" and first is not None and first >= at
+
+
+def test_consumers_that_keep_up_are_never_measured_nor_moved():
+    w = suite()["balanced"]  # +-20% noise every 5 s, everyone under capacity
+    for poll_s, commit_s in ((2.0, 0.1), (2.0, 5.0), (10.0, 5.0)):
+        r = detection.simulate(w, poll_s=poll_s, commit_s=commit_s, p=detection.policy())
+        assert r == {"known": {}, "recs": []}
+
+
+def test_an_event_is_a_phase_of_its_own():
+    w = suite()["hot-partition"]  # p4 to 80/s at 40 s: its owner gets 140/s of its 120
+    r = detection.simulate(w, poll_s=2.0, commit_s=0.1, p=detection.policy())
+    (_, at_start), (label, after) = detection.first_decisions(w, r["recs"])
+    assert at_start is None and label == "rates change" and after is not None and 0 < after < 30

@@ -1,19 +1,6 @@
-"""librdkafka consumers on ``group.protocol=consumer`` take the job's recommendation from the server-side assignor,
-measured beside the same group on Kafka's ``uniform`` (#29).
-
-On a one-broker cluster that loads ServerAssignor (``rebalancer kafka up --server-assignor``'s cluster) three groups
-of three confluent-kafka (librdkafka) consumers read one skewed topic, every consumer processing RATE records/s:
-
-- ``rebalancer``: ``group.protocol=consumer`` and ``group.remote.assignor=rebalancer``;
-- ``uniform``: the same on Kafka's ``uniform``, the twin it is measured against;
-- ``classic``: the classic protocol with ``cooperative-sticky``, where librdkafka runs no pluggable assignor.
-
-The real job recommends for them (``lag_skew``). ConsumerGroupDescribe (target and current assignment) and the
-consumers themselves then hold the first group's recommendation; over the WINDOW_S seconds that follow, its max
-consumer lag ends below uniform's by at least half of what uniform's busiest member must add in that time (its load
-beyond RATE, from the topic's partition rates and the partitions uniform gave it). The classic group's rows and
-``describe`` say why it is not applied and what would apply it.
-"""
+"""Helpers of test_served.py: the shared job's handle (:class:`Served`), and the librdkafka case's groups
+(:func:`running`), its wait for the recommendation applied (:func:`applied`) and its classic group's rows and
+``describe`` (:func:`classic_said`)."""
 
 from __future__ import annotations
 
@@ -26,12 +13,9 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from streaming import config
 from streaming.contracts import serving
 from streaming.contracts.tables import RECOMMENDATIONS
-from streaming.dev.workload import partition_rates
 from streaming.kafka_clients import factories as kafka_clients
 
 from .groups import by_client, described
@@ -48,6 +32,21 @@ WINDOW_S = 40.0
 KINDS = ("rebalancer", "uniform", "classic")
 
 
+@dataclasses.dataclass
+class Served:
+    """The assignor cluster, the job's config on it (tables, checkpoints, trigger topic) and its trigger feed."""
+
+    cluster: Any
+    cfg: config.Config
+    feed: Any
+
+    def recommendations(self, group: str) -> list[tuple[float, dict]]:
+        """(monotonic time read, recommendation) of ``group`` from the feed, filled from now on."""
+        recs: list[tuple[float, dict]] = []
+        self.feed.add_listener(lambda r: recs.append((time.monotonic(), r)) if r["group"] == group else None)
+        return recs
+
+
 def _conf(kind: str, bootstrap: str, group: str, client_id: str, rack: str) -> dict:
     base = {"bootstrap.servers": bootstrap, "group.id": group, "client.id": client_id, "client.rack": rack,
             "topic.metadata.refresh.interval.ms": 5000}
@@ -57,7 +56,7 @@ def _conf(kind: str, bootstrap: str, group: str, client_id: str, rack: str) -> d
     return {**base, "group.protocol": "consumer", "group.remote.assignor": kind}
 
 
-def _p95(values: list[int]) -> float:
+def p95(values: list[int]) -> float:
     ordered = sorted(values)
     return float(ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)])
 
@@ -84,7 +83,7 @@ def _describe(cfg, capsys, groups: dict[str, str]) -> dict[str, dict]:
 
 @dataclasses.dataclass
 class Run:
-    """The job, the collector and the three groups on one topic, started by :func:`_running`."""
+    """The collector and the three librdkafka groups on one topic, started by :func:`running`."""
 
     cfg: config.Config
     bootstrap: str
@@ -102,32 +101,19 @@ class Run:
 
 
 @contextlib.contextmanager
-def _running(spark, bootstrap: str, tmp_path) -> Iterator[Run]:
-    from streaming.apply.feed import RecommendationFeed
-    from streaming.dev.demo.loop import CollectorThread, loop_config, stop_query
+def running(served: Served) -> Iterator[Run]:
+    from streaming.dev.demo.loop import CollectorThread
     from streaming.dev.demo.monitor import GroupMonitor
     from streaming.dev.workload import Workload, WorkloadOptions
-    from streaming.job import query as job_query
 
-    base = config.load()
-    cfg = dataclasses.replace(base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=bootstrap))
-    lcfg = loop_config(cfg, str(tmp_path / "tables"), str(tmp_path / "checkpoints"), cooldown_s=600,
-                       trigger_interval="2 seconds", min_total_lag=300)
-    kafka_clients.ensure_rebalancer_topics(lcfg)
-    tag = uuid.uuid4().hex[:6]
-    run = Run(lcfg, bootstrap, f"rdk-{tag}", {kind: f"rdk-{kind}-{tag}" for kind in KINDS}, {k: [] for k in KINDS}, [])
+    lcfg, bootstrap, tag = served.cfg, served.cluster.bootstrap_servers, uuid.uuid4().hex[:6]
+    groups = {kind: f"rdk-{kind}-{tag}" for kind in KINDS}
+    recs = served.recommendations(groups["rebalancer"])
+    run = Run(lcfg, bootstrap, f"rdk-{tag}", groups, {k: [] for k in KINDS}, recs)
     load = Workload(lcfg, WorkloadOptions(topic=run.topic, group=f"rdk-producer-{tag}", partitions=PARTITIONS,
                                           produce_rate=PRODUCE, zipf=ZIPF, consumers=0, replication_factor=1), out=None)
     with contextlib.ExitStack() as cleanup:
-        feed = RecommendationFeed(lcfg.kafka).start()
-        cleanup.callback(feed.stop)
-        feed.add_listener(lambda r: run.recs.append((time.monotonic(), r))
-                          if r["group"] == run.groups["rebalancer"] else None)
-        query, printer = job_query.start(spark, lcfg, checkpoint=lcfg.checkpoint_path("rdk"))
-        cleanup.callback(stop_query, query)
-        cleanup.callback(spark.streams.removeListener, printer)
-        assert feed.wait_ready(30)
-        # the topic first, records only once every group holds its partitions (test_server_assignor.py says why)
+        # the topic first, records only once every group holds its partitions (test_served.py says why)
         kafka_clients.ensure_topics(lcfg, {run.topic: {"num_partitions": PARTITIONS, "replication_factor": 1}})
         for kind, group in run.groups.items():
             for i, rack in enumerate("abc"):
@@ -146,27 +132,28 @@ def _running(spark, bootstrap: str, tmp_path) -> Iterator[Run]:
         yield run
 
 
-def _applied(run: Run, cluster) -> tuple[dict, float]:
+def applied(run: Run, cluster) -> tuple[dict, float]:
     """The first recommendation once ConsumerGroupDescribe and the members hold it; and when it was applied."""
     wait_for(lambda: run.recs, 180, 1.0, "a recommendation for the rebalancer group")
     _, rec = run.recs[0]
     assert "lag_skew" in rec["triggers"]
     wanted = {e["client_id"]: {(t, p) for t, p in e["partitions"]} for e in rec["assignment"]}
+    group = run.groups["rebalancer"]
 
-    def applied() -> bool:
-        d = described(run.bootstrap, run.groups["rebalancer"])
+    def now_applied() -> bool:
+        d = described(run.bootstrap, group)
         return by_client(d, "assignment") == wanted and by_client(d, "target_assignment") == wanted
 
-    wait_for(applied, 90, 0.5, "the recommendation as the group's assignment (ConsumerGroupDescribe)")
+    wait_for(now_applied, 90, 0.5, "the recommendation as the group's assignment (ConsumerGroupDescribe)")
     t_applied = time.monotonic()
     wait_for(lambda: run.held("rebalancer") == wanted, 30, 0.5, "the librdkafka members holding the recommendation")
     assert len(run.recs) == 1  # the cooldown: one recommendation, so the one applied is the one measured
     broker_log = cluster.nodes[0].log_file.read_text(errors="replace")
-    assert f"recommendation v{rec['version']} is the target assignment of 3 member(s)" in broker_log
+    assert f"group {group}: recommendation v{rec['version']} is the target assignment of 3 member(s)" in broker_log
     return rec, t_applied
 
 
-def _classic_said(spark, run: Run, capsys) -> None:
+def classic_said(spark, run: Run, capsys) -> None:
     """The classic group is recommended for too, its row unapplied with what would serve it; describe agrees."""
     wait_for(lambda: _rows(spark, run.cfg, run.groups["classic"]), 90, 2.0,
              "a recommendation row for the classic group")
@@ -177,31 +164,3 @@ def _classic_said(spark, run: Run, capsys) -> None:
     assert {k: g["serving"]["kind"] for k, g in shown.items()} == {
         "rebalancer": serving.SERVED, "uniform": serving.UNAPPLIED, "classic": serving.UNAPPLIED}
     assert "group.protocol=consumer" in shown["classic"]["serving"]["reason"]
-
-
-@pytest.mark.integration
-def test_librdkafka_consumers_take_the_recommendation_on_the_consumer_protocol(assignor_cluster, spark, tmp_path,
-                                                                               capsys):
-    from streaming.dev.demo.monitor import final_max_lag
-
-    rates = partition_rates(PARTITIONS, PRODUCE, ZIPF)
-    with _running(spark, assignor_cluster.bootstrap_servers, tmp_path) as run:
-        rec, t_applied = _applied(run, assignor_cluster)
-        _classic_said(spark, run, capsys)
-        start, end = t_applied - run.t0, t_applied - run.t0 + WINDOW_S
-        wait_for(lambda: all(m.samples and m.samples[-1].t >= end for m in run.monitors.values()), WINDOW_S + 30,
-                 1.0, "the collector's samples through the measuring window")
-        window = {k: run.monitors[k].window(start, end) for k in ("rebalancer", "uniform")}
-        p95 = {k: _p95([s.max_lag for s in samples]) for k, samples in window.items()}
-        ends = {k: final_max_lag(samples) for k, samples in window.items()}
-        busiest = max(sum(rates[p] for _, p in tps) for tps in run.held("uniform").values())
-        errors = [e for ms in run.members.values() for m in ms for e in m.errors]
-    margin = (busiest - RATE) * WINDOW_S / 2
-    ratio = ends["rebalancer"] / max(ends["uniform"], 1.0)
-    print(f"librdkafka: recommendation v{rec['version']} on the feed {run.recs[0][0] - run.t0:.1f}s after producing "
-          f"started, the group's assignment {t_applied - run.recs[0][0]:.1f}s later; over the {WINDOW_S:.0f}s after "
-          f"it, max consumer lag p95 / end: rebalancer {p95['rebalancer']:,.0f} / {ends['rebalancer']:,.0f}, uniform "
-          f"{p95['uniform']:,.0f} / {ends['uniform']:,.0f} (end ratio {ratio:.2f}); uniform's busiest member "
-          f"{busiest:.0f}/s for {RATE:.0f}/s, margin {margin:,.0f}")
-    assert ends["rebalancer"] <= ends["uniform"] - margin, (ends, margin)
-    assert not errors

@@ -8,6 +8,8 @@ import contextlib
 import dataclasses
 import json
 import math
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -70,14 +72,16 @@ def _rows(spark, cfg, group: str) -> list:
         return []
 
 
-def _describe(cfg, capsys, groups: dict[str, str]) -> dict[str, dict]:
-    from streaming.cli import main
-
-    capsys.readouterr()
+def _describe(cfg, groups: dict[str, str]) -> dict[str, dict]:
+    """``rebalancer describe --format json`` of ``groups`` (kind -> group), per kind; a command of its own, as an
+    operator runs it (the case runs in a thread: this process's stdout is not its own)."""
     pattern = "^(" + "|".join(groups.values()) + ")$"
-    assert main(["describe", "--bootstrap", cfg.kafka.bootstrap_servers, "--groups", pattern, "--format", "json",
-                 "--lag-seconds-timeout", "0", "--conf", f"paths.tables={cfg.paths.tables}"]) == 0
-    out = {g["group"]: g for g in json.loads(capsys.readouterr().out)["groups"]}
+    done = subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--bootstrap",
+                           cfg.kafka.bootstrap_servers, "--groups", pattern, "--format", "json",
+                           "--lag-seconds-timeout", "0", "--conf", f"paths.tables={cfg.paths.tables}"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = {g["group"]: g for g in json.loads(done.stdout)["groups"]}
     return {kind: out[group] for kind, group in groups.items()}
 
 
@@ -153,14 +157,14 @@ def applied(run: Run, cluster) -> tuple[dict, float]:
     return rec, t_applied
 
 
-def classic_said(spark, run: Run, capsys) -> None:
+def classic_said(spark, run: Run) -> None:
     """The classic group is recommended for too, its row unapplied with what would serve it; describe agrees."""
     wait_for(lambda: _rows(spark, run.cfg, run.groups["classic"]), 90, 2.0,
              "a recommendation row for the classic group")
     row = _rows(spark, run.cfg, run.groups["classic"])[0]
     assert row["serving"].startswith(serving.UNAPPLIED + ": ") and "librdkafka" in row["serving"]
     assert "group.protocol=consumer" in row["serving"]
-    shown = _describe(run.cfg, capsys, run.groups)
+    shown = _describe(run.cfg, run.groups)
     assert {k: g["serving"]["kind"] for k, g in shown.items()} == {
         "rebalancer": serving.SERVED, "uniform": serving.UNAPPLIED, "classic": serving.UNAPPLIED}
     assert "group.protocol=consumer" in shown["classic"]["serving"]["reason"]

@@ -2,7 +2,7 @@
 docs/server-assignor.md), measured beside the same groups on Kafka's ``uniform`` (#29).
 
 One one-broker cluster that loads ServerAssignor (``rebalancer kafka up --server-assignor``'s cluster) and one job
-with its trigger feed serve both cases, one after the other, each on groups and topics of its own:
+with its trigger feed serve both cases, run at the same time, each on groups and topics of its own:
 
 1. Java: two groups of three Java KIP-848 consumers under the same skewed load, one asking for ``uniform``, one for
    ``rebalancer``: the job's recommendation becomes the second group's assignment, as ConsumerGroupDescribe reports
@@ -29,6 +29,8 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -64,16 +66,30 @@ def served(assignor_cluster, spark, tmp_path_factory) -> Iterator[Served]:
         query, printer = job_query.start(spark, lcfg, checkpoint=lcfg.checkpoint_path("served"))
         cleanup.callback(stop_query, query)
         cleanup.callback(spark.streams.removeListener, printer)
-        # the batch lines kept, not printed: printed from the listener's thread, one could land inside the
-        # ``describe`` output a case reads from capsys
-        lines: list[str] = []
-        printer.out = lines.append
         assert feed.wait_ready(30)
         yield Served(assignor_cluster, lcfg, feed)
     assert feed.failure is None
 
 
-def test_a_kip848_java_group_on_the_server_assignor_takes_the_jobs_recommendation(served, tmp_path):
+@pytest.fixture(scope="module")
+def cases(served, spark, tmp_path_factory) -> Iterator[dict[str, Future]]:
+    """Both cases at once, each in a thread of its own, their measuring windows overlapping: the broker, the job
+    and the machine serve both, and each case compares its own groups, side by side under the same load, as
+    before. A case's failed assertion is raised by its test."""
+    with ThreadPoolExecutor(2, thread_name_prefix="served") as pool:
+        yield {"java": pool.submit(_java_case, served, tmp_path_factory.mktemp("java")),
+               "librdkafka": pool.submit(_librdkafka_case, served, spark)}
+
+
+def test_a_kip848_java_group_on_the_server_assignor_takes_the_jobs_recommendation(cases):
+    cases["java"].result()
+
+
+def test_librdkafka_consumers_take_the_recommendation_on_the_consumer_protocol(cases):
+    cases["librdkafka"].result()
+
+
+def _java_case(served: Served, tmp_path: Path) -> None:
     from streaming.dev.demo.monitor import final_max_lag
 
     server, tag = served.cluster, uuid.uuid4().hex[:6]
@@ -151,13 +167,13 @@ def _java_groups(served: Served, names: dict[str, str], classes, tag: str):
         yield held, mon, t0
 
 
-def test_librdkafka_consumers_take_the_recommendation_on_the_consumer_protocol(served, spark, capsys):
+def _librdkafka_case(served: Served, spark) -> None:
     from streaming.dev.demo.monitor import final_max_lag
 
     rates = partition_rates(PARTITIONS, PRODUCE, ZIPF)
     with running(served) as run:
         rec, t_applied = applied(run, served.cluster)
-        classic_said(spark, run, capsys)
+        classic_said(spark, run)
         start, end = t_applied - run.t0, t_applied - run.t0 + WINDOW_S
         wait_for(lambda: all(m.samples and m.samples[-1].t >= end for m in run.monitors.values()), WINDOW_S + 30,
                  1.0, "the collector's samples through the measuring window")

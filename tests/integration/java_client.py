@@ -136,8 +136,8 @@ def wait_for(check, timeout_s: float, pause_s: float = 0.5, what: str = "conditi
 def build_jar_once() -> Path:
     """``make java-assignor`` (:func:`streaming.embedded.broker_config.build_jar`: clients/java with Maven, offline
     after the first resolve) once per test session: the sources do not change within one, and every Maven start
-    costs seconds (8 s on a loaded 2-core machine) for each test and cluster that needs the classes or the jar.
-    The jar."""
+    costs seconds (2-3 s up to date, 8 s under load, 2 cores) for each test and cluster that needs the classes or
+    the jar. The jar."""
     return build_jar()
 
 

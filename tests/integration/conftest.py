@@ -105,11 +105,13 @@ def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int], timeo
 def assignor_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     """A one-broker cluster that loads the KIP-848 server-side assignor (``rebalancer kafka up --server-assignor``'s
     cluster, clients/java built first), one per test module that asks for it."""
-    from streaming.embedded.broker_config import ServerAssignorCluster, build_jar
+    from streaming.embedded.broker_config import ServerAssignorCluster
+
+    from .java_client import build_jar_once
 
     jvm.resolve()
     cluster = ServerAssignorCluster(brokers=1, base_dir=tmp_path_factory.mktemp("kafka-server-assignor"),
-                                    jar=build_jar())
+                                    jar=build_jar_once())
     cluster.start()
     yield cluster
     cluster.stop()

@@ -8,14 +8,15 @@ A :class:`JavaMember` is a real KafkaConsumer in its own JVM, wrapped by the pro
 
 from __future__ import annotations
 
+import functools
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 from streaming import jvm
 from streaming.dev.java_process import TP, JavaProcess
+from streaming.embedded.broker_config import ASSIGNOR_BUILD, build_jar
 
 SOURCE = Path(__file__).parents[1] / "java" / "GroupMember.java"
 GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
@@ -131,18 +132,16 @@ def wait_for(check, timeout_s: float, pause_s: float = 0.5, what: str = "conditi
         time.sleep(pause_s)
 
 
-ASSIGNOR_POM = Path(__file__).parents[2] / "clients" / "java" / "pom.xml"
-ASSIGNOR_BUILD = Path(__file__).parents[2] / ".cache" / "java" / "assignor"
+@functools.cache
+def build_jar_once() -> Path:
+    """``make java-assignor`` (:func:`streaming.embedded.broker_config.build_jar`: clients/java with Maven, offline
+    after the first resolve) once per test session: the sources do not change within one, and every Maven start
+    costs seconds (2-3 s up to date, 8 s under load, 2 cores) for each test and cluster that needs the classes or
+    the jar. The jar."""
+    return build_jar()
 
 
 def build_assignor() -> list[str]:
-    """``make java-assignor``: the Maven build of clients/java (offline after the first resolve); the
-    classpath entries of its classes and test classes."""
-    jvm.resolve()
-    mvn = shutil.which("mvn")
-    assert mvn, "Maven (mvn) is needed to build clients/java"
-    cmd = [mvn, "-B", "-q", "-s", str(jvm.MAVEN_DIR / "settings.xml"), f"-Dmaven.repo.local={jvm.CACHE_DIR / 'm2'}",
-           "-f", str(ASSIGNOR_POM), "package"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    """The classpath entries of clients/java's classes and test classes, built once per session."""
+    build_jar_once()
     return [str(ASSIGNOR_BUILD / "classes"), str(ASSIGNOR_BUILD / "test-classes")]

@@ -10,12 +10,14 @@ import json
 import uuid
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from streaming import config
 from streaming.commands.maintain import maintain
 from streaming.contracts.tables import REJECTED, REJECTED_DDL
 from streaming.job import tables
+from streaming.job.driver_delta import DriverAppender
 
 pytestmark = pytest.mark.integration
 
@@ -43,11 +45,13 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
 
     now = dt.datetime.now()
     old, recent = now - dt.timedelta(days=40), now - dt.timedelta(days=2)
-    schema = spark.createDataFrame([], REJECTED_DDL).schema
-    for b in range(SMALL_FILES):  # one append, one file: as the job's batches leave them
+    names = spark.createDataFrame([], REJECTED_DDL).schema.names
+    # one append, one file, as the job's batches leave them: its own driver-side appender (delta-rs), a few ms each
+    appender = DriverAppender(auto_compact=False)
+    for b in range(SMALL_FILES):
         when = old if b % 3 == 0 else recent
-        spark.createDataFrame(_rows(b, when, stateful=b % 2 == 1), schema).coalesce(1) \
-            .write.format("delta").mode("append").save(location)
+        rows = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in _rows(b, when, stateful=b % 2 == 1)])
+        assert appender.append(Path(location), rows, "test-maintain", b)
     expected_old = sum(1 for b in range(SMALL_FILES) if b % 3 == 0)
     assert tables.file_count(spark, location) == SMALL_FILES
     parquet = lambda: len(list(Path(location).glob("*.parquet")))  # noqa: E731

@@ -1,6 +1,6 @@
 /*
  * A KIP-848 consumer (group.protocol=consumer) that asks the broker for a server-side assignor by name
- * (group.remote.assignor), for tests/integration/test_server_assignor.py. Like GroupMember consume: it says
+ * (group.remote.assignor), for tests/integration/test_served.py. Like GroupMember consume: it says
  * each new assignment on stdout ("assigned t-0,t-3"), processes at most -Drate=N records/s (offsets
  * auto-committed every second) and stops, closing its consumer, when its standard input is closed.
  *

@@ -41,8 +41,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--interval", type=int, default=10, help="trigger interval (s) of the latency run")
     ap.add_argument("--lag-form", choices=("partition", "dense"), default="partition",
                     help="the throughput runs' lag as one lag event per partition or one lag_dense event per group "
-                         "and poll (then --per-trigger counts records, each of PARTITIONS readings; latency runs "
-                         "stay per partition)")
+                         "and poll, in the throughput and the latency runs (then --per-trigger counts records, "
+                         "each of PARTITIONS readings)")
     ap.add_argument("--python-only", action="store_true", help="the stateful step's Python share alone (no JVM)")
     ap.add_argument("--save", action="store_true",
                     help=f"write the report to {RESULTS} ({RESULTS_PYTHON.name} with --python-only)")
@@ -113,7 +113,7 @@ def run_keying(spark: Any, cfg: config.Config, scale: Scale, b: int, sizes: list
         print("\n".join(lines[-len(run["throughput"]):]), flush=True)
     if args.latency_polls:
         run["latency"] = latency(spark, keyed(cfg, scale, b, f".live-{b}"), scale, args.latency_polls,
-                                 args.interval, args.poll_every)
+                                 args.interval, args.poll_every, args.lag_form == "dense")
         lines.append(latency_line(scale, b, run["latency"]))
         print(lines[-1], flush=True)
     run["peak_gib"] = sampler.peak / 2**30

@@ -71,8 +71,10 @@ def phases(batches: list[dict]) -> dict[str, float]:
     return out
 
 
-def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int, poll_every_s: float) -> dict:
-    """Run the query on a processing-time trigger while polls are written live; delays and batch times."""
+def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int, poll_every_s: float,
+            dense: bool = False) -> dict:
+    """Run the query on a processing-time trigger while polls are written live (``dense``: one ``lag_dense``
+    record per group and poll, as the collector writes by default); delays and batch times."""
     tuned = dataclasses.replace(
         cfg, job=dataclasses.replace(cfg.job, trigger_interval=f"{interval_s} seconds", max_offsets_per_trigger=None))
     query.ensure_topics(tuned)
@@ -80,18 +82,19 @@ def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int
     q, printer = query.start(spark, tuned, checkpoint=cfg.checkpoint_path(
         f"latency-{scale.tag}-{cfg.job.state_buckets}"))
     try:
-        written, lagging, load_s = _write_live(spark, tuned, scale, polls, poll_every_s)
+        written, lagging, load_s = _write_live(spark, tuned, scale, polls, poll_every_s, dense)
         time.sleep(3 * interval_s)
     finally:
         q.stop()
         spark.streams.removeListener(printer)
     live = {"polls": polls, "trigger_interval_s": interval_s, "load_events_per_s": written / load_s,
-            "late_polls": lagging}
+            "late_polls": lagging, "dense": dense}
     return _delay_figures(_delays_ms(spark, tuned)) | live | _batch_figures(printer.batches, scale)
 
 
-def _write_live(spark, cfg: config.Config, scale: Scale, polls: int, poll_every_s: float) -> tuple[int, int, float]:
-    """Write ``polls`` polls, one every ``poll_every_s``: events written, polls that fell behind, seconds taken."""
+def _write_live(spark, cfg: config.Config, scale: Scale, polls: int, poll_every_s: float,
+                dense: bool) -> tuple[int, int, float]:
+    """Write ``polls`` polls, one every ``poll_every_s``: records written, polls that fell behind, seconds taken."""
     from pyspark.sql import functions as F
 
     written, lagging = 0, 0
@@ -101,7 +104,8 @@ def _write_live(spark, cfg: config.Config, scale: Scale, polls: int, poll_every_
         # a tenth of the groups turns skewed, a quarter of them at each poll from the second on; each
         # triggers at its third skewed poll
         skewed = (F.col("g") % 10 == 0) & (F.lit(i) >= 1 + (F.col("g") / 10).cast("int") % 4)
-        written += write_polls(spark, cfg, [(int(time.time() * 1000), skewed)], scale.groups, scale.partitions)
+        written += write_polls(spark, cfg, [(int(time.time() * 1000), skewed)], scale.groups, scale.partitions,
+                               dense)
         spent = time.monotonic() - tick
         lagging += spent > poll_every_s
         time.sleep(max(0.0, poll_every_s - spent))

@@ -43,6 +43,9 @@ def parser() -> argparse.ArgumentParser:
                     help="the throughput runs' lag as one lag event per partition or one lag_dense event per group "
                          "and poll, in the throughput and the latency runs (then --per-trigger counts records, "
                          "each of PARTITIONS readings)")
+    ap.add_argument("--standalone-workers", default="",
+                    help="comma-separated worker counts: the throughput runs on local mode, then on a Spark "
+                         "standalone cluster of each count on this machine (no latency run)")
     ap.add_argument("--python-only", action="store_true", help="the stateful step's Python share alone (no JVM)")
     ap.add_argument("--save", action="store_true",
                     help=f"write the report to {RESULTS} ({RESULTS_PYTHON.name} with --python-only)")
@@ -133,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y-%m-%d %H:%M")
     if args.python_only:
         python_only(args, scales, keyings, stamp)
+    elif args.standalone_workers:
+        from .standalone import standalone_runs
+
+        standalone_runs(args, scales, keyings, stamp)
     else:
         on_cluster(args, scales, keyings, stamp)
     return 0

@@ -30,6 +30,7 @@ import logging
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -149,6 +150,8 @@ def _measure(cfg, args: argparse.Namespace, say) -> None:
     say(f"{who}poll + publish {expected} partition readings as {records} {args.lag_form} lag record(s), median: "
         f"{med_total:.3f}s -> {expected / med_total:,.0f} partitions/s; all {args.polls} polls + publishes "
         f"{sum(total_s):.3f}s")
+    say(f"{who}peak RSS of the collector's process (Python, kafka-python; the broker apart) "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 def _side_by_side(bootstrap: str, args: argparse.Namespace, say) -> None:

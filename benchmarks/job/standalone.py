@@ -63,34 +63,42 @@ def standalone_runs(args: argparse.Namespace, scales: list[Scale], keyings: list
         sampler.start()
         cpu.start()
         try:
-            written = False
             for n in [0, *counts]:
-                label = f"local[{cpus}]" if n == 0 else f"standalone {n} worker(s) x {max(1, cpus // n)} core(s)"
                 run_dir = work / f"run-{n}"
                 with (StandaloneCluster(run_dir / "standalone", workers=n, cores=max(1, cpus // n),
                                         memory="2g") if n else _Local()) as cluster:
                     cfg = _on(base, cluster, run_dir, max(1, cpus // max(n, 1)))
-                    spark = _session(cfg)
-                    try:
-                        for scale in scales:
-                            if not written:
-                                polls = args.polls or max(4, 2_600_000 // (scale.groups * scale.partitions))
-                                write_scale(spark, keyed(cfg, scale, 0, ""), scale, polls, args.lag_form == "dense")
-                            for b in keyings:
-                                sampler.reset()
-                                runs = throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu)
-                                lines.extend(f"{label}: {throughput_line(scale, b, t)}" for t in runs)
-                                lines.append(f"{label}: {scale.tag}: memory: peak PSS of this process's "
-                                             f"descendants (Spark daemons and executors included) "
-                                             f"{sampler.peak / 2**30:.2f} GiB")
-                                print(lines[-1], flush=True)
-                        written = True
-                    finally:
-                        spark.stop()
+                    label = (f"standalone {n} worker(s) x {max(1, cpus // n)} core(s)" if n else f"local[{cpus}]")
+                    _runs(cfg, label, scales, keyings, sizes, args, sampler, cpu, lines, write=n == 0)
         finally:
             sampler.stop_flag.set()
             cpu.stop_flag.set()
     write_report(lines, args, RESULTS)
+
+
+def _runs(cfg: config.Config, label: str, scales: list[Scale], keyings: list[int], sizes: list[int],
+          args: argparse.Namespace, sampler: MemorySampler, cpu: CpuSampler, lines: list[str], write: bool) -> None:
+    """One master's throughput runs in a session of its own (``write``: the load first); lines added."""
+    spark = _session(cfg)
+    try:
+        for scale in scales:
+            if write:
+                polls = args.polls or max(4, 2_600_000 // (scale.groups * scale.partitions))
+                write_scale(spark, keyed(cfg, scale, 0, ""), scale, polls, args.lag_form == "dense")
+            for b in keyings:
+                sampler.reset()
+                runs = throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu)
+                new = [f"{label}: {throughput_line(scale, b, t)}" for t in runs]
+                if args.lag_form == "dense":
+                    new += [f"{label}: {scale.tag}, lag_dense: at maxOffsetsPerTrigger {t['per_trigger']:,} records: "
+                            f"steady {t['steady_events_per_s'] * scale.partitions:,.0f} partition readings/s"
+                            for t in runs]
+                new.append(f"{label}: {scale.tag}: memory: peak PSS of this process's descendants (Spark daemons "
+                           f"and executors included) {sampler.peak / 2**30:.2f} GiB")
+                print("\n".join(new[len(runs):]), flush=True)
+                lines += new
+    finally:
+        spark.stop()
 
 
 class _Local:

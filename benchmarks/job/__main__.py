@@ -106,8 +106,9 @@ def on_cluster(args: argparse.Namespace, scales: list[Scale], keyings: list[int]
 def run_keying(spark: Any, cfg: config.Config, scale: Scale, b: int, sizes: list[int], args: argparse.Namespace,
                sampler: MemorySampler, cpu: CpuSampler, lines: list[str]) -> dict[str, Any]:
     """One scale and keying: throughput at each batch size, latency under live load, peak memory (lines added)."""
+    dense = args.lag_form == "dense"
     run: dict[str, Any] = {"scale": scale.tag, "buckets": b,
-                           "throughput": throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu)}
+                           "throughput": throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu, dense)}
     lines += [throughput_line(scale, b, t) for t in run["throughput"]]
     if args.lag_form == "dense":  # each event carries a poll of the group's partitions
         lines += [f"{scale.tag}, {keying(b)}, lag_dense: at maxOffsetsPerTrigger {t['per_trigger']:,} records: "

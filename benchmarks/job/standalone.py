@@ -87,7 +87,7 @@ def _runs(cfg: config.Config, label: str, scales: list[Scale], keyings: list[int
                 write_scale(spark, keyed(cfg, scale, 0, ""), scale, polls, args.lag_form == "dense")
             for b in keyings:
                 sampler.reset()
-                runs = throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu)
+                runs = throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu, args.lag_form == "dense")
                 new = [f"{label}: {throughput_line(scale, b, t)}" for t in runs]
                 if args.lag_form == "dense":
                     new += [f"{label}: {scale.tag}, lag_dense: at maxOffsetsPerTrigger {t['per_trigger']:,} records: "

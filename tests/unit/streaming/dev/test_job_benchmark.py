@@ -45,3 +45,17 @@ def test_a_dense_latency_run_reports_records_and_the_readings_they_carry():
     assert "1,000 lag_dense records/s (100,000 partition readings/s) written" in latency_line(
         Scale(10, 100), 64, _latency(True))
     assert "1,000 lag events/s written" in latency_line(Scale(10, 100), 64, _latency(False))
+
+
+def test_the_standalone_runs_give_executors_this_checkout_and_local_modes_settings():
+    import sys
+
+    from benchmarks.job import standalone
+    from streaming.spark_session import HUGE_METHODS, LOCAL_ONLY
+
+    conf = standalone.cluster_conf(2)
+    assert conf["spark.executorEnv.PYTHONPATH"] == str(standalone.CHECKOUT)
+    assert (standalone.CHECKOUT / "streaming" / "__init__.py").exists()
+    assert conf["spark.pyspark.python"] == sys.executable and conf["spark.executor.cores"] == "2"
+    assert conf["spark.executor.extraJavaOptions"] == HUGE_METHODS
+    assert LOCAL_ONLY.items() <= conf.items()

@@ -2,7 +2,8 @@
 
     .venv/bin/python -m benchmarks.collector                  # 100 groups x 100 partitions, 10 topics
     .venv/bin/python -m benchmarks.collector --topics 100     # every group on a topic of its own
-    .venv/bin/python -m benchmarks.collector --save           # also write benchmarks/results/collector.txt
+    .venv/bin/python -m benchmarks.collector --save           # also append to benchmarks/results/collector.txt
+    .venv/bin/python -m benchmarks.collector --collectors 2   # two collectors side by side, --shard 0/2 and 1/2
 
 Set-up: an embedded 1-broker cluster; ``--topics`` topics of ``--partitions`` partitions with a few records
 each; ``--groups`` groups, group ``g`` reading topic ``g % topics``, created by committing an offset for
@@ -13,7 +14,12 @@ the member decoding). Then ``--polls`` timed polls after one warm-up:
   and building the events);
 - ``poll+publish``: the same plus publishing the events with kafka-python and waiting for the acks.
 
-The figure is group-partitions (one lag event each) per second of wall time.
+The figure is group-partitions (partition readings) per second of wall time. The lag goes out in the
+collector's default form, one ``lag_dense`` record per group and topic (``--lag-form partition``: one ``lag``
+event per partition). ``--shard i/N`` polls that shard's groups alone. ``--collectors N`` runs N collector
+processes side by side against the same broker, collector ``i`` with ``--shard i/N`` (each attaches with
+``--bootstrap-servers`` and skips the set-up; their timed polls start at the same wall-clock second); the
+total is all readings over the slowest collector's time.
 """
 
 from __future__ import annotations
@@ -21,9 +27,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import platform
 import random
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -38,7 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--topics", type=int, default=10)
     ap.add_argument("--polls", type=int, default=5)
-    ap.add_argument("--save", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
+    ap.add_argument("--lag-form", choices=("dense", "partition"), default="dense")
+    ap.add_argument("--shard", default=None, help="i/N: poll the groups of shard i of N alone")
+    ap.add_argument("--collectors", type=int, default=1, help="N collector processes side by side (--shard i/N)")
+    ap.add_argument("--bootstrap-servers", default=None,
+                    help="attach to this (already set-up) cluster instead of starting one (for --collectors)")
+    ap.add_argument("--start-at", type=float, default=0.0, help="wall-clock second to start the timed polls at")
+    ap.add_argument("--save", action="store_true", help=f"append the figures to {RESULTS.relative_to(ROOT)}")
     return ap
 
 
@@ -51,33 +67,39 @@ def main(argv: list[str] | None = None) -> int:
     from streaming import config, jvm
     from streaming.embedded.cluster import KafkaCluster
 
-    jvm.resolve()
     lines: list[str] = []
 
     def say(line: str) -> None:
         print(line, flush=True)
         lines.append(line)
 
-    with KafkaCluster(brokers=1) as cluster:
+    def configured(bootstrap: str) -> config.Config:
         base = config.load()
-        kafka = dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers)
-        cfg = dataclasses.replace(base, kafka=kafka)
+        return dataclasses.replace(base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=bootstrap))
+
+    if args.bootstrap_servers:  # one of --collectors' processes: the cluster is set up already
+        _measure(configured(args.bootstrap_servers), args, say)
+        return 0
+    jvm.resolve()
+    with KafkaCluster(brokers=1) as cluster:
+        cfg = configured(cluster.bootstrap_servers)
         t0 = time.monotonic()
         _set_up(cfg, args)
         say(f"set-up: {args.groups} groups x {args.partitions} partitions over {args.topics} topic(s) on 1 broker "
             f"({time.monotonic() - t0:.1f}s)")
-        expected = args.groups * args.partitions
-        poll_s, total_s = _time_polls(cfg, args.polls, expected)
-
-    med_poll, med_total = statistics.median(poll_s), statistics.median(total_s)
-    say(f"poll (read + decide), median of {args.polls}: {med_poll:.3f}s -> {expected / med_poll:,.0f} partitions/s")
-    say(f"poll + publish {expected} lag events, median: {med_total:.3f}s -> {expected / med_total:,.0f} partitions/s")
+        if args.collectors > 1:
+            _side_by_side(cluster.bootstrap_servers, args, say)
+        else:
+            _measure(cfg, args, say)
     say(f"python {platform.python_version()}, {platform.machine()}, {_cpus()} CPU(s)")
-    if args.save:
+    if args.save:  # appended under a dated header, as the other results files keep their history
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(f"# .venv/bin/python -m benchmarks.collector {' '.join(argv or [])}".rstrip() + "\n"
-                           + "".join(f"{ln}\n" for ln in lines))
-        print(f"saved {RESULTS.relative_to(ROOT)}")
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        with RESULTS.open("a") as f:
+            f.write(f"\n# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, load average at the end {load}\n"
+                    f"# .venv/bin/python -m benchmarks.collector {' '.join(argv or sys.argv[1:])}".rstrip() + "\n"
+                    + "".join(f"{ln}\n" for ln in lines))
+        print(f"appended to {RESULTS.relative_to(ROOT)}")
     return 0
 
 
@@ -113,22 +135,69 @@ def _set_up(cfg, args: argparse.Namespace) -> None:
         admin.close()
 
 
-def _time_polls(cfg, polls: int, expected: int) -> tuple[list[float], list[float]]:
-    """One warm-up poll (checked: ``expected`` lag events), then ``polls`` timed: poll, and poll + publish."""
+def _measure(cfg, args: argparse.Namespace, say) -> None:
+    """Time one collector's polls (of its shard's groups with ``--shard``) and say the figures."""
+    from streaming.collector.shards import StaticShards
+
+    shards = StaticShards.parse(args.shard) if args.shard else None
+    groups = [f"bench-group-{g:03d}" for g in range(args.groups)]
+    expected = args.partitions * sum(1 for g in groups if shards is None or shards.owns(g))
+    poll_s, total_s, records = _time_polls(cfg, args, expected, shards)
+    med_poll, med_total = statistics.median(poll_s), statistics.median(total_s)
+    who = f"{shards.describe()}: " if shards else ""
+    say(f"{who}poll (read + decide), median of {args.polls}: {med_poll:.3f}s -> {expected / med_poll:,.0f} "
+        f"partitions/s")
+    say(f"{who}poll + publish {expected} partition readings as {records} {args.lag_form} lag record(s), median: "
+        f"{med_total:.3f}s -> {expected / med_total:,.0f} partitions/s; all {args.polls} polls + publishes "
+        f"{sum(total_s):.3f}s")
+    say(f"{who}peak RSS of the collector's process (Python, kafka-python; the broker apart) "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+def _side_by_side(bootstrap: str, args: argparse.Namespace, say) -> None:
+    """``--collectors N``: N processes with ``--shard i/N`` on the same broker, timed polls started together."""
+    start_at = time.time() + 15 + 3 * args.collectors  # their imports and warm-up polls first
+    common = ["--bootstrap-servers", bootstrap, "--start-at", str(start_at), "--groups", str(args.groups),
+              "--partitions", str(args.partitions), "--topics", str(args.topics), "--polls", str(args.polls),
+              "--lag-form", args.lag_form]
+    procs = [subprocess.Popen([sys.executable, "-m", "benchmarks.collector", *common,
+                               "--shard", f"{i}/{args.collectors}"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+             for i in range(args.collectors)]
+    totals = []
+    for p in procs:
+        out, _ = p.communicate(timeout=600)
+        if p.returncode:
+            raise SystemExit(f"a collector exited {p.returncode}:\n{out}")
+        for line in out.splitlines():
+            say(f"  {line}")
+            if "all " in line and "polls + publishes" in line:
+                totals.append(float(line.rsplit(" ", 1)[1].rstrip("s")))
+    if max(totals) > 0:
+        expected = args.groups * args.partitions * args.polls
+        say(f"{args.collectors} collectors side by side: {expected:,} partition readings polled and published in "
+            f"{max(totals):.3f}s (the slowest collector's {args.polls} polls) -> {expected / max(totals):,.0f} "
+            f"partitions/s")
+
+
+def _time_polls(cfg, args: argparse.Namespace, expected: int, shards) -> tuple[list[float], list[float], int]:
+    """One warm-up poll (checked: ``expected`` partition readings), then ``polls`` timed, from ``--start-at``:
+    poll, and poll + publish; and the lag records of a poll."""
     from streaming.collector import Collector, CollectorOptions
     from streaming.collector.publisher import Publisher
 
-    opts = CollectorOptions(include=r"^bench-group-", full_refresh_every=0)
-    collector = Collector(cfg, opts, out=None)
+    opts = CollectorOptions(include=r"^bench-group-", full_refresh_every=0, lag_form=args.lag_form)
+    collector = Collector(cfg, opts, out=None, shards=shards)
     publisher = Publisher(cfg)
     try:
         warm = collector.poll_once()
-        got = sum(1 for e in warm if e["type"] == "lag")
-        if got != expected:
-            raise SystemExit(f"warm-up poll gave {got} lag events, expected {expected}")
+        assert collector.last_stats is not None
+        if collector.last_stats.partitions != expected:
+            raise SystemExit(f"warm-up poll read {collector.last_stats.partitions} partitions, expected {expected}")
+        records = collector.last_stats.lag_events
         publisher.publish(warm)
+        time.sleep(max(0.0, args.start_at - time.time()))
         poll_s, total_s = [], []
-        for _ in range(polls):
+        for _ in range(args.polls):
             started = time.monotonic()
             evs = collector.poll_once()
             read = time.monotonic() - started
@@ -139,7 +208,7 @@ def _time_polls(cfg, polls: int, expected: int) -> tuple[list[float], list[float
     finally:
         publisher.close()
         collector.close()
-    return poll_s, total_s
+    return poll_s, total_s, records
 
 
 def _retry(call, attempts: int = 60):
@@ -156,8 +225,6 @@ def _retry(call, attempts: int = 60):
 
 
 def _cpus() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 

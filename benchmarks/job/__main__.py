@@ -41,8 +41,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--interval", type=int, default=10, help="trigger interval (s) of the latency run")
     ap.add_argument("--lag-form", choices=("partition", "dense"), default="partition",
                     help="the throughput runs' lag as one lag event per partition or one lag_dense event per group "
-                         "and poll (then --per-trigger counts records, each of PARTITIONS readings; latency runs "
-                         "stay per partition)")
+                         "and poll, in the throughput and the latency runs (then --per-trigger counts records, "
+                         "each of PARTITIONS readings)")
+    ap.add_argument("--standalone-workers", default="",
+                    help="comma-separated worker counts: the throughput runs on local mode, then on a Spark "
+                         "standalone cluster of each count on this machine (no latency run)")
     ap.add_argument("--python-only", action="store_true", help="the stateful step's Python share alone (no JVM)")
     ap.add_argument("--save", action="store_true",
                     help=f"write the report to {RESULTS} ({RESULTS_PYTHON.name} with --python-only)")
@@ -103,8 +106,9 @@ def on_cluster(args: argparse.Namespace, scales: list[Scale], keyings: list[int]
 def run_keying(spark: Any, cfg: config.Config, scale: Scale, b: int, sizes: list[int], args: argparse.Namespace,
                sampler: MemorySampler, cpu: CpuSampler, lines: list[str]) -> dict[str, Any]:
     """One scale and keying: throughput at each batch size, latency under live load, peak memory (lines added)."""
+    dense = args.lag_form == "dense"
     run: dict[str, Any] = {"scale": scale.tag, "buckets": b,
-                           "throughput": throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu)}
+                           "throughput": throughput(spark, keyed(cfg, scale, b, ""), scale, sizes, cpu, dense)}
     lines += [throughput_line(scale, b, t) for t in run["throughput"]]
     if args.lag_form == "dense":  # each event carries a poll of the group's partitions
         lines += [f"{scale.tag}, {keying(b)}, lag_dense: at maxOffsetsPerTrigger {t['per_trigger']:,} records: "
@@ -113,7 +117,7 @@ def run_keying(spark: Any, cfg: config.Config, scale: Scale, b: int, sizes: list
         print("\n".join(lines[-len(run["throughput"]):]), flush=True)
     if args.latency_polls:
         run["latency"] = latency(spark, keyed(cfg, scale, b, f".live-{b}"), scale, args.latency_polls,
-                                 args.interval, args.poll_every)
+                                 args.interval, args.poll_every, args.lag_form == "dense")
         lines.append(latency_line(scale, b, run["latency"]))
         print(lines[-1], flush=True)
     run["peak_gib"] = sampler.peak / 2**30
@@ -133,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y-%m-%d %H:%M")
     if args.python_only:
         python_only(args, scales, keyings, stamp)
+    elif args.standalone_workers:
+        from .standalone import standalone_runs
+
+        standalone_runs(args, scales, keyings, stamp)
     else:
         on_cluster(args, scales, keyings, stamp)
     return 0

@@ -46,7 +46,9 @@ def cpu_text(t: dict) -> str:
 
 def latency_line(scale: Scale, buckets: int, la: dict) -> str:
     """The report line of one latency run."""
-    return (f"{scale.tag}, {keying(buckets)}: latency under load: {la['load_events_per_s']:,.0f} lag events/s written "
+    load = (f"{la['load_events_per_s']:,.0f} lag_dense records/s ({la['load_events_per_s'] * scale.partitions:,.0f} "
+            f"partition readings/s)" if la.get("dense") else f"{la['load_events_per_s']:,.0f} lag events/s")
+    return (f"{scale.tag}, {keying(buckets)}: latency under load: {load} written "
             f"live ({la['late_polls']} of {la['polls']} polls fell behind), trigger interval "
             f"{la['trigger_interval_s']}s; after the first batch ({la['first_batch_ms'] / 1000:.1f}s), "
             f"{la['steady_batches']} batches of {la['mean_batch_rows']:,.0f} rows in "

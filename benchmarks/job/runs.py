@@ -17,8 +17,9 @@ from .sampling import CpuSampler, started_s
 
 
 def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
-               cpu: CpuSampler | None = None) -> list[dict]:
-    """Drain the scale's polls once per batch size, each run from a new checkpoint."""
+               cpu: CpuSampler | None = None, dense: bool = False) -> list[dict]:
+    """Drain the scale's polls once per batch size, each run from a new checkpoint (``dense``: the polls are
+    ``lag_dense`` records, one per group poll, so a batch of ``size`` records holds up to ``size`` groups)."""
     runs = []
     for size in per_trigger:
         tuned = dataclasses.replace(cfg, job=dataclasses.replace(cfg.job, max_offsets_per_trigger=size),
@@ -44,7 +45,7 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
             "steady_events_per_s": rows / (ms / 1000) if ms else 0.0,
             "median_batch_s": median_s,
             "median_state_update_s": share["state_update_ms"], "median_state_commit_s": share["state_commit_ms"],
-            "ms_per_group": 1000 * median_s / max(1.0, min(scale.groups, size / scale.partitions)),
+            "ms_per_group": 1000 * median_s / max(1.0, min(scale.groups, size / _rows_per_poll(scale, dense))),
             "overall_events_per_s": sum(b["input_rows"] for b in data) / wall,
             "recommendations": sum(b["recommendations"] for b in batches),
             "rejected": sum(b["rejected"] for b in batches),
@@ -71,8 +72,10 @@ def phases(batches: list[dict]) -> dict[str, float]:
     return out
 
 
-def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int, poll_every_s: float) -> dict:
-    """Run the query on a processing-time trigger while polls are written live; delays and batch times."""
+def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int, poll_every_s: float,
+            dense: bool = False) -> dict:
+    """Run the query on a processing-time trigger while polls are written live (``dense``: one ``lag_dense``
+    record per group and poll, as the collector writes by default); delays and batch times."""
     tuned = dataclasses.replace(
         cfg, job=dataclasses.replace(cfg.job, trigger_interval=f"{interval_s} seconds", max_offsets_per_trigger=None))
     query.ensure_topics(tuned)
@@ -80,18 +83,19 @@ def latency(spark, cfg: config.Config, scale: Scale, polls: int, interval_s: int
     q, printer = query.start(spark, tuned, checkpoint=cfg.checkpoint_path(
         f"latency-{scale.tag}-{cfg.job.state_buckets}"))
     try:
-        written, lagging, load_s = _write_live(spark, tuned, scale, polls, poll_every_s)
+        written, lagging, load_s = _write_live(spark, tuned, scale, polls, poll_every_s, dense)
         time.sleep(3 * interval_s)
     finally:
         q.stop()
         spark.streams.removeListener(printer)
     live = {"polls": polls, "trigger_interval_s": interval_s, "load_events_per_s": written / load_s,
-            "late_polls": lagging}
-    return _delay_figures(_delays_ms(spark, tuned)) | live | _batch_figures(printer.batches, scale)
+            "late_polls": lagging, "dense": dense}
+    return _delay_figures(_delays_ms(spark, tuned)) | live | _batch_figures(printer.batches, scale, dense)
 
 
-def _write_live(spark, cfg: config.Config, scale: Scale, polls: int, poll_every_s: float) -> tuple[int, int, float]:
-    """Write ``polls`` polls, one every ``poll_every_s``: events written, polls that fell behind, seconds taken."""
+def _write_live(spark, cfg: config.Config, scale: Scale, polls: int, poll_every_s: float,
+                dense: bool) -> tuple[int, int, float]:
+    """Write ``polls`` polls, one every ``poll_every_s``: records written, polls that fell behind, seconds taken."""
     from pyspark.sql import functions as F
 
     written, lagging = 0, 0
@@ -101,7 +105,8 @@ def _write_live(spark, cfg: config.Config, scale: Scale, polls: int, poll_every_
         # a tenth of the groups turns skewed, a quarter of them at each poll from the second on; each
         # triggers at its third skewed poll
         skewed = (F.col("g") % 10 == 0) & (F.lit(i) >= 1 + (F.col("g") / 10).cast("int") % 4)
-        written += write_polls(spark, cfg, [(int(time.time() * 1000), skewed)], scale.groups, scale.partitions)
+        written += write_polls(spark, cfg, [(int(time.time() * 1000), skewed)], scale.groups, scale.partitions,
+                               dense)
         spent = time.monotonic() - tick
         lagging += spent > poll_every_s
         time.sleep(max(0.0, poll_every_s - spent))
@@ -125,7 +130,12 @@ def _delay_figures(delays: list[float]) -> dict:
     return {"recommendations": len(delays), "p50_ms": pct(0.5), "p95_ms": pct(0.95)}
 
 
-def _batch_figures(batches: list[dict], scale: Scale) -> dict:
+def _rows_per_poll(scale: Scale, dense: bool) -> int:
+    """Input rows of one group's poll: one ``lag_dense`` record, or one ``lag`` event per partition."""
+    return 1 if dense else scale.partitions
+
+
+def _batch_figures(batches: list[dict], scale: Scale, dense: bool = False) -> dict:
     """Batch times of a live run: after the first batch (mean, median, per group, phases) and with it."""
     data = [b for b in batches if b["input_rows"] > 0]
     # the first batch starts the JVM's code and reads the members backlog: left out, as in throughput()
@@ -133,7 +143,7 @@ def _batch_figures(batches: list[dict], scale: Scale) -> dict:
     mean_ms = statistics.fmean([b["batch_ms"] for b in steady]) if steady else 0
     mean_rows = statistics.fmean([b["input_rows"] for b in steady]) if steady else 0
     mean_state_ms = statistics.fmean([b["state_update_ms"] for b in steady]) if steady else 0
-    groups = max(1.0, min(scale.groups, mean_rows / scale.partitions))
+    groups = max(1.0, min(scale.groups, mean_rows / _rows_per_poll(scale, dense)))
     with_recs = [b for b in steady if b["recommendations"]]
     return {"mean_batch_ms": mean_ms, "mean_batch_rows": mean_rows, "mean_state_update_ms": mean_state_ms,
             "median_batch_ms": statistics.median(b["batch_ms"] for b in steady) if steady else 0,

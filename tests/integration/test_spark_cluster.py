@@ -22,8 +22,8 @@ from streaming import config, jvm
 from streaming.contracts import events as ev
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev.produce import produce
+from streaming.dev.spark_standalone import StandaloneCluster, spark_home
 from streaming.job import query
-from tests.integration.spark_standalone import StandaloneCluster, spark_home
 
 pytestmark = pytest.mark.integration
 

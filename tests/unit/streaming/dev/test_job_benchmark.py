@@ -1,4 +1,5 @@
-"""benchmarks.job's own arithmetic: the CPU busy between two times, a progress line's start."""
+"""benchmarks.job's own arithmetic: the CPU busy between two times, a progress line's start, the latency line's
+load in either lag form."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import datetime as dt
 import pytest
 
 from benchmarks.job import sampling
+from benchmarks.job.configuration import Scale
+from benchmarks.job.report import latency_line
 
 
 def test_busy_between_interpolates_the_samples():
@@ -27,3 +30,32 @@ def test_the_machine_counter_only_grows():
 def test_started_reads_sparks_progress_timestamp():
     when = dt.datetime(2026, 11, 23, 8, 45, 1, 250_000, tzinfo=dt.UTC)
     assert sampling.started_s({"started": "2026-11-23T08:45:01.250Z"}) == when.timestamp()
+
+
+def _latency(dense: bool) -> dict:
+    phases = {"compute": 1.0}
+    return {"load_events_per_s": 1000.0, "late_polls": 0, "polls": 3, "trigger_interval_s": 10, "first_batch_ms": 1,
+            "steady_batches": 2, "mean_batch_rows": 1000, "mean_batch_ms": 1, "median_batch_ms": 1,
+            "mean_state_update_ms": 1, "ms_per_group": 0.1, "all_mean_batch_ms": 1, "recommendations": 0,
+            "p50_ms": 1, "p95_ms": 1, "phases": phases, "batches_with_recs": 0, "phases_recs": phases,
+            "phases_no_recs": phases, "dense": dense}
+
+
+def test_a_dense_latency_run_reports_records_and_the_readings_they_carry():
+    assert "1,000 lag_dense records/s (100,000 partition readings/s) written" in latency_line(
+        Scale(10, 100), 64, _latency(True))
+    assert "1,000 lag events/s written" in latency_line(Scale(10, 100), 64, _latency(False))
+
+
+def test_the_standalone_runs_give_executors_this_checkout_and_local_modes_settings():
+    import sys
+
+    from benchmarks.job import standalone
+    from streaming.spark_session import HUGE_METHODS, LOCAL_ONLY
+
+    conf = standalone.cluster_conf(2)
+    assert conf["spark.executorEnv.PYTHONPATH"] == str(standalone.CHECKOUT)
+    assert (standalone.CHECKOUT / "streaming" / "__init__.py").exists()
+    assert conf["spark.pyspark.python"] == sys.executable and conf["spark.executor.cores"] == "2"
+    assert conf["spark.executor.extraJavaOptions"] == HUGE_METHODS
+    assert LOCAL_ONLY.items() <= conf.items()

@@ -1,4 +1,5 @@
-"""A Spark standalone cluster on loopback for tests: one master and N workers from pyspark's own distribution.
+"""A Spark standalone cluster on loopback: one master and N workers from pyspark's own distribution (for the
+integration tests and ``python -m benchmarks.job --standalone-workers``).
 
 Each daemon runs in the foreground (``bin/spark-class``) in a process group of its own, so ``stop()`` ends it
 with everything it started (executors and their Python workers) and can check that nothing is left. Ports are

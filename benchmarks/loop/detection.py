@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from benchmarks.loop import decided
 from benchmarks.loop.workloads import Workload, suite
 from streaming import config
 from streaming.contracts import events as ev
@@ -135,14 +136,14 @@ def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettin
 
 
 def first_decisions(w: Workload, recs: Sequence[tuple[float, str]]) -> list[tuple[str, float | None]]:
-    """Seconds from the start and from each event to the first recommendation after it (the replay does not
-    apply recommendations, so only the first of each phase says how soon the rules decide)."""
-    starts = [("start", 0.0), *((e.label, e.at * w.duration_s) for e in w.events)]
-    out = []
-    for i, (label, start) in enumerate(starts):
-        end = starts[i + 1][1] if i + 1 < len(starts) else float("inf")
-        out.append((label, next((round(t - start, 1) for t, _ in recs if start <= t < end), None)))
-    return out
+    """Per phase (the start, then each event), its label and the seconds to its first recommendation, by the live
+    report's rule (:func:`benchmarks.loop.decided.first_decisions`); the replay does not apply recommendations,
+    so only the first of each phase says how soon the rules decide."""
+    run = {"events": [(e.at * w.duration_s, e.label) for e in w.events],
+           "recommendations": [{"at_s": t} for t, _ in recs]}
+    labels = ["start", *(e.label for e in w.events)]
+    return [(label, None if t is None else round(t, 1)) for label, t in zip(labels, decided.first_decisions(run),
+                                                                              strict=True)]
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -58,11 +58,13 @@ def producer(cfg: Config, **extra: Any):
 
 def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: float = 30.0,
                   bootstrap_timeout_s: float = 30.0) -> None:
-    """Create the topics that do not exist yet and wait until every partition of each has a leader.
+    """Create the topics that do not exist yet and wait until every broker sees every partition of each
+    with a leader.
 
     ``topics``: name -> {num_partitions, replication_factor, configs}. Waiting matters: a client that
     subscribes before the metadata has spread sees no partitions, and kafka-python refreshes metadata
-    only every ``metadata_max_age_ms`` (5 minutes by default)."""
+    only every ``metadata_max_age_ms`` (5 minutes by default). Every broker, not one: KRaft brokers apply
+    the controller's records each at its own pace, and a client asks whichever broker is least loaded."""
     from kafka.errors import TopicAlreadyExistsError
 
     client = admin(cfg, bootstrap_timeout_ms=int(bootstrap_timeout_s * 1000))
@@ -76,19 +78,33 @@ def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: flo
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             with contextlib.suppress(Exception):
-                described = client.describe_topics(list(missing))
-                ready = {
-                    t["name"] for t in described
-                    if t.get("error_code", 0) == 0 and len(t["partitions"]) == missing[t["name"]]["num_partitions"]
-                    and all(p["leader_id"] is not None and p["leader_id"] >= 0 for p in t["partitions"])
-                }
-                if ready >= set(missing):
+                if client._manager.run(_seen_by_every_broker, client, missing):
                     return
             time.sleep(0.2)
-        log.warning("topics %s were created but not every partition has a leader after %.0fs",
+        log.warning("topics %s were created but not every broker sees a leader for every partition after %.0fs",
                     sorted(missing), timeout_s)
     finally:
         client.close()
+
+
+async def _seen_by_every_broker(client: Any, topics: dict[str, dict[str, Any]]) -> bool:
+    """Whether each broker's own metadata has every partition of ``topics`` with a leader."""
+    from kafka.protocol.metadata import MetadataRequest
+
+    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+                              allow_auto_topic_creation=False)
+    # kafka-python's admin has no public per-broker metadata call; its send to a node id is what its own
+    # calls use (as streaming.collector.kip848 does for group coordinators)
+    for broker in client._manager.cluster.brokers():
+        response = (await client._manager.send(request, node_id=broker.node_id)).to_dict()
+        ready = {
+            t["name"] for t in response["topics"]
+            if t.get("error_code", 0) == 0 and len(t["partitions"]) == topics[t["name"]]["num_partitions"]
+            and all(p["leader_id"] is not None and p["leader_id"] >= 0 for p in t["partitions"])
+        }
+        if ready < set(topics):
+            return False
+    return True
 
 
 EVENT_PARTITIONS = 6

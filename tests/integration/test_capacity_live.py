@@ -1,0 +1,111 @@
+"""Consumers of different capacity, live (#28 item 2): the benchmark's ``hetero`` workload (12 partitions x 20/s
+against consumers that process 60, 90 and 180 records/s) on the shared cluster, the job in ``auto``.
+
+Kafka's assignors give every consumer 4 partitions, 80/s, which the 60/s consumer cannot keep up with. The job
+measures each member's capacity from what it consumed while it had a backlog (:mod:`streaming.state.capacity`),
+and the recommendation balances time (load / capacity) rather than records: the slow member must end with
+proportionally less, its 20/s partitions within its 60/s, and the recommendation must carry the capacity it
+measured for it (the load model on the feed). The run ends as soon as the group holds the recommendation, so a
+slower machine takes longer rather than failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from benchmarks.loop.group import BenchGroup
+from benchmarks.loop.run import COLLECTOR_INTERVAL_S, PublishingCollector
+from benchmarks.loop.workloads import suite
+from streaming.apply.feed import RecommendationFeed
+from streaming.dev.demo.loop import loop_config, stop_query
+from streaming.job import query as job_query
+
+pytestmark = pytest.mark.integration
+
+SLOW = 0
+"""the consumer index the workload gives 60/s (1 : 1.5 : 3)"""
+
+
+def wait_until(f: Callable[[], Any], timeout_s: float, every_s: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := f():
+            return value
+        time.sleep(every_s)
+    return None
+
+
+def owned(g: BenchGroup) -> dict[int, set[tuple[str, int]]]:
+    """consumer index -> the partitions it holds now."""
+    with g._lock:
+        return {i: set(w.assigned) for i, w in g.workers.items()}
+
+
+def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster, tmp_path):
+    w = suite()["hetero"]
+    caps = {i: w.capacity_of(i) for i in range(w.consumers)}
+    assert caps[SLOW] == min(caps.values()) and len(set(caps.values())) == w.consumers
+    lcfg = loop_config(cfg, str(tmp_path / "tables"), str(tmp_path / "checkpoints"), cooldown_s=30,
+                       trigger_interval="2 seconds", min_total_lag=200)
+    feed = RecommendationFeed(lcfg.kafka).start()
+    g = BenchGroup(lcfg, w, "rebalancer", f"capacity-{uuid.uuid4().hex[:6]}", feed)
+    recs: list[dict[str, Any]] = []
+    feed.add_listener(lambda r: recs.append(r) if r["group"] == g.group else None)
+    query, printer, collector = None, None, None
+    try:
+        query, printer = job_query.start(spark, lcfg, checkpoint=lcfg.checkpoint_path("capacity"))
+        printer.out = lambda _text: None
+        assert feed.wait_ready(60)
+        g.create_topics([n.node_id for n in kafka_cluster.nodes])
+        g.start_consumers()
+        assert wait_until(g.assigned, 120), g.describe()
+        # before any recommendation: the fallback balances records, as Kafka's assignors do (4 each)
+        assert sorted(len(tps) for tps in owned(g).values()) == [4, 4, 4], owned(g)
+
+        t0 = time.monotonic()
+        g.monitor.t0 = t0
+        g.start_producers()
+        collector = PublishingCollector(lcfg, [g.monitor], COLLECTOR_INTERVAL_S, [g.group]).start()
+
+        def applied() -> dict[str, Any] | None:
+            """The first recommendation the group applied that was decided on measured capacities (one made
+            earlier, e.g. when a member briefly dropped out under load, counts the members alike)."""
+            versions = {d.version for d in g.decisions if d.applied}
+            return next((r for r in list(recs) if r["version"] in versions
+                         and (r.get("load_model") or {}).get("members")), None)
+
+        rec = wait_until(applied, 240)
+        assert rec is not None, f"none applied on measured capacities; seen: {[r.get('triggers') for r in recs]}"
+        assert query.exception() is None
+        at_s = time.monotonic() - t0
+        wanted = {g.index_of[e["client_id"]]: {(t, p) for t, p in e["partitions"]} for e in rec["assignment"]}
+        assert wait_until(lambda: owned(g) == wanted, 60), (owned(g), wanted)
+        assert not g.failures(), g.failures()
+    finally:
+        with contextlib.ExitStack() as cleanup:
+            cleanup.callback(feed.stop)
+            cleanup.callback(g.stop)
+            if collector is not None:
+                cleanup.callback(collector.stop)
+            if query is not None:
+                cleanup.callback(spark.streams.removeListener, printer)
+                cleanup.callback(stop_query, query)
+
+    counts = {i: len(tps) for i, tps in wanted.items()}
+    rate = {i: sum(w.topics[0].rates[p] for _, p in tps) for i, tps in wanted.items()}
+    measured = {g.index_of[m["client_id"]]: m["records_per_s"] for m in rec["load_model"]["members"]}
+    print(f"recommendation v{rec['version']} ({rec['triggers']}) applied at {at_s:.0f}s: partitions {counts}, "
+          f"records/s {rate}, capacities measured {measured}, true {caps}")
+    # the slow member ends with fewer partitions than every faster one, and within its capacity
+    assert all(counts[SLOW] < counts[i] for i in counts if i != SLOW), counts
+    assert rate[SLOW] <= caps[SLOW], (rate, caps)
+    # the decision was made on the capacity the job measured for it: the lowest, near the true 60/s
+    assert set(measured) == set(caps), measured
+    assert min(measured, key=measured.__getitem__) == SLOW, measured
+    assert 0.75 * caps[SLOW] <= measured[SLOW] <= 1.25 * caps[SLOW], (measured, caps)

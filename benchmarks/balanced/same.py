@@ -1,0 +1,62 @@
+"""Whether this checkout's balanced assignor gives the same assignment as another version, on every group of the
+seeded corpus (:mod:`.corpus`): the check that a change meant to be faster changes no result.
+
+    git archive <rev> assignors/balanced | tar -x -C /tmp/ref && mv /tmp/ref/assignors/balanced /tmp/ref/balanced_ref
+    .venv/bin/python -m benchmarks.balanced.same --reference /tmp/ref/balanced_ref [--count 3000] [--seed 1]
+
+The reference is imported as a package of its own (its parent directory goes on ``sys.path``), beside this
+checkout's ``assignors.balanced``; nothing of it is kept in the project. Prints the groups compared, the
+mismatches (the first few with their shape), both digests and the CPU seconds each side took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import sys
+import time
+from pathlib import Path
+
+from assignors.balanced.solve import solve
+
+from .corpus import Solve, corpus, encode
+
+
+def load_reference(package_dir: str) -> Solve:
+    """``solve`` of the package at ``package_dir`` (a copy of ``assignors/balanced`` under another name)."""
+    path = Path(package_dir).resolve()
+    sys.path.insert(0, str(path.parent))
+    solve_ref: Solve = importlib.import_module(f"{path.name}.solve").solve
+    return solve_ref
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="benchmarks.balanced.same", description=__doc__.split("\n")[0])
+    ap.add_argument("--reference", required=True, help="directory of the reference package")
+    ap.add_argument("--count", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    reference = load_reference(args.reference)
+    spent = {"this": 0.0, "reference": 0.0}
+    mismatches = 0
+    hashes = {"this": hashlib.sha256(), "reference": hashlib.sha256()}
+    for i, (snapshot, opts) in enumerate(corpus(args.count, args.seed)):
+        outs = {}
+        for name, fn in (("reference", reference), ("this", solve)):
+            start = time.process_time()
+            outs[name] = encode(fn(snapshot, opts))
+            spent[name] += time.process_time() - start
+            hashes[name].update(outs[name])
+        if outs["this"] != outs["reference"]:
+            mismatches += 1
+            if mismatches <= 5:
+                print(f"MISMATCH item {i}: topics {dict(snapshot.topics)}, {len(snapshot.members)} members, {opts}")
+    print(f"{args.count} groups (seed {args.seed}): {mismatches} mismatches; CPU s: this {spent['this']:.2f}, "
+          f"reference {spent['reference']:.2f}")
+    print(f"sha256 this {hashes['this'].hexdigest()}, reference {hashes['reference'].hexdigest()}")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

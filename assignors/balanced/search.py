@@ -13,26 +13,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import steps
 from .counts import Window
 from .options import SMALL
 from .problem import Problem
 from .state import State
 
+# Up to this many members they are ranked in Python (numpy's lexsort costs more on a handful).
+_FEW_MEMBERS = 64
 
-class _Best:
-    """The best step found so far: the pair's max load after it, and ``(p, b, q)``: ``p`` goes to
-    member ``b``, and, for a swap, ``b``'s partition ``q`` comes back (-1 for a move)."""
 
-    __slots__ = ("step", "value")
+def _ranked(problem: Problem, st: State, loads: list[float]) -> list[int]:
+    """Members heaviest first, ties by tie-break hash, then index (``np.lexsort``'s order, which is stable)."""
+    if problem.n_members <= _FEW_MEMBERS:
+        tiebreak = problem.tiebreak_list
+        return sorted(range(problem.n_members), key=lambda m: (-loads[m], tiebreak[m]))
+    ranked: list[int] = np.lexsort((problem.tiebreak, -st.load)).tolist()
+    return ranked
 
-    def __init__(self, value: float) -> None:
-        self.value = value
-        self.step: tuple[int, int, int] | None = None
 
-    def offer(self, value: float, step: tuple[int, int, int]) -> None:
-        if value < self.value:
-            self.value = value
-            self.step = step
+def _partners(order: list[int], loads: list[float], below: float, limit: int) -> list[int]:
+    """Up to ``limit`` members after the first of ``order`` with a load below ``below``, lightest first."""
+    partners: list[int] = []
+    for m in reversed(order[1:]):
+        if len(partners) >= limit:
+            break
+        if loads[m] < below:
+            partners.append(m)
+    return partners
 
 
 def balance(problem: Problem, st: State, window: Window) -> None:
@@ -41,34 +49,46 @@ def balance(problem: Problem, st: State, window: Window) -> None:
     small = problem.n_parts <= SMALL
     max_iter = 50 + 4 * problem.n_parts if small else min(4 * problem.n_parts, 1500)
     partner_limit = n_members if small else 12
-    load = st.load  # updated in place by st.move
+    lo, hi = window[0].tolist(), window[1].tolist()
+    sides = steps.Sides(problem, st)
     for _ in range(max_iter):
-        order = np.lexsort((problem.tiebreak, -load))
-        a = int(order[0])
-        load_a = float(load[a])
+        loads = st.load.tolist()  # st.move updates st.load: read afresh each round
+        order = _ranked(problem, st, loads)
+        a = order[0]
+        load_a = loads[a]
         if load_a <= bound * (1 + 1e-12) or load_a <= 0:
             return
         eps = load_a * 1e-12
         parts = st.movable(a, problem.pinned)
         if len(parts) == 0:
             return
-        best = _Best(load_a - eps)
-        if st.count[a] - 1 >= window[0][a]:
-            _offer_moves(problem, st, window, a, parts, best)
+        few = len(parts) <= steps.FEW
+        counts = st.count.tolist()
+        best = steps.Best(load_a - eps)
+        if counts[a] - 1 >= lo[a]:
+            if few:
+                steps.offer_moves(problem, a, parts.tolist(), loads, counts, hi, best)
+            else:
+                _offer_moves(problem, st, window, a, parts, best)
         # Swaps, unless a move already brings a down to the next member's load.
-        next_load = float(load[order[1]]) if n_members > 1 else 0.0
+        next_load = loads[order[1]] if n_members > 1 else 0.0
         if best.step is None or best.value > max(next_load, bound):
-            partners = order[1:][load[order[1:]] < load_a - eps][::-1][:partner_limit]
-            _offer_swaps(problem, st, a, parts, partners.tolist(), best)
+            partners = _partners(order, loads, load_a - eps, partner_limit)
+            if few:
+                steps.offer_swaps(problem, sides, a, partners, loads, best)
+            else:
+                _offer_swaps(problem, st, a, parts, partners, best)
         if best.step is None:
             return
         p, b, q = best.step
         st.move(p, b, problem.part_load_list[p])
         if q >= 0:
             st.move(q, a, problem.part_load_list[q])
+        sides.forget(a)
+        sides.forget(b)
 
 
-def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray, best: _Best) -> None:
+def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray, best: steps.Best) -> None:
     """Each of ``a``'s partitions to the least-loaded member of its group with room for one more."""
     hi = window[1]
     load = st.load
@@ -90,7 +110,7 @@ def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.
 
 
 def _offer_swaps(problem: Problem, st: State, a: int, parts: np.ndarray, partners: list[int],
-                 best: _Best) -> None:
+                 best: steps.Best) -> None:
     """Each of ``a``'s partitions against the partner's partition closest to half the load gap (members
     alike; else the difference that evens the pair: ``gap / (scale_a + scale_b)`` of own load).
 

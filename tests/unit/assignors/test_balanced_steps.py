@@ -1,0 +1,95 @@
+"""The balancing search's two implementations of a step agree, and a state's kept answers stay true.
+
+:mod:`assignors.balanced.steps` (plain Python, members holding few partitions) and :mod:`assignors.balanced.search`'s
+numpy steps must offer the very same step with the very same value on every state: the search takes one or the other
+by size, and the assignor's results must not depend on which.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assignors.balanced import BalancedOptions, search, steps
+from assignors.balanced.counts import windows
+from assignors.balanced.problem import Problem
+from assignors.balanced.state import State
+from benchmarks.balanced.corpus import random_group, random_options
+
+
+def random_state(problem: Problem, rng: random.Random) -> State:
+    """Every partition to a random subscriber (a stuck one to its owner), skewed towards the first ones."""
+    state = State("random", problem.n_members, problem.n_parts, problem.scale_list)
+    for p in range(problem.n_parts):
+        ms = problem.group_members_list[problem.part_group_list[p]]
+        m = problem.owner_list[p] if problem.pinned[p] else ms[min(int(rng.expovariate(0.7)), len(ms) - 1)]
+        state.put(p, m, problem.part_load_list[p])
+    return state
+
+
+def both(problem: Problem, state: State, a: int, value: float, moves: bool) -> tuple[steps.Best, steps.Best]:
+    """The best move (if ``moves``) or swap of member ``a`` found by each implementation, from the same start
+    ``value``."""
+    window = windows(problem, state)
+    loads, counts = state.load.tolist(), state.count.tolist()
+    order = sorted(range(problem.n_members), key=lambda m: (-loads[m], problem.tiebreak_list[m]))
+    order.remove(a)
+    partners = search._partners([a, *order], loads, loads[a] * (1 - 1e-12), problem.n_members)
+    parts = state.movable(a, problem.pinned)
+    in_numpy, in_python = steps.Best(value), steps.Best(value)
+    if moves:
+        search._offer_moves(problem, state, window, a, parts, in_numpy)
+        steps.offer_moves(problem, a, parts.tolist(), loads, counts, window[1].tolist(), in_python)
+    search._offer_swaps(problem, state, a, parts, partners, in_numpy)
+    steps.offer_swaps(problem, steps.Sides(problem, state), a, partners, loads, in_python)
+    return in_numpy, in_python
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32))
+def test_python_and_numpy_steps_agree(seed: int) -> None:
+    rng = random.Random(seed)
+    problem = Problem(random_group(rng), random_options(rng))
+    if problem.n_parts == 0:
+        return
+    state = random_state(problem, rng)
+    for a in range(problem.n_members):
+        if len(state.movable(a, problem.pinned)) == 0:
+            continue
+        for value, moves in ((float(state.load[a]), True), (float(state.load[a]), False),
+                             (float(state.load[a]) * 0.9, True)):
+            in_numpy, in_python = both(problem, state, a, value, moves)
+            assert (in_python.value, in_python.step) == (in_numpy.value, in_numpy.step)
+
+
+def fresh(state: State, m: int, pinned: np.ndarray) -> list[int]:
+    return sorted(p for p in state.held[m] if not pinned[p])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32))
+def test_kept_movable_answers_follow_every_change(seed: int) -> None:
+    rng = random.Random(seed)
+    problem = Problem(random_group(rng), BalancedOptions())
+    if problem.n_parts == 0:
+        return
+    state = random_state(problem, rng)
+    others = [state]
+    for _ in range(60):
+        s = rng.choice(others)
+        p, m = rng.randrange(problem.n_parts), rng.randrange(problem.n_members)
+        action = rng.choice(("move", "take_off", "copy", "read"))
+        if action == "move" and s.member_of[p] >= 0:
+            s.move(p, m, problem.part_load_list[p])
+        elif action == "take_off" and s.member_of[p] >= 0:
+            s.take_off(p, problem.part_load_list[p])
+        elif action == "take_off":
+            s.put(p, m, problem.part_load_list[p])
+        elif action == "copy":
+            others.append(s.copy("copy"))
+        for t in others:
+            for k in range(problem.n_members):
+                assert t.movable(k, problem.pinned).tolist() == fresh(t, k, problem.pinned)

@@ -16,6 +16,9 @@ PEER_SEED_MAX_PARTITIONS = 2000
 # Above this many partitions the search is cut to what keeps 100,000 partitions under a few seconds:
 # no plain-LPT candidate, bounded local search and polish (bounded by counts, so still deterministic).
 LARGE = 20000
+# Up to this many partitions on a member, the search's and the polish's steps on it run in plain Python: on
+# arrays this short numpy's fixed cost per call is most of the work (the results are the same either way).
+FEW = 64
 
 
 @dataclass(frozen=True, slots=True)

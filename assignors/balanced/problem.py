@@ -203,6 +203,7 @@ class Problem:
         if self.pinned.any():
             self.part_load[self.pinned] = 0.0
             self.part_load_list = self.part_load.tolist()
+        self.pinned_list: list[bool] = self.pinned.tolist()
 
     def _lower_bound(self) -> float:
         """A valid lower bound of the max member load (the search stops when it reaches it)."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import steps
 from .counts import Window
-from .options import SMALL
+from .options import FEW, SMALL
 from .problem import Problem
 from .state import State
 
@@ -45,47 +45,70 @@ def _partners(order: list[int], loads: list[float], below: float, limit: int) ->
 
 def balance(problem: Problem, st: State, window: Window) -> None:
     """Local search on the most loaded member (see the module docstring)."""
-    n_members, bound = problem.n_members, problem.lower_bound
     small = problem.n_parts <= SMALL
     max_iter = 50 + 4 * problem.n_parts if small else min(4 * problem.n_parts, 1500)
-    partner_limit = n_members if small else 12
-    lo, hi = window[0].tolist(), window[1].tolist()
-    sides = steps.Sides(problem, st)
+    search = _Search(problem, st, window, partner_limit=problem.n_members if small else 12)
+    bound = problem.lower_bound
     for _ in range(max_iter):
         loads = st.load.tolist()  # st.move updates st.load: read afresh each round
         order = _ranked(problem, st, loads)
         a = order[0]
-        load_a = loads[a]
-        if load_a <= bound * (1 + 1e-12) or load_a <= 0:
+        if loads[a] <= bound * (1 + 1e-12) or loads[a] <= 0:
             return
-        eps = load_a * 1e-12
-        parts = st.movable(a, problem.pinned)
-        if len(parts) == 0:
+        step = search.best_step(order, loads)
+        if step is None:
             return
-        few = len(parts) <= steps.FEW
-        counts = st.count.tolist()
-        best = steps.Best(load_a - eps)
-        if counts[a] - 1 >= lo[a]:
-            if few:
-                steps.offer_moves(problem, a, parts.tolist(), loads, counts, hi, best)
-            else:
-                _offer_moves(problem, st, window, a, parts, best)
-        # Swaps, unless a move already brings a down to the next member's load.
-        next_load = loads[order[1]] if n_members > 1 else 0.0
-        if best.step is None or best.value > max(next_load, bound):
-            partners = _partners(order, loads, load_a - eps, partner_limit)
-            if few:
-                steps.offer_swaps(problem, sides, a, partners, loads, best)
-            else:
-                _offer_swaps(problem, st, a, parts, partners, best)
-        if best.step is None:
-            return
-        p, b, q = best.step
+        p, b, q = step
         st.move(p, b, problem.part_load_list[p])
         if q >= 0:
             st.move(q, a, problem.part_load_list[q])
-        sides.forget(a)
-        sides.forget(b)
+        search.sides.forget(a)
+        search.sides.forget(b)
+
+
+class _Search:
+    """One balancing run's fixed figures, and its members' sides as the Python steps keep them."""
+
+    def __init__(self, problem: Problem, st: State, window: Window, partner_limit: int) -> None:
+        self.problem, self.st, self.window = problem, st, window
+        self.lo: list[int] = window[0].tolist()
+        self.hi: list[int] = window[1].tolist()
+        self.partner_limit = partner_limit
+        self.sides = steps.Sides(problem, st)
+
+    def best_step(self, order: list[int], loads: list[float]) -> tuple[int, int, int] | None:
+        """The best move or swap of the first member of ``order``, None if none lowers the pair's max load.
+        A member holding few partitions takes the Python steps, the others the numpy ones: the same step."""
+        problem, st = self.problem, self.st
+        a = order[0]
+        load_a = loads[a]
+        eps = load_a * 1e-12
+        best = steps.Best(load_a - eps)
+        counts = st.count.tolist()
+        can_move = counts[a] - 1 >= self.lo[a]
+        if counts[a] <= FEW:
+            own = self.sides.own(a)
+            if not own:
+                return None
+            if can_move:
+                steps.offer_moves(problem, a, own, loads, counts, self.hi, best)
+            if self._swaps_may_help(best, order, loads):
+                partners = _partners(order, loads, load_a - eps, self.partner_limit)
+                steps.offer_swaps(problem, self.sides, a, partners, loads, best)
+        else:
+            parts = st.movable(a, problem.pinned)
+            if len(parts) == 0:
+                return None
+            if can_move:
+                _offer_moves(problem, st, self.window, a, parts, best)
+            if self._swaps_may_help(best, order, loads):
+                _offer_swaps(problem, st, a, parts, _partners(order, loads, load_a - eps, self.partner_limit), best)
+        return best.step
+
+    def _swaps_may_help(self, best: steps.Best, order: list[int], loads: list[float]) -> bool:
+        """Unless a move already brings the first member down to the next member's load (or the bound)."""
+        next_load = loads[order[1]] if self.problem.n_members > 1 else 0.0
+        return best.step is None or best.value > max(next_load, self.problem.lower_bound)
 
 
 def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray, best: steps.Best) -> None:

@@ -2,7 +2,7 @@
 
 :mod:`.search` offers its moves and swaps with numpy. For a member holding a few dozen partitions (the job's
 100 partitions x 4 members: 25 each) numpy's fixed cost per call, a dozen calls per partner, is most of the
-work, so up to ``FEW`` movable partitions the search takes the steps here instead: the same floats computed in
+work, so up to :data:`.options.FEW` partitions the search takes the steps here instead: the same floats computed in
 the same order, the same step picked (``tests/unit/assignors/test_balanced_steps.py`` runs both on the same
 states).
 
@@ -18,9 +18,6 @@ from bisect import bisect_left
 
 from .problem import Problem
 from .state import State
-
-# Up to this many movable partitions on the loaded member, its steps are taken here rather than with numpy.
-FEW = 64
 
 
 class Best:
@@ -51,18 +48,27 @@ class Sides:
         self.problem, self.st = problem, st
         self.subscribed: list[list[bool]] = problem.subscribed.tolist()
         self.member_class: list[int] = problem.member_class.tolist()
+        self._own: list[list[int] | None] = [None] * problem.n_members
         self._mine: list[dict[int, Side]] = [{} for _ in range(problem.n_members)]
         self._theirs: list[dict[int, Side]] = [{} for _ in range(problem.n_members)]
 
     def forget(self, m: int) -> None:
+        self._own[m] = None
         self._mine[m] = {}
         self._theirs[m] = {}
 
+    def own(self, m: int) -> list[int]:
+        """``m``'s movable partitions in index order (:meth:`State.movable` as a list)."""
+        kept = self._own[m]
+        if kept is None:
+            pinned = self.problem.pinned_list
+            kept = self._own[m] = sorted(p for p in self.st.held[m] if not pinned[p])
+        return kept
+
     def _taken_by(self, m: int, other: int) -> list[int]:
         """``m``'s movable partitions, in index order, that ``other`` subscribes to."""
-        problem = self.problem
-        subs, part_topic = self.subscribed[other], problem.part_topic_list
-        return [p for p in self.st.movable(m, problem.pinned).tolist() if subs[part_topic[p]]]
+        subs, part_topic, pinned = self.subscribed[other], self.problem.part_topic_list, self.problem.pinned_list
+        return sorted(p for p in self.st.held[m] if not pinned[p] and subs[part_topic[p]])
 
     def mine(self, a: int, b: int) -> Side:
         """``a``'s partitions that ``b`` may take, in index order, with their weights."""
@@ -140,17 +146,25 @@ def _pair(mine: list[int], my_weights: list[float], theirs: list[int], their_wei
     gap = load_a - load_b
     shift = gap / (s_a + s_b)
     last = len(their_weights) - 1
-    landing = [bisect_left(their_weights, w - shift) for w in my_weights]
-    for off in (0, -1):
-        value, pick, pick_q = 0.0, -1, -1
-        for i, w in enumerate(my_weights):
-            j = landing[i] + off
-            j = last if j > last else 0 if j < 0 else j
-            d = w - their_weights[j]
-            if d > 0 and d * s_b < gap:
-                x, y = load_a - d * s_a, load_b + d * s_b
-                v = x if x >= y else y
-                if pick < 0 or v < value:
-                    value, pick, pick_q = v, mine[i], theirs[j]
-        if pick >= 0:
-            best.offer(value, (pick, b, pick_q))
+    # Both rounds in one pass, each keeping its own first least value.
+    value0, p0, q0, value1, p1, q1 = 0.0, -1, -1, 0.0, -1, -1
+    for i, w in enumerate(my_weights):
+        k = bisect_left(their_weights, w - shift)  # in [0, last + 1]
+        j = k if k <= last else last
+        d = w - their_weights[j]
+        if d > 0 and d * s_b < gap:
+            x, y = load_a - d * s_a, load_b + d * s_b
+            v = x if x >= y else y
+            if p0 < 0 or v < value0:
+                value0, p0, q0 = v, mine[i], theirs[j]
+        j = k - 1 if k > 0 else 0
+        d = w - their_weights[j]
+        if d > 0 and d * s_b < gap:
+            x, y = load_a - d * s_a, load_b + d * s_b
+            v = x if x >= y else y
+            if p1 < 0 or v < value1:
+                value1, p1, q1 = v, mine[i], theirs[j]
+    if p0 >= 0:
+        best.offer(value0, (p0, b, q0))
+    if p1 >= 0:
+        best.offer(value1, (p1, b, q1))

@@ -1,8 +1,8 @@
-"""The balancing search's two implementations of a step agree, and a state's kept answers stay true.
+"""The two implementations of each step agree, and a state's kept answers stay true.
 
 :mod:`assignors.balanced.steps` (plain Python, members holding few partitions) and :mod:`assignors.balanced.search`'s
-numpy steps must offer the very same step with the very same value on every state: the search takes one or the other
-by size, and the assignor's results must not depend on which.
+numpy steps must offer the very same step with the very same value on every state, and so must the polish's two swap
+searches: the assignor takes one or the other by size, and its results must not depend on which.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from assignors.balanced import BalancedOptions, search, steps
 from assignors.balanced.counts import windows
+from assignors.balanced.polish import _Polisher
 from assignors.balanced.problem import Problem
 from assignors.balanced.state import State
 from benchmarks.balanced.corpus import random_group, random_options
@@ -93,3 +94,24 @@ def test_kept_movable_answers_follow_every_change(seed: int) -> None:
         for t in others:
             for k in range(problem.n_members):
                 assert t.movable(k, problem.pinned).tolist() == fresh(t, k, problem.pinned)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32))
+def test_polish_swaps_in_python_and_numpy_agree(seed: int) -> None:
+    rng = random.Random(seed)
+    problem = Problem(random_group(rng), random_options(rng))
+    if problem.n_parts == 0:
+        return
+    state = random_state(problem, rng)
+    cap = float(state.load.max()) * rng.choice((0.8, 1.0, 1.05))
+    polisher = _Polisher(problem, state, windows(problem, state), cap)
+    polisher.loads, polisher.counts = state.load.tolist(), state.count.tolist()
+    for p in rng.sample(range(problem.n_parts), min(problem.n_parts, 20)):
+        a = int(state.member_of[p])
+        for b in range(problem.n_members):
+            if b == a:
+                continue
+            gain = problem.cost(p, a) - problem.cost(p, b) + rng.choice((0.0, 1.0))
+            few = polisher._swap_few(p, a, b, gain, problem.part_load_list[p])
+            assert few == polisher._swap_many(p, a, b, gain, problem.part_load_list[p])

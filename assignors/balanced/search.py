@@ -7,6 +7,10 @@ or the lower bound is reached. Moves respect the count windows; swaps keep count
 
 Up to ``SMALL`` partitions every lighter member is a swap partner and the iterations are many;
 above it both are bounded by counts (never by time, so the result stays deterministic).
+
+The steps of a member holding up to ``FEW`` partitions are found in plain Python (:mod:`.steps`), the
+others' with numpy (below): numpy's fixed cost per call dominates on a few dozen entries. Both compute the
+same floats in the same order and offer the same step, so the path taken never changes a result.
 """
 
 from __future__ import annotations
@@ -19,13 +23,10 @@ from .options import FEW, SMALL
 from .problem import Problem
 from .state import State
 
-# Up to this many members they are ranked in Python (numpy's lexsort costs more on a handful).
-_FEW_MEMBERS = 64
-
 
 def _ranked(problem: Problem, st: State, loads: list[float]) -> list[int]:
     """Members heaviest first, ties by tie-break hash, then index (``np.lexsort``'s order, which is stable)."""
-    if problem.n_members <= _FEW_MEMBERS:
+    if problem.n_members <= FEW:  # lexsort's fixed cost is more than a sort of a few
         tiebreak = problem.tiebreak_list
         return sorted(range(problem.n_members), key=lambda m: (-loads[m], tiebreak[m]))
     ranked: list[int] = np.lexsort((problem.tiebreak, -st.load)).tolist()

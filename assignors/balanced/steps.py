@@ -148,22 +148,26 @@ def _pair(mine: list[int], my_weights: list[float], theirs: list[int], their_wei
     last = len(their_weights) - 1
     # Both rounds in one pass, each keeping its own first least value.
     value0, p0, q0, value1, p1, q1 = 0.0, -1, -1, 0.0, -1, -1
-    for i, w in enumerate(my_weights):
+    for p, w in zip(mine, my_weights, strict=True):
         k = bisect_left(their_weights, w - shift)  # in [0, last + 1]
         j = k if k <= last else last
         d = w - their_weights[j]
-        if d > 0 and d * s_b < gap:
-            x, y = load_a - d * s_a, load_b + d * s_b
-            v = x if x >= y else y
-            if p0 < 0 or v < value0:
-                value0, p0, q0 = v, mine[i], theirs[j]
+        if d > 0:
+            e = d * s_b
+            if e < gap:
+                x, y = load_a - d * s_a, load_b + e
+                v = x if x >= y else y
+                if p0 < 0 or v < value0:
+                    value0, p0, q0 = v, p, theirs[j]
         j = k - 1 if k > 0 else 0
         d = w - their_weights[j]
-        if d > 0 and d * s_b < gap:
-            x, y = load_a - d * s_a, load_b + d * s_b
-            v = x if x >= y else y
-            if p1 < 0 or v < value1:
-                value1, p1, q1 = v, mine[i], theirs[j]
+        if d > 0:
+            e = d * s_b
+            if e < gap:
+                x, y = load_a - d * s_a, load_b + e
+                v = x if x >= y else y
+                if p1 < 0 or v < value1:
+                    value1, p1, q1 = v, p, theirs[j]
     if p0 >= 0:
         best.offer(value0, (p0, b, q0))
     if p1 >= 0:

@@ -18,7 +18,7 @@ PEER_SEED_MAX_PARTITIONS = 2000
 LARGE = 20000
 # Up to this many partitions on a member, the search's and the polish's steps on it run in plain Python: on
 # arrays this short numpy's fixed cost per call is most of the work (the results are the same either way).
-FEW = 64
+FEW = 128
 
 
 @dataclass(frozen=True, slots=True)

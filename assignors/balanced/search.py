@@ -24,11 +24,8 @@ from .problem import Problem
 from .state import State
 
 
-def _ranked(problem: Problem, st: State, loads: list[float]) -> list[int]:
-    """Members heaviest first, ties by tie-break hash, then index (``np.lexsort``'s order, which is stable)."""
-    if problem.n_members <= FEW:  # lexsort's fixed cost is more than a sort of a few
-        tiebreak = problem.tiebreak_list
-        return sorted(range(problem.n_members), key=lambda m: (-loads[m], tiebreak[m]))
+def _ranked(problem: Problem, st: State) -> list[int]:
+    """Members heaviest first, ties by tie-break hash, then index (``np.lexsort`` is stable)."""
     ranked: list[int] = np.lexsort((problem.tiebreak, -st.load)).tolist()
     return ranked
 
@@ -52,7 +49,7 @@ def balance(problem: Problem, st: State, window: Window) -> None:
     bound = problem.lower_bound
     for _ in range(max_iter):
         loads = st.load.tolist()  # st.move updates st.load: read afresh each round
-        order = _ranked(problem, st, loads)
+        order = _ranked(problem, st)
         a = order[0]
         if loads[a] <= bound * (1 + 1e-12) or loads[a] <= 0:
             return

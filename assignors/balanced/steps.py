@@ -145,10 +145,14 @@ def _pair(mine: list[int], my_weights: list[float], theirs: list[int], their_wei
     load_a, s_a, load_b, s_b = figures
     gap = load_a - load_b
     shift = gap / (s_a + s_b)
-    last = len(their_weights) - 1
+    last, lightest, limit = len(their_weights) - 1, their_weights[0], best.value
     # Both rounds in one pass, each keeping its own first least value.
     value0, p0, q0, value1, p1, q1 = 0.0, -1, -1, 0.0, -1, -1
     for p, w in zip(mine, my_weights, strict=True):
+        # No swap of p can beat the best so far: a keeps at least this much (rounding is monotone, so the
+        # lightest q's figure bounds every q's as computed below). Skipping it changes no pick.
+        if load_a - (w - lightest) * s_a >= limit:
+            continue
         k = bisect_left(their_weights, w - shift)  # in [0, last + 1]
         j = k if k <= last else last
         d = w - their_weights[j]

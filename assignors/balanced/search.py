@@ -58,10 +58,10 @@ def balance(problem: Problem, st: State, window: Window) -> None:
             return
         p, b, q = step
         st.move(p, b, problem.part_load_list[p])
+        search.sides.moved(p, a, b)
         if q >= 0:
             st.move(q, a, problem.part_load_list[q])
-        search.sides.forget(a)
-        search.sides.forget(b)
+            search.sides.moved(q, b, a)
 
 
 class _Search:

@@ -41,21 +41,35 @@ Side = tuple[list[int], list[float]]
 
 class Sides:
     """Per member, its movable partitions and their weights as lists, as a swap partner of a given class
-    (subscriptions) can take them: in index order (``mine``) and by weight (``theirs``). Kept until
-    :meth:`forget` says the member changed: between two steps only the two members of the step change."""
+    (subscriptions) can take them: in index order (``mine``) and by weight (``theirs``). Built once when first
+    asked, then edited in place by :meth:`moved` as each step moves a partition or two (rebuilding them after
+    every step cost more than the steps themselves)."""
 
     def __init__(self, problem: Problem, st: State) -> None:
         self.problem, self.st = problem, st
         self.subscribed: list[list[bool]] = problem.subscribed.tolist()
         self.member_class: list[int] = problem.member_class.tolist()
+        self.class_subscribed = [self.subscribed[int(ms[0])] for ms in problem.class_members]
         self._own: list[list[int] | None] = [None] * problem.n_members
         self._mine: list[dict[int, Side]] = [{} for _ in range(problem.n_members)]
         self._theirs: list[dict[int, Side]] = [{} for _ in range(problem.n_members)]
 
-    def forget(self, m: int) -> None:
-        self._own[m] = None
-        self._mine[m] = {}
-        self._theirs[m] = {}
+    def moved(self, p: int, src: int, dst: int) -> None:
+        """Movable partition ``p`` went from member ``src`` to ``dst``: edit what is kept of both."""
+        w, t = self.problem.part_load_list[p], self.problem.part_topic_list[p]
+        for m, add in ((src, False), (dst, True)):
+            own = self._own[m]
+            if own is not None:
+                _edit(own, None, bisect_left(own, p), p, w, add)
+            for c, (parts, weights) in self._mine[m].items():
+                if self.class_subscribed[c][t]:
+                    _edit(parts, weights, bisect_left(parts, p), p, w, add)
+            for c, (parts, weights) in self._theirs[m].items():
+                if self.class_subscribed[c][t]:
+                    i = bisect_left(weights, w)
+                    while i < len(parts) and weights[i] == w and parts[i] < p:  # ties in index order
+                        i += 1
+                    _edit(parts, weights, i, p, w, add)
 
     def own(self, m: int) -> list[int]:
         """``m``'s movable partitions in index order (:meth:`State.movable` as a list)."""
@@ -86,6 +100,18 @@ class Sides:
             parts = sorted(self._taken_by(b, a), key=weight.__getitem__)  # stable: ties keep index order
             kept = self._theirs[b][self.member_class[a]] = (parts, [weight[p] for p in parts])
         return kept
+
+
+def _edit(parts: list[int], weights: list[float] | None, i: int, p: int, w: float, add: bool) -> None:
+    """Insert ``p`` (weight ``w``) at position ``i`` of ``parts`` (and ``weights``), or remove it from there."""
+    if add:
+        parts.insert(i, p)
+        if weights is not None:
+            weights.insert(i, w)
+    else:
+        del parts[i]
+        if weights is not None:
+            del weights[i]
 
 
 def offer_moves(problem: Problem, a: int, parts: list[int], loads: list[float], counts: list[int],

@@ -115,3 +115,34 @@ def test_polish_swaps_in_python_and_numpy_agree(seed: int) -> None:
             gain = problem.cost(p, a) - problem.cost(p, b) + rng.choice((0.0, 1.0))
             few = polisher._swap_few(p, a, b, gain, problem.part_load_list[p])
             assert few == polisher._swap_many(p, a, b, gain, problem.part_load_list[p])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32))
+def test_sides_edited_in_place_equal_sides_built_afresh(seed: int) -> None:
+    rng = random.Random(seed)
+    problem = Problem(random_group(rng), random_options(rng))
+    if problem.n_parts == 0:
+        return
+    state = random_state(problem, rng)
+    sides = steps.Sides(problem, state)
+    n = problem.n_members
+    for _ in range(40):
+        for m in range(n):  # ask for everything, so that every list kept is edited from now on
+            sides.own(m)
+            for other in range(n):
+                sides.mine(m, other)
+                sides.theirs(m, other)
+        p = rng.randrange(problem.n_parts)
+        src = int(state.member_of[p])
+        dst = rng.choice(problem.group_members_list[problem.part_group_list[p]])
+        if problem.pinned[p] or dst == src:
+            continue
+        state.move(p, dst, problem.part_load_list[p])
+        sides.moved(p, src, dst)
+        fresh = steps.Sides(problem, state)
+        for m in range(n):
+            assert sides.own(m) == fresh.own(m)
+            for other in range(n):
+                assert sides.mine(m, other) == fresh.mine(m, other)
+                assert sides.theirs(m, other) == fresh.theirs(m, other)

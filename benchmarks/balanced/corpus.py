@@ -10,7 +10,8 @@ eight is the job's own proposal shape (:mod:`benchmarks.job.dense_step`: 100 par
 racks a, b, c, a, five hot partitions).
 
 :func:`digest` hashes the assignments a ``solve`` gives the whole corpus: the test that pins it
-(``tests/unit/assignors/test_balanced_digest.py``) catches any change of any result.
+(``tests/unit/assignors/test_balanced_digest.py``) catches any change of any result. :func:`shapes` are the
+fixed groups :mod:`.speed` times (and :mod:`.same` can compare too).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from collections.abc import Callable, Iterator
 
 from assignors.balanced import BalancedOptions
 from assignors.model import Assignment, GroupSnapshot, Member
+from benchmarks.speed.child import _snapshot as speed_snapshot
 
 Solve = Callable[[GroupSnapshot, BalancedOptions], Assignment]
+Items = list[tuple[GroupSnapshot, BalancedOptions]]
 
 
 def dense_step_group(rng: random.Random) -> GroupSnapshot:
@@ -108,6 +111,42 @@ def corpus(count: int, seed: int = 1) -> Iterator[tuple[GroupSnapshot, BalancedO
             yield dense_step_group(rng), BalancedOptions()
         else:
             yield random_group(rng), random_options(rng)
+
+
+def wide_group(seed: int = 7) -> GroupSnapshot:
+    """1,000 partitions over 4 topics, 20 members on 3 racks, replicas on 2 racks, a previous assignment, skew."""
+    rng = random.Random(seed)
+    topics = {f"t{j}": 250 for j in range(4)}
+    tps = [(t, p) for t, n in topics.items() for p in range(n)]
+    owned: list[list[tuple[str, int]]] = [[] for _ in range(20)]
+    for i, tp in enumerate(tps):
+        owned[i % 20].append(tp)
+    members = tuple(Member(f"member-{i:02d}", tuple(topics), rack="abc"[i % 3], owned=tuple(owned[i]), generation=1)
+                    for i in range(20))
+    lag = {t: [rng.choice((30_000, 80_000)) if rng.random() < 0.03 else rng.randint(50, 500) for _ in range(n)]
+           for t, n in topics.items()}
+    racks = {t: [tuple(rng.sample("abc", 2)) for _ in range(n)] for t, n in topics.items()}
+    return GroupSnapshot(topics=topics, members=members, replica_racks=racks, lag=lag)
+
+
+def speed_case(topics: int, partitions: int, consumers: int) -> GroupSnapshot:
+    """``benchmarks.speed``'s balanced case of that size (its one home: pareto lags, 3 racks, round-robin owners)."""
+    spec = {"topics": topics, "partitions": partitions, "consumers": consumers, "assignor": "balanced",
+            "subscription": "equal"}
+    snapshot: GroupSnapshot = speed_snapshot(spec)
+    return snapshot
+
+
+def shapes(names: list[str]) -> dict[str, Items]:
+    rng = random.Random(31)
+    make: dict[str, Callable[[], Items]] = {
+        "dense-100x4": lambda: [(dense_step_group(rng), BalancedOptions()) for _ in range(20)],
+        "wide-1000x20": lambda: [(wide_group(), BalancedOptions())],
+        "corpus-300": lambda: list(corpus(300)),
+        "balanced-10k": lambda: [(speed_case(10, 1000, 100), BalancedOptions())],
+        "balanced-100k": lambda: [(speed_case(100, 1000, 1000), BalancedOptions())],
+    }
+    return {name: make[name]() for name in names}
 
 
 def encode(assignment: Assignment) -> bytes:

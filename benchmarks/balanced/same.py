@@ -2,11 +2,13 @@
 seeded corpus (:mod:`.corpus`): the check that a change meant to be faster changes no result.
 
     git archive <rev> assignors/balanced | tar -x -C /tmp/ref && mv /tmp/ref/assignors/balanced /tmp/ref/balanced_ref
-    .venv/bin/python -m benchmarks.balanced.same --reference /tmp/ref/balanced_ref [--count 3000] [--seed 1]
+    .venv/bin/python -m benchmarks.balanced.same --reference /tmp/ref/balanced_ref [--count 3000] [--seed 1] \
+        [--shapes wide-1000x20,balanced-10k,balanced-100k]
 
 The reference is imported as a package of its own (its parent directory goes on ``sys.path``), beside this
-checkout's ``assignors.balanced``; nothing of it is kept in the project. Prints the groups compared, the
-mismatches (the first few with their shape), both digests and the CPU seconds each side took.
+checkout's ``assignors.balanced``; nothing of it is kept in the project. ``--shapes``: also the fixed groups of
+:func:`.corpus.shapes` (larger than the corpus's, past the sizes where the search changes shape). Prints the groups
+compared, the mismatches (the first few with their shape), both digests and the CPU seconds each side took.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from assignors.balanced.solve import solve
 
-from .corpus import Solve, corpus, encode
+from .corpus import Solve, corpus, encode, shapes
 
 
 def load_reference(package_dir: str) -> Solve:
@@ -36,12 +38,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", required=True, help="directory of the reference package")
     ap.add_argument("--count", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--shapes", default="", help="comma-separated names of corpus.shapes to compare too")
     args = ap.parse_args(argv)
     reference = load_reference(args.reference)
     spent = {"this": 0.0, "reference": 0.0}
     mismatches = 0
     hashes = {"this": hashlib.sha256(), "reference": hashlib.sha256()}
-    for i, (snapshot, opts) in enumerate(corpus(args.count, args.seed)):
+    items = list(corpus(args.count, args.seed))
+    for group in shapes([n for n in args.shapes.split(",") if n]).values():
+        items += group
+    for i, (snapshot, opts) in enumerate(items):
         outs = {}
         for name, fn in (("reference", reference), ("this", solve)):
             start = time.process_time()
@@ -52,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
             mismatches += 1
             if mismatches <= 5:
                 print(f"MISMATCH item {i}: topics {dict(snapshot.topics)}, {len(snapshot.members)} members, {opts}")
-    print(f"{args.count} groups (seed {args.seed}): {mismatches} mismatches; CPU s: this {spent['this']:.2f}, "
+    print(f"{len(items)} groups ({args.count} of corpus seed {args.seed}, shapes {args.shapes or 'none'}): "
+          f"{mismatches} mismatches; CPU s: this {spent['this']:.2f}, "
           f"reference {spent['reference']:.2f}")
     print(f"sha256 this {hashes['this'].hexdigest()}, reference {hashes['reference'].hexdigest()}")
     return 1 if mismatches else 0

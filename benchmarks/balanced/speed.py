@@ -4,52 +4,26 @@
 
 (the reference as :mod:`.same` makes it). Shapes: ``dense-100x4``, the job's proposal (100 partitions, 4 range
 members, 5 hot partitions: :func:`.corpus.dense_step_group`), 20 groups of it a sample; ``wide-1000x20``, 1,000
-partitions over 4 topics, 20 members on 3 racks owning a previous assignment, skewed lags, one sample; and
-``corpus-300``, the first 300 groups of the seeded corpus, one sample. Each round times one sample of each side, the
-side that goes first alternating; printed per shape: every sample's CPU ms per group, the medians and their ratio,
-with the load average before and after (the machine is shared: medians of alternating rounds, not means).
+partitions over 4 topics, 20 members on 3 racks owning a previous assignment, skewed lags, one sample;
+``corpus-300``, the first 300 groups of the seeded corpus, one sample; and on demand (``--shapes``)
+``balanced-10k`` and ``balanced-100k``, :mod:`benchmarks.speed`'s cases (10 x 1,000 partitions, 100 members;
+100 x 1,000, 1,000 members). Each round times one sample of each side, the side that goes first alternating;
+printed per shape: every sample's CPU ms per group, the medians and their ratio, with the load average before and
+after (the machine is shared: medians of alternating rounds, not means).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
 import time
 from collections.abc import Callable
 
-from assignors.balanced import BalancedOptions
 from assignors.balanced.solve import solve
-from assignors.model import GroupSnapshot, Member
 
-from .corpus import Solve, corpus, dense_step_group
+from .corpus import Items, Solve, shapes
 from .same import load_reference
-
-Items = list[tuple[GroupSnapshot, BalancedOptions]]
-
-
-def wide_group(seed: int = 7) -> GroupSnapshot:
-    """1,000 partitions over 4 topics, 20 members on 3 racks, replicas on 2 racks, a previous assignment, skew."""
-    rng = random.Random(seed)
-    topics = {f"t{j}": 250 for j in range(4)}
-    tps = [(t, p) for t, n in topics.items() for p in range(n)]
-    owned: list[list[tuple[str, int]]] = [[] for _ in range(20)]
-    for i, tp in enumerate(tps):
-        owned[i % 20].append(tp)
-    members = tuple(Member(f"member-{i:02d}", tuple(topics), rack="abc"[i % 3], owned=tuple(owned[i]), generation=1)
-                    for i in range(20))
-    lag = {t: [rng.choice((30_000, 80_000)) if rng.random() < 0.03 else rng.randint(50, 500) for _ in range(n)]
-           for t, n in topics.items()}
-    racks = {t: [tuple(rng.sample("abc", 2)) for _ in range(n)] for t, n in topics.items()}
-    return GroupSnapshot(topics=topics, members=members, replica_racks=racks, lag=lag)
-
-
-def shapes() -> dict[str, Items]:
-    rng = random.Random(31)
-    return {"dense-100x4": [(dense_step_group(rng), BalancedOptions()) for _ in range(20)],
-            "wide-1000x20": [(wide_group(), BalancedOptions())],
-            "corpus-300": list(corpus(300))}
 
 
 def sample(fn: Solve, items: Items) -> float:
@@ -90,10 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     sides: dict[str, Solve] = {"this": solve}
     if args.reference:
         sides = {"reference": load_reference(args.reference), "this": solve}
-    every = shapes()
-    for shape in args.shapes.split(","):
+    for shape, items in shapes(args.shapes.split(",")).items():
         before = os.getloadavg()[0]
-        times = run(sides, every[shape], args.rounds)
+        times = run(sides, items, args.rounds)
         print(f"{shape}: load average {before:.2f} -> {os.getloadavg()[0]:.2f}, {args.rounds} rounds", flush=True)
         report(shape, times)
 

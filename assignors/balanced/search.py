@@ -15,6 +15,8 @@ same floats in the same order and offer the same step, so the path taken never c
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import steps
@@ -73,6 +75,7 @@ class _Search:
         self.hi: list[int] = window[1].tolist()
         self.partner_limit = partner_limit
         self.sides = steps.Sides(problem, st)
+        self.finite_scales = all(math.isfinite(x) for x in problem.scale_list)
 
     def best_step(self, order: list[int], loads: list[float]) -> tuple[int, int, int] | None:
         """The best move or swap of the first member of ``order``, None if none lowers the pair's max load.
@@ -84,7 +87,9 @@ class _Search:
         best = steps.Best(load_a - eps)
         counts = st.count.tolist()
         can_move = counts[a] - 1 >= self.lo[a]
-        if counts[a] <= FEW:
+        # Python's max, < and bisect agree with numpy's maximum, argmin and searchsorted on finite loads only
+        # (a capacity ratio past 1e308 makes infinite scales, and inf - inf NaN loads): those stay in numpy.
+        if counts[a] <= FEW and self.finite_scales and math.isfinite(sum(loads)):
             own = self.sides.own(a)
             if not own:
                 return None

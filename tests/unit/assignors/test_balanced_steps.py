@@ -7,18 +7,23 @@ searches: the assignor takes one or the other by size, and its results must not 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignors.balanced import BalancedOptions, search, steps
+from assignors.balanced import BalancedOptions, polish, search, steps
 from assignors.balanced.counts import windows
+from assignors.balanced.options import FEW
 from assignors.balanced.polish import _Polisher
 from assignors.balanced.problem import Problem
+from assignors.balanced.solve import solve
 from assignors.balanced.state import State
-from benchmarks.balanced.corpus import random_group, random_options
+from assignors.model import GroupSnapshot
+from benchmarks.balanced.corpus import corpus, random_group, random_options
 
 
 def random_state(problem: Problem, rng: random.Random) -> State:
@@ -146,3 +151,34 @@ def test_sides_edited_in_place_equal_sides_built_afresh(seed: int) -> None:
             for other in range(n):
                 assert sides.mine(m, other) == fresh.mine(m, other)
                 assert sides.theirs(m, other) == fresh.theirs(m, other)
+
+
+def extreme(rng: random.Random) -> tuple[GroupSnapshot, BalancedOptions]:
+    """A corpus group with capacities up to 1e600 apart (infinite scales) and lags up to 2^63 - 1."""
+    group, opts = random_group(rng), random_options(rng)
+    spread = rng.choice(((1e-300, 1e300), (1e-10, 1e10), (5e-324, 1.7e308)))
+    lag = {t: [rng.choice((0, 1, 2**53, 2**63 - 1)) for _ in range(n)] for t, n in group.topics.items()}
+    capacity = {m.member_id: rng.choice(spread) for m in group.members}
+    return dataclasses.replace(group, lag=lag, capacity=capacity), opts
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf in the numpy steps, as before
+@pytest.mark.parametrize("seed", range(40))
+def test_solve_is_the_same_with_the_python_steps_or_without(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole runs: with the Python steps (members up to FEW partitions) and with numpy's alone (FEW = 0), on
+    corpus groups and on extreme ones (where non-finite loads must keep to numpy's semantics)."""
+    rng = random.Random(seed)
+    groups = [next(corpus(1, seed + 100)), (random_group(rng), random_options(rng)), extreme(rng)]
+    results = []
+    for few in (FEW, 0):
+        monkeypatch.setattr(search, "FEW", few)
+        monkeypatch.setattr(polish, "FEW", few)
+        results.append([_solve_or_error(g, o) for g, o in groups])
+    assert results[0] == results[1]
+
+
+def _solve_or_error(group: GroupSnapshot, opts: BalancedOptions) -> object:
+    try:
+        return solve(group, opts)
+    except ZeroDivisionError as e:  # infinite scales can make the lower bound divide by zero, on both paths
+        return repr(e)

@@ -16,6 +16,7 @@ fixed groups :mod:`.speed` times (and :mod:`.same` can compare too).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections.abc import Callable, Iterator
@@ -94,6 +95,16 @@ def random_group(rng: random.Random) -> GroupSnapshot:
         capacity = {m.member_id: rng.choice((60.0, 80.0, 80.0, 180.0, 1000.0)) for m in members}
     return GroupSnapshot(topics=topics, members=members, replica_racks=replica_racks, lag=lag,
                          produce_rate=rates, stuck=stuck, capacity=capacity)
+
+
+def extreme_group(rng: random.Random) -> GroupSnapshot:
+    """A corpus group with capacities up to 1e600 apart (infinite scales, NaN member loads) and lags up to 2^63 - 1:
+    inputs the job never makes, on which the assignor must still behave as it did."""
+    group = random_group(rng)
+    spread = rng.choice(((1e-300, 1e300), (1e-10, 1e10), (5e-324, 1.7e308)))
+    lag = {t: [rng.choice((0, 1, 2**53, 2**63 - 1)) for _ in range(n)] for t, n in group.topics.items()}
+    capacity = {m.member_id: rng.choice(spread) for m in group.members}
+    return dataclasses.replace(group, lag=lag, capacity=capacity)
 
 
 def random_options(rng: random.Random) -> BalancedOptions:

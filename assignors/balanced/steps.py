@@ -2,9 +2,11 @@
 
 :mod:`.search` offers its moves and swaps with numpy. For a member holding a few dozen partitions (the job's
 100 partitions x 4 members: 25 each) numpy's fixed cost per call, a dozen calls per partner, is most of the
-work, so up to :data:`.options.FEW` partitions the search takes the steps here instead: the same floats computed in
-the same order, the same step picked (``tests/unit/assignors/test_balanced_steps.py`` runs both on the same
-states).
+work, so up to :data:`.options.FEW` partitions the search takes the steps here instead: the same floats computed
+in the same order, the same step picked (``tests/unit/assignors/test_balanced_steps.py`` runs both on the same
+states, and whole runs with and without these). That holds on finite figures: Python's ``max``, ``<`` and
+``bisect`` treat NaN unlike numpy's ``maximum``, ``argmin`` and ``searchsorted``, so the search keeps groups with
+infinite scales or loads (capacities over 1e308 apart) on numpy.
 
 Example of a swap: member ``a`` (load 300) holds weights [10, 50, 240], its partner ``b`` (load 100) holds
 [5, 40]. The gap is 200, so each of a's partitions looks for one of b's near its own weight minus 100: 240 finds

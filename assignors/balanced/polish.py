@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .counts import Window
-from .options import FEW, LARGE, SMALL
+from .options import LARGE, POLISH_FEW, SMALL
 from .problem import Problem
 from .state import State
 
@@ -174,7 +174,7 @@ class _Polisher:
         load_p = self.problem.part_load_list[p]
         best: tuple[float, float, int, int] | None = None
         for neg_gain, _load, _tiebreak, b in gains[: self.k_targets]:
-            find = self._swap_few if self.counts[b] <= FEW else self._swap_many
+            find = self._swap_few if self.counts[b] <= POLISH_FEW else self._swap_many
             candidate = find(p, a, b, -neg_gain, load_p)
             if candidate is not None and (best is None or candidate < best):
                 best = candidate

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from assignors.balanced import BalancedOptions, polish, search, steps
 from assignors.balanced.counts import windows
-from assignors.balanced.options import FEW
+from assignors.balanced.options import FEW, POLISH_FEW
 from assignors.balanced.polish import _Polisher
 from assignors.balanced.problem import Problem
 from assignors.balanced.solve import solve
@@ -154,11 +154,11 @@ def test_sides_edited_in_place_equal_sides_built_afresh(seed: int) -> None:
 
 def same_with_and_without_python_steps(group: GroupSnapshot, opts: BalancedOptions, monkeypatch: pytest.MonkeyPatch
                                        ) -> None:
-    """A whole run with the Python steps (members up to FEW partitions) and with numpy's alone (FEW = 0)."""
+    """A whole run with the Python steps (members up to FEW, POLISH_FEW partitions) and with numpy's alone (0)."""
     results = []
-    for few in (FEW, 0):
+    for few, polish_few in ((FEW, POLISH_FEW), (0, 0)):
         monkeypatch.setattr(search, "FEW", few)
-        monkeypatch.setattr(polish, "FEW", few)
+        monkeypatch.setattr(polish, "POLISH_FEW", polish_few)
         results.append(_solve_or_error(group, opts))
     assert results[0] == results[1]
 

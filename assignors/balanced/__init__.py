@@ -82,8 +82,9 @@ Modules
 
 ``options`` (:class:`BalancedOptions`, the size thresholds), ``problem`` (the group indexed as arrays,
 and the one cost rule), ``state`` (an assignment under construction), ``start`` and ``lpt`` (the
-starting candidates), ``search`` (balance), ``counts`` (count bound and count balance), ``polish``,
-and ``solve`` (the run: candidates, finalists, the pick).
+starting candidates), ``search`` (balance; ``steps``: its steps in plain Python for members holding
+few partitions), ``counts`` (count bound and count balance), ``polish``, and ``solve`` (the run:
+candidates, finalists, the pick).
 
 Worked example
 --------------

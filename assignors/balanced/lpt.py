@@ -208,4 +208,5 @@ def place(problem: Problem, st: State, order: list[int], cap: float, prefer: boo
             pools.placed(m)
         st.member_of[p] = m
         st.held[m].add(p)
+    st.forget_movable()
     _write_back(st, placer)

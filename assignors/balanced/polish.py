@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .counts import Window
-from .options import LARGE, SMALL
+from .options import LARGE, POLISH_FEW, SMALL
 from .problem import Problem
 from .state import State
 
@@ -81,6 +81,7 @@ class _Polisher:
                     if len(on_rack):
                         self.rack_members[(g, r)] = on_rack
         self.spread = _CountSpread(problem, st)
+        self.subscribed: list[list[bool]] = problem.subscribed.tolist()
         # Python mirrors of the state's arrays for one round (numpy scalar access is slow here).
         self.loads: list[float] = []
         self.counts: list[int] = []
@@ -170,31 +171,12 @@ class _Polisher:
 
     def _try_swap(self, p: int, a: int, gains: list[tuple[float, float, int, int]]) -> bool:
         """Swap ``p`` with the partition of one of the first ``k`` members that saves the most."""
-        problem, st, cap = self.problem, self.st, self.cap
-        load_p = problem.part_load_list[p]
+        load_p = self.problem.part_load_list[p]
         best: tuple[float, float, int, int] | None = None
         for neg_gain, _load, _tiebreak, b in gains[: self.k_targets]:
-            gain = -neg_gain
-            theirs = st.movable(b, problem.pinned)
-            if len(theirs) == 0:
-                continue
-            theirs = theirs[problem.subscribed[a, problem.part_topic[theirs]]]
-            if len(theirs) == 0:
-                continue
-            their_loads = problem.part_load[theirs]
-            s_a, s_b = problem.scale_list[a], problem.scale_list[b]
-            ok = ((self.loads[a] - load_p * s_a + their_loads * s_a <= cap)
-                  & (self.loads[b] + load_p * s_b - their_loads * s_b <= cap))
-            if not ok.any():
-                continue
-            total = gain - (problem.costs(theirs, a) - problem.costs(theirs, b))
-            ok &= total > _EPS
-            if not ok.any():
-                continue
-            idx = np.flatnonzero(ok)
-            k = idx[np.lexsort((theirs[idx], their_loads[idx], -total[idx]))[0]]
-            candidate = (-float(total[k]), float(their_loads[k]), b, int(theirs[k]))
-            if best is None or candidate < best:
+            find = self._swap_few if self.counts[b] <= POLISH_FEW else self._swap_many
+            candidate = find(p, a, b, -neg_gain, load_p)
+            if candidate is not None and (best is None or candidate < best):
                 best = candidate
         if best is None:
             return False
@@ -202,6 +184,49 @@ class _Polisher:
         self._move(p, b)
         self._move(q, a)
         return True
+
+    def _swap_many(self, p: int, a: int, b: int, gain: float, load_p: float) -> tuple[float, float, int, int] | None:
+        """Of ``b``'s partitions ``a`` may take, the one that keeps both loads within the cap and saves the most
+        with ``p`` (then the lightest, then the first): ``(-saving, its load, b, it)``; None if none saves."""
+        problem, st, cap = self.problem, self.st, self.cap
+        theirs = st.movable(b, problem.pinned)
+        if len(theirs) == 0:
+            return None
+        theirs = theirs[problem.subscribed[a, problem.part_topic[theirs]]]
+        if len(theirs) == 0:
+            return None
+        their_loads = problem.part_load[theirs]
+        s_a, s_b = problem.scale_list[a], problem.scale_list[b]
+        ok = ((self.loads[a] - load_p * s_a + their_loads * s_a <= cap)
+              & (self.loads[b] + load_p * s_b - their_loads * s_b <= cap))
+        if not ok.any():
+            return None
+        total = gain - (problem.costs(theirs, a) - problem.costs(theirs, b))
+        ok &= total > _EPS
+        if not ok.any():
+            return None
+        idx = np.flatnonzero(ok)
+        k = idx[np.lexsort((theirs[idx], their_loads[idx], -total[idx]))[0]]
+        return (-float(total[k]), float(their_loads[k]), b, int(theirs[k]))
+
+    def _swap_few(self, p: int, a: int, b: int, gain: float, load_p: float) -> tuple[float, float, int, int] | None:
+        """:meth:`_swap_many` in plain Python, for a member holding few partitions (the same floats, the same
+        pick: the least of a total order, so the order partitions are visited in does not matter)."""
+        problem, cap = self.problem, self.cap
+        subs, topic, pinned = self.subscribed[a], problem.part_topic_list, problem.pinned_list
+        weight, cost = problem.part_load_list, problem.cost
+        s_a, s_b = problem.scale_list[a], problem.scale_list[b]
+        keep_a, keep_b = self.loads[a] - load_p * s_a, self.loads[b] + load_p * s_b
+        pick: tuple[float, float, int] | None = None
+        for q in self.st.held[b]:
+            if pinned[q] or not subs[topic[q]]:
+                continue
+            w = weight[q]
+            if keep_a + w * s_a <= cap and keep_b - w * s_b <= cap:
+                total = gain - (cost(q, a) - cost(q, b))
+                if total > _EPS and (pick is None or (-total, w, q) < pick):
+                    pick = (-total, w, q)
+        return None if pick is None else (pick[0], pick[1], b, pick[2])
 
     def _move(self, p: int, b: int) -> None:
         """Move ``p`` to ``b`` in the state and in the round's mirrors."""

@@ -85,6 +85,7 @@ class Problem:
         self.topic_start = np.concatenate([[0], np.cumsum(self.topic_sizes, dtype=np.int64)]).astype(np.int64)
         self.part_topic = (np.repeat(np.arange(n_topics, dtype=np.int64), self.topic_sizes) if n_topics
                            else np.zeros(0, np.int64))
+        self.part_topic_list: list[int] = self.part_topic.tolist()
         load = np.zeros(self.n_parts, dtype=np.float64)
         for j, t in enumerate(self.topics):
             lo, hi = int(self.topic_start[j]), int(self.topic_start[j + 1])
@@ -116,6 +117,7 @@ class Problem:
             topic_group[j] = g
         self.part_group = topic_group[self.part_topic] if self.n_parts else np.zeros(0, np.int64)
         self.part_group_list: list[int] = self.part_group.tolist()
+        self.group_members_list: list[list[int]] = [ms.tolist() for ms in self.group_members]
 
         class_of_key: dict[bytes, int] = {}
         self.member_class = np.zeros(self.n_members, dtype=np.int64)
@@ -201,6 +203,7 @@ class Problem:
         if self.pinned.any():
             self.part_load[self.pinned] = 0.0
             self.part_load_list = self.part_load.tolist()
+        self.pinned_list: list[bool] = self.pinned.tolist()
 
     def _lower_bound(self) -> float:
         """A valid lower bound of the max member load (the search stops when it reaches it)."""

@@ -7,68 +7,114 @@ or the lower bound is reached. Moves respect the count windows; swaps keep count
 
 Up to ``SMALL`` partitions every lighter member is a swap partner and the iterations are many;
 above it both are bounded by counts (never by time, so the result stays deterministic).
+
+The steps of a member holding up to ``FEW`` partitions are found in plain Python (:mod:`.steps`), the
+others' with numpy (below): numpy's fixed cost per call dominates on a few dozen entries. Both compute the
+same floats in the same order and offer the same step, so the path taken never changes a result.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from . import steps
 from .counts import Window
-from .options import SMALL
+from .options import FEW, SMALL
 from .problem import Problem
 from .state import State
 
 
-class _Best:
-    """The best step found so far: the pair's max load after it, and ``(p, b, q)``: ``p`` goes to
-    member ``b``, and, for a swap, ``b``'s partition ``q`` comes back (-1 for a move)."""
+def _ranked(problem: Problem, st: State) -> list[int]:
+    """Members heaviest first, ties by tie-break hash, then index (``np.lexsort`` is stable)."""
+    ranked: list[int] = np.lexsort((problem.tiebreak, -st.load)).tolist()
+    return ranked
 
-    __slots__ = ("step", "value")
 
-    def __init__(self, value: float) -> None:
-        self.value = value
-        self.step: tuple[int, int, int] | None = None
-
-    def offer(self, value: float, step: tuple[int, int, int]) -> None:
-        if value < self.value:
-            self.value = value
-            self.step = step
+def _partners(order: list[int], loads: list[float], below: float, limit: int) -> list[int]:
+    """Up to ``limit`` members after the first of ``order`` with a load below ``below``, lightest first."""
+    partners: list[int] = []
+    for m in reversed(order[1:]):
+        if len(partners) >= limit:
+            break
+        if loads[m] < below:
+            partners.append(m)
+    return partners
 
 
 def balance(problem: Problem, st: State, window: Window) -> None:
     """Local search on the most loaded member (see the module docstring)."""
-    n_members, bound = problem.n_members, problem.lower_bound
     small = problem.n_parts <= SMALL
     max_iter = 50 + 4 * problem.n_parts if small else min(4 * problem.n_parts, 1500)
-    partner_limit = n_members if small else 12
-    load = st.load  # updated in place by st.move
+    search = _Search(problem, st, window, partner_limit=problem.n_members if small else 12)
+    bound = problem.lower_bound
     for _ in range(max_iter):
-        order = np.lexsort((problem.tiebreak, -load))
-        a = int(order[0])
-        load_a = float(load[a])
-        if load_a <= bound * (1 + 1e-12) or load_a <= 0:
+        loads = st.load.tolist()  # st.move updates st.load: read afresh each round
+        order = _ranked(problem, st)
+        a = order[0]
+        if loads[a] <= bound * (1 + 1e-12) or loads[a] <= 0:
             return
-        eps = load_a * 1e-12
-        parts = st.movable(a, problem.pinned)
-        if len(parts) == 0:
+        step = search.best_step(order, loads)
+        if step is None:
             return
-        best = _Best(load_a - eps)
-        if st.count[a] - 1 >= window[0][a]:
-            _offer_moves(problem, st, window, a, parts, best)
-        # Swaps, unless a move already brings a down to the next member's load.
-        next_load = float(load[order[1]]) if n_members > 1 else 0.0
-        if best.step is None or best.value > max(next_load, bound):
-            partners = order[1:][load[order[1:]] < load_a - eps][::-1][:partner_limit]
-            _offer_swaps(problem, st, a, parts, partners.tolist(), best)
-        if best.step is None:
-            return
-        p, b, q = best.step
+        p, b, q = step
         st.move(p, b, problem.part_load_list[p])
+        search.sides.moved(p, a, b)
         if q >= 0:
             st.move(q, a, problem.part_load_list[q])
+            search.sides.moved(q, b, a)
 
 
-def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray, best: _Best) -> None:
+class _Search:
+    """One balancing run's fixed figures, and its members' sides as the Python steps keep them."""
+
+    def __init__(self, problem: Problem, st: State, window: Window, partner_limit: int) -> None:
+        self.problem, self.st, self.window = problem, st, window
+        self.lo: list[int] = window[0].tolist()
+        self.hi: list[int] = window[1].tolist()
+        self.partner_limit = partner_limit
+        self.sides = steps.Sides(problem, st)
+        self.finite_scales = all(math.isfinite(x) for x in problem.scale_list)
+
+    def best_step(self, order: list[int], loads: list[float]) -> tuple[int, int, int] | None:
+        """The best move or swap of the first member of ``order``, None if none lowers the pair's max load.
+        A member holding few partitions takes the Python steps, the others the numpy ones: the same step."""
+        problem, st = self.problem, self.st
+        a = order[0]
+        load_a = loads[a]
+        eps = load_a * 1e-12
+        best = steps.Best(load_a - eps)
+        counts = st.count.tolist()
+        can_move = counts[a] - 1 >= self.lo[a]
+        # Python's max, < and bisect agree with numpy's maximum, argmin and searchsorted on finite loads only
+        # (a capacity ratio past 1e308 makes infinite scales, and inf - inf NaN loads): those stay in numpy.
+        if counts[a] <= FEW and self.finite_scales and math.isfinite(sum(loads)):
+            own = self.sides.own(a)
+            if not own:
+                return None
+            if can_move:
+                steps.offer_moves(problem, a, own, loads, counts, self.hi, best)
+            if self._swaps_may_help(best, order, loads):
+                partners = _partners(order, loads, load_a - eps, self.partner_limit)
+                steps.offer_swaps(problem, self.sides, a, partners, loads, best)
+        else:
+            parts = st.movable(a, problem.pinned)
+            if len(parts) == 0:
+                return None
+            if can_move:
+                _offer_moves(problem, st, self.window, a, parts, best)
+            if self._swaps_may_help(best, order, loads):
+                _offer_swaps(problem, st, a, parts, _partners(order, loads, load_a - eps, self.partner_limit), best)
+        return best.step
+
+    def _swaps_may_help(self, best: steps.Best, order: list[int], loads: list[float]) -> bool:
+        """Unless a move already brings the first member down to the next member's load (or the bound)."""
+        next_load = loads[order[1]] if self.problem.n_members > 1 else 0.0
+        return best.step is None or best.value > max(next_load, self.problem.lower_bound)
+
+
+def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray, best: steps.Best) -> None:
     """Each of ``a``'s partitions to the least-loaded member of its group with room for one more."""
     hi = window[1]
     load = st.load
@@ -90,7 +136,7 @@ def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.
 
 
 def _offer_swaps(problem: Problem, st: State, a: int, parts: np.ndarray, partners: list[int],
-                 best: _Best) -> None:
+                 best: steps.Best) -> None:
     """Each of ``a``'s partitions against the partner's partition closest to half the load gap (members
     alike; else the difference that evens the pair: ``gap / (scale_a + scale_b)`` of own load).
 

@@ -60,6 +60,7 @@ def greedy(problem: Problem, name: str, *, sticky: bool, cap: float, prefer: boo
         st.count[:] = np.bincount(members, minlength=problem.n_members)
         for p, m in zip(kept.tolist(), members.tolist(), strict=True):
             st.held[m].add(p)
+        st.forget_movable()
     order = np.flatnonzero(~keep)
     order = order[np.argsort(-part_load[order], kind="stable")]
     positive = order[part_load[order] > 0]

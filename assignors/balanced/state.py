@@ -10,9 +10,13 @@ from .problem import Problem
 class State:
     """Which member holds each partition (``member_of``, -1 = nobody yet), and per member its load (scaled:
     :attr:`Problem.scale`; callers pass a partition's own load), partition count and the set of partitions
-    it holds (``held``)."""
+    it holds (``held``).
 
-    __slots__ = ("count", "held", "load", "member_of", "name", "scale")
+    :meth:`movable` is asked for the same few members again and again by the search and the polish while
+    only one or two of them change in between: each member's answer is kept until ``put``, ``move`` or
+    ``take_off`` changes that member (code that writes ``held`` directly calls :meth:`forget_movable`)."""
+
+    __slots__ = ("_movable", "count", "held", "load", "member_of", "name", "scale")
 
     def __init__(self, name: str, n_members: int, n_parts: int, scale: list[float]) -> None:
         self.name = name
@@ -21,6 +25,7 @@ class State:
         self.load = np.zeros(n_members, dtype=np.float64)
         self.count = np.zeros(n_members, dtype=np.int64)
         self.held: list[set[int]] = [set() for _ in range(n_members)]
+        self._movable: list[np.ndarray | None] = [None] * n_members
 
     def put(self, p: int, m: int, load: float) -> None:
         """Give unassigned partition ``p`` (of load ``load``) to member ``m``."""
@@ -28,6 +33,7 @@ class State:
         self.load[m] += load * self.scale[m]
         self.count[m] += 1
         self.held[m].add(p)
+        self._movable[m] = None
 
     def take_off(self, p: int, load: float) -> None:
         """Leave partition ``p`` (of load ``load``) unassigned."""
@@ -36,6 +42,7 @@ class State:
         self.load[m] -= load * self.scale[m]
         self.count[m] -= 1
         self.member_of[p] = -1
+        self._movable[m] = None
 
     def move(self, p: int, to: int, load: float) -> None:
         """Move partition ``p`` (of load ``load``) from its member to member ``to``."""
@@ -43,6 +50,7 @@ class State:
         self.held[m].discard(p)
         self.load[m] -= load * self.scale[m]
         self.count[m] -= 1
+        self._movable[m] = None
         self.put(p, to, load)
 
     def copy(self, name: str) -> State:
@@ -53,13 +61,23 @@ class State:
         s.load = self.load.copy()
         s.count = self.count.copy()
         s.held = [set(x) for x in self.held]
+        s._movable = list(self._movable)  # read-only arrays: shared until either side changes a member
         return s
 
     def movable(self, m: int, pinned: np.ndarray) -> np.ndarray:
-        """The partitions member ``m`` holds that are not pinned to it, in index order."""
-        parts = np.fromiter((p for p in self.held[m] if not pinned[p]), dtype=np.int64)
-        parts.sort()
+        """The partitions member ``m`` holds that are not pinned to it, in index order (read-only; ``pinned``
+        is always the problem's)."""
+        parts = self._movable[m]
+        if parts is None:
+            parts = np.fromiter((p for p in self.held[m] if not pinned[p]), dtype=np.int64)
+            parts.sort()
+            parts.flags.writeable = False
+            self._movable[m] = parts
         return parts
+
+    def forget_movable(self) -> None:
+        """Drop every kept :meth:`movable` answer (after writing ``held`` directly)."""
+        self._movable = [None] * len(self._movable)
 
     def max_load(self) -> float:
         return float(self.load.max())

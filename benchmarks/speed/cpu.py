@@ -1,0 +1,67 @@
+"""CPU time of our sticky family on the many-topic shape, in this process: for A/B runs of two trees.
+
+    .venv/bin/python benchmarks/speed/cpu.py [--root DIR] [--assignor sticky] [--calls 9]
+
+``--root`` is the tree whose ``assignors`` package is timed (default: this one), e.g. an older commit
+unpacked with ``git archive <commit> assignors benchmarks | tar -x -C DIR``; run it alternately on two
+trees. Prints one JSON line: CPU seconds (``time.process_time``) of each round-1 call in order (call 1 is
+cold), of one round 2 (every member but the first owning its round-1 result), the RSS before the first
+call, after the calls (what stays held) and at its peak, and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
+    ap.add_argument("--assignor", default="sticky")
+    ap.add_argument("--calls", type=int, default=9)
+    args = ap.parse_args()
+    sys.path.insert(0, args.root)
+    import assignors
+    from assignors import registry
+    from benchmarks.speed.cases import cases
+    from benchmarks.speed.child import _rss, _snapshot
+
+    case = next(c for c in cases(False) if c.name == "many-topics-r1")
+    spec = {"assignor": args.assignor, "topics": case.topics, "partitions": case.partitions,
+            "consumers": case.consumers, "subscription": case.subscription}
+    fn = registry.get(args.assignor)
+    snap = _snapshot(spec)
+    base = _rss()
+    rounds_1 = []
+    for _ in range(args.calls):
+        started = time.process_time()
+        result = fn(snap)
+        rounds_1.append(time.process_time() - started)
+        if len(rounds_1) < args.calls:
+            del result  # not while the next call is timed (as benchmarks.speed.child)
+    owned = {m.member_id: result[m.member_id] for m in snap.members[1:]}
+    second = _snapshot(spec, owned)
+    del result, owned
+    started = time.process_time()
+    fn(second)
+    round_2 = time.process_time() - started
+    del second
+    gc.collect()
+    print(json.dumps({
+        "root": str(Path(assignors.__file__).resolve().parents[1]), "assignor": args.assignor,
+        "round1_s": [round(x, 4) for x in rounds_1], "round2_s": round(round_2, 4),
+        "rss_base_mib": base >> 20, "rss_held_mib": _rss() >> 20,
+        "rss_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10,
+        "load": [round(x, 2) for x in os.getloadavg()],
+    }))
+
+
+if __name__ == "__main__":
+    main()

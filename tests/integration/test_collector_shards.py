@@ -74,7 +74,9 @@ class CollectorProcess:
         return None
 
     def output(self) -> str:
-        return "\n".join(line for _, line in self.lines[-30:])
+        """Its first lines (start-up, joining) and its last ones."""
+        lines = [line for _, line in self.lines]
+        return "\n".join(lines if len(lines) <= 40 else [*lines[:20], "...", *lines[-20:]])
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -175,11 +177,24 @@ def test_three_collectors_share_the_groups_and_one_killed_hands_its_shards_over(
     except BaseException:
         for c in collectors:
             print(f"--- collector {c.k} (exit {c.proc.poll()}):\n{c.output()}")
+        print(f"--- the coordination group as the broker sees it: {_described(cfg, f'rebalancer.collectors.{name}')}")
         raise
     finally:
         reader.close()
         for c in collectors:
             c.stop()
+
+
+def _described(cfg, group: str) -> object:
+    """The group's state and members (client id, host, assignment) from the broker, for a failure's output."""
+    try:
+        admin = kafka_clients.admin(cfg)
+        try:
+            return admin.describe_consumer_groups([group])
+        finally:
+            admin.close()
+    except Exception as e:  # only diagnostics: never hide the test's own failure
+        return f"describe failed: {e!r}"
 
 
 def _counting(admin) -> Counter:

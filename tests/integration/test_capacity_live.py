@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -26,19 +25,12 @@ from streaming.apply.feed import RecommendationFeed
 from streaming.dev.demo.loop import loop_config, stop_query
 from streaming.job import query as job_query
 
+from .java_client import wait_for
+
 pytestmark = pytest.mark.integration
 
 SLOW = 0
 """the consumer index the workload gives 60/s (1 : 1.5 : 3)"""
-
-
-def wait_until(f: Callable[[], Any], timeout_s: float, every_s: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := f():
-            return value
-        time.sleep(every_s)
-    return None
 
 
 def owned(g: BenchGroup) -> dict[int, set[tuple[str, int]]]:
@@ -64,7 +56,7 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
         assert feed.wait_ready(60)
         g.create_topics([n.node_id for n in kafka_cluster.nodes])
         g.start_consumers()
-        assert wait_until(g.assigned, 120), g.describe()
+        wait_for(g.assigned, 120, 0.2, "every partition on a running member")
         # before any recommendation: the fallback balances records, as Kafka's assignors do (4 each)
         assert sorted(len(tps) for tps in owned(g).values()) == [4, 4, 4], owned(g)
 
@@ -80,12 +72,11 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
             return next((r for r in list(recs) if r["version"] in versions
                          and (r.get("load_model") or {}).get("members")), None)
 
-        rec = wait_until(applied, 240)
-        assert rec is not None, f"none applied on measured capacities; seen: {[r.get('triggers') for r in recs]}"
+        rec = wait_for(applied, 240, 0.2, "a recommendation decided on measured capacities, applied")
         assert query.exception() is None
         at_s = time.monotonic() - t0
         wanted = {g.index_of[e["client_id"]]: {(t, p) for t, p in e["partitions"]} for e in rec["assignment"]}
-        assert wait_until(lambda: owned(g) == wanted, 60), (owned(g), wanted)
+        wait_for(lambda: owned(g) == wanted, 60, 0.2, "the group on the recommended assignment")
         assert not g.failures(), g.failures()
     finally:
         with contextlib.ExitStack() as cleanup:

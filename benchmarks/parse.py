@@ -1,14 +1,16 @@
 """The job's first step alone: Kafka read and validation, timed apart from the stateful step and the writes.
 
-    python -m benchmarks.parse [--groups 1000 --partitions 100 --polls 10] [--save]
+    python -m benchmarks.parse [--groups 1000 --partitions 100 --polls 10] [--dense] [--save]
 
-One broker on loopback gets ``polls`` polls of every group's lag events (as the collector encodes them);
+One broker on loopback gets ``polls`` polls of every group's lag events (as the collector encodes them: one
+``lag`` event per partition, or with ``--dense`` one ``lag_dense`` event per group and poll);
 then each variant below reads all of them as a batch query into Spark's ``noop`` sink, three times, and
 the median is reported:
 
 - ``kafka read``: the records only (the floor);
 - ``validate (fast path)``: :func:`streaming.job.validate.parse` as the job runs it;
-- ``validate (general path)``: the same with ``fast_path=False``: every record parsed as a VARIANT;
+- ``validate (general path)``: the same with ``fast_path=False``: every record parsed as a VARIANT (for
+  ``lag_dense`` events, the job before its fast path);
 - ``validate + shuffle``: the fast path and the job's exchange by bucket of groups, sorted within partitions.
 
 CPU per event is the wall time times the local cores, over the events (2 cores here: Spark, the broker and
@@ -39,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--polls", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--dense", action="store_true", help="lag_dense events (one per group and poll)")
     ap.add_argument("--save", action="store_true", help=f"append the report to {RESULTS}")
     return ap
 
@@ -78,7 +81,7 @@ def _time_variants(variants: dict[str, Any], events: int, repeats: int, cores: i
             times.append(time.perf_counter() - start)
         medians[name] = m = statistics.median(times)
         lines.append(f"{name}: {m:.2f}s for {events:,} events ({events / m:,.0f}/s, "
-                     f"{m * cores / events * 1e6:.1f} us CPU per event)")
+                     f"{m * cores / events * 1e6:.1f} us CPU per event; runs {', '.join(f'{t:.2f}' for t in times)})")
         print(lines[-1], flush=True)
     floor = medians["kafka read"]
     fast, general = medians["validate (fast path)"] - floor, medians["validate (general path)"] - floor
@@ -99,14 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="rebalancer-parse-"))
     cores = os.cpu_count() or 1
     lines = [f"benchmarks.parse {time.strftime('%Y-%m-%d %H:%M')}: {args.groups}x{args.partitions}, {args.polls} "
-             f"polls, local[2] on {cores} cores, median of {args.repeats}"]
+             f"polls{' as lag_dense events' if args.dense else ''}, local[2] on {cores} cores, median of "
+             f"{args.repeats}, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
     with KafkaCluster(brokers=1, base_dir=work / "kafka") as cluster:
         cfg = bench_config(cluster, work)
         spark = get_spark(cfg)
         try:
             scale = Scale(args.groups, args.partitions)
             cfg = keyed(cfg, scale, 64, "")
-            write_scale(spark, cfg, scale, args.polls)
+            write_scale(spark, cfg, scale, args.polls, dense=args.dense)
             variants, events = _variants(spark, cfg)
             _time_variants(variants, events, args.repeats, cores, lines)
         finally:

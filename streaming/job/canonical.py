@@ -1,5 +1,6 @@
-"""Validation's fast path: the collector's own lag events read from their text, without a JSON parse.
+"""Validation's fast paths: the collector's own lag events read from their text, without a VARIANT.
 
+**lag.**
 A lag event byte for byte as :func:`streaming.contracts.events.encode` writes it (compact, the fields in
 :data:`~streaming.contracts.events.LAG_FIELDS`' order, no escapes in the strings) is recognised by one regex over
 the text (:data:`CANONICAL_LAG`) and its values are cut out of it: no JSON parse, no VARIANT. The regex admits
@@ -19,6 +20,15 @@ that), and the text ends in ``e}`` exactly when ``no_commit`` (``true``/``false`
 field order (:data:`PIECES`), never written down. One split copies each piece once; cutting each field with
 substring_index scanned the text from its start for every field (a third of the validation's time, 1.18 s
 against 0.81 s for a million events).
+
+**lag_dense.** A text that starts as the collector's do (:data:`DENSE_PREFIX`) is read with ``from_json`` into
+:data:`DENSE_SCHEMA` (typed arrays) and kept when ``to_json`` of what was read gives the text back, byte for byte
+(:func:`dense_read`). The round trip is the proof of exactness: a text that is exactly the JSON of some values means
+those values, however lenient the reader was on the way (a ``1.0``, an integer past 2^63, a duplicate key, a
+number where a string belongs, trailing text, an explicit null or an unknown field all fail to come back the same
+and take the general path). Every rule then runs on the values read (strings keep their JSON escapes' meaning:
+the group's control characters are checked as on any record). Cost, 20,000 texts of 100 partitions on 2 cores:
+from_json and to_json ~25 us a record against ~230 us for parsing the VARIANT and reading its three arrays.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streaming.contracts.events import LAG, LAG_FIELDS, LOG_START
+from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LAG_FIELDS, LOG_START, LOG_STARTS
 
 _DIGITS = "(?:0|[1-9][0-9]{0,%d})"
 _STRING_VALUES = {"type": f'"{LAG}"', "group": r'"[^"\\\x00-\x1f\x7f]+"', "topic": r'"[a-zA-Z0-9._-]{1,249}"'}
@@ -84,3 +94,34 @@ def canonical_kind(name: str) -> Column:
     if name == LOG_START:
         return F.when(F.expr(_HAS_LOG_START), F.lit("BIGINT"))
     return F.lit(LAG_KINDS.get(name)).cast("string")
+
+
+DENSE_TYPES = {"type": "string", "ts": "bigint", "group": "string", "topic": "string",
+               **{a: "array<bigint>" for a in DENSE_ARRAYS}, "no_commit": "array<boolean>", LOG_STARTS: "array<bigint>"}
+"""A ``lag_dense`` event's fields in the order :func:`streaming.contracts.events.dense_lag_event` writes them."""
+DENSE_COMMON = ("type", "ts", "group", "topic")
+"""The fields a ``lag_dense`` event shares with every event (the rest are its arrays)."""
+DENSE_SCHEMA = "struct<" + ", ".join(f"`{n}`: {t}" for n, t in DENSE_TYPES.items()) + ">"
+DENSE_PREFIX = f'{{"type":"{LAG_DENSE}",'
+
+
+def dense_read(value_str: Column, eligible: Column) -> Column:
+    """An ``eligible`` text that starts as a ``lag_dense`` event, read into :data:`DENSE_SCHEMA` (null for others);
+    :func:`is_exact` tells whether to trust it."""
+    return F.when(eligible & value_str.startswith(DENSE_PREFIX), F.from_json(value_str, DENSE_SCHEMA))
+
+
+def is_exact(read: Column, value_str: Column) -> Column:
+    """The text is exactly the JSON of what :func:`dense_read` read from it (never null)."""
+    return F.coalesce(F.to_json(read) == value_str, F.lit(False))
+
+
+def dense_kind(read: Column, name: str) -> Column:
+    """The JSON type of field ``name`` of an exact ``lag_dense`` text, as ``schema_of_variant`` names it (null:
+    absent). An array is named by its declared type even when its entries are all null (``schema_of_variant``
+    would say ``ARRAY<VOID>``): validation tells the two apart only to walk such a record entry by entry, which a
+    null entry makes it do either way."""
+    if name not in DENSE_TYPES:
+        return F.lit(None).cast("string")
+    kind = F.lit(DENSE_TYPES[name].upper())
+    return kind if name in (*DENSE_COMMON, *DENSE_ARRAYS) else F.when(read[name].isNotNull(), kind)

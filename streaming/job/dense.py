@@ -17,10 +17,11 @@ this module checks the rest in two steps:
    (the record does not say which reading is the partition's, and rejecting all of them does not depend on the
    order of the entries).
 
-Cost. The collector's records are all good: a record whose arrays are all integers (its whole shape, known from
-one ``schema_of_variant``) passes a handful of array functions (sizes, min, max, distinct, one ``zip_with`` for
-end >= committed) and leaves as one row. Only a record that fails them is walked entry by entry, in partition
-order (one sort: repeats sit side by side, so finding them is linear).
+Cost. The collector's records are all good, and read without a VARIANT (:func:`streaming.job.canonical.dense_read`:
+typed arrays); any other record whose arrays are all integers (its whole shape, known from one
+``schema_of_variant``) is as cheap from there. Such a record passes a handful of array functions (sizes, min, max,
+distinct, one ``zip_with`` for end >= committed: the only lambda) and leaves as one row. Only a record that fails
+them is walked entry by entry, in partition order (one sort: repeats sit side by side, so finding them is linear).
 
 What leaves (the columns :func:`streaming.job.validate.parse` adds): ``readings``, the good entries packed as
 :data:`streaming.state.ingest.READINGS` says, ``log_starts`` their log start offsets (null when the record has
@@ -38,6 +39,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START, LOG_STARTS, OPTIONAL_ARRAYS
+from streaming.job.canonical import dense_kind
 
 INT_MAX = 2**31 - 1
 NAMES = {"partitions": "partition", "committed_offsets": "committed_offset", "end_offsets": "end_offset",
@@ -57,21 +59,24 @@ def _c(name: str) -> Column:
 
 
 def columns(df: DataFrame, kind: Callable[[str], Column], dense: Column,
-            shape: Callable[[dict[str, str]], Column]) -> DataFrame:
+            shape: Callable[[dict[str, str]], Column], exact: Column, read: Column) -> DataFrame:
     """Adds, for ``lag_dense`` records, ``d_k_<array>`` (each array's JSON kind; ``kind(path)`` reads one, unless
     the record's ``shape`` is one of :data:`HOT_SHAPES`, ``shape(kinds)`` telling), ``d_<array>`` (as longs: null
     when not an array, an entry null when not an integer that fits; the log starts too), ``d_v_no_commit`` (its
-    entries as VARIANTs) and ``d_n`` (the partitions' count)."""
+    entries as VARIANTs) and ``d_n`` (the partitions' count). A record read ``exact`` by the fast path
+    (:func:`streaming.job.canonical.dense_read`) has no VARIANT: its arrays and kinds come from ``read``."""
     def kind_of(name: str) -> Column:
-        out = F.when(~dense, F.lit(None).cast("string"))
+        out = F.when(~dense, F.lit(None).cast("string")).when(exact, dense_kind(read, name))
         for kinds in HOT_SHAPES:
             out = out.when(shape(kinds), F.lit(kinds.get(name)).cast("string"))
         return out.otherwise(kind(f"$.{name}"))
 
+    # an exact record's flags as VARIANTs only when it has them (a partition that never committed): rare
+    flags_v = F.coalesce(F.col("v"), F.when(exact & read["no_commit"].isNotNull(), F.try_parse_json("value_str")))
     df = df.select("*", *(kind_of(a).alias(f"d_k_{a}") for a in (*DENSE_ARRAYS, *OPTIONAL_ARRAYS)),
-                   F.when(dense, F.try_variant_get("v", "$.no_commit", "array<variant>")).alias("d_v_no_commit"),
-                   *(F.when(dense, F.try_variant_get("v", f"$.{a}", "array<bigint>")).alias(f"d_{a}")
-                     for a in (*DENSE_ARRAYS, LOG_STARTS)))
+                   F.when(dense, F.try_variant_get(flags_v, "$.no_commit", "array<variant>")).alias("d_v_no_commit"),
+                   *(F.when(dense, F.when(exact, read[a]).otherwise(F.try_variant_get("v", f"$.{a}", "array<bigint>")))
+                     .alias(f"d_{a}") for a in (*DENSE_ARRAYS, LOG_STARTS)))
     return df.select("*", F.size(_c("partitions")).alias("d_n"))
 
 
@@ -112,13 +117,21 @@ def _clean() -> Column:
     flags = F.coalesce(_c("k_no_commit").isin("VOID", "ARRAY<BOOLEAN>", "ARRAY<VOID>"), F.lit(True))
     s = _c(LOG_STARTS)
     starts = F.coalesce(_c(f"k_{LOG_STARTS}") == "VOID", F.lit(True)) | F.coalesce(
-        (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & (F.size(F.array_compact(s)) == _c("n")) & (F.array_min(s) >= 0)
+        (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & _no_null_nor_negative(s)
         & (F.array_min(F.zip_with(e, s, lambda x, y: x - y)) >= 0), F.lit(False))
-    values = (F.size(F.array_compact(p)) == _c("n")) & (F.size(F.array_compact(c)) == _c("n")) \
-        & (F.size(F.array_compact(e)) == _c("n")) & (F.array_min(p) >= 0) & (F.array_max(p) <= INT_MAX) \
-        & (F.size(F.array_distinct(p)) == _c("n")) & (F.array_min(c) >= 0) \
+    values = _no_null_nor_negative(p) & _no_null_nor_negative(c) & _no_null_nor_negative(e) \
+        & (F.array_max(p) <= INT_MAX) & (F.size(F.array_distinct(p)) == _c("n")) \
         & (F.array_min(F.zip_with(e, c, lambda x, y: x - y)) >= 0)
     return F.coalesce(kinds & flags & starts & values, F.lit(False))
+
+
+def _no_null_nor_negative(x: Column) -> Column:
+    """Every entry of the non-empty array ``x`` is a number >= 0 (null or false otherwise).
+
+    Without a lambda (``array_compact`` is one, interpreted per entry: ~15 us a 100-entry array): ``arrays_overlap``
+    with ``[-1]`` is null exactly when ``x`` holds a null and no -1, true when it holds a -1, and ``array_min`` (which
+    skips nulls) rules out every negative entry, -1 included."""
+    return F.arrays_overlap(x, F.array(F.lit(-1).cast("bigint"))).isNotNull() & (F.array_min(x) >= 0)
 
 
 def _is_int(x: Column) -> Column:
@@ -178,7 +191,9 @@ def checked(df: DataFrame, shape_ok: Column, raw_chars: int) -> DataFrame:
     cut to."""
     df = df.select("*", F.when(shape_ok, _clean()).alias("d_clean"))
     walked = shape_ok & ~_c("clean")
-    df = df.select("*", *(F.when(walked, F.try_variant_get("v", f"$.{a}", "array<variant>")).alias(f"d_v_{a}")
+    # a record read by the fast path has no VARIANT: one is parsed for the few that must be walked
+    df = df.select("*", F.when(walked, F.coalesce(F.col("v"), F.try_parse_json("value_str"))).alias("d_v"))
+    df = df.select("*", *(F.when(walked, F.try_variant_get(_c("v"), f"$.{a}", "array<variant>")).alias(f"d_v_{a}")
                           for a in (*DENSE_ARRAYS, LOG_STARTS)))
     df = df.select("*", F.when(walked, _walk()).alias("d_walk"))
     return df.select("*", F.when(shape_ok, _readings()).alias("d_readings"),

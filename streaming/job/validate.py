@@ -32,8 +32,8 @@ or null; the rules and their reason strings are all in this module, in the order
   ``0 <= part < parts <= MAX_PARTS``;
 - last, a lag event from the lag topic, a metadata event from the metadata topic (a row's type gives its topic).
 
-The collector's ``lag`` events take a fast path (:mod:`streaming.job.canonical`), judged by the same rules;
-anything else is parsed as a VARIANT. Event time: ``ts`` may lag its Kafka timestamp by any amount (an old
+The collector's ``lag`` and ``lag_dense`` events take fast paths (:mod:`streaming.job.canonical`), judged by the
+same rules; anything else is parsed as a VARIANT. Event time: ``ts`` may lag its Kafka timestamp by any amount (an old
 event can only be late) but lead it by at most ``max_clock_skew_s``, so one bad clock cannot carry the
 watermark into the future; late rows are the stateful step's to reject (reason ``late``).
 """
@@ -46,9 +46,9 @@ from pyspark.sql import functions as F
 from streaming.contracts import events
 from streaming.contracts.event_parts import MAX_PARTS
 from streaming.contracts.events import LAG, LOG_START, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
+from streaming.job import canonical as fast
 from streaming.job import dense
 from streaming.job import variant_fields as vf
-from streaming.job.canonical import CANONICAL_LAG, LAG_KINDS, canonical_kind, canonical_pieces, canonical_value
 from streaming.state.ingest import LOG_STARTS, READINGS
 
 INT_MAX = 2**31 - 1
@@ -79,7 +79,7 @@ _STRINGS = ("type", "group", "topic", "protocol")
 _BOOLEANS = ("no_commit",)
 _VALUES = "struct<" + ", ".join(
     f"{n}: {'string' if n in _STRINGS else 'boolean' if n in _BOOLEANS else 'bigint'}" for n in _SCALARS) + ">"
-_HOT_SHAPES = [LAG_KINDS | flag | start for flag in ({}, {"no_commit": "BOOLEAN"})
+_HOT_SHAPES = [fast.LAG_KINDS | flag | start for flag in ({}, {"no_commit": "BOOLEAN"})
                for start in ({}, {LOG_START: "BIGINT"})]
 
 def _shape(kinds: dict[str, str]) -> str:
@@ -100,16 +100,20 @@ def _fields(df: DataFrame) -> DataFrame:
     canonical = F.col("canonical")
     df = df.select("*", F.schema_of_variant("v").alias("shape"), vf.get("v", "$", _VALUES).alias("values"))
 
+    exact, read = F.col("exact_dense"), F.col("dense_read")
+
     def kind(name: str) -> Column:
         slow = F.schema_of_variant(vf.get("v", f"$.{name}"))
-        out = F.when(canonical, canonical_kind(name))
+        out = F.when(canonical, fast.canonical_kind(name)).when(
+            exact, fast.dense_kind(read, name) if name in fast.DENSE_COMMON else F.lit(None).cast("string"))
         for kinds in _HOT_SHAPES:
             out = out.when(F.col("shape") == _shape(kinds), F.lit(kinds.get(name)).cast("string"))
         return out.otherwise(slow)
 
     def value(name: str, general: Column) -> Column:
-        fast = canonical_value(name)
-        return general if fast is None else F.when(canonical, fast).otherwise(general)
+        lag = fast.canonical_value(name)
+        general = general if lag is None else F.when(canonical, lag).otherwise(general)
+        return F.when(exact, read[name] if name in fast.DENSE_COMMON else F.lit(None)).otherwise(general)
 
     df = df.select("*", *(kind(n).alias(f"k_{n}") for n in _SCALARS))
     expected = {n: "STRING" if n in _STRINGS else "BOOLEAN" if n in _BOOLEANS else "BIGINT" for n in _SCALARS}
@@ -125,7 +129,7 @@ def _fields(df: DataFrame) -> DataFrame:
         F.when(_x("type") == MEMBERS, vf.as_list("v", "$.members")).alias("x_members"),
         F.when(_x("type") == PARTITIONS, vf.as_list("v", "$.partitions")).alias("x_partitions"),
     ).transform(lambda d: dense.columns(d, lambda path: vf.kind("v", path), _x("type") == events.LAG_DENSE,
-                                        lambda kinds: F.col("shape") == _shape(kinds)))
+                                        lambda kinds: F.col("shape") == _shape(kinds), exact, read))
 
 
 def _field(name: str, type_name: str, ok: Column) -> Column:
@@ -270,6 +274,11 @@ def _trailing(value_str: Column) -> Column:
         (n != 1) & (n != closing(F.regexp_replace(F.col("v").cast("string"), _JSON_STRING, "s")))))
 
 
+def _read_fast() -> Column:
+    """Read by a fast path (:mod:`streaming.job.canonical`): the text is proven JSON, the object alone."""
+    return F.col("canonical") | F.col("exact_dense")
+
+
 def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) -> Column:
     ts, group = _x("ts"), _x("group")
     kafka_ms = F.unix_millis("timestamp")
@@ -280,13 +289,13 @@ def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) 
         F.when(F.length("value") > max_value_bytes,
                F.format_string("value of %d bytes exceeds %d", F.length("value"), F.lit(max_value_bytes))),
         F.when(~F.col("utf8"), F.lit("value is not valid UTF-8")),
-        F.when(~F.col("canonical") & F.col("v").isNull(),
+        F.when(~_read_fast() & F.col("v").isNull(),
                # the lenient parse accepts duplicate keys (not NaN, not broken syntax): it tells the two apart
                F.when(~F.coalesce(F.json_array_length(F.concat(F.lit("["), "value_str", F.lit("]"))) == 1,
                                   F.lit(False)), F.lit("not valid JSON"))
                .when(starts_object, F.lit("duplicate key"))),
         F.when(~starts_object, F.lit("not a JSON object")),
-        F.when(~F.col("canonical") & _trailing(F.col("value_str")), F.lit("trailing data after the JSON object")),
+        F.when(~_read_fast() & _trailing(F.col("value_str")), F.lit("trailing data after the JSON object")),
         _field("type", "a string", _x("type").isNotNull()),
         F.when(~_x("type").isin(*TYPES), F.format_string("unknown type %s", F.substring(_x("type"), 1, 40))),
         _field("ts", "an integer (epoch ms)", ts.isNotNull()),
@@ -316,15 +325,16 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     their log start offsets (a ``lag`` event's one; null when the event carries none). ``detail``
     (JSON): a metadata event's fields, a rejected record's :data:`REJECTED_SCHEMA`, a list of those for a
     ``lag_dense`` event's bad entries (:mod:`streaming.job.dense`). Few columns: every one costs per batch."""
-    checked = _fields(canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
+    checked = _fields(fast.canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
         "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
     return _narrow(dense.checked(checked, F.col("reject_reason").isNull() & (_x("type") == events.LAG_DENSE),
                                  RAW_VALUE_CHARS))
 
 
 def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
-    """Each record's text (none when too large), whether it is UTF-8, whether it is canonical (the fast
-    path, :mod:`streaming.job.canonical`) and otherwise its parsed VARIANT."""
+    """Each record's text (none when too large), whether it is UTF-8, whether a fast path reads it
+    (:mod:`streaming.job.canonical`: ``canonical``, a lag event; ``exact_dense``, a lag_dense event, with its values
+    in ``dense_read``) and otherwise its parsed VARIANT."""
     fits = F.col("value").isNotNull() & (F.length("value") <= max_value_bytes)
     return raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
@@ -332,9 +342,14 @@ def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
         F.when(fits, F.col("value").cast("string")).alias("value_str"),
     ).withColumn("utf8", F.is_valid_utf8("value_str")).withColumn(
         # fast_path=False: every record through the general path (the tests compare the two)
-        "canonical", F.coalesce(F.col("utf8") & F.col("value_str").rlike(CANONICAL_LAG), F.lit(False))
+        "canonical", F.coalesce(F.col("utf8") & F.col("value_str").rlike(fast.CANONICAL_LAG), F.lit(False))
         if fast_path else F.lit(False),
-    ).withColumn("v", F.when(~F.col("canonical") & F.col("utf8"), F.try_parse_json("value_str")))
+    ).withColumn(
+        # a separate column: the round trip below and the reads use one from_json (a costly expression is not inlined)
+        "dense_read", fast.dense_read(F.col("value_str"), F.col("utf8") & ~F.col("canonical"))
+        if fast_path else F.lit(None).cast(fast.DENSE_SCHEMA),
+    ).withColumn("exact_dense", fast.is_exact(F.col("dense_read"), F.col("value_str"))).withColumn(
+        "v", F.when(~F.col("canonical") & ~F.col("exact_dense") & F.col("utf8"), F.try_parse_json("value_str")))
 
 
 def _narrow(checked: DataFrame) -> DataFrame:

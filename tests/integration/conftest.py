@@ -81,24 +81,28 @@ def topic_with_records(cfg: config.Config, name: str, partitions: int, records: 
 
 
 def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int], timeout_s: float = 60.0) -> None:
-    """Commit ``offsets`` ((topic, partition) -> offset) for ``group``, retried while its coordinator is not up
-    yet (a fresh cluster loads ``__consumer_offsets`` for a few seconds)."""
+    """Commit ``offsets`` ((topic, partition) -> offset) for ``group``, retried while any partition's commit fails
+    with a retriable error (a fresh cluster loads ``__consumer_offsets`` for a few seconds; a broker may not know a
+    new topic yet). OffsetCommit reports every error per partition, and kafka-python's admin returns them rather
+    than raising: a commit that is not checked can fail silently, leaving the group missing."""
     import time
 
     from kafka import TopicPartition
-    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NotCoordinatorError
+    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NoError, NotCoordinatorError
     from kafka.structs import OffsetAndMetadata
 
     wanted = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            admin.alter_group_offsets(group, wanted)
+            failed = {tp: e for tp, e in admin.alter_group_offsets(group, wanted).items() if e is not NoError}
+        except (CoordinatorNotAvailableError, NotCoordinatorError, CoordinatorLoadInProgressError) as e:
+            failed = {None: type(e)}
+        if not failed:
             return
-        except (CoordinatorNotAvailableError, NotCoordinatorError, CoordinatorLoadInProgressError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+        if time.monotonic() > deadline or not all(getattr(e, "retriable", False) for e in failed.values()):
+            raise AssertionError(f"committing offsets of group {group} failed: {failed}")
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from streaming.contracts import events as ev
-from streaming.dev import fuzz
+from streaming.dev import contract, fuzz
 from streaming.job import canonical, validate
 
 LAG_TOPIC, META_TOPIC = "rebalancer.lag", "rebalancer.metadata"
@@ -65,6 +65,46 @@ def _edges() -> list[tuple[str, str, str | None]]:
     return rows
 
 
+def _dense(ts=NOW, group="g", topic="t0", partitions=(0, 1, 2), committed=(5, 6, 7), ends=(9, 9, 9),
+           **more: object) -> str:
+    """A lag_dense text as the collector's encoding lays it out, with any field's JSON written verbatim
+    (``contract.Raw``), repeated (``contract.Pairs``) or added."""
+    def listed(x: object) -> object:
+        return list(x) if isinstance(x, tuple) else x
+
+    fields = {"type": "lag_dense", "ts": ts, "group": group, "topic": topic, "partitions": listed(partitions),
+              "committed_offsets": listed(committed), "end_offsets": listed(ends)} | more
+    return contract.to_json(fields)
+
+
+def _dense_edges() -> list[str]:
+    """lag_dense texts at and just past what the fast path's round trip takes (streaming.job.canonical)."""
+    raw, big, long_max = contract.Raw, 2**63, 2**63 - 1
+    return [
+        _dense(), _dense(no_commit=[True, False, False]), _dense(log_start_offsets=[0, 6, 9]),
+        _dense(no_commit=[False, True, None], log_start_offsets=[0, 0, 10]),
+        _dense(log_start_offsets=[0, 0, 0], no_commit=[True, True, True]),  # not the collector's order
+        _dense(partitions=[0, 2**31 - 1, 2**31], committed=[0, 0, long_max], ends=[0, long_max, long_max]),
+        _dense(committed=[raw(str(big)), 1, 1]), _dense(ends=[raw("9.0"), 9, 9]), _dense(ends=[raw("1e400"), 9, 9]),
+        _dense(partitions=[raw("-0"), 1, 2]), _dense(partitions=[raw("01"), 1, 2]), _dense(partitions=["0", 1, 2]),
+        _dense(partitions=[0, None, 2]), _dense(committed=[None, None, None]), _dense(no_commit=None),
+        _dense(log_start_offsets=None), _dense(no_commit=[]), _dense(log_start_offsets=[None, None, None]),
+        _dense(partitions=[1, 1, 2]), _dense(committed=[10, 6, 7]), _dense(log_start_offsets=[0, 10, 0]),
+        _dense(partitions=[], committed=[], ends=[]), _dense(partitions=[0, 1]), _dense(partitions=5),
+        _dense(partitions=[[0], 1, 2]), _dense(no_commit=["true", 0, 1]), _dense(extra=1),
+        _dense(ts=raw("1.0")), _dense(ts=0), _dense(ts=NOW + SKEW_MS + 1), _dense(group=1), _dense(group=""),
+        _dense(group="é☃"), _dense(group="tab\there"), _dense(group="q\"uote"), _dense(topic=".."), _dense(topic="t 1"),
+        _dense(topic="a" * 250), _dense() + " ", _dense() + "\n", " " + _dense(), _dense() + "}", _dense() + "x",
+        _dense().replace('"ts":', '"ts": '), _dense().replace("[0,1,2]", "[0, 1, 2]"),
+        contract.to_json(contract.Pairs([("type", "lag_dense"), ("ts", NOW), ("ts", NOW), ("group", "g"),
+                                         ("topic", "t0"), ("partitions", [0]), ("committed_offsets", [1]),
+                                         ("end_offsets", [2])])),
+        _dense(partitions=[raw("1" * 2000)]), _dense(committed=[raw("[" * 3000 + "]" * 3000), 6, 7]),
+        _dense(partitions=list(range(5000)), committed=[7] * 5000, ends=[long_max] * 5000),
+        _dense().replace('"lag_dense"', '"lag_dense2"'), _dense().replace("lag_dense", "LAG_DENSE"),
+    ]
+
+
 def _group_of(text: str) -> str | None:
     try:
         return str(json.loads(text)["group"])
@@ -86,11 +126,25 @@ def corpus(spark):
         records.append((r.key, r.value, LAG_TOPIC if r.role == fuzz.LAG_ROLE else META_TOPIC))
     for text, topic, key in _edges():
         records.append((None if key is None else key.encode(), text.encode(), topic))
+    for text in _dense_edges():
+        group = _group_of(text)
+        records += [(None if group is None else str(group).encode(), text.encode(), LAG_TOPIC),
+                    (None, text.encode(), META_TOPIC)]
     rng = random.Random(7)
     for i in range(300):  # the collector's own events, as encode writes them
         event = ev.lag_event(NOW - rng.randrange(0, 10**6), f"group-{i % 17}", f"topic.{i % 5}", rng.randrange(0, 64),
                              c := rng.randrange(0, 10**12), e := c + rng.randrange(0, 10**6), i % 9 == 0,
                              rng.randrange(0, e + 1) if i % 2 else None)
+        key, value = ev.encode(event)
+        records.append((key, value, LAG_TOPIC))
+    for i in range(60):  # and its lag_dense events
+        n = rng.randrange(1, 40)
+        committed = [rng.randrange(0, 10**15) for _ in range(n)]
+        ends = [c + rng.randrange(0, 10**6) for c in committed]
+        event = ev.dense_lag_event(NOW - rng.randrange(0, 10**6), f"group-{i % 17}", f"topic.{i % 5}",
+                                   rng.sample(range(10**4), n), committed, ends,
+                                   [rng.random() < 0.1 for _ in range(n)] if i % 3 == 0 else None,
+                                   [rng.randrange(0, e + 1) for e in ends] if i % 2 else None)
         key, value = ev.encode(event)
         records.append((key, value, LAG_TOPIC))
     records.append((b"g", b"\xff" + _canonical().encode()[1:], LAG_TOPIC))  # not UTF-8
@@ -116,13 +170,29 @@ def test_the_fast_path_takes_the_collectors_events_and_some_edges(corpus):
     fast = raw.select(F.coalesce(F.col("value").cast("string").rlike(canonical.CANONICAL_LAG), F.lit(False))
                            .alias("c"), "value").collect()
     taken = {bytes(r["value"]) for r in fast if r["c"]}
-    encoded = [v for _, v, _ in records[-302:-2]]
+    encoded = [v for _, v, _ in records[-362:-62]]
     assert all(v in taken for v in encoded)  # every event the collector writes
     assert _canonical(partition=2**31).encode() in taken  # read fast, then rejected by the range rule
     assert _canonical(topic="..").encode() in taken
     assert (_canonical() + "\n").encode() not in taken  # $ would match before a final newline; \z does not
     assert _canonical(committed=10**18, end=10**18).encode() not in taken  # 19 digits: the general path
     assert _canonical(start=0, no_commit=True).encode() in taken and _canonical(start=5).encode() in taken
+
+
+def test_the_dense_fast_path_takes_the_collectors_events_and_no_text_that_differs(corpus):
+    raw, records = corpus
+    text = F.col("value").cast("string")
+    read = canonical.dense_read(text, F.lit(True))
+    rows = raw.select(canonical.is_exact(read, text).alias("exact"), read.alias("read"), "value").collect()
+    exact = {bytes(r["value"]): r["read"] for r in rows if r["exact"]}
+    assert all(v in exact for _, v, _ in records[-62:-2])  # every lag_dense event the collector writes
+    for value, read_back in exact.items():  # what is taken means what the text says
+        assert {k: v for k, v in read_back.asDict().items() if v is not None} == json.loads(value)
+    assert _dense(no_commit=[False, True, None], log_start_offsets=[0, 0, 10]).encode() in exact
+    for text_of in (_dense(committed=[contract.Raw(str(2**63)), 1, 1]), _dense(ends=[contract.Raw("9.0"), 9, 9]),
+                    _dense(partitions=["0", 1, 2]), _dense(no_commit=None), _dense(extra=1), _dense() + " ",
+                    _dense(group=1), _dense(log_start_offsets=[0, 0, 0], no_commit=[True, True, True])):
+        assert text_of.encode() not in exact, text_of
 
 
 def test_canonical_edge_cases_are_judged_by_the_rules(corpus):

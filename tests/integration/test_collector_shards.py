@@ -190,7 +190,7 @@ def _described(cfg, group: str) -> object:
     try:
         admin = kafka_clients.admin(cfg)
         try:
-            return admin.describe_consumer_groups([group])
+            return admin.describe_groups([group])
         finally:
             admin.close()
     except Exception as e:  # only diagnostics: never hide the test's own failure

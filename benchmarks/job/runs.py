@@ -7,7 +7,7 @@ import statistics
 import time
 
 from streaming import config
-from streaming.contracts.tables import RECOMMENDATIONS
+from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.job import query
 
 from .configuration import Scale
@@ -53,7 +53,18 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
             "cpu_us_per_event": 1e6 * busy / rows if rows else 0.0,
         })
         print(throughput_line(scale, cfg.job.state_buckets, runs[-1]), flush=True)
+        if runs[-1]["rejected"]:
+            print(f"  rejected, by reason: {_reasons(spark, tuned)}", flush=True)
     return runs
+
+
+def _reasons(spark, cfg: config.Config) -> str:
+    """The rejected rows' reasons with their counts, the commonest first (a valid load should have none)."""
+    from pyspark.sql import functions as F
+
+    rows = (spark.read.format("delta").load(cfg.table_path(REJECTED)).groupBy("reason").count()
+            .orderBy(F.desc("count")).limit(5).collect())
+    return "; ".join(f"{r['count']:,} x {r['reason'][:120]}" for r in rows)
 
 
 SPARK_PHASES = ("latestOffset", "getBatch", "queryPlanning", "walCommit", "commitOffsets")

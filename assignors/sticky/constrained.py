@@ -52,7 +52,9 @@ class ConstrainedBuilder:
         self.expected_at_max = total % members
         """How many members end with ``max_quota``."""
         self.at_max = 0
-        self.assignment: dict[str, list[TP]] = {mid: [] for mid in owned}
+        # the lists made in member id order, the order the round robin appends to them in: its appends then
+        # walk memory forwards rather than hop between list headers made in Java's HashMap order
+        self.assignment: dict[str, list[TP]] = {mid: [] for mid in sorted(owned, key=group.member_rank.__getitem__)}
         self.given_up_by: dict[TP, str] = {}
         """Owned partitions their owner may have to revoke, and by whom."""
         self.transferring: dict[TP, str] = {}

@@ -7,11 +7,13 @@ With ``T`` partitions and ``N`` members each member ends with ``min_quota = floo
    partition number, then topic) up to a quota: the first ones visited may keep ``max_quota`` while
    members above ``min_quota`` are still wanted, later ones ``min_quota``. What they give up "may be
    revoked"; in rack mode a partition on a member whose rack holds none of its replicas is given up.
-2. :meth:`~ConstrainedBuilder.free_partitions`: the partitions nobody kept, by topic name then number.
+2. :meth:`~ConstrainedBuilder.free_partitions`: the partitions nobody kept, by topic name then number,
+   made one at a time as the next steps hand them out.
 3. :meth:`~ConstrainedBuilder.assign_same_rack` (rack mode): each free partition, rarest racks first,
    to the next member below quota on one of its replicas' racks, round robin.
 4. :meth:`~ConstrainedBuilder.assign_round_robin`: the rest round robin over members below quota
-   (sorted by member id), then one each to members at ``min_quota``, earliest to reach it first.
+   (sorted by member id), then one each to members at ``min_quota``, earliest to reach it first. Whole
+   passes over the members below quota append each partition to its member's list as it is made.
 5. :meth:`~ConstrainedBuilder.verify_unfilled`: Kafka's final consistency checks.
 
 A free partition given to a member other than the one that gave it up (or claimed twice) is
@@ -20,6 +22,9 @@ A free partition given to a member other than the one that gave it up (or claime
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
+from itertools import cycle, islice
 from operator import itemgetter
 
 import numpy as np
@@ -47,7 +52,9 @@ class ConstrainedBuilder:
         self.expected_at_max = total % members
         """How many members end with ``max_quota``."""
         self.at_max = 0
-        self.assignment: dict[str, list[TP]] = {mid: [] for mid in owned}
+        # the lists made in member id order, the order the round robin appends to them in: its appends then
+        # walk memory forwards rather than hop between list headers made in Java's HashMap order
+        self.assignment: dict[str, list[TP]] = {mid: [] for mid in sorted(owned, key=group.member_rank.__getitem__)}
         self.given_up_by: dict[TP, str] = {}
         """Owned partitions their owner may have to revoke, and by whom."""
         self.transferring: dict[TP, str] = {}
@@ -58,13 +65,14 @@ class ConstrainedBuilder:
 
     def build(self) -> tuple[dict[str, list[TP]], dict[TP, str]]:
         self.keep_owned()
-        free = self.free_partitions()
+        free, count = self.free_partitions()
         rank = self.group.member_rank
         self.below_min.sort(key=rank.__getitem__)
         self.at_min.sort(key=rank.__getitem__)
         if self.group.racks.rack_mode:
-            free = self.assign_same_rack(free)
-        self.assign_round_robin(free)
+            remaining = self.assign_same_rack(list(free))
+            free, count = iter(remaining), len(remaining)
+        self.assign_round_robin(free, count)
         self.verify_unfilled()
         return self.assignment, self.transferring
 
@@ -110,16 +118,18 @@ class ConstrainedBuilder:
             for tp in kept[keep:]:
                 self.given_up_by[tp] = mid
 
-    def free_partitions(self) -> list[TP]:
-        """Partitions nobody kept: unclaimed, given up or claimed twice; by topic, then number."""
+    def free_partitions(self) -> tuple[Iterator[TP], int]:
+        """Partitions nobody kept: unclaimed, given up or claimed twice; by topic, then number, made as
+        they are read; and how many."""
         ids = self.group.ids
         dropped = [*self.given_up_by, *self.claimed_twice]
         if not dropped and not self.claimed.any():  # nothing kept: every partition, no index needed
-            return ids.all_partitions()
+            return ids.all_partitions(), ids.total
         kept = self.claimed.copy()
         if dropped:
             kept[ids.ids(dropped)[0]] = False
-        return ids.partitions(np.flatnonzero(~kept))
+        free = np.flatnonzero(~kept)
+        return ids.partitions(free), len(free)
 
     def _give(self, tp: TP, mid: str) -> int:
         """Hand a free partition to a member; its new partition count."""
@@ -181,16 +191,17 @@ class ConstrainedBuilder:
                 remaining.append(tp)
         return remaining
 
-    def assign_round_robin(self, free: list[TP]) -> None:
+    def assign_round_robin(self, free: Iterator[TP], count: int) -> None:
         """Round robin over members below quota (a Java Iterator over a LinkedList that members leave
-        as they reach ``min_quota``), then one each to members at ``min_quota``."""
+        as they reach ``min_quota``), then one each to members at ``min_quota``. ``free`` holds
+        ``count`` partitions."""
         below_min, at_min = self.below_min, self.at_min
         min_quota, max_quota = self.min_quota, self.max_quota
-        start = self._whole_passes(free)
+        self._whole_passes(free, count)
         pos = 0
         last = -1
         at_min_head = 0  # at_min is only appended to and polled from the head from here on
-        for tp in free[start:] if start else free:
+        for tp in free:
             if pos < len(below_min):
                 mid = below_min[pos]
                 last = pos
@@ -216,33 +227,35 @@ class ConstrainedBuilder:
             elif count == max_quota:
                 self.at_max += 1
 
-    def _whole_passes(self, free: list[TP]) -> int:
+    def _whole_passes(self, free: Iterator[TP], count: int) -> None:
         """The round robin's whole passes over the members below quota, done in bulk: while every
-        member of the pass stays below ``min_quota`` the k-th one takes every ``width``-th partition.
-        Members reaching ``min_quota`` in the last pass leave for ``at_min`` in pass order. Returns
-        how many of ``free`` were handed out; the iteration goes on from the first member left."""
+        member of the pass stays below ``min_quota``, each pass hands the next ``width`` of the
+        ``count`` partitions of ``free`` one to each member in order. Members reaching ``min_quota``
+        in the last pass leave for ``at_min`` in pass order; ``free`` is left at the first partition
+        not handed out, where the iteration goes on from the first member left.
+
+        Each partition is appended to its member's list as it is made: no list of every free
+        partition, no strided slices of one. The member lists are older than the partitions, so the
+        garbage collector soon moves them out of its young generation; its young collections then
+        see only the new tuples, and no young list of a million partitions is left for the caller's
+        next collection to walk."""
         below_min, assignment, min_quota = self.below_min, self.assignment, self.min_quota
-        start = 0
-        while below_min and len(free) - start >= len(below_min):
+        while below_min and count >= len(below_min):
             width = len(below_min)
-            need = min(min_quota - len(assignment[mid]) for mid in below_min)
-            passes = min(need, (len(free) - start) // width)
-            end = start + passes * width
-            for k, mid in enumerate(below_min):
-                part = free[start + k:end:width]
-                if assignment[mid]:
-                    assignment[mid].extend(part)
-                else:  # a member that kept nothing takes the slice itself (no second copy)
-                    assignment[mid] = part
+            lists = [assignment[mid] for mid in below_min]
+            had = [len(partitions) for partitions in lists]
+            need = min_quota - max(had)
+            passes = min(need, count // width)
+            deque(map(list.append, cycle(lists), islice(free, passes * width)), maxlen=0)
+            count -= passes * width
             if self.given_up_by or self.claimed_twice:
-                for i in range(start, end):
-                    self._note_transfer(free[i], below_min[(i - start) % width])
-            start = end
+                for j in range(passes):  # in the order they were handed out
+                    for mid, partitions, n in zip(below_min, lists, had, strict=True):
+                        self._note_transfer(partitions[n + j], mid)
             if passes < need:
                 break
             self.at_min.extend(mid for mid in below_min if len(assignment[mid]) == min_quota)
             below_min[:] = [mid for mid in below_min if len(assignment[mid]) < min_quota]
-        return start
 
     def verify_unfilled(self) -> None:
         """Kafka's verifyUnfilledMembers."""

@@ -3,14 +3,16 @@
 Partition ``p`` of the ``k``-th topic in ``String.compareTo`` order has the id ``base[k] + p``; ids in
 increasing order are therefore partitions sorted by topic name, then number, the order in which the
 constrained builder hands out free partitions. Python tuples are made only for the partitions a
-result lists, and their partition numbers are shared int objects (:func:`numbers`): above 256 CPython
-would otherwise allocate an int beside every tuple of a fresh assignment.
+result lists, one at a time as the builder reads them (:meth:`PartitionIds.partitions` is lazy: a
+fresh assignment of a million partitions needs no list of them all), and their partition numbers are
+shared int objects (:func:`numbers`): above 256 CPython would otherwise allocate an int beside every
+tuple of a fresh assignment.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import repeat
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -59,18 +61,20 @@ class PartitionIds:
         exists = (number >= 0) & (number < self.counts[topic])
         return self.base[topic] + number, exists
 
-    def all_partitions(self) -> list[TP]:
-        """Every partition, by topic, then number (``partitions`` of every id)."""
-        out: list[TP] = []
-        for topic, count in zip(self.topics, self.counts.tolist(), strict=False):
-            out.extend(zip(repeat(topic), numbers(count)))
-        return out
+    def all_partitions(self) -> Iterator[TP]:
+        """Every partition, by topic, then number (``partitions`` of every id), made as they are read."""
+        counts = self.counts.tolist()
+        return chain.from_iterable(zip(repeat(topic), numbers(counts[k])) for k, topic in enumerate(self.topics))
 
-    def partitions(self, ids: np.ndarray) -> list[TP]:
-        """The partitions of ``ids`` (increasing), as ``(topic, partition)`` tuples in that order."""
-        out: list[TP] = []
+    def partitions(self, ids: np.ndarray) -> Iterator[TP]:
+        """The partitions of ``ids`` (increasing), as ``(topic, partition)`` tuples in that order, made as
+        they are read."""
+        return chain.from_iterable(self._topic_runs(ids))
+
+    def _topic_runs(self, ids: np.ndarray) -> Iterator[Iterator[TP]]:
+        """The partitions of ``ids`` (increasing), one iterator per topic."""
         if not len(ids):
-            return out
+            return
         bounds = np.searchsorted(ids, self.base[1:len(self.topics)], side="left").tolist()
         start = 0
         for k, end in enumerate([*bounds, len(ids)]):
@@ -78,8 +82,7 @@ class PartitionIds:
                 continue
             topic, count = self.topics[k], int(self.counts[k])
             if end - start == count:
-                out.extend(zip(repeat(topic), numbers(count)))
+                yield zip(repeat(topic), numbers(count))
             else:
-                out.extend(zip(repeat(topic), (ids[start:end] - self.base[k]).tolist()))
+                yield zip(repeat(topic), (ids[start:end] - self.base[k]).tolist())
             start = end
-        return out

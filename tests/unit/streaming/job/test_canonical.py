@@ -41,3 +41,18 @@ def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, comm
 def test_the_builder_writes_the_contract_order():
     assert tuple(ev.lag_event(1, "g", "t", 0, 1, 2, no_commit=True)) == (*ev.LAG_FIELDS, "no_commit")
     assert tuple(ev.lag_event(1, "g", "t", 0, 1, 2, True, 0)) == (*ev.LAG_FIELDS, ev.LOG_START, "no_commit")
+
+
+@given(ts=longs, group=names, topic=topics, entries=st.lists(st.tuples(st.integers(0, 2**31 - 1), longs, longs,
+                                                                     st.booleans(), longs), min_size=1, max_size=5),
+       flags=st.booleans(), starts=st.booleans())
+def test_the_dense_fast_path_reads_the_fields_in_the_encoders_order(ts, group, topic, entries, flags, starts):
+    """The round trip (to_json of the read struct) gives the text back only when the struct lists the fields in the
+    order the collector writes them: the order of :data:`canonical.DENSE_TYPES`."""
+    p, c, e, n, s = (list(x) for x in zip(*entries, strict=True))
+    event = ev.dense_lag_event(ts, group, topic, p, c, e, n if flags else None, s if starts else None)
+    text = ev.encode(event)[1].decode()
+    assert text.startswith(canonical.DENSE_PREFIX)
+    order = list(canonical.DENSE_TYPES)
+    assert list(event) == [name for name in order if name in event]
+    assert set(order) >= set(event) and set(order) - set(event) <= {"no_commit", ev.LOG_STARTS}

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-BATCH_LINE = re.compile(r"^batch (\d+): (\d+) input rows, .* (\d+) recommendations, (\d+) rejected, .* (\d+) ms$")
+BATCH_LINE = re.compile(r"^batch (\d+): (\d+) input rows, .* (\d+) recommendations, (\d+) rejected\b.* (\d+) ms$")
 
 
 def job_conf(bootstrap: str, work: Path, a: argparse.Namespace) -> dict[str, str]:

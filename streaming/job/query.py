@@ -91,7 +91,8 @@ def ensure_topics(cfg: Config) -> None:
 
 
 class ProgressPrinter(StreamingQueryListener):
-    """One line per batch: input rows, keys in state, recommendations, rejected, late, batch time.
+    """One line per batch: input rows, keys in state, recommendations, rejected (the step rejects late rows itself,
+    reason ``late``), rows Spark's watermark dropped (none by design), batch time.
 
     ``groups`` of a line is the state operator's row count: groups when keyed by group, buckets of groups
     otherwise (``state_keys`` names them in the printed line). ``batches`` holds the last
@@ -136,7 +137,8 @@ class ProgressPrinter(StreamingQueryListener):
             self.metrics.observe_batch(p.batchId, p.numInputRows, p.batchDuration / 1000.0, line["groups"])
         self.out(
             f"batch {line['batch']}: {line['input_rows']} input rows, {line['groups']} {self.state_keys} in state, "
-            f"{recs} recommendations, {rejected} rejected, {line['late']} late, {line['batch_ms']} ms"
+            f"{recs} recommendations, {rejected} rejected (late ones included), {line['late']} dropped by Spark's "
+            f"watermark, {line['batch_ms']} ms"
         )
 
     def onQueryIdle(self, event) -> None:

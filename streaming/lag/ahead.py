@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streaming.lag import owners, rules
+from streaming.lag import capacity, owners, rules
 from streaming.lag.history import LagHistory
 
 
@@ -29,7 +29,7 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
     (K, rows) int64, in the history's row order), as :meth:`LagHistory.seed` takes them, for the block's polls
     up to the first that is not the usual case (a counter reset, a time not after the one before); None when
     the first is not. ``owned``: (partitions, owner indexes, owners) of an assignment whose
-    :func:`streaming.lag.owners.sums` are read ahead too."""
+    :func:`streaming.lag.owners.sums` and :func:`streaming.lag.capacity.window` are read ahead too."""
     filled = hist.aligned()
     if not hist.rows or not filled or not len(ts):
         return None
@@ -48,9 +48,13 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
                                        hist.depth, stuck_after)
     if owned is not None:
         parts, who, count = owned
-        at = owners.key(parts, who, count, stuck_after)
-        for v, summed in zip(views, owners.block_sums(hist, parts, who, count, lag, rate, stuck), strict=True):
-            v[at] = (parts, who, summed)
+        at, window_at = owners.key(parts, who, count, stuck_after), capacity.window_key(parts, who, count, stuck_after)
+        summed = owners.block_sums(hist, parts, who, count, lag, rate, stuck)
+        windows = capacity.block_window(summed, np.array([v["window_s"] for v in views]))
+        for v, s, w in zip(views, summed, windows, strict=True):
+            v[at] = (parts, who, s)
+            if w is not None:
+                v[window_at] = (parts, who, w)
     return views
 
 

@@ -95,7 +95,25 @@ def _rows(lag: Histories, by_topic: ByTopic, stuck_after: int) -> Iterator[tuple
 
 def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> tuple[np.ndarray, np.ndarray, float]:
     """Per owner index ``0..count-1``, whether it is backlogged and its consume rate (nan: it owns partitions and
-    none has a rate yet); the window's seconds."""
+    none has a rate yet); the window's seconds. Of one topic's history, kept with its views (the block a call reads
+    ahead seeds it, :func:`block_window`)."""
+    if len(by_topic) == 1:
+        (topic, (parts, who)), = by_topic.items()
+        hist = lag.get(topic)
+        if hist is not None:
+            held = hist.view(window_key(parts, who, count, stuck_after),
+                             lambda: (parts, who, _window(lag, by_topic, count, stuck_after)))
+            if held[0] is parts and held[1] is who:
+                return held[2]
+    return _window(lag, by_topic, count, stuck_after)
+
+
+def window_key(parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> tuple:
+    """:func:`window`'s key among a history's views (as :func:`streaming.lag.owners.key`)."""
+    return "capacity_window", id(parts), id(who), count, stuck_after
+
+
+def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> tuple[np.ndarray, np.ndarray, float]:
     rate, lag_sum = np.zeros(count), np.zeros(count)
     known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
     seconds = 0.0
@@ -109,10 +127,7 @@ def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> t
         known |= summed.known
         owns |= summed.owns
         seconds = max(seconds, hist.window_s())
-    measurable = known & (rate > 0) & (seconds > 0)
-    long_backlog = measurable & (lag_sum > rate * max(seconds, BACKLOG_S))
-    # the least lag over the window, only where it can decide (a member keeping up has latest lag below it)
-    maybe = measurable & (lag_sum >= np.maximum(rate * LEAST_S, BACKLOG_RECORDS))
+    long_backlog, maybe = _candidates(lag_sum, rate, known, seconds)
     backlogged = long_backlog
     if (maybe | long_backlog).any():
         least, inflow = np.zeros(count), np.zeros(count)
@@ -124,6 +139,27 @@ def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> t
         rising = inflow >= rate * (1.0 + RISE)
         backlogged = (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
     return backlogged, np.where(known | ~owns, rate, np.nan), seconds
+
+
+def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray, seconds: float | np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise (per owner, or per poll and owner): a long backlog, and a lag that may be one the least lag
+    over the window decides (it only can where it is high: a member keeping up has latest lag below it)."""
+    measurable = known & (rate > 0) & (seconds > 0)
+    long_backlog = measurable & (lag_sum > rate * np.maximum(seconds, BACKLOG_S))
+    return long_backlog, measurable & (lag_sum >= np.maximum(rate * LEAST_S, BACKLOG_RECORDS))
+
+
+def block_window(sums: list[by_owner.OwnerSums], seconds: np.ndarray) -> list[tuple | None]:
+    """:func:`window` of one topic's history after each poll of a block read ahead (:mod:`streaming.lag.ahead`),
+    from its owner sums and window seconds after each; None for a poll whose least lags would have to decide."""
+    lag_sum, rate = 0.0 + np.stack([s.lag for s in sums]), 0.0 + np.stack([s.rate for s in sums])
+    known, owns = np.stack([s.known for s in sums]), np.stack([s.owns for s in sums])
+    long_backlog, maybe = _candidates(lag_sum, rate, known, seconds[:, None])
+    undecided = (maybe | long_backlog).any(axis=1).tolist()
+    rates = np.where(known | ~owns, rate, np.nan)
+    long_backlog.flags.writeable = rates.flags.writeable = False  # rows of them are kept as views
+    return [None if undecided[i] else (long_backlog[i], rates[i], float(seconds[i])) for i in range(len(sums))]
 
 
 def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, count: int, ts: int,

@@ -200,6 +200,15 @@ class LagHistory:
         filled = lag_time.filled_alike(self.n)
         if filled is None or (filled and not (self.ts[:, filled - 1] < ts).all()):
             return False
+        self.append(ts, committed, end, start)
+        return True
+
+    def append(self, ts: int, committed: np.ndarray, end: np.ndarray, start: np.ndarray) -> None:
+        """One poll of every row (offsets in row order), later than each row's newest, on a history whose rows
+        all hold as many observations: what :meth:`observe` does then, without checking it (its caller has:
+        :meth:`observe` itself, or a block read ahead, :mod:`streaming.lag.ahead`)."""
+        self._changed()
+        filled = int(self.n[0]) if len(self.n) else 0
         if filled == self.depth:
             for name in ARRAYS:
                 arr = getattr(self, name)
@@ -210,7 +219,6 @@ class LagHistory:
         self.end[:, filled] = end
         self.start[:, filled] = start
         self.n = np.full(len(self.n), filled + 1, dtype=np.int64)
-        return True
 
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 

@@ -22,6 +22,8 @@ def observe(state: GroupState, owners: Owners, ts: int, stuck_after: int) -> Non
 
 def estimates(state: GroupState, stuck_after: int) -> dict[str, Capacity] | None:
     """member id -> its capacity, for the members that subscribe to something; None when none was measured."""
+    if not any(held[1] >= rule.CONFIDENT_S for held in state.capacity.values()):
+        return None  # what the rule says then, without reading the members (every observation asks)
     owners = Owners.of(state)
     members = [m for m in state.members or [] if m.topics][:owners.count]
     return rule.estimates(state.capacity, [m.identity for m in members], [m.member_id for m in members],

@@ -284,14 +284,18 @@ class _LagRows:
             else [0, b - a]
         if self.stuck_after is not None and t not in self.ahead and self.tries < 3:
             self._read_ahead(state, t)
+        if t in self.ahead:  # checked when read ahead: appended to every row, as observe_lag would
+            hist = state.lag[str(self.topic_names[0])]
+            hist.append(t, self.committed[a:b], self.end[a:b], self.start[a:b])
+            hist.seed(self.ahead.pop(t))
+            state.last_ts = max(state.last_ts, t)
+            return True
         changed = False
         for lo, hi in itertools.pairwise(cuts):
             seen = update.observe_lag(state, str(self.topic_names[codes[lo]]), t, self.part[a + lo:a + hi],
                                       self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth,
                                       self.start[a + lo:a + hi])
             changed |= seen.changed > 0
-        if t in self.ahead:
-            state.lag[str(self.topic_names[0])].seed(self.ahead.pop(t))
         return changed
 
     def _read_ahead(self, state: GroupState, t: int) -> None:

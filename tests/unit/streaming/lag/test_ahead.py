@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming.lag import ahead, owners
+from streaming.lag import ahead, capacity, owners
 from streaming.lag import rules as L
 from streaming.lag.history import LagHistory
 
@@ -52,6 +52,19 @@ def test_views_read_ahead_are_the_views_after_each_poll(depth, k, prefix, block)
         np.testing.assert_array_equal(got["consume_rate"], fresh.consume_rate())
         np.testing.assert_array_equal(got[("stuck", k)], fresh.stuck(k))
         assert got["window_s"] == fresh.window_s()
+        _same_window(got, fresh, k)
+
+
+def _same_window(got: dict, fresh: LagHistory, k: int) -> None:
+    """The capacity window read ahead (when it was: not where the least lags decide) is the one computed."""
+    held = got.get(capacity.window_key(OWNED, WHO, 3, k))
+    if held is None:
+        return
+    assert held[0] is OWNED and held[1] is WHO
+    computed = capacity.window({"t": fresh}, {"t": (OWNED, WHO)}, 3, k)
+    np.testing.assert_array_equal(held[2][0], computed[0])
+    np.testing.assert_array_equal(held[2][1], computed[1])
+    assert held[2][2] == computed[2]
 
 
 def test_views_are_read_ahead_for_the_usual_block_up_to_a_counter_reset():
@@ -61,3 +74,15 @@ def test_views_are_read_ahead_for_the_usual_block_up_to_a_counter_reset():
     reset = ahead.block_views(h, stamps, np.array([[200, 201, 202], [0, 1, 2]]), np.array([[300] * 3, [9] * 3]), 3)
     late = ahead.block_views(h, stamps - 10_000, np.array([[200, 201, 202]] * 2), np.array([[300, 301, 302]] * 2), 3)
     assert ok is not None and len(ok) == 2 and reset is not None and len(reset) == 1 and late is None
+
+
+def test_the_capacity_window_is_read_ahead_where_the_latest_lags_decide():
+    h, ts, committed = _history(4, [(1, 100, [1, 2, 3])] * 3)  # consuming 100/s, little lag: nobody backlogged
+    stamps = np.array([ts + 1000, ts + 2000], dtype=np.int64)
+    c = np.array([committed + 100 + PARTS, committed + 200 + PARTS])
+    views = ahead.block_views(h, stamps, c, c + 3, 2, (OWNED, WHO, 3))
+    assert views is not None and len(views) == 2
+    for t, cc, got in zip(stamps, c, views, strict=True):
+        h.observe(int(t), PARTS, cc, cc + 3)
+        assert capacity.window_key(OWNED, WHO, 3, 2) in got
+        _same_window(got, LagHistory.from_bytes(h.to_bytes(), h.rows, h.depth), 2)

@@ -30,17 +30,19 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
     up to the first that is not the usual case (a counter reset, a time not after the one before); None when
     the first is not. ``owned``: (partitions, owner indexes, owners) of an assignment whose
     :func:`streaming.lag.owners.sums` and :func:`streaming.lag.capacity.window` are read ahead too."""
-    filled = hist.aligned()
+    filled = rules.filled_alike(hist.n)
     if not hist.rows or not filled or not len(ts):
         return None
-    t = np.concatenate([hist.ts[:, :filled], np.broadcast_to(ts, (hist.rows, len(ts)))], axis=1)
-    c = np.concatenate([hist.committed[:, :filled], committed.T], axis=1)
-    e = np.concatenate([hist.end[:, :filled], end.T], axis=1)
-    # per poll: an offset of some row goes down, or its time is not after the one before
-    bad = np.asarray((c[:, filled:] < c[:, filled - 1:-1]).any(axis=0) | (e[:, filled:] < e[:, filled - 1:-1]).any(
-        axis=0))
-    bad[0] |= int(ts[0]) <= int(hist.ts[:, filled - 1].max())
-    bad[1:] |= ts[1:] <= ts[:-1]
+    t, c, e = (np.empty((hist.rows, filled + len(ts)), dtype=np.int64) for _ in range(3))
+    for side, held, polled in ((t, hist.ts, ts), (c, hist.committed, committed.T), (e, hist.end, end.T)):
+        side[:, :filled] = held[:, :filled]
+        side[:, filled:] = polled
+    # per column after the first: a time not after the one before or an offset going down, in some row. Within
+    # the history, it is not aligned (LagHistory.aligned); from the first poll on, that poll is not the usual case
+    broken = ((t[:, 1:] <= t[:, :-1]) | (c[:, 1:] < c[:, :-1]) | (e[:, 1:] < e[:, :-1])).any(axis=0)
+    if broken[:filled - 1].any():
+        return None
+    bad = broken[filled - 1:]
     usual = int(np.argmax(bad)) if bad.any() else len(ts)
     if not usual:
         return None
@@ -51,7 +53,7 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
         at, window_at = owners.key(parts, who, count, stuck_after), capacity.window_key(parts, who, count, stuck_after)
         summed = owners.block_sums(hist, parts, who, count, lag, rate, stuck)
         windows = capacity.block_window(summed, np.array([v["window_s"] for v in views]))
-        for v, s, w in zip(views, summed, windows, strict=True):
+        for v, s, w in zip(views, owners.per_poll(summed), windows, strict=True):
             v[at] = (parts, who, s)
             if w is not None:
                 v[window_at] = (parts, who, w)
@@ -61,22 +63,30 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
 def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int
            ) -> tuple[list[dict], tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per poll i: the history's last column is ``filled + i`` of the side-by-side arrays, its first the
-    oldest of the (at most ``depth``) it keeps. Also the (rows, K) latest lag, consume rate and stuck rows."""
+    oldest of the (at most ``depth``) it keeps. Also the (rows, K) latest lag, consume rate and stuck rows.
+    The polls' own columns are slices (``filled`` on), their first columns one gather."""
+    polls = t.shape[1] - filled
     last = np.arange(filled, t.shape[1])
     held = np.minimum(last + 1, depth)  # observations each row holds after the poll
     first = last - held + 1
-    lag = np.maximum(e[:, last] - c[:, last], 0)
-    rate = np.full(lag.shape, np.nan)
+    t_first, c_first, t_last, c_last = t[:, first], c[:, first], t[:, filled:], c[:, filled:]
+    lag = np.maximum(e[:, filled:] - c_last, 0)
     several = held >= 2
-    if several.any():
-        rate[:, several] = rules.column_rate(t[:, first[several]], t[:, last[several]], c[:, first[several]],
-                                             c[:, last[several]])
-    span = (t[:, last] - t[:, first]).max(axis=0)
+    if several.all():  # the usual case (a history of depth 1 holds one observation)
+        rate = rules.column_rate(t_first, t_last, c_first, c_last)
+    else:
+        rate = np.full(lag.shape, np.nan)
+        if several.any():
+            rate[:, several] = rules.column_rate(t_first[:, several], t_last[:, several], c_first[:, several],
+                                                 c_last[:, several])
+    span = (t_last - t_first).max(axis=0)
+    can = held >= k if k > 0 else np.zeros(polls, dtype=bool)  # a suffix of the polls: held never goes down
     stuck = np.zeros(lag.shape, dtype=bool)
-    can = held >= k if k > 0 else np.zeros(len(held), dtype=bool)
     if can.any():
-        top, low = last[can], last[can] - k + 1
-        stuck[:, can] = (c[:, top] == c[:, low]) & (e[:, low] > c[:, low])
+        i = int(np.argmax(can))
+        low = filled + i - k + 1  # the oldest of the k last observations of poll i, then of each poll after it
+        c_low, e_low = c[:, low:low + polls - i], e[:, low:low + polls - i]
+        stuck[:, i:] = (c_last[:, i:] == c_low) & (e_low > c_low)
     views = [{"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
               "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]} for i, n in enumerate(held.tolist())]
     return views, (lag, rate, stuck)

@@ -150,16 +150,16 @@ def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray, second
     return long_backlog, measurable & (lag_sum >= np.maximum(rate * LEAST_S, BACKLOG_RECORDS))
 
 
-def block_window(sums: list[by_owner.OwnerSums], seconds: np.ndarray) -> list[tuple | None]:
+def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray) -> list[tuple | None]:
     """:func:`window` of one topic's history after each poll of a block read ahead (:mod:`streaming.lag.ahead`),
-    from its owner sums and window seconds after each; None for a poll whose least lags would have to decide."""
-    lag_sum, rate = 0.0 + np.stack([s.lag for s in sums]), 0.0 + np.stack([s.rate for s in sums])
-    known, owns = np.stack([s.known for s in sums]), np.stack([s.owns for s in sums])
-    long_backlog, maybe = _candidates(lag_sum, rate, known, seconds[:, None])
+    from its owner sums after each (:func:`streaming.lag.owners.block_sums`, (polls, owners)) and its window
+    seconds after each; None for a poll whose least lags would have to decide."""
+    lag_sum, rate = 0.0 + sums.lag, 0.0 + sums.rate  # as window adds them to zeros
+    long_backlog, maybe = _candidates(lag_sum, rate, sums.known, seconds[:, None])
     undecided = (maybe | long_backlog).any(axis=1).tolist()
-    rates = np.where(known | ~owns, rate, np.nan)
+    rates = np.where(sums.known | ~sums.owns, rate, np.nan)
     long_backlog.flags.writeable = rates.flags.writeable = False  # rows of them are kept as views
-    return [None if undecided[i] else (long_backlog[i], rates[i], float(seconds[i])) for i in range(len(sums))]
+    return [None if undecided[i] else (long_backlog[i], rates[i], float(seconds[i])) for i in range(len(rate))]
 
 
 def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, count: int, ts: int,

@@ -54,10 +54,11 @@ def _sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuc
 
 
 def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, lag: np.ndarray, rate: np.ndarray,
-               stuck: np.ndarray) -> list[OwnerSums]:
+               stuck: np.ndarray) -> OwnerSums:
     """:func:`sums` after each poll of a block, from the history's per-row views after each (``lag``, ``rate``,
-    ``stuck``: (rows, K)); its rows must not change over the block. One bincount per figure for all polls:
-    poll i's owner m is key ``i * count + m``, its rows in the same order as :func:`sums` adds them."""
+    ``stuck``: (rows, K)); its rows must not change over the block. Each figure (K, count): row i is poll i's
+    :func:`sums` (:func:`per_poll`). One bincount per figure for all polls: poll i's owner m is key
+    ``i * count + m``, its rows in the same order as :func:`sums` adds them."""
     rows, found = hist.lookup(parts)
     rows, who = rows[found], who[found]
     polls = lag.shape[1]
@@ -67,12 +68,17 @@ def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
     ok = keep & ~np.isnan(r)
     size = polls * count
 
-    def per_poll(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    def summed(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         return np.bincount(keys[mask], weights=None if weights is None else weights[mask],
                            minlength=size).reshape(polls, count)
 
-    out = (per_poll(keep, lag[rows].T.astype(np.float64)), per_poll(ok, r), per_poll(ok) > 0, per_poll(keep) > 0)
-    return [_frozen(OwnerSums(*(a[i] for a in out))) for i in range(polls)]
+    return _frozen(OwnerSums(summed(keep, lag[rows].T.astype(np.float64)), summed(ok, r), summed(ok) > 0,
+                             summed(keep) > 0))
+
+
+def per_poll(block: OwnerSums) -> list[OwnerSums]:
+    """:func:`block_sums` as one :func:`sums` per poll (read-only rows of its arrays)."""
+    return [OwnerSums(*(a[i] for a in block)) for i in range(len(block.lag))]
 
 
 def _frozen(s: OwnerSums) -> OwnerSums:

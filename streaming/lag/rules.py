@@ -57,7 +57,8 @@ class Age(NamedTuple):
 def _gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a - b`` as float64 where ``a >= b`` (exact in uint64 for any two int64 values, so no overflow and no
     loss of the small difference of two offsets near 2**63); meaningless elsewhere."""
-    return (a.astype(np.int64).view(np.uint64) - b.astype(np.int64).view(np.uint64)).astype(np.float64)
+    return (a.astype(np.int64, copy=False).view(np.uint64) - b.astype(np.int64, copy=False).view(np.uint64)
+            ).astype(np.float64)
 
 
 def run_start(ts: np.ndarray, committed: np.ndarray | None, end: np.ndarray | None, n: np.ndarray) -> np.ndarray:

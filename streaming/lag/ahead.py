@@ -39,7 +39,7 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
         side[:, filled:] = polled
     # per column after the first: a time not after the one before or an offset going down, in some row. Within
     # the history, it is not aligned (LagHistory.aligned); from the first poll on, that poll is not the usual case
-    broken = ((t[:, 1:] <= t[:, :-1]) | (c[:, 1:] < c[:, :-1]) | (e[:, 1:] < e[:, :-1])).any(axis=0)
+    broken = np.asarray(((t[:, 1:] <= t[:, :-1]) | (c[:, 1:] < c[:, :-1]) | (e[:, 1:] < e[:, :-1])).any(axis=0))
     if broken[:filled - 1].any():
         return None
     bad = broken[filled - 1:]

@@ -87,6 +87,8 @@ def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int,
         low = filled + i - k + 1  # the oldest of the k last observations of poll i, then of each poll after it
         c_low, e_low = c[:, low:low + polls - i], e[:, low:low + polls - i]
         stuck[:, i:] = (c_last[:, i:] == c_low) & (e_low > c_low)
+    for a in (lag, rate, stuck):  # the views are columns of these: read-only as the history's own
+        a.flags.writeable = False
     views = [{"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
               "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]} for i, n in enumerate(held.tolist())]
     return views, (lag, rate, stuck)

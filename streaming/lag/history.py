@@ -227,8 +227,9 @@ class LagHistory:
         return self._view(key, compute)
 
     def seed(self, views: dict) -> None:
-        """Take ``views`` as views of the history as it is now (:mod:`streaming.lag.ahead` read them ahead)."""
-        self._views().update({k: _frozen(v) if isinstance(v, np.ndarray) else v for k, v in views.items()})
+        """Take ``views`` as views of the history as it is now (:mod:`streaming.lag.ahead` read them ahead, its
+        arrays read-only already: this runs at every poll read ahead)."""
+        self._views().update(views)
 
     def _filled(self) -> int | None:
         return self._view("filled", lambda: lag_time.filled_alike(self.n))

@@ -32,7 +32,6 @@ takes as long as before (at the same reference rate) plus the new owner's own la
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -74,6 +73,9 @@ class MemberLag(NamedTuple):
         return lag_time.catch_up(self.lag, self.capacity)
 
 
+_UNREAD = object()
+
+
 class LagPass:
     """One observation's read of the group's lag history, each topic's arrays computed on first use."""
 
@@ -85,6 +87,7 @@ class LagPass:
         self._rate: dict[str, np.ndarray] = {}
         self._age: dict[str, np.ndarray] = {}
         self._window: float | None = None
+        self._capacity: dict[str, float] | object | None = _UNREAD
 
     def lag(self, topic: str) -> np.ndarray:
         """float64 per row: the latest lag, 0 on stuck rows."""
@@ -105,10 +108,13 @@ class LagPass:
             self._age[topic] = self.hist[topic].lag_age().seconds
         return self._age[topic]
 
-    @functools.cached_property
+    @property
     def capacity(self) -> dict[str, float] | None:
-        """member id -> the state's capacity estimate; None while unknown."""
-        return capacity.records_per_s(self._state, self.stuck_after)
+        """member id -> the state's capacity estimate; None while unknown (read once: functools.cached_property
+        takes a lock on every read, and each observation asks)."""
+        if self._capacity is _UNREAD:
+            self._capacity = capacity.records_per_s(self._state, self.stuck_after)
+        return self._capacity  # type: ignore[return-value]
 
     @property
     def window(self) -> float:

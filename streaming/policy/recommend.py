@@ -90,7 +90,7 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
     if not owners.count:
         return None
     lp = lp or lag_seconds.LagPass(state, stuck_after)
-    ids = [m.member_id for m in state.members or [] if m.topics][:owners.count]  # Owners' order
+    ids = owners.ids
     if on == lag_skew.SECONDS:
         now = lag_seconds.members(lp, owners.by_topic, ids)
         return lag_skew.reading(now.lag, now.seconds())

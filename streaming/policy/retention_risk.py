@@ -33,7 +33,7 @@ from streaming.state.ingest import Owners
 def members_at_risk(state: GroupState, owners: Owners, threshold_s: float) -> dict[str, dict]:
     """member id -> its soonest partition at risk (topic, partition, seconds, headroom) and its records lost, for
     the members at risk under the current assignment."""
-    ids = [m.member_id for m in state.members or [] if m.topics][:owners.count]
+    ids = owners.ids
     soonest: dict[str, dict] = {}
     lost: dict[str, int] = {}
     for topic, (parts, who) in owners.by_topic.items():

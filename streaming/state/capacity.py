@@ -15,9 +15,9 @@ __all__ = ["BACKLOG_RECORDS", "BACKLOG_S", "CONFIDENT_S", "LEAST_S", "MEMORY_S",
 
 
 def observe(state: GroupState, owners: Owners, ts: int, stuck_after: int) -> None:
-    """Update the estimates with the lag observation at ``ts`` (``owners``: who owns what now)."""
-    keys = [m.identity for m in state.members or [] if m.topics]  # the order of Owners' indexes
-    rule.observe(state.capacity, keys, state.lag, owners.by_topic, owners.count, ts, stuck_after)
+    """Update the estimates with the lag observation at ``ts`` (``owners``: who owns what now, of the state's
+    members)."""
+    rule.observe(state.capacity, owners.identities, state.lag, owners.by_topic, owners.count, ts, stuck_after)
 
 
 def estimates(state: GroupState, stuck_after: int) -> dict[str, Capacity] | None:

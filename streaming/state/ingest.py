@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,13 +128,17 @@ def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
 
 
 class Owners:
-    """Who owns what under the current assignment, as index arrays per topic (rebuilt when members change)."""
+    """Who owns what under the current assignment, as index arrays per topic (rebuilt when members change), and
+    the members that subscribe to something in owner-index order: their ids and identities."""
 
-    __slots__ = ("by_topic", "count")
+    __slots__ = ("by_topic", "count", "identities", "ids")
 
-    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]], ids: tuple[str, ...] = (),
+                 identities: tuple[str, ...] = ()) -> None:
         self.count = count
         self.by_topic = by_topic
+        self.ids = ids
+        self.identities = identities
 
     @classmethod
     def of(cls, state: GroupState) -> Owners:
@@ -156,7 +160,8 @@ class Owners:
                 parts, who = owned.setdefault(t, ([], []))
                 parts.append(int(p))
                 who.append(i)
-        return cls(len(members), {t: (_frozen(p), _frozen(w)) for t, (p, w) in owned.items()})
+        return cls(len(members), {t: (_frozen(p), _frozen(w)) for t, (p, w) in owned.items()},
+                   tuple(m.member_id for m in members), tuple(m.identity for m in members))
 
 
 def _frozen(values: list[int]) -> np.ndarray:
@@ -362,10 +367,10 @@ def _readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[np.nda
                           for k in range(3)), start)
 
 
-def _dense_starts(cols: dict[str, np.ndarray], rows: Iterable[int], sizes: list[int]) -> np.ndarray:
+def _dense_starts(cols: dict[str, np.ndarray], rows: Sequence[int], sizes: list[int]) -> np.ndarray:
     """The log starts of ``lag_dense`` rows (``sizes`` readings each), :data:`UNKNOWN` for a row without."""
     held = cols.get(LOG_STARTS)
-    if held is None:
+    if held is None or all(held[i] is None for i in rows):
         return np.full(sum(sizes), UNKNOWN, dtype=np.int64)
     parts = [np.asarray(held[i], dtype=np.int64) if _sized(held[i], n) else np.full(n, UNKNOWN, dtype=np.int64)
              for i, n in zip(rows, sizes, strict=True)]

@@ -53,6 +53,8 @@ def test_views_read_ahead_are_the_views_after_each_poll(depth, k, prefix, block)
         np.testing.assert_array_equal(got[("stuck", k)], fresh.stuck(k))
         assert got["window_s"] == fresh.window_s()
         _same_window(got, fresh, k)
+        held_arrays = [a for v in got.values() for a in (v[2] if isinstance(v, tuple) else [v])]
+        assert not any(a.flags.writeable for a in held_arrays if isinstance(a, np.ndarray))  # seeded as they are
 
 
 def _same_window(got: dict, fresh: LagHistory, k: int) -> None:

@@ -10,9 +10,12 @@ history would compute (:class:`~streaming.lag.history.LagHistory`'s views on an 
   each later than the one before, and neither offset of any row goes down over the block (the block ends
   before the first poll that breaks this).
 
-Then each poll is appended to every row (no row is late or replaced) and the history stays aligned, so its
-views after poll i are read off two columns of the history and the polls laid side by side. Anything else
-is left to the history itself (None).
+Then each poll is appended to every row (no row is late or replaced; the caller appends it with
+:meth:`~streaming.lag.history.LagHistory.append`, the checks done here) and the history stays aligned, so its
+views after poll i are read off two columns of the history and the polls laid side by side. Given an assignment,
+the owners' sums (:mod:`streaming.lag.owners`) and the capacity window (:func:`streaming.lag.capacity.window`,
+for the polls where the latest lags decide it) after each poll come with them. Anything else is left to the
+history itself (None).
 """
 
 from __future__ import annotations

@@ -67,31 +67,32 @@ def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int,
            ) -> tuple[list[dict], tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per poll i: the history's last column is ``filled + i`` of the side-by-side arrays, its first the
     oldest of the (at most ``depth``) it keeps. Also the (rows, K) latest lag, consume rate and stuck rows.
-    The polls' own columns are slices (``filled`` on), their first columns one gather."""
+    The polls' own columns are slices (``filled`` on), their first columns too where they can be."""
     polls = t.shape[1] - filled
-    last = np.arange(filled, t.shape[1])
-    held = np.minimum(last + 1, depth)  # observations each row holds after the poll
-    first = last - held + 1
-    t_first, c_first, t_last, c_last = t[:, first], c[:, first], t[:, filled:], c[:, filled:]
+    held = [min(j + 1, depth) for j in range(filled, t.shape[1])]  # observations each row holds after each poll
+    first = [j + 1 - n for j, n in enumerate(held, filled)]
+    # the first columns: one column while none drops out, else a slice once each poll drops one, else a gather
+    pick = slice(0, 1) if first[-1] == 0 else slice(first[0], first[0] + polls) if first[0] > 0 else first
+    t_first, c_first, t_last, c_last = t[:, pick], c[:, pick], t[:, filled:], c[:, filled:]
     lag = np.maximum(e[:, filled:] - c_last, 0)
-    several = held >= 2
-    if several.all():  # the usual case (a history of depth 1 holds one observation)
+    several = np.array([n >= 2 for n in held])
+    if held[0] >= 2:  # every poll (held never goes down): the usual case, a history of depth 1 holds one
         rate = rules.column_rate(t_first, t_last, c_first, c_last)
     else:
         rate = np.full(lag.shape, np.nan)
         if several.any():
-            rate[:, several] = rules.column_rate(t_first[:, several], t_last[:, several], c_first[:, several],
-                                                 c_last[:, several])
+            rate[:, several] = rules.column_rate(*(np.broadcast_to(a, lag.shape)[:, several]
+                                                   for a in (t_first, t_last, c_first, c_last)))
     span = (t_last - t_first).max(axis=0)
-    can = held >= k if k > 0 else np.zeros(polls, dtype=bool)  # a suffix of the polls: held never goes down
+    can = [k > 0 and n >= k for n in held]  # a suffix of the polls: held never goes down
     stuck = np.zeros(lag.shape, dtype=bool)
-    if can.any():
-        i = int(np.argmax(can))
+    if any(can):
+        i = can.index(True)
         low = filled + i - k + 1  # the oldest of the k last observations of poll i, then of each poll after it
         c_low, e_low = c[:, low:low + polls - i], e[:, low:low + polls - i]
         stuck[:, i:] = (c_last[:, i:] == c_low) & (e_low > c_low)
     for a in (lag, rate, stuck):  # the views are columns of these: read-only as the history's own
         a.flags.writeable = False
     views = [{"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
-              "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]} for i, n in enumerate(held.tolist())]
+              "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]} for i, n in enumerate(held)]
     return views, (lag, rate, stuck)

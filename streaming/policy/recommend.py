@@ -155,6 +155,8 @@ def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, p
 
 def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dict]:
     """The metadata changes of the observation that are triggers under ``policy``."""
+    if not changes.any():
+        return {}  # the usual observation, lag alone
     on = {MEMBERSHIP_CHANGE: policy.membership_change, PARTITION_COUNT_CHANGE: policy.partition_count_change,
           RACK_CHANGE: policy.rack_change}
     return {name: figures for name, figures in changes.triggers().items() if on.get(name, False)}

@@ -35,6 +35,10 @@ class Changes:
     applied: bool = False
     """Some metadata event of this observation replaced what the state held."""
 
+    def any(self) -> bool:
+        """Whether any change was seen (any that :meth:`triggers` names)."""
+        return bool(self.joined or self.left or self.partition_counts or self.racks)
+
     def triggers(self) -> dict[str, Any]:
         """Trigger name -> figures for the metadata changes seen."""
         out: dict[str, Any] = {}

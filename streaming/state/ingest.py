@@ -133,8 +133,8 @@ class Owners:
 
     __slots__ = ("by_topic", "count", "identities", "ids")
 
-    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]], ids: tuple[str, ...] = (),
-                 identities: tuple[str, ...] = ()) -> None:
+    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]], ids: tuple[str, ...],
+                 identities: tuple[str, ...]) -> None:
         self.count = count
         self.by_topic = by_topic
         self.ids = ids

@@ -121,7 +121,5 @@ def dense_kind(read: Column, name: str) -> Column:
     absent). An array is named by its declared type even when its entries are all null (``schema_of_variant``
     would say ``ARRAY<VOID>``): validation tells the two apart only to walk such a record entry by entry, which a
     null entry makes it do either way."""
-    if name not in DENSE_TYPES:
-        return F.lit(None).cast("string")
     kind = F.lit(DENSE_TYPES[name].upper())
     return kind if name in (*DENSE_COMMON, *DENSE_ARRAYS) else F.when(read[name].isNotNull(), kind)

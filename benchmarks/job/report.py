@@ -41,7 +41,8 @@ def cpu_text(t: dict) -> str:
     if not t.get("cores_busy"):
         return ""
     return (f"during the full batches {t['cores_busy']:.2f} of {os.cpu_count()} cores busy on average, "
-            f"{t['cpu_us_per_event']:.1f} us of the machine's CPU per event; ")
+            f"{t['cpu_us_per_event']:.1f} us of the machine's CPU per event, {t.get('own_cpu_us_per_event', 0):.1f} us "
+            f"of the job's own processes' (broker, JVM, Python workers, load generator); ")
 
 
 def latency_line(scale: Scale, buckets: int, la: dict) -> str:

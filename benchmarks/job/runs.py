@@ -35,8 +35,8 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
         median_s = statistics.median(b["batch_ms"] for b in steady) / 1000 if steady else 0.0
         share = {k: statistics.median(b[k] for b in steady) / 1000 if steady else 0.0
                  for k in ("state_update_ms", "state_commit_ms")}
-        busy = (sum(cpu.busy_between(started_s(b), started_s(b) + b["batch_ms"] / 1000) for b in steady)
-                if cpu and steady else 0.0)
+        busy, own = ((sum(cpu.busy_between(started_s(b), started_s(b) + b["batch_ms"] / 1000, own=o) for b in steady)
+                      if cpu and steady else 0.0) for o in (False, True))
         runs.append({
             "phases": phases(steady),
             "per_trigger": size, "events": sum(b["input_rows"] for b in data), "batches": len(data),
@@ -51,6 +51,7 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
             "rejected": sum(b["rejected"] for b in batches),
             "cores_busy": busy / (ms / 1000) if ms else 0.0,
             "cpu_us_per_event": 1e6 * busy / rows if rows else 0.0,
+            "own_cpu_us_per_event": 1e6 * own / rows if rows else 0.0,
         })
         print(throughput_line(scale, cfg.job.state_buckets, runs[-1]), flush=True)
         if runs[-1]["rejected"]:

@@ -34,11 +34,14 @@ class MemorySampler(threading.Thread):
 class CpuSampler(threading.Thread):
     """The whole machine's busy CPU time (``/proc/stat``: all but idle and iowait), sampled every 0.25 s, so a
     run can tell how busy the cores were during its batches: everything on the machine counts (the broker,
-    the driver, the Python workers), as all of it is part of the job's cost here."""
+    the driver, the Python workers), as all of it is part of the job's cost here. Beside it, the CPU time of
+    this process and its descendants alone (the broker, Spark's JVM, the Python workers, the load generator,
+    less ``ignore``): on a machine shared with other work, that is the figure to compare runs by."""
 
-    def __init__(self) -> None:
+    def __init__(self, ignore: set[int] | None = None) -> None:
         super().__init__(daemon=True)
-        self.samples: list[tuple[float, float]] = []
+        self.samples: list[tuple[float, float, float]] = []  # (wall time, machine busy, this tree's CPU)
+        self.ignore = ignore or set()
         self.stop_flag = threading.Event()
         self.hz = os.sysconf("SC_CLK_TCK")
 
@@ -46,16 +49,22 @@ class CpuSampler(threading.Thread):
         fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
         return (sum(fields[:8]) - fields[3] - fields[4]) / self.hz  # user..steal, less idle and iowait
 
+    def tree_s(self) -> float:
+        """CPU seconds of this process and its descendants so far (the reaped ones through their parents')."""
+        return _tree_cpu_ticks(os.getpid(), self.ignore) / self.hz
+
     def run(self) -> None:
         while not self.stop_flag.is_set():
-            self.samples.append((time.time(), self.busy_s()))
+            self.samples.append((time.time(), self.busy_s(), self.tree_s()))
             self.stop_flag.wait(0.25)
 
-    def busy_between(self, t0: float, t1: float) -> float:
-        """Core-seconds busy between two wall times (interpolated between samples)."""
+    def busy_between(self, t0: float, t1: float, own: bool = False) -> float:
+        """Core-seconds busy between two wall times (interpolated between samples); ``own``: this process
+        tree's alone."""
         import numpy as np
 
-        ts, busy = (np.array(x) for x in zip(*self.samples, strict=True))
+        ts, machine, tree = (np.array(x) for x in zip(*self.samples, strict=True))
+        busy = tree if own else machine
         return float(np.interp(t1, ts, busy) - np.interp(t0, ts, busy))
 
 
@@ -66,23 +75,44 @@ def started_s(line: dict) -> float:
     return dt.datetime.fromisoformat(line["started"].replace("Z", "+00:00")).timestamp()
 
 
-def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:
-    """Summed PSS and RSS of ``root`` and its descendants, less the subtrees of the ``ignore`` pids."""
+def _processes() -> tuple[dict[int, list[int]], dict[int, list[str]]]:
+    """Every process's children, and its ``/proc/<pid>/stat`` fields after the command (``state`` first)."""
     children: dict[int, list[int]] = {}
+    stat: dict[int, list[str]] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
             children.setdefault(int(fields[1]), []).append(int(d.name))
+            stat[int(d.name)] = fields
         except (OSError, IndexError, ValueError):
             continue
-    pss = rss = 0
-    todo = [root]
+    return children, stat
+
+
+def _tree(root: int, ignore: set[int]) -> tuple[list[int], dict[int, list[str]]]:
+    """``root`` and its descendants, less the subtrees of the ``ignore`` pids, and their stat fields."""
+    children, stat = _processes()
+    out, todo = [], [root]
     while todo:
         pid = todo.pop()
-        if pid in ignore:
-            continue
+        if pid not in ignore:
+            out.append(pid)
+            todo += children.get(pid, [])
+    return out, stat
+
+
+def _tree_cpu_ticks(root: int, ignore: set[int]) -> int:
+    """Clock ticks of CPU of the tree (utime, stime, and the reaped children's cutime, cstime)."""
+    pids, stat = _tree(root, ignore)
+    return sum(sum(int(x) for x in stat[pid][11:15]) for pid in pids if pid in stat)
+
+
+def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:
+    """Summed PSS and RSS of ``root`` and its descendants, less the subtrees of the ``ignore`` pids."""
+    pss = rss = 0
+    for pid in _tree(root, ignore)[0]:
         try:
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                 key, _, value = line.partition(":")
@@ -91,5 +121,4 @@ def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:
                     pss, rss = (pss + kib, rss) if key == "Pss" else (pss, rss + kib)
         except (OSError, ValueError):
             pass
-        todo += children.get(pid, [])
     return pss, rss

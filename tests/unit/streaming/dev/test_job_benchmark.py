@@ -14,10 +14,18 @@ from benchmarks.job.report import latency_line
 
 def test_busy_between_interpolates_the_samples():
     cpu = sampling.CpuSampler()
-    cpu.samples = [(100.0, 10.0), (101.0, 11.5), (102.0, 13.5)]
+    cpu.samples = [(100.0, 10.0, 5.0), (101.0, 11.5, 5.5), (102.0, 13.5, 6.5)]
     assert cpu.busy_between(100.0, 102.0) == pytest.approx(3.5)
     assert cpu.busy_between(100.5, 101.5) == pytest.approx(0.75 + 1.0)  # half of each second's busy time
     assert cpu.busy_between(101.0, 101.0) == 0.0
+    assert cpu.busy_between(100.5, 101.5, own=True) == pytest.approx(0.25 + 0.5)  # this process tree's alone
+
+
+def test_the_own_counter_counts_this_process_and_only_grows():
+    cpu = sampling.CpuSampler()
+    first = cpu.tree_s()
+    sum(i * i for i in range(2_000_000))  # some CPU of this process
+    assert cpu.tree_s() > first >= 0
 
 
 def test_the_machine_counter_only_grows():

@@ -65,6 +65,12 @@ def ints(lo: int, hi: int) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(inside), st.integers(lo, hi))
 
 
+def beyond(lo: int, hi: int) -> st.SearchStrategy[int]:
+    """Integers out of [lo, hi]: just past each bound, and every edge of :data:`EDGES` outside it (the far ends of
+    a long among them: arithmetic on a value before it is checked overflows there, and ANSI mode raises)."""
+    return st.sampled_from(sorted({lo - 1, hi + 1, *(e for e in EDGES if not lo <= e <= hi)}))
+
+
 def wrong_json() -> st.SearchStrategy[Any]:
     """A value of some JSON type, or a number no type holds."""
     return st.one_of(st.none(), st.booleans(), st.sampled_from(EDGES),
@@ -124,12 +130,12 @@ def lag_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
         "ts": field(ts_near(ts), st.sampled_from([0, -1, LONG_MAX, LONG_MAX + 1])),
         "group": field(groups(), bad_groups()),
         "topic": field(topic_names(), bad_topics()),
-        "partition": field(ints(0, INT_MAX), st.sampled_from([-1, INT_MAX + 1, LONG_MAX])),
-        "committed_offset": field(ints(0, LONG_MAX), st.sampled_from([-1, LONG_MAX + 1])),
-        "end_offset": field(ints(0, LONG_MAX), st.sampled_from([-1, LONG_MAX + 1])),
+        "partition": field(ints(0, INT_MAX), beyond(0, INT_MAX)),
+        "committed_offset": field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
+        "end_offset": field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
     }, optional={"no_commit": field(st.booleans()), "extra": wrong_json(),
                  # drawn apart from the offsets: above end_offset now and then, which the contract refuses
-                 ev.LOG_START: field(ints(0, LONG_MAX), st.sampled_from([-1, LONG_MAX + 1]))})
+                 ev.LOG_START: field(ints(0, LONG_MAX), beyond(0, LONG_MAX))})
 
 
 DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets", "short no_commit",
@@ -142,10 +148,9 @@ def dense_entries() -> st.SearchStrategy[list[tuple[Any, Any, Any, Any, Any]]]:
     """(partition, committed, end, no_commit, log start) of each entry, each value now and then out of contract;
     partitions at the bounds, so that some repeat; the log start at or under the committed offset mostly, past it
     (records lost: valid) or past the end (refused) now and then."""
-    entry = st.tuples(field(ints(0, INT_MAX), st.sampled_from([-1, INT_MAX + 1, LONG_MAX])), offsets(),
-                      field(st.none(), st.sampled_from([-1, LONG_MAX + 1])),
-                      field(st.none(), st.sampled_from([-1, LONG_MAX + 1])), field(st.booleans()),
-                      field(st.floats(0, 1), st.sampled_from([-1, LONG_MAX + 1, 1.5])))
+    entry = st.tuples(field(ints(0, INT_MAX), beyond(0, INT_MAX)), offsets(),
+                      field(st.none(), beyond(0, LONG_MAX)), field(st.none(), beyond(0, LONG_MAX)),
+                      field(st.booleans()), field(st.floats(0, 1), st.one_of(beyond(0, LONG_MAX), st.just(1.5))))
     return st.lists(entry, min_size=1, max_size=6).map(lambda es: [
         (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag, _log_start(ce, at))
         for p, ce, bad_c, bad_e, flag, at in es])

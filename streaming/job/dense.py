@@ -20,7 +20,8 @@ this module checks the rest in two steps:
 Cost. The collector's records are all good, and read without a VARIANT (:func:`streaming.job.canonical.dense_read`:
 typed arrays); any other record whose arrays are all integers (its whole shape, known from one
 ``schema_of_variant``) is as cheap from there. Such a record passes a handful of array functions (sizes, min, max,
-distinct, one ``zip_with`` for end >= committed: the only lambda) and leaves as one row. Only a record that fails
+distinct, one ``zip_with`` for end >= committed: the only lambda, computed beside the read for a record the fast
+path read, :func:`streaming.job.canonical.dense_order`) and leaves as one row. Only a record that fails
 them is walked entry by entry, in partition order (one sort: repeats sit side by side, so finding them is linear).
 
 What leaves (the columns :func:`streaming.job.validate.parse` adds): ``readings``, the good entries packed as
@@ -39,7 +40,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START, LOG_STARTS, OPTIONAL_ARRAYS
-from streaming.job.canonical import dense_kind
+from streaming.job.canonical import at_or_above, dense_kind
 
 INT_MAX = 2**31 - 1
 NAMES = {"partitions": "partition", "committed_offsets": "committed_offset", "end_offsets": "end_offset",
@@ -108,8 +109,9 @@ def record_reason() -> Column:
     )
 
 
-def _clean() -> Column:
-    """Every entry of a well-shaped record is good, proven without looking at the entries one by one."""
+def _clean(exact: Column, order: Column) -> Column:
+    """Every entry of a well-shaped record is good, proven without looking at the entries one by one; ``exact``,
+    ``order``: whether the fast path read the record, and its :func:`~streaming.job.canonical.dense_order`."""
     p, c, e = (_c(a) for a in DENSE_ARRAYS)
     kinds = F.lit(True)
     for a, k in HOT_KINDS.items():
@@ -117,12 +119,18 @@ def _clean() -> Column:
     flags = F.coalesce(_c("k_no_commit").isin("VOID", "ARRAY<BOOLEAN>", "ARRAY<VOID>"), F.lit(True))
     s = _c(LOG_STARTS)
     starts = F.coalesce(_c(f"k_{LOG_STARTS}") == "VOID", F.lit(True)) | F.coalesce(
-        (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & _no_null_nor_negative(s)
-        & (F.array_min(F.zip_with(e, s, lambda x, y: x - y)) >= 0), F.lit(False))
+        (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & _no_null_nor_negative(s) & ordered(e, s, exact, order["starts"]),
+        F.lit(False))
     values = _no_null_nor_negative(p) & _no_null_nor_negative(c) & _no_null_nor_negative(e) \
         & (F.array_max(p) <= INT_MAX) & (F.size(F.array_distinct(p)) == _c("n")) \
-        & (F.array_min(F.zip_with(e, c, lambda x, y: x - y)) >= 0)
+        & ordered(e, c, exact, order["committed"])
     return F.coalesce(kinds & flags & starts & values, F.lit(False))
+
+
+def ordered(high: Column, low: Column, exact: Column, read_ahead: Column) -> Column:
+    """Every entry of ``high`` at or above its entry of ``low``: for a record the fast path read, as computed
+    beside the read (``read_ahead``, a field of :func:`~streaming.job.canonical.dense_order`), else here."""
+    return F.when(exact, read_ahead).otherwise(at_or_above(high, low))
 
 
 def _no_null_nor_negative(x: Column) -> Column:
@@ -185,11 +193,11 @@ def _walk() -> Column:
         s["i"], F.element_at(before, j + 1), F.element_at(after, j + 2)).alias("r")))
 
 
-def checked(df: DataFrame, shape_ok: Column, raw_chars: int) -> DataFrame:
+def checked(df: DataFrame, shape_ok: Column, raw_chars: int, exact: Column, order: Column) -> DataFrame:
     """Adds, for a well-shaped record, ``d_readings``, ``d_log_starts`` and ``d_rejected`` (its good and its bad
     entries: see :func:`_readings`, :func:`_rejected`); ``raw_chars``: the length a rejected row's ``raw_value`` is
-    cut to."""
-    df = df.select("*", F.when(shape_ok, _clean()).alias("d_clean"))
+    cut to; ``exact``, ``order``: see :func:`_clean`."""
+    df = df.select("*", F.when(shape_ok, _clean(exact, order)).alias("d_clean"))
     walked = shape_ok & ~_c("clean")
     # a record read by the fast path has no VARIANT: one is parsed for the few that must be walked
     df = df.select("*", F.when(walked, F.coalesce(F.col("v"), F.try_parse_json("value_str"))).alias("d_v"))

@@ -328,7 +328,7 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     checked = _fields(fast.canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
         "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
     return _narrow(dense.checked(checked, F.col("reject_reason").isNull() & (_x("type") == events.LAG_DENSE),
-                                 RAW_VALUE_CHARS))
+                                 RAW_VALUE_CHARS, F.col("exact_dense"), F.col("dense_order")))
 
 
 def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
@@ -336,6 +336,8 @@ def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
     (:mod:`streaming.job.canonical`: ``canonical``, a lag event; ``exact_dense``, a lag_dense event, with its values
     in ``dense_read``) and otherwise its parsed VARIANT."""
     fits = F.col("value").isNotNull() & (F.length("value") <= max_value_bytes)
+    read = fast.dense_read(F.col("value_str"), F.col("utf8") & ~F.col("canonical")) if fast_path \
+        else F.lit(None).cast(fast.DENSE_SCHEMA)
     return raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
         # too large: never cast, never parsed
@@ -344,10 +346,10 @@ def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
         # fast_path=False: every record through the general path (the tests compare the two)
         "canonical", F.coalesce(F.col("utf8") & F.col("value_str").rlike(fast.CANONICAL_LAG), F.lit(False))
         if fast_path else F.lit(False),
-    ).withColumn(
-        # a separate column: the round trip below and the reads use one from_json (a costly expression is not inlined)
-        "dense_read", fast.dense_read(F.col("value_str"), F.col("utf8") & ~F.col("canonical"))
-        if fast_path else F.lit(None).cast(fast.DENSE_SCHEMA),
+    ).withColumns(
+        # a separate column: the round trip below and the reads use one from_json (a costly expression is not
+        # inlined); its order beside it, on the reader's own arrays (canonical.dense_order says why)
+        {"dense_read": read, "dense_order": fast.dense_order(read)},
     ).withColumn("exact_dense", fast.is_exact(F.col("dense_read"), F.col("value_str"))).withColumn(
         "v", F.when(~F.col("canonical") & ~F.col("exact_dense") & F.col("utf8"), F.try_parse_json("value_str")))
 

@@ -90,9 +90,11 @@ def test_log_starts_ride_with_their_good_entries(spark):
         _dense([0], [5], [9], log_start_offsets=3),
         _dense([0, 1], [5, 6], [9, 9], log_start_offsets=[raw("1.5"), 2]),
         _dense([0, 1], [5, 6], [9, 9]),
+        # an end far below its log start: comparing them must not overflow (end - start did, and failed the query)
+        _dense([0, 1], [0, 0], [-(2**63), 5], log_start_offsets=[1, 0]),
     ]
     rows = _parse(spark, texts)
-    assert [r["type"] for r in rows] == ["lag_dense", "lag_dense", None, None, "lag_dense", "lag_dense"]
+    assert [r["type"] for r in rows] == ["lag_dense", "lag_dense", None, None, "lag_dense", "lag_dense", "lag_dense"]
     assert _readings(rows[0]) == [(0, 5, 9), (1, 6, 9), (2, 7, 9)] and rows[0]["log_starts"] == [1, 6, 9]
     assert _readings(rows[1]) == [(0, 5, 9)] and rows[1]["log_starts"] == [1]
     assert {b["reason"] for b in json.loads(rows[1]["detail"])} == {
@@ -104,6 +106,9 @@ def test_log_starts_ride_with_their_good_entries(spark):
     assert [b["reason"] for b in json.loads(rows[4]["detail"])] == [
         "lag_dense entry 0: log_start_offset is not an integer: 1.5 (DECIMAL(2,1))"]
     assert rows[5]["log_starts"] is None  # an older collector's record: no log starts, as before
+    assert _readings(rows[6]) == [(1, 0, 5)] and rows[6]["log_starts"] == [0]
+    assert [b["reason"] for b in json.loads(rows[6]["detail"])] == [
+        "lag_dense entry 0: end_offset -9223372036854775808 below committed_offset 0"]
 
 
 def test_an_entry_is_good_exactly_when_its_lag_event_is_valid(spark):

@@ -132,6 +132,12 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.streaming.minBatchesToRetain": "20",
+        # The Arrow batches to the stateful step cut by records only (maxRecordsPerBatch, 10,000): with a byte
+        # limit, Spark 4.2 sizes the batch after every row it writes (ListVector.setValueCount on the readings
+        # column: 13% of the JVM's time in a dense run, benchmarks/results/job.txt); Int.MaxValue is Spark's own
+        # "no limit", which skips that. It bounded nothing the step relies on: the update functions read a key's
+        # chunks whole (stateful.read_columns), so a call holds its rows however they are batched.
+        "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
     }
     if local:
         # the log4j file is on this machine only; a cluster's executors keep their own logging (and JVM flags:

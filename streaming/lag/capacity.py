@@ -41,9 +41,9 @@ times) consuming 40/s: it takes the median, 100/s, unmeasured; consuming 300/s, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -150,16 +150,33 @@ def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray, second
     return long_backlog, measurable & (lag_sum >= np.maximum(rate * LEAST_S, BACKLOG_RECORDS))
 
 
-def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray) -> list[tuple | None]:
+class BlockWindow(NamedTuple):
+    """:func:`window` after each poll of a block read ahead, (polls, owners) arrays."""
+
+    lag_sum: np.ndarray
+    """Each owner's latest lag summed, as :func:`window` (and the skew reading) add it to zeros."""
+    backlogged: np.ndarray
+    rates: np.ndarray
+    seconds: np.ndarray
+    undecided: list[bool]
+    """Per poll: the least lags would have to decide (its window is not read ahead)."""
+
+    def at(self, i: int) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """Poll ``i``'s :func:`window`, or None where the least lags would have to decide."""
+        return None if self.undecided[i] else (self.backlogged[i], self.rates[i], float(self.seconds[i]))
+
+
+def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray) -> BlockWindow:
     """:func:`window` of one topic's history after each poll of a block read ahead (:mod:`streaming.lag.ahead`),
     from its owner sums after each (:func:`streaming.lag.owners.block_sums`, (polls, owners)) and its window
-    seconds after each; None for a poll whose least lags would have to decide."""
+    seconds after each."""
     lag_sum, rate = 0.0 + sums.lag, 0.0 + sums.rate  # as window adds them to zeros
     long_backlog, maybe = _candidates(lag_sum, rate, sums.known, seconds[:, None])
     undecided = (maybe | long_backlog).any(axis=1).tolist()
     rates = np.where(sums.known | ~sums.owns, rate, np.nan)
-    long_backlog.flags.writeable = rates.flags.writeable = False  # rows of them are kept as views
-    return [None if undecided[i] else (long_backlog[i], rates[i], float(seconds[i])) for i in range(len(rate))]
+    for a in (lag_sum, long_backlog, rates):  # rows of them are kept as views
+        a.flags.writeable = False
+    return BlockWindow(lag_sum, long_backlog, rates, seconds, undecided)
 
 
 def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, count: int, ts: int,
@@ -167,11 +184,22 @@ def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, 
     """Update the estimates ``held`` with the lag observation at ``ts`` under the assignment ``by_topic`` (owner
     indexes below ``count``); ``keys``: the identities of the members that subscribe to something, in owner-index
     order. More of the observation last counted is read again from the estimate before it."""
+    if not count or not lag:
+        _forget_gone(held, keys)
+        return
+    observed(held, keys, count, ts, window(lag, by_topic, count, stuck_after))
+
+
+def _forget_gone(held: Held, keys: Sequence[str]) -> None:
     for gone in held.keys() - set(keys):
         del held[gone]
-    if not count or not lag:
-        return
-    backlogged, rate, seconds = window(lag, by_topic, count, stuck_after)
+
+
+def observed(held: Held, keys: Sequence[str], count: int, ts: int, found: tuple[np.ndarray, np.ndarray, float]
+             ) -> None:
+    """:func:`observe` given the observation's :func:`window` (``found``; a block read ahead has it already)."""
+    _forget_gone(held, keys)
+    backlogged, rate, seconds = found
     for i, key in enumerate(keys[:count]):
         was = held.get(key)
         if was is not None and was[2] > ts:
@@ -201,6 +229,13 @@ def estimates(held: Held, keys: Sequence[str], ids: Sequence[str], lag: Historie
               count: int, stuck_after: int) -> dict[str, Capacity] | None:
     """member id (``ids``, owner-index order, with their identities ``keys``) -> its capacity; None when none was
     measured. Never below what the member consumes now (stuck partitions left out)."""
+    return estimated(held, keys, ids, lambda: window(lag, by_topic, count, stuck_after)[1])
+
+
+def estimated(held: Held, keys: Sequence[str], ids: Sequence[str], rate_now: Callable[[], np.ndarray]
+              ) -> dict[str, Capacity] | None:
+    """:func:`estimates` given how to read what each member consumes now (its :func:`window`'s rates; read only
+    when some estimate is confident)."""
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a consumer that
     # starts slowly (a JVM warming up) looks slow for a few seconds
     own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(k) for k in keys)]
@@ -208,7 +243,7 @@ def estimates(held: Held, keys: Sequence[str], ids: Sequence[str], lag: Historie
     if not measured:
         return None
     default = float(np.median(measured))
-    _, rate, _ = window(lag, by_topic, count, stuck_after)
+    rate = rate_now()
     if any(h is None and np.isnan(r) for h, r in zip(own, rate.tolist(), strict=True)):
         return None  # an unmeasured member with no rate yet: not known enough to tell the members apart
     now = np.nan_to_num(rate).tolist()

@@ -57,7 +57,7 @@ def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
                stuck: np.ndarray) -> OwnerSums:
     """:func:`sums` after each poll of a block, from the history's per-row views after each (``lag``, ``rate``,
     ``stuck``: (rows, K)); its rows must not change over the block. Each figure (K, count): row i is poll i's
-    :func:`sums` (:func:`per_poll`). One bincount per figure for all polls: poll i's owner m is key
+    :func:`sums` (:func:`at`). One bincount per figure for all polls: poll i's owner m is key
     ``i * count + m``, its rows in the same order as :func:`sums` adds them."""
     rows, found = hist.lookup(parts)
     rows, who = rows[found], who[found]
@@ -76,9 +76,9 @@ def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
                              summed(keep) > 0))
 
 
-def per_poll(block: OwnerSums) -> list[OwnerSums]:
-    """:func:`block_sums` as one :func:`sums` per poll (read-only rows of its arrays)."""
-    return [OwnerSums(*(a[i] for a in block)) for i in range(len(block.lag))]
+def at(block: OwnerSums, i: int) -> OwnerSums:
+    """Poll ``i``'s :func:`sums` of :func:`block_sums` (read-only rows of its arrays)."""
+    return OwnerSums(block.lag[i], block.rate[i], block.known[i], block.owns[i])
 
 
 def _frozen(s: OwnerSums) -> OwnerSums:

@@ -40,6 +40,7 @@ is not finite never shows an improvement.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,15 @@ def reading(lag: np.ndarray, seconds: np.ndarray | None = None, scaled: np.ndarr
         return SkewReading(math.nan, total, top, SECONDS)
     return SkewReading(metrics.imbalance(seconds.tolist()), total, top, SECONDS, float(seconds.max()),
                        float(seconds.mean()))
+
+
+def records_reading(lag: np.ndarray, capacity: dict[str, float] | None, ids: Sequence[str]) -> SkewReading:
+    """The reading in records of member ``lag`` (``ids``' order), at the fastest member's rate when the capacities
+    (member id -> records/s) are known, as balanced weighs them."""
+    if capacity is None:
+        return reading(lag)
+    fastest = max(capacity[m] for m in ids)
+    return reading(lag, scaled=lag * np.array([fastest / capacity[m] for m in ids]))
 
 
 def is_skewed(reading: SkewReading, threshold: float, min_total_lag: float) -> bool:

@@ -26,22 +26,23 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from assignors.model import Member
 from streaming.contracts import event_parts
 from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START
 from streaming.contracts.events import LOG_STARTS as LOG_STARTS_FIELD
 from streaming.lag import ahead
+from streaming.lag.ahead import BlockViews
 from streaming.lag.history import UNKNOWN
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
+from streaming.state.owners import Owners
 
 # parsed event rows: a DataFrame, a dict of equal-length column arrays, or a list of dicts
 Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
@@ -127,50 +128,6 @@ def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
     return e
 
 
-class Owners:
-    """Who owns what under the current assignment, as index arrays per topic (rebuilt when members change), and
-    the members that subscribe to something in owner-index order: their ids and identities."""
-
-    __slots__ = ("by_topic", "count", "identities", "ids")
-
-    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]], ids: tuple[str, ...],
-                 identities: tuple[str, ...]) -> None:
-        self.count = count
-        self.by_topic = by_topic
-        self.ids = ids
-        self.identities = identities
-
-    @classmethod
-    def of(cls, state: GroupState) -> Owners:
-        """Of the state's current members; built once per members' memo when they are as decoded."""
-        memo = state.held_members()
-        if memo is None:
-            return cls._build(state.members)
-        owners = memo.derived.get("owners")
-        if owners is None:
-            owners = memo.derived["owners"] = cls._build(state.members)
-        return owners
-
-    @classmethod
-    def _build(cls, held: list[Member] | None) -> Owners:
-        members = [m for m in held or [] if m.topics]
-        owned: dict[str, tuple[list[int], list[int]]] = {}
-        for i, m in enumerate(members):
-            for t, p in m.owned:
-                parts, who = owned.setdefault(t, ([], []))
-                parts.append(int(p))
-                who.append(i)
-        return cls(len(members), {t: (_frozen(p), _frozen(w)) for t, (p, w) in owned.items()},
-                   tuple(m.member_id for m in members), tuple(m.identity for m in members))
-
-
-def _frozen(values: list[int]) -> np.ndarray:
-    """An int64 array nobody may write to (an Owners may be shared by states through a members memo)."""
-    out = np.asarray(values, dtype=np.int64)
-    out.flags.writeable = False
-    return out
-
-
 @dataclass
 class Observation:
     """One observation applied to the state: its time, the metadata changes it brought, whether it moved
@@ -182,12 +139,43 @@ class Observation:
     owners: Owners | None
 
 
-def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None
-                 ) -> Iterator[Observation]:
+@dataclass
+class Block:
+    """Polls of one topic read ahead (:mod:`streaming.lag.ahead`) from an observation on, not applied yet, in a
+    call with no metadata: per poll its time and the figures its history will give after it, under ``owners``."""
+
+    stamps: list[int]
+    views: BlockViews
+    first: int
+    """The index of the block's first poll among ``views``."""
+    owners: Owners
+    topic: str
+    starts_read: bool
+    """Whether a log start is known in the history or the polls (else no retention figure can say anything)."""
+
+    def figures(self, i: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, float]] | None:
+        """Poll ``i``'s owners' lag (as the skew reading sums it) and capacity window
+        (:func:`streaming.lag.capacity.window`), or None when its window was not read ahead (least lags decide
+        it) or the owners own none of the topic."""
+        windows = self.views.windows
+        if windows is None or list(self.owners.by_topic) != [self.topic]:
+            return None
+        found = windows.at(self.first + i)
+        return None if found is None else (windows.lag_sum[self.first + i], found)
+
+
+Decide = Callable[[Block], int]
+"""Decides the first polls of a block in one pass (the caller's part of each observation: its policy), returns how
+many it decided (they are then applied at once); it stops before a poll it must see applied."""
+
+
+def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None,
+                 decide: Decide | None = None) -> Iterator[Observation]:
     """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
     parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the number of
     observations each partition's lag history keeps; ``stuck_after``: the stuck rule the caller reads (given,
-    a call of lag polls alone has its histories' views read ahead, :mod:`streaming.lag.ahead`)."""
+    a call of lag polls alone has its histories' views read ahead, :mod:`streaming.lag.ahead`); ``decide``: given,
+    the polls of a block read ahead it decided are applied at once, never yielded."""
     cols = _columns(events)
     if not cols or len(cols["type"]) == 0:
         return
@@ -200,6 +188,9 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
         lag.stuck_after = stuck_after
     owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
+        if lag is not None and not meta_by_ts and (t <= lag.decided_to or (
+                decide is not None and lag.take_block(state, t, decide))):
+            continue  # applied with its block
         changes = Changes()
         if t in meta_by_ts:
             update.apply_metadata(state, meta_by_ts[t], changes)
@@ -243,8 +234,13 @@ class _LagRows:
     slices: dict[int, tuple[int, int]]
     stuck_after: int | None = None
     """Set: the histories' views are read ahead, where they can be, for this stuck rule."""
-    ahead: dict[int, dict] = field(default_factory=dict)
-    """ts -> the views of the history after that observation, read ahead (one topic)."""
+    ahead: dict[int, int] = field(default_factory=dict)
+    """ts -> its index among the views read ahead (one topic), while not applied."""
+    views: BlockViews | None = None
+    ahead_owners: Owners | None = None
+    """The owners the views were read ahead under."""
+    decided_to: int = -(2**63)
+    """The last ts a block decided and applied (:meth:`take_block`)."""
     tries: int = 0
 
     @classmethod
@@ -292,7 +288,7 @@ class _LagRows:
         if t in self.ahead:  # checked when read ahead: appended to every row, as observe_lag would
             hist = state.lag[str(self.topic_names[0])]
             hist.append(t, self.committed[a:b], self.end[a:b], self.start[a:b])
-            hist.seed(self.ahead.pop(t))
+            hist.seed(self.views[self.ahead.pop(t)])  # type: ignore[index]  # set with ahead
             state.last_ts = max(state.last_ts, t)
             return True
         changed = False
@@ -324,7 +320,31 @@ class _LagRows:
                                   self.end[a:].reshape(-1, n), self.stuck_after or 0,
                                   None if mine is None else (*mine, held.count))
         if views is not None:
-            self.ahead = dict(zip(stamps, views, strict=False))  # the block may end early
+            self.ahead = {s: i for i, s in enumerate(stamps[:len(views)])}  # the block may end early
+            self.views, self.ahead_owners = views, held
+
+    def take_block(self, state: GroupState, t: int, decide: Decide) -> bool:
+        """The polls read ahead from ``t`` on that ``decide`` decides, applied at once (the history written once,
+        the views of the last of them kept); whether it decided any."""
+        if self.stuck_after is not None and t not in self.ahead and self.tries < 3:
+            self._read_ahead(state, t)
+        if t not in self.ahead or self.ahead_owners is None:
+            return False
+        topic = str(self.topic_names[0])
+        hist, a = state.lag[topic], self.slices[t][0]
+        starts_read = bool((hist.start >= 0).any() or (self.start[a:] >= 0).any())
+        stamps = list(self.ahead)  # from t on: a poll is popped once applied
+        n = decide(Block(stamps, self.views, self.ahead[t], self.ahead_owners, topic, starts_read))  # type: ignore[arg-type]
+        if not n:
+            return False
+        b = self.slices[stamps[n - 1]][1]
+        hist.append_block(self.ts[a:b:(b - a) // n], *(x[a:b].reshape(n, -1) for x in (self.committed, self.end,
+                                                                                         self.start)))
+        for s in stamps[:n]:  # nothing reads the views of a poll decided: none is seeded
+            del self.ahead[s]
+        state.last_ts = max(state.last_ts, stamps[n - 1])
+        self.decided_to = stamps[n - 1]
+        return True
 
 
 def _polls_in_order(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> tuple | None:

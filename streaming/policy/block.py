@@ -1,0 +1,51 @@
+"""A block of polls read ahead, decided in one pass: what :func:`streaming.policy.recommend.process` does at each
+of its polls, without applying them one by one.
+
+A call of a group's lag polls alone (no metadata) has its history's views read ahead
+(:mod:`streaming.lag.ahead`): per poll, the owners' sums and, where the latest lags decide it, the capacity
+window. At such a poll, with the skew read in records and the group's one topic, the policy's part is:
+
+- the capacity estimates (:func:`streaming.lag.capacity.observed`, on the window read ahead);
+- the skew reading (:func:`streaming.policy.lag_skew.records_reading`, on the owners' lag sums and the
+  estimates just updated) and the streak it moves on;
+- the ``retention_risk`` trigger, which can only fire when some log start is known.
+
+:func:`decided` does exactly that for each poll in turn and stops before the first poll that could trigger a
+recommendation (a streak reaching ``skew_observations`` out of the cooldown; the retention trigger out of its
+cooldown while log starts are known), that is not a newer skew observation, or whose window the least lags
+decide: that poll goes through the per-observation loop, applied first, and the block goes on after it. So the
+decisions, the recommendations and the states are the same whatever the batching.
+"""
+
+from __future__ import annotations
+
+from streaming.config import PolicySettings
+from streaming.lag import capacity as rule
+from streaming.policy import lag_skew, retention_risk
+from streaming.state import capacity
+from streaming.state.group_state import GroupState
+from streaming.state.ingest import Block
+
+
+def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
+    """How many of the block's first polls decide nothing; their capacity estimates and skew streak are in the
+    state (the caller applies their lag)."""
+    owners = block.owners
+    if policy.skew_on != lag_skew.RECORDS:
+        return 0
+    for i, t in enumerate(block.stamps):
+        read = block.figures(i)
+        if read is None or t <= state.skew_ts or (block.starts_read and retention_risk.may_trigger(state, t, policy)):
+            return i
+        lag, found = read
+        held = dict(state.capacity)  # kept only if the poll decides nothing
+        rule.observed(held, owners.identities, owners.count, t, found)
+        reading = lag_skew.records_reading(lag, capacity.records_per_s_given(held, owners, found[1]), owners.ids)
+        streak = lag_skew.next_streak(state.skew_streak, reading, policy.skew_threshold, policy.min_total_lag)
+        if reading.known and streak >= policy.skew_observations and not lag_skew.in_cooldown(
+                t, state.last_rec_ts, policy.cooldown_s):
+            return i
+        state.capacity.clear()
+        state.capacity.update(held)
+        state.skew_prev, state.skew_ts, state.skew_streak = state.skew_streak, t, streak
+    return len(block.stamps)

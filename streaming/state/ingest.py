@@ -242,6 +242,7 @@ class _LagRows:
     decided_to: int = -(2**63)
     """The last ts a block decided and applied (:meth:`take_block`)."""
     tries: int = 0
+    tried_at: int | None = None
 
     @classmethod
     def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> _LagRows | None:
@@ -283,8 +284,7 @@ class _LagRows:
         codes = self.topic_codes[a:b]
         cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a] if len(self.topic_names) > 1 \
             else [0, b - a]
-        if self.stuck_after is not None and t not in self.ahead and self.tries < 3:
-            self._read_ahead(state, t)
+        self._read_ahead(state, t)
         if t in self.ahead:  # checked when read ahead: appended to every row, as observe_lag would
             hist = state.lag[str(self.topic_names[0])]
             hist.append(t, self.committed[a:b], self.end[a:b], self.start[a:b])
@@ -303,7 +303,9 @@ class _LagRows:
         """The views after each observation from ``t`` on, when they are polls of one topic's partitions the
         history holds, the same ones each time (tried three times in a call: a new group's history only exists
         after its first observation, and a block read ahead ends at a counter reset)."""
-        self.tries += 1
+        if self.stuck_after is None or t in self.ahead or self.tries >= 3 or t == self.tried_at:
+            return
+        self.tries, self.tried_at = self.tries + 1, t
         hist = state.lag.get(str(self.topic_names[0]))
         a, b = self.slices[t]
         stamps = [s for s in self.slices if s >= t]
@@ -326,8 +328,7 @@ class _LagRows:
     def take_block(self, state: GroupState, t: int, decide: Decide) -> bool:
         """The polls read ahead from ``t`` on that ``decide`` decides, applied at once (the history written once,
         the views of the last of them kept); whether it decided any."""
-        if self.stuck_after is not None and t not in self.ahead and self.tries < 3:
-            self._read_ahead(state, t)
+        self._read_ahead(state, t)
         if t not in self.ahead or self.ahead_owners is None:
             return False
         topic = str(self.topic_names[0])

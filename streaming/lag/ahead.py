@@ -11,12 +11,13 @@ history would compute (:class:`~streaming.lag.history.LagHistory`'s views on an 
   before the first poll that breaks this).
 
 Then each poll is appended to every row (no row is late or replaced; the caller appends it with
-:meth:`~streaming.lag.history.LagHistory.append`, the checks done here) and the history stays aligned, so its
-views after poll i are read off two columns of the history and the polls laid side by side. Given an assignment,
-the owners' sums (:mod:`streaming.lag.owners`) and the capacity window (:func:`streaming.lag.capacity.window`,
-for the polls where the latest lags decide it) after each poll come with them. Anything else is left to the
-history itself (None). A poll's views are made when asked for (:class:`BlockViews`): a block decided in one pass
-(:mod:`streaming.policy.block`) reads the arrays, never the polls' views.
+:meth:`~streaming.lag.history.LagHistory.append` or :meth:`~streaming.lag.history.LagHistory.append_block`, the
+checks done here) and the history stays aligned, so its views after poll i are read off columns of the history
+and the polls laid side by side. Given an assignment, the owners' sums (:mod:`streaming.lag.owners`) and the
+capacity window (:func:`streaming.lag.capacity.window`; the least lags and produce rates only when some poll
+needs them) after each poll come with them. Anything else is left to the history itself (None). A poll's views
+are made when asked for (:class:`BlockViews`): a block decided in one pass (:mod:`streaming.policy.block`) reads
+the arrays, never the polls' views.
 """
 
 from __future__ import annotations
@@ -57,9 +58,7 @@ class BlockViews(Sequence[dict]):
         if self.owned is not None and self.sums is not None and self.windows is not None:
             parts, who, count = self.owned
             view[owners.key(parts, who, count, k)] = (parts, who, owners.at(self.sums, i))
-            found = self.windows.at(i)
-            if found is not None:
-                view[capacity.window_key(parts, who, count, k)] = (parts, who, found)
+            view[capacity.window_key(parts, who, count, k)] = (parts, who, self.windows.at(i))
         return view
 
 
@@ -86,14 +85,41 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
     usual = int(np.argmax(bad)) if bad.any() else len(ts)
     if not usual:
         return None
-    views = _views(t[:, :filled + usual], c[:, :filled + usual], e[:, :filled + usual], filled, hist.depth,
-                   stuck_after)
+    t, c, e = t[:, :filled + usual], c[:, :filled + usual], e[:, :filled + usual]
+    views = _views(t, c, e, filled, hist.depth, stuck_after)
     if owned is not None:
         parts, who, count = owned
+        stuck = views.figures[2]
+
+        def least_and_inflow() -> tuple[np.ndarray, np.ndarray]:
+            least, inflow = _least_and_inflow(t, c, e, filled, views.held)
+            return (owners.block_kept_sums(hist, parts, who, count, stuck, least),
+                    owners.block_kept_sums(hist, parts, who, count, stuck, inflow))
+
         views.owned = owned
         views.sums = owners.block_sums(hist, parts, who, count, *views.figures)
-        views.windows = capacity.block_window(views.sums, views.seconds)
+        views.windows = capacity.block_window(views.sums, views.seconds, least_and_inflow)
     return views
+
+
+def _least_and_inflow(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, held: list[int]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, K): after each poll, the least lag over the columns the history keeps
+    (:meth:`LagHistory.least_lag` of an aligned history) and the end offset's rate from its first column to its
+    last (:meth:`LagHistory.rate` ``("end")``), the same arithmetic elementwise."""
+    polls = len(held)
+    gap = np.where(e > c, rules.gap(e, c), 0.0)
+    least = gap[:, filled:].copy()
+    for d in range(1, max(held)):  # the column d before the last, for the polls that keep it (a suffix)
+        i = next(j for j, n in enumerate(held) if n > d)
+        least[:, i:] = np.minimum(least[:, i:], gap[:, filled + i - d:filled + polls - d])
+    first = [j + 1 - n for j, n in enumerate(held, filled)]
+    t_first, e_first = t[:, first], e[:, first]
+    dt = (t[:, filled:] - t_first) / 1000.0
+    delta = (e[:, filled:] - e_first).astype(np.float64)  # the int64 difference, then a float rate
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(np.array([n >= 2 for n in held])[None, :] & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
+    return least, np.maximum(rate, 0.0)
 
 
 def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int) -> BlockViews:

@@ -134,11 +134,17 @@ def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> 
         for hist, rows, who in _rows(lag, by_topic, stuck_after):
             least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
             inflow += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
-        # a lag that stays up because the consumer runs late (a long commit interval, slow batches) keeps
-        # pace with what arrives; one that stays up because the consumer cannot keep up grows
-        rising = inflow >= rate * (1.0 + RISE)
-        backlogged = (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
+        backlogged = _backlogged(long_backlog, maybe, least, inflow, rate)
     return backlogged, np.where(known | ~owns, rate, np.nan), seconds
+
+
+def _backlogged(long_backlog: np.ndarray, maybe: np.ndarray, least: np.ndarray, inflow: np.ndarray,
+                rate: np.ndarray) -> np.ndarray:
+    """Elementwise (per owner, or per poll and owner): backlogged, where the least lags decide."""
+    # a lag that stays up because the consumer runs late (a long commit interval, slow batches) keeps
+    # pace with what arrives; one that stays up because the consumer cannot keep up grows
+    rising = inflow >= rate * (1.0 + RISE)
+    return (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
 
 
 def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray, seconds: float | np.ndarray
@@ -158,25 +164,28 @@ class BlockWindow(NamedTuple):
     backlogged: np.ndarray
     rates: np.ndarray
     seconds: np.ndarray
-    undecided: list[bool]
-    """Per poll: the least lags would have to decide (its window is not read ahead)."""
 
-    def at(self, i: int) -> tuple[np.ndarray, np.ndarray, float] | None:
-        """Poll ``i``'s :func:`window`, or None where the least lags would have to decide."""
-        return None if self.undecided[i] else (self.backlogged[i], self.rates[i], float(self.seconds[i]))
+    def at(self, i: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """Poll ``i``'s :func:`window`."""
+        return self.backlogged[i], self.rates[i], float(self.seconds[i])
 
 
-def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray) -> BlockWindow:
+def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray,
+                 least_and_inflow: Callable[[], tuple[np.ndarray, np.ndarray]]) -> BlockWindow:
     """:func:`window` of one topic's history after each poll of a block read ahead (:mod:`streaming.lag.ahead`),
-    from its owner sums after each (:func:`streaming.lag.owners.block_sums`, (polls, owners)) and its window
-    seconds after each."""
+    from its owner sums after each (:func:`streaming.lag.owners.block_sums`, (polls, owners)), its window seconds
+    after each and, read only when some poll needs them, the owners' least lags and produce rates summed
+    ((polls, owners), as :func:`window` sums them)."""
     lag_sum, rate = 0.0 + sums.lag, 0.0 + sums.rate  # as window adds them to zeros
     long_backlog, maybe = _candidates(lag_sum, rate, sums.known, seconds[:, None])
-    undecided = (maybe | long_backlog).any(axis=1).tolist()
+    backlogged = long_backlog
+    if (maybe | long_backlog).any():  # as window, elementwise: polls with neither stay all False either way
+        least, inflow = (0.0 + a for a in least_and_inflow())
+        backlogged = _backlogged(long_backlog, maybe, least, inflow, rate)
     rates = np.where(sums.known | ~sums.owns, rate, np.nan)
-    for a in (lag_sum, long_backlog, rates):  # rows of them are kept as views
+    for a in (lag_sum, backlogged, rates):  # rows of them are kept as views
         a.flags.writeable = False
-    return BlockWindow(lag_sum, long_backlog, rates, seconds, undecided)
+    return BlockWindow(lag_sum, backlogged, rates, seconds)
 
 
 def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, count: int, ts: int,

@@ -1,9 +1,9 @@
 """A block of polls read ahead, decided in one pass: what :func:`streaming.policy.recommend.process` does at each
 of its polls, without applying them one by one.
 
-A call of a group's lag polls alone (no metadata) has its history's views read ahead
-(:mod:`streaming.lag.ahead`): per poll, the owners' sums and, where the latest lags decide it, the capacity
-window. At such a poll, with the skew read in records and the group's one topic, the policy's part is:
+A call of a group's lag polls alone (no metadata) has its history's views read ahead (:mod:`streaming.lag.ahead`):
+per poll, the owners' sums and the capacity window. At such a poll, with the skew read in records and the
+group's one topic, the policy's part is:
 
 - the capacity estimates (:func:`streaming.lag.capacity.observed`, on the window read ahead);
 - the skew reading (:func:`streaming.policy.lag_skew.records_reading`, on the owners' lag sums and the
@@ -12,9 +12,9 @@ window. At such a poll, with the skew read in records and the group's one topic,
 
 :func:`decided` does exactly that for each poll in turn and stops before the first poll that could trigger a
 recommendation (a streak reaching ``skew_observations`` out of the cooldown; the retention trigger out of its
-cooldown while log starts are known), that is not a newer skew observation, or whose window the least lags
-decide: that poll goes through the per-observation loop, applied first, and the block goes on after it. So the
-decisions, the recommendations and the states are the same whatever the batching.
+cooldown while log starts are known) or that is not a newer skew observation: that poll goes through the
+per-observation loop, applied first, and the block goes on after it. So the decisions, the recommendations and
+the states are the same whatever the batching.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from streaming.state.ingest import Block
 
 
 def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
-    """How many of the block's first polls decide nothing; their capacity estimates and skew streak are in the
-    state (the caller applies their lag)."""
+    """How many of the block's first polls decide nothing (none when the skew is read in seconds, or the owners
+    own partitions of another topic); their capacity estimates and skew streak are in the state (the caller
+    applies their lag)."""
     owners = block.owners
     if policy.skew_on != lag_skew.RECORDS:
         return 0

@@ -153,15 +153,17 @@ class Block:
     starts_read: bool
     """Whether a log start is known in the history or the polls (else no retention figure can say anything)."""
 
+    def __post_init__(self) -> None:
+        # the owners' figures are this topic's alone only when they own partitions of no other
+        self.windows = self.views.windows if list(self.owners.by_topic) == [self.topic] else None
+
     def figures(self, i: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, float]] | None:
         """Poll ``i``'s owners' lag (as the skew reading sums it) and capacity window
-        (:func:`streaming.lag.capacity.window`), or None when its window was not read ahead (least lags decide
-        it) or the owners own none of the topic."""
-        windows = self.views.windows
-        if windows is None or list(self.owners.by_topic) != [self.topic]:
+        (:func:`streaming.lag.capacity.window`), or None when the owners own partitions of another topic or none
+        of this one."""
+        if self.windows is None:
             return None
-        found = windows.at(self.first + i)
-        return None if found is None else (windows.lag_sum[self.first + i], found)
+        return self.windows.lag_sum[self.first + i], self.windows.at(self.first + i)
 
 
 Decide = Callable[[Block], int]

@@ -51,7 +51,7 @@ from streaming.job.convert import ROW_COLUMNS
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import LOG_STARTS, READINGS, dense_sizes
+from streaming.state.readings import LOG_STARTS, READINGS, dense_sizes
 
 # pyspark's applyInPandasWithState serializer pads each output batch with an all-null frame before its
 # pd.concat, and pandas 2 warns about that on every batch in the worker's stderr; the padding is dropped

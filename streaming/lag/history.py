@@ -221,22 +221,16 @@ class LagHistory:
         self.n = np.full(len(self.n), filled + 1, dtype=np.int64)
 
     def append_block(self, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, start: np.ndarray) -> None:
-        """:meth:`append` of each poll of a block in turn (``ts``: (K,); the offsets (K, rows)), written once: the
-        same arrays, the oldest observations dropped as the appends would drop them."""
+        """:meth:`append` of each poll of a block in turn (``ts``: (K,); offsets (K, rows)), written at once."""
         self._changed()
         filled, polls, depth = (int(self.n[0]) if len(self.n) else 0), len(ts), self.depth
-        total = filled + polls
+        kept = min(filled, max(depth - polls, 0))  # the newest columns held that stay, before the polls
         for name, polled in (("ts", np.broadcast_to(ts, (len(self.ids), polls))), ("committed", committed.T),
                              ("end", end.T), ("start", start.T)):
             arr = getattr(self, name)
-            if total <= depth:  # nothing drops out: the polls fill the next columns
-                arr[:, filled:total] = polled
-            elif polls >= depth:  # every column kept is one of the polls
-                arr[:, :] = polled[:, polls - depth:]
-            else:  # the newest kept columns shift to the front, the polls after them
-                arr[:, :depth - polls] = arr[:, total - depth:filled].copy()
-                arr[:, depth - polls:] = polled
-        self.n = np.full(len(self.n), min(total, depth), dtype=np.int64)
+            arr[:, :kept] = arr[:, filled - kept:filled].copy()
+            arr[:, kept:kept + min(polls, depth)] = polled[:, max(polls - depth, 0):]
+        self.n = np.full(len(self.n), min(filled + polls, depth), dtype=np.int64)
 
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 

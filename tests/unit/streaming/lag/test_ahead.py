@@ -117,3 +117,18 @@ def test_windows_read_ahead_where_the_least_lags_decide_are_the_windows_computed
     for t, cc, ee, got in zip(stamps[cut:], c[cut:], e[cut:], views or [], strict=False):
         h.observe(t, PARTS, cc, ee)
         _same_window(got, LagHistory.from_bytes(h.to_bytes(), h.rows, h.depth), k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 6), st.integers(1, 10))
+def test_a_block_appended_at_once_is_the_block_appended_poll_by_poll(depth, filled, polls):
+    one, each = LagHistory(depth, PARTS), LagHistory(depth, PARTS)
+    for h in (one, each):
+        for i in range(min(filled, depth)):
+            h.append(1000 * (i + 1), PARTS + i, PARTS + 2 * i, np.full(3, -1 if i % 2 else i))
+    ts = 1000 * np.arange(10, 10 + polls, dtype=np.int64)
+    c, e, s = (np.arange(3 * polls, dtype=np.int64).reshape(polls, 3) * k for k in (1, 2, 3))
+    one.append_block(ts, c, e, s)
+    for i in range(polls):
+        each.append(int(ts[i]), c[i], e[i], s[i])
+    assert one == each and one.to_bytes() == each.to_bytes()

@@ -19,6 +19,9 @@ the states are the same whatever the batching.
 
 from __future__ import annotations
 
+import math
+
+from assignors import metrics
 from streaming.config import PolicySettings
 from streaming.lag import capacity as rule
 from streaming.policy import lag_skew, retention_risk
@@ -32,18 +35,22 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
     own partitions of another topic); their capacity estimates and skew streak are in the state (the caller
     applies their lag)."""
     owners = block.owners
-    if policy.skew_on != lag_skew.RECORDS:
+    if policy.skew_on != lag_skew.RECORDS or block.windows is None:
         return 0
+    lags = block.windows.lag_sum[block.first:]
+    rows, enough = lags.tolist(), lag_skew.totals_at_least(lags, policy.min_total_lag)  # the readings' figures
     for i, t in enumerate(block.stamps):
-        read = block.figures(i)
-        if read is None or t <= state.skew_ts or (block.starts_read and retention_risk.may_trigger(state, t, policy)):
+        if t <= state.skew_ts or (block.starts_read and retention_risk.may_trigger(state, t, policy)):
             return i
-        lag, found = read
+        found = block.windows.at(block.first + i)
         held = dict(state.capacity)  # kept only if the poll decides nothing
         rule.observed(held, owners.identities, owners.count, t, found)
-        reading = lag_skew.records_reading(lag, capacity.records_per_s_given(held, owners, found[1]), owners.ids)
-        streak = lag_skew.next_streak(state.skew_streak, reading, policy.skew_threshold, policy.min_total_lag)
-        if reading.known and streak >= policy.skew_observations and not lag_skew.in_cooldown(
+        known = capacity.records_per_s_given(held, owners, found[1])
+        # the reading in plain records from the block's sums; at the fastest member's rate, the reading itself
+        imbalance = metrics.imbalance(rows[i]) if known is None else lag_skew.records_reading(
+            lags[i], known, owners.ids).imbalance
+        streak = lag_skew.streak_after(state.skew_streak, imbalance, enough[i], policy.skew_threshold)
+        if not math.isnan(imbalance) and streak >= policy.skew_observations and not lag_skew.in_cooldown(
                 t, state.last_rec_ts, policy.cooldown_s):
             return i
         state.capacity.clear()

@@ -129,16 +129,9 @@ class Block:
     """Whether a log start is known in the history or the polls (else no retention figure can say anything)."""
 
     def __post_init__(self) -> None:
-        # the owners' figures are this topic's alone only when they own partitions of no other
         self.windows = self.views.windows if list(self.owners.by_topic) == [self.topic] else None
-
-    def figures(self, i: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, float]] | None:
-        """Poll ``i``'s owners' lag (as the skew reading sums it) and capacity window
-        (:func:`streaming.lag.capacity.window`), or None when the owners own partitions of another topic or none
-        of this one."""
-        if self.windows is None:
-            return None
-        return self.windows.lag_sum[self.first + i], self.windows.at(self.first + i)
+        """The polls' capacity windows and owners' lag sums (rows ``first`` on), when the owners' figures are
+        this topic's alone (they own partitions of no other), else None."""
 
 
 Decide = Callable[[Block], int]

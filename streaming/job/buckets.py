@@ -111,8 +111,8 @@ def make_update(policy: PolicySettings, timeout_ms: int, buckets: int, version_f
 
 def update_function(ctx: Context, buckets: int):
     """The update function keyed by bucket, for ``ctx``. Each group's recommendations are converted as
-    pyspark will convert them before its state is kept, and the call's rows as a whole at the end, as keyed
-    by group."""
+    pyspark will convert them before its state is kept, and the call's other rows at the end, as keyed by
+    group."""
 
     def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         rows = bucket_rows(int(key[0]), buckets, chunks, state, ctx)

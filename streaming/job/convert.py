@@ -5,8 +5,8 @@ pyspark converts what an ``applyInPandasWithState`` function returns only after 
 a value it refuses there fails the task, so the query, and its restart replays the same batch. The stateful
 step therefore runs that same conversion, with the worker's configuration, on each group's rows before it
 keeps the group's state: a group whose rows do not convert is rejected (:mod:`streaming.job.stateful`), and
-the rows that do convert leave as the values Arrow made of them, so the worker's conversion of the whole
-call repeats a conversion that already succeeded.
+the rows that do convert leave as the values Arrow made of them (:class:`Converted`, never converted again in
+the call), so the worker's conversion of the whole call repeats a conversion that already succeeded.
 """
 
 from __future__ import annotations
@@ -73,11 +73,15 @@ def row_type() -> StructType:
     return struct_of(ROW_SCHEMA)
 
 
+class Converted(dict):
+    """A row as :func:`converted` read it back from Arrow: pyspark's conversion of it succeeds, and gives it back."""
+
+
 class Unconvertible(RebalancerError, ValueError):
     """pyspark's conversion refused the rows (its message says which column)."""
 
 
-def converted(rows: list[dict[str, Any]], options: Options) -> list[dict[str, Any]]:
+def converted(rows: list[dict[str, Any]], options: Options) -> list[Converted]:
     """``rows`` (of :func:`row_type`'s columns) as pyspark's worker converts them, read back as Python values (a
     BIGINT an int, a DOUBLE a float; a column null in every row is left out: null converts to every type).
     Raises :class:`Unconvertible` where pyspark's conversion raises.
@@ -94,4 +98,4 @@ def converted(rows: list[dict[str, Any]], options: Options) -> list[dict[str, An
     except Exception as exc:  # pyspark's own errors, and Arrow's that it lets through (OverflowError)
         cause = exc.__cause__ or exc
         raise Unconvertible(f"{exc} ({type(cause).__name__}: {cause})") from exc
-    return batch.to_pylist()
+    return [Converted(row) for row in batch.to_pylist()]

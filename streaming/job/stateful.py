@@ -20,11 +20,12 @@ Two more kinds of row leave as ``rejected``, never silently:
   leaves this function as an exception (one group must not stop the query); the group's valid events of
   the call are rejected with the error and its state stays exactly as it was (no ``state.update``).
 
-Everything a call returns is converted to Arrow inside the call, with the conversion and configuration
+Everything a call returns is converted to Arrow inside the call, once, with the conversion and configuration
 pyspark's worker applies after it returns (:mod:`streaming.job.convert`): a group's recommendation rows
 before its state is kept (rows that do not convert reject the group's valid rows with the reason, its state
-stays as it was), and the call's rows as a whole in :func:`output_frame`. pyspark's own conversion then
-repeats one that already succeeded, so no value can fail the task, and the query, after the function.
+stays as it was), and the call's other rows (rejected ones) in :func:`output_frame`. pyspark's own conversion
+then repeats one that already succeeded (Arrow's own values convert to themselves), so no value can fail the
+task, and the query, after the function.
 
 A row rejected here carries the event re-encoded from its parsed fields as ``raw_value`` and its source
 (topic from its type, partition, offset); its ``kafka_ts`` is null.
@@ -50,7 +51,7 @@ from streaming.job.convert import ROW_COLUMNS
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import LOG_STARTS, READINGS, dense_sizes
+from streaming.state.readings import LOG_STARTS, READINGS, dense_sizes
 
 # pyspark's applyInPandasWithState serializer pads each output batch with an all-null frame before its
 # pd.concat, and pandas 2 warns about that on every batch in the worker's stderr; the padding is dropped
@@ -139,11 +140,22 @@ def object_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def output_frame(rows: list[dict[str, Any]], arrow: convert.Options) -> pd.DataFrame:
-    """A call's output rows, converted as pyspark will convert them and read back (so its conversion of them
-    cannot fail); a row that does not convert (never expected: a group's recommendations were converted
-    before its state was kept) is replaced by a rejected row saying why."""
+    """A call's output rows as pyspark will convert them and read them back (so its conversion of them cannot
+    fail): the rows converted already (:class:`convert.Converted`: a group's recommendations, converted before its
+    state was kept) as they are, the others converted here; a row that does not convert is replaced by a rejected
+    row saying why."""
+    fresh = [row for row in rows if not isinstance(row, convert.Converted)]
+    if not fresh:
+        return object_frame(rows)
+    done = iter(_converted(fresh, arrow))
+    return object_frame([row if isinstance(row, convert.Converted) else next(done) for row in rows])
+
+
+def _converted(rows: list[dict[str, Any]], arrow: convert.Options) -> list[dict[str, Any]]:
+    """``rows`` converted, one for one: a row that does not convert (a name no UTF-8 can hold) as the rejected row
+    that says so."""
     try:
-        return object_frame(convert.converted(rows, arrow))
+        return list(convert.converted(rows, arrow))
     except Exception:
         out: list[dict[str, Any]] = []
         for row in rows:
@@ -151,7 +163,7 @@ def output_frame(rows: list[dict[str, Any]], arrow: convert.Options) -> pd.DataF
                 out += convert.converted([row], arrow)
             except Exception as exc:
                 out += convert.converted([unconverted(row, exc)], arrow)
-        return object_frame(out)
+        return out
 
 
 def unconverted(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
@@ -244,8 +256,7 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
         events = {c: cols[c] for c in EVENT_COLUMNS} if keep.all() else {c: cols[c][keep] for c in EVENT_COLUMNS}
         recs = [{"kind": "recommendation", **rec.to_row()} for rec in process(gs, events, ctx.policy)]
         if recs:  # converted before the state is kept: rows pyspark would refuse reject the group instead
-            recs = convert.converted(recs, ctx.arrow)
-        rows += recs
+            rows += convert.converted(recs, ctx.arrow)
         return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
     except Exception as exc:
         reason = internal_error(exc)

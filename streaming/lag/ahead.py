@@ -11,14 +11,19 @@ history would compute (:class:`~streaming.lag.history.LagHistory`'s views on an 
   before the first poll that breaks this).
 
 Then each poll is appended to every row (no row is late or replaced; the caller appends it with
-:meth:`~streaming.lag.history.LagHistory.append`, the checks done here) and the history stays aligned, so its
-views after poll i are read off two columns of the history and the polls laid side by side. Given an assignment,
-the owners' sums (:mod:`streaming.lag.owners`) and the capacity window (:func:`streaming.lag.capacity.window`,
-for the polls where the latest lags decide it) after each poll come with them. Anything else is left to the
-history itself (None).
+:meth:`~streaming.lag.history.LagHistory.append` or :meth:`~streaming.lag.history.LagHistory.append_block`, the
+checks done here) and the history stays aligned, so its views after poll i are read off columns of the history
+and the polls laid side by side. Given an assignment, the owners' sums (:mod:`streaming.lag.owners`) and the
+capacity window (:func:`streaming.lag.capacity.window`; the least lags and produce rates only when some poll
+needs them) after each poll come with them. Anything else is left to the history itself (None). A poll's views
+are made when asked for (:class:`BlockViews`): a block decided in one pass (:mod:`streaming.policy.block`) reads
+the arrays, never the polls' views.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -26,8 +31,39 @@ from streaming.lag import capacity, owners, rules
 from streaming.lag.history import LagHistory
 
 
+class BlockViews(Sequence[dict]):
+    """Per poll of a block, the views its history holds after it, as :meth:`LagHistory.seed` takes them (each
+    made on first use from the block's arrays); with an assignment, its owner sums and capacity windows."""
+
+    def __init__(self, held: list[int], figures: tuple[np.ndarray, np.ndarray, np.ndarray], seconds: np.ndarray,
+                 stuck_after: int) -> None:
+        self.held, self.figures, self.seconds, self.stuck_after = held, figures, seconds, stuck_after
+        self.owned: tuple[np.ndarray, np.ndarray, int] | None = None
+        self.sums: owners.OwnerSums | None = None
+        self.windows: capacity.BlockWindow | None = None
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+    @overload
+    def __getitem__(self, i: int) -> dict: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict]: ...
+    def __getitem__(self, i: int | slice) -> dict | list[dict]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        n, (lag, rate, stuck), k = self.held[i], self.figures, self.stuck_after
+        view = {"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
+                "window_s": float(self.seconds[i]), ("stuck", k): stuck[:, i]}
+        if self.owned is not None and self.sums is not None and self.windows is not None:
+            parts, who, count = self.owned
+            view[owners.key(parts, who, count, k)] = (parts, who, owners.at(self.sums, i))
+            view[capacity.window_key(parts, who, count, k)] = (parts, who, self.windows.at(i))
+        return view
+
+
 def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, stuck_after: int,
-                owned: tuple[np.ndarray, np.ndarray, int] | None = None) -> list[dict] | None:
+                owned: tuple[np.ndarray, np.ndarray, int] | None = None) -> BlockViews | None:
     """The views ``hist`` holds after each poll of the block (``ts``: (K,) int64; ``committed``, ``end``:
     (K, rows) int64, in the history's row order), as :meth:`LagHistory.seed` takes them, for the block's polls
     up to the first that is not the usual case (a counter reset, a time not after the one before); None when
@@ -49,25 +85,47 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
     usual = int(np.argmax(bad)) if bad.any() else len(ts)
     if not usual:
         return None
-    views, (lag, rate, stuck) = _views(t[:, :filled + usual], c[:, :filled + usual], e[:, :filled + usual], filled,
-                                       hist.depth, stuck_after)
+    t, c, e = t[:, :filled + usual], c[:, :filled + usual], e[:, :filled + usual]
+    views = _views(t, c, e, filled, hist.depth, stuck_after)
     if owned is not None:
         parts, who, count = owned
-        at, window_at = owners.key(parts, who, count, stuck_after), capacity.window_key(parts, who, count, stuck_after)
-        summed = owners.block_sums(hist, parts, who, count, lag, rate, stuck)
-        windows = capacity.block_window(summed, np.array([v["window_s"] for v in views]))
-        for v, s, w in zip(views, owners.per_poll(summed), windows, strict=True):
-            v[at] = (parts, who, s)
-            if w is not None:
-                v[window_at] = (parts, who, w)
+        stuck = views.figures[2]
+
+        def least_and_inflow() -> tuple[np.ndarray, np.ndarray]:
+            least, inflow = _least_and_inflow(t, c, e, filled, views.held)
+            return (owners.block_kept_sums(hist, parts, who, count, stuck, least),
+                    owners.block_kept_sums(hist, parts, who, count, stuck, inflow))
+
+        views.owned = owned
+        views.sums = owners.block_sums(hist, parts, who, count, *views.figures)
+        views.windows = capacity.block_window(views.sums, views.seconds, least_and_inflow)
     return views
 
 
-def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int
-           ) -> tuple[list[dict], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _least_and_inflow(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, held: list[int]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, K): after each poll, the least lag over the columns the history keeps
+    (:meth:`LagHistory.least_lag` of an aligned history) and the end offset's rate from its first column to its
+    last (:meth:`LagHistory.rate` ``("end")``), the same arithmetic elementwise."""
+    polls = len(held)
+    gap = np.where(e > c, rules.gap(e, c), 0.0)
+    least = gap[:, filled:].copy()
+    for d in range(1, max(held)):  # the column d before the last, for the polls that keep it (a suffix)
+        i = next(j for j, n in enumerate(held) if n > d)
+        least[:, i:] = np.minimum(least[:, i:], gap[:, filled + i - d:filled + polls - d])
+    first = [j + 1 - n for j, n in enumerate(held, filled)]
+    t_first, e_first = t[:, first], e[:, first]
+    dt = (t[:, filled:] - t_first) / 1000.0
+    delta = (e[:, filled:] - e_first).astype(np.float64)  # the int64 difference, then a float rate
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(np.array([n >= 2 for n in held])[None, :] & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
+    return least, np.maximum(rate, 0.0)
+
+
+def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int) -> BlockViews:
     """Per poll i: the history's last column is ``filled + i`` of the side-by-side arrays, its first the
-    oldest of the (at most ``depth``) it keeps. Also the (rows, K) latest lag, consume rate and stuck rows.
-    The polls' own columns are slices (``filled`` on), their first columns too where they can be."""
+    oldest of the (at most ``depth``) it keeps: the (rows, K) latest lag, consume rate and stuck rows, and the
+    window's seconds. The polls' own columns are slices (``filled`` on), their first columns too where they can be."""
     polls = t.shape[1] - filled
     held = [min(j + 1, depth) for j in range(filled, t.shape[1])]  # observations each row holds after each poll
     first = [j + 1 - n for j, n in enumerate(held, filled)]
@@ -93,6 +151,4 @@ def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int,
         stuck[:, i:] = (c_last[:, i:] == c_low) & (e_low > c_low)
     for a in (lag, rate, stuck):  # the views are columns of these: read-only as the history's own
         a.flags.writeable = False
-    views = [{"filled": n, "aligned": n, "latest_lag": lag[:, i], "consume_rate": rate[:, i],
-              "window_s": float(span[i]) / 1000.0, ("stuck", k): stuck[:, i]} for i, n in enumerate(held)]
-    return views, (lag, rate, stuck)
+    return BlockViews(held, (lag, rate, stuck), span / 1000.0, k)  # float(span[i]) / 1000.0 each

@@ -41,9 +41,9 @@ times) consuming 40/s: it takes the median, 100/s, unmeasured; consuming 300/s, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -134,11 +134,17 @@ def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> 
         for hist, rows, who in _rows(lag, by_topic, stuck_after):
             least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
             inflow += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
-        # a lag that stays up because the consumer runs late (a long commit interval, slow batches) keeps
-        # pace with what arrives; one that stays up because the consumer cannot keep up grows
-        rising = inflow >= rate * (1.0 + RISE)
-        backlogged = (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
+        backlogged = _backlogged(long_backlog, maybe, least, inflow, rate)
     return backlogged, np.where(known | ~owns, rate, np.nan), seconds
+
+
+def _backlogged(long_backlog: np.ndarray, maybe: np.ndarray, least: np.ndarray, inflow: np.ndarray,
+                rate: np.ndarray) -> np.ndarray:
+    """Elementwise (per owner, or per poll and owner): backlogged, where the least lags decide."""
+    # a lag that stays up because the consumer runs late (a long commit interval, slow batches) keeps
+    # pace with what arrives; one that stays up because the consumer cannot keep up grows
+    rising = inflow >= rate * (1.0 + RISE)
+    return (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
 
 
 def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray, seconds: float | np.ndarray
@@ -150,16 +156,36 @@ def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray, second
     return long_backlog, measurable & (lag_sum >= np.maximum(rate * LEAST_S, BACKLOG_RECORDS))
 
 
-def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray) -> list[tuple | None]:
+class BlockWindow(NamedTuple):
+    """:func:`window` after each poll of a block read ahead, (polls, owners) arrays."""
+
+    lag_sum: np.ndarray
+    """Each owner's latest lag summed, as :func:`window` (and the skew reading) add it to zeros."""
+    backlogged: np.ndarray
+    rates: np.ndarray
+    seconds: np.ndarray
+
+    def at(self, i: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """Poll ``i``'s :func:`window`."""
+        return self.backlogged[i], self.rates[i], float(self.seconds[i])
+
+
+def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray,
+                 least_and_inflow: Callable[[], tuple[np.ndarray, np.ndarray]]) -> BlockWindow:
     """:func:`window` of one topic's history after each poll of a block read ahead (:mod:`streaming.lag.ahead`),
-    from its owner sums after each (:func:`streaming.lag.owners.block_sums`, (polls, owners)) and its window
-    seconds after each; None for a poll whose least lags would have to decide."""
+    from its owner sums after each (:func:`streaming.lag.owners.block_sums`, (polls, owners)), its window seconds
+    after each and, read only when some poll needs them, the owners' least lags and produce rates summed
+    ((polls, owners), as :func:`window` sums them)."""
     lag_sum, rate = 0.0 + sums.lag, 0.0 + sums.rate  # as window adds them to zeros
     long_backlog, maybe = _candidates(lag_sum, rate, sums.known, seconds[:, None])
-    undecided = (maybe | long_backlog).any(axis=1).tolist()
+    backlogged = long_backlog
+    if (maybe | long_backlog).any():  # as window, elementwise: polls with neither stay all False either way
+        least, inflow = (0.0 + a for a in least_and_inflow())
+        backlogged = _backlogged(long_backlog, maybe, least, inflow, rate)
     rates = np.where(sums.known | ~sums.owns, rate, np.nan)
-    long_backlog.flags.writeable = rates.flags.writeable = False  # rows of them are kept as views
-    return [None if undecided[i] else (long_backlog[i], rates[i], float(seconds[i])) for i in range(len(rate))]
+    for a in (lag_sum, backlogged, rates):  # rows of them are kept as views
+        a.flags.writeable = False
+    return BlockWindow(lag_sum, backlogged, rates, seconds)
 
 
 def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, count: int, ts: int,
@@ -167,11 +193,22 @@ def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, 
     """Update the estimates ``held`` with the lag observation at ``ts`` under the assignment ``by_topic`` (owner
     indexes below ``count``); ``keys``: the identities of the members that subscribe to something, in owner-index
     order. More of the observation last counted is read again from the estimate before it."""
+    if not count or not lag:
+        _forget_gone(held, keys)
+        return
+    observed(held, keys, count, ts, window(lag, by_topic, count, stuck_after))
+
+
+def _forget_gone(held: Held, keys: Sequence[str]) -> None:
     for gone in held.keys() - set(keys):
         del held[gone]
-    if not count or not lag:
-        return
-    backlogged, rate, seconds = window(lag, by_topic, count, stuck_after)
+
+
+def observed(held: Held, keys: Sequence[str], count: int, ts: int, found: tuple[np.ndarray, np.ndarray, float]
+             ) -> None:
+    """:func:`observe` given the observation's :func:`window` (``found``; a block read ahead has it already)."""
+    _forget_gone(held, keys)
+    backlogged, rate, seconds = found
     for i, key in enumerate(keys[:count]):
         was = held.get(key)
         if was is not None and was[2] > ts:
@@ -201,6 +238,13 @@ def estimates(held: Held, keys: Sequence[str], ids: Sequence[str], lag: Historie
               count: int, stuck_after: int) -> dict[str, Capacity] | None:
     """member id (``ids``, owner-index order, with their identities ``keys``) -> its capacity; None when none was
     measured. Never below what the member consumes now (stuck partitions left out)."""
+    return estimated(held, keys, ids, lambda: window(lag, by_topic, count, stuck_after)[1])
+
+
+def estimated(held: Held, keys: Sequence[str], ids: Sequence[str], rate_now: Callable[[], np.ndarray]
+              ) -> dict[str, Capacity] | None:
+    """:func:`estimates` given how to read what each member consumes now (its :func:`window`'s rates; read only
+    when some estimate is confident)."""
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a consumer that
     # starts slowly (a JVM warming up) looks slow for a few seconds
     own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(k) for k in keys)]
@@ -208,7 +252,7 @@ def estimates(held: Held, keys: Sequence[str], ids: Sequence[str], lag: Historie
     if not measured:
         return None
     default = float(np.median(measured))
-    _, rate, _ = window(lag, by_topic, count, stuck_after)
+    rate = rate_now()
     if any(h is None and np.isnan(r) for h, r in zip(own, rate.tolist(), strict=True)):
         return None  # an unmeasured member with no rate yet: not known enough to tell the members apart
     now = np.nan_to_num(rate).tolist()

@@ -220,6 +220,18 @@ class LagHistory:
         self.start[:, filled] = start
         self.n = np.full(len(self.n), filled + 1, dtype=np.int64)
 
+    def append_block(self, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, start: np.ndarray) -> None:
+        """:meth:`append` of each poll of a block in turn (``ts``: (K,); offsets (K, rows)), written at once."""
+        self._changed()
+        filled, polls, depth = (int(self.n[0]) if len(self.n) else 0), len(ts), self.depth
+        kept = min(filled, max(depth - polls, 0))  # the newest columns held that stay, before the polls
+        for name, polled in (("ts", np.broadcast_to(ts, (len(self.ids), polls))), ("committed", committed.T),
+                             ("end", end.T), ("start", start.T)):
+            arr = getattr(self, name)
+            arr[:, :kept] = arr[:, filled - kept:filled].copy()
+            arr[:, kept:kept + min(polls, depth)] = polled[:, max(polls - depth, 0):]
+        self.n = np.full(len(self.n), min(filled + polls, depth), dtype=np.int64)
+
     # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
 
     def view(self, key: object, compute):

@@ -57,28 +57,42 @@ def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
                stuck: np.ndarray) -> OwnerSums:
     """:func:`sums` after each poll of a block, from the history's per-row views after each (``lag``, ``rate``,
     ``stuck``: (rows, K)); its rows must not change over the block. Each figure (K, count): row i is poll i's
-    :func:`sums` (:func:`per_poll`). One bincount per figure for all polls: poll i's owner m is key
-    ``i * count + m``, its rows in the same order as :func:`sums` adds them."""
-    rows, found = hist.lookup(parts)
-    rows, who = rows[found], who[found]
-    polls = lag.shape[1]
-    keys = (who[None, :] + count * np.arange(polls)[:, None])  # (K, rows owned): poll by poll
-    keep = ~stuck[rows].T
-    r = rate[rows].T
-    ok = keep & ~np.isnan(r)
-    size = polls * count
-
-    def summed(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        return np.bincount(keys[mask], weights=None if weights is None else weights[mask],
-                           minlength=size).reshape(polls, count)
-
-    return _frozen(OwnerSums(summed(keep, lag[rows].T.astype(np.float64)), summed(ok, r), summed(ok) > 0,
-                             summed(keep) > 0))
+    :func:`sums` (:func:`at`). One bincount per figure for all polls: poll i's owner m is key
+    ``i * count + m``, each key's rows in the order :func:`sums` adds them."""
+    keyed = _Keyed(hist, parts, who, count, stuck)
+    r = rate[keyed.rows]
+    ok = keyed.keep & ~np.isnan(r)
+    return _frozen(OwnerSums(keyed.summed(keyed.keep, lag[keyed.rows].astype(np.float64)), keyed.summed(ok, r),
+                             keyed.summed(ok) > 0, keyed.summed(keyed.keep) > 0))
 
 
-def per_poll(block: OwnerSums) -> list[OwnerSums]:
-    """:func:`block_sums` as one :func:`sums` per poll (read-only rows of its arrays)."""
-    return [OwnerSums(*(a[i] for a in block)) for i in range(len(block.lag))]
+def block_kept_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck: np.ndarray,
+                    figure: np.ndarray) -> np.ndarray:
+    """(K, count): after each poll of a block, ``figure`` ((rows, K) float64) summed by owner over its rows not
+    stuck, as :func:`streaming.lag.capacity.window` sums a history's per-row figure (its rows in the same order)."""
+    keyed = _Keyed(hist, parts, who, count, stuck)
+    return keyed.summed(keyed.keep, figure[keyed.rows])
+
+
+class _Keyed:
+    """A block's rows owned (in :func:`sums`' order) and their bincount keys, (rows owned, K) as the figures are:
+    row by row, so each key (a poll's owner) adds its rows in their order, as :func:`sums` does."""
+
+    def __init__(self, hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck: np.ndarray) -> None:
+        rows, found = hist.lookup(parts)
+        self.rows, who = rows[found], who[found]
+        self.polls, self.count = stuck.shape[1], count
+        self.keys = who[:, None] + count * np.arange(self.polls)[None, :]
+        self.keep = ~stuck[self.rows]
+
+    def summed(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        return np.bincount(self.keys[mask], weights=None if weights is None else weights[mask],
+                           minlength=self.polls * self.count).reshape(self.polls, self.count)
+
+
+def at(block: OwnerSums, i: int) -> OwnerSums:
+    """Poll ``i``'s :func:`sums` of :func:`block_sums` (read-only rows of its arrays)."""
+    return OwnerSums(block.lag[i], block.rate[i], block.known[i], block.owns[i])
 
 
 def _frozen(s: OwnerSums) -> OwnerSums:

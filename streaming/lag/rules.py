@@ -54,7 +54,7 @@ class Age(NamedTuple):
     """bool per row: extrapolated beyond the window (or a lower bound), not interpolated within it."""
 
 
-def _gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a - b`` as float64 where ``a >= b`` (exact in uint64 for any two int64 values, so no overflow and no
     loss of the small difference of two offsets near 2**63); meaningless elsewhere."""
     return (a.astype(np.int64, copy=False).view(np.uint64) - b.astype(np.int64, copy=False).view(np.uint64)
@@ -122,7 +122,7 @@ def column_rate(ts0: np.ndarray, ts1: np.ndarray, first: np.ndarray, last: np.nd
     """Per row, records/s from (``ts0``, ``first``) to (``ts1``, ``last``), one run's ends; ``nan`` where not
     ``several`` (one observation) or no time passed."""
     dt = (ts1 - ts0).astype(np.float64) / 1000.0
-    delta = _gap(last, first)  # >= 0 within a run
+    delta = gap(last, first)  # >= 0 within a run
     out = np.full(dt.shape, np.nan)
     np.divide(delta, dt, out=out, where=several & (dt > 0))
     return out
@@ -135,7 +135,7 @@ def least_lag(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndar
     _, last, start = run if run is not None else window(ts, committed, end, n)
     cols = np.arange(ts.shape[1])[None, :]
     in_run = (cols >= start[:, None]) & (cols <= last[:, None])
-    lag = np.where(end > committed, _gap(end, committed), 0.0)
+    lag = np.where(end > committed, gap(end, committed), 0.0)
     least = np.where(in_run, lag, np.inf).min(axis=1, initial=np.inf)
     return np.where(np.asarray(n) > 0, least, 0.0)
 
@@ -205,15 +205,15 @@ def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.nda
     # within the window: linear between (ts[j0], end[j0]) and (ts[j1], end[j1]); end[j1] > c >= end[j0]
     e0, e1 = end[rows, j0], end[rows, j1]
     t0, t1 = ts[rows, j0].astype(np.float64), ts[rows, j1].astype(np.float64)
-    span = _gap(e1, e0)
-    frac = np.clip(np.divide(_gap(c, e0), span, out=np.zeros(m), where=has_below & (span > 0)), 0.0, 1.0)
+    span = gap(e1, e0)
+    frac = np.clip(np.divide(gap(c, e0), span, out=np.zeros(m), where=has_below & (span > 0)), 0.0, 1.0)
     inside = t0 + frac * (t1 - t0)
     # before the window: back from the run's first observation at the run's end-offset rate
     es = end[rows, start]
     ts0 = ts[rows, start].astype(np.float64)
     dt = now - ts0
-    produced = _gap(end[rows, last], es)
-    back = np.divide(_gap(es, c) * dt, produced, out=np.zeros(m), where=~has_below & (produced > 0) & (dt > 0))
+    produced = gap(end[rows, last], es)
+    back = np.divide(gap(es, c) * dt, produced, out=np.zeros(m), where=~has_below & (produced > 0) & (dt > 0))
     outside = ts0 - back
     when = np.where(has_below, inside, outside)
     age = np.maximum((now - when) / 1000.0, MIN_AGE_S)

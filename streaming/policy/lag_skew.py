@@ -40,6 +40,7 @@ is not finite never shows an improvement.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,6 +91,15 @@ def reading(lag: np.ndarray, seconds: np.ndarray | None = None, scaled: np.ndarr
                        float(seconds.mean()))
 
 
+def records_reading(lag: np.ndarray, capacity: dict[str, float] | None, ids: Sequence[str]) -> SkewReading:
+    """The reading in records of member ``lag`` (``ids``' order), at the fastest member's rate when the capacities
+    (member id -> records/s) are known, as balanced weighs them."""
+    if capacity is None:
+        return reading(lag)
+    fastest = max(capacity[m] for m in ids)
+    return reading(lag, scaled=lag * np.array([fastest / capacity[m] for m in ids]))
+
+
 def is_skewed(reading: SkewReading, threshold: float, min_total_lag: float) -> bool:
     return reading.total_lag >= min_total_lag and reading.imbalance >= threshold
 
@@ -97,9 +107,27 @@ def is_skewed(reading: SkewReading, threshold: float, min_total_lag: float) -> b
 def next_streak(streak: int, reading: SkewReading, threshold: float, min_total_lag: float) -> int:
     """The streak after one more observation: +1 while skewed, back to 0 as soon as it is not, unchanged while
     the reading is unknown (above the records floor)."""
-    if reading.total_lag >= min_total_lag and not reading.known:
+    return streak_after(streak, reading.imbalance, reading.total_lag >= min_total_lag, threshold)
+
+
+def streak_after(streak: int, imbalance: float, enough_lag: bool, threshold: float) -> int:
+    """:func:`next_streak` given the reading's imbalance and whether its total lag is at least ``min_total_lag``."""
+    if enough_lag and math.isnan(imbalance):
         return streak
-    return streak + 1 if is_skewed(reading, threshold, min_total_lag) else 0
+    return streak + 1 if enough_lag and imbalance >= threshold else 0
+
+
+def totals_at_least(lag: np.ndarray, floor: float) -> list[bool]:
+    """Per row of ``lag`` ((readings, members), each at least 0): whether its total lag as :func:`reading` sums it
+    (``float(row.sum())``) is at least ``floor``. The rows are summed at once; a row whose sum lies so close to
+    the floor that another order of the same additions could fall on its other side is summed alone."""
+    totals = lag.sum(axis=1)
+    # two orders of n additions of non-negative numbers differ by under 2n units in the last place of the sum
+    near = np.abs(totals - floor) <= totals * (4 * lag.shape[1] * np.finfo(np.float64).eps)
+    out = (totals >= floor).tolist()
+    for i in np.flatnonzero(near).tolist():
+        out[i] = float(lag[i].sum()) >= floor
+    return out
 
 
 def in_cooldown(now_ms: int, last_rec_ms: int | None, cooldown_s: float) -> bool:

@@ -29,11 +29,10 @@ After each observation:
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
 
 from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
@@ -52,12 +51,13 @@ from streaming.contracts.recommendation import (
     records,
 )
 from streaming.lag.rules import finite_or_none
-from streaming.policy import lag_seconds, lag_skew, load_model, member_figures, retention_risk
+from streaming.policy import block, lag_seconds, lag_skew, load_model, member_figures, retention_risk
 from streaming.proposals import expiry
 from streaming.state import capacity
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import Events, Owners, observations
+from streaming.state.ingest import Events, observations
+from streaming.state.owners import Owners
 from streaming.state.snapshot import hot_partitions, to_snapshot
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,8 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     """Apply a group's events and return its recommendations. ``events``: parsed rows as a DataFrame, a
     dict of column arrays, or a list of dicts."""
     out = []
-    for seen in observations(state, events, policy.lag_history, policy.stuck_observations):
+    decide = functools.partial(block.decided, state, policy=policy)
+    for seen in observations(state, events, policy.lag_history, policy.stuck_observations, decide):
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
             capacity.observe(state, seen.owners, t, policy.stuck_observations)
@@ -94,12 +95,7 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
     if on == lag_skew.SECONDS:
         now = lag_seconds.members(lp, owners.by_topic, ids)
         return lag_skew.reading(now.lag, now.seconds())
-    lag = lag_seconds.member_lag(lp, owners.by_topic, owners.count)
-    capacity = lp.capacity
-    if capacity is None:
-        return lag_skew.reading(lag)
-    fastest = max(capacity[m] for m in ids)  # records at the fastest member's rate, as balanced weighs them
-    return lag_skew.reading(lag, scaled=lag * np.array([fastest / capacity[m] for m in ids]))
+    return lag_skew.records_reading(lag_seconds.member_lag(lp, owners.by_topic, owners.count), lp.capacity, ids)
 
 
 class Skew(enum.Enum):

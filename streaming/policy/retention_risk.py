@@ -27,7 +27,7 @@ from streaming.contracts.recommendation import records
 from streaming.lag import retention
 from streaming.lag.rules import finite_or_none
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import Owners
+from streaming.state.owners import Owners
 
 
 def members_at_risk(state: GroupState, owners: Owners, threshold_s: float) -> dict[str, dict]:
@@ -55,12 +55,17 @@ def members_at_risk(state: GroupState, owners: Owners, threshold_s: float) -> di
 
 def trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Owners | None) -> dict | None:
     """The trigger's figures at this observation, or None (off, in its cooldown, or nobody at risk)."""
-    if policy.retention_risk_s <= 0 or owners is None or not owners.count:
-        return None
-    if state.risk_ts is not None and ts - state.risk_ts < policy.cooldown_s * 1000:
+    if not may_trigger(state, ts, policy) or owners is None or not owners.count:
         return None
     members = members_at_risk(state, owners, policy.retention_risk_s)
     return {"members": members, "threshold_s": policy.retention_risk_s} if members else None
+
+
+def may_trigger(state: GroupState, ts: int, policy: PolicySettings) -> bool:
+    """Whether the trigger is on and out of its cooldown at ``ts`` (whoever is at risk)."""
+    if policy.retention_risk_s <= 0:
+        return False
+    return state.risk_ts is None or not ts - state.risk_ts < policy.cooldown_s * 1000
 
 
 def stands(figures: dict, before: Mapping[str, float], after: Mapping[str, float]) -> bool:

@@ -5,13 +5,15 @@ member consumes while it has backlog), its memory in :attr:`GroupState.capacity`
 
 from __future__ import annotations
 
+import numpy as np
+
 from streaming.lag import capacity as rule
 from streaming.lag.capacity import BACKLOG_RECORDS, BACKLOG_S, CONFIDENT_S, LEAST_S, MEMORY_S, RISE, Capacity
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import Owners
+from streaming.state.owners import Owners
 
 __all__ = ["BACKLOG_RECORDS", "BACKLOG_S", "CONFIDENT_S", "LEAST_S", "MEMORY_S", "RISE", "Capacity", "estimates",
-           "observe", "records_per_s"]
+           "observe", "records_per_s", "records_per_s_given"]
 
 
 def observe(state: GroupState, owners: Owners, ts: int, stuck_after: int) -> None:
@@ -25,12 +27,20 @@ def estimates(state: GroupState, stuck_after: int) -> dict[str, Capacity] | None
     if not any(held[1] >= rule.CONFIDENT_S for held in state.capacity.values()):
         return None  # what the rule says then, without reading the members (every observation asks)
     owners = Owners.of(state)
-    members = [m for m in state.members or [] if m.topics][:owners.count]
-    return rule.estimates(state.capacity, [m.identity for m in members], [m.member_id for m in members],
-                          state.lag, owners.by_topic, owners.count, stuck_after)
+    return rule.estimated(state.capacity, owners.identities, owners.ids,
+                          lambda: rule.window(state.lag, owners.by_topic, owners.count, stuck_after)[1])
 
 
 def records_per_s(state: GroupState, stuck_after: int) -> dict[str, float] | None:
     """member id -> capacity (records/s), as the assignors take it; None when unknown."""
     found = estimates(state, stuck_after)
+    return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
+
+
+def records_per_s_given(held: rule.Held, owners: Owners, rate_now: np.ndarray) -> dict[str, float] | None:
+    """:func:`records_per_s` of the estimates ``held`` under ``owners``, given what each member consumes now (the
+    observation's :func:`streaming.lag.capacity.window` rates, read ahead)."""
+    if not any(h[1] >= rule.CONFIDENT_S for h in held.values()):
+        return None
+    found = rule.estimated(held, owners.identities, owners.ids, lambda: rate_now)
     return None if found is None else {mid: c.records_per_s for mid, c in found.items()}

@@ -26,47 +26,36 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from assignors.model import Member
 from streaming.contracts import event_parts
-from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START
+from streaming.contracts.events import LAG, LAG_DENSE, LOG_START
 from streaming.contracts.events import LOG_STARTS as LOG_STARTS_FIELD
 from streaming.lag import ahead
-from streaming.lag.history import UNKNOWN
+from streaming.lag.ahead import BlockViews
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
+from streaming.state.owners import Owners
+from streaming.state.readings import (
+    LOG_STARTS,
+    READINGS,
+    dense_readings,
+    ints,
+    joined,
+    packed,
+    polls_in_order,
+    row_starts,
+)
 
 # parsed event rows: a DataFrame, a dict of equal-length column arrays, or a list of dicts
 Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
 LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset")
-READINGS = "readings"
-"""The column of a ``lag_dense`` row's readings: partitions, committed offsets, end offsets, concatenated."""
-LOG_STARTS = "log_starts"
-"""The column of a lag row's log start offsets: one per reading of a ``lag_dense`` row, a ``lag`` row's one; null
-when the event carried none (:data:`streaming.lag.history.UNKNOWN` in the history)."""
-
-
-def packed(event: dict[str, Any]) -> np.ndarray:
-    """A ``lag_dense`` event's arrays as its :data:`READINGS` value."""
-    return np.concatenate([np.asarray(event[a], dtype=np.int64) for a in DENSE_ARRAYS])
-
-
-def dense_sizes(cols: dict[str, np.ndarray]) -> np.ndarray:
-    """Per row, the number of readings a ``lag_dense`` row carries (0 for any other row)."""
-    if READINGS not in cols:
-        return np.zeros(len(cols["type"]), dtype=np.int64)
-    return np.fromiter((0 if r is None or t != LAG_DENSE else len(r) // 3
-                        for t, r in zip(cols["type"].tolist(), cols[READINGS], strict=True)),
-                       dtype=np.int64, count=len(cols["type"]))
-
-
 def event_order(e: dict[str, Any]) -> tuple:
     """Metadata events of one ts: members, then partitions, by topic; the event's own content breaks a tie,
     so the order never depends on how the events reached the job."""
@@ -104,19 +93,6 @@ def _log_starts_of(event: dict[str, Any]) -> list[int] | None:
     return None if event.get(LOG_START) is None else [event[LOG_START]]
 
 
-def _ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray | slice) -> np.ndarray:
-    """Column ``name`` at ``rows`` as int64, exactly: offsets go up to 2**63-1, beyond float64's 2**53.
-    (A float column has already lost that precision; its values are taken as they are.)"""
-    if name not in cols:
-        return np.zeros(len(cols["type"][rows]), dtype=np.int64)
-    values = cols[name][rows]
-    if values.dtype.kind in "iu":
-        return values.astype(np.int64)
-    if values.dtype == object:
-        return np.array([0 if v is None or v is pd.NA else int(v) for v in values.tolist()], dtype=np.int64)
-    return np.nan_to_num(values.astype(np.float64), nan=0).astype(np.int64)
-
-
 def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
     """Row ``i`` as the event dict; the job's rows carry the metadata fields as JSON in ``detail``."""
     e = {n: v[i] for n, v in cols.items() if n not in ("detail", READINGS)}
@@ -125,50 +101,6 @@ def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
     if isinstance(detail, str):
         e |= json.loads(detail)
     return e
-
-
-class Owners:
-    """Who owns what under the current assignment, as index arrays per topic (rebuilt when members change), and
-    the members that subscribe to something in owner-index order: their ids and identities."""
-
-    __slots__ = ("by_topic", "count", "identities", "ids")
-
-    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]], ids: tuple[str, ...],
-                 identities: tuple[str, ...]) -> None:
-        self.count = count
-        self.by_topic = by_topic
-        self.ids = ids
-        self.identities = identities
-
-    @classmethod
-    def of(cls, state: GroupState) -> Owners:
-        """Of the state's current members; built once per members' memo when they are as decoded."""
-        memo = state.held_members()
-        if memo is None:
-            return cls._build(state.members)
-        owners = memo.derived.get("owners")
-        if owners is None:
-            owners = memo.derived["owners"] = cls._build(state.members)
-        return owners
-
-    @classmethod
-    def _build(cls, held: list[Member] | None) -> Owners:
-        members = [m for m in held or [] if m.topics]
-        owned: dict[str, tuple[list[int], list[int]]] = {}
-        for i, m in enumerate(members):
-            for t, p in m.owned:
-                parts, who = owned.setdefault(t, ([], []))
-                parts.append(int(p))
-                who.append(i)
-        return cls(len(members), {t: (_frozen(p), _frozen(w)) for t, (p, w) in owned.items()},
-                   tuple(m.member_id for m in members), tuple(m.identity for m in members))
-
-
-def _frozen(values: list[int]) -> np.ndarray:
-    """An int64 array nobody may write to (an Owners may be shared by states through a members memo)."""
-    out = np.asarray(values, dtype=np.int64)
-    out.flags.writeable = False
-    return out
 
 
 @dataclass
@@ -182,12 +114,38 @@ class Observation:
     owners: Owners | None
 
 
-def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None
-                 ) -> Iterator[Observation]:
+@dataclass
+class Block:
+    """Polls of one topic read ahead (:mod:`streaming.lag.ahead`) from an observation on, not applied yet, in a
+    call with no metadata: per poll its time and the figures its history will give after it, under ``owners``."""
+
+    stamps: list[int]
+    views: BlockViews
+    first: int
+    """The index of the block's first poll among ``views``."""
+    owners: Owners
+    topic: str
+    starts_read: bool
+    """Whether a log start is known in the history or the polls (else no retention figure can say anything)."""
+
+    def __post_init__(self) -> None:
+        self.windows = self.views.windows if list(self.owners.by_topic) == [self.topic] else None
+        """The polls' capacity windows and owners' lag sums (rows ``first`` on), when the owners' figures are
+        this topic's alone (they own partitions of no other), else None."""
+
+
+Decide = Callable[[Block], int]
+"""Decides the first polls of a block in one pass (the caller's part of each observation: its policy), returns how
+many it decided (they are then applied at once); it stops before a poll it must see applied."""
+
+
+def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None,
+                 decide: Decide | None = None) -> Iterator[Observation]:
     """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
     parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the number of
     observations each partition's lag history keeps; ``stuck_after``: the stuck rule the caller reads (given,
-    a call of lag polls alone has its histories' views read ahead, :mod:`streaming.lag.ahead`)."""
+    a call of lag polls alone has its histories' views read ahead, :mod:`streaming.lag.ahead`); ``decide``: given,
+    the polls of a block read ahead it decided are applied at once, never yielded."""
     cols = _columns(events)
     if not cols or len(cols["type"]) == 0:
         return
@@ -200,6 +158,9 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
         lag.stuck_after = stuck_after
     owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
+        if lag is not None and not meta_by_ts and (t <= lag.decided_to or (
+                decide is not None and lag.take_block(state, t, decide))):
+            continue  # applied with its block
         changes = Changes()
         if t in meta_by_ts:
             update.apply_metadata(state, meta_by_ts[t], changes)
@@ -243,23 +204,29 @@ class _LagRows:
     slices: dict[int, tuple[int, int]]
     stuck_after: int | None = None
     """Set: the histories' views are read ahead, where they can be, for this stuck rule."""
-    ahead: dict[int, dict] = field(default_factory=dict)
-    """ts -> the views of the history after that observation, read ahead (one topic)."""
+    ahead: dict[int, int] = field(default_factory=dict)
+    """ts -> its index among the views read ahead (one topic), while not applied."""
+    views: BlockViews | None = None
+    ahead_owners: Owners | None = None
+    """The owners the views were read ahead under."""
+    decided_to: int = -(2**63)
+    """The last ts a block decided and applied (:meth:`take_block`)."""
     tries: int = 0
+    tried_at: int | None = None
 
     @classmethod
     def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> _LagRows | None:
         """The ``lag`` rows and the readings of the ``lag_dense`` rows; None when there are none."""
-        polls = _polls_in_order(cols, is_lag, is_dense)
+        polls = polls_in_order(cols, is_lag, is_dense)
         if polls is not None:
             return cls(*polls)
         # every row lag (the usual batch of a group in the per-partition form): the columns as they are
         rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
-        topics, ts, part, committed, end = cols["topic"][rows], *(_ints(cols, c, rows) for c in LAG_COLUMNS)
-        start = _row_starts(cols, rows)
+        topics, ts, part, committed, end = cols["topic"][rows], *(ints(cols, c, rows) for c in LAG_COLUMNS)
+        start = row_starts(cols, rows)
         if is_dense.any():
-            topics, ts, part, committed, end, start = _joined((topics, ts, part, committed, end, start),
-                                                              _readings(cols, is_dense))
+            topics, ts, part, committed, end, start = joined((topics, ts, part, committed, end, start),
+                                                              dense_readings(cols, is_dense))
         if not len(ts):
             return None
         if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
@@ -287,12 +254,11 @@ class _LagRows:
         codes = self.topic_codes[a:b]
         cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a] if len(self.topic_names) > 1 \
             else [0, b - a]
-        if self.stuck_after is not None and t not in self.ahead and self.tries < 3:
-            self._read_ahead(state, t)
+        self._read_ahead(state, t)
         if t in self.ahead:  # checked when read ahead: appended to every row, as observe_lag would
             hist = state.lag[str(self.topic_names[0])]
             hist.append(t, self.committed[a:b], self.end[a:b], self.start[a:b])
-            hist.seed(self.ahead.pop(t))
+            hist.seed(self.views[self.ahead.pop(t)])  # type: ignore[index]  # set with ahead
             state.last_ts = max(state.last_ts, t)
             return True
         changed = False
@@ -307,7 +273,9 @@ class _LagRows:
         """The views after each observation from ``t`` on, when they are polls of one topic's partitions the
         history holds, the same ones each time (tried three times in a call: a new group's history only exists
         after its first observation, and a block read ahead ends at a counter reset)."""
-        self.tries += 1
+        if self.stuck_after is None or t in self.ahead or self.tries >= 3 or t == self.tried_at:
+            return
+        self.tries, self.tried_at = self.tries + 1, t
         hist = state.lag.get(str(self.topic_names[0]))
         a, b = self.slices[t]
         stamps = [s for s in self.slices if s >= t]
@@ -324,74 +292,27 @@ class _LagRows:
                                   self.end[a:].reshape(-1, n), self.stuck_after or 0,
                                   None if mine is None else (*mine, held.count))
         if views is not None:
-            self.ahead = dict(zip(stamps, views, strict=False))  # the block may end early
+            self.ahead = {s: i for i, s in enumerate(stamps[:len(views)])}  # the block may end early
+            self.views, self.ahead_owners = views, held
 
-
-def _polls_in_order(cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> tuple | None:
-    """:class:`_LagRows`' fields when every row is a ``lag_dense`` record of one topic, in ts order, each in
-    partition order (a group's usual batch in the dense form: its polls): sorted and unique already, so made as
-    the general path makes them without its sort; else None."""
-    if not is_dense.all() or is_lag.any():
-        return None
-    stamps = _ints(cols, "ts", slice(None))
-    topics = cols["topic"]
-    if (len(stamps) > 1 and not (stamps[1:] > stamps[:-1]).all()) or not (topics == topics[0]).all():
-        return None
-    packs = [np.asarray(r, dtype=np.int64).reshape(3, -1) for r in cols[READINGS]]
-    part, committed, end = packs[0] if len(packs) == 1 else np.concatenate(packs, axis=1)
-    sizes = [p.shape[1] for p in packs]
-    start = _dense_starts(cols, range(len(packs)), sizes)
-    ends = np.cumsum(sizes).tolist()
-    inside = part[1:] > part[:-1]
-    inside[np.asarray(ends[:-1], dtype=np.int64) - 1] = True  # a record's first partition follows the one before
-    if not len(part) or min(sizes) == 0 or not inside.all():
-        return None
-    slices = {int(t): (b - n, b) for t, b, n in zip(stamps.tolist(), ends, sizes, strict=True)}
-    return (np.array([str(topics[0])]), np.zeros(len(part), dtype=np.int64), np.repeat(stamps, sizes), part,
-            committed, end, start, slices)
-
-
-def _readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The ``lag_dense`` rows' readings as (topic, ts, partition, committed, end, log start) columns, one slice
-    per row."""
-    rows = np.flatnonzero(is_dense).tolist()
-    packs = [np.asarray(cols[READINGS][i], dtype=np.int64) for i in rows]
-    sizes = np.array([len(p) // 3 for p in packs], dtype=np.int64)
-    ts = np.repeat(_ints(cols, "ts", np.asarray(rows, dtype=np.int64)), sizes)
-    topics = np.repeat(cols["topic"][rows], sizes)
-    start = _dense_starts(cols, rows, sizes.tolist())
-    if len(packs) == 1:  # one poll of one topic, the usual batch of a group: views, no copy
-        part, committed, end = packs[0].reshape(3, -1)
-        return topics, ts, part, committed, end, start
-    return (topics, ts, *(np.concatenate([p[k * n:(k + 1) * n] for p, n in zip(packs, sizes.tolist(), strict=True)])
-                          for k in range(3)), start)
-
-
-def _dense_starts(cols: dict[str, np.ndarray], rows: Sequence[int], sizes: list[int]) -> np.ndarray:
-    """The log starts of ``lag_dense`` rows (``sizes`` readings each), :data:`UNKNOWN` for a row without."""
-    held = cols.get(LOG_STARTS)
-    if held is None or all(held[i] is None for i in rows):
-        return np.full(sum(sizes), UNKNOWN, dtype=np.int64)
-    parts = [np.asarray(held[i], dtype=np.int64) if _sized(held[i], n) else np.full(n, UNKNOWN, dtype=np.int64)
-             for i, n in zip(rows, sizes, strict=True)]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _row_starts(cols: dict[str, np.ndarray], rows: np.ndarray | slice) -> np.ndarray:
-    """The log start of each ``lag`` row (its one-element :data:`LOG_STARTS`), :data:`UNKNOWN` for a row without."""
-    held = cols.get(LOG_STARTS)
-    n = len(cols["type"][rows])
-    if held is None:
-        return np.full(n, UNKNOWN, dtype=np.int64)
-    return np.fromiter((int(v[0]) if _sized(v, 1) else UNKNOWN for v in held[rows].tolist()), dtype=np.int64,
-                       count=n)
-
-
-def _sized(value: Any, n: int) -> bool:
-    """``value`` is a list (or array) of ``n`` entries (a missing one may read as None or NaN)."""
-    return isinstance(value, list | np.ndarray) and len(value) == n
-
-
-def _joined(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Columns ``a`` followed by columns ``b`` (``a`` empty, the usual case: ``b`` as it is)."""
-    return b if not len(a[1]) else tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
+    def take_block(self, state: GroupState, t: int, decide: Decide) -> bool:
+        """The polls read ahead from ``t`` on that ``decide`` decides, applied at once (the history written once,
+        the views of the last of them kept); whether it decided any."""
+        self._read_ahead(state, t)
+        if t not in self.ahead or self.ahead_owners is None:
+            return False
+        topic = str(self.topic_names[0])
+        hist, a = state.lag[topic], self.slices[t][0]
+        starts_read = bool((hist.start >= 0).any() or (self.start[a:] >= 0).any())
+        stamps = list(self.ahead)  # from t on: a poll is popped once applied
+        n = decide(Block(stamps, self.views, self.ahead[t], self.ahead_owners, topic, starts_read))  # type: ignore[arg-type]
+        if not n:
+            return False
+        b = self.slices[stamps[n - 1]][1]
+        hist.append_block(self.ts[a:b:(b - a) // n], *(x[a:b].reshape(n, -1) for x in (self.committed, self.end,
+                                                                                         self.start)))
+        for s in stamps[:n]:  # nothing reads the views of a poll decided: none is seeded
+            del self.ahead[s]
+        state.last_ts = max(state.last_ts, stamps[n - 1])
+        self.decided_to = stamps[n - 1]
+        return True

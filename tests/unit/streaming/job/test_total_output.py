@@ -132,3 +132,29 @@ def test_figures_in_records_saturate_and_bounds_round_down():
     assert finite(math.inf) is None and finite(math.nan) is None and finite(10**400) is None and finite(1.5) == 1.5
     assert bound_below(2**53 + 1) == 2.0**53 and bound_below(2**54 + 3) <= 2**54 + 3 and bound_below(2.5) == 2.5
     assert bound_below(MAX) < MAX
+
+
+def test_recommendations_are_converted_once_and_leave_as_arrow_gave_them_back(monkeypatch):
+    """A call's recommendation rows are converted before the group's state is kept, not again in output_frame;
+    its other rows are converted there (a detail no UTF-8 holds becomes the rejected row saying so), and
+    the frame is the one converting every row at once gives."""
+    rows = huge_skew()
+    calls: list[list[str]] = []
+    real = convert.converted
+
+    def counting(rs, options):
+        calls.append([r["kind"] for r in rs])
+        return real(rs, options)
+
+    monkeypatch.setattr(convert, "converted", counting)
+    out = stateful.update_function(stateful.Context(POLICY, 600_000))(
+        ("g",), iter([pd.DataFrame(rows, columns=COLUMNS)]), pyspark_worker.group_state(None, 0))
+    frame = next(out)
+    recs = frame[frame["kind"] == "recommendation"]
+    assert len(recs) == 1 and calls == [["recommendation"]]  # once, before the state was kept
+    bad = {"kind": "rejected", "group": "g", "rejected": "\ud800"}
+    mixed = [*real(frame.to_dict("records"), convert.Options()), bad]
+    got = stateful.output_frame(mixed, convert.Options())
+    assert calls[-1] == ["rejected"]
+    assert got.iloc[:-1].equals(stateful.object_frame(real(mixed[:-1], convert.Options())))
+    assert "internal error" in json.loads(got.iloc[-1]["rejected"])["reason"]

@@ -88,3 +88,47 @@ def test_the_capacity_window_is_read_ahead_where_the_latest_lags_decide():
         h.observe(int(t), PARTS, cc, cc + 3)
         assert capacity.window_key(OWNED, WHO, 3, 2) in got
         _same_window(got, LagHistory.from_bytes(h.to_bytes(), h.rows, h.depth), 2)
+
+
+
+backlogs = st.lists(st.tuples(st.sampled_from([1, 1, 2, 0]), st.sampled_from([0, 1, 5, 100, 100]),
+                              st.lists(st.sampled_from([0, 0, 50, 5000]), min_size=3, max_size=3)),
+                    min_size=2, max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 4), backlogs, st.integers(1, 19))
+def test_windows_read_ahead_where_the_least_lags_decide_are_the_windows_computed(depth, k, polls, cut):
+    """Lag piling up faster than it is consumed, or held at a few thousand: the least lags and produce rates
+    decide who is backlogged, after each poll of the block as in the history itself."""
+    stamps, c, e = [], [], []
+    ts, committed, lag = 10_000, 100, np.zeros(3, dtype=np.int64)
+    for step, moved, more in polls:
+        ts, committed, lag = ts + 1000 * step, committed + moved, lag + np.array(more)
+        stamps.append(ts)
+        c.append(committed + PARTS)
+        e.append(committed + PARTS + lag)
+    cut = min(cut, len(polls) - 1)
+    h = LagHistory(depth)
+    for t, cc, ee in zip(stamps[:cut], c[:cut], e[:cut], strict=True):
+        h.observe(t, PARTS, cc, ee)
+    views = ahead.block_views(h, np.array(stamps[cut:], dtype=np.int64), np.array(c[cut:]), np.array(e[cut:]), k,
+                              (OWNED, WHO, 3))
+    for t, cc, ee, got in zip(stamps[cut:], c[cut:], e[cut:], views or [], strict=False):
+        h.observe(t, PARTS, cc, ee)
+        _same_window(got, LagHistory.from_bytes(h.to_bytes(), h.rows, h.depth), k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 6), st.integers(1, 10))
+def test_a_block_appended_at_once_is_the_block_appended_poll_by_poll(depth, filled, polls):
+    one, each = LagHistory(depth, PARTS), LagHistory(depth, PARTS)
+    for h in (one, each):
+        for i in range(min(filled, depth)):
+            h.append(1000 * (i + 1), PARTS + i, PARTS + 2 * i, np.full(3, -1 if i % 2 else i))
+    ts = 1000 * np.arange(10, 10 + polls, dtype=np.int64)
+    c, e, s = (np.arange(3 * polls, dtype=np.int64).reshape(polls, 3) * k for k in (1, 2, 3))
+    one.append_block(ts, c, e, s)
+    for i in range(polls):
+        each.append(int(ts[i]), c[i], e[i], s[i])
+    assert one == each and one.to_bytes() == each.to_bytes()

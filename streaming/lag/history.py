@@ -1,21 +1,17 @@
 """Recent lag observations of one topic's partitions, as numpy arrays (the job's hot path).
 
-Rows exist only for the partitions that were observed: ``ids`` is the sorted array of their partition
-numbers and row ``i`` belongs to partition ``ids[i]``, so a partition number of 2**31-1 costs one row,
-not a dense array of that length. Four ``(rows, H)`` int64 arrays hold, per row and oldest first, the
-observation time, the committed offset, the end offset and the log start offset (-1: not read) of its last
-``H`` observations; ``n`` counts how many are filled. Offsets stay int64 end to end (exact up to 2**63-1); only
-rates are floats.
+Rows exist only for the partitions observed: ``ids`` is the sorted array of their partition numbers, row ``i``
+partition ``ids[i]`` (a partition number of 2**31-1 costs one row). Four ``(rows, H)`` int64 arrays hold, per row
+and oldest first, the observation time, the committed, end and log start offset (-1: not read) of its last ``H``
+observations; ``n`` counts how many are filled. Offsets stay int64 (exact up to 2**63-1); only rates are floats.
 
-One poll of a topic is one vectorized :meth:`observe`: per partition, an observation newer than the
-newest kept is appended, one at the same time replaces it when its offsets are further (a re-sent
-record, whatever order the copies come in), and an older one is ignored (a late record).
+One poll of a topic is one vectorized :meth:`observe`: per partition, an observation newer than the newest kept
+is appended, one at the same time replaces it when its offsets are further (a re-sent record, whatever order the
+copies come in), an older one is ignored (a late record).
 
-The views (latest lag, stuck rows, consume rate, window, ages, rows of a set of partitions) are computed
-once per state of the history and kept until it changes: one observation reads them for the capacity
-estimates, the skew reading and a recommendation's figures. They are read-only arrays. The history's own
-methods forget them on every change; the arrays written from outside (tests do) must be new arrays, not
-written in place.
+The views (latest lag, stuck rows, consume rate, window, ages, rows of a set of partitions) are computed once per
+state of the history and kept, read-only, until it changes; the history's own methods forget them on every change
+(arrays written from outside, as tests do, must be new arrays, not written in place).
 """
 
 from __future__ import annotations

@@ -10,11 +10,24 @@ the same order, so the same float sums.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
+from assignors.model import Member
 from streaming.lag.history import LagHistory
+
+
+def owned_by_topic(subscribed: Sequence[Member]) -> dict[str, tuple[list[int], list[int]]]:
+    """topic -> (its partitions the ``subscribed`` members own, each one's owner as an index into ``subscribed``)."""
+    owned: dict[str, tuple[list[int], list[int]]] = {}
+    for i, m in enumerate(subscribed):
+        for t, p in m.owned:
+            parts, who = owned.setdefault(t, ([], []))
+            parts.append(int(p))
+            who.append(i)
+    return owned
 
 
 class OwnerSums(NamedTuple):

@@ -23,6 +23,7 @@ import numpy as np
 from assignors.model import Member
 from streaming.lag import capacity
 from streaming.lag.history import LagHistory
+from streaming.lag.owners import owned_by_topic
 
 TP = tuple[str, int]
 
@@ -78,13 +79,8 @@ class Windows:
         window and its members' assignment at ``ts`` (call after :meth:`observe`); None while unknown."""
         subscribed = [m for m in members if m.topics]
         keys = [m.identity for m in subscribed]
-        owned: dict[str, tuple[list[int], list[int]]] = {}
-        for i, m in enumerate(subscribed):
-            for t, p in m.owned:
-                parts, who = owned.setdefault(t, ([], []))
-                parts.append(int(p))
-                who.append(i)
-        by_topic = {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64)) for t, (p, w) in owned.items()}
+        by_topic = {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64))
+                    for t, (p, w) in owned_by_topic(subscribed).items()}
         held, lag = self._capacity.setdefault(group, {}), self._groups.get(group, {})
         capacity.observe(held, keys, lag, by_topic, len(subscribed), ts, self.stuck_after)
         found = capacity.estimates(held, keys, [m.member_id for m in subscribed], lag, by_topic, len(subscribed),

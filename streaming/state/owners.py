@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignors.model import Member
+from streaming.lag.owners import owned_by_topic
 from streaming.state.group_state import GroupState
 
 
@@ -36,12 +37,7 @@ class Owners:
     @classmethod
     def _build(cls, held: list[Member] | None) -> Owners:
         members = [m for m in held or [] if m.topics]
-        owned: dict[str, tuple[list[int], list[int]]] = {}
-        for i, m in enumerate(members):
-            for t, p in m.owned:
-                parts, who = owned.setdefault(t, ([], []))
-                parts.append(int(p))
-                who.append(i)
+        owned = owned_by_topic(members)
         return cls(len(members), {t: (_frozen(p), _frozen(w)) for t, (p, w) in owned.items()},
                    tuple(m.member_id for m in members), tuple(m.identity for m in members))
 

@@ -336,8 +336,9 @@ def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
     (:mod:`streaming.job.canonical`: ``canonical``, a lag event; ``exact_dense``, a lag_dense event, with its values
     in ``dense_read``) and otherwise its parsed VARIANT."""
     fits = F.col("value").isNotNull() & (F.length("value") <= max_value_bytes)
-    read = fast.dense_read(F.col("value_str"), F.col("utf8") & ~F.col("canonical")) if fast_path \
-        else F.lit(None).cast(fast.DENSE_SCHEMA)
+    dense = fast.dense_read_ordered(F.col("value_str"), F.col("utf8") & ~F.col("canonical")) if fast_path \
+        else F.struct(F.lit(None).cast(fast.DENSE_SCHEMA).alias("read"), fast.dense_order(F.lit(None).cast(
+            fast.DENSE_SCHEMA)).alias("order"))
     return raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
         # too large: never cast, never parsed
@@ -346,11 +347,11 @@ def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
         # fast_path=False: every record through the general path (the tests compare the two)
         "canonical", F.coalesce(F.col("utf8") & F.col("value_str").rlike(fast.CANONICAL_LAG), F.lit(False))
         if fast_path else F.lit(False),
-    ).withColumns(
-        # a separate column: the round trip below and the reads use one from_json (a costly expression is not
-        # inlined); its order beside it, on the reader's own arrays (canonical.dense_order says why)
-        {"dense_read": read, "dense_order": fast.dense_order(read)},
-    ).withColumn("exact_dense", fast.is_exact(F.col("dense_read"), F.col("value_str"))).withColumn(
+    ).withColumn(
+        # a column of its own: the round trip below and the reads use one from_json (a costly expression is not
+        # inlined), its order computed on the reader's own arrays (canonical.dense_read_ordered says why)
+        "dense", dense,
+    ).withColumns({"dense_read": F.col("dense")["read"], "dense_order": F.col("dense")["order"]}).withColumn("exact_dense", fast.is_exact(F.col("dense_read"), F.col("value_str"))).withColumn(
         "v", F.when(~F.col("canonical") & ~F.col("exact_dense") & F.col("utf8"), F.try_parse_json("value_str")))
 
 

@@ -14,7 +14,9 @@ the median is reported:
 - ``validate + shuffle``: the fast path and the job's exchange by bucket of groups, sorted within partitions.
 
 CPU per event is the wall time times the local cores, over the events (2 cores here: Spark, the broker and
-this process share them).
+this process share them); "JVM" is the CPU time Spark's JVM (driver and executor in local mode) spent in the
+run, over the events: on a machine shared with other work it moves much less than the wall time (``--only``
+times some variants alone: compare two trees' commits by running each in turn, several rounds).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--polls", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dense", action="store_true", help="lag_dense events (one per group and poll)")
+    ap.add_argument("--only", default="", help="comma-separated variant names to time (all by default)")
     ap.add_argument("--save", action="store_true", help=f"append the report to {RESULTS}")
     return ap
 
@@ -70,19 +73,30 @@ def _variants(spark, cfg) -> tuple[dict[str, Any], int]:
     return variants, events
 
 
-def _time_variants(variants: dict[str, Any], events: int, repeats: int, cores: int, lines: list[str]) -> None:
+def _jvm_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has spent so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _time_variants(variants: dict[str, Any], events: int, repeats: int, cores: int, lines: list[str],
+                   jvm_pid: int) -> None:
     """The median of ``repeats`` writes of each variant to the noop sink, then validation's cost beyond the read."""
     medians = {}
     for name, df in variants.items():
-        times = []
+        times, jvm_us = [], []
         for _ in range(repeats):
-            start = time.perf_counter()
+            cpu, start = _jvm_cpu_s(jvm_pid), time.perf_counter()
             df.write.format("noop").mode("overwrite").save()
             times.append(time.perf_counter() - start)
+            jvm_us.append((_jvm_cpu_s(jvm_pid) - cpu) / events * 1e6)
         medians[name] = m = statistics.median(times)
         lines.append(f"{name}: {m:.2f}s for {events:,} events ({events / m:,.0f}/s, "
-                     f"{m * cores / events * 1e6:.1f} us CPU per event; runs {', '.join(f'{t:.2f}' for t in times)})")
+                     f"{m * cores / events * 1e6:.1f} us CPU per event, JVM {statistics.median(jvm_us):.1f} us; "
+                     f"runs {', '.join(f'{t:.2f}' for t in times)}; JVM {', '.join(f'{u:.1f}' for u in jvm_us)})")
         print(lines[-1], flush=True)
+    if not {"kafka read", "validate (fast path)", "validate (general path)"} <= medians.keys():
+        return
     floor = medians["kafka read"]
     fast, general = medians["validate (fast path)"] - floor, medians["validate (general path)"] - floor
     lines.append(f"validation beyond the read: fast path {fast:.2f}s, general path {general:.2f}s "
@@ -112,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
             cfg = keyed(cfg, scale, 64, "")
             write_scale(spark, cfg, scale, args.polls, dense=args.dense)
             variants, events = _variants(spark, cfg)
-            _time_variants(variants, events, args.repeats, cores, lines)
+            only = [n.strip() for n in args.only.split(",") if n.strip()]
+            variants = {n: df for n, df in variants.items() if not only or n in only}
+            _time_variants(variants, events, args.repeats, cores, lines,
+                           spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
         finally:
             spark.stop()
     if args.save:

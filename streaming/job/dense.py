@@ -121,10 +121,18 @@ def _clean(exact: Column, order: Column) -> Column:
     starts = F.coalesce(_c(f"k_{LOG_STARTS}") == "VOID", F.lit(True)) | F.coalesce(
         (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & _no_null_nor_negative(s) & ordered(e, s, exact, order["starts"]),
         F.lit(False))
-    values = _no_null_nor_negative(p) & _no_null_nor_negative(c) & _no_null_nor_negative(e) \
-        & (F.array_max(p) <= INT_MAX) & (F.size(F.array_distinct(p)) == _c("n")) \
+    values = _partitions_ok(p) & _no_null_nor_negative(c) & _no_null_nor_negative(e) \
         & ordered(e, c, exact, order["committed"])
     return F.coalesce(kinds & flags & starts & values, F.lit(False))
+
+
+def _partitions_ok(p: Column) -> Column:
+    """The partitions are integers in 0..2^31-1, each once. The collector lists a topic's partitions 0..n-1 in order:
+    that one comparison with ``sequence`` proves all of it (no hash set of the entries, as ``array_distinct``
+    builds: ~5% of validation's JVM time on such records); any other list is checked rule by rule."""
+    n = _c("n")
+    listed = F.coalesce(p == F.sequence(F.lit(0).cast("bigint"), (n - 1).cast("bigint")), F.lit(False))
+    return listed | (_no_null_nor_negative(p) & (F.array_max(p) <= INT_MAX) & (F.size(F.array_distinct(p)) == n))
 
 
 def ordered(high: Column, low: Column, exact: Column, read_ahead: Column) -> Column:

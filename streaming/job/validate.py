@@ -334,25 +334,36 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
 def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
     """Each record's text (none when too large), whether it is UTF-8, whether a fast path reads it
     (:mod:`streaming.job.canonical`: ``canonical``, a lag event; ``exact_dense``, a lag_dense event, with its values
-    in ``dense_read``) and otherwise its parsed VARIANT."""
+    in ``dense_read``) and otherwise its parsed VARIANT.
+
+    A text read exactly as a lag_dense event is UTF-8 without a scan of its bytes: it equals ``to_json``'s output,
+    which is (a byte the reader could not decode comes back as U+FFFD and the text differs). The lag regex runs on
+    the other texts only: it cannot match a lag_dense one."""
     fits = F.col("value").isNotNull() & (F.length("value") <= max_value_bytes)
-    dense = fast.dense_read_ordered(F.col("value_str"), F.col("utf8") & ~F.col("canonical")) if fast_path \
+    text, dense_text = F.col("value_str"), F.col("dense_text")
+    dense = fast.dense_read_ordered(text, dense_text) if fast_path \
         else F.struct(F.lit(None).cast(fast.DENSE_SCHEMA).alias("read"), fast.dense_order(F.lit(None).cast(
             fast.DENSE_SCHEMA)).alias("order"))
     return raw.select(
         "key", "value", "topic", "partition", "offset", "timestamp",
         # too large: never cast, never parsed
         F.when(fits, F.col("value").cast("string")).alias("value_str"),
-    ).withColumn("utf8", F.is_valid_utf8("value_str")).withColumn(
+    ).withColumn("dense_text", F.coalesce(text.startswith(fast.DENSE_PREFIX), F.lit(False))).withColumn(
+        "utf8_read", F.when(~dense_text, F.is_valid_utf8(text)),
+    ).withColumn(
         # fast_path=False: every record through the general path (the tests compare the two)
-        "canonical", F.coalesce(F.col("utf8") & F.col("value_str").rlike(fast.CANONICAL_LAG), F.lit(False))
-        if fast_path else F.lit(False),
+        "canonical", F.when(dense_text, F.lit(False)).otherwise(
+            F.coalesce(F.col("utf8_read") & text.rlike(fast.CANONICAL_LAG), F.lit(False))) if fast_path
+        else F.lit(False),
     ).withColumn(
         # a column of its own: the round trip below and the reads use one from_json (a costly expression is not
         # inlined), its order computed on the reader's own arrays (canonical.dense_read_ordered says why)
         "dense", dense,
-    ).withColumns({"dense_read": F.col("dense")["read"], "dense_order": F.col("dense")["order"]}).withColumn("exact_dense", fast.is_exact(F.col("dense_read"), F.col("value_str"))).withColumn(
-        "v", F.when(~F.col("canonical") & ~F.col("exact_dense") & F.col("utf8"), F.try_parse_json("value_str")))
+    ).withColumns({"dense_read": F.col("dense")["read"], "dense_order": F.col("dense")["order"]}).withColumn(
+        "exact_dense", fast.is_exact(F.col("dense_read"), text),
+    ).withColumn(
+        "utf8", F.when(dense_text, F.col("exact_dense") | F.is_valid_utf8(text)).otherwise(F.col("utf8_read")),
+    ).withColumn("v", F.when(~F.col("canonical") & ~F.col("exact_dense") & F.col("utf8"), F.try_parse_json(text)))
 
 
 def _narrow(checked: DataFrame) -> DataFrame:

@@ -130,6 +130,8 @@ def corpus(spark):
         group = _group_of(text)
         records += [(None if group is None else str(group).encode(), text.encode(), LAG_TOPIC),
                     (None, text.encode(), META_TOPIC)]
+    for group in (*NOT_UTF8, REPLACEMENT):
+        records.append((group, _dense_bytes(group), LAG_TOPIC))
     rng = random.Random(7)
     for i in range(300):  # the collector's own events, as encode writes them
         event = ev.lag_event(NOW - rng.randrange(0, 10**6), f"group-{i % 17}", f"topic.{i % 5}", rng.randrange(0, 64),
@@ -150,6 +152,15 @@ def corpus(spark):
     records.append((b"g", b"\xff" + _canonical().encode()[1:], LAG_TOPIC))  # not UTF-8
     records.append((b"g", _canonical(group="\xe9").encode("latin-1"), LAG_TOPIC))
     return _raw(spark, records), records
+
+
+NOT_UTF8 = (b"\xe9", b"\xed\xa0\x80")  # a Latin-1 byte; a lone surrogate's bytes
+REPLACEMENT = "\ufffd".encode()  # what a reader makes of a byte it cannot decode, as valid UTF-8
+
+
+def _dense_bytes(group: bytes) -> bytes:
+    """A lag_dense text whose group is these bytes, verbatim."""
+    return _dense(group="G").encode().replace(b'"G"', b'"' + group + b'"')
 
 
 def _parsed(raw, fast_path: bool) -> list[dict]:
@@ -193,6 +204,14 @@ def test_the_dense_fast_path_takes_the_collectors_events_and_no_text_that_differ
                     _dense(partitions=["0", 1, 2]), _dense(no_commit=None), _dense(extra=1), _dense() + " ",
                     _dense(group=1), _dense(log_start_offsets=[0, 0, 0], no_commit=[True, True, True])):
         assert text_of.encode() not in exact, text_of
+
+
+def test_a_dense_text_read_exactly_is_utf8_and_any_other_is_checked(corpus):
+    raw, records = corpus
+    rows = {records[r["source_offset"]][1]: r for r in _parsed(raw, True)}
+    for group in NOT_UTF8:  # the reader turns the bytes into U+FFFD: read, never exactly, then rejected
+        assert json.loads(rows[_dense_bytes(group)]["detail"])["reason"] == "value is not valid UTF-8"
+    assert rows[_dense_bytes(REPLACEMENT)]["type"] == "lag_dense"
 
 
 def test_canonical_edge_cases_are_judged_by_the_rules(corpus):

@@ -23,6 +23,7 @@ A free partition given to a member other than the one that gave it up (or claime
 from __future__ import annotations
 
 from collections import deque
+from contextlib import nullcontext
 from itertools import cycle
 from operator import itemgetter
 
@@ -30,6 +31,7 @@ import numpy as np
 
 from assignors.model import TopicPartition
 from assignors.sticky.errors import StickyAssignmentError
+from assignors.sticky.gc_hold import young_collections_only
 from assignors.sticky.inputs import GroupInput, OwnedPartitions
 from assignors.sticky.partition_ids import FreeRuns
 
@@ -48,6 +50,9 @@ class ConstrainedBuilder:
     """Rows dealt together: a member's share of them is made and placed in one step. Longer blocks save
     few steps more (8 rows take 5% fewer instructions than 4 on a million partitions), and with 16 to 64
     rows a warm call faulted in 15-40 MiB of fresh pages where 4 or 8 rows fault in next to none."""
+    HOLD_FROM = 1 << 16
+    """Deals of at least this many partitions run with generation-1 collections held off
+    (:func:`~assignors.sticky.gc_hold.young_collections_only`): they would run ~9 of them and more."""
 
     def __init__(self, group: GroupInput, reconciled: OwnedPartitions) -> None:
         self.group = group
@@ -258,8 +263,9 @@ class ConstrainedBuilder:
     def _deal(self, free: FreeRuns, lists: list[list[TP]], passes: int) -> None:
         """Hand ``passes`` rows of ``len(lists)`` partitions of ``free``, element ``j`` of each row to
         ``lists[j]``, each partition made as it is placed. The member lists are older than the
-        partitions, so the garbage collector soon moves them out of its young generation; its young
-        collections then see only the new tuples, and no young list of them is left to the caller.
+        partitions and leave the young generation before they fill (a large deal moves them to the
+        oldest first, :attr:`HOLD_FROM`): young collections then see only the new tuples, and no young
+        list of them is left to the caller.
 
         Narrow rows: one append per partition. Wide rows (a many-member group): ``zip`` over a block
         of rows makes each member's share of the block, member after member, and one ``extend`` places
@@ -267,12 +273,13 @@ class ConstrainedBuilder:
         in the order they sit in their lists (the one-append way makes them in Kafka's order, member
         after member within a row, for the same result)."""
         width = len(lists)
-        if width < self.ROWS_MIN_WIDTH:
-            deque(map(list.append, cycle(lists), free.take(passes * width)), maxlen=0)
-            return
-        for start in range(0, passes, self.ROWS_PER_BLOCK):
-            rows = [free.take(width) for _ in range(min(self.ROWS_PER_BLOCK, passes - start))]
-            deque(map(list.extend, lists, zip(*rows, strict=True)), maxlen=0)
+        with young_collections_only() if passes * width >= self.HOLD_FROM else nullcontext():
+            if width < self.ROWS_MIN_WIDTH:
+                deque(map(list.append, cycle(lists), free.take(passes * width)), maxlen=0)
+                return
+            for start in range(0, passes, self.ROWS_PER_BLOCK):
+                rows = [free.take(width) for _ in range(min(self.ROWS_PER_BLOCK, passes - start))]
+                deque(map(list.extend, lists, zip(*rows, strict=True)), maxlen=0)
 
     def verify_unfilled(self) -> None:
         """Kafka's verifyUnfilledMembers."""

@@ -34,10 +34,12 @@ class OneAtATime(ConstrainedBuilder):
 
 
 class RowsAlways(ConstrainedBuilder):
-    """The constrained builder dealing every whole pass row by row, in blocks of two rows."""
+    """The constrained builder dealing every whole pass row by row, in blocks of two rows, with
+    generation-1 collections held off (as in a large deal)."""
 
     ROWS_MIN_WIDTH = 1
     ROWS_PER_BLOCK = 2
+    HOLD_FROM = 0
 
 
 @st.composite

@@ -49,3 +49,14 @@ def test_the_young_generation_is_moved_on_first(collector: tuple[int, int, int])
     with young_collections_only():
         young = {id(o) for o in gc.get_objects(generation=0)}
         assert not any(id(lst) in young for lst in made)
+
+
+def test_overlapping_deals_restore_once_the_last_one_ends(collector: tuple[int, int, int]) -> None:
+    """Two threads' deals overlapping, the first to start ending first: still held until both end."""
+    first, second = young_collections_only(), young_collections_only()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert gc.get_threshold()[1] > 10 ** 6
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == collector

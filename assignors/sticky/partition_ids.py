@@ -3,10 +3,11 @@
 Partition ``p`` of the ``k``-th topic in ``String.compareTo`` order has the id ``base[k] + p``; ids in
 increasing order are therefore partitions sorted by topic name, then number, the order in which the
 constrained builder hands out free partitions. Python tuples are made only for the partitions a
-result lists, one at a time as the builder reads them (:meth:`PartitionIds.partitions` is lazy: a
-fresh assignment of a million partitions needs no list of them all), and their partition numbers are
-shared int objects (:func:`numbers`): above 256 CPython would otherwise allocate an int beside every
-tuple of a fresh assignment.
+result lists, as the builder reads them: :class:`FreeRuns` holds them as runs of one topic's
+partition numbers (a fresh assignment of a million partitions needs no list of them all) and hands
+out any stretch of them as an iterator that makes them, and their partition numbers are shared int
+objects (:func:`numbers`): above 256 CPython would otherwise allocate an int beside every tuple of a
+fresh assignment.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 
@@ -61,18 +63,17 @@ class PartitionIds:
         exists = (number >= 0) & (number < self.counts[topic])
         return self.base[topic] + number, exists
 
-    def all_partitions(self) -> Iterator[TP]:
-        """Every partition, by topic, then number (``partitions`` of every id), made as they are read."""
+    def all_partitions(self) -> FreeRuns:
+        """Every partition, by topic, then number (``partitions`` of every id)."""
         counts = self.counts.tolist()
-        return chain.from_iterable(zip(repeat(topic), numbers(counts[k])) for k, topic in enumerate(self.topics))
+        return FreeRuns([(topic, numbers(counts[k])) for k, topic in enumerate(self.topics)])
 
-    def partitions(self, ids: np.ndarray) -> Iterator[TP]:
-        """The partitions of ``ids`` (increasing), as ``(topic, partition)`` tuples in that order, made as
-        they are read."""
-        return chain.from_iterable(self._topic_runs(ids))
+    def partitions(self, ids: np.ndarray) -> FreeRuns:
+        """The partitions of ``ids`` (increasing), by topic, then number."""
+        return FreeRuns(list(self._topic_runs(ids)))
 
-    def _topic_runs(self, ids: np.ndarray) -> Iterator[Iterator[TP]]:
-        """The partitions of ``ids`` (increasing), one iterator per topic."""
+    def _topic_runs(self, ids: np.ndarray) -> Iterator[tuple[str, Sequence[int]]]:
+        """The partitions of ``ids`` (increasing): each topic and its partition numbers among them."""
         if not len(ids):
             return
         bounds = np.searchsorted(ids, self.base[1:len(self.topics)], side="left").tolist()
@@ -82,7 +83,43 @@ class PartitionIds:
                 continue
             topic, count = self.topics[k], int(self.counts[k])
             if end - start == count:
-                yield zip(repeat(topic), numbers(count))
+                yield topic, numbers(count)
             else:
-                yield zip(repeat(topic), (ids[start:end] - self.base[k]).tolist())
+                yield topic, (ids[start:end] - self.base[k]).tolist()
             start = end
+
+
+class FreeRuns:
+    """Partitions in order, held as runs: ``(topic, partition numbers)``, or ``(None, tuples)`` for
+    partitions already made. :meth:`take` hands out the next ones as an iterator that makes each tuple
+    as it is read, so that a caller can make them in the order it places them (e.g. member by member)
+    without any list of them all."""
+
+    def __init__(self, runs: list[tuple[str | None, Sequence[Any]]]) -> None:
+        self._runs = runs
+        self._run = 0  # the run the next partition is in
+        self._at = 0  # its position in that run
+        self._left = sum(len(items) for _, items in runs)
+
+    def __len__(self) -> int:
+        """How many partitions are left."""
+        return self._left
+
+    def __iter__(self) -> Iterator[TP]:
+        """The partitions left, all of them handed out."""
+        return self.take(self._left)
+
+    def take(self, count: int) -> Iterator[TP]:
+        """The next ``count`` partitions (``count <= len(self)``), handed out."""
+        pieces: list[Iterator[TP]] = []
+        self._left -= count
+        while count:
+            topic, items = self._runs[self._run]
+            end = min(len(items), self._at + count)
+            part = items if self._at == 0 and end == len(items) else items[self._at:end]
+            pieces.append(iter(part) if topic is None else zip(repeat(topic), part))
+            count -= end - self._at
+            self._run, self._at = (self._run + 1, 0) if end == len(items) else (self._run, end)
+        if len(pieces) == 1:
+            return pieces[0]
+        return chain.from_iterable(pieces)

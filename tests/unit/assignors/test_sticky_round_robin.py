@@ -5,12 +5,12 @@ in bulk; the loop of :meth:`ConstrainedBuilder.assign_round_robin` after it is t
 Kafka's iterator. With the bulk step switched off every partition goes through that loop, which makes it
 the reference: on random equal-subscription groups (owned partitions, generations, partitions claimed
 twice, racks) both give the same lists in the same order and the same transferring partitions in the
-same order, or fail alike.
+same order, or fail alike. The bulk step deals wide passes row by row (blocks of rows, each member's
+share made at once); with its width threshold lowered, small groups take that way too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import given, settings
@@ -21,6 +21,7 @@ from assignors.model import TopicPartition as TP
 from assignors.sticky.constrained import ConstrainedBuilder
 from assignors.sticky.errors import StickyAssignmentError
 from assignors.sticky.inputs import GroupInput
+from assignors.sticky.partition_ids import FreeRuns
 
 RACKS = ("a", "b", "c")
 
@@ -28,8 +29,17 @@ RACKS = ("a", "b", "c")
 class OneAtATime(ConstrainedBuilder):
     """The constrained builder without its bulk step: every free partition through the iterator loop."""
 
-    def _whole_passes(self, free: Iterator[TP], count: int) -> None:
+    def _whole_passes(self, free: FreeRuns) -> None:
         return None
+
+
+class RowsAlways(ConstrainedBuilder):
+    """The constrained builder dealing every whole pass row by row, in blocks of two rows, with
+    generation-1 collections held off (as in a large deal)."""
+
+    ROWS_MIN_WIDTH = 1
+    ROWS_PER_BLOCK = 2
+    HOLD_FROM = 0
 
 
 @st.composite
@@ -69,14 +79,36 @@ def test_property_bulk_passes_equal_the_one_at_a_time_round_robin(snapshot: Grou
     assert outcome(ConstrainedBuilder, snapshot, prefer) == outcome(OneAtATime, snapshot, prefer)
 
 
+@settings(max_examples=300, deadline=None)
+@given(equal_groups(), st.booleans())
+def test_property_passes_dealt_by_rows_equal_the_one_at_a_time_round_robin(snapshot: GroupSnapshot,
+                                                                           prefer: bool) -> None:
+    assert outcome(RowsAlways, snapshot, prefer) == outcome(OneAtATime, snapshot, prefer)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 7), max_size=6), st.booleans(), st.lists(st.integers(0, 9), max_size=8))
+def test_property_free_runs_hand_out_their_partitions_in_order(counts: list[int], made: bool,
+                                                               takes: list[int]) -> None:
+    expected = [(f"t{k}", p) for k, n in enumerate(counts) for p in range(n)]
+    runs: list[tuple[str | None, list[Any]]] = [(f"t{k}", list(range(n))) for k, n in enumerate(counts)]
+    free = FreeRuns([(None, list(expected))] if made else runs)
+    got: list[TP] = []
+    for n in takes:
+        n = min(n, len(free))
+        got.extend(free.take(n))
+        assert len(free) == len(expected) - len(got)
+    got.extend(free)
+    assert got == expected and len(free) == 0
+
+
 def test_reference_runs_every_partition_through_the_loop() -> None:
     """The reference really skips the bulk step: on a fresh group the bulk step alone would fill everyone."""
     snapshot = GroupSnapshot(topics={"t": 6}, members=(Member("a", ("t",)), Member("b", ("t",))))
     group = GroupInput(snapshot, False)
     builder = OneAtATime(group, group.reconcile_owned())
     builder.keep_owned()
-    free, count = builder.free_partitions()
-    builder._whole_passes(free, count)
+    builder._whole_passes(builder.free_partitions())
     assert builder.assignment == {"a": [], "b": []}
     assert outcome(OneAtATime, snapshot, False)[0] == [("a", [("t", 0), ("t", 2), ("t", 4)]),
                                                        ("b", [("t", 1), ("t", 3), ("t", 5)])]

@@ -20,8 +20,9 @@ this module checks the rest in two steps:
 Cost. The collector's records are all good, and read without a VARIANT (:func:`streaming.job.canonical.dense_read`:
 typed arrays); any other record whose arrays are all integers (its whole shape, known from one
 ``schema_of_variant``) is as cheap from there. Such a record passes a handful of array functions (sizes, min, max,
-distinct, one ``zip_with`` for end >= committed: the only lambda, computed beside the read for a record the fast
-path read, :func:`streaming.job.canonical.dense_order`) and leaves as one row. Only a record that fails
+its partitions compared with 0..n-1 or else made distinct, one ``zip_with`` for end >= committed: the only lambda,
+computed with the read for a record the fast path read, :func:`streaming.job.canonical.dense_read_ordered`) and
+leaves as one row. Only a record that fails
 them is walked entry by entry, in partition order (one sort: repeats sit side by side, so finding them is linear).
 
 What leaves (the columns :func:`streaming.job.validate.parse` adds): ``readings``, the good entries packed as

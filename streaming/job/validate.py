@@ -334,11 +334,8 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
 def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
     """Each record's text (none when too large), whether it is UTF-8, whether a fast path reads it
     (:mod:`streaming.job.canonical`: ``canonical``, a lag event; ``exact_dense``, a lag_dense event, with its values
-    in ``dense_read``) and otherwise its parsed VARIANT.
-
-    A text read exactly as a lag_dense event is UTF-8 without a scan of its bytes: it equals ``to_json``'s output,
-    which is (a byte the reader could not decode comes back as U+FFFD and the text differs). The lag regex runs on
-    the other texts only: it cannot match a lag_dense one."""
+    in ``dense_read``) and otherwise its parsed VARIANT. A text read exactly is UTF-8 unscanned: it equals
+    ``to_json``'s output (an undecodable byte reads as U+FFFD, and the text then differs)."""
     fits = F.col("value").isNotNull() & (F.length("value") <= max_value_bytes)
     text, dense_text = F.col("value_str"), F.col("dense_text")
     dense = fast.dense_read_ordered(text, dense_text) if fast_path \

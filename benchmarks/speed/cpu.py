@@ -27,14 +27,19 @@ import time
 from pathlib import Path
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
+    """The command line's options."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
     ap.add_argument("--assignor", default="sticky")
     ap.add_argument("--calls", type=int, default=9)
     ap.add_argument("--gen0-after", action="store_true", help="time a generation-0 collection after each call")
     ap.add_argument("--then", type=int, default=None, help="time whole rounds: the call, N small lists, the drop")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = _parser().parse_args()
     sys.path.insert(0, args.root)
     import assignors
     from assignors import registry

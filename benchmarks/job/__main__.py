@@ -16,6 +16,7 @@ from streaming import config, jvm
 from streaming.embedded.cluster import KafkaCluster
 
 from .configuration import Scale, bench_config, keyed
+from .floors import floor_runs
 from .load import write_scale
 from .python_share import python_share
 from .report import RESULTS, RESULTS_PYTHON, keying, latency_line, side_by_side, throughput_line, write_report
@@ -46,6 +47,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--standalone-workers", default="",
                     help="comma-separated worker counts: the throughput runs on local mode, then on a Spark "
                          "standalone cluster of each count on this machine (no latency run)")
+    ap.add_argument("--floors", action="store_true",
+                    help="before the throughput runs, the floors of benchmarks.job.floors on the same records at "
+                         "each --per-trigger (the job's frame without its work)")
     ap.add_argument("--python-only", action="store_true", help="the stateful step's Python share alone (no JVM)")
     ap.add_argument("--save", action="store_true",
                     help=f"write the report to {RESULTS} ({RESULTS_PYTHON.name} with --python-only)")
@@ -90,6 +94,10 @@ def on_cluster(args: argparse.Namespace, scales: list[Scale], keyings: list[int]
             for scale in scales:
                 polls = args.polls or max(4, 2_600_000 // (scale.groups * scale.partitions))
                 write_scale(spark, keyed(cfg, scale, 0, ""), scale, polls, args.lag_form == "dense")
+                if args.floors:
+                    for size in sizes:
+                        lines += floor_runs(spark, keyed(cfg, scale, keyings[0], ""), scale, size, cpu, work,
+                                            args.lag_form == "dense")
                 for b in keyings:
                     sampler.reset()
                     results.append(run_keying(spark, cfg, scale, b, sizes, args, sampler, cpu, lines))

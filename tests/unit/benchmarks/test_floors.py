@@ -1,0 +1,53 @@
+"""benchmarks.job.floors' update functions: what each floor's Python does to the rows it is given, and that every
+floor of both lag forms is built."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.job import floors
+from streaming.state.readings import READINGS
+
+
+class FakeState:
+    def __init__(self, value: int | None = None) -> None:
+        self.exists = value is not None
+        self.get = (value,)
+
+    def update(self, value: tuple[int]) -> None:
+        self.exists, self.get = True, value
+
+
+def _run(fn, chunks: list[pd.DataFrame], state: FakeState) -> int:
+    (out,) = list(fn("k", iter(chunks), state))
+    return int(out["n"].iloc[0])
+
+
+def test_count_rows_counts_every_chunk_and_adds_to_the_state():
+    state = FakeState(5)
+    assert _run(floors._count_rows, [pd.DataFrame({"text": ["a", "b"]}), pd.DataFrame({"text": ["c"]})], state) == 3
+    assert state.get == (8,)
+
+
+def test_touch_arrays_and_values_count_the_rows_they_read():
+    arrays = pd.DataFrame({READINGS: [np.arange(6), np.arange(3)]})
+    assert _run(floors._touch_arrays, [arrays], FakeState()) == 2
+    values = pd.DataFrame({"committed_offset": [5, 9], "end_offset": [7, 8]})
+    assert _run(floors._touch_values, [values], FakeState()) == 1  # the one whose end is at or above its committed
+
+
+def test_parse_texts_reads_both_lag_forms():
+    dense = json.dumps({"partitions": [0, 1], "committed_offsets": [1, 2], "end_offsets": [3, 4]})
+    lag = json.dumps({"committed_offset": 1, "end_offset": 3})
+    state = FakeState()
+    assert _run(floors._parse_texts, [pd.DataFrame({"text": [dense, lag]})], state) == 2
+    assert state.get == (2,)
+
+
+def test_every_floor_is_built_for_both_forms():
+    for dense in (True, False):
+        assert list(floors._floors(dense)) == ["read", "parse", "text to the step", "values to the step",
+                                               "text parsed in Python"]

@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.job [--scales 1000x100,10000x20,100x10000] [--state-buckets 0,64] [--save]
     .venv/bin/python -m benchmarks.job --python-only [--scales ...] [--state-buckets 0,64]
+    .venv/bin/python -m benchmarks.job --floors --scales 1000x100 --lag-form dense --per-trigger 50000 --latency-polls 0
 
 For each scale (``groups x partitions``, or ``--groups``/``--partitions``) and each ``--state-buckets`` value
 (``job.state_buckets``: 0 keys the stateful step by group, one call per group per batch; N > 0 by N
@@ -28,6 +29,10 @@ writes, at a rate kafka-python cannot reach); ``members`` events go through kafk
 the driver JVM and the Python workers together (PSS of this process's descendants other than the broker)
 is sampled every 0.5 s, per run (scale x keying). With 0 and N > 0 among ``--state-buckets`` a side-by-side
 of the two keyings ends the report.
+
+``--floors`` first drains the same records through the job's frame without its work (:mod:`benchmarks.job.floors`:
+the Kafka read, the parse, the shuffle into the stateful step with the text or the values, Python parsing), at each
+``--per-trigger``: what any job of this shape pays per record, beside what the job pays.
 
 ``--python-only`` measures the Python worker's share alone, without a JVM: pyspark's own
 applyInPandasWithState serializer and wrapper (:class:`WorkerPath`) around each keying's update function, fed

@@ -35,6 +35,9 @@ LOCAL_ONLY = {
     "spark.ui.enabled": "false",
     "spark.driver.memory": "2g",
     "spark.sql.adaptive.enabled": "false",
+    # Delta's VACUUM lists the table in a job of this many tasks (Spark's default, 10,000): on two local cores
+    # that scheduling alone took 1-2 minutes per table of a few files (tests/integration/test_maintain)
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
 }
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from streaming import config
+from streaming.job import query
 from streaming.job.canonical import DENSE_SCHEMA
 from streaming.state.readings import READINGS
 
@@ -141,16 +142,15 @@ def floor_runs(spark: Any, cfg: config.Config, scale: Scale, per_trigger: int, c
 def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: CpuSampler,
            checkpoint: Path) -> dict[str, float]:
     """Drain the lag topic through ``build``'s pipeline once (``availableNow``); its steady figures."""
-    src = (spark.readStream.format("kafka").options(**cfg.kafka.client_options())
-           .options(**{"kafka.fetch.max.wait.ms": "10", "kafka.max.poll.records": "10000"})
+    src = (spark.readStream.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
            .option("subscribe", cfg.kafka.lag_topic).option("startingOffsets", "earliest")
            .option("maxOffsetsPerTrigger", per_trigger).load())
     df = build(src, cfg.job.state_buckets)
-    query = (df.writeStream.outputMode("update").option("checkpointLocation", str(checkpoint))
+    run = (df.writeStream.outputMode("update").option("checkpointLocation", str(checkpoint))
              .foreachBatch(lambda batch, _id: batch.write.format("noop").mode("overwrite").save())
              .trigger(availableNow=True).start())
-    query.awaitTermination()
-    data = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    run.awaitTermination()
+    data = [p for p in run.recentProgress if p["numInputRows"] > 0]
     steady = [p for p in data[1:] if p["numInputRows"] >= 0.9 * per_trigger] or data[1:] or data
     spans = [(started_s({"started": p["timestamp"]}), p["durationMs"]["triggerExecution"] / 1000) for p in steady]
     rows = sum(p["numInputRows"] for p in steady)

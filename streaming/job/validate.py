@@ -77,10 +77,11 @@ _SCALARS = ("type", "ts", "group", "topic", "partition", "committed_offset", "en
             "generation", "protocol", "part", "parts")
 _STRINGS = ("type", "group", "topic", "protocol")
 _BOOLEANS = ("no_commit",)
-_VALUES = "struct<" + ", ".join(
-    f"{n}: {'string' if n in _STRINGS else 'boolean' if n in _BOOLEANS else 'bigint'}" for n in _SCALARS) + ">"
+_TYPES = {n: "string" if n in _STRINGS else "boolean" if n in _BOOLEANS else "bigint" for n in _SCALARS}  # SQL types
+_VALUES = "struct<" + ", ".join(f"{n}: {t}" for n, t in _TYPES.items()) + ">"
 _HOT_SHAPES = [fast.LAG_KINDS | flag | start for flag in ({}, {"no_commit": "BOOLEAN"})
                for start in ({}, {LOG_START: "BIGINT"})]
+
 
 def _shape(kinds: dict[str, str]) -> str:
     """``schema_of_variant`` of an object with these fields (it lists them sorted by name)."""
@@ -116,13 +117,11 @@ def _fields(df: DataFrame) -> DataFrame:
         return F.when(exact, read[name] if name in fast.DENSE_COMMON else F.lit(None)).otherwise(general)
 
     df = df.select("*", *(kind(n).alias(f"k_{n}") for n in _SCALARS))
-    expected = {n: "STRING" if n in _STRINGS else "BOOLEAN" if n in _BOOLEANS else "BIGINT" for n in _SCALARS}
-    sql_type = {"STRING": "string", "BOOLEAN": "boolean", "BIGINT": "bigint"}
     return df.select(
         "*",
         # a field of the right type casts exactly; the per-field read covers a struct cast another field failed
-        *(value(n, F.when(_k(n) == expected[n],
-                          F.coalesce(F.col(f"values.{n}"), vf.get("v", f"$.{n}", sql_type[expected[n]]))))
+        *(value(n, F.when(_k(n) == _TYPES[n].upper(),
+                          F.coalesce(F.col(f"values.{n}"), vf.get("v", f"$.{n}", _TYPES[n]))))
           .alias(f"x_{n}") for n in _SCALARS),
     ).select(
         "*",

@@ -34,6 +34,7 @@ from streaming.job.canonical import DENSE_SCHEMA
 from streaming.state.readings import READINGS
 
 from .configuration import Scale
+from .runs import steady_batches
 from .sampling import CpuSampler, started_s
 
 LAG_SCHEMA = ("struct<type: string, ts: bigint, group: string, topic: string, partition: int, "
@@ -150,10 +151,11 @@ def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: 
              .foreachBatch(lambda batch, _id: batch.write.format("noop").mode("overwrite").save())
              .trigger(availableNow=True).start())
     run.awaitTermination()
-    data = [p for p in run.recentProgress if p["numInputRows"] > 0]
-    steady = [p for p in data[1:] if p["numInputRows"] >= 0.9 * per_trigger] or data[1:] or data
-    spans = [(started_s({"started": p["timestamp"]}), p["durationMs"]["triggerExecution"] / 1000) for p in steady]
-    rows = sum(p["numInputRows"] for p in steady)
+    data = [{"input_rows": p["numInputRows"], "started": p["timestamp"], "batch_ms": p["batchDuration"]}
+            for p in run.recentProgress if p["numInputRows"] > 0]
+    steady = steady_batches(data, per_trigger)
+    spans = [(started_s(b), b["batch_ms"] / 1000) for b in steady]
+    rows = sum(b["input_rows"] for b in steady)
     seconds = sum(s for _, s in spans)
     own = sum(cpu.busy_between(t0, t0 + s, own=True) for t0, s in spans)
     return {"records_per_s": rows / seconds if seconds else 0.0, "batches": len(steady),

@@ -29,7 +29,7 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
         batches = query.run(spark, tuned, available_now=True, checkpoint=checkpoint)
         wall = time.monotonic() - start
         data = [b for b in batches if b["input_rows"] > 0]
-        steady = [b for b in data[1:] if b["input_rows"] >= 0.9 * size] or data[1:] or data
+        steady = steady_batches(data, size)
         rows = sum(b["input_rows"] for b in steady)
         ms = sum(b["batch_ms"] for b in steady)
         median_s = statistics.median(b["batch_ms"] for b in steady) / 1000 if steady else 0.0
@@ -57,6 +57,12 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
         if runs[-1]["rejected"]:
             print(f"  rejected, by reason: {_reasons(spark, tuned)}", flush=True)
     return runs
+
+
+def steady_batches(data: list[dict], size: int) -> list[dict]:
+    """The batches a throughput figure counts: after the first (JVM warm-up, Python workers, table creation), the
+    full ones (at least 90% of ``size`` input rows); ``data``: progress lines of batches that read something."""
+    return [b for b in data[1:] if b["input_rows"] >= 0.9 * size] or data[1:] or data
 
 
 def _reasons(spark, cfg: config.Config) -> str:

@@ -101,10 +101,10 @@ def row_starts(cols: dict[str, np.ndarray], rows: np.ndarray | slice) -> np.ndar
     """The log start of each ``lag`` row (its one-element :data:`LOG_STARTS`), :data:`UNKNOWN` for a row without."""
     held = cols.get(LOG_STARTS)
     n = len(cols["type"][rows])
-    if held is None:
+    values = [] if held is None else held[rows].tolist()
+    if held is None or values.count(None) == n:  # no row has one (a lag event without log_start_offset): no loop
         return np.full(n, UNKNOWN, dtype=np.int64)
-    return np.fromiter((int(v[0]) if _sized(v, 1) else UNKNOWN for v in held[rows].tolist()), dtype=np.int64,
-                       count=n)
+    return np.fromiter((int(v[0]) if _sized(v, 1) else UNKNOWN for v in values), dtype=np.int64, count=n)
 
 
 def _sized(value: Any, n: int) -> bool:

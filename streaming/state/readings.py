@@ -102,7 +102,7 @@ def row_starts(cols: dict[str, np.ndarray], rows: np.ndarray | slice) -> np.ndar
     held = cols.get(LOG_STARTS)
     n = len(cols["type"][rows])
     values = [] if held is None else held[rows].tolist()
-    if held is None or values.count(None) == n:  # no row has one (a lag event without log_start_offset): no loop
+    if values.count(None) == len(values):  # no row has one (lag events without log_start_offset): no loop per row
         return np.full(n, UNKNOWN, dtype=np.int64)
     return np.fromiter((int(v[0]) if _sized(v, 1) else UNKNOWN for v in values), dtype=np.int64, count=n)
 

@@ -20,15 +20,16 @@ this module checks the rest in two steps:
 Cost. The collector's records are all good, and read without a VARIANT (:func:`streaming.job.canonical.dense_read`:
 typed arrays); any other record whose arrays are all integers (its whole shape, known from one
 ``schema_of_variant``) is as cheap from there. Such a record passes a handful of array functions (sizes, min, max,
-its partitions compared with 0..n-1 or else made distinct, one ``zip_with`` for end >= committed: the only lambda,
-computed with the read for a record the fast path read, :func:`streaming.job.canonical.dense_read_ordered`) and
-leaves as one row. Only a record that fails
-them is walked entry by entry, in partition order (one sort: repeats sit side by side, so finding them is linear).
+its partitions compared with 0..n-1 or else made distinct, one ``zip_with`` for end >= committed, computed with the
+read for a record the fast path read, :func:`streaming.job.canonical.dense_read_ordered`) and leaves as one row.
+Only a record that fails them is walked entry by entry, in partition order (one sort: repeats sit side by side, so
+finding them is linear). Lambdas (``zip_with``, the walk) keep a projection out of whole-stage codegen: they sit in
+as few projections as can hold them (:func:`checked`).
 
 What leaves (the columns :func:`streaming.job.validate.parse` adds): ``readings``, the good entries packed as
-:data:`streaming.state.ingest.READINGS` says, ``log_starts`` their log start offsets (null when the record has
-none), and in ``detail`` a JSON list of the bad entries' rejected rows
-(null when none), which the stateful step writes out (:mod:`streaming.job.stateful`). Example: partitions
+:data:`streaming.state.ingest.READINGS` says (:func:`readings`), ``log_starts`` their log start offsets (null when
+the record has none), and in ``detail`` a JSON list of the bad entries' rejected rows (:func:`rejected`, null when
+none), which the stateful step writes out (:mod:`streaming.job.stateful`). Example: partitions
 ``[0, 1, 1, 2]``, committed ``[5, 6, 7, -1]``, ends ``[9, 9, 9, 9]``: entries 1 and 2 are rejected (``partition 1
 appears 2 times``), entry 3 too (``negative committed_offset -1``), and readings ``[0, 5, 9]`` go on.
 """
@@ -54,6 +55,10 @@ HOT_SHAPES = tuple(_COMMON | HOT_KINDS | flags | starts for flags in ({}, {"no_c
                    for starts in ({}, {LOG_STARTS: "ARRAY<BIGINT>"}))
 """The fields and kinds of the collector's records: from the record's whole shape (one ``schema_of_variant``,
 which validation reads anyway), no array's kind is read again."""
+
+
+Arrays = Callable[[str], Column]
+"""A walked record's arrays by name (``partitions``, ..., ``no_commit``, ``log_start_offsets``), as VARIANTs."""
 
 
 def _c(name: str) -> Column:
@@ -155,10 +160,10 @@ def _is_int(x: Column) -> Column:
     return F.coalesce(F.schema_of_variant(x) == "BIGINT", F.lit(False))
 
 
-def _entry_reason(i: Column, prev: Column, nxt: Column) -> Column:
+def _entry_reason(i: Column, prev: Column, nxt: Column, arrays: Arrays) -> Column:
     """Why entry ``i`` (0-based) is bad, else null; ``prev``/``nxt``: the partitions next to it in partition order."""
     def at(a: str) -> Column:
-        return F.element_at(_c(f"v_{a}"), i + 1)
+        return F.element_at(arrays(a), i + 1)
 
     p, c, e = (F.try_variant_get(at(a), "$", "bigint") for a in DENSE_ARRAYS)
 
@@ -167,8 +172,7 @@ def _entry_reason(i: Column, prev: Column, nxt: Column) -> Column:
                                                        F.substring(at(a).cast("string"), 1, 40),
                                                        F.substring(F.schema_of_variant(at(a)), 1, 20)))
 
-    flag = F.when(_c("v_no_commit").isNotNull(), F.schema_of_variant(at("no_commit")))
-    has_start = _c(f"v_{LOG_STARTS}").isNotNull()
+    flag = F.when(arrays("no_commit").isNotNull(), F.schema_of_variant(at("no_commit")))
     start = F.try_variant_get(at(LOG_STARTS), "$", "bigint")
     return F.concat(F.format_string("lag_dense entry %d: ", i), F.coalesce(
         not_int("partitions"),
@@ -179,73 +183,106 @@ def _entry_reason(i: Column, prev: Column, nxt: Column) -> Column:
         not_int("end_offsets"),
         F.when(e < c, F.format_string("end_offset %d below committed_offset %d", e, c)),
         F.when(~F.coalesce(flag.isin("BOOLEAN", "VOID"), F.lit(True)), F.lit("no_commit is not a boolean")),
-        F.when(has_start, not_int(LOG_STARTS)),
+        F.when(arrays(LOG_STARTS).isNotNull(), not_int(LOG_STARTS)),
         F.when(start < 0, F.format_string(f"negative {LOG_START} %d", start)),
         F.when(start > e, F.format_string(f"{LOG_START} %d above end_offset %d", start, e)),
         F.when((prev == p) | (nxt == p), F.format_string("partition %d appears more than once", p)),
     ))
 
 
-def _walk() -> Column:
+def _walk(arrays: Arrays) -> Column:
     """The entries in partition order (non-integers first) as (i: entry index, r: reason or null)."""
     n = _c("n")
     ints = _c("partitions")
 
     def partition(i: Column) -> Column:  # null unless an integer (2.0 reads as 2 as a long; it is no integer)
-        return F.when(_is_int(F.element_at(_c("v_partitions"), i + 1)), F.element_at(ints, i + 1))
+        return F.when(_is_int(F.element_at(arrays("partitions"), i + 1)), F.element_at(ints, i + 1))
 
     order = F.array_sort(F.transform(F.sequence(F.lit(0), n - 1),
                                      lambda i: F.struct(partition(i).alias("p"), i.alias("i"))))
     ps = F.transform(order, lambda s: s["p"])
     before, after = F.concat(F.array(F.lit(None).cast("bigint")), ps), F.concat(ps, F.array(F.lit(None).cast("bigint")))
     return F.transform(order, lambda s, j: F.struct(s["i"].alias("i"), _entry_reason(
-        s["i"], F.element_at(before, j + 1), F.element_at(after, j + 2)).alias("r")))
+        s["i"], F.element_at(before, j + 1), F.element_at(after, j + 2), arrays).alias("r")))
 
 
-def checked(df: DataFrame, shape_ok: Column, raw_chars: int, exact: Column, order: Column) -> DataFrame:
-    """Adds, for a well-shaped record, ``d_readings``, ``d_log_starts`` and ``d_rejected`` (its good and its bad
-    entries: see :func:`_readings`, :func:`_rejected`); ``raw_chars``: the length a rejected row's ``raw_value`` is
-    cut to; ``exact``, ``order``: see :func:`_clean`."""
-    df = df.select("*", F.when(shape_ok, _clean(exact, order)).alias("d_clean"))
-    walked = shape_ok & ~_c("clean")
+def _once(value: Column, f: Callable[[Column], Column]) -> Column:
+    """``f`` of ``value``, ``value`` computed once: a lambda variable holds it (an expression given twice in one
+    projection is computed twice, outside codegen's common subexpressions)."""
+    return F.transform(F.array(value), f)[0]
+
+
+def checked(raw_chars: int, exact: Column, order: Column) -> list[Column]:
+    """The columns validation adds in the projection of ``reject_reason`` (:func:`streaming.job.validate.parse`):
+    ``d_clean`` (:func:`_clean`; ``exact``, ``order`` as there) and ``d_walked``, for a well-shaped record that is
+    not clean, the outcome of its walk entry by entry: ``readings``, ``log_starts`` (its good entries, as
+    :func:`readings` and :func:`log_starts` give them) and ``rejected`` (its bad ones, :func:`rejected`);
+    ``raw_chars``: the length a rejected row's ``raw_value`` is cut to.
+
+    Every lambda of validation sits in that one projection (its rules for members and partitions, the order of an
+    entry, the walk): a projection holding a lambda runs outside whole-stage codegen, interpreted, and copies the
+    whole row; the rest, :func:`streaming.job.validate._narrow` included, stays in codegen for every record. A
+    record is walked when its shape is right whatever its other fields say (they are not known in this
+    projection): one the common rules reject is walked for nothing, and its walk is not used."""
+    clean = _clean(exact, order)
+    walked = is_dense(F.col("x_type")) & record_reason().isNull() & ~clean
     # a record read by the fast path has no VARIANT: one is parsed for the few that must be walked
-    df = df.select("*", F.when(walked, F.coalesce(F.col("v"), F.try_parse_json("value_str"))).alias("d_v"))
-    df = df.select("*", *(F.when(walked, F.try_variant_get(_c("v"), f"$.{a}", "array<variant>")).alias(f"d_v_{a}")
-                          for a in (*DENSE_ARRAYS, LOG_STARTS)))
-    df = df.select("*", F.when(walked, _walk()).alias("d_walk"))
-    return df.select("*", F.when(shape_ok, _readings()).alias("d_readings"),
-                     F.when(shape_ok & _c(LOG_STARTS).isNotNull(), _good(_c(LOG_STARTS))).alias("d_log_starts"),
-                     F.when(shape_ok, _rejected(raw_chars)).alias("d_rejected"))
+    v = F.coalesce(F.col("v"), F.try_parse_json("value_str"))
+    arrays = F.struct(*(F.try_variant_get(v, f"$.{a}", "array<variant>").alias(a) for a in (*DENSE_ARRAYS, LOG_STARTS)))
+
+    def outcome(vs: Column) -> Column:
+        def arrays_of(a: str) -> Column:
+            return _c("v_no_commit") if a == "no_commit" else vs[a]
+
+        return _once(_walk(arrays_of), lambda w: F.struct(
+            F.concat(*(_good(w, _c(a)) for a in DENSE_ARRAYS)).alias("readings"),
+            F.when(_c(LOG_STARTS).isNotNull(), _good(w, _c(LOG_STARTS))).alias("log_starts"),
+            _rejected(w, arrays_of, raw_chars).alias("rejected")))
+
+    return [clean.alias("d_clean"), F.when(walked, _once(arrays, outcome)).alias("d_walked")]
 
 
-def _readings() -> Column:
+def readings() -> Column:
     """A valid record's good entries as the stateful step reads them (``READINGS``: partitions, committed, ends)."""
     p, c, e = (_c(a) for a in DENSE_ARRAYS)
-    return F.when(_c("clean"), F.concat(p, c, e)).otherwise(F.concat(_good(p), _good(c), _good(e)))
+    return F.when(_c("clean"), F.concat(p, c, e)).otherwise(_c("walked")["readings"])
 
 
-def _good(x: Column) -> Column:
-    """The good entries of array ``x`` (all of it for a clean record)."""
-    good = F.transform(F.filter(_c("walk"), lambda s: s["r"].isNull()), lambda s: s["i"] + 1)
-    return F.when(_c("clean"), x).otherwise(F.transform(good, lambda i: F.element_at(x, i)))
+def log_starts() -> Column:
+    """A valid record's good entries' log start offsets (null when it has none)."""
+    starts = _c(LOG_STARTS)
+    return F.when(starts.isNotNull(), F.when(_c("clean"), starts).otherwise(_c("walked")["log_starts"]))
 
 
-def _rejected(raw_chars: int) -> Column:
+def rejected() -> Column:
     """A valid record's bad entries as a JSON list of rejected rows' details (validate.REJECTED_SCHEMA), else null."""
+    return F.when(~_c("clean"), _c("walked")["rejected"])
+
+
+def _good(walk: Column, x: Column) -> Column:
+    """The entries of array ``x`` its ``walk`` found good."""
+    good = F.transform(F.filter(walk, lambda s: s["r"].isNull()), lambda s: s["i"] + 1)
+    return F.transform(good, lambda i: F.element_at(x, i))
+
+
+def _rejected(walk: Column, arrays: Arrays, raw_chars: int) -> Column:
+    """The entries its ``walk`` found bad as a JSON list of rejected rows' details, else null."""
     def detail(s: Column) -> Column:
-        i = s["i"] + 1
+        def at(a: str) -> Column:
+            return F.element_at(arrays(a), s["i"] + 1)
+
         entry = F.to_json(F.struct(
             F.lit(LAG).alias("type"), F.col("x_ts").alias("ts"), F.col("x_group").alias("group"),
             F.col("x_topic").alias("topic"),
-            *(F.element_at(_c(f"v_{a}"), i).alias(NAMES[a]) for a in DENSE_ARRAYS),
-            F.when(_c("v_no_commit").isNotNull(), F.element_at(_c("v_no_commit"), i)).alias("no_commit"),
-            F.when(_c(f"v_{LOG_STARTS}").isNotNull(), F.element_at(_c(f"v_{LOG_STARTS}"), i)).alias(LOG_START)))
+            *(at(a).alias(NAMES[a]) for a in DENSE_ARRAYS),
+            F.when(arrays("no_commit").isNotNull(), at("no_commit")).alias("no_commit"),
+            F.when(arrays(LOG_STARTS).isNotNull(), at(LOG_STARTS)).alias(LOG_START)))
         return F.struct(s["r"].alias("reason"), F.substring(entry, 1, raw_chars).alias("raw_value"),
                         F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
                         F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))
 
-    bad = F.filter(_c("walk"), lambda s: s["r"].isNotNull())
-    return F.when(~_c("clean") & (F.size(bad) > 0), F.to_json(F.transform(bad, detail)))
+    bad = F.filter(walk, lambda s: s["r"].isNotNull())
+    return F.when(F.size(bad) > 0, F.to_json(F.transform(bad, detail)))
 
 
 def is_dense(type_col: Column) -> Column:

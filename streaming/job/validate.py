@@ -324,10 +324,10 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     their log start offsets (a ``lag`` event's one; null when the event carries none). ``detail``
     (JSON): a metadata event's fields, a rejected record's :data:`REJECTED_SCHEMA`, a list of those for a
     ``lag_dense`` event's bad entries (:mod:`streaming.job.dense`). Few columns: every one costs per batch."""
-    checked = _fields(fast.canonical_pieces(_read(raw, max_value_bytes, fast_path))).withColumn(
-        "reject_reason", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic))
-    return _narrow(dense.checked(checked, F.col("reject_reason").isNull() & (_x("type") == events.LAG_DENSE),
-                                 RAW_VALUE_CHARS, F.col("exact_dense"), F.col("dense_order")))
+    fields = _fields(fast.canonical_pieces(_read(raw, max_value_bytes, fast_path)))
+    # one projection holds every lambda (dense.checked says why)
+    return _narrow(fields.select("*", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic).alias(
+        "reject_reason"), *dense.checked(RAW_VALUE_CHARS, F.col("exact_dense"), F.col("dense_order"))))
 
 
 def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
@@ -383,7 +383,7 @@ def _narrow(checked: DataFrame) -> DataFrame:
         F.when(lag, _x("end_offset")).otherwise(F.lit(0).cast("bigint")).alias("end_offset"),
         F.col("partition").alias("source_partition"),
         F.col("offset").alias("source_offset"),
-        F.when(lag, F.lit(None).cast("string")).when(many, F.col("d_rejected"))
+        F.when(lag, F.lit(None).cast("string")).when(many, dense.rejected())
         .when(meta, F.to_json(F.struct(
             _x("generation").try_cast("int").alias("generation"), _x("protocol").alias("protocol"),
             vf.get("v", "$.members", MEMBERS_TYPE).alias("members"),
@@ -394,7 +394,7 @@ def _narrow(checked: DataFrame) -> DataFrame:
             F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
             F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))))
         .alias("detail"),
-        F.when(many, F.col("d_readings")).alias(READINGS),
-        F.when(lag & _x(LOG_START).isNotNull(), F.array(_x(LOG_START))).when(many, F.col("d_log_starts"))
+        F.when(many, dense.readings()).alias(READINGS),
+        F.when(lag & _x(LOG_START).isNotNull(), F.array(_x(LOG_START))).when(many, dense.log_starts())
         .alias(LOG_STARTS),
     )

@@ -212,18 +212,20 @@ def _once(value: Column, f: Callable[[Column], Column]) -> Column:
     return F.transform(F.array(value), f)[0]
 
 
-def checked(raw_chars: int, exact: Column, order: Column) -> Column:
-    """The column validation adds in the projection of ``reject_reason`` (:func:`streaming.job.validate.parse`),
-    ``d_checked``, for a ``lag_dense`` record: ``clean`` (:func:`_clean`; ``exact``, ``order`` as there) and
-    ``walked``, for a well-shaped record that is not clean, the outcome of its walk entry by entry: ``readings``,
-    ``log_starts`` (its good entries, as :func:`readings` and :func:`log_starts` give them) and ``rejected`` (its
-    bad ones, :func:`rejected`); ``raw_chars``: the length a rejected row's ``raw_value`` is cut to.
+def checked(raw_chars: int, exact: Column, order: Column) -> list[Column]:
+    """The columns validation adds in the projection of ``reject_reason`` (:func:`streaming.job.validate.parse`):
+    ``d_clean`` (:func:`_clean`; ``exact``, ``order`` as there) and ``d_walked``, for a well-shaped record that is
+    not clean, the outcome of its walk entry by entry: ``readings``, ``log_starts`` (its good entries, as
+    :func:`readings` and :func:`log_starts` give them) and ``rejected`` (its bad ones, :func:`rejected`);
+    ``raw_chars``: the length a rejected row's ``raw_value`` is cut to.
 
     Every lambda of validation sits in that one projection (its rules for members and partitions, the order of an
     entry, the walk): a projection holding a lambda runs outside whole-stage codegen, interpreted, and copies the
     whole row; the rest, :func:`streaming.job.validate._narrow` included, stays in codegen for every record. A
     record is walked when its shape is right whatever its other fields say (they are not known in this
     projection): one the common rules reject is walked for nothing, and its walk is not used."""
+    clean = _clean(exact, order)
+    walked = is_dense(F.col("x_type")) & record_reason().isNull() & ~clean
     # a record read by the fast path has no VARIANT: one is parsed for the few that must be walked
     v = F.coalesce(F.col("v"), F.try_parse_json("value_str"))
     arrays = F.struct(*(F.try_variant_get(v, f"$.{a}", "array<variant>").alias(a) for a in (*DENSE_ARRAYS, LOG_STARTS)))
@@ -237,28 +239,24 @@ def checked(raw_chars: int, exact: Column, order: Column) -> Column:
             F.when(_c(LOG_STARTS).isNotNull(), _good(w, _c(LOG_STARTS))).alias("log_starts"),
             _rejected(w, arrays_of, raw_chars).alias("rejected")))
 
-    def of(clean: Column) -> Column:  # clean, computed once (twice in interpreted code if given twice)
-        walked = ~clean & record_reason().isNull()
-        return F.struct(clean.alias("clean"), F.when(walked, _once(arrays, outcome)).alias("walked"))
-
-    return F.when(is_dense(F.col("x_type")), _once(_clean(exact, order), of)).alias("d_checked")
+    return [clean.alias("d_clean"), F.when(walked, _once(arrays, outcome)).alias("d_walked")]
 
 
 def readings() -> Column:
     """A valid record's good entries as the stateful step reads them (``READINGS``: partitions, committed, ends)."""
     p, c, e = (_c(a) for a in DENSE_ARRAYS)
-    return F.when(_c("checked.clean"), F.concat(p, c, e)).otherwise(_c("checked.walked")["readings"])
+    return F.when(_c("clean"), F.concat(p, c, e)).otherwise(_c("walked")["readings"])
 
 
 def log_starts() -> Column:
     """A valid record's good entries' log start offsets (null when it has none)."""
     starts = _c(LOG_STARTS)
-    return F.when(starts.isNotNull(), F.when(_c("checked.clean"), starts).otherwise(_c("checked.walked")["log_starts"]))
+    return F.when(starts.isNotNull(), F.when(_c("clean"), starts).otherwise(_c("walked")["log_starts"]))
 
 
 def rejected() -> Column:
     """A valid record's bad entries as a JSON list of rejected rows' details (validate.REJECTED_SCHEMA), else null."""
-    return F.when(~_c("checked.clean"), _c("checked.walked")["rejected"])
+    return F.when(~_c("clean"), _c("walked")["rejected"])
 
 
 def _good(walk: Column, x: Column) -> Column:

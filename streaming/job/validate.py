@@ -327,7 +327,7 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     fields = _fields(fast.canonical_pieces(_read(raw, max_value_bytes, fast_path)))
     # one projection holds every lambda (dense.checked says why)
     return _narrow(fields.select("*", reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic).alias(
-        "reject_reason"), dense.checked(RAW_VALUE_CHARS, F.col("exact_dense"), F.col("dense_order"))))
+        "reject_reason"), *dense.checked(RAW_VALUE_CHARS, F.col("exact_dense"), F.col("dense_order"))))
 
 
 def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:

@@ -70,8 +70,9 @@ def columns(df: DataFrame, kind: Callable[[str], Column], dense: Column,
     """Adds, for ``lag_dense`` records, ``d_k_<array>`` (each array's JSON kind; ``kind(path)`` reads one, unless
     the record's ``shape`` is one of :data:`HOT_SHAPES`, ``shape(kinds)`` telling), ``d_<array>`` (as longs: null
     when not an array, an entry null when not an integer that fits; the log starts too), ``d_v_no_commit`` (its
-    entries as VARIANTs) and ``d_n`` (the partitions' count). A record read ``exact`` by the fast path
-    (:func:`streaming.job.canonical.dense_read`) has no VARIANT: its arrays and kinds come from ``read``."""
+    entries as VARIANTs), ``d_n`` (the partitions' count) and ``d_entries_good`` (:func:`_entries_good`). A record
+    read ``exact`` by the fast path (:func:`streaming.job.canonical.dense_read`) has no VARIANT: its arrays and kinds
+    come from ``read``."""
     def kind_of(name: str) -> Column:
         out = F.when(~dense, F.lit(None).cast("string")).when(exact, dense_kind(read, name))
         for kinds in HOT_SHAPES:
@@ -84,7 +85,8 @@ def columns(df: DataFrame, kind: Callable[[str], Column], dense: Column,
                    F.when(dense, F.try_variant_get(flags_v, "$.no_commit", "array<variant>")).alias("d_v_no_commit"),
                    *(F.when(dense, F.when(exact, read[a]).otherwise(F.try_variant_get("v", f"$.{a}", "array<bigint>")))
                      .alias(f"d_{a}") for a in (*DENSE_ARRAYS, LOG_STARTS)))
-    return df.select("*", F.size(_c("partitions")).alias("d_n"))
+    df = df.select("*", F.size(_c("partitions")).alias("d_n"))
+    return df.select("*", _entries_good().alias("d_entries_good"))
 
 
 def record_reason() -> Column:
@@ -115,21 +117,32 @@ def record_reason() -> Column:
     )
 
 
-def _clean(exact: Column, order: Column) -> Column:
-    """Every entry of a well-shaped record is good, proven without looking at the entries one by one; ``exact``,
-    ``order``: whether the fast path read the record, and its :func:`~streaming.job.canonical.dense_order`."""
+def _entries_good() -> Column:
+    """Every entry of a well-shaped record is good but for the order of its offsets (:func:`_clean`), proven without
+    looking at the entries one by one. No lambda: computed in codegen, before the projection that holds them."""
     p, c, e = (_c(a) for a in DENSE_ARRAYS)
     kinds = F.lit(True)
     for a, k in HOT_KINDS.items():
         kinds = kinds & (_c(f"k_{a}") == k)
     flags = F.coalesce(_c("k_no_commit").isin("VOID", "ARRAY<BOOLEAN>", "ARRAY<VOID>"), F.lit(True))
-    s = _c(LOG_STARTS)
-    starts = F.coalesce(_c(f"k_{LOG_STARTS}") == "VOID", F.lit(True)) | F.coalesce(
-        (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & _no_null_nor_negative(s) & ordered(e, s, exact, order["starts"]),
-        F.lit(False))
-    values = _partitions_ok(p) & _no_null_nor_negative(c) & _no_null_nor_negative(e) \
-        & ordered(e, c, exact, order["committed"])
+    starts = ~_starts_given() | F.coalesce(
+        (_c(f"k_{LOG_STARTS}") == "ARRAY<BIGINT>") & _no_null_nor_negative(_c(LOG_STARTS)), F.lit(False))
+    values = _partitions_ok(p) & _no_null_nor_negative(c) & _no_null_nor_negative(e)
     return F.coalesce(kinds & flags & starts & values, F.lit(False))
+
+
+def _starts_given() -> Column:
+    """The record has log start offsets (not absent, not null)."""
+    return ~F.coalesce(_c(f"k_{LOG_STARTS}") == "VOID", F.lit(True))
+
+
+def _clean(exact: Column, order: Column) -> Column:
+    """Every entry of a well-shaped record is good: :func:`_entries_good`, and every end offset at or above its
+    committed and log start offsets; ``exact``, ``order``: whether the fast path read the record, and its
+    :func:`~streaming.job.canonical.dense_order`."""
+    e = _c("end_offsets")
+    return _c("entries_good") & F.coalesce(ordered(e, _c("committed_offsets"), exact, order["committed"]), F.lit(
+        False)) & (~_starts_given() | F.coalesce(ordered(e, _c(LOG_STARTS), exact, order["starts"]), F.lit(False)))
 
 
 def _partitions_ok(p: Column) -> Column:

@@ -238,7 +238,7 @@ def checked(raw_chars: int, exact: Column, order: Column) -> list[Column]:
     record is walked when its shape is right whatever its other fields say (they are not known in this
     projection): one the common rules reject is walked for nothing, and its walk is not used."""
     clean = _clean(exact, order)
-    walked = is_dense(F.col("x_type")) & record_reason().isNull() & ~clean
+    walked = is_dense(F.col("x_type")) & ~clean & record_reason().isNull()  # a clean record: no second shape check
     # a record read by the fast path has no VARIANT: one is parsed for the few that must be walked
     v = F.coalesce(F.col("v"), F.try_parse_json("value_str"))
     arrays = F.struct(*(F.try_variant_get(v, f"$.{a}", "array<variant>").alias(a) for a in (*DENSE_ARRAYS, LOG_STARTS)))

@@ -73,7 +73,7 @@ def _variants(spark, cfg) -> tuple[dict[str, Any], int]:
     return variants, events
 
 
-def _jvm_cpu_s(pid: int) -> float:
+def jvm_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) process ``pid`` has spent so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -86,10 +86,10 @@ def _time_variants(variants: dict[str, Any], events: int, repeats: int, cores: i
     for name, df in variants.items():
         times, jvm_us = [], []
         for _ in range(repeats):
-            cpu, start = _jvm_cpu_s(jvm_pid), time.perf_counter()
+            cpu, start = jvm_cpu_s(jvm_pid), time.perf_counter()
             df.write.format("noop").mode("overwrite").save()
             times.append(time.perf_counter() - start)
-            jvm_us.append((_jvm_cpu_s(jvm_pid) - cpu) / events * 1e6)
+            jvm_us.append((jvm_cpu_s(jvm_pid) - cpu) / events * 1e6)
         medians[name] = m = statistics.median(times)
         lines.append(f"{name}: {m:.2f}s for {events:,} events ({events / m:,.0f}/s, "
                      f"{m * cores / events * 1e6:.1f} us CPU per event, JVM {statistics.median(jvm_us):.1f} us; "

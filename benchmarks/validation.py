@@ -20,6 +20,7 @@ import statistics
 import sys
 from typing import Any
 
+from benchmarks.parse import jvm_cpu_s
 from streaming import jvm
 from streaming.contracts import events
 from streaming.job import validate
@@ -71,21 +72,15 @@ def measure(form: str, records: int, rounds: int) -> tuple[int, list[float]]:
     raw = spark.createDataFrame(rows, RAW_SCHEMA).cache()
     raw.count()
     pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-
-    def cpu() -> float:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
     rejected, figures = 0, []
     for r in range(rounds):
         df = validate.parse(raw, 4 << 20, 600_000, LAG_TOPIC)
         if r == 0:
             rejected = df.filter("type is null").count()
-        before = cpu()
+        before = jvm_cpu_s(pid)
         df.write.format("noop").mode("overwrite").save()
         if r:
-            figures.append(1e6 * (cpu() - before) / records)
+            figures.append(1e6 * (jvm_cpu_s(pid) - before) / records)
     spark.stop()
     return rejected, figures
 

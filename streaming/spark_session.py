@@ -112,10 +112,10 @@ def _running_master() -> str | None:
 # `processNext` of a whole-stage codegen iterator, 23,505 bytes of bytecode. HotSpot skips methods over 8,000
 # bytes unless told (1M lag events parsed in 5.4 s with the limit, 3.4 s without, local[2]). Past that limit
 # this one still fails to compile: C1's profiled tier runs out of virtual registers and C2 out of nodes
-# (MaxNodeLimit, 80,000). Then, as the compile queue falls, C1's unprofiled tier takes it or HotSpot interprets
-# it for every record, for the JVM's life (36% of the JVM's samples in a dense run's steady state, JFR from
-# launch; benchmarks/results/job.txt, session 23). A larger node budget for Spark's generated iterators only
-# lets C2 compile it (~7 s of a compiler thread); `quiet` keeps the command from printing at JVM start.
+# (MaxNodeLimit, 80,000) - and then HotSpot interprets it for every record, for the JVM's life, in most runs
+# (36% of the JVM's samples in a dense run's steady state, JFR from launch; benchmarks/results/job.txt,
+# session 23). A larger node budget for Spark's generated iterators only lets C2 compile it (~7 s, once);
+# `quiet` keeps the command from printing at JVM start.
 HUGE_METHODS = ("-XX:-DontCompileHugeMethods -XX:CompileCommand=quiet "
                 "-XX:CompileCommand=MaxNodeLimit,*GeneratedIteratorForCodegenStage*.processNext,240000")
 

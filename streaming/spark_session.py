@@ -108,10 +108,16 @@ def _running_master() -> str | None:
     return None
 
 
-# Validation (streaming.job.validate) is one wide projection; Spark's generated code for it has methods
-# over HotSpot's 8,000-byte limit, which HotSpot then never compiles and interprets for every record:
-# measured, 1M lag events parsed in 5.4 s with the limit and 3.4 s without (local[2]).
-HUGE_METHODS = "-XX:-DontCompileHugeMethods"
+# Validation (streaming.job.validate) is one wide projection; Spark fuses it into one generated method,
+# `processNext` of a whole-stage codegen iterator, 23,505 bytes of bytecode. HotSpot skips methods over 8,000
+# bytes unless told (1M lag events parsed in 5.4 s with the limit, 3.4 s without, local[2]). Past that limit
+# this one still fails to compile: C1's profiled tier runs out of virtual registers and C2 out of nodes
+# (MaxNodeLimit, 80,000). Then, as the compile queue falls, C1's unprofiled tier takes it or HotSpot interprets
+# it for every record, for the JVM's life (36% of the JVM's samples in a dense run's steady state, JFR from
+# launch; benchmarks/results/job.txt, session 23). A larger node budget for Spark's generated iterators only
+# lets C2 compile it (~7 s of a compiler thread); `quiet` keeps the command from printing at JVM start.
+HUGE_METHODS = ("-XX:-DontCompileHugeMethods -XX:CompileCommand=quiet "
+                "-XX:CompileCommand=MaxNodeLimit,*GeneratedIteratorForCodegenStage*.processNext,240000")
 
 
 def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:

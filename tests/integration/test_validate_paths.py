@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import re
 
 import pytest
 from pyspark.sql import functions as F
@@ -237,3 +238,19 @@ def test_canonical_edge_cases_are_judged_by_the_rules(corpus):
     assert reason(_canonical(start="-1")) == "negative log_start_offset -1"
     assert reason(_canonical(start='"5"')) == "field log_start_offset is not an integer"
     assert reason(_canonical(start="null")) is None  # absent and null alike, as for no_commit
+
+
+# The largest generated method spark_session.HUGE_METHODS was measured to let C2 compile: validation's fused
+# whole-stage method at 23,505 bytes (benchmarks/results/job.txt, session 23). Without room for it, HotSpot
+# interprets such a method for every record.
+MEASURED_METHOD_BYTES = 23_505
+
+
+def test_validations_generated_methods_stay_near_the_size_the_jit_options_were_measured_on(corpus):
+    raw, _ = corpus
+    out = validate.parse(raw, MAX_VALUE_BYTES, SKEW_MS, LAG_TOPIC)
+    codegen = out._sc._jvm.PythonSQLUtils.explainString(out._jdf.queryExecution(), "codegen")
+    sizes = [int(s) for s in re.findall(r"maxMethodCodeSize:(\d+)", codegen)]
+    assert sizes, codegen[:500]
+    # 25% of room; a larger method: measure with -XX:+LogCompilation that C2 still compiles it (job.txt says how)
+    assert max(sizes) <= MEASURED_METHOD_BYTES * 5 // 4, sizes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 
 import pytest
 
@@ -62,6 +63,14 @@ def test_local_master_gets_the_loopback_and_small_settings():
     assert "spark.jars" not in conf
     # validation's wide projection is JIT-compiled, not interpreted
     assert all(spark_session.HUGE_METHODS in conf[f"spark.{side}.extraJavaOptions"] for side in ("driver", "executor"))
+
+
+def test_the_jit_options_are_ones_this_jvm_takes_silently():
+    # a misspelt -XX option stops the JVM from starting; an unquiet CompileCommand prints on its stdout
+    out = subprocess.run([jvm.java_executable(), *spark_session.HUGE_METHODS.split(), "-version"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "CompileCommand" not in out.stdout + out.stderr
 
 
 def test_cluster_master_gets_none_of_the_local_settings():

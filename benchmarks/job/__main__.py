@@ -75,9 +75,14 @@ def python_only(args: argparse.Namespace, scales: list[Scale], keyings: list[int
 def on_cluster(args: argparse.Namespace, scales: list[Scale], keyings: list[int], stamp: str) -> None:
     """Every scale and keying on a one-broker embedded cluster, memory and CPU sampled throughout; the report."""
     jvm.resolve()
+    with tempfile.TemporaryDirectory(prefix="rebalancer-bench-", ignore_cleanup_errors=True) as tmp:
+        # the broker's log and Spark's checkpoints, GBs a run: removed when the run ends (a killed run leaves them)
+        _on_cluster(args, scales, keyings, stamp, Path(tmp))
+
+
+def _on_cluster(args: argparse.Namespace, scales: list[Scale], keyings: list[int], stamp: str, work: Path) -> None:
     from streaming.spark_session import get_spark
 
-    work = Path(tempfile.mkdtemp(prefix="rebalancer-bench-"))
     lines = [f"benchmarks.job {stamp}: {', '.join(s.tag for s in scales)} (groups x partitions), "
              f"{', '.join(keying(b) for b in keyings)}, {os.cpu_count()} cores (broker, Spark, Python workers and "
              f"load generator share them)"]

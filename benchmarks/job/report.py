@@ -42,7 +42,15 @@ def cpu_text(t: dict) -> str:
         return ""
     return (f"during the full batches {t['cores_busy']:.2f} of {os.cpu_count()} cores busy on average, "
             f"{t['cpu_us_per_event']:.1f} us of the machine's CPU per event, {t.get('own_cpu_us_per_event', 0):.1f} us "
-            f"of the job's own processes' (broker, JVM, Python workers, load generator); ")
+            f"of the job's own processes' ({by_kind_text(t)}); ")
+
+
+def by_kind_text(t: dict) -> str:
+    """The job's own CPU per event by process kind, or the kinds named when they were not sampled."""
+    kinds = t.get("own_cpu_us_by_kind")
+    if not kinds:
+        return "broker, JVM, Python workers, load generator"
+    return ", ".join(f"{k} {v:.1f} us" for k, v in kinds.items())
 
 
 def latency_line(scale: Scale, buckets: int, la: dict) -> str:

@@ -37,6 +37,7 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
                  for k in ("state_update_ms", "state_commit_ms")}
         busy, own = ((sum(cpu.busy_between(started_s(b), started_s(b) + b["batch_ms"] / 1000, own=o) for b in steady)
                       if cpu and steady else 0.0) for o in (False, True))
+        kinds = _kinds(cpu, steady)
         runs.append({
             "phases": phases(steady),
             "per_trigger": size, "events": sum(b["input_rows"] for b in data), "batches": len(data),
@@ -52,11 +53,22 @@ def throughput(spark, cfg: config.Config, scale: Scale, per_trigger: list[int],
             "cores_busy": busy / (ms / 1000) if ms else 0.0,
             "cpu_us_per_event": 1e6 * busy / rows if rows else 0.0,
             "own_cpu_us_per_event": 1e6 * own / rows if rows else 0.0,
+            "own_cpu_us_by_kind": {k: 1e6 * v / rows for k, v in kinds.items()} if rows else {},
         })
         print(throughput_line(scale, cfg.job.state_buckets, runs[-1]), flush=True)
         if runs[-1]["rejected"]:
             print(f"  rejected, by reason: {_reasons(spark, tuned)}", flush=True)
     return runs
+
+
+def _kinds(cpu: CpuSampler | None, steady: list[dict]) -> dict[str, float]:
+    """The job's own CPU seconds over the ``steady`` batches, by process kind (:data:`sampling.KINDS`)."""
+    out: dict[str, float] = {}
+    for b in steady if cpu else ():
+        t0 = started_s(b)
+        for k, v in cpu.kinds_between(t0, t0 + b["batch_ms"] / 1000).items():
+            out[k] = out.get(k, 0.0) + v
+    return out
 
 
 def steady_batches(data: list[dict], size: int) -> list[dict]:

@@ -41,6 +41,8 @@ class CpuSampler(threading.Thread):
     def __init__(self, ignore: set[int] | None = None) -> None:
         super().__init__(daemon=True)
         self.samples: list[tuple[float, float, float]] = []  # (wall time, machine busy, this tree's CPU)
+        self.kinds: list[dict[str, float]] = []  # beside each sample: this tree's CPU by process kind (KINDS)
+        self._kind_of: dict[int, str] = {}
         self.ignore = ignore or set()
         self.stop_flag = threading.Event()
         self.hz = os.sysconf("SC_CLK_TCK")
@@ -55,7 +57,9 @@ class CpuSampler(threading.Thread):
 
     def run(self) -> None:
         while not self.stop_flag.is_set():
-            self.samples.append((time.time(), self.busy_s(), self.tree_s()))
+            by_kind = _tree_cpu_by_kind(os.getpid(), self.ignore, self._kind_of, self.hz)
+            self.samples.append((time.time(), self.busy_s(), sum(by_kind.values())))
+            self.kinds.append(by_kind)
             self.stop_flag.wait(0.25)
 
     def busy_between(self, t0: float, t1: float, own: bool = False) -> float:
@@ -66,6 +70,14 @@ class CpuSampler(threading.Thread):
         ts, machine, tree = (np.array(x) for x in zip(*self.samples, strict=True))
         busy = tree if own else machine
         return float(np.interp(t1, ts, busy) - np.interp(t0, ts, busy))
+
+    def kinds_between(self, t0: float, t1: float) -> dict[str, float]:
+        """This tree's CPU seconds between two wall times by process kind (:data:`KINDS`)."""
+        import numpy as np
+
+        ts = np.array([s[0] for s in self.samples])
+        return {k: float(np.interp(t1, ts, col) - np.interp(t0, ts, col))
+                for k in KINDS for col in [np.array([d.get(k, 0.0) for d in self.kinds])]}
 
 
 def started_s(line: dict) -> float:
@@ -107,6 +119,38 @@ def _tree_cpu_ticks(root: int, ignore: set[int]) -> int:
     """Clock ticks of CPU of the tree (utime, stime, and the reaped children's cutime, cstime)."""
     pids, stat = _tree(root, ignore)
     return sum(sum(int(x) for x in stat[pid][11:15]) for pid in pids if pid in stat)
+
+
+KINDS = ("broker", "spark JVM", "python workers", "driver")
+"""Who spends a run's CPU: the embedded brokers' JVMs, Spark's JVM, pyspark's daemon and its forked workers, and
+this process (the driver's Python and the load generator)."""
+
+
+def _kind(pid: int) -> str:
+    """A process's kind (:data:`KINDS`), from its command line."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "driver"
+    if b"kafka.Kafka" in cmd or b"kafka.logs.dir" in cmd:
+        return "broker"
+    if b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
+        return "python workers"
+    return "spark JVM" if b"java" in cmd.split(b"\0", 1)[0] else "driver"
+
+
+def _tree_cpu_by_kind(root: int, ignore: set[int], known: dict[int, str], hz: int) -> dict[str, float]:
+    """CPU seconds of the tree by process kind, the reaped children's with their parent (``known``: the kinds
+    told so far by pid; a process seen as ``driver`` is asked again, as a launcher script may exec a JVM)."""
+    pids, stat = _tree(root, ignore)
+    out = dict.fromkeys(KINDS, 0.0)
+    for pid in pids:
+        if pid in stat:
+            kind = known.get(pid) or _kind(pid)
+            if kind != "driver":
+                known[pid] = kind
+            out[kind] += sum(int(x) for x in stat[pid][11:15]) / hz
+    return out
 
 
 def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:

@@ -28,6 +28,33 @@ def test_the_own_counter_counts_this_process_and_only_grows():
     assert cpu.tree_s() > first >= 0
 
 
+def test_the_own_cpu_by_kind_interpolates_each_kind():
+    cpu = sampling.CpuSampler()
+    cpu.samples = [(100.0, 0.0, 0.0), (102.0, 0.0, 0.0)]
+    cpu.kinds = [{"broker": 1.0, "spark JVM": 2.0}, {"broker": 2.0, "spark JVM": 6.0, "driver": 1.0}]
+    assert cpu.kinds_between(101.0, 102.0) == pytest.approx(
+        {"broker": 0.5, "spark JVM": 2.0, "python workers": 0.0, "driver": 0.5})
+
+
+def test_a_process_is_told_by_its_command_line():
+    import subprocess
+    import sys
+
+    worker = subprocess.Popen([sys.executable, "-c", "import time; print(1, flush=True); time.sleep(30)",
+                               "pyspark.daemon"], stdout=subprocess.PIPE)
+    try:
+        assert worker.stdout and worker.stdout.readline()  # started: its own command line, not pytest's fork
+        assert sampling._kind(worker.pid) == "python workers"
+    finally:
+        worker.kill()
+        worker.wait()
+    import os
+
+    assert sampling._kind(os.getpid()) == "driver"
+    by_kind = sampling._tree_cpu_by_kind(os.getpid(), set(), {}, os.sysconf("SC_CLK_TCK"))
+    assert set(by_kind) == set(sampling.KINDS) and by_kind["driver"] > 0
+
+
 def test_the_machine_counter_only_grows():
     cpu = sampling.CpuSampler()
     first = cpu.busy_s()

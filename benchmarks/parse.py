@@ -113,13 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     jvm.resolve()
     from streaming.spark_session import get_spark
 
-    work = Path(tempfile.mkdtemp(prefix="rebalancer-parse-"))
     cores = os.cpu_count() or 1
     lines = [f"benchmarks.parse {time.strftime('%Y-%m-%d %H:%M')}: {args.groups}x{args.partitions}, {args.polls} "
              f"polls{' as lag_dense events' if args.dense else ''}, local[2] on {cores} cores, median of "
              f"{args.repeats}, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
-    with KafkaCluster(brokers=1, base_dir=work / "kafka") as cluster:
-        cfg = bench_config(cluster, work)
+    # the broker's log (GBs at a large scale): removed when the run ends
+    with (tempfile.TemporaryDirectory(prefix="rebalancer-parse-", ignore_cleanup_errors=True) as tmp,
+          KafkaCluster(brokers=1, base_dir=Path(tmp) / "kafka") as cluster):
+        cfg = bench_config(cluster, Path(tmp))
         spark = get_spark(cfg)
         try:
             scale = Scale(args.groups, args.partitions)

@@ -52,12 +52,14 @@ def standalone_runs(args: argparse.Namespace, scales: list[Scale], keyings: list
     counts = [int(n) for n in args.standalone_workers.split(",") if n.strip()]
     sizes = [int(x) for x in args.per_trigger.split(",") if x.strip()]
     cpus = os.cpu_count() or 2
-    work = Path(tempfile.mkdtemp(prefix="rebalancer-bench-standalone-"))
     lines = [f"benchmarks.job --standalone-workers {args.standalone_workers} {stamp}: "
              f"{', '.join(s.tag for s in scales)}, {cpus} cores; local[{cpus}], then standalone clusters of "
              f"{args.standalone_workers} worker(s) sharing the {cpus} cores evenly (same machine: overhead, "
              f"not speed-up)"]
-    with KafkaCluster(brokers=1, base_dir=work / "kafka") as kafka:
+    # the broker's log and every run's checkpoints and tables (GBs): removed when the runs end
+    with (tempfile.TemporaryDirectory(prefix="rebalancer-bench-standalone-", ignore_cleanup_errors=True) as tmp,
+          KafkaCluster(brokers=1, base_dir=Path(tmp) / "kafka") as kafka):
+        work = Path(tmp)
         base = bench_config(kafka, work)
         sampler, cpu = MemorySampler(set(kafka.pids())), CpuSampler()
         sampler.start()

@@ -53,7 +53,7 @@ class CpuSampler(threading.Thread):
 
     def tree_s(self) -> float:
         """CPU seconds of this process and its descendants so far (the reaped ones through their parents')."""
-        return _tree_cpu_ticks(os.getpid(), self.ignore) / self.hz
+        return sum(_tree_cpu_by_kind(os.getpid(), self.ignore, self._kind_of, self.hz).values())
 
     def run(self) -> None:
         while not self.stop_flag.is_set():
@@ -113,12 +113,6 @@ def _tree(root: int, ignore: set[int]) -> tuple[list[int], dict[int, list[str]]]
             out.append(pid)
             todo += children.get(pid, [])
     return out, stat
-
-
-def _tree_cpu_ticks(root: int, ignore: set[int]) -> int:
-    """Clock ticks of CPU of the tree (utime, stime, and the reaped children's cutime, cstime)."""
-    pids, stat = _tree(root, ignore)
-    return sum(sum(int(x) for x in stat[pid][11:15]) for pid in pids if pid in stat)
 
 
 KINDS = ("broker", "spark JVM", "python workers", "driver")

@@ -53,9 +53,10 @@ METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", 
                   "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions", *LAG_SECONDS_COLUMNS,
                   "member_capacity")
 
-def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
-    """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.tables`)."""
-    tables.prepare(spark, cfg, checkpoint)
+def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
+    """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.tables`);
+    the names of those it created."""
+    return tables.prepare(spark, cfg, checkpoint)
 
 
 class BatchWriter:

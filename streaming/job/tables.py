@@ -79,8 +79,10 @@ def is_delta_table(spark: SparkSession, location: str) -> bool:
     return hfs.exists(spark, location, "_delta_log")
 
 
-def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
-    """Create the tables on a first start; otherwise check they are ours. Raises :class:`JobError`."""
+def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
+    """Create the tables on a first start; otherwise check they are ours. Returns the names of the tables it
+    created. Raises :class:`JobError`."""
+    created: set[str] = set()
     committed = checkpoint_committed(spark, checkpoint)
     for name, ddl, cdf in TABLES:
         location = cfg.table_path(name)
@@ -98,6 +100,7 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             # no IF NOT EXISTS: a table appearing in between is another writer, and must not pass silently
             spark.sql(f"CREATE TABLE delta.`{location}` ({ddl}) USING DELTA{props}")
             log.info("created table %s at %s", name, location)
+            created.add(name)
             continue
         expected = spark.createDataFrame([], ddl).schema
         diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
@@ -116,6 +119,7 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
                                f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+    return created
 
 
 def kept_types(diff: list[str], older: dict[str, str]) -> dict[str, str]:
@@ -146,7 +150,7 @@ def add_columns(spark: SparkSession, location: str, names: list[str]) -> None:
     log.info("table %s: added column(s) %s", location, ", ".join(names))
 
 
-def version_floors(spark: SparkSession, cfg: Config, checkpoint: str) -> dict[str, int]:
+def version_floors(spark: SparkSession, cfg: Config, checkpoint: str, fresh: bool = False) -> dict[str, int]:
     """Highest recommendation version per group already in the table when this checkpoint began.
 
     Computed once per checkpoint, when it has no floors file yet, and kept in the checkpoint: a batch
@@ -154,12 +158,16 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str) -> dict[st
     checkpoint itself wrote since. A checkpoint that already has committed batches but no floors file (made
     before floors existed) keeps its own counters (empty floors). A floors file left empty or damaged is
     rebuilt from the table as of the version before this checkpoint's first write to it (see
-    :mod:`streaming.job.recover`), or the job stops with what to do."""
+    :mod:`streaming.job.recover`), or the job stops with what to do.
+
+    ``fresh``: this start created the recommendations table (:func:`prepare`), so it holds nothing to continue
+    after, and the floors are empty without a Spark job over it (the first read of a Delta table costs a new
+    JVM seconds of work)."""
     text = hfs.read_text(spark, checkpoint, FLOORS_FILE)
     floors = recover.parse_floors(text)
     if floors is not None:
         return floors
-    if text is None and checkpoint_committed(spark, checkpoint):
+    if text is None and (fresh or checkpoint_committed(spark, checkpoint)):
         floors = {}
     elif text is None:  # a new checkpoint: it has written nothing yet (the file comes before its first batch)
         rows = (spark.read.format("delta").load(cfg.table_path(RECOMMENDATIONS))

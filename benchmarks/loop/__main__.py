@@ -87,36 +87,6 @@ def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int,
     return runs, unsettled
 
 
-def _meta(strategies: list[str], repeat: int, elapsed: float, unsettled: list[str]) -> dict[str, Any]:
-    """The report's notes: strategies, repeats, wall time, what each strategy is, groups that did not settle."""
-    return {"strategies": ", ".join(strategies), "repeats": repeat, "wall time": f"{elapsed:.0f} s",
-            "cooperative-sticky": "Kafka 4.3's CooperativeStickyAssignor (assignors/sticky/cooperative.py, "
-                                  "rack-aware) on kafka-python's cooperative protocol",
-            "lag": "grantneale's assignor on the lag its leader reads at each rebalance",
-            "rebalancer": "the streaming job in the loop; RecommendationAssignor (fallback: balanced on the "
-                          "leader's lag) + RejoinOnRecommendation",
-            "oracle": "the best static assignment for the schedule's true rates, capacities, members and racks "
-                      "(least max utilisation, then least cross-rack; HiGHS MILP, LPT fallback), applied at the "
-                      "start and by a rebalance at each event (benchmarks/loop/oracle.py)",
-            "groups that did not settle before a run (run again with fresh groups)": "; ".join(unsettled) or "none"}
-
-
-def _write(out: Path, stem: str, command: str, workloads: dict[str, Workload], runs: dict[str, list[dict[str, Any]]],
-           meta: dict[str, Any]) -> str:
-    """The plots, the markdown table and the JSON under ``out``; the table's text."""
-    agg = report.aggregate(runs)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, results in runs.items():
-        report.plot(name, results, workloads[name].capacity, out / f"{stem}-{name}.png")
-    text = report.markdown(workloads, agg, command, meta, stem, runs)
-    (out / f"{stem}.md").write_text(text + "\n")
-    (out / f"{stem}.json").write_text(json.dumps(
-        {"command": command, "meta": meta, "workloads": {n: w.description for n, w in workloads.items()},
-         "aggregate": agg, "runs": runs,
-         "targets": {n: report.targets(workloads[n], agg[n]) for n in agg}}, indent=1, default=str) + "\n")
-    return text
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the workloads with every strategy, then write and print the report."""
     ap = _parser()
@@ -137,13 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
 
     def partial(runs: dict[str, list[dict[str, Any]]], unsettled: list[str]) -> None:
-        meta = _meta(strategies, args.repeat, time.monotonic() - started, unsettled)
-        _write(args.out, stem, command, {n: workloads[n] for n in runs}, runs,
+        meta = report.notes(strategies, args.repeat, time.monotonic() - started, unsettled)
+        report.write(args.out, stem, command, {n: workloads[n] for n in runs}, runs,
                {"partial": f"{sum(map(len, runs.values()))} of {args.repeat * len(workloads)} runs so far"} | meta)
 
     runs, unsettled = _run_all(workloads, strategies, args.repeat, started, partial)
     elapsed = time.monotonic() - started
-    text = _write(args.out, stem, command, workloads, runs, _meta(strategies, args.repeat, elapsed, unsettled))
+    meta = report.notes(strategies, args.repeat, elapsed, unsettled)
+    text = report.write(args.out, stem, command, workloads, runs, meta)
     print(text)
     print(f"written: {args.out / (stem + '.md')}, {stem}.json, {len(runs)} plot(s); {elapsed:.0f} s in all")
     return 0
@@ -155,7 +126,7 @@ def _render(saved: Path, out: Path) -> int:
     every = suite() | quick_suite()
     runs = data["runs"]
     stem = saved.stem
-    text = _write(out, stem, data["command"], {n: every[n] for n in runs}, runs, data["meta"])
+    text = report.write(out, stem, data["command"], {n: every[n] for n in runs}, runs, data["meta"])
     print(text)
     return 0
 

@@ -4,13 +4,17 @@ oracle's plan, one PNG of max-lag curves; all of it as JSON too."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.loop import decided, metrics
 from streaming.dev.workload.strategies import KAFKA_STRATEGIES
+
+if TYPE_CHECKING:
+    from benchmarks.loop.workloads import Workload
 
 COLUMNS = (
     ("lag_p50", "max lag p50", ",.0f"), ("lag_p95", "p95", ",.0f"), ("lag_max", "max", ",.0f"),
@@ -201,3 +205,33 @@ def plot(name: str, results: Sequence[Mapping[str, Any]], capacity: float, path:
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def notes(strategies: list[str], repeat: int, elapsed: float, unsettled: list[str]) -> dict[str, Any]:
+    """The report's notes: strategies, repeats, wall time, what each strategy is, groups that did not settle."""
+    return {"strategies": ", ".join(strategies), "repeats": repeat, "wall time": f"{elapsed:.0f} s",
+            "cooperative-sticky": "Kafka 4.3's CooperativeStickyAssignor (assignors/sticky/cooperative.py, "
+                                  "rack-aware) on kafka-python's cooperative protocol",
+            "lag": "grantneale's assignor on the lag its leader reads at each rebalance",
+            "rebalancer": "the streaming job in the loop; RecommendationAssignor (fallback: balanced on the "
+                          "leader's lag) + RejoinOnRecommendation",
+            "oracle": "the best static assignment for the schedule's true rates, capacities, members and racks "
+                      "(least max utilisation, then least cross-rack; HiGHS MILP, LPT fallback), applied at the "
+                      "start and by a rebalance at each event (benchmarks/loop/oracle.py)",
+            "groups that did not settle before a run (run again with fresh groups)": "; ".join(unsettled) or "none"}
+
+
+def write(out: Path, stem: str, command: str, workloads: dict[str, Workload], runs: dict[str, list[dict[str, Any]]],
+          meta: dict[str, Any]) -> str:
+    """The plots, the markdown table and the JSON under ``out``; the table's text."""
+    agg = aggregate(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, results in runs.items():
+        plot(name, results, workloads[name].capacity, out / f"{stem}-{name}.png")
+    text = markdown(workloads, agg, command, meta, stem, runs)
+    (out / f"{stem}.md").write_text(text + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(
+        {"command": command, "meta": meta, "workloads": {n: w.description for n, w in workloads.items()},
+         "aggregate": agg, "runs": runs,
+         "targets": {n: targets(workloads[n], agg[n]) for n in agg}}, indent=1, default=str) + "\n")
+    return text

@@ -225,6 +225,39 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
     return out
 
 
+class JobAndFeed:
+    """The streaming job and the trigger feed of a benchmark run, on a Kafka cluster and a Spark session that
+    someone else owns (:class:`Suite`'s, or a test suite's shared ones): each run on tables, a checkpoint and
+    topics of its own. ``open`` returns the :class:`Env`; ``close`` stops what ``open`` started."""
+
+    def __init__(self, spark: Any, cfg: Config, work: Path, brokers: list[int], trigger_interval: str = "2 seconds",
+                 cooldown_s: float = 30.0, min_total_lag: int = 200) -> None:
+        self.spark, self.brokers = spark, brokers
+        self.cfg = loop_config(cfg, str(work / "tables"), str(work / "checkpoints"), cooldown_s=cooldown_s,
+                               trigger_interval=trigger_interval, min_total_lag=min_total_lag)
+        self.query = self.printer = self.feed = None
+
+    def open(self) -> Env:
+        from streaming.commands import live
+        from streaming.job import query as job_query
+
+        self.query, self.printer = job_query.start(self.spark, self.cfg, checkpoint=self.cfg.checkpoint_path("loop"))
+        self.printer.out = lambda _text: None
+        self.feed = RecommendationFeed(self.cfg.kafka).start()
+        if not self.feed.wait_ready(60):
+            raise RuntimeError("the trigger feed reader did not start")
+        return Env(self.cfg, self.feed, self.brokers, self.query, live.follower_fetching(self.cfg, self.brokers))
+
+    def close(self) -> None:
+        try:
+            if self.feed is not None:
+                self.feed.stop()
+        finally:
+            if self.query is not None:
+                stop_query(self.query)
+                self.spark.streams.removeListener(self.printer)
+
+
 @dataclass
 class Suite:
     """The cluster, Spark, the job and the feed for a whole benchmark run."""
@@ -236,13 +269,11 @@ class Suite:
 
     def __enter__(self) -> Env:
         from streaming import config, jvm
-        from streaming.commands import live
         from streaming.embedded.cluster import KafkaCluster
-        from streaming.job import query as job_query
         from streaming.spark_session import get_spark
 
         jvm.resolve()
-        self.spark = self.query = self.printer = self.feed = None
+        self.spark = self.job = None
         base = config.load()
         base = dataclasses.replace(base, spark=dataclasses.replace(base.spark, master="local[2]", conf={
             "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}))
@@ -257,27 +288,17 @@ class Suite:
                     self.spark = started.result()
             cfg = dataclasses.replace(
                 base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=self.cluster.bootstrap_servers))
-            cfg = loop_config(cfg, str(self.work / "tables"), str(self.work / "checkpoints"),
-                              cooldown_s=self.cooldown_s, trigger_interval=self.trigger_interval,
-                              min_total_lag=self.min_total_lag)
-            self.query, self.printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("loop"))
-            self.printer.out = lambda _text: None
-            self.feed = RecommendationFeed(cfg.kafka).start()
-            if not self.feed.wait_ready(60):
-                raise RuntimeError("the trigger feed reader did not start")
-            brokers = [n.node_id for n in self.cluster.nodes]
-            return Env(cfg, self.feed, brokers, self.query, live.follower_fetching(cfg, brokers))
+            self.job = JobAndFeed(self.spark, cfg, self.work, [n.node_id for n in self.cluster.nodes],
+                                  self.trigger_interval, self.cooldown_s, self.min_total_lag)
+            return self.job.open()
         except BaseException:
             self.__exit__()
             raise
 
     def __exit__(self, *exc: object) -> None:
         try:
-            if self.feed is not None:
-                self.feed.stop()
-            if self.query is not None:
-                stop_query(self.query)
-                self.spark.streams.removeListener(self.printer)
+            if self.job is not None:
+                self.job.close()
             if self.spark is not None:
                 self.spark.stop()
         finally:

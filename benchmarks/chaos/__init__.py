@@ -34,9 +34,9 @@ from .bench import Bench, prepare, report, run_chaos
 from .cli import main
 from .compare import compare, read_feed, table_rows
 from .events import STEP, T0, seeded_events
-from .runs import RANDOM_POINTS, ChaosRun, committed, drain_with_faults, drain_with_kills, job_args
+from .runs import RANDOM_POINTS, ChaosRun, committed, drain_with_faults, drain_with_kills, job_args, job_conf
 from .sweep import BATCH, SWEEP, outcome_line, sweep, sweep_one
 
 __all__ = ["BATCH", "RANDOM_POINTS", "STEP", "SWEEP", "T0", "Bench", "ChaosRun", "committed", "compare",
-           "drain_with_faults", "drain_with_kills", "job_args", "main", "outcome_line", "prepare", "read_feed",
-           "report", "run_chaos", "seeded_events", "sweep", "sweep_one", "table_rows"]
+           "drain_with_faults", "drain_with_kills", "job_args", "job_conf", "main", "outcome_line", "prepare",
+           "read_feed", "report", "run_chaos", "seeded_events", "sweep", "sweep_one", "table_rows"]

@@ -8,13 +8,15 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
 from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.produce import produce
 
 from .compare import compare
 from .events import seeded_events
-from .runs import ChaosRun, _env, _run_child, committed, drain_with_kills, job_args
+from .runs import ChaosRun, _env, _run_child, committed, drain_with_kills, job_args, job_conf
 
 
 @dataclass
@@ -48,8 +50,11 @@ class Bench:
         return min(ids.column("batch_id").to_pylist())
 
 
-def prepare(cfg: Config, work: Path, seed: int, groups: int, polls: int, per_trigger: int) -> Bench:
-    """Produce the seeded events to topics of their own and run the reference."""
+def prepare(cfg: Config, work: Path, seed: int, groups: int, polls: int, per_trigger: int,
+            spark: SparkSession | None = None) -> Bench:
+    """Produce the seeded events to topics of their own and run the reference: as a child process like
+    the chaos runs, or with ``spark`` in that session (a test suite's own: one JVM start less; the job is
+    deterministic, so the same settings give the same outputs wherever it runs)."""
     tag = f"chaos{seed}-{uuid.uuid4().hex[:6]}"
     cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(
         cfg.kafka, lag_topic=f"{tag}.lag", metadata_topic=f"{tag}.meta", trigger_topic=f"{tag}.ref"))
@@ -58,10 +63,23 @@ def prepare(cfg: Config, work: Path, seed: int, groups: int, polls: int, per_tri
     bench = Bench(cfg, work, tag, per_trigger, len(events) + len(bad))
     t = time.monotonic()
     args, checkpoint = bench.args("ref")
-    if _run_child(args, work / "reference.log", _env(None), None, checkpoint, 1800) != 0:
+    if spark is not None:
+        _reference_in(spark, bench, checkpoint)
+    elif _run_child(args, work / "reference.log", _env(None), None, checkpoint, 1800) != 0:
         raise RuntimeError(f"reference run failed; see {work / 'reference.log'}")
     bench.reference_s = time.monotonic() - t
     return bench
+
+
+def _reference_in(spark: SparkSession, bench: Bench, checkpoint: Path) -> None:
+    """The reference as ``rebalancer run --available-now`` runs it (:func:`streaming.job.query.run`), with
+    the same settings but Spark's, which are the session's."""
+    from streaming import config
+    from streaming.job import query
+
+    conf = job_conf(bench.cfg, str(bench.work / "ref"), f"{bench.tag}.ref", bench.per_trigger)
+    cfg = config.load(overrides={k: v for k, v in conf.items() if not k.startswith("spark.")})
+    query.run(spark, cfg, available_now=True, checkpoint=str(checkpoint))
 
 
 def run_chaos(bench: Bench, kills: int, seed: int) -> dict:

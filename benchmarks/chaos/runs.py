@@ -22,9 +22,10 @@ RANDOM_POINTS = ("batch:start", "stateful", "delta-rs:before-commit", "delta-rs:
 """Batch points the random mode draws from (those the default configuration reaches)."""
 
 
-def job_args(cfg: Config, tables: str, checkpoint: str, trigger_topic: str, per_trigger: int,
-             extra: dict[str, str] | None = None) -> list[str]:
-    conf = {
+def job_conf(cfg: Config, tables: str, trigger_topic: str, per_trigger: int,
+             extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The job's settings (``--conf`` of ``rebalancer run``) for a run on ``tables`` and ``trigger_topic``."""
+    return {
         "kafka.bootstrap_servers": cfg.kafka.bootstrap_servers, "kafka.lag_topic": cfg.kafka.lag_topic,
         "kafka.metadata_topic": cfg.kafka.metadata_topic, "kafka.trigger_topic": trigger_topic,
         "paths.tables": tables, "job.max_offsets_per_trigger": str(per_trigger), "job.query_name": "chaos",
@@ -32,8 +33,13 @@ def job_args(cfg: Config, tables: str, checkpoint: str, trigger_topic: str, per_
         "policy.mode": "auto",  # the feed is compared with the table: every recommendation must be published
         "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
     } | (extra or {})
+
+
+def job_args(cfg: Config, tables: str, checkpoint: str, trigger_topic: str, per_trigger: int,
+             extra: dict[str, str] | None = None) -> list[str]:
+    """``rebalancer run --available-now`` on ``checkpoint`` with :func:`job_conf`'s settings."""
     args = [sys.executable, "-m", "streaming.cli", "run", "--available-now", "--checkpoint", checkpoint]
-    for k, v in conf.items():
+    for k, v in job_conf(cfg, tables, trigger_topic, per_trigger, extra).items():
         args += ["--conf", f"{k}={v}"]
     return args
 

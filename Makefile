@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run smoke test test-unit test-integration typecheck lint bench clean java-assignor
+.PHONY: setup run smoke test test-long test-unit test-integration typecheck lint bench clean java-assignor
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (found " + sys.version.split()[0] + "); set PYTHON=/path/to/python3.11")'
@@ -25,8 +25,13 @@ run: setup
 smoke: setup
 	$(BIN)/rebalancer smoke
 
+# what CI runs: every test but the long proofs (each has a shorter form here), in under 25 minutes
 test: setup typecheck lint
 	$(BIN)/python -m pytest tests --durations=15
+
+# the long proofs (an hour or more, alone on the machine): their results go to benchmarks/results/long/
+test-long: setup
+	$(BIN)/python -m benchmarks.long
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not integration and not java"

@@ -17,10 +17,22 @@ INTEGRATION = Path(__file__).parent / "integration"
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true",
+                     help="run the long proofs (marked long) alone: `make test-long`; without it they are deselected")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if INTEGRATION in Path(item.fspath).parents and "java" not in item.keywords:
             item.add_marker(pytest.mark.integration)
+    # Two tiers: `make test` (CI) runs everything but the long proofs, each of which has a shorter form there;
+    # `make test-long` runs those alone. Deselected, not skipped: a skip would read as a proof not made.
+    long = config.getoption("--long")
+    other_tier = [item for item in items if ("long" in item.keywords) != long]
+    if other_tier:
+        config.hook.pytest_deselected(items=other_tier)
+        items[:] = [item for item in items if ("long" in item.keywords) == long]
 
 
 @pytest.fixture(autouse=True)

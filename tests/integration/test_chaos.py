@@ -4,9 +4,10 @@ run each, restarted until drained; every column of both tables and the deduplica
 out the same.
 
 One reference run, in the suite's Spark session, and one chaos checkpoint for all points (each point costs
-one job start, not two), chosen to cover start-up and batch I/O in turn: a side file of a new checkpoint before its rename, the stateful step
-inside a Python worker, between the Delta commit (delta-rs) and the feed write, and after ``foreachBatch``
-returned but before Spark's commit log (the batch is replayed). Every point: ``benchmarks.chaos --sweep``."""
+one job start, not two), chosen to cover start-up and batch I/O in turn: a side file of a new checkpoint
+before its rename, the stateful step inside a Python worker, between the Delta commit (delta-rs) and the
+feed write, and after ``foreachBatch`` returned but before Spark's commit log (the batch is replayed).
+Every point: ``benchmarks.chaos --sweep``."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
-"""Prometheus and promtool for checking the alert rules (conf/prometheus), obtained once, offline after.
+"""Prometheus and promtool for checking the alert rules (conf/prometheus), obtained once, offline
+after.
 
-``rebalancer setup`` calls :func:`obtain`: the binaries go to ``<cache>/prometheus/bin`` (the cache of
-:mod:`streaming.paths`, git-ignored), taken from Debian's ``prometheus`` package with ``apt-get download`` and
-``dpkg-deb -x`` (nothing installed system-wide; both are Go binaries needing libc alone; as root, an ``apt-get update``
-when apt's lists are empty, as on a fresh machine).
-A ``prometheus`` and ``promtool`` pair already on ``PATH`` is used where the cache has none, e.g. on a
-machine without apt. Nothing here ever needs the network again once the cache holds them.
-"""
+``rebalancer setup`` calls :func:`obtain`: the binaries go to ``<cache>/prometheus/bin`` (the cache
+of :mod:`streaming.paths`, git-ignored), taken from Debian's ``prometheus`` package with ``apt-get
+download`` and ``dpkg-deb -x`` (nothing installed system-wide; both are Go binaries needing libc
+alone; as root, an ``apt-get update`` when apt's lists are empty, as on a fresh machine). A
+``prometheus`` and ``promtool`` pair already on ``PATH`` is used where the cache has none, e.g. on a
+machine without apt. Nothing here ever needs the network again once the cache holds them."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ from streaming.paths import CACHE_DIR
 BIN_DIR = CACHE_DIR / "prometheus" / "bin"
 NAMES = ("prometheus", "promtool")
 PACKAGE = "prometheus"
-HOW = ("run `rebalancer setup` (takes Debian's prometheus package with apt-get download into "
-       f"{BIN_DIR}), or put prometheus and promtool on PATH")
+HOW = (
+    "run `rebalancer setup` (takes Debian's prometheus package with apt-get download into "
+    f"{BIN_DIR}), or put prometheus and promtool on PATH"
+)
 
 
 def cached() -> dict[str, Path] | None:
@@ -38,7 +40,8 @@ def on_path() -> dict[str, Path] | None:
 
 
 def binary(name: str) -> Path:
-    """The path of ``prometheus`` or ``promtool``: the cache's, else PATH's; SetupError when neither has it."""
+    """The path of ``prometheus`` or ``promtool``: the cache's, else PATH's; SetupError when
+    neither has it."""
     found = cached() or on_path()
     if not found:
         raise SetupError(f"{name} not found: {HOW}")
@@ -48,11 +51,15 @@ def binary(name: str) -> Path:
 def _run(cmd: list[str], cwd: Path) -> None:
     r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
-        raise SetupError(f"`{' '.join(cmd)}` failed (exit {r.returncode}): {(r.stderr or r.stdout).strip()[-400:]}")
+        raise SetupError(
+            f"`{' '.join(cmd)}` failed (exit {r.returncode}): "
+            f"{(r.stderr or r.stdout).strip()[-400:]}"
+        )
 
 
 def _download(work: Path) -> None:
-    """``apt-get download``; on a fresh machine apt's lists may be empty: as root, ``apt-get update`` once."""
+    """``apt-get download``; on a fresh machine apt's lists may be empty: as root, ``apt-get
+    update`` once."""
     try:
         _run(["apt-get", "download", "-q", PACKAGE], work)
     except SetupError:
@@ -72,7 +79,10 @@ def obtain(force: bool = False) -> dict[str, Path]:
         if found:
             return found
         raise SetupError(f"no apt-get here to fetch Prometheus: {HOW}")
-    print(f"Fetching Prometheus (Debian package {PACKAGE}) into {BIN_DIR} (first run only) ...", flush=True)
+    print(
+        f"Fetching Prometheus (Debian package {PACKAGE}) into {BIN_DIR} (first run only) ...",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="rebalancer-prometheus-") as tmp:
         work = Path(tmp)
         work.chmod(0o755)  # apt's sandbox user writes the download here
@@ -89,5 +99,7 @@ def obtain(force: bool = False) -> dict[str, Path]:
 
 def version() -> str:
     """``promtool --version``'s first line."""
-    out = subprocess.run([str(binary("promtool")), "--version"], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [str(binary("promtool")), "--version"], capture_output=True, text=True, check=False
+    )
     return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "unknown"

@@ -1,8 +1,8 @@
-"""conf/prometheus: every metric the alert rules query, and every series their promtool tests feed them, is one
-the exporters write, with the labels they write (plus Prometheus's job and instance). Read off real exporter
-pages, so a renamed metric or label fails here, not silently in someone's Prometheus. Running the rules
-(promtool check rules / test rules, a live Prometheus) is tests/integration/test_alert_rules.py's and
-test_alerts_live.py's."""
+"""conf/prometheus: every metric the alert rules query, and every series their promtool tests feed
+them, is one the exporters write, with the labels they write (plus Prometheus's job and instance).
+Read off real exporter pages, so a renamed metric or label fails here, not silently in someone's
+Prometheus. Running the rules (promtool check rules / test rules, a live Prometheus) is
+tests/integration/test_alert_rules.py's and test_alerts_live.py's."""
 
 from __future__ import annotations
 
@@ -27,15 +27,43 @@ def _pages() -> dict[str, set[str]]:
     """Sample name -> its label names, from a collector's and a job's page with every series set."""
     c = CollectorMetrics()
     WaitingGauges(c.registry, PREFIX).update({"g": (60.0, 0.0)})
-    figures = GroupFigures("g", "Stable", 2, 4, 100, 1.4, 1, {"t": 60}, 5.0, 9.0, 1, 120.0, 10, 3,
-                           (HotPartition("t", 0, 50.0, 5.0, 0.8),))
+    figures = GroupFigures(
+        "g",
+        "Stable",
+        2,
+        4,
+        100,
+        1.4,
+        1,
+        {"t": 60},
+        5.0,
+        9.0,
+        1,
+        120.0,
+        10,
+        3,
+        (HotPartition("t", 0, 50.0, 5.0, 0.8),),
+    )
     c.observe_poll([figures], 0.2, 4, 2, 0)
     j = JobMetrics()
     j.observe_batch(0, 10, 0.5, 1)
-    j.observe_recommendations([{"group": "g", "version": 1, "event_ts": 1_700_000_000_000, "triggers": "lag_skew",
-                                "before_max_lag": 9.0, "after_max_lag": 5.0, "before_imbalance": 1.8,
-                                "after_imbalance": 1.0, "before_cross_rack": 1, "after_cross_rack": 0,
-                                "stuck_partitions": "[]"}])
+    j.observe_recommendations(
+        [
+            {
+                "group": "g",
+                "version": 1,
+                "event_ts": 1_700_000_000_000,
+                "triggers": "lag_skew",
+                "before_max_lag": 9.0,
+                "after_max_lag": 5.0,
+                "before_imbalance": 1.8,
+                "after_imbalance": 1.0,
+                "before_cross_rack": 1,
+                "after_cross_rack": 0,
+                "stuck_partitions": "[]",
+            }
+        ]
+    )
     out: dict[str, set[str]] = {}
     for registry in (c.registry, j.registry):
         for fam in text_string_to_metric_families(generate_latest(registry).decode()):

@@ -1,5 +1,5 @@
-"""Where Prometheus and promtool come from: the cache `rebalancer setup` fills, else PATH, else a SetupError
-that says what to run (a test that needs them fails with it, never skips)."""
+"""Where Prometheus and promtool come from: the cache `rebalancer setup` fills, else PATH, else a
+SetupError that says what to run (a test that needs them fails with it, never skips)."""
 
 from __future__ import annotations
 
@@ -29,4 +29,6 @@ def test_the_cache_first_then_path_then_a_clear_error(tmp_path, monkeypatch):
     assert prometheus_bin.binary("promtool") == path / "promtool"
     _fake(cache)
     assert prometheus_bin.binary("prometheus") == cache / "prometheus"
-    assert prometheus_bin.obtain() == {n: cache / n for n in prometheus_bin.NAMES}  # cached: nothing fetched
+    assert prometheus_bin.obtain() == {
+        n: cache / n for n in prometheus_bin.NAMES
+    }  # cached: nothing fetched

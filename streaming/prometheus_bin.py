@@ -6,7 +6,11 @@ of :mod:`streaming.paths`, git-ignored), taken from Debian's ``prometheus`` pack
 download`` and ``dpkg-deb -x`` (nothing installed system-wide; both are Go binaries needing libc
 alone; as root, an ``apt-get update`` when apt's lists are empty, as on a fresh machine). A
 ``prometheus`` and ``promtool`` pair already on ``PATH`` is used where the cache has none, e.g. on a
-machine without apt. Nothing here ever needs the network again once the cache holds them."""
+machine without apt. Nothing here ever needs the network again once the cache holds them.
+
+Only the tests of the alert rules need them: :func:`setup_line` lets ``rebalancer setup`` succeed
+without (a Mac, another distribution) and say what those tests will need; the tests themselves
+fail, never skip, when :func:`binary` finds none."""
 
 from __future__ import annotations
 
@@ -78,7 +82,9 @@ def obtain(force: bool = False) -> dict[str, Path]:
         found = on_path()
         if found:
             return found
-        raise SetupError(f"no apt-get here to fetch Prometheus: {HOW}")
+        raise SetupError(
+            "no apt-get and dpkg-deb here to fetch it, nor prometheus and promtool on PATH"
+        )
     print(
         f"Fetching Prometheus (Debian package {PACKAGE}) into {BIN_DIR} (first run only) ...",
         flush=True,
@@ -95,6 +101,20 @@ def obtain(force: bool = False) -> dict[str, Path]:
             (BIN_DIR / f".{n}.part").replace(BIN_DIR / n)  # whole or not at all
         (BIN_DIR / "VERSION").write_text(deb.name + "\n")
     return cached() or {}
+
+
+def setup_line(force: bool = False) -> str:
+    """What ``rebalancer setup`` prints of Prometheus: where the binaries are, or, when they could
+    not be obtained, one line saying what the alert-rule tests need (setup succeeds either way)."""
+    try:
+        found = obtain(force=force)
+    except (SetupError, OSError, ValueError) as e:  # no apt, apt offline, an unexpected package
+        if on_path():
+            return f"Prometheus from PATH ({e} for the cache): {on_path()}"
+        return (f"Prometheus not obtained ({e}); setup goes on without it: only the alert-rule "
+                f"tests (tests/integration/test_alert_rules*.py) need it, and they fail until "
+                f"prometheus and promtool are in {BIN_DIR} or on PATH")
+    return f"Prometheus ready: {found['prometheus']}, {found['promtool']} ({version()})"
 
 
 def version() -> str:

@@ -112,8 +112,8 @@ def setup_line(force: bool = False) -> str:
         if on_path():
             return f"Prometheus from PATH ({e} for the cache): {on_path()}"
         return (f"Prometheus not obtained ({e}); setup goes on without it: only the alert-rule "
-                f"tests (tests/integration/test_alert_rules*.py) need it, and they fail until "
-                f"prometheus and promtool are in {BIN_DIR} or on PATH")
+                f"tests (tests/integration/test_alert_rules.py, test_alerts_live.py) need it, and "
+                f"they fail until prometheus and promtool are in {BIN_DIR} or on PATH")
     return f"Prometheus ready: {found['prometheus']}, {found['promtool']} ({version()})"
 
 

@@ -44,7 +44,8 @@ def _no_jvm_work(monkeypatch):
 
 def test_setup_without_apt_succeeds_and_says_what_alert_tests_need(tmp_path, monkeypatch, capsys):
     """A Mac, another distribution: no apt-get, nothing on PATH. Setup exits 0 with one line about
-    Prometheus; the tests that need it still fail with what to run (test_alert_rules*.py)."""
+    Prometheus; the tests that need it still fail with what to run (test_alert_rules.py,
+    test_alerts_live.py)."""
     import argparse
 
     from streaming.commands import setup

@@ -189,10 +189,6 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str, fresh: boo
 
 # -- upkeep ------------------------------------------------------------------------------------------------
 
-# The record's time of a rejected row: its Kafka timestamp, or for rows rejected in the stateful step (which
-# have none) the event's own ts inside the re-encoded raw value. A row with neither is kept.
-
-
 def table_properties(cfg: Config, cdf: bool) -> dict[str, str]:
     """Delta properties the job's tables are created with (``maintain`` sets them on older tables)."""
     m = cfg.maintenance

@@ -10,6 +10,7 @@ this fails with what to run, never skips."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -130,6 +131,19 @@ def _stuck_group(cfg, name: str) -> None:
         admin.close()
 
 
+@contextlib.contextmanager
+def polling(collector: Collector) -> Iterator[threading.Thread]:
+    """The collector polling every interval in a thread until the block ends (then stopped, joined)."""
+    stop = threading.Event()
+    thread = threading.Thread(target=collector.run, kwargs={"stop": stop}, daemon=True)
+    thread.start()
+    try:
+        yield thread
+    finally:
+        stop.set()
+        thread.join(30)
+
+
 def firing(base: str, alert: str) -> list[dict]:
     return [a for a in api(base, "/api/v1/alerts")["alerts"]
             if a["labels"]["alertname"] == alert and a["state"] == "firing"]
@@ -144,13 +158,9 @@ def test_a_stuck_partition_fires_its_alert_in_a_real_prometheus(spark, cfg, prom
     _stuck_group(jc, name)
     t0 = time.monotonic()
     job, printer = query.start(spark, jc, checkpoint=jc.checkpoint_path("alerts"))
-    stop = threading.Event()
-    poller: threading.Thread | None = None
     try:
         with Collector(jc, CollectorOptions(include=f"^{name}$", interval_s=0.5), out=None,
-                       export=exporter.for_collector(jc)) as collector:
-            poller = threading.Thread(target=collector.run, kwargs={"stop": stop}, daemon=True)
-            poller.start()
+                       export=exporter.for_collector(jc)) as collector, polling(collector) as poller:
             assert collector.export is not None
             at = {"rebalancer-collector": f"127.0.0.1:{collector.export.server.port}",
                   "rebalancer-job": f"127.0.0.1:{exporter.job_server().port}"}
@@ -164,10 +174,7 @@ def test_a_stuck_partition_fires_its_alert_in_a_real_prometheus(spark, cfg, prom
             every = api(base, "/api/v1/alerts")["alerts"]
             targets = api(base, "/api/v1/targets")["activeTargets"]
             rules = api(base, "/api/v1/rules")["groups"]
-            stop.set()
-            poller.join(30)
     finally:
-        stop.set()
         job.stop()
         spark.streams.removeListener(printer)
     print(f"job and collector up in {t1 - t0:.1f}s; Prometheus up and {ALERT} firing "
@@ -187,4 +194,4 @@ def test_a_stuck_partition_fires_its_alert_in_a_real_prometheus(spark, cfg, prom
     (rule,) = [r for r in group["rules"] if r["name"] == ALERT]
     assert len(group["rules"]) == 11
     assert (rule["query"], rule["duration"]) == ("kafka_rebalancer_group_stuck_partitions > 0", 1)
-    assert poller is not None and not poller.is_alive()
+    assert not poller.is_alive()

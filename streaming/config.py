@@ -254,6 +254,24 @@ class MaintenanceSettings:
 
 
 @dataclass(frozen=True)
+class CatalogSettings:
+    """The tables by name in Spark's catalog (docs/operating.md#tables-by-name); empty ``schema``: by path only."""
+
+    schema: str = ""
+    """The schema (database) of the tables and views, e.g. ``ops``: ``SELECT * FROM ops.recommendations``."""
+    catalog: str = ""
+    """A catalog for it (Unity Catalog's, or one set with ``spark.sql.catalog.NAME``); empty: Spark's session
+    catalog, a Hive metastore on embedded Derby under ``paths.tables`` unless [spark.conf] names another."""
+    recommendations: str = "recommendations"
+    rejected_events: str = "rejected_events"
+
+    def __post_init__(self) -> None:
+        for key in ("schema", "catalog", "recommendations", "rejected_events"):
+            if not re.fullmatch(r"[A-Za-z0-9_]*", getattr(self, key)):
+                raise ConfigError(f"catalog.{key}: {getattr(self, key)!r}: letters, digits and _ only")
+
+
+@dataclass(frozen=True)
 class Config:
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
     spark: SparkSettings = field(default_factory=SparkSettings)
@@ -262,6 +280,7 @@ class Config:
     job: JobSettings = field(default_factory=JobSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    catalog: CatalogSettings = field(default_factory=CatalogSettings)
 
     def table_path(self, name: str) -> str:
         return join_location(self.paths.tables, name)

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from streaming import jvm
+from streaming import catalog, jvm
 from streaming.config import Config
 from streaming.paths import CONF_DIR
 
@@ -153,6 +153,7 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         # the README's cluster section gives them HUGE_METHODS too)
         options = f"{log4j} {HUGE_METHODS}"
         conf |= LOCAL_ONLY | {"spark.driver.extraJavaOptions": options, "spark.executor.extraJavaOptions": options}
+    conf |= catalog.embedded_metastore(cfg, conf.get("spark.driver.extraJavaOptions", ""))
     if cfg.spark.use_cached_jars:
         conf["spark.jars"] = ",".join(jvm.spark_jars())
     return conf

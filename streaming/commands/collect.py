@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from streaming.commands._common import add_config_args, load_config
 
@@ -114,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.collector import Collector
     from streaming.collector.member_metadata import RackResolver
     from streaming.collector.publisher import Publisher, ensure_event_topics
+    from streaming.commands.verify import SnapshotWaiting
     from streaming.embedded.live import kafka_for
     from streaming.errors import UsageError
     from streaming.exporter import for_collector
@@ -133,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"collecting from {live.kafka.bootstrap_servers} every {options.interval_s:g}s -> "
               f"{live.kafka.lag_topic}, {live.kafka.metadata_topic}{extra}", flush=True)
         shards = make_shards(live) if make_shards is not None else None
-        collector = Collector(live, options, sink=Publisher(live), export=for_collector(live), shards=shards)
+        export = for_collector(live, functools.partial(SnapshotWaiting, live.kafka))
+        collector = Collector(live, options, sink=Publisher(live), export=export, shards=shards)
         try:
             published = collector.run(polls=args.polls)
         except KeyboardInterrupt:

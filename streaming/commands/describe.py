@@ -60,6 +60,7 @@ EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH", "CONVERGING")
 
 def register(sub: argparse._SubParsersAction) -> None:
     from streaming.commands.live import add_read_args
+    from streaming.commands.recommendations import add_table_arg
 
     p = sub.add_parser("describe", help="consumer groups as kafka-consumer-groups --describe shows them, with racks",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
@@ -77,6 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rate-window", type=float, default=0.0, metavar="S",
                    help="read the cluster twice, S seconds apart, for rates: seconds until records are lost to "
                         "retention (LOSS-IN-S) and hot partitions (default 0: one read, neither shown)")
+    add_table_arg(p)
     p.set_defaults(func=run)
 
 
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if args.group and args.group not in snap.groups and args.group not in snap.skipped:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
-    recs = live.latest_recommendations(cfg, args.group)
+    recs = live.latest_recommendations(cfg, args.group, args.table)
     seconds = lag_seconds(cfg, snap, args.lag_seconds_timeout)
     follower_fetching = live.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
     out = []

@@ -129,11 +129,17 @@ def follower_fetching(cfg: Config, broker_ids: Iterable[int]) -> bool | None:
         admin.close()
 
 
-def latest_recommendations(cfg: Config, group: str | None = None) -> dict[str, dict[str, Any]]:
-    """group -> its latest recommendations row ({} when there is no table yet)."""
+def latest_recommendations(cfg: Config, group: str | None = None, table: str | None = None,
+                           engine: str = "auto") -> dict[str, dict[str, Any]]:
+    """group -> its latest recommendations row ({} when there is no table yet); ``table``: by that catalog
+    name (through Spark), as ``rebalancer recommendations --table`` reads it."""
     from streaming.commands import recommendations
     from streaming.paths import local_path
 
+    name = recommendations.by_name(cfg, table, engine)
+    if name is not None:
+        rows = recommendations.read_with_spark(cfg, "", group, True, 1 << 30, None, name)
+        return {r["group"]: r for r in rows}
     path = cfg.table_path(RECOMMENDATIONS)
     local = local_path(path)
     if local is not None:

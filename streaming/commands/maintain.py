@@ -57,11 +57,14 @@ def run(args: argparse.Namespace) -> int:
 
 def maintain(spark, cfg, days: float, optimize: bool = True, vacuum: bool = True, vacuum_now: bool = False,
              out=print) -> int:
+    from streaming import catalog
     from streaming.job import tables
 
     found = 0
+    if catalog.enabled(cfg) and all(tables.is_delta_table(spark, cfg.table_path(n)) for n in TABLES):
+        catalog.register(spark, cfg, out)  # tables made before catalog.schema was set get their names too
     for name in TABLES:
-        location = cfg.table_path(name)
+        location = catalog.location(spark, cfg, name) if catalog.enabled(cfg) else cfg.table_path(name)
         if not tables.is_delta_table(spark, location):
             out(f"{name}: no Delta table at {location}; skipped")
             continue

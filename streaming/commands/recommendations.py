@@ -40,7 +40,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): deltalake for a local table, Spark for other URIs or when deltalake "
                         "cannot read the table")
+    add_table_arg(p)
     p.set_defaults(func=run)
+
+
+def add_table_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", metavar="NAME", default=None,
+                   help="read the recommendations table of this name in Spark's catalog (e.g. ops.recommendations), "
+                        "through Spark; with catalog.schema set, --engine spark reads it by that name")
+
+
+def by_name(cfg, table: str | None, engine: str) -> str | None:
+    """The catalog name to read the table by: ``--table``, else the configured one under ``--engine spark``."""
+    from streaming import catalog
+
+    if table:
+        return table
+    return catalog.name(cfg, TABLE) if catalog.enabled(cfg) and engine == "spark" else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--diff needs --group")
     latest = args.latest or args.diff  # --diff reviews the group's latest recommendation
     cfg = load_config(args)
+    name = by_name(cfg, args.table, args.engine)
+    if name is not None:
+        return show(read_with_spark(cfg, "", args.group, latest, args.limit, None, name), args)
     path = cfg.table_path(TABLE)
     local = local_path(path)
     if local is not None and not (local / "_delta_log").is_dir():
@@ -68,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
             rows = _read_deltalake(local, path, args.group, latest, args.limit, strict=args.engine == "deltalake")
     if rows is None:
         rows = read_with_spark(cfg, path, args.group, latest, args.limit, local)
+    return show(rows, args)
+
+
+def show(rows: list[dict], args: argparse.Namespace) -> int:
     if args.diff:
         return show_diff(rows, args.format)
     if args.format == "json":
@@ -138,7 +161,9 @@ def _as_spark_collects(row: dict[str, Any]) -> dict[str, Any]:
             for k, v in row.items()}
 
 
-def read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int, local: Path | None) -> list[dict]:
+def read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int, local: Path | None,
+                    name: str | None = None) -> list[dict]:
+    """The rows through Spark, from the table at ``path`` or, given ``name``, the catalog's table of that name."""
     from streaming import jvm
     from streaming.spark_session import get_spark
 
@@ -148,18 +173,18 @@ def read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int,
     try:
         from delta.tables import DeltaTable
 
-        if local is None and not DeltaTable.isDeltaTable(spark, path):
+        if name is None and local is None and not DeltaTable.isDeltaTable(spark, path):
             raise _no_table(path)
-        return read(spark, path, group, latest, limit)
+        return read(spark, path, group, latest, limit, name)
     finally:
         spark.stop()
 
 
-def read(spark, path: str, group: str | None, latest: bool, limit: int) -> list[dict]:
+def read(spark, path: str, group: str | None, latest: bool, limit: int, name: str | None = None) -> list[dict]:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    df = spark.read.format("delta").load(path)
+    df = spark.read.table(name) if name else spark.read.format("delta").load(path)
     if group:
         df = df.filter(F.col("group") == group)
     if latest:

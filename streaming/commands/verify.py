@@ -91,6 +91,22 @@ def live_group(snap, group: str) -> LiveGroup:
     return LiveGroup(group, info.state, members, topics, info.epoch)
 
 
+class SnapshotWaiting:
+    """How long each group's recommendation waited (:mod:`streaming.apply.waiting`), for the collector's
+    ``/metrics``: the groups of its snapshot as ``verify`` reads them, against the trigger feed it follows."""
+
+    def __init__(self, kafka: Any) -> None:
+        from streaming.apply.waiting import FeedWaiting
+
+        self.of = FeedWaiting(kafka)
+
+    def __call__(self, snap: Any, groups: list[str]) -> dict[str, tuple[float, float]]:
+        return self.of({g: live_group(snap, g) for g in groups}, time.time())
+
+    def close(self) -> None:
+        self.of.close()
+
+
 def render(r: dict[str, Any]) -> str:
     if r["version"] is None:
         return f"Group {r['group']}: {r['reason']}."

@@ -46,3 +46,7 @@ REJECTED_DDL = """
     batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
     source_offset LONG, kafka_timestamp TIMESTAMP
 """
+
+REJECTED_TIME = ("coalesce(kafka_timestamp, timestamp_millis(try_cast(get_json_object(raw_value, '$.ts') "
+                 "AS BIGINT)))")
+"""When a rejected row's record was made (SQL): its Kafka timestamp, else the event's own ``ts``."""

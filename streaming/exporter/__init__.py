@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streaming.config import Config
 
@@ -53,11 +53,20 @@ def job_server() -> Any:
     return _job[1] if _job else None
 
 
+class Waiting(Protocol):
+    """What the collector's export asks of each poll's groups: how long their recommendations waited."""
+
+    def __call__(self, snap: ClusterSnapshot, groups: list[str]) -> Mapping[str, tuple[float, float]]: ...
+
+    def close(self) -> None: ...
+
+
 class CollectorExport:
     """Called by the collector after each poll with its snapshot and stats; owns the collector's server."""
 
-    def __init__(self, cfg: Config) -> None:
-        from streaming.exporter.metrics import CollectorMetrics, Server
+    def __init__(self, cfg: Config, waiting: Callable[[], Waiting] | None = None) -> None:
+        from streaming.exporter.metrics import PREFIX, CollectorMetrics, Server
+        from streaming.exporter.waiting import WaitingGauges
         from streaming.lag.window import Windows
 
         self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
@@ -67,6 +76,10 @@ class CollectorExport:
         """group -> its :class:`~.view.Consumers` at the latest poll (what ``/consumers`` answers)."""
 
         self.metrics = CollectorMetrics(cfg.metrics.max_groups, cfg.metrics.max_topics_per_group)
+        self.waiting = WaitingGauges(self.metrics.registry, PREFIX)
+        self.waiting_of = waiting() if waiting is not None else None
+        """snapshot, groups -> group -> (seconds awaiting approval, seconds unapplied): see
+        streaming.apply.waiting (``rebalancer collect`` hands it over; the exporter decides nothing)."""
         self.server = Server(self.metrics.registry, cfg.metrics.host, cfg.metrics.collector_port,
                              {CONSUMERS_PATH: self._consumers_json})
         print(f"metrics at {self.server.url}", flush=True)
@@ -81,6 +94,7 @@ class CollectorExport:
             self.windows.retain(groups)
             self.metrics.observe_poll(figures, stats.seconds, stats.lag_events, stats.metadata_events,
                                       stats.warnings)
+            self._observe_waiting(snap, [f.group for f in figures if f.group in self.metrics.cap.admitted])
         except Exception:  # metrics must never stop the collector
             log.warning("updating the collector's metrics failed", exc_info=True)
 
@@ -97,6 +111,11 @@ class CollectorExport:
                                 self.headroom)
         return view.figures(snap, group, rows, live.rate, live.stuck, live.loss_s, produce, needed)
 
+    def _observe_waiting(self, snap: ClusterSnapshot, groups: list[str]) -> None:
+        """How long each group's latest feed record waited for approval or to be applied (waiting.py)."""
+        if self.waiting_of is not None:
+            self.waiting.update(self.waiting_of(snap, [g for g in groups if not snap.groups[g].share]))
+
     def _consumers_json(self, query: Mapping[str, list[str]]) -> tuple[int, Any]:
         """(HTTP status, JSON body) of ``/consumers``: every group's, or with ``group=G`` that group's object."""
         held = self.consumers
@@ -108,6 +127,8 @@ class CollectorExport:
         return 200, {"group": group, **held[group].as_dict()}
 
     def close(self) -> None:
+        if self.waiting_of is not None:
+            self.waiting_of.close()
         self.server.close()
 
 
@@ -121,5 +142,7 @@ def observe(windows: Any, snap: ClusterSnapshot, group: str) -> Any:
                                             for tp, c in committed.items() if tp in snap.end))
 
 
-def for_collector(cfg: Config) -> CollectorExport | None:
-    return CollectorExport(cfg) if cfg.metrics.enabled else None
+def for_collector(cfg: Config, waiting: Callable[[], Waiting] | None = None) -> CollectorExport | None:
+    """The collector's export when ``metrics.enabled``; ``waiting`` makes what its recommendation gauges read
+    (``rebalancer collect`` passes :class:`streaming.commands.verify.SnapshotWaiting`)."""
+    return CollectorExport(cfg, waiting) if cfg.metrics.enabled else None

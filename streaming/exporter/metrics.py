@@ -104,7 +104,11 @@ class JobMetrics:
                                 "groups (job.state_buckets)", registry=r)
         self.last_batch = Gauge(f"{PREFIX}_job_last_batch_id", "Id of the last completed micro-batch", registry=r)
         self.last_batch_time = Gauge(f"{PREFIX}_job_last_batch_timestamp_seconds",
-                                     "Unix time the last micro-batch completed", registry=r)
+                                     "Unix time the last micro-batch completed (before the first: the job's "
+                                     "start)", registry=r)
+        # from the start, not 0: "no batch for 5 minutes" (KafkaRebalancerJobStalled) then counts from the
+        # start for a job that never completes one, and a job just started is not decades behind
+        self.last_batch_time.set(time.time())
         self.recommendations = Counter(f"{PREFIX}_recommendations", "Recommendations written, by trigger",
                                        ["group", "trigger"], registry=r)
         self.last_rec_time = Gauge(f"{PREFIX}_last_recommendation_timestamp_seconds",

@@ -34,6 +34,7 @@ from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from streaming import catalog
 from streaming.config import Config
 from streaming.contracts.tables import (
     ADDED_COLUMNS,
@@ -42,6 +43,7 @@ from streaming.contracts.tables import (
     RECOMMENDATIONS_DDL,
     REJECTED,
     REJECTED_DDL,
+    REJECTED_TIME,
 )
 from streaming.errors import JobError
 from streaming.job import hfs, recover
@@ -119,6 +121,7 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it on with "
                                f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+    catalog.register(spark, cfg, out=log.info)
     return created
 
 
@@ -185,12 +188,6 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str, fresh: boo
 
 
 # -- upkeep ------------------------------------------------------------------------------------------------
-
-# The record's time of a rejected row: its Kafka timestamp, or for rows rejected in the stateful step (which
-# have none) the event's own ts inside the re-encoded raw value. A row with neither is kept.
-REJECTED_TIME = ("coalesce(kafka_timestamp, timestamp_millis(try_cast(get_json_object(raw_value, '$.ts') "
-                 "AS BIGINT)))")
-
 
 def table_properties(cfg: Config, cdf: bool) -> dict[str, str]:
     """Delta properties the job's tables are created with (``maintain`` sets them on older tables)."""

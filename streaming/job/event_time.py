@@ -34,8 +34,9 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-MAX_TS_MS = (2**63 - 1) // 1000
-"""The largest epoch millisecond ``timestamp_millis`` takes under ANSI mode (Spark keeps microseconds in a long)."""
+from streaming.contracts.validated import MAX_TS_MS
+
+__all__ = ["MAX_TS_MS", "NO_KAFKA_TIMESTAMP", "column", "kafka_millis", "reason"]
 NO_KAFKA_TIMESTAMP = "no Kafka timestamp"
 """The start of the reason of a record without one (its ``ts`` cannot be bounded)."""
 

@@ -39,6 +39,8 @@ class Record:
     key: bytes | None
     value: bytes | None
     expected: str
+    kafka_ts: int | None = None
+    """The record's Kafka timestamp (epoch ms): None, the producer's clock; -1, none (as a v0 record has)."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,13 @@ KINDS: dict[str, Maker] = {
     "partitions_bad_topic": lambda c: (META_ROLE, _dumps(_partitions(c, topic="..")), "invalid topic name"),
     "part_beyond_parts": lambda c: (META_ROLE, _dumps(_partitions(c, part=2, parts=2)), "part is not an integer"),
     "parts_zero": lambda c: (META_ROLE, _dumps(_partitions(c, part=0, parts=0)), "parts is not an integer"),
+    # -- no Kafka timestamp (-1, _KAFKA_TS): ts cannot be bounded, whatever it is (issue #47: the query failed on
+    # every replay when ts overflowed, and a far-future ts carried the watermark away)
+    "no_kafka_timestamp": lambda c: (LAG_ROLE, _dumps(_lag(c)), "no Kafka timestamp"),
+    "no_kafka_timestamp_ts_long_max": lambda c: (LAG_ROLE, _dumps(_lag(c, ts=LONG_MAX)), "no Kafka timestamp"),
+    "no_kafka_timestamp_ts_far_future": lambda c: (META_ROLE, _dumps(_members(c, ts=c.ts + 365 * 86_400_000)),
+                                                   "no Kafka timestamp"),
+    "no_kafka_timestamp_ts_zero": lambda c: (LAG_ROLE, _dumps(_lag(c, ts=0)), "ts 0 is not positive"),
     # -- extreme but valid
     "valid_lag": lambda c: (LAG_ROLE, _dumps(_lag(c)), VALID),
     "partition_int_max": lambda c: (LAG_ROLE, _dumps(_lag(c, partition=INT_MAX)), VALID),
@@ -261,6 +270,10 @@ _KEYS: dict[str, Callable[[Ctx], bytes | None]] = {
 }
 
 
+# kinds whose record has no Kafka timestamp
+_KAFKA_TS = {k: -1 for k in KINDS if k.startswith("no_kafka_timestamp")}
+
+
 def _fit(c: Ctx, entry_bytes: int) -> int:
     """How many list entries of about ``entry_bytes`` fit well inside the size limit."""
     return max(1, min(5000, c.max_value_bytes // (2 * entry_bytes)))
@@ -270,7 +283,7 @@ def make(kind: str, i: int, rng: random.Random, ts: int, max_value_bytes: int) -
     c = Ctx(rng, f"fz-{i:06d}", ts, max_value_bytes)
     role, value, expected = KINDS[kind](c)
     key = _KEYS[kind](c) if kind in _KEYS else c.group.encode()
-    return Record(kind, role, key, value, expected)
+    return Record(kind, role, key, value, expected, _KAFKA_TS.get(kind))
 
 
 def generate(seed: int, n: int, ts: int, max_value_bytes: int) -> list[Record]:
@@ -291,3 +304,13 @@ def skewed_group(group: str, t0: int, polls: int = 10, step_ms: int = 10_000) ->
             committed = 1_000_000 + ts // 100  # moving: nothing is stuck
             out.append(ev.lag_event(ts, group, "t0", p, committed, committed + lag))
     return out
+
+
+def deleted_topic_group(group: str, t0: int, polls: int = 10, step_ms: int = 10_000) -> list[dict[str, Any]]:
+    """:func:`skewed_group` whose member C0 also owns a partition of a topic read once and then deleted (its
+    partitions event lists none): the job must still recommend and reject none of its events. (Issue #47: the
+    empty lag history the deletion left made every later poll of the group raise, and its readings were lost.)"""
+    out = skewed_group(group, t0, polls, step_ms)
+    c0 = _member("C0", [0, 1]) | {"topics": ["t0", "t1"], "assigned": [["t0", 0], ["t0", 1], ["t1", 0]]}
+    out[0] = ev.members_event(t0, group, 1, "range", [c0, _member("C1", [2, 3])])
+    return [*out, ev.lag_event(t0, group, "t1", 0, 5, 9), ev.partitions_event(t0 + step_ms, group, "t1", [])]

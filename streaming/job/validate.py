@@ -14,10 +14,11 @@ or null; the rules and their reason strings are all in this module, in the order
 - ``not valid JSON`` (also NaN/Infinity literals and nesting deeper than the parser allows),
   ``duplicate key`` (at any depth: the VARIANT parser refuses them, a lenient parse tells them apart),
   ``not a JSON object``, ``trailing data after the JSON object`` (see :func:`_trailing`);
-- ``type`` a string and one of the known types; ``ts`` an integer, positive, the record with a Kafka timestamp
-  (not -1), ``ts`` at most ``job.max_clock_skew_s`` ahead of it (:mod:`streaming.job.event_time`); ``group`` a
-  non-empty string of at most 32,767 characters (the protocol's limit) without control characters; the message
-  key (when there is one) equal to the group;
+- ``type`` a string and one of the known types; ``ts`` an integer, positive, the record with a Kafka
+  timestamp (not -1), ``ts`` at most ``job.max_clock_skew_s`` ahead of it
+  (:mod:`streaming.job.event_time`); ``group`` a non-empty string of at most 32,767 characters (the
+  protocol's limit) without control characters; the message key (when there is one) equal to the
+  group;
 - lag: ``topic`` a legal Kafka topic name ([a-zA-Z0-9._-], 1..249, not ``.``/``..``), ``partition`` in
   0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean,
   ``log_start_offset`` (optional) an integer in 0..``end_offset``;
@@ -33,10 +34,10 @@ or null; the rules and their reason strings are all in this module, in the order
 - last, a lag event from the lag topic, a metadata event from the metadata topic (a row's type gives its topic).
 
 The collector's ``lag`` and ``lag_dense`` events take fast paths (:mod:`streaming.job.canonical`), judged by the
-same rules; anything else is parsed as a VARIANT. Event time (:mod:`streaming.job.event_time`): ``ts`` may lag its
-Kafka timestamp by any amount (an old event can only be late) but lead it by at most ``max_clock_skew_s``, and a
-record without one (-1) is rejected, so one bad clock cannot carry the watermark into the future; late rows are the
-stateful step's to reject (reason ``late``).
+same rules; anything else is parsed as a VARIANT. Event time (:mod:`streaming.job.event_time`):
+``ts`` may lag its Kafka timestamp by any amount (an old event can only be late) but lead it by at
+most ``max_clock_skew_s``, and a record without one (-1) is rejected, so one bad clock cannot carry
+the watermark into the future; late rows are the stateful step's to reject (reason ``late``).
 """
 
 from __future__ import annotations

@@ -74,9 +74,10 @@ class GroupState:
     partitions_ts: dict[str, int] = field(default_factory=dict)
     """topic -> ``ts`` of the partitions event held."""
     lag: dict[str, LagHistory] = field(default_factory=dict)
-    """topic -> recent lag observations of its partitions; never an empty history (a topic whose partitions all
-    went is dropped, :mod:`streaming.state.update`): a history's lookups give row 0 for a partition it does not
-    hold, masked out after the read (:meth:`LagHistory.lookup`), and an empty one has no row 0 to read."""
+    """topic -> recent lag observations of its partitions; never an empty history (a topic whose
+    partitions all went is dropped, :mod:`streaming.state.update`): a history's lookups give row 0 for
+    a partition it does not hold, masked out after the read (:meth:`LagHistory.lookup`), and an empty
+    one has no row 0 to read."""
     version: int = 0
     """Recommendations made for this group so far."""
     last_rec_ts: int | None = None

@@ -130,8 +130,8 @@ def test_rows_rejected_by_validation_pass_through_unchanged():
 
 
 def test_a_failing_event_rejects_itself_alone_and_the_group_goes_on():
-    """Issue #47: an event that raises costs that event (with its reason and source offset), not its group's
-    other readings of the batch, and the state goes on with them."""
+    """Issue #47: an event that raises costs that event (with its reason and source offset), not
+    its group's other readings of the batch, and the state goes on with them."""
     state = FakeGroupState()
     call(skewed_rows(polls=2), state)
     # a members event whose members are not a list: validation would stop it; here it reaches the state code
@@ -141,7 +141,8 @@ def test_a_failing_event_rejects_itself_alone_and_the_group_goes_on():
     assert set(reasons) == {100, 102}
     assert reasons[100].startswith("internal error: ") and reasons[102] == "not valid JSON"
     after = GroupState.from_bytes(state.blob)
-    assert after.last_ts == T0 + 30_000 and after.lag["t0"].latest_lag()[0] == 4  # the reading went on
+    assert after.last_ts == T0 + 30_000
+    assert after.lag["t0"].latest_lag()[0] == 4  # the reading went on
     assert state.timeout == T0 + 30_000 + 600_000
     alone = FakeGroupState()  # the same state as if the bad event had never come
     call(skewed_rows(polls=2), alone)

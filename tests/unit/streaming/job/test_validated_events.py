@@ -1,10 +1,11 @@
 """No row validation admits makes the stateful step raise (issue #47, item 1).
 
-Rows are drawn from what the step assumes (:mod:`streaming.contracts.validated`, by :mod:`streaming.dev.validated`:
-every type, at the bounds, split parts, topics with no partition), cut into one to three micro-batches, and run
-through the update function keyed by group and keyed by bucket under pyspark's own serializer (the sinks' Arrow
-conversion included), the state carried from batch to batch: no row may come out rejected (nothing is late, every
-row is valid), so no internal error either. This property found the empty lag history of
+Rows are drawn from what the step assumes (:mod:`streaming.contracts.validated`, by
+:mod:`streaming.dev.validated`: every type, at the bounds, split parts, topics with no
+partition), cut into one to three micro-batches, and run through the update function keyed by
+group and keyed by bucket under pyspark's own serializer (the sinks' Arrow conversion included),
+the state carried from batch to batch: no row may come out rejected (nothing is late, every row
+is valid), so no internal error either. This property found the empty lag history of
 tests/unit/streaming/state/test_empty_history.py."""
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ COLUMNS = ["group", *stateful.EVENT_COLUMNS, *stateful.SOURCE_COLUMNS]
 
 
 def run_batches(rows: list[dict], batches: int, bucketed: bool) -> list[dict]:
-    """The rows cut into ``batches`` micro-batches (row i in batch i % batches), through one layout's update
-    function under pyspark's serializer, the state carried; every output row."""
+    """The rows cut into ``batches`` micro-batches (row i in batch i % batches), through one
+    layout's update function under pyspark's serializer, the state carried; every output row."""
     ctx = stateful.Context(POLICY, 600_000)
     update = buckets.update_function(ctx, 4) if bucketed else stateful.update_function(ctx)
     key = (buckets.bucket_of("g", 4),) if bucketed else ("g",)
@@ -39,8 +40,13 @@ def run_batches(rows: list[dict], batches: int, bucketed: bool) -> list[dict]:
         if not mine:
             continue
         frame = pd.DataFrame(mine, columns=COLUMNS)
-        res = pyspark_worker.run(update, key, [frame if bucketed else frame.drop(columns="group")], blob,
-                                 safecheck=bucketed)
+        res = pyspark_worker.run(
+            update,
+            key,
+            [frame if bucketed else frame.drop(columns="group")],
+            blob,
+            safecheck=bucketed,
+        )
         blob, out = res.blob, out + res.rows
     return out
 
@@ -57,11 +63,27 @@ def test_no_validated_event_makes_the_step_reject_or_raise(events, batches, buck
 
 def test_the_statement_refuses_what_validation_refuses():
     """A few rows validation never lets through, each with the assumption it breaks."""
-    lag = drawn.row_of({"type": "lag", "ts": TS, "group": "g", "topic": "t0", "partition": 0,
-                        "committed_offset": 5, "end_offset": 9}, 0)
+    lag = drawn.row_of(
+        {
+            "type": "lag",
+            "ts": TS,
+            "group": "g",
+            "topic": "t0",
+            "partition": 0,
+            "committed_offset": 5,
+            "end_offset": 9,
+        },
+        0,
+    )
     assert validated.problem(lag) is None
-    for change, broken in [({"ts": 0}, "ts"), ({"ts": validated.MAX_TS_MS + 1}, "ts"), ({"group": ""}, "group"),
-                           ({"topic": ".."}, "topic"), ({"partition": 2**31}, "partition"),
-                           ({"committed_offset": 10}, "offsets"), ({"log_starts": [10]}, "log starts"),
-                           ({"type": "lag_dense", "readings": []}, "readings")]:
+    for change, broken in [
+        ({"ts": 0}, "ts"),
+        ({"ts": validated.MAX_TS_MS + 1}, "ts"),
+        ({"group": ""}, "group"),
+        ({"topic": ".."}, "topic"),
+        ({"partition": 2**31}, "partition"),
+        ({"committed_offset": 10}, "offsets"),
+        ({"log_starts": [10]}, "log starts"),
+        ({"type": "lag_dense", "readings": []}, "readings"),
+    ]:
         assert (validated.problem(lag | change) or "").startswith(broken), change

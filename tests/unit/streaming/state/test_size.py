@@ -128,7 +128,8 @@ def test_sparse_history_matches_a_dictionary(polls, depth):
     assert hist.ts.tolist() == [[t for t, _, _ in model[p]] + [0] * (depth - len(model[p])) for p in sorted(model)] \
         or not model
     again = GroupState.from_bytes(GroupState("g", lag={"t": hist}).to_bytes()).lag
-    assert again["t"] == hist if hist.rows else "t" not in again  # an empty history reads back as none (#47)
+    # an empty history reads back as none (#47)
+    assert again["t"] == hist if hist.rows else "t" not in again
 
 
 def test_a_version_2_checkpoint_is_read_and_goes_on():

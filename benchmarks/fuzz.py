@@ -1,6 +1,7 @@
 """Malformed, extreme and adversarial records through the real job on an embedded one-broker cluster.
 
     .venv/bin/python -m benchmarks.fuzz [--records 10000] [--seed 1] [--max-value-bytes 65536] [--contract]
+                                        [--groups N]
 
 N records of every kind in :mod:`streaming.dev.fuzz` (about equally many of each), or with ``--contract`` N
 records drawn from the contract's strategies (:mod:`streaming.dev.contract`: every field at and beyond its
@@ -62,6 +63,9 @@ def args_of(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-value-bytes", type=int, default=64 * 1024,
                     help="the job's value size limit (the huge kinds are sized from it; keep well under 1 MB)")
+    ap.add_argument("--groups", type=int, default=0,
+                    help="the listed kinds spread over N groups (valid and malformed mixed in each "
+                         "group's batch; 0: a group per record)")
     ap.add_argument("--contract", action="store_true",
                     help="records drawn from the contract's strategies instead of the listed kinds")
     return ap.parse_args(argv)
@@ -102,7 +106,8 @@ def run(cfg: config.Config, args: argparse.Namespace) -> Outcome:
     _, failures = run_query(spark, cfg, " (watermark run)")
     t0 = time.time()
     records = (contract.generate(args.seed, args.records, now - 180_000) if args.contract
-               else fuzz.generate(args.seed, args.records, now - 180_000, args.max_value_bytes))
+               else fuzz.generate(args.seed, args.records, now - 180_000, args.max_value_bytes,
+                                  args.groups))
     drawn_s = time.time() - t0
     t0 = time.time()
     sent = fuzz_run.send(cfg, records, fuzz.skewed_group("skewed", now - 240_000))
@@ -123,7 +128,8 @@ def run(cfg: config.Config, args: argparse.Namespace) -> Outcome:
 def report(out: Outcome, args: argparse.Namespace) -> None:
     """The printed outcome: the counts, then up to ten of each kind of problem."""
     v = out.v
-    source = "drawn from the contract" if args.contract else f"of {v.kinds} kinds"
+    source = "drawn from the contract" if args.contract else f"of {v.kinds} kinds" + (
+        f" over {args.groups} groups" if args.groups else "")
     print(f"benchmarks.fuzz: {v.sent:,} records {source} (seed {args.seed}, values up to "
           f"{args.max_value_bytes:,} bytes) + a valid skewed group; made in {out.drawn_s:.1f}s, produced in "
           f"{out.sent_s:.1f}s")

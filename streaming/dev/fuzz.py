@@ -4,7 +4,8 @@ Every record says what the job must do with it: ``expected`` is the start of the
 rejected with (:mod:`streaming.job.validate`), :data:`VALID` for an extreme record that must be accepted,
 or :data:`LATE` for one that must come out as rejected with reason ``late`` once the watermark is past
 it. Each record gets a group of its own (``fz-<i>``, unless the kind is about the group), so what the
-stateful step does with one cannot change another.
+stateful step does with one cannot change another; or (``groups``) they share a few groups,
+where nothing one record does may cost another.
 
 Pure Python, no Spark or Kafka: the fuzz integration test and ``python -m benchmarks.fuzz`` send these
 through the real job. The same seed, ``ts`` and size limit give the same records.
@@ -39,6 +40,9 @@ class Record:
     key: bytes | None
     value: bytes | None
     expected: str
+    kafka_ts: int | None = None
+    """The record's Kafka timestamp (epoch ms): None, the producer's clock; -1, none (as a v0
+    record has)."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +231,15 @@ KINDS: dict[str, Maker] = {
     "partitions_bad_topic": lambda c: (META_ROLE, _dumps(_partitions(c, topic="..")), "invalid topic name"),
     "part_beyond_parts": lambda c: (META_ROLE, _dumps(_partitions(c, part=2, parts=2)), "part is not an integer"),
     "parts_zero": lambda c: (META_ROLE, _dumps(_partitions(c, part=0, parts=0)), "parts is not an integer"),
+    # -- no Kafka timestamp (-1, _KAFKA_TS): ts cannot be bounded, whatever it is (issue #47: the
+    # query failed on every replay when ts overflowed; a far-future ts carried the watermark away)
+    "no_kafka_timestamp": lambda c: (LAG_ROLE, _dumps(_lag(c)), "no Kafka timestamp"),
+    "no_kafka_timestamp_ts_long_max": lambda c: (LAG_ROLE, _dumps(_lag(c, ts=LONG_MAX)),
+                                                 "no Kafka timestamp"),
+    "no_kafka_timestamp_ts_far_future": lambda c: (
+        META_ROLE, _dumps(_members(c, ts=c.ts + 365 * 86_400_000)), "no Kafka timestamp"),
+    "no_kafka_timestamp_ts_zero": lambda c: (LAG_ROLE, _dumps(_lag(c, ts=0)),
+                                             "ts 0 is not positive"),
     # -- extreme but valid
     "valid_lag": lambda c: (LAG_ROLE, _dumps(_lag(c)), VALID),
     "partition_int_max": lambda c: (LAG_ROLE, _dumps(_lag(c, partition=INT_MAX)), VALID),
@@ -261,25 +274,33 @@ _KEYS: dict[str, Callable[[Ctx], bytes | None]] = {
 }
 
 
+# kinds whose record has no Kafka timestamp
+_KAFKA_TS = {k: -1 for k in KINDS if k.startswith("no_kafka_timestamp")}
+
+
 def _fit(c: Ctx, entry_bytes: int) -> int:
     """How many list entries of about ``entry_bytes`` fit well inside the size limit."""
     return max(1, min(5000, c.max_value_bytes // (2 * entry_bytes)))
 
 
-def make(kind: str, i: int, rng: random.Random, ts: int, max_value_bytes: int) -> Record:
-    c = Ctx(rng, f"fz-{i:06d}", ts, max_value_bytes)
+def make(kind: str, i: int, rng: random.Random, ts: int, max_value_bytes: int,
+         groups: int = 0) -> Record:
+    """Record ``i`` of this kind, in group ``fz-<i>`` (``groups`` > 0: ``fz-<i % groups>``)."""
+    c = Ctx(rng, f"fz-{i % groups if groups else i:06d}", ts, max_value_bytes)
     role, value, expected = KINDS[kind](c)
     key = _KEYS[kind](c) if kind in _KEYS else c.group.encode()
-    return Record(kind, role, key, value, expected)
+    return Record(kind, role, key, value, expected, _KAFKA_TS.get(kind))
 
 
-def generate(seed: int, n: int, ts: int, max_value_bytes: int) -> list[Record]:
+def generate(seed: int, n: int, ts: int, max_value_bytes: int, groups: int = 0) -> list[Record]:
     """``n`` records cycling through every kind (all kinds once when ``n >= len(KINDS)``), in a seeded
-    shuffled order; record ``i`` has group ``fz-<i>``."""
+    shuffled order; record ``i`` has group ``fz-<i>``, or with ``groups`` > 0 ``fz-<i % groups>``:
+    valid, extreme and malformed records mixed in each group's batch, so that one record's fault
+    would show on the others (issue #47: a blast radius of one record)."""
     rng = random.Random(seed)
     kinds = [k for _ in range(n // len(KINDS) + 1) for k in sorted(KINDS)][:n]
     rng.shuffle(kinds)
-    return [make(kind, i, rng, ts, max_value_bytes) for i, kind in enumerate(kinds)]
+    return [make(kind, i, rng, ts, max_value_bytes, groups) for i, kind in enumerate(kinds)]
 
 
 def skewed_group(group: str, t0: int, polls: int = 10, step_ms: int = 10_000) -> list[dict[str, Any]]:
@@ -291,3 +312,17 @@ def skewed_group(group: str, t0: int, polls: int = 10, step_ms: int = 10_000) ->
             committed = 1_000_000 + ts // 100  # moving: nothing is stuck
             out.append(ev.lag_event(ts, group, "t0", p, committed, committed + lag))
     return out
+
+
+def deleted_topic_group(group: str, t0: int, polls: int = 10,
+                        step_ms: int = 10_000) -> list[dict[str, Any]]:
+    """:func:`skewed_group` whose member C0 also owns a partition of a topic read once and then
+    deleted (its partitions event lists none): the job must still recommend and reject none of its
+    events. (Issue #47: the empty lag history the deletion left made every later poll of the group
+    raise, and its readings were lost.)"""
+    out = skewed_group(group, t0, polls, step_ms)
+    owned = [["t0", 0], ["t0", 1], ["t1", 0]]
+    c0 = _member("C0", [0, 1]) | {"topics": ["t0", "t1"], "assigned": owned}
+    out[0] = ev.members_event(t0, group, 1, "range", [c0, _member("C1", [2, 3])])
+    gone = ev.partitions_event(t0 + step_ms, group, "t1", [])
+    return [*out, ev.lag_event(t0, group, "t1", 0, 5, 9), gone]

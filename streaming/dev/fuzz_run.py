@@ -58,7 +58,7 @@ def send(cfg: Config, records: Sequence[Record], events: Iterable[dict[str, Any]
         futures = []
         for r in records:
             topic = cfg.kafka.lag_topic if r.role == LAG_ROLE else cfg.kafka.metadata_topic
-            futures.append((r, prod.send(topic, key=r.key, value=r.value)))
+            futures.append((r, prod.send(topic, key=r.key, value=r.value, timestamp_ms=r.kafka_ts)))
         for e in events:
             key, value = ev.encode(e)
             prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key, value=value)

@@ -16,16 +16,19 @@ Two more kinds of row leave as ``rejected``, never silently:
   The query nulls the watermark column before this step (keeping its marker), so Spark hands such rows
   over instead of dropping them; they are rejected here and do not touch the state. Which rows are late
   depends, as in Spark, on the watermark when they arrive; everything else is decided by event time alone.
-- ``internal error: <Type>: <message>``: anything that raises while a group's events are applied. Nothing
-  leaves this function as an exception (one group must not stop the query); the group's valid events of
-  the call are rejected with the error and its state stays exactly as it was (no ``state.update``).
+- ``internal error: <Type>: <message>``: anything that raises while a group's events are applied.
+  Nothing leaves this function as an exception (one group must not stop the query), and the blast
+  radius is one event: the group's rows are applied again one observation, then one row, at a time
+  (:mod:`streaming.job.isolate`), and only a row that raises is rejected, with the error and its
+  source offset; the group's other rows and its state go on. A state that cannot be read rejects
+  every row with the error and stays as it was.
 
 Everything a call returns is converted to Arrow inside the call, once, with the conversion and configuration
-pyspark's worker applies after it returns (:mod:`streaming.job.convert`): a group's recommendation rows
-before its state is kept (rows that do not convert reject the group's valid rows with the reason, its state
-stays as it was), and the call's other rows (rejected ones) in :func:`output_frame`. pyspark's own conversion
-then repeats one that already succeeded (Arrow's own values convert to themselves), so no value can fail the
-task, and the query, after the function.
+pyspark's worker applies after it returns (:mod:`streaming.job.convert`): a group's recommendation
+rows before its state is kept (rows that do not convert are an error of the events that made them,
+as above), and the call's other rows (rejected ones) in :func:`output_frame`. pyspark's own
+conversion then repeats one that already succeeded (Arrow's own values convert to themselves), so no
+value can fail the task, and the query, after the function.
 
 A row rejected here carries the event re-encoded from its parsed fields as ``raw_value`` and its source
 (topic from its type, partition, offset); its ``kafka_ts`` is null.
@@ -46,7 +49,7 @@ import pandas as pd
 
 from streaming.config import PolicySettings
 from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LAG_TYPES
-from streaming.job import convert
+from streaming.job import convert, isolate
 from streaming.job.convert import ROW_COLUMNS
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.policy.recommend import process
@@ -239,8 +242,8 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
     """One group's rows of a call applied to its state ``blob`` (None: none yet); never raises.
 
     Rows validate.parse rejected pass through, late rows are rejected, the rest go through
-    :func:`~streaming.policy.recommend.process`. If that raises, the group's valid rows are rejected with the
-    error and its state stays as it was."""
+    :func:`~streaming.policy.recommend.process`. If that raises, :func:`isolated` finds the rows that
+    raise."""
     rows: list[dict[str, Any]] = [{"kind": "rejected", "group": group or None, "rejected": d}
                                   for _, d in validation_rejects(cols)]
     if late.any():
@@ -258,11 +261,38 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
         if recs:  # converted before the state is kept: rows pyspark would refuse reject the group instead
             rows += convert.converted(recs, ctx.arrow)
         return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
+    except Exception:
+        return isolated(group, cols, keep, blob, watermark, ctx, rows)
+
+
+def isolated(group: str, cols: dict[str, np.ndarray], keep: np.ndarray, blob: bytes | None,
+             watermark: int, ctx: Context, rows: list[dict[str, Any]]) -> Step:
+    """The group's rows ``keep`` raised together: applied again one observation, then one row, at a
+    time (:mod:`streaming.job.isolate`); a row that raises is rejected with its error and source, the
+    others and the state go on. Should even that fail (a state that cannot be read), every row is
+    rejected, the state kept."""
+    idx = np.flatnonzero(keep)
+
+    def accept(recs: list) -> list:
+        out = [{"kind": "recommendation", **r.to_row()} for r in recs]
+        return convert.converted(out, ctx.arrow) if out else []
+
+    try:
+        gs = GroupState.from_bytes(blob) if blob is not None else GroupState(group=group)
+        gs.version = max(gs.version, ctx.floors.get(group, 0))
+        events = {c: cols[c][idx] for c in EVENT_COLUMNS}
+        done = isolate.apply_each(gs, events, cols["source_offset"][idx], ctx.policy, accept)
+        failed = {int(idx[j]): internal_error(exc) for j, exc in done.failed.items()}
+        kept = done.state.to_bytes() if len(failed) < len(idx) else None
     except Exception as exc:
-        reason = internal_error(exc)
-        rows += [rejected_row(group, reencoded(cols, i, group, reason, ctx.topic_of))
-                 for i in np.flatnonzero(keep).tolist()]
-        return Step(rows, blob, False, None if blob is None else kept_timeout(blob, ctx.timeout_ms, watermark))
+        failed, kept, done = dict.fromkeys(idx.tolist(), internal_error(exc)), None, None
+    rows += [rejected_row(group, reencoded(cols, i, group, reason, ctx.topic_of))
+             for i, reason in sorted(failed.items())]
+    if kept is None or done is None:
+        timeout = None if blob is None else kept_timeout(blob, ctx.timeout_ms, watermark)
+        return Step(rows, blob, False, timeout)
+    timeout = max(done.state.last_ts + ctx.timeout_ms, watermark + 1)
+    return Step([*rows, *done.out], kept, True, timeout)
 
 
 def kept_timeout(blob: bytes, timeout_ms: int, watermark: int) -> int:

@@ -14,10 +14,11 @@ or null; the rules and their reason strings are all in this module, in the order
 - ``not valid JSON`` (also NaN/Infinity literals and nesting deeper than the parser allows),
   ``duplicate key`` (at any depth: the VARIANT parser refuses them, a lenient parse tells them apart),
   ``not a JSON object``, ``trailing data after the JSON object`` (see :func:`_trailing`);
-- ``type`` a string and one of the known types; ``ts`` an integer, positive, and at most
-  ``job.max_clock_skew_s`` ahead of the record's Kafka timestamp; ``group`` a non-empty string of at most
-  32,767 characters (the protocol's limit) without control characters; the message key (when there is
-  one) equal to the group;
+- ``type`` a string and one of the known types; ``ts`` an integer, positive, the record with a Kafka
+  timestamp (not -1), ``ts`` at most ``job.max_clock_skew_s`` ahead of it
+  (:mod:`streaming.job.event_time`); ``group`` a non-empty string of at most 32,767 characters (the
+  protocol's limit) without control characters; the message key (when there is one) equal to the
+  group;
 - lag: ``topic`` a legal Kafka topic name ([a-zA-Z0-9._-], 1..249, not ``.``/``..``), ``partition`` in
   0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a boolean,
   ``log_start_offset`` (optional) an integer in 0..``end_offset``;
@@ -33,9 +34,10 @@ or null; the rules and their reason strings are all in this module, in the order
 - last, a lag event from the lag topic, a metadata event from the metadata topic (a row's type gives its topic).
 
 The collector's ``lag`` and ``lag_dense`` events take fast paths (:mod:`streaming.job.canonical`), judged by the
-same rules; anything else is parsed as a VARIANT. Event time: ``ts`` may lag its Kafka timestamp by any amount (an old
-event can only be late) but lead it by at most ``max_clock_skew_s``, so one bad clock cannot carry the
-watermark into the future; late rows are the stateful step's to reject (reason ``late``).
+same rules; anything else is parsed as a VARIANT. Event time (:mod:`streaming.job.event_time`):
+``ts`` may lag its Kafka timestamp by any amount (an old event can only be late) but lead it by at
+most ``max_clock_skew_s``, and a record without one (-1) is rejected, so one bad clock cannot carry
+the watermark into the future; late rows are the stateful step's to reject (reason ``late``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from streaming.contracts import events
 from streaming.contracts.event_parts import MAX_PARTS
 from streaming.contracts.events import LAG, LOG_START, MEMBERS, MEMBERS_TYPE, PARTITIONS, PARTITIONS_TYPE, TYPES
 from streaming.job import canonical as fast
-from streaming.job import dense
+from streaming.job import dense, event_time
 from streaming.job import variant_fields as vf
 from streaming.state.ingest import LOG_STARTS, READINGS
 
@@ -280,7 +282,7 @@ def _read_fast() -> Column:
 
 def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) -> Column:
     ts, group = _x("ts"), _x("group")
-    kafka_ms = F.unix_millis("timestamp")
+    kafka_ms = event_time.kafka_millis(F.col("timestamp"))
     starts_object = F.ltrim("value_str", F.lit(" \t\n\r")).startswith("{")
     return F.coalesce(
         F.when(F.col("value").isNull(), F.lit("null value")),
@@ -299,10 +301,7 @@ def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) 
         F.when(~_x("type").isin(*TYPES), F.format_string("unknown type %s", F.substring(_x("type"), 1, 40))),
         _field("ts", "an integer (epoch ms)", ts.isNotNull()),
         _field("group", "a string", group.isNotNull()),
-        F.when(ts <= 0, F.format_string("ts %d is not positive epoch milliseconds", ts)),
-        F.when((kafka_ms >= 0) & (ts > kafka_ms + max_clock_skew_ms),
-               F.format_string("ts %d is more than %d ms ahead of the record's Kafka timestamp %d",
-                               ts, F.lit(max_clock_skew_ms), kafka_ms)),
+        event_time.reason(ts, kafka_ms, max_clock_skew_ms),
         F.when(group == "", F.lit("empty group")),
         F.when(F.length(group) > MAX_GROUP_CHARS, F.lit(f"group longer than {MAX_GROUP_CHARS} characters")),
         F.when(~F.col("canonical") & (F.length(F.translate(group, _CONTROL_CHARS, "")) != F.length(group)),
@@ -374,8 +373,7 @@ def _narrow(checked: DataFrame) -> DataFrame:
         F.when(ok, _x("type")).alias("type"),
         # never null, so pandas keeps these columns int64, exact to 2**63-1 (with nulls: float64, rounded)
         F.when(ok, _x("ts")).otherwise(F.lit(0).cast("bigint")).alias("ts"),
-        # valid ts are bounded (positive, near their Kafka timestamp): timestamp_millis cannot overflow
-        F.when(ok, F.timestamp_millis(_x("ts"))).alias("event_time"),
+        event_time.column(_x("ts"), ok).alias("event_time"),
         F.when(ok, _x("topic")).alias("topic"),
         F.when(lag, _x("partition").try_cast("int")).otherwise(F.lit(0)).alias("partition"),
         F.when(lag, _x("committed_offset")).otherwise(F.lit(0).cast("bigint"))

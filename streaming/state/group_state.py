@@ -74,7 +74,10 @@ class GroupState:
     partitions_ts: dict[str, int] = field(default_factory=dict)
     """topic -> ``ts`` of the partitions event held."""
     lag: dict[str, LagHistory] = field(default_factory=dict)
-    """topic -> recent lag observations of its partitions."""
+    """topic -> recent lag observations of its partitions; never an empty history (a topic whose
+    partitions all went is dropped, :mod:`streaming.state.update`): a history's lookups give row 0 for
+    a partition it does not hold, masked out after the read (:meth:`LagHistory.lookup`), and an empty
+    one has no row 0 to read."""
     version: int = 0
     """Recommendations made for this group so far."""
     last_rec_ts: int | None = None
@@ -159,7 +162,8 @@ class GroupState:
             ids = np.arange(rows, dtype=np.int64) if layout == 2 else None
             starts = layout >= 6
             n = LagHistory.byte_length(rows, depth, starts) - (8 * rows if layout == 2 else 0)
-            lag[topic] = LagHistory.from_bytes(raw[offset:offset + n], rows, depth, ids, starts)
+            if rows:  # an empty history, written before they were dropped, is none
+                lag[topic] = LagHistory.from_bytes(raw[offset:offset + n], rows, depth, ids, starts)
             offset += n
         if layout == 2:
             header.pop("pending", None)  # never used

@@ -111,6 +111,8 @@ def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray, 
                 end: np.ndarray, depth: int, start: np.ndarray | None = None) -> Observed:
     """One poll of one topic's lag: sorted unique partitions with their int64 committed, end and (-1: not read)
     log start offsets."""
+    if not len(partitions):  # no reading: no history (GroupState.lag holds no empty one)
+        return Observed(0, 0)
     hist = state.lag.get(topic)
     if hist is None:
         hist = state.lag[topic] = LagHistory(depth)
@@ -159,3 +161,5 @@ def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) ->
     lag = state.lag.get(topic)
     if lag is not None:
         lag.retain_below(len(new))
+        if not lag.rows:  # every partition it held is gone (a topic of none, or re-created smaller)
+            del state.lag[topic]

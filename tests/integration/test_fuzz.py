@@ -9,6 +9,7 @@ in the past is late, and must come out as rejected with reason ``late``."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import time
 import uuid
 
@@ -39,7 +40,8 @@ def fuzz_run_result(spark, cfg):
 
     # run 2: the fuzz records and a skewed group, all after the watermark except the late kind
     records = fuzz.generate(seed=12, n=PER_KIND * len(fuzz.KINDS), ts=now - 180_000, max_value_bytes=MAX_VALUE_BYTES)
-    sent = fuzz_run.send(jc, records, fuzz.skewed_group("skewed", now - 240_000))
+    sent = fuzz_run.send(jc, records, [*fuzz.skewed_group("skewed", now - 240_000),
+                                       *fuzz.deleted_topic_group("deleted", now - 240_000)])
     second = query.run(spark, jc, available_now=True)
 
     rejected = rows(spark, jc, REJECTED)
@@ -83,3 +85,28 @@ def test_the_valid_skewed_group_still_gets_its_recommendation(fuzz_run_result):
     skewed = [r for r in recs if r["group"] == "skewed"]
     assert [r["triggers"] for r in skewed] == [["lag_skew"]]
     assert skewed[0]["before_max_lag"] == 17000 and skewed[0]["after_max_lag"] == 9000
+
+
+def test_a_group_that_read_a_deleted_topic_still_gets_its_recommendation(fuzz_run_result):
+    """Issue #47: the empty lag history a deleted topic left made every later poll of the group
+    raise (its readings rejected as internal errors); none of its events may be rejected."""
+    _, rejected, recs, _, _ = fuzz_run_result
+    assert [r["triggers"] for r in recs if r["group"] == "deleted"] == [["lag_skew"]]
+    assert not [r for r in rejected if r["group"] == "deleted"]
+
+
+def test_records_without_a_kafka_timestamp_are_rejected_and_the_job_goes_on(fuzz_run_result):
+    """Issue #47: a record with Kafka timestamp -1 escaped the clock-skew rule; with ts 2^63-1 the
+    query failed on every replay. Now each is rejected (``no Kafka timestamp``), and the groups
+    after them still recommend."""
+    _, rejected, recs, batches, sent = fuzz_run_result
+    none = [s for s in sent if s.record.kafka_ts == -1]
+    assert len(none) == PER_KIND * 4 and batches
+    by_source = {(r["source_topic"], r["source_partition"], r["source_offset"]): r
+                 for r in rejected}
+    # Kafka's -1 as Spark's source reads it: 1 ms before the epoch
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    before = dt.timedelta(milliseconds=-1)
+    assert all(by_source[s.source]["kafka_timestamp"].replace(tzinfo=dt.UTC) - epoch == before
+               for s in none)
+    assert {r["group"] for r in recs} >= {"skewed", "deleted"}

@@ -129,19 +129,25 @@ def test_rows_rejected_by_validation_pass_through_unchanged():
     assert not state.exists and state.updates == 0
 
 
-def test_a_failing_group_rejects_its_rows_and_keeps_its_state():
+def test_a_failing_event_rejects_itself_alone_and_the_group_goes_on():
+    """Issue #47: an event that raises costs that event (with its reason and source offset), not
+    its group's other readings of the batch, and the state goes on with them."""
     state = FakeGroupState()
     call(skewed_rows(polls=2), state)
-    before, updates, timeout = state.blob, state.updates, state.timeout
     # a members event whose members are not a list: validation would stop it; here it reaches the state code
     rows = [members_row(T0 + 30_000, 100, members=5), lag_row(T0 + 30_000, 0, 5, 9, 101), rejected_row(102)]
     out = call(rows, state)
     reasons = {r["source_offset"]: r["reason"] for r in rejected(out)}
-    assert set(reasons) == {100, 101, 102}
-    assert reasons[100].startswith("internal error: ") and reasons[101] == reasons[100]
-    assert reasons[102] == "not valid JSON"
-    assert state.blob == before and state.updates == updates
-    assert state.timeout == timeout  # the timeout is set again from the unchanged state
+    assert set(reasons) == {100, 102}
+    assert reasons[100].startswith("internal error: ") and reasons[102] == "not valid JSON"
+    after = GroupState.from_bytes(state.blob)
+    assert after.last_ts == T0 + 30_000
+    assert after.lag["t0"].latest_lag()[0] == 4  # the reading went on
+    assert state.timeout == T0 + 30_000 + 600_000
+    alone = FakeGroupState()  # the same state as if the bad event had never come
+    call(skewed_rows(polls=2), alone)
+    call(rows[1:], alone)
+    assert alone.blob == state.blob
 
 
 def test_an_unreadable_state_is_an_internal_error_not_an_exception():
@@ -197,11 +203,13 @@ def test_every_row_is_accepted_or_rejected_exactly_once_and_nothing_raises(spec,
     offsets = [r["source_offset"] for r in rejected(out)]
     assert len(offsets) == len(set(offsets))
     kinds = [k for k, _, _ in spec]
-    poisoned = "poison" in kinds
-    expected = {i for i, k in enumerate(kinds) if k in ("late", "rejected") or (poisoned and k != "late")}
-    assert set(offsets) == expected
-    if poisoned:
-        assert state.blob == before and state.updates == updates
-    elif any(k in ("lag", "members") for k in kinds):
+    # a poisoned event costs itself alone (#47): the state is the one the other rows give
+    assert set(offsets) == {i for i, k in enumerate(kinds) if k in ("late", "rejected", "poison")}
+    if any(k in ("lag", "members") for k in kinds):
         assert state.updates == updates + 1
+        clean = FakeGroupState(blob=before, watermark=watermark)
+        call([r for r, k in zip(rows, kinds, strict=True) if k != "poison"], clean)
+        assert state.blob == clean.blob
+    else:
+        assert state.blob == before
     assert np.all(out["kind"].isin(["rejected", "recommendation"]))

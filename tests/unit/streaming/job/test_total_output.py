@@ -91,16 +91,20 @@ def with_generation(rows: list[dict], generation: int) -> list[dict]:
     return out
 
 
-def test_a_group_whose_rows_do_not_convert_is_rejected_and_keeps_its_state():
+def test_the_events_whose_recommendation_does_not_convert_are_rejected_and_the_rest_go_on():
+    """A recommendation pyspark would refuse is an error of the events that made it (#47): those
+    are rejected with the reason, the group's readings before them go into its state."""
     rows = with_generation(huge_skew(lags=(9000, 8000, 100, 100)), 2**40)
     update = strict()
     out = pyspark_worker.run(update, ("g",), [pd.DataFrame(rows, columns=COLUMNS)], safecheck=True)
-    assert not out.updated and out.blob is None  # no state kept
+    assert all(r["kind"] == "rejected" for r in out.rows)  # no recommendation row leaves
     rejected = [json.loads(r["rejected"]) for r in out.rows]
-    assert all(r["kind"] == "rejected" for r in out.rows)
-    assert sorted(r["source_offset"] for r in rejected) == [r["source_offset"] for r in rows]
+    offsets = sorted(r["source_offset"] for r in rejected)
+    sent = [r["source_offset"] for r in rows]
+    assert offsets and offsets == sent[-len(offsets):] != sent  # the last ones, not all
     assert {r["reason"].split(":")[0] for r in rejected} == {"internal error"}
     assert "Unconvertible" in rejected[0]["reason"] and "generation" in rejected[0]["reason"]
+    assert out.updated and out.blob is not None  # the readings before them kept
 
 
 def test_keyed_by_bucket_one_groups_rows_do_not_stop_the_others():
@@ -111,9 +115,11 @@ def test_keyed_by_bucket_one_groups_rows_do_not_stop_the_others():
     out = pyspark_worker.run(update, (0,), [frame], safecheck=True)
     recs = [r for r in out.rows if r["kind"] == "recommendation"]
     assert [r["group"] for r in recs] == ["good"] and recs[0]["before_max_lag"] == MAX
-    assert sorted(json.loads(r["rejected"])["source_offset"] for r in out.rows if r["kind"] == "rejected") == \
-        [r["source_offset"] for r in bad]
-    assert set(buckets.decode(out.blob, 1, 0)) == {"good"}
+    details = [json.loads(r["rejected"]) for r in out.rows if r["kind"] == "rejected"]
+    offsets = sorted(d["source_offset"] for d in details)
+    # the bad group's recommending events; its readings before them went on
+    assert offsets and set(offsets) <= {r["source_offset"] for r in bad}
+    assert set(buckets.decode(out.blob, 1, 0)) == {"good", "bad"}
 
 
 def test_the_row_type_is_the_schema_spark_parses():

@@ -127,7 +127,9 @@ def test_sparse_history_matches_a_dictionary(polls, depth):
     assert hist.n.tolist() == [len(model[p]) for p in sorted(model)]
     assert hist.ts.tolist() == [[t for t, _, _ in model[p]] + [0] * (depth - len(model[p])) for p in sorted(model)] \
         or not model
-    assert GroupState.from_bytes(GroupState("g", lag={"t": hist}).to_bytes()).lag["t"] == hist
+    again = GroupState.from_bytes(GroupState("g", lag={"t": hist}).to_bytes()).lag
+    # an empty history reads back as none (#47)
+    assert again["t"] == hist if hist.rows else "t" not in again
 
 
 def test_a_version_2_checkpoint_is_read_and_goes_on():

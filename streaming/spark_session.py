@@ -24,6 +24,9 @@ from streaming.config import Config
 from streaming.paths import CONF_DIR
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+STOP_TIMEOUT_MS = 30_000
+"""How long a query's ``stop()`` waits for its stream thread before it raises (Spark's default: forever), so a
+job stopped at once by a second signal ends within a bound (:mod:`streaming.job.stopping`)."""
 
 # Sensible on one machine only: a cluster's driver must be reachable from its executors, and its sizes
 # are the cluster operator's to choose.
@@ -137,6 +140,7 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         "spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage": "true",
         "spark.sql.streaming.stateStore.rocksdb.maxMemoryUsageMB": "256",
         "spark.sql.session.timeZone": "UTC",
+        "spark.sql.streaming.stopTimeout": str(STOP_TIMEOUT_MS),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.databricks.delta.snapshotPartitions": "2",

@@ -46,7 +46,9 @@ def has_files(spark: SparkSession, location: str, *children: str) -> bool:
 
 
 def read_text(spark: SparkSession, location: str, *children: str) -> str | None:
-    """The file's text, or None when it does not exist."""
+    """The file's text, or None when it does not exist. Bytes that are not UTF-8 (a torn write on a store
+    without atomic renames, a disk error) read as U+FFFD: no side file's parser takes that character, so the
+    file counts as damaged and is rebuilt like an empty or garbled one, rather than stopping the start."""
     fs, path = _fs_path(spark, location, *children)
     if not fs.exists(path):
         return None
@@ -58,7 +60,7 @@ def read_text(spark: SparkSession, location: str, *children: str) -> str | None:
         data = jvm(spark).org.apache.commons.io.IOUtils.toByteArray(stream)
     finally:
         stream.close()
-    return bytes(data).decode()
+    return bytes(data).decode(errors="replace")
 
 
 def write_text(spark: SparkSession, location: str, name: str, text: str, overwrite: bool) -> bool:

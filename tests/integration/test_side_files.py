@@ -22,7 +22,8 @@ from .jobrun import membership_phase
 from .test_job import job_config, produce, rows
 
 GROUPS = ["s0", "s1"]
-DAMAGED = {"empty": "", "garbled": '{"s0": 1, "s1'}
+DAMAGED: dict[str, str | bytes] = {"empty": "", "garbled": '{"s0": 1, "s1',
+                                   "not UTF-8": b'{"s0": 1, "s1": \xff\xfe2}'}
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +45,12 @@ def job(spark, cfg):
     return jc, ck_a, ck_b, files
 
 
-def damage(checkpoint: str, name: str, text: str | None) -> Path:
+def damage(checkpoint: str, name: str, text: str | bytes | None) -> Path:
     path = Path(checkpoint) / name
     if text is None:
         path.unlink()
+    elif isinstance(text, bytes):
+        path.write_bytes(text)
     else:
         path.write_text(text)
     return path

@@ -13,7 +13,12 @@ APP = "kafka-rebalancer-" + "0123456789abcdef" * 2
 OTHER = "kafka-rebalancer-" + "f" * 32
 
 
-@pytest.mark.parametrize("text", [None, "", " \n", "{", "[1]", '{"g": "3"}', '{"g": true}', '{"g": 1.5}'])
+NOT_UTF8 = b'{"g": \xff\xfe3}'.decode(errors="replace")
+"""a side file whose bytes are not UTF-8, as hfs.read_text reads it"""
+
+
+@pytest.mark.parametrize("text", [None, "", " \n", "{", "[1]", '{"g": "3"}', '{"g": true}', '{"g": 1.5}',
+                                  NOT_UTF8])
 def test_an_empty_or_damaged_floors_file_parses_to_none(text):
     assert recover.parse_floors(text) is None
 
@@ -23,7 +28,8 @@ def test_floors_parse():
     assert recover.parse_floors('{"a": 3, "b": 0}') == {"a": 3, "b": 0}
 
 
-@pytest.mark.parametrize("text", [None, "", "\n", "kafka-rebalancer-", "kafka-rebalancer-xyz", APP[:-1], APP + "0"])
+@pytest.mark.parametrize("text", [None, "", "\n", "kafka-rebalancer-", "kafka-rebalancer-xyz", APP[:-1], APP + "0",
+                                  APP[:-1] + "\ufffd"])
 def test_an_empty_or_damaged_app_id_is_none_never_empty(text):
     assert recover.parse_app_id(text) is None
 
@@ -47,8 +53,8 @@ def test_first_commit_of_an_app():
     assert recover.first_commit(txns, f"{APP}/rejected_events") is None
 
 
-@pytest.mark.parametrize("text", ["", "{", "[]", '{"keyed_by": "bucket"}', '{"keyed_by": "bucket", "buckets": 0}',
-                                  '{"keyed_by": "bucket", "buckets": 8}'])
+@pytest.mark.parametrize("text", ["", "{", "[]", NOT_UTF8, '{"keyed_by": "bucket"}',
+                                  '{"keyed_by": "bucket", "buckets": 0}', '{"keyed_by": "bucket", "buckets": 8}'])
 def test_an_empty_or_damaged_layout_parses_to_none(text):
     assert parse_layout(text) is None
 

@@ -34,6 +34,35 @@ def test_a_first_signal_asks_for_a_stop_and_a_second_for_one_at_once(handlers):
     assert stop.now.wait(5) and stop.signal == "SIGTERM" and stop.count == 2
 
 
+@pytest.mark.parametrize("first", [signal.SIGHUP, signal.SIGQUIT])
+def test_a_closed_terminal_or_ctrl_backslash_stops_the_job_as_sigterm_does(handlers, first):
+    """SIGHUP's and SIGQUIT's defaults end the process at once (no stop line, the lease left behind)."""
+    stop = Stop().install()
+    os.kill(os.getpid(), first)
+    assert stop.requested.wait(5) and not stop.now.is_set() and stop.signal == first.name
+    os.kill(os.getpid(), signal.SIGTERM)
+    assert stop.now.wait(5) and stop.count == 2
+
+
+def test_a_second_signal_is_bounded_by_spark_s_stop_timeout():
+    """``query.stop()`` waits for the stream thread; Spark's default waits forever."""
+    from streaming.config import load
+    from streaming.spark_session import STOP_TIMEOUT_MS, spark_defaults
+
+    conf = spark_defaults(load())
+    assert int(conf["spark.sql.streaming.stopTimeout"]) == STOP_TIMEOUT_MS and 0 < STOP_TIMEOUT_MS <= 60_000
+
+    class Stuck(Query):
+        def stop(self) -> None:  # what py4j raises when the stream thread outlives the timeout
+            self.stopped += 1
+            raise RuntimeError("TimeoutException: Stream Execution thread failed to stop within 30000 ms")
+
+    now = threading.Event()
+    now.set()
+    q = Stuck(busy=10**9)
+    assert stop_at_boundary(q, grace_s=30, now=now) is False and q.stopped == 1
+
+
 class Query:
     """A stand-in with the three members stop_at_boundary uses; the trigger runs for ``busy`` status reads."""
 

@@ -79,12 +79,11 @@ def encode(buckets: int, bucket: int, held: Held) -> bytes:
 def decode(value: bytes, buckets: int, bucket: int) -> Held:
     """A bucket's state value written by :func:`encode` for this bucket count and bucket."""
     if len(value) < _HEAD.size or value[:4] != MAGIC:
-        raise UnreadableState("the state value is not a bucket of groups (a checkpoint keyed otherwise?); "
-                              "start from a new checkpoint")
+        raise UnreadableState("the state value is not a bucket of groups (a checkpoint keyed otherwise?)")
     _, written_buckets, written_bucket, n = _HEAD.unpack_from(value)
     if (written_buckets, written_bucket) != (buckets, bucket):
         raise UnreadableState(f"state of bucket {written_bucket} of {written_buckets} read as bucket {bucket} of "
-                              f"{buckets} (job.state_buckets changed?); start from a new checkpoint")
+                              f"{buckets} (job.state_buckets changed?)")
     off = _HEAD.size + 16 * n  # names, then blobs
     try:
         timeouts = np.frombuffer(value, "<i8", n, _HEAD.size).tolist()
@@ -96,8 +95,11 @@ def decode(value: bytes, buckets: int, bucket: int) -> Held:
         raise UnreadableState("the bucket's state value is truncated or has trailing bytes")
     held: Held = {}
     starts = [off, *ends[:-1]]
-    for i, t in enumerate(timeouts):
-        held[value[starts[i]:ends[i]].decode("utf-8")] = (t, value[starts[n + i]:ends[n + i]])
+    try:
+        for i, t in enumerate(timeouts):
+            held[value[starts[i]:ends[i]].decode("utf-8")] = (t, value[starts[n + i]:ends[n + i]])
+    except UnicodeDecodeError:
+        raise UnreadableState("a group name in the bucket's state value is not UTF-8") from None
     return held
 
 
@@ -123,12 +125,10 @@ def update_function(ctx: Context, buckets: int):
 
 
 def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state, ctx: Context) -> list[dict[str, Any]]:
-    """The output rows of one bucket's call; never raises. ``state`` is pyspark's GroupState (or alike)."""
+    """The output rows of one bucket's call; raises only for a state that cannot be read (the job stops,
+    :mod:`streaming.job.stateful`). ``state`` is pyspark's GroupState (or alike)."""
     watermark = current_watermark(state)
-    try:
-        held = decode(state.get[0], buckets, bucket) if state.exists else {}
-    except Exception as exc:
-        return _unreadable_bucket(chunks, state, watermark, ctx, internal_error(exc))
+    held = decode(state.get[0], buckets, bucket) if state.exists else {}
     rows: list[dict[str, Any]] = []
     if not state.hasTimedOut:  # a timeout call has no rows
         try:
@@ -140,6 +140,8 @@ def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state
                 updated = dict(held)
                 rows = _apply_groups(cols, updated, watermark, ctx)
                 held = updated
+            except UnreadableState:
+                raise
             except Exception as exc:  # outside any one group (apply_group never raises): none changes
                 try:
                     rows = _rejected_all(cols, watermark, ctx, internal_error(exc))
@@ -184,21 +186,6 @@ def _apply_groups(cols: dict[str, np.ndarray], held: Held, watermark: int, ctx: 
             held[group] = (step.timeout, step.blob)
         start = end
     return rows
-
-
-def _unreadable_bucket(chunks: Iterator[pd.DataFrame], state, watermark: int, ctx: Context,
-                       reason: str) -> list[dict[str, Any]]:
-    """The bucket's state cannot be read: every group's valid rows are rejected with the reason and the
-    state stays as it is (a timed-out one goes: its groups cannot be read anyway)."""
-    if state.hasTimedOut:
-        state.remove()
-        return []
-    set_timeout(state, max(watermark, 0) + ctx.timeout_ms, watermark, ctx.timeout_ms)
-    try:
-        cols = read_columns(chunks, ("group",))
-    except Exception as exc:
-        return [rejected_row("", {"reason": internal_error(exc)})]
-    return _rejected_all(cols, watermark, ctx, reason)
 
 
 def _rejected_all(cols: dict[str, np.ndarray], watermark: int, ctx: Context, reason: str) -> list[dict[str, Any]]:

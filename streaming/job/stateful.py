@@ -17,11 +17,15 @@ Two more kinds of row leave as ``rejected``, never silently:
   over instead of dropping them; they are rejected here and do not touch the state. Which rows are late
   depends, as in Spark, on the watermark when they arrive; everything else is decided by event time alone.
 - ``internal error: <Type>: <message>``: anything that raises while a group's events are applied.
-  Nothing leaves this function as an exception (one group must not stop the query), and the blast
-  radius is one event: the group's rows are applied again one observation, then one row, at a time
-  (:mod:`streaming.job.isolate`), and only a row that raises is rejected, with the error and its
-  source offset; the group's other rows and its state go on. A state that cannot be read rejects
-  every row with the error and stays as it was.
+  No record's fault leaves this function as an exception (one group must not stop the query), and the
+  blast radius is one event: the group's rows are applied again one observation, then one row, at a
+  time (:mod:`streaming.job.isolate`), and only a row that raises is rejected, with the error and its
+  source offset; the group's other rows and its state go on.
+
+A state that cannot be read (another version's layout, another keying, damaged bytes) is no record's
+fault, and no record can be applied to it: rejecting its group's records would go on forever.
+:class:`~streaming.state.errors.UnreadableState` leaves the step instead, the query fails, and the
+supervisor ends the job with that one error, which names the way out.
 
 Everything a call returns is converted to Arrow inside the call, once, with the conversion and configuration
 pyspark's worker applies after it returns (:mod:`streaming.job.convert`): a group's recommendation
@@ -181,7 +185,8 @@ def unconverted(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
 
 
 def group_rows(group: str, chunks: Iterable[pd.DataFrame], state, ctx: Context) -> list[dict[str, Any]]:
-    """The output rows of one group's call; never raises. ``state`` is pyspark's GroupState (or alike)."""
+    """The output rows of one group's call; raises only for a state that cannot be read (the job stops).
+    ``state`` is pyspark's GroupState (or alike)."""
     try:
         cols = read_columns(chunks)
     except Exception as exc:  # the rows themselves are unreadable: one row says so
@@ -239,7 +244,8 @@ def validation_rejects(cols: dict[str, np.ndarray]) -> list[tuple[int, str]]:
 
 def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late: np.ndarray,
                 blob: bytes | None, watermark: int, ctx: Context) -> Step:
-    """One group's rows of a call applied to its state ``blob`` (None: none yet); never raises.
+    """One group's rows of a call applied to its state ``blob`` (None: none yet); raises only
+    :class:`~streaming.state.errors.UnreadableState`, for a ``blob`` that cannot be read.
 
     Rows validate.parse rejected pass through, late rows are rejected, the rest go through
     :func:`~streaming.policy.recommend.process`. If that raises, :func:`isolated` finds the rows that
@@ -250,9 +256,8 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
         rows += [rejected_row(group, reencoded(cols, i, group, "late", ctx.topic_of))
                  for i in np.flatnonzero(late).tolist()]
     keep = valid & ~late
+    gs = state_of(group, blob, ctx)  # UnreadableState leaves: the job stops (module docstring)
     try:
-        gs = GroupState.from_bytes(blob) if blob is not None else GroupState(group=group)
-        gs.version = max(gs.version, ctx.floors.get(group, 0))  # a new checkpoint never reuses an id
         if not keep.any():
             timeout = None if blob is None else max(gs.last_ts + ctx.timeout_ms, watermark + 1)
             return Step(rows, blob, False, timeout)
@@ -269,8 +274,7 @@ def isolated(group: str, cols: dict[str, np.ndarray], keep: np.ndarray, blob: by
              watermark: int, ctx: Context, rows: list[dict[str, Any]]) -> Step:
     """The group's rows ``keep`` raised together: applied again one observation, then one row, at a
     time (:mod:`streaming.job.isolate`); a row that raises is rejected with its error and source, the
-    others and the state go on. Should even that fail (a state that cannot be read), every row is
-    rejected, the state kept."""
+    others and the state go on. Should even that fail, every row is rejected, the state kept."""
     idx = np.flatnonzero(keep)
 
     def accept(recs: list) -> list:
@@ -278,8 +282,7 @@ def isolated(group: str, cols: dict[str, np.ndarray], keep: np.ndarray, blob: by
         return convert.converted(out, ctx.arrow) if out else []
 
     try:
-        gs = GroupState.from_bytes(blob) if blob is not None else GroupState(group=group)
-        gs.version = max(gs.version, ctx.floors.get(group, 0))
+        gs = state_of(group, blob, ctx)
         events = {c: cols[c][idx] for c in EVENT_COLUMNS}
         done = isolate.apply_each(gs, events, cols["source_offset"][idx], ctx.policy, accept)
         failed = {int(idx[j]): internal_error(exc) for j, exc in done.failed.items()}
@@ -293,6 +296,14 @@ def isolated(group: str, cols: dict[str, np.ndarray], keep: np.ndarray, blob: by
         return Step(rows, blob, False, timeout)
     timeout = max(done.state.last_ts + ctx.timeout_ms, watermark + 1)
     return Step([*rows, *done.out], kept, True, timeout)
+
+
+def state_of(group: str, blob: bytes | None, ctx: Context) -> GroupState:
+    """The group's state from its bytes (a new one for None); raises
+    :class:`~streaming.state.errors.UnreadableState`."""
+    gs = GroupState.from_bytes(blob) if blob is not None else GroupState(group=group)
+    gs.version = max(gs.version, ctx.floors.get(group, 0))  # a new checkpoint never reuses an id
+    return gs
 
 
 def kept_timeout(blob: bytes, timeout_ms: int, watermark: int) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from streaming.errors import JobError, KafkaUnreachableError, RebalancerError
 from streaming.kafka_clients.retry import backoff_delay
+from streaming.state.errors import UNREADABLE
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ FATAL_MARKERS = (
     "JobError", "ConfigError", "AnalysisException", "org.apache.kafka.common.config.ConfigException",
     "DELTA_FAILED_TO_MERGE_FIELDS", "DELTA_SCHEMA_CHANGED", "DELTA_METADATA_MISMATCH", "DELTA_MISSING_DELTA_TABLE",
     "A schema mismatch detected",
-    "group state written by an incompatible version",
+    UNREADABLE,  # the job's group state: another version's, another keying, or damaged
 )
 
 
@@ -71,9 +72,10 @@ def is_fatal(error: BaseException, first_attempt: bool) -> bool:
 
 
 def fatal_cause(error: BaseException) -> str:
-    """For an error of ours raised inside foreachBatch, its own message (not Spark's wrapping)."""
+    """For an error of ours raised inside foreachBatch or the stateful step, its own message (not Spark's
+    wrapping)."""
     text = str(error)
-    match = re.search(r"streaming\.errors\.(?:JobError|ConfigError): (.+)", text)
+    match = re.search(r"streaming\.(?:errors\.(?:JobError|ConfigError)|state\.errors\.UnreadableState): (.+)", text)
     return match.group(1).strip() if match else ""
 
 

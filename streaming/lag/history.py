@@ -391,7 +391,18 @@ class LagHistory:
         if not starts:
             h.start = np.full((rows, depth), UNKNOWN, dtype=np.int64)
         h.n = flat[at:at + rows].copy()
+        h.check()
         return h
+
+    def check(self) -> None:
+        """Raise ValueError unless the arrays hold what every method assumes: partition numbers >= 0 in
+        increasing order, and 0 to ``depth`` filled observations per row (bytes read back from a state)."""
+        if len(self.n) != self.rows or any(getattr(self, a).shape != (self.rows, self.depth) for a in ARRAYS):
+            raise ValueError("lag history arrays of unequal shapes")
+        if self.rows and (self.ids[0] < 0 or (np.diff(self.ids) <= 0).any()):
+            raise ValueError("lag history partition numbers not increasing from 0")
+        if self.rows and (self.n.min() < 0 or self.n.max() > self.depth):
+            raise ValueError(f"lag history fill counts outside 0..{self.depth}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LagHistory) and all(

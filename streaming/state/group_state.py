@@ -14,8 +14,8 @@ written and read once per batch, and zlib took a quarter of that time, LZ4 a twe
 larger (RocksDB compresses them again on disk). The members have a segment of their own so that
 unchanged members are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 5 (2 and 3
 zlib; version 2 with dense lag rows and no ordering fields) still read; any other version fails
-(:class:`~streaming.state.errors.UnreadableState`)
-with a message saying to start from a new checkpoint.
+(:class:`~streaming.state.errors.UnreadableState`, which stops the job with the way out), as do
+bytes that do not decode.
 """
 
 from __future__ import annotations
@@ -139,6 +139,16 @@ class GroupState:
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> GroupState:
+        """The state :meth:`to_bytes` wrote (any readable layout); :class:`UnreadableState` otherwise."""
+        try:
+            return cls._decode(blob)
+        except UnreadableState:
+            raise
+        except Exception as exc:  # bytes that do not decode: damaged, or not a group's state at all
+            raise UnreadableState(f"a group's state does not decode ({type(exc).__name__}: {exc})") from exc
+
+    @classmethod
+    def _decode(cls, blob: bytes) -> GroupState:
         if blob[:4] == LZ4_MARK:
             (length,) = _LENGTH.unpack_from(blob, 4)
             raw = _LZ4.decompress(memoryview(blob)[8:], decompressed_size=length, asbytes=True)
@@ -148,8 +158,8 @@ class GroupState:
         header = json.loads(raw[4:4 + size])
         layout = header.pop("_v", None)
         if layout not in READABLE_VERSIONS:
-            raise UnreadableState(f"group state layout version {layout} is not one this version reads "
-                             f"({', '.join(map(str, READABLE_VERSIONS))}); start from a new checkpoint")
+            raise UnreadableState(f"written by an incompatible version (group state layout {layout}; this "
+                                  f"version reads {', '.join(map(str, READABLE_VERSIONS))})")
         offset = 4 + size
         memo = None
         if layout >= 4:  # the members, a JSON segment of their own
@@ -206,6 +216,8 @@ class MembersMemo:
         if memo is None:
             decoded = json.loads(text)
             memo = cls(text, () if decoded is None else tuple(member_from_json(m) for m in decoded))
+            if len({m.member_id for m in memo.members}) != len(memo.members):
+                raise ValueError("a member id appears twice in the group's members")
             if cls._held + len(text) > cls.BUDGET:
                 cls._memo.clear()
                 cls._held = 0

@@ -4,20 +4,22 @@ included); its state value's encoding; the checkpoint-layout check."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import re
 import zlib
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.job import buckets, convert, hfs, stateful
-from streaming.state.errors import UnreadableState
+from streaming.state.errors import UNREADABLE, WAY_OUT, UnreadableState
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.job.statestore import COLUMNS, State, Store
 
@@ -179,16 +181,29 @@ def test_a_failure_outside_any_group_rejects_the_calls_rows_and_changes_no_group
     assert group_states(store, 1) == {g: (blob, T0 + TIMEOUT_MS) for g, (blob, _) in before.items()}
 
 
-def test_an_unreadable_bucket_rejects_its_rows_and_keeps_its_value():
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([b"RBK1 not a bucket", b"", b"x" * 40]) | st.binary(max_size=64), st.booleans())
+def test_a_bucket_that_cannot_be_read_stops_the_job_and_costs_no_record(value, timed_out):
+    """Bytes that are not this bucket's value raise UnreadableState out of the call (the supervisor stops on
+    it), whether rows came or the bucket timed out; none of its rows is rejected for it, nothing is written."""
+    with contextlib.suppress(UnreadableState):
+        assume(buckets.decode(value, 8, 3) is None)  # a value that does decode is not this test's
     update = buckets.make_update(POLICY, TIMEOUT_MS, 8, **TOPICS)
-    state = State(b"RBK1 not a bucket", watermark=T0)
+    state = State(value, watermark=T0, timed_out=timed_out)
     frame = pd.DataFrame([*poll("orders", T0 + 1000, 7, False), rejected("orders", 20)], columns=COLUMNS)
-    out = pd.concat(list(update((3,), iter([frame]), state)))
-    details = [json.loads(d) for d in out["rejected"]]
-    assert sorted(d["source_offset"] for d in details) == [7, 8, 9, 10, 20]
-    assert all(d["reason"].startswith("internal error: UnreadableState: ") for d in details if d["source_offset"] != 20)
-    assert next(d for d in details if d["source_offset"] == 20)["reason"] == "not valid JSON"
-    assert state.value == b"RBK1 not a bucket" and state.updates == 0 and state.timeout == T0 + TIMEOUT_MS
+    with pytest.raises(UnreadableState, match=f"^{re.escape(UNREADABLE)}: .*{re.escape(WAY_OUT)}$"):
+        list(update((3,), iter([] if timed_out else [frame]), state))
+    assert state.value == value and state.updates == 0
+
+
+def test_a_group_of_a_bucket_that_cannot_be_read_stops_the_job():
+    update = buckets.make_update(POLICY, TIMEOUT_MS, 8, **TOPICS)
+    value = buckets.encode(8, 3, {"orders": (T0 + TIMEOUT_MS, b"RGS\x04 damaged")})
+    state = State(value, watermark=T0)
+    frame = pd.DataFrame(poll("orders", T0 + 1000, 7, False), columns=COLUMNS)
+    with pytest.raises(UnreadableState, match="a group's state does not decode"):
+        list(update((3,), iter([frame]), state))
+    assert state.value == value and state.updates == 0
 
 
 def test_a_bucket_read_with_another_bucket_count_is_refused():

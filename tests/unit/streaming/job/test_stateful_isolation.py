@@ -1,5 +1,6 @@
 """The stateful step without Spark: late rows and failures come out as rejected rows, one group's failure
-never raises and never changes its state. ``FakeGroupState`` stands in for pyspark's GroupState (the real
+never raises and never changes its state; a state that cannot be read raises (the job stops).
+``FakeGroupState`` stands in for pyspark's GroupState (the real
 one is exercised by tests/integration/test_fuzz.py)."""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from hypothesis import strategies as st
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.job import convert, stateful
+from streaming.job.supervisor import is_fatal
+from streaming.state.errors import UNREADABLE, WAY_OUT, UnreadableState
 from streaming.state.group_state import GroupState
 
 T0 = 1_763_700_000_000
@@ -150,12 +153,35 @@ def test_a_failing_event_rejects_itself_alone_and_the_group_goes_on():
     assert alone.blob == state.blob
 
 
-def test_an_unreadable_state_is_an_internal_error_not_an_exception():
-    state = FakeGroupState(blob=b"not a group state")
-    out = call([lag_row(T0, 0, 5, 9, 7)], state)
-    [row] = rejected(out)
-    assert row["reason"].startswith("internal error: ") and row["source_offset"] == 7
-    assert state.blob == b"not a group state" and state.updates == 0
+def damaged(data: st.DataObject, blob: bytes) -> bytes:
+    """``blob`` cut, with a byte changed, or any bytes at all (another layout version:
+    tests/unit/streaming/state/test_size.py)."""
+    how = data.draw(st.sampled_from(["cut", "flip", "any"]))
+    if how == "cut":
+        return blob[:data.draw(st.integers(0, len(blob) - 1))]
+    if how == "flip":
+        i = data.draw(st.integers(0, len(blob) - 1))
+        return blob[:i] + bytes([blob[i] ^ data.draw(st.integers(1, 255))]) + blob[i + 1:]
+    return data.draw(st.binary(max_size=64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_state_that_cannot_be_read_stops_the_job_naming_the_way_out_and_costs_no_record(data):
+    """Whatever a group's state bytes are, the call applies its records (the bytes still decode) or raises
+    UnreadableState, whose message the supervisor stops on and which says how to go on; no other exception,
+    and never the group's records rejected for the state's fault."""
+    good = FakeGroupState()
+    call(skewed_rows(polls=2), good)
+    state = FakeGroupState(blob=damaged(data, good.blob))
+    try:
+        out = call([lag_row(T0 + 30_000, 0, 5, 9, 7)], state)
+    except UnreadableState as exc:
+        assert str(exc).startswith(f"{UNREADABLE}: ") and str(exc).endswith(WAY_OUT)
+        assert is_fatal(exc, first_attempt=False)
+        assert state.updates == 0
+    else:
+        assert all(not r["reason"].startswith("internal error") for r in rejected(out))
 
 
 def test_unreadable_rows_give_one_internal_error_row():

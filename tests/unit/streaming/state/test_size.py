@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from streaming.contracts import events as ev
 from streaming.lag.history import LagHistory
 from streaming.policy.recommend import process
+from streaming.state.errors import UnreadableState
 from streaming.state.group_state import LZ4_MARK, GroupState
 from streaming.state.ingest import Owners
 from streaming.state.snapshot import to_snapshot
@@ -173,7 +174,8 @@ def test_an_unknown_layout_fails_clearly(compress):
     (size,) = struct.unpack_from("<I", raw)
     header = json.loads(raw[4:4 + size]) | {"_v": 99}
     head = json.dumps(header).encode()
-    with pytest.raises(ValueError, match="layout version 99 .* start from a new checkpoint"):
+    with pytest.raises(UnreadableState, match=r"incompatible version \(group state layout 99; this version reads "
+                                              r"2, 3, .*; run the version that wrote .* start the job on a new"):
         GroupState.from_bytes(compress(struct.pack("<I", len(head)) + head + raw[4 + size:]))
 
 

@@ -5,7 +5,7 @@ One embedded 3-broker cluster (streaming.embedded.cluster) for the whole run; ea
 consumers (ConsumerWorker threads in this one process, as benchmarks.loop runs them), strategies taken in
 turn from ``--strategies``. Half the groups (every other one) are built with
 ``make_consumer(rejoin_guard=False)``, i.e. kafka-python 3.0.12 as shipped, the other half with the
-project's :func:`~streaming.dev.workload.consumers.keep_rejoin_until_joined`, so both run side by side under
+project's :func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`, so both run side by side under
 the same load. A group is *settled* when every member is alive, its coordinator STABLE at one generation,
 and the topic's partitions are owned exactly once; it must settle within ``--settle-s`` and still be settled
 after ``--hold-s`` more seconds (a rejoin after the first settle is where kafka-python loses a join);

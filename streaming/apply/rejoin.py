@@ -29,6 +29,7 @@ from typing import Any
 from streaming.apply import plan
 from streaming.apply.assignor import NAME, RecommendationAssignor
 from streaming.apply.feed import LatestRecommendations
+from streaming.kafka_clients.join_guard import keep_rejoin_until_joined
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,12 @@ class RejoinOnRecommendation:
     def __init__(self, consumer: Any | Callable[[], Any], feed: LatestRecommendations, group: str,
                  min_interval_s: float = 30.0, check_s: float = 0.5,
                  assignor: RecommendationAssignor | None = None) -> None:
-        """``consumer``: a KafkaConsumer, or a callable returning it (None until it exists)."""
+        """``consumer``: a KafkaConsumer, or a callable returning it (None until it exists). The consumer
+        gets :func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`: a rebalance this helper
+        asks for must be one the member finishes."""
         self._consumer = consumer
+        if hasattr(consumer, "poll"):
+            keep_rejoin_until_joined(consumer)
         self.feed = feed
         self.group = group
         self.min_interval_s = min_interval_s
@@ -78,6 +83,7 @@ class RejoinOnRecommendation:
         consumer = self.consumer()
         if consumer is None:
             return None
+        keep_rejoin_until_joined(consumer)  # once per consumer (a callable may give a new one)
         assignor = self._assignor or find_assignor(consumer)
         if assignor is None or assignor.assigned_at is None:
             return None

@@ -40,6 +40,7 @@ from kafka import ConsumerRebalanceListener
 from streaming.collector.shards import ShardSet, describe_shards
 from streaming.config import Config
 from streaming.kafka_clients import factories as kafka_clients
+from streaming.kafka_clients.join_guard import keep_rejoin_until_joined
 
 log = logging.getLogger(__name__)
 
@@ -112,9 +113,11 @@ class DynamicShards:
         opts = kafka_clients.client_options(kafka, "consumer")
         # eager (revoke everything, then assign) on purpose: a cooperative assignor would let a shard be
         # held by its old owner while another is already assigned something in the same rebalance
-        return KafkaConsumer(**{"client_id": f"{self.group}-member", **opts, "group_id": self.group,
-                                "enable_auto_commit": False, "auto_offset_reset": "latest",
-                                "partition_assignment_strategy": (RoundRobinPartitionAssignor,)})
+        # guarded: a collector left "rebalancing" by kafka-python would hold its shards while the others
+        # settle without it (streaming.kafka_clients.join_guard)
+        return keep_rejoin_until_joined(KafkaConsumer(**{
+            "client_id": f"{self.group}-member", **opts, "group_id": self.group, "enable_auto_commit": False,
+            "auto_offset_reset": "latest", "partition_assignment_strategy": (RoundRobinPartitionAssignor,)}))
 
     def _partition_count(self, timeout_s: float = 30.0) -> int:
         deadline = time.monotonic() + timeout_s

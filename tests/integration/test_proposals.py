@@ -23,6 +23,7 @@ from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.produce import produce
 from streaming.job import query
 from streaming.kafka_clients import factories as kafka_clients
+from streaming.kafka_clients.join_guard import keep_rejoin_until_joined
 
 from .jobrun import feed
 from .test_job import STEP, job_config, lag_poll, rows
@@ -44,9 +45,11 @@ class Consumer(threading.Thread):
     def __init__(self, bootstrap: str, group: str, topic: str, client_id: str) -> None:
         super().__init__(daemon=True, name=client_id)
         self.stopping = threading.Event()
-        self.consumer = KafkaConsumer(topic, group_id=group, client_id=client_id, bootstrap_servers=bootstrap,
-                                      enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000,
-                                      metadata_max_age_ms=2000)
+        # guarded as every group consumer of the project: kafka-python 3.0.12 can leave a member of a fresh group
+        # "rebalancing" for good (streaming.kafka_clients.join_guard, tests/integration/test_join_guard.py)
+        self.consumer = keep_rejoin_until_joined(KafkaConsumer(
+            topic, group_id=group, client_id=client_id, bootstrap_servers=bootstrap, enable_auto_commit=False,
+            session_timeout_ms=10000, heartbeat_interval_ms=1000, metadata_max_age_ms=2000))
 
     def run(self) -> None:
         while not self.stopping.is_set():

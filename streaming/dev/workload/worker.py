@@ -55,7 +55,7 @@ def join_state(coordinator: Any) -> str:
     ``need_rejoin()`` wants a rejoin (the class's method, so a guard's latch is not triggered from here) and
     whether one is flagged, its JoinGroup/SyncGroup task (none, pending, or done and with what), and
     whether heartbeats are on. A member rebalancing with ``need_rejoin=False``, nothing flagged and a done
-    join is one whose finished join nobody applies (see consumers.keep_rejoin_until_joined)."""
+    join is one whose finished join nobody applies (see streaming.kafka_clients.join_guard)."""
     if coordinator is None:
         return "no group coordinator"
     try:

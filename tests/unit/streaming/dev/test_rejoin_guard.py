@@ -19,8 +19,8 @@ from kafka.net.compat import KafkaNetClient
 from kafka.protocol.consumer import JoinGroupResponse, SyncGroupResponse
 from kafka.structs import MemberState, TopicPartition
 
-from streaming.dev.workload.consumers import keep_rejoin_until_joined
 from streaming.dev.workload.worker import join_state
+from streaming.kafka_clients.join_guard import keep_rejoin_until_joined
 
 
 class Broker:

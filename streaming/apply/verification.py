@@ -75,6 +75,16 @@ class LiveGroup:
     epoch: int | None = None
     """The group epoch (KIP-848 groups), else None."""
 
+    @classmethod
+    def of_snapshot(cls, snap: Any, group: str) -> LiveGroup:
+        """``group`` as the collector read it (a :class:`streaming.collector.poll.ClusterSnapshot`, taken as it
+        is: the consumer side does not import the collector)."""
+        info = snap.groups[group]
+        members = [Member(m.member_id, m.topics, m.instance_id, m.rack, owned=tuple(m.assigned),
+                          client_id=m.client_id, host=m.host) for m in info.members]
+        topics = {t: len(snap.topics[t]) for m in members for t in m.topics if t in snap.topics}
+        return cls(group, info.state, members, topics, info.epoch)
+
 
 @dataclass(frozen=True)
 class Verification:

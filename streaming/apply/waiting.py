@@ -14,12 +14,13 @@ two gauges, NaN where they do not apply:
 
 Nothing for groups in ``observe`` mode (nothing is published) nor for a rejected, expired or
 superseded one (it no longer fits the group: the job recommends again). :func:`waiting` is pure; the
-collector's ``/metrics`` exports it as :class:`streaming.exporter.waiting.WaitingGauges` (wired by
-``rebalancer collect``)."""
+collector's ``/metrics`` exports it (:class:`SnapshotWaiting`) as
+:class:`streaming.exporter.waiting.WaitingGauges` (wired by ``rebalancer collect``)."""
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,3 +77,17 @@ class FeedWaiting:
 
     def close(self) -> None:
         self.feed.stop()
+
+
+class SnapshotWaiting:
+    """:class:`FeedWaiting` of the groups in a collector's snapshot, as ``verify`` reads them: what the
+    collector's ``/metrics`` exports (``rebalancer collect`` hands it to the exporter)."""
+
+    def __init__(self, kafka: KafkaSettings) -> None:
+        self.of = FeedWaiting(kafka)
+
+    def __call__(self, snap: Any, groups: list[str]) -> dict[str, tuple[float, float]]:
+        return self.of({g: LiveGroup.of_snapshot(snap, g) for g in groups}, time.time())
+
+    def close(self) -> None:
+        self.of.close()

@@ -72,14 +72,14 @@ def expiry_reason(cfg, rec: dict[str, Any] | None, group: str, now_ms: int) -> s
     """Why ``rec``, a proposal not approved yet, has expired for the group as read live now (None: it has not)."""
     from streaming.apply.plan import status_of
     from streaming.apply.verification import LiveGroup
-    from streaming.commands import live, verify
+    from streaming.commands import live
     from streaming.proposals import expiry
 
     if rec is None or status_of(rec) not in (PROPOSED, REJECTED):
         return None
     # racks play no part in expiry: the collector's default rack rules will do
     snap = live.read(cfg, argparse.Namespace(rack_map=[], client_rack_pattern=None), group=group)
-    now = verify.live_group(snap, group) if group in snap.groups else LiveGroup(group, "Dead", [], {})
+    now = LiveGroup.of_snapshot(snap, group) if group in snap.groups else LiveGroup(group, "Dead", [], {})
     return expiry.reason(rec, now.members, now.partitions, now_ms)
 
 

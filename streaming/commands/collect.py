@@ -112,10 +112,10 @@ def _shards(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from streaming.apply.waiting import SnapshotWaiting
     from streaming.collector import Collector
     from streaming.collector.member_metadata import RackResolver
     from streaming.collector.publisher import Publisher, ensure_event_topics
-    from streaming.commands.verify import SnapshotWaiting
     from streaming.embedded.live import kafka_for
     from streaming.errors import UsageError
     from streaming.exporter import for_collector

@@ -77,34 +77,7 @@ def verify(snap, group: str, rec: dict[str, Any] | None, pending_for_s: float, n
            feed_rec: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`streaming.apply.verification.verify` of the group in the collector's snapshot, as a plain dict
     (``status``, ``reason``, ``differences``, the recommendation's ``version`` ...) for rendering and JSON."""
-    return verification.verify(live_group(snap, group), rec, pending_for_s, now_s, feed_rec).as_dict()
-
-
-def live_group(snap, group: str) -> LiveGroup:
-    """The group as verification takes it, from a :class:`streaming.collector.poll.ClusterSnapshot`."""
-    from assignors.model import Member
-
-    info = snap.groups[group]
-    members = [Member(m.member_id, m.topics, m.instance_id, m.rack, owned=tuple(m.assigned), client_id=m.client_id,
-                      host=m.host) for m in info.members]
-    topics = {t: len(snap.topics[t]) for m in members for t in m.topics if t in snap.topics}
-    return LiveGroup(group, info.state, members, topics, info.epoch)
-
-
-class SnapshotWaiting:
-    """How long each group's recommendation waited (:mod:`streaming.apply.waiting`), for the collector's
-    ``/metrics``: the groups of its snapshot as ``verify`` reads them, against the trigger feed it follows."""
-
-    def __init__(self, kafka: Any) -> None:
-        from streaming.apply.waiting import FeedWaiting
-
-        self.of = FeedWaiting(kafka)
-
-    def __call__(self, snap: Any, groups: list[str]) -> dict[str, tuple[float, float]]:
-        return self.of({g: live_group(snap, g) for g in groups}, time.time())
-
-    def close(self) -> None:
-        self.of.close()
+    return verification.verify(LiveGroup.of_snapshot(snap, group), rec, pending_for_s, now_s, feed_rec).as_dict()
 
 
 def render(r: dict[str, Any]) -> str:

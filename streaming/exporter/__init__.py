@@ -144,5 +144,5 @@ def observe(windows: Any, snap: ClusterSnapshot, group: str) -> Any:
 
 def for_collector(cfg: Config, waiting: Callable[[], Waiting] | None = None) -> CollectorExport | None:
     """The collector's export when ``metrics.enabled``; ``waiting`` makes what its recommendation gauges read
-    (``rebalancer collect`` passes :class:`streaming.commands.verify.SnapshotWaiting`)."""
+    (``rebalancer collect`` passes :class:`streaming.apply.waiting.SnapshotWaiting`)."""
     return CollectorExport(cfg, waiting) if cfg.metrics.enabled else None

@@ -16,6 +16,7 @@ from streaming.apply.assignor import RecommendationAssignor
 from streaming.apply.errors import InvalidRecommendation
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.rejoin import RejoinOnRecommendation
+from streaming.apply.verification import LiveGroup
 from streaming.commands import approve, verify
 from streaming.contracts.recommendation import Recommendation
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
@@ -204,16 +205,16 @@ def test_verify_says_expired_for_an_undecided_proposal_whose_group_changed_or_ag
     live, other = {"c0": [0, 1], "c1": [2, 3]}, {"c0": [0, 2], "c1": [1, 3]}
     snap = _snap(live)
     made_ms = int((NOW - 900) * 1000)
-    ms = [verify.live_group(snap, "g").members[0]]  # c1 has joined since
+    ms = [LiveGroup.of_snapshot(snap, "g").members[0]]  # c1 has joined since
     feed_rec = {"group": "g", "version": 2, "assignment": [], "status": "proposed", "event_ts": made_ms,
                 "proposal": expiry.basis(ms, {"t": 4}, made_ms, 3600)}
     row = _rec(other, 900) | {"mode": "approve"}
     r = verify.verify(snap, "g", row, 120, NOW, feed_rec)
     assert r["status"] == "expired" and verify.EXIT[r["status"]] == 10
     assert r["reason"] == "the proposal expired: member client:c1@10.0.0.1 joined since the proposal"
-    both = expiry.basis(verify.live_group(snap, "g").members, {"t": 4}, made_ms, 3600)
+    both = expiry.basis(LiveGroup.of_snapshot(snap, "g").members, {"t": 4}, made_ms, 3600)
     assert verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": both})["status"] == "awaiting approval"
-    aged = expiry.basis(verify.live_group(snap, "g").members, {"t": 4}, made_ms, 600)
+    aged = expiry.basis(LiveGroup.of_snapshot(snap, "g").members, {"t": 4}, made_ms, 600)
     r = verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": aged})
     assert r["status"] == "expired" and "made 900 s ago, past its expiry" in r["reason"]
     # decided on before it expired: no longer a proposal; an approved one that no longer fits is superseded

@@ -19,7 +19,8 @@ workers) and restarted until it drains:
 
 Each outcome is compared with the reference column by column: every row of ``recommendations`` and
 ``rejected_events`` (``batch_id`` included: with the same ``maxOffsetsPerTrigger`` a replayed batch covers
-the offsets of the first attempt) and the trigger feed deduplicated by ``recommendation_id`` (at-least-once).
+the offsets of the first attempt), and the trigger feed (at-least-once) by ``recommendation_id``: its distinct
+messages, its duplicates counted, and the latest record per group its reader keeps (:mod:`.compare`).
 Progress is read from the checkpoint's ``commits`` folder, the outcome from the tables (delta-rs: no Spark
 JVM beside the job's) and the topic, never from a child's output.
 
@@ -32,11 +33,12 @@ from __future__ import annotations
 
 from .bench import Bench, prepare, report, run_chaos
 from .cli import main
-from .compare import compare, read_feed, table_rows
+from .compare import compare, feed_words, read_feed, same, table_rows
 from .events import STEP, T0, seeded_events
 from .runs import RANDOM_POINTS, ChaosRun, committed, drain_with_faults, drain_with_kills, job_args, job_conf
 from .sweep import BATCH, SWEEP, outcome_line, sweep, sweep_one
 
 __all__ = ["BATCH", "RANDOM_POINTS", "STEP", "SWEEP", "T0", "Bench", "ChaosRun", "committed", "compare",
-           "drain_with_faults", "drain_with_kills", "job_args", "job_conf", "main", "outcome_line", "prepare",
-           "read_feed", "report", "run_chaos", "seeded_events", "sweep", "sweep_one", "table_rows"]
+           "drain_with_faults", "drain_with_kills", "feed_words", "job_args", "job_conf", "main", "outcome_line",
+           "prepare", "read_feed", "report", "run_chaos", "same", "seeded_events", "sweep", "sweep_one",
+           "table_rows"]

@@ -14,7 +14,7 @@ from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.produce import produce
 
-from .compare import compare
+from .compare import compare, feed_words
 from .events import seeded_events
 from .runs import ChaosRun, _env, _run_child, committed, drain_with_kills, job_args, job_conf
 
@@ -98,4 +98,5 @@ def report(bench: Bench, r: dict) -> str:
     for name, o in r["outputs"].items():
         lines.append(f"{name}: {o['reference']} rows (reference) vs {o['chaos']} (chaos), "
                      f"{o['differences']} differences")
+    lines.append(f"feed: {feed_words(r['outputs']['feed'])}")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from pathlib import Path
 import benchmarks.chaos as package
 
 from .bench import prepare, report, run_chaos
+from .compare import same
 from .sweep import sweep
 
 
@@ -42,7 +43,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             result = run_chaos(bench, a.kills, a.seed)
             print(report(bench, result), flush=True)
-            ok = (sum(o["differences"] for o in result["outputs"].values()) == 0
-                  and result["run"].total >= a.kills)
+            ok = same(result["outputs"]) and result["run"].total >= a.kills
     print(f"(work folder {work})", flush=True)
     return 0 if ok else 1

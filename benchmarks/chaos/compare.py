@@ -1,4 +1,7 @@
-"""Comparing outputs: both Delta tables row by row and the trigger feed deduplicated by recommendation_id."""
+"""Comparing outputs: both Delta tables row by row, and the trigger feed by ``recommendation_id`` with its
+duplicates counted (the feed is at-least-once: a batch replayed after its feed write publishes again) and
+what its consumers make of it compared (:class:`streaming.apply.feed.LatestRecommendations`, fed every
+message in order, duplicates included, must end with the same latest record per group as the reference)."""
 
 from __future__ import annotations
 
@@ -8,23 +11,39 @@ from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 
 
-def read_feed(cfg: Config, topic: str) -> dict[str, str]:
-    """The trigger feed, deduplicated by recommendation_id (id -> canonical JSON); raises on two different
-    messages under one id."""
+def read_feed(cfg: Config, topic: str) -> list[tuple[bytes | None, bytes]]:
+    """Every message of the trigger feed in partition and offset order: (key, value)."""
     from kafka import KafkaConsumer
 
     consumer = KafkaConsumer(topic, bootstrap_servers=cfg.kafka.bootstrap_servers, auto_offset_reset="earliest",
                              consumer_timeout_ms=5000, group_id=None)
-    out: dict[str, str] = {}
     try:
-        for m in consumer:
-            value = json.loads(m.value)
-            canonical = json.dumps(value, sort_keys=True)
-            if out.setdefault(value["recommendation_id"], canonical) != canonical:
-                raise AssertionError(f"two different feed messages for {value['recommendation_id']}")
+        read = [(m.partition, m.offset, m.key, m.value) for m in consumer]
     finally:
         consumer.close()
+    return [(key, value) for _, _, key, value in sorted(read, key=lambda r: (r[0], r[1]))]
+
+
+def distinct(messages: list[tuple[bytes | None, bytes]]) -> dict[str, str]:
+    """recommendation_id -> canonical JSON; raises on two different messages under one id (a duplicate
+    is a replay of the same publication, never another)."""
+    out: dict[str, str] = {}
+    for _, value in messages:
+        record = json.loads(value)
+        canonical = json.dumps(record, sort_keys=True)
+        if out.setdefault(record["recommendation_id"], canonical) != canonical:
+            raise AssertionError(f"two different feed messages for {record['recommendation_id']}")
     return out
+
+
+def as_consumed(messages: list[tuple[bytes | None, bytes]]) -> dict[str, str]:
+    """group -> the latest record a feed reader keeps after every message, duplicates included."""
+    from streaming.apply.feed import LatestRecommendations
+
+    latest = LatestRecommendations()
+    for key, value in messages:
+        latest.offer(value, key)
+    return {g: json.dumps(latest.latest(g), sort_keys=True) for g in latest.groups()}
 
 
 def table_rows(path: str) -> list[str]:
@@ -40,9 +59,14 @@ def compare(cfg: Config, ref_tables: str, ref_topic: str, chaos_tables: str, cha
     for name in (RECOMMENDATIONS, REJECTED):
         a, b = table_rows(f"{ref_tables}/{name}"), table_rows(f"{chaos_tables}/{name}")
         out[name] = {"reference": len(a), "chaos": len(b), "differences": _diff(a, b)}
-    fa, fb = read_feed(cfg, ref_topic), read_feed(cfg, chaos_topic)
+    ma, mb = read_feed(cfg, ref_topic), read_feed(cfg, chaos_topic)
+    fa, fb = distinct(ma), distinct(mb)
+    ca, cb = as_consumed(ma), as_consumed(mb)
     out["feed"] = {"reference": len(fa), "chaos": len(fb),
-                   "differences": _diff(sorted(fa.values()), sorted(fb.values()))}
+                   "differences": _diff(sorted(fa.values()), sorted(fb.values())),
+                   "duplicates": {"reference": len(ma) - len(fa), "chaos": len(mb) - len(fb)},
+                   "consumed_groups": {"reference": len(ca), "chaos": len(cb)},
+                   "consumed_differences": sum(ca.get(g) != cb.get(g) for g in ca.keys() | cb.keys())}
     return out
 
 
@@ -51,3 +75,15 @@ def _diff(a: list[str], b: list[str]) -> int:
 
     ca, cb = Counter(a), Counter(b)
     return sum(((ca - cb) + (cb - ca)).values())
+
+
+def same(outputs: dict) -> bool:
+    """Both tables and the feed's distinct messages equal to the reference's, and the feed read the same."""
+    return all(o["differences"] == 0 and o["chaos"] == o["reference"] for o in outputs.values()) and \
+        outputs["feed"]["consumed_differences"] == 0
+
+
+def feed_words(feed: dict) -> str:
+    """The feed's duplicates and what its reader made of it, for a report line."""
+    return (f"{feed['duplicates']['chaos']} duplicate(s) in the feed (reference {feed['duplicates']['reference']}), "
+            f"{feed['consumed_differences']} group(s) read differently")

@@ -6,6 +6,7 @@ import re
 
 from streaming.job import faults
 
+from . import compare
 from .bench import Bench
 from .runs import ChaosRun, drain_with_faults
 
@@ -40,8 +41,9 @@ def sweep_one(bench: Bench, point: str, n: int | None, extra: dict[str, str]) ->
 
 
 def outcome_line(label: str, run: ChaosRun, outputs: dict) -> str:
-    same = all(o["differences"] == 0 and o["chaos"] == o["reference"] for o in outputs.values())
+    same = compare.same(outputs)
     parts = ", ".join(f"{k} {o['chaos']}/{o['reference']} ({o['differences']} diff)" for k, o in outputs.items())
+    parts += f"; {compare.feed_words(outputs['feed'])}"
     killed = "killed" if run.total else "NOT REACHED"
     return (f"{label:<36} {killed}, {run.runs} runs, {run.seconds:4.0f}s: {parts}: "
             f"{'same' if same and run.total else 'DIFFERENT' if not same else 'point not reached'}")

@@ -10,7 +10,8 @@ each; ``--groups`` groups, group ``g`` reading topic ``g % topics``, created by 
 every partition with the admin API (no live members: a poll reads them exactly as a live group, minus
 the member decoding). Then ``--polls`` timed polls after one warm-up:
 
-- ``poll``: :meth:`Collector.poll_once` (ListGroups, DescribeGroups, OffsetFetch, Metadata, ListOffsets,
+- ``poll``: :meth:`~streaming.collector.collector.Collector.poll_once` (ListGroups, DescribeGroups,
+OffsetFetch, Metadata, ListOffsets,
   and building the events);
 - ``poll+publish``: the same plus publishing the events with kafka-python and waiting for the acks.
 

@@ -26,7 +26,8 @@ POLISH_FEW = 64
 
 @dataclass(frozen=True, slots=True)
 class BalancedOptions:
-    """Settings of the balanced assignor. Every field can also be passed to :func:`assign` as a keyword.
+    """Settings of the balanced assignor. Every field can also be passed to
+    :func:`~assignors.balanced.assign` as a keyword.
 
     ``max_count_skew``: bound on the partition-count skew between members with identical
     subscriptions. ``0`` = counts differ by at most one, as balanced as Kafka's assignors; ``k`` =

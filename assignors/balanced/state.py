@@ -9,7 +9,8 @@ from .problem import Problem
 
 class State:
     """Which member holds each partition (``member_of``, -1 = nobody yet), and per member its load (scaled:
-    :attr:`Problem.scale`; callers pass a partition's own load), partition count and the set of partitions
+    :attr:`~assignors.balanced.problem.Problem.scale`; callers pass a partition's own load), partition count
+    and the set of partitions
     it holds (``held``).
 
     :meth:`movable` is asked for the same few members again and again by the search and the polish while

@@ -37,7 +37,8 @@ the Kafka read, the parse, the shuffle into the stateful step with the text or t
 ``--per-trigger``: what any job of this shape pays per record, beside what the job pays.
 
 ``--python-only`` measures the Python worker's share alone, without a JVM: pyspark's own
-applyInPandasWithState serializer and wrapper (:class:`WorkerPath`) around each keying's update function, fed
+applyInPandasWithState serializer and wrapper (:class:`~benchmarks.job.python_share.WorkerPath`) around each
+keying's update function, fed
 an Arrow stream shaped as the JVM sends it (one poll of every group per batch), and again around a function
 that only keeps the state (pyspark's own per-key share). The difference to the full run's per-group cost is
 the JVM's share (its Arrow writer and reader, the state store, RocksDB, the sinks).

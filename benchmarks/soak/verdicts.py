@@ -91,7 +91,7 @@ FIGURE_LINE = re.compile(
 
 
 def parse(text: str) -> list[tuple[int, dict[str, float]]]:
-    """The figure lines of a saved run (as :func:`fmt` writes them)."""
+    """The figure lines of a saved run (as :func:`~benchmarks.soak.command.fmt` writes them)."""
     rows = []
     for line in text.splitlines():
         m = FIGURE_LINE.match(line)

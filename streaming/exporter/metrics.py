@@ -11,7 +11,8 @@ series are capped per group likewise. Rejection reasons are cut to their kind (t
 an internal error's reason carries its message.
 
 Lag in seconds (:mod:`streaming.lag.rules`): live from the collector, which keeps a window of its polls
-(:mod:`.window`): ``kafka_rebalancer_group_max_member_lag_seconds`` (the age of the oldest unconsumed record,
+(:mod:`streaming.lag.window`): ``kafka_rebalancer_group_max_member_lag_seconds`` (the age of the oldest
+unconsumed record,
 as kafka-lag-exporter's time lag), ``_group_max_member_catch_up_seconds`` (lag / recent consume rate; +Inf
 when a member with lag consumed nothing) and ``_group_stuck_partitions``, by the job's rules; NaN while
 not known (the first poll). From the job, the latest recommendation's ``_recommendation_catch_up_seconds``

@@ -13,7 +13,8 @@ whichever member fetches), so its lag counts per topic and none per member. Cros
 it, while some replica's rack is known.
 
 Lag in seconds comes from the caller (a snapshot has no history): ``describe`` passes the age of the record
-at each committed offset, the collector's ``/metrics`` its window of polls (:mod:`.window`). A member's is the
+at each committed offset, the collector's ``/metrics`` its window of polls (:mod:`streaming.lag.window`). A
+member's is the
 max over its partitions whose figure is known; None when it has lag and none is known.
 
 Data-loss risk (:mod:`streaming.lag.retention`): the log start offset and, from it and the committed offset,

@@ -1,5 +1,6 @@
 """Each member's capacity kept in the group's state across batches: :mod:`streaming.lag.capacity`'s rule (what a
-member consumes while it has backlog), its memory in :attr:`GroupState.capacity`, members by identity
+member consumes while it has backlog), its memory in
+:attr:`~streaming.state.group_state.GroupState.capacity`, members by identity
 (:attr:`assignors.model.Member.identity`: a rejoin keeps its estimate), the assignment the state's current one
 (:class:`streaming.state.ingest.Owners`)."""
 

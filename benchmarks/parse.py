@@ -32,6 +32,7 @@ from typing import Any
 from streaming import jvm
 from streaming.embedded.cluster import KafkaCluster
 from streaming.job import query, validate
+from streaming.kafka_clients.properties import spark_options
 
 RESULTS = Path(__file__).parent / "results" / "parse.txt"
 
@@ -53,7 +54,7 @@ def _variants(spark, cfg) -> tuple[dict[str, Any], int]:
     """The dataframes to time, by name, over every record of the run's topics; and how many records."""
     from pyspark.sql import functions as F
 
-    raw = (spark.read.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
+    raw = (spark.read.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | spark_options(cfg.kafka)))
            .option("subscribe", f"{cfg.kafka.lag_topic},{cfg.kafka.metadata_topic}")
            .option("startingOffsets", "earliest").load())
     events = raw.count()

@@ -19,6 +19,7 @@ from typing import Any
 
 from streaming import config_values as values
 from streaming.errors import ConfigError
+from streaming.java_properties import expand_env, read_properties_file
 from streaming.paths import CHECKPOINTS_DIR, CONF_DIR, DATA_DIR, join_location
 
 DEFAULT_FILE = CONF_DIR / "rebalancer.toml"
@@ -43,13 +44,6 @@ class KafkaSettings:
     trigger_topic: str = "rebalancer.triggers"
     options: dict[str, str] = field(default_factory=dict, repr=False)
     """Client settings without the ``kafka.`` prefix (security.protocol, sasl.mechanism, ...)."""
-
-    def client_options(self) -> dict[str, str]:
-        """The settings as Spark's Kafka source and sink take them (``kafka.`` prefixed)."""
-        from streaming.kafka_clients.properties import for_spark
-
-        return {"kafka.bootstrap.servers": self.bootstrap_servers} | {
-            f"kafka.{k}": v for k, v in for_spark(self.options).items()}
 
     def redacted(self) -> dict[str, str]:
         return {k: ("***" if any(h in k.lower() for h in SECRET_HINTS) else v) for k, v in self.options.items()}
@@ -315,8 +309,6 @@ def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] |
 def with_client_properties(cfg: Config, file: str | Path) -> Config:
     """``cfg`` with the Kafka client settings of a Java ``.properties`` file (as ``--command-config`` of
     Kafka's tools): ``bootstrap.servers`` sets ``kafka.bootstrap_servers``, the rest joins ``kafka.options``."""
-    from streaming.kafka_clients.properties import read_properties_file
-
     props = read_properties_file(file)
     bootstrap = props.pop("bootstrap.servers", cfg.kafka.bootstrap_servers)
     return dataclasses.replace(cfg, kafka=dataclasses.replace(
@@ -325,8 +317,6 @@ def with_client_properties(cfg: Config, file: str | Path) -> Config:
 
 def expand_kafka_env(cfg: Config) -> Config:
     """``${NAME}`` in Kafka client settings replaced by the environment variable (for secrets)."""
-    from streaming.kafka_clients.properties import expand_env
-
     options = expand_env(cfg.kafka.options)
     bootstrap = expand_env({"bootstrap_servers": cfg.kafka.bootstrap_servers})["bootstrap_servers"]
     return dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, bootstrap_servers=bootstrap, options=options))

@@ -31,6 +31,7 @@ from typing import Any
 from streaming import config
 from streaming.job import query
 from streaming.job.canonical import DENSE_SCHEMA
+from streaming.kafka_clients.properties import spark_options
 from streaming.state.readings import READINGS
 
 from .configuration import Scale
@@ -143,7 +144,7 @@ def floor_runs(spark: Any, cfg: config.Config, scale: Scale, per_trigger: int, c
 def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: CpuSampler,
            checkpoint: Path) -> dict[str, float]:
     """Drain the lag topic through ``build``'s pipeline once (``availableNow``); its steady figures."""
-    src = (spark.readStream.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
+    src = (spark.readStream.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | spark_options(cfg.kafka)))
            .option("subscribe", cfg.kafka.lag_topic).option("startingOffsets", "earliest")
            .option("maxOffsetsPerTrigger", per_trigger).load())
     df = build(src, cfg.job.state_buckets)

@@ -9,6 +9,7 @@ from streaming import config
 from streaming.contracts import events as ev
 from streaming.job import query
 from streaming.kafka_clients import factories as kafka_clients
+from streaming.kafka_clients.properties import spark_options
 
 from .configuration import Scale
 
@@ -42,7 +43,7 @@ def write_polls(spark, cfg: config.Config, polls: list[tuple[int, Column]], grou
             F.format_string("topic-%02d", F.col("g") % 50).alias("topic"), F.col("p").alias("partition"),
             committed.cast("long").alias("committed_offset"), (committed + lag).cast("long").alias("end_offset"))
         (base.select(group.alias("key"), F.to_json(event).alias("value"))
-         .write.format("kafka").options(**cfg.kafka.client_options())
+         .write.format("kafka").options(**spark_options(cfg.kafka))
          .option("topic", cfg.kafka.lag_topic).save())
     return len(polls) * groups * partitions
 
@@ -56,7 +57,7 @@ def write_dense_polls(spark, cfg: config.Config, polls: list[tuple[int, Column]]
     group = F.format_string("group-%04d", "g")
     for ts, skewed in polls:
         (base.select(group.alias("key"), F.to_json(_dense_event(ts, skewed, partitions)).alias("value"))
-         .write.format("kafka").options(**cfg.kafka.client_options())
+         .write.format("kafka").options(**spark_options(cfg.kafka))
          .option("topic", cfg.kafka.lag_topic).save())
     return len(polls) * groups
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from streaming.config import Config
 from streaming.kafka_clients import factories as kafka_clients
+from streaming.kafka_clients.properties import spark_options
 
 SCHEMA = "id BIGINT, name STRING, value DOUBLE, tags ARRAY<STRING>"
 
@@ -50,7 +51,7 @@ def kafka_to_delta(spark, cfg: Config, topic: str, table: str, checkpoint: str) 
 
     source = (
         spark.readStream.format("kafka")
-        .options(**cfg.kafka.client_options())
+        .options(**spark_options(cfg.kafka))
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .load()

@@ -181,7 +181,7 @@ class EmbeddedSecurity:
 
     def write_client_properties(self, bootstrap_servers: str) -> dict[str, Path]:
         """One Kafka-style .properties file per principal (0600); returns principal -> file."""
-        from streaming.kafka_clients.properties import format_properties
+        from streaming.java_properties import format_properties
 
         files = {}
         for principal in PRINCIPALS:

@@ -29,6 +29,7 @@ from streaming.job.lease import Lease
 from streaming.job.stopping import Totals, stop_at_boundary
 from streaming.job.supervisor import Attempt, supervise
 from streaming.kafka_clients import factories as kafka_clients
+from streaming.kafka_clients.properties import spark_options
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ SOURCE_CONSUMER_DEFAULTS = {"kafka.fetch.max.wait.ms": "10", "kafka.max.poll.rec
 def source(spark: SparkSession, cfg: Config) -> DataFrame:
     reader = (
         spark.readStream.format("kafka")
-        .options(**(SOURCE_CONSUMER_DEFAULTS | cfg.kafka.client_options()))
+        .options(**(SOURCE_CONSUMER_DEFAULTS | spark_options(cfg.kafka)))
         .option("subscribe", f"{cfg.kafka.lag_topic},{cfg.kafka.metadata_topic}")
         .option("startingOffsets", cfg.job.starting_offsets)
         .option("failOnDataLoss", str(cfg.job.fail_on_data_loss).lower())

@@ -38,6 +38,7 @@ from streaming.errors import JobError
 from streaming.job import faults, tables, validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
 from streaming.job.retention import Retention
+from streaming.kafka_clients.properties import spark_options
 from streaming.paths import local_path
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,7 @@ class BatchWriter:
 
     def _send_feed(self, recs: DataFrame) -> None:
         (feed_rows(recs).select(F.col("group").alias("key"), F.col("feed_value").alias("value"))
-         .write.format("kafka").options(**(FEED_PRODUCER_DEFAULTS | self.cfg.kafka.client_options()))
+         .write.format("kafka").options(**(FEED_PRODUCER_DEFAULTS | spark_options(self.cfg.kafka)))
          .option("topic", self.cfg.kafka.trigger_topic).save())
 
 

@@ -21,7 +21,8 @@ from streaming.dev.demo.loop import GroupOptions
 from streaming.dev.java_process import TP, JavaProcess
 from streaming.dev.workload.consumers import client_id_for
 from streaming.errors import SetupError
-from streaming.kafka_clients.properties import for_spark, format_properties
+from streaming.java_properties import format_properties
+from streaming.kafka_clients.properties import for_spark
 from streaming.paths import CACHE_DIR, SOURCE_ROOT
 
 ASSIGNOR_BUILD = CACHE_DIR / "java" / "assignor"

@@ -4,6 +4,7 @@ import pytest
 
 from streaming import config
 from streaming.errors import ConfigError
+from streaming.kafka_clients.properties import spark_options
 
 
 def test_defaults_load_from_the_conf_file():
@@ -30,7 +31,7 @@ def test_overrides_route_spark_kafka_and_sections():
     assert cfg.kafka.lag_topic == "lags"
     assert cfg.spark.use_cached_jars is False
     assert cfg.table_path("x") == "/tmp/t/x"
-    assert cfg.kafka.client_options()["kafka.security.protocol"] == "SASL_SSL"
+    assert spark_options(cfg.kafka)["kafka.security.protocol"] == "SASL_SSL"
 
 
 def test_secrets_stay_out_of_reprs_and_redacted_views():

@@ -14,14 +14,8 @@ import pytest
 from streaming import config
 from streaming.commands._common import add_config_args, load_config
 from streaming.errors import ConfigError
-from streaming.kafka_clients.properties import (
-    Secret,
-    expand_env,
-    for_spark,
-    format_properties,
-    parse_properties,
-    to_kafka_python,
-)
+from streaming.java_properties import expand_env, format_properties, parse_properties
+from streaming.kafka_clients.properties import Secret, for_spark, spark_options, to_kafka_python
 
 PASSWORD = "s3cr3t-Pa55=w;rd"
 JAAS = f'org.apache.kafka.common.security.scram.ScramLoginModule required username="job" password="{PASSWORD}";'
@@ -116,7 +110,7 @@ def test_settings_are_typed_per_client_and_java_only_ones_go_to_spark_alone() ->
     producer = to_kafka_python(opts, "producer")
     assert producer["enable_idempotence"] is False and producer["compression_type"] is None
     assert "max_poll_records" not in producer
-    assert config.KafkaSettings(options=opts).client_options()["kafka.socket.connection.setup.timeout.ms"] == "3000"
+    assert spark_options(config.KafkaSettings(options=opts))["kafka.socket.connection.setup.timeout.ms"] == "3000"
 
 
 @pytest.mark.parametrize(("extra", "key"), [
@@ -173,7 +167,7 @@ def test_command_config_with_env_secret_reaches_spark_and_kafka_python_but_no_re
     cfg = load_config(parser.parse_args(["--command-config", _client_properties(tmp_path),
                                          "--conf", "kafka.client.id=rebalancer-job"]))
     assert cfg.kafka.bootstrap_servers == "127.0.0.1:9093"
-    spark = cfg.kafka.client_options()
+    spark = spark_options(cfg.kafka)
     assert spark["kafka.bootstrap.servers"] == "127.0.0.1:9093" and spark["kafka.client.id"] == "rebalancer-job"
     assert f'password="{PASSWORD}"' in spark["kafka.sasl.jaas.config"]
     assert to_kafka_python(cfg.kafka.options, "admin")["sasl_plain_password"] == PASSWORD
@@ -207,7 +201,7 @@ def test_toml_kafka_options_take_env_references(tmp_path, monkeypatch) -> None:
                     '"security.protocol" = "SASL_PLAINTEXT"\n')
     cfg = config.load(toml)
     assert to_kafka_python(cfg.kafka.options, "consumer")["sasl_plain_password"] == PASSWORD
-    assert f'password="{PASSWORD}"' in cfg.kafka.client_options()["kafka.sasl.jaas.config"]
+    assert f'password="{PASSWORD}"' in spark_options(cfg.kafka)["kafka.sasl.jaas.config"]
 
 
 # -- secrets never printed -----------------------------------------------------------------------------

@@ -142,7 +142,7 @@ def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state
                 held = updated
             except UnreadableState:
                 raise
-            except Exception as exc:  # outside any one group (apply_group never raises): none changes
+            except Exception as exc:  # outside any group (apply_group raises only UnreadableState)
                 try:
                     rows = _rejected_all(cols, watermark, ctx, internal_error(exc))
                 except Exception:

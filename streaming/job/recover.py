@@ -150,7 +150,8 @@ def app_id(checkpoint: str, spark: SparkSession | None = None, cfg: Config | Non
     Read and written with Hadoop's FileSystem, like the checkpoint itself (a local path, file:, s3a:, hdfs: ...);
     of two racing starts the second one's exclusive create fails and both read back the same id. A file
     left empty, damaged or lost (once a query ran) is rebuilt from the tables' logs (with ``cfg``; see
-    :mod:`streaming.job.recover`), never read as "" (that would change the meaning of every later idempotency tag)."""
+    :mod:`streaming.job.recover`), never read as "" (that would change the meaning of every later
+    idempotency tag)."""
     spark = spark or SparkSession.active()
     text = hfs.read_text(spark, checkpoint, APP_ID_FILE)
     if text is None and not hfs.exists(spark, checkpoint, "metadata"):  # no query ran here yet: a new id

@@ -40,10 +40,19 @@ def parsed_row(record, offset: int) -> dict:
     return row
 
 
-def oracle_max_lag(events: list[dict]) -> int:
-    """The max member lag before: m0 owns the first half of the partitions, m1 the rest."""
-    lags = {r["partition"]: r["end_offset"] - r["committed_offset"]
-            for e in events if e["type"] in ev.LAG_TYPES for r in ev.readings(e)}
+def oracle_max_lag(events: list[dict], until: int) -> int:
+    """The max member lag before, at event time ``until``: m0 owns the first half of the partitions, m1 the
+    rest; a stuck partition (its last ``policy.stuck_observations`` readings all lagging at one committed
+    offset, docs/deciding.md#stuck) weighs nothing (a lag that leaves no room to move is drawn stuck)."""
+    seen: dict[int, list[tuple[int, int]]] = {}
+    for e in events:
+        if e["type"] in ev.LAG_TYPES and e["ts"] <= until:
+            for r in ev.readings(e):
+                seen.setdefault(r["partition"], []).append((r["committed_offset"], r["end_offset"]))
+    k = POLICY.stuck_observations
+    stuck = {p for p, rs in seen.items()
+             if len(rs) >= k and len({c for c, _ in rs[-k:]}) == 1 and all(e > c for c, e in rs[-k:])}
+    lags = {p: 0 if p in stuck else rs[-1][1] - rs[-1][0] for p, rs in seen.items()}
     n = len(lags)
     m0 = sum(v for p, v in lags.items() if p < (n + 1) // 2)
     return min(max(m0, sum(lags.values()) - m0), RECORDS_CAP)
@@ -81,7 +90,7 @@ def test_drawn_groups_convert_and_their_figures_are_exact(named, bucketed):
     assert not [r for r in out.rows if r["kind"] == "rejected"]  # every drawn event of a scenario is valid
     events = [json.loads(r.value) for r in records]
     for rec in (r for r in out.rows if r["kind"] == "recommendation"):
-        assert rec["before_max_lag"] == oracle_max_lag(events)
+        assert rec["before_max_lag"] == oracle_max_lag(events, rec["event_ts"])
 
 
 def test_the_drawn_groups_reach_the_figures():

@@ -20,7 +20,10 @@ every process it started. The groups (ids in :data:`GROUPS`):
   matches: its members' descriptions carry the regex, not the topics;
 - ``doomed``: two Java consumers (classic) of ``zoo-doomed-in``, which :meth:`Zoo.delete_doomed_topic` deletes
   under them;
-- ``crowd``: :data:`CROWD` Java consumers of one group (KIP-848) in one JVM, on ``zoo-crowd-in``;
+- ``crowd``: :data:`CROWD` Java consumers of one group (KIP-848) in a JVM of their own, on ``zoo-crowd-in``;
+  :meth:`Zoo.stop_crowd` stops them once the collector has read the zoo, so that the job's run afterwards does
+  not compete for the machine's two cores with several hundred members' heartbeats (about 0.8 of a core
+  with the brokers' share on top: the job's step took 141 s beside them);
 - ``share``: a KIP-932 share group with one share consumer (``share.version`` is 1 at Kafka 4.3);
 - ``offsets``: a group that only commits offsets (as Flink and Spark jobs do): no member ever joins it.
 """
@@ -82,6 +85,7 @@ class Zoo:
     streams: JavaProcess | None = None
     share: JavaProcess | None = None
     java: JavaConsumers | None = None
+    crowd: JavaConsumers | None = None
     connect: ConnectWorker | None = None
     rdk: dict[str, list[RdkConsumer]] = field(default_factory=dict)
 
@@ -98,8 +102,10 @@ class Zoo:
                                 "zoo-streams-out", "zoo-streams", GROUPS["kip1071"], log=self.work / "streams.log")
         self.share = zoo_java(self.classes, 128, "share", self.bootstrap, GROUPS["share"], "zoo-share-in",
                               "zoo-share-0", log=self.work / "share.log")
-        self.java = JavaConsumers(self.classes, self.bootstrap, {GROUPS[k]: v for k, v in JAVA_GROUPS.items()},
-                                  self.work / "consumers.log")
+        self.java = JavaConsumers(self.classes, self.bootstrap, {GROUPS[k]: v for k, v in JAVA_GROUPS.items()
+                                                                 if k != "crowd"}, self.work / "consumers.log")
+        self.crowd = JavaConsumers(self.classes, self.bootstrap, {GROUPS["crowd"]: JAVA_GROUPS["crowd"]},
+                                   self.work / "crowd.log")
         self._start_rdk()
         self.connect.run_connector("zoo-sink", {
             "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
@@ -167,12 +173,12 @@ class Zoo:
     def _wait_formed(self) -> None:
         """Every group formed and every consuming group caught up (committed = end), so what the project reads
         and what Kafka's tool reports afterwards is the same still picture."""
-        assert self.streams is not None and self.java is not None and self.connect is not None
+        assert self.streams is not None and self.connect is not None
         for kind, members in self.rdk.items():
             self._wait(lambda ms=members, k=kind: rdk_formed(ms, partitions(k)),
                        f"the {kind} librdkafka members sharing {INPUT[kind]}")
         for kind in JAVA_GROUPS:
-            self._wait(lambda k=kind: self.java.formed(GROUPS[k], partitions(k)),
+            self._wait(lambda k=kind: self.java_of(k).formed(GROUPS[k], partitions(k)),
                        f"the {kind} Java members holding {INPUT[kind]}")
         # a share group starts at the log end (share.auto.offset.reset=latest): it exists once listed
         for kind, group_type in (("share", "share"), ("kip1071", "streams")):
@@ -188,7 +194,8 @@ class Zoo:
         """``wait_for(check)``, failing at once when a member process ended or a Streams app failed (its log's
         tail in the message) rather than at the timeout."""
         def alive_and(check=check):
-            for name, proc in (("streams", self.streams), ("share", self.share), ("consumers", self.java)):
+            for name, proc in (("streams", self.streams), ("share", self.share), ("consumers", self.java),
+                               ("crowd", self.crowd)):
                 failed = proc is not None and (not proc.alive or any(
                     ln.endswith("state ERROR") or ln.endswith("state PENDING_ERROR") for ln in proc.output()))
                 if failed:
@@ -198,6 +205,12 @@ class Zoo:
                 raise AssertionError(f"the Connect worker ended: {(self.work / 'connect.log').read_text()[-3000:]}")
             return check()
         wait_for(alive_and, timeout_s, 0.5, what)
+
+    def java_of(self, kind: str) -> JavaConsumers:
+        """The JVM of the Java group ``kind`` (:data:`JAVA_GROUPS`)."""
+        proc = self.crowd if kind == "crowd" else self.java
+        assert proc is not None, f"the zoo's {kind} JVM is not running"
+        return proc
 
     def listed(self) -> dict[str, dict[str, Any]]:
         """ListGroups over every broker: group id -> what it says (type, protocol type, state)."""
@@ -238,19 +251,24 @@ class Zoo:
 
     # -- stop -----------------------------------------------------------------------------------------
 
+    def stop_crowd(self) -> None:
+        """Stop the crowd's JVM (the other groups go on)."""
+        if self.crowd is not None:
+            self.crowd.stop()
+
     def stop(self) -> None:
         """Stop every member this zoo started (JVMs included: none is left behind)."""
         for members in self.rdk.values():
             for m in members:
                 m.stop()
-        for proc in (self.streams, self.share, self.java):
+        for proc in (self.streams, self.share, self.java, self.crowd):
             if proc is not None:
                 proc.stop()
         if self.connect is not None:
             self.connect.stop()
 
     def pids(self) -> list[int]:
-        procs = [p.proc for p in (self.streams, self.share, self.java) if p is not None]
+        procs = [p.proc for p in (self.streams, self.share, self.java, self.crowd) if p is not None]
         return [p.pid for p in [*procs, *([self.connect.proc] if self.connect else [])]]
 
     def __enter__(self) -> Zoo:

@@ -195,6 +195,8 @@ def run(cfg, spark, zoo: Zoo) -> ZooRun:
     finally:
         collector.close()
         publisher.close()
+    # read: the crowd's part is done (no later poll can see it leave), and its heartbeats would slow the job
+    zr.attempt("crowd stopped", zr.zoo.stop_crowd)
     zr.attempt("job", lambda: _run_job(zr, jc, spark))
     zr.attempt("verify", lambda: _verify(zr, jc))
     return zr
@@ -205,7 +207,7 @@ def _read_phase1(zr: ZooRun, jc, collector: Collector) -> None:
 
     bootstrap = zr.zoo.bootstrap
     zr.clients = {kind: {c.client_id: c.assignment() for c in members} for kind, members in zr.zoo.rdk.items()}
-    zr.clients |= {kind: zr.zoo.java.holding(GROUPS[kind]) for kind in JAVA_GROUPS}
+    zr.clients |= {kind: zr.zoo.java_of(kind).holding(GROUPS[kind]) for kind in JAVA_GROUPS}
 
     def tool() -> None:
         zr.tool_members = tool_rows(bootstrap, list(MEMBERS), "--members", "--verbose")

@@ -33,7 +33,7 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaClu
 def cfg(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> config.Config:
     base = config.load()
     work = tmp_path_factory.mktemp("work")
-    return dataclasses.replace(
+    session = dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=kafka_cluster.bootstrap_servers),
         paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
@@ -45,6 +45,19 @@ def cfg(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -
         # nothing); tests of the other modes set theirs
         policy=dataclasses.replace(base.policy, mode=config.AUTO),
     )
+    _map_class_archive(session, tmp_path_factory.mktemp("cds"))
+    return session
+
+
+def _map_class_archive(cfg: config.Config, work) -> None:
+    """Every Spark driver started from here on (the session's, each job's child process) maps the class archive
+    (:mod:`.class_archive`), made on the first run on a machine."""
+    from . import class_archive
+
+    archive = class_archive.ensure(cfg, work)
+    if archive is not None:
+        os.environ["SPARK_SUBMIT_OPTS"] = " ".join(
+            o for o in (os.environ.get("SPARK_SUBMIT_OPTS"), class_archive.options(archive)) if o)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ from streaming.contracts.recommendation import (
     RECORDS_COLUMNS,
     STUCK_TYPE,
 )
+from streaming.contracts.validated import MAX_TS_MS
 
 RECOMMENDATIONS = "recommendations"
 REJECTED = "rejected_events"
@@ -47,6 +48,8 @@ REJECTED_DDL = """
     source_offset LONG, kafka_timestamp TIMESTAMP
 """
 
-REJECTED_TIME = ("coalesce(kafka_timestamp, timestamp_millis(try_cast(get_json_object(raw_value, '$.ts') "
-                 "AS BIGINT)))")
-"""When a rejected row's record was made (SQL): its Kafka timestamp, else the event's own ``ts``."""
+_RECORD_TS = "try_cast(get_json_object(raw_value, '$.ts') AS BIGINT)"
+REJECTED_TIME = (f"coalesce(kafka_timestamp, timestamp_millis(CASE WHEN {_RECORD_TS} BETWEEN 1 AND {MAX_TS_MS} "
+                 f"THEN {_RECORD_TS} END))")
+"""When a rejected row's record was made (SQL): its Kafka timestamp, else (a record without one, or a row
+rejected after validation) the event's own ``ts`` where it is a Spark timestamp, else null."""

@@ -42,6 +42,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LOG_START, LOG_STARTS, OPTIONAL_ARRAYS
+from streaming.job import event_time
 from streaming.job.canonical import at_or_above, dense_kind
 
 INT_MAX = 2**31 - 1
@@ -292,7 +293,8 @@ def _rejected(walk: Column, arrays: Arrays, raw_chars: int) -> Column:
             F.when(arrays(LOG_STARTS).isNotNull(), at(LOG_STARTS)).alias(LOG_START)))
         return F.struct(s["r"].alias("reason"), F.substring(entry, 1, raw_chars).alias("raw_value"),
                         F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
-                        F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))
+                        F.col("offset").alias("source_offset"),
+                        event_time.known_kafka_millis(F.col("timestamp")).alias("kafka_ts"))
 
     bad = F.filter(walk, lambda s: s["r"].isNotNull())
     return F.when(F.size(bad) > 0, F.to_json(F.transform(bad, detail)))

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from streaming.contracts.validated import MAX_TS_MS
 
-__all__ = ["MAX_TS_MS", "NO_KAFKA_TIMESTAMP", "column", "kafka_millis", "reason"]
+__all__ = ["MAX_TS_MS", "NO_KAFKA_TIMESTAMP", "column", "kafka_millis", "known_kafka_millis", "reason"]
 NO_KAFKA_TIMESTAMP = "no Kafka timestamp"
 """The start of the reason of a record without one (its ``ts`` cannot be bounded)."""
 
@@ -46,6 +46,13 @@ NO_KAFKA_TIMESTAMP = "no Kafka timestamp"
 def kafka_millis(timestamp: Column) -> Column:
     """The Kafka source's ``timestamp`` as epoch milliseconds (-1: the record has none)."""
     return F.unix_millis(timestamp)
+
+
+def known_kafka_millis(timestamp: Column) -> Column:
+    """:func:`kafka_millis`, null for a record without a timestamp: a rejected row's ``kafka_ts`` (Spark reads
+    Kafka's -1 as 1969-12-31 23:59:59.999, a time the record was not made)."""
+    ms = kafka_millis(timestamp)
+    return F.when(ms >= 0, ms)
 
 
 def reason(ts: Column, kafka_ms: Column, max_clock_skew_ms: int) -> Column:

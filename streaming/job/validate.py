@@ -68,7 +68,8 @@ REJECTED_SCHEMA = (
 )
 """The ``detail`` of a rejected row: why, the raw value (its first 1,000 characters; for a row rejected
 after validation, as ``late`` or for an internal error, the event re-encoded from its parsed fields) and
-where it came from (``kafka_ts``: epoch ms, null for rows rejected after validation)."""
+where it came from (``kafka_ts``: epoch ms, null for rows rejected after validation and for a record without a
+Kafka timestamp)."""
 
 
 # Top-level fields are read once per record into columns (k_<name>: the field's JSON type, x_<name>: its
@@ -390,7 +391,8 @@ def _narrow(checked: DataFrame) -> DataFrame:
         .otherwise(F.to_json(F.struct(
             F.col("reject_reason").alias("reason"), F.substring(raw_text, 1, RAW_VALUE_CHARS).alias("raw_value"),
             F.col("topic").alias("source_topic"), F.col("partition").alias("source_partition"),
-            F.col("offset").alias("source_offset"), F.unix_millis("timestamp").alias("kafka_ts"))))
+            F.col("offset").alias("source_offset"),
+            event_time.known_kafka_millis(F.col("timestamp")).alias("kafka_ts"))))
         .alias("detail"),
         F.when(many, dense.readings()).alias(READINGS),
         F.when(lag & _x(LOG_START).isNotNull(), F.array(_x(LOG_START))).when(many, dense.log_starts())

@@ -174,3 +174,25 @@ def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_pat
     # a's 1 and 2 and b's 1 are older than 30 days and not their group's latest; c's only row stays however old
     assert left == [("a", 3), ("b", 2), ("c", 7)]
     assert "recommendations: 3 row(s) older than 30 days deleted, each group's latest kept" in lines
+
+
+def test_a_rejected_rows_time_is_its_kafka_timestamp_else_its_events_ts_where_spark_holds_it(spark):
+    """``REJECTED_TIME`` (what retention deletes by and ``rejected_last_day`` counts): the Kafka timestamp;
+    without one (null since #47, not 1969), the event's ``ts`` where it is a Spark timestamp; else null,
+    never an overflow that would fail the retention's DELETE, at and beyond every bound of ``ts``."""
+    from streaming.contracts.tables import REJECTED_TIME
+    from streaming.contracts.validated import LONG_MAX, MAX_TS_MS
+
+    good = 1_767_000_000_000
+    expected = {0: None, -1: None, 1: 1, good: good, MAX_TS_MS: MAX_TS_MS, MAX_TS_MS + 1: None, LONG_MAX: None}
+    rows = [(0, "g", "r", json.dumps({"ts": ts}), "t", 0, i, None) for i, ts in enumerate(expected)]
+    odd = ['{"ts": 1e30}', '{"ts": "soon"}', "not json", None]
+    rows += [(0, "g", "r", raw, "t", 0, len(rows) + i, None) for i, raw in enumerate(odd)]
+    stamped = dt.datetime(2026, 1, 2, 3, 4, 5)
+    rows.append((0, "g", "r", json.dumps({"ts": LONG_MAX}), "t", 0, len(rows), stamped))
+    got = {r["source_offset"]: (r["at"], r["kafka"]) for r in spark.createDataFrame(rows, REJECTED_DDL).selectExpr(
+        "source_offset", f"unix_millis({REJECTED_TIME}) AS at", "unix_millis(kafka_timestamp) AS kafka").collect()}
+    assert [got[i][0] for i in range(len(expected))] == list(expected.values())
+    assert [got[len(expected) + i][0] for i in range(len(odd))] == [None] * len(odd)
+    at, kafka = got[len(rows) - 1]
+    assert kafka is not None and at == kafka

@@ -25,7 +25,7 @@ run: setup
 smoke: setup
 	$(BIN)/rebalancer smoke
 
-# what CI runs: every test but the long proofs (each has a shorter form there); its measured time: README
+# what CI runs: every test but the long proofs (each has a shorter form here); its measured time: README
 test: setup typecheck lint
 	$(BIN)/python -m pytest tests --durations=15
 

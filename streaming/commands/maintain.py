@@ -105,9 +105,9 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
 def _expire(spark, cfg, name: str, location: str, days: float, out) -> None:
     """The table's row retention. Beside a job appending every second it can lose every retry (open-source
     Delta's DELETE and MERGE are Serializable): that is no failure, the running job deletes those rows itself
-    (:mod:`streaming.job.retention`)."""
+    (:mod:`streaming.job.row_retention`)."""
     from streaming.job import tables
-    from streaming.job.retention import row_retention
+    from streaming.job.row_retention import row_retention
 
     keep, expire = next((d, f) for t, d, f in row_retention(cfg.maintenance, days) if t == name)
     if keep <= 0:

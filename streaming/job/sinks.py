@@ -37,7 +37,7 @@ from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
 from streaming.job import faults, tables, validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
-from streaming.job.retention import Retention
+from streaming.job.row_retention import Retention
 from streaming.kafka_clients.properties import spark_options
 from streaming.paths import local_path
 

@@ -155,7 +155,7 @@ def _old_recommendations(spark, cfg, tmp_path, **maintenance):
 
 
 def test_the_job_deletes_old_rows_itself_between_its_appends(spark, cfg, tmp_path):
-    from streaming.job.retention import Retention
+    from streaming.job.row_retention import Retention
 
     mc, location = _old_recommendations(spark, cfg, tmp_path, recommendations_retention_days=30,
                                         expire_every_s=600)

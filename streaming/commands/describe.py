@@ -21,7 +21,7 @@ show them, its group epoch and target assignment epoch in the header, and with `
 CURRENT-EPOCH, the TARGET-EPOCH and CONVERGING: ``yes`` while the member is still on its way to the target
 assignment (:func:`streaming.collector.kip848.converging`); the header counts those members.
 
-Data-loss risk (:mod:`streaming.lag.retention`): LOG-START-OFFSET, HEADROOM (committed - log start, the records
+Data-loss risk (:mod:`streaming.lag.loss_risk`): LOG-START-OFFSET, HEADROOM (committed - log start, the records
 retention may still delete before the group loses any) and LOST (records deleted before the group read them,
 "already lost"), per member too. With ``--rate-window S`` the cluster is read twice, S seconds apart, for rates:
 then LOSS-IN-S (seconds until the committed offset falls below the log start at current rates) and the group's

@@ -17,7 +17,7 @@ at each committed offset, the collector's ``/metrics`` its window of polls (:mod
 member's is the
 max over its partitions whose figure is known; None when it has lag and none is known.
 
-Data-loss risk (:mod:`streaming.lag.retention`): the log start offset and, from it and the committed offset,
+Data-loss risk (:mod:`streaming.lag.loss_risk`): the log start offset and, from it and the committed offset,
 the records until loss (headroom) or already lost come from the snapshot itself; the seconds until loss need
 rates, so they come from the caller's window like lag seconds (a member's: the soonest of its partitions). Hot
 partitions (:mod:`streaming.lag.hot`) need produce rates too: the caller passes them per topic. So do the
@@ -175,7 +175,7 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
                    lag_seconds: Mapping[TP, float | None] | None = None,
                    loss_seconds: Mapping[TP, float] | None = None) -> list[PartitionRow]:
     """The group's rows, sorted by topic and partition; ``lag_seconds``: per partition with lag (nan or
-    absent: unknown); ``loss_seconds``: seconds to loss per partition (:mod:`streaming.lag.retention`)."""
+    absent: unknown); ``loss_seconds``: seconds to loss per partition (:mod:`streaming.lag.loss_risk`)."""
     info = snap.groups[group]
     committed = snap.committed.get(group, {})
     # several share consumers may be given one partition: none owns it

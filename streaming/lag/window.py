@@ -5,7 +5,7 @@ sees every poll, so ``/metrics`` keeps the last ``depth`` observations (``policy
 partition it exports, in the job's own ring buffer (:class:`~streaming.lag.history.LagHistory`, one per group
 and topic), and reads them with the job's rules (:mod:`streaming.lag.rules`): the age of the oldest unconsumed
 record, the consume rate, stuck after ``policy.stuck_observations`` observations, and the seconds until its
-committed offset falls below the log start (:mod:`streaming.lag.retention`); per member, its capacity by the
+committed offset falls below the log start (:mod:`streaming.lag.loss_risk`); per member, its capacity by the
 job's estimate (:mod:`streaming.lag.capacity`, its memory kept here per group). Per topic it keeps one more
 window of the end offsets of every partition, for produce rates (hot partitions, :mod:`streaming.lag.hot`). One
 poll is one observation at the snapshot's time; as in the job, a poll at the time of the last one kept counts as

@@ -68,7 +68,7 @@ class Env:
     brokers: list[int]
     query: Any = None
     follower_fetching: bool | None = None
-    """read from the brokers' ``replica.selector.class`` (:func:`streaming.commands.live.follower_fetching`)."""
+    """read from the brokers' ``replica.selector.class`` (:func:`streaming.commands.live_read.follower_fetching`)."""
 
 
 def _all(groups: Sequence[BenchGroup], action: Callable[[BenchGroup], Any]) -> None:
@@ -238,7 +238,7 @@ class JobAndFeed:
         self.query = self.printer = self.feed = None
 
     def open(self) -> Env:
-        from streaming.commands import live
+        from streaming.commands import live_read
         from streaming.job import query as job_query
 
         self.query, self.printer = job_query.start(self.spark, self.cfg, checkpoint=self.cfg.checkpoint_path("loop"))
@@ -246,7 +246,7 @@ class JobAndFeed:
         self.feed = RecommendationFeed(self.cfg.kafka).start()
         if not self.feed.wait_ready(60):
             raise RuntimeError("the trigger feed reader did not start")
-        return Env(self.cfg, self.feed, self.brokers, self.query, live.follower_fetching(self.cfg, self.brokers))
+        return Env(self.cfg, self.feed, self.brokers, self.query, live_read.follower_fetching(self.cfg, self.brokers))
 
     def close(self) -> None:
         try:

@@ -1,6 +1,6 @@
 """``rebalancer describe``: consumer groups as ``kafka-consumer-groups --describe`` shows them, with racks.
 
-One live read with the collector's code (:mod:`streaming.commands.live`): per partition the tool's columns
+One live read with the collector's code (:mod:`streaming.commands.live_read`): per partition the tool's columns
 (GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID), then the owner's RACK,
 the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack holds no replica) and
 LAG-SECONDS, the age of the oldest unconsumed record (now minus the timestamp of the record at the committed
@@ -59,7 +59,7 @@ EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH", "CONVERGING")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from streaming.commands.live import add_read_args
+    from streaming.commands.live_read import add_read_args
     from streaming.commands.recommendations import add_table_arg
 
     p = sub.add_parser("describe", help="consumer groups as kafka-consumer-groups --describe shows them, with racks",
@@ -83,18 +83,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.errors import UsageError
     from streaming.exporter import view
 
-    cfg = live.live_config(load_config(args), args.bootstrap)
-    snap, lives, produce = live.read_with_rates(cfg, args, args.rate_window, group=args.group, groups=args.groups)
+    cfg = live_read.live_config(load_config(args), args.bootstrap)
+    snap, lives, produce = live_read.read_with_rates(cfg, args, args.rate_window, group=args.group, groups=args.groups)
     if args.group and args.group not in snap.groups and args.group not in snap.skipped:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
-    recs = live.latest_recommendations(cfg, args.group, args.table)
+    recs = live_read.latest_recommendations(cfg, args.group, args.table)
     seconds = lag_seconds(cfg, snap, args.lag_seconds_timeout)
-    follower_fetching = live.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
+    follower_fetching = live_read.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
     out = []
     for g in sorted(snap.groups):
         if snap.groups[g].share:
@@ -149,13 +149,13 @@ def render_skipped(skipped: Sequence[dict]) -> list[str]:
 
 def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[str, dict[tuple[str, int], float]]:
     """group -> partition -> age (s) of the record at its committed offset, for the lagging partitions read."""
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.lag.rules import MIN_AGE_S
 
     # a share group's positions are its lag, not a record its members stand at
     lagging = {(g, tp): c for g in snap.groups if not snap.groups[g].share
                for tp, c in snap.committed.get(g, {}).items() if tp in snap.end and snap.end[tp] > c}
-    times = live.record_times(cfg, ((tp, c) for (_, tp), c in lagging.items()), timeout_s)
+    times = live_read.record_times(cfg, ((tp, c) for (_, tp), c in lagging.items()), timeout_s)
     now_ms = time.time() * 1000
     out: dict[str, dict[tuple[str, int], float]] = {}
     for (g, tp), c in lagging.items():

@@ -1,7 +1,7 @@
 """The job's two Delta tables: their names and columns (Spark SQL DDL), without Spark.
 
 The one place the tables are declared: the job creates and checks them from here (:mod:`streaming.job.tables`),
-and the commands that read them (``recommendations``, ``live``, ``maintain``, ``verify``) name them from here
+and the commands that read them (``recommendations``, ``describe``, ``verify``, ``maintain``) name them from here
 without importing pyspark.
 """
 

@@ -33,12 +33,13 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from assignors import metrics, racks, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
 from streaming.config import APPROVE, OBSERVE, PolicySettings
-from streaming.contracts import serving
+from streaming.contracts import load_model, serving
 from streaming.contracts.recommendation import (
     LAG_SKEW,
     MEMBERSHIP_CHANGE,
@@ -51,7 +52,7 @@ from streaming.contracts.recommendation import (
     records,
 )
 from streaming.lag.rules import finite_or_none
-from streaming.policy import block, lag_seconds, lag_skew, load_model, member_figures, retention_risk
+from streaming.policy import block, lag_seconds, lag_skew, member_figures, retention_risk
 from streaming.proposals import expiry
 from streaming.state import capacity
 from streaming.state.changes import Changes
@@ -251,7 +252,7 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
-        load_model=load_model.of(proposal.snapshot, policy),
+        load_model=load_model_of(proposal.snapshot, policy),
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
         rack_placement=racks.of_snapshot(proposal.snapshot, None).verdict,
         serving=found.says(),
@@ -273,6 +274,29 @@ def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
     client = {m.member_id: m.client_id for m in state.members or []}
     return [{"member_id": mid, "client_id": client.get(mid), "records_per_s": round(c.records_per_s, 3),
              "confidence_s": round(c.confidence_s, 3), "measured": c.measured} for mid, c in sorted(found.items())]
+
+
+def load_model_of(snapshot: GroupSnapshot, policy: PolicySettings) -> dict[str, Any] | None:
+    """The load model the recommendation publishes (format and bounds: :mod:`streaming.contracts.load_model`):
+    the lags, produce rates and member capacities its decision was made on, read from the ``snapshot`` the
+    assignor was given; None when the group is too large for one. The horizon is the one the assignor's loads
+    used (its ``horizon_s`` option, defaulting to ``policy.rate_horizon_s``); for an assignor without one,
+    ``policy.rate_horizon_s``, the figures' horizon.
+
+    Example: a snapshot of ``orders`` (3 partitions, lags 1200, 0, 35, produce rates 116.25, 58.1 and none yet)
+    with capacities c-0 150/s and c-1 90/s under ``rate_horizon_s = 60`` publishes ``{"version": 1,
+    "horizon_s": 60.0, "topics": [{"topic": "orders", "lag": [1200, 0, 35], "rate": [116.25, 58.1, 0.0]}],
+    "members": [{"member_id": "c-0-...", ..., "records_per_s": 150.0}, {"member_id": "c-1-...", ...,
+    "records_per_s": 90.0}]}`` (the state reads a partition without a rate yet as 0.0)."""
+    horizon_s = float(policy.assignor_kwargs().get("horizon_s", policy.rate_horizon_s))
+    lag = {t: list(snapshot.lag.get(t, [0] * n)) for t, n in snapshot.topics.items()}
+    rate = {t: list(snapshot.produce_rate.get(t, [None] * n)) for t, n in snapshot.topics.items()}
+    members = None
+    if snapshot.capacity is not None:
+        members = [load_model.MemberCapacity(m.member_id, m.instance_id, m.client_id,
+                                             float(snapshot.capacity[m.member_id]))
+                   for m in sorted(snapshot.members, key=lambda m: m.member_id)]
+    return load_model.build(horizon_s, lag, rate, members)
 
 
 def _figures(m: metrics.Metrics) -> dict[str, float | None]:

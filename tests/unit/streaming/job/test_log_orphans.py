@@ -61,10 +61,10 @@ def test_any_log_keeps_what_readers_need(names):
 
 
 def test_a_retention_round_sweeps_local_tables_and_maintain_style_sweep_counts(tmp_path, monkeypatch):
-    from streaming.job import tables
+    from streaming.job import delta_tables
 
-    monkeypatch.setattr(tables, "expire_recommendations", lambda spark, location, days: 0)
-    monkeypatch.setattr(tables, "expire_rejected", lambda spark, location, days: 0)
+    monkeypatch.setattr(delta_tables, "expire_recommendations", lambda spark, location, days: 0)
+    monkeypatch.setattr(delta_tables, "expire_rejected", lambda spark, location, days: 0)
     log_dir = tmp_path / "recommendations" / "_delta_log"
     log_dir.mkdir(parents=True)
     for n in SOAK.read_text().split():

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from streaming import config
-from streaming.job import row_retention, tables
+from streaming.job import delta_tables, row_retention
 
 
 def _conflict() -> Exception:
@@ -26,8 +26,8 @@ def calls(monkeypatch):
             return 3
         return expire
 
-    monkeypatch.setattr(tables, "expire_recommendations", fake("recommendations"))
-    monkeypatch.setattr(tables, "expire_rejected", fake("rejected"))
+    monkeypatch.setattr(delta_tables, "expire_recommendations", fake("recommendations"))
+    monkeypatch.setattr(delta_tables, "expire_rejected", fake("rejected"))
     return made
 
 
@@ -64,8 +64,8 @@ def test_a_conflict_or_any_failure_skips_the_round_not_the_batch(monkeypatch, ca
     def broken(spark, location, days):
         raise OSError("disk gone")
 
-    monkeypatch.setattr(tables, "expire_recommendations", conflicting)
-    monkeypatch.setattr(tables, "expire_rejected", broken)
+    monkeypatch.setattr(delta_tables, "expire_recommendations", conflicting)
+    monkeypatch.setattr(delta_tables, "expire_rejected", broken)
     now = [0.0]
     r = row_retention.Retention(_cfg(expire_every_s=10), clock=lambda: now[0])
     now[0] = 10.0

@@ -158,7 +158,7 @@ class Recommendation:
     (:mod:`streaming.policy.lag_seconds`). None where not finite (unbounded or not known yet). Delta only:
     the feed message is unchanged."""
     member_capacity: list[dict[str, Any]] | None = None
-    """Per member, the capacity the recommendation was made with (:mod:`streaming.state.capacity`):
+    """Per member, the capacity the recommendation was made with (:mod:`streaming.lag.capacity`):
     ``member_id``, ``client_id``, ``records_per_s``, ``confidence_s``, ``measured``; None while unknown (the
     members taken as alike). Delta only."""
     load_model: dict[str, Any] | None = None

@@ -93,7 +93,7 @@ class MemberRow:
     lag_seconds: float | None = None
     """max of its partitions' known lag seconds (0 without lag; None with lag and none known)."""
     capacity: float | None = None
-    """records/s the latest recommendation took it at (:mod:`streaming.state.capacity`; None: not known)."""
+    """records/s the latest recommendation took it at (:mod:`streaming.lag.capacity`; None: not known)."""
     capacity_confidence_s: float | None = None
     """seconds of backlog that capacity rests on (0: the group's median, never measured)."""
     member_epoch: int | None = None

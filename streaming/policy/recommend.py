@@ -51,14 +51,14 @@ from streaming.contracts.recommendation import (
     finite,
     records,
 )
+from streaming.lag import capacity
+from streaming.lag.owners import Owners
 from streaming.lag.rules import finite_or_none
 from streaming.policy import block, lag_seconds, lag_skew, member_figures, retention_risk
 from streaming.proposals import expiry
-from streaming.state import capacity
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Events, observations
-from streaming.state.owners import Owners
 from streaming.state.snapshot import hot_partitions, to_snapshot
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     for seen in observations(state, events, policy.lag_history, policy.stuck_observations, decide):
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
-            capacity.observe(state, seen.owners, t, policy.stuck_observations)
+            capacity.observe(state.capacity, state.lag, seen.owners, t, policy.stuck_observations)
         skew: Skew | None = None
         if seen.lag_changed and t > state.skew_ts:
             skew = Skew.NEW
@@ -88,7 +88,7 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
                  lp: lag_seconds.LagPass | None = None) -> lag_skew.SkewReading | None:
     """Lag per member under the current assignment, stuck partitions left out, in records or (``on``
     "seconds") as times to catch up; ``lp``: this observation's pass when the caller has one."""
-    owners = owners or Owners.of(state)
+    owners = owners or state.owners()
     if not owners.count:
         return None
     lp = lp or lag_seconds.LagPass(state, stuck_after)
@@ -131,7 +131,7 @@ def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, p
             return None
         if lag_trigger is not None:
             triggers[LAG_SKEW] = lag_trigger
-        at_risk = retention_risk.trigger(state, ts, policy, owners or Owners.of(state))
+        at_risk = retention_risk.trigger(state, ts, policy, owners or state.owners())
         if at_risk is not None:
             triggers[RETENTION_RISK] = at_risk
     if not triggers:
@@ -268,7 +268,7 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
 
 def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
     """The capacities the recommendation was made with, per member (None: unknown, the members alike)."""
-    found = capacity.estimates(state, stuck_after)
+    found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after)
     if found is None:
         return None
     client = {m.member_id: m.client_id for m in state.members or []}

@@ -25,9 +25,9 @@ import numpy as np
 from streaming.config import PolicySettings
 from streaming.contracts.recommendation import records
 from streaming.lag import loss_risk
+from streaming.lag.owners import Owners
 from streaming.lag.rules import finite_or_none
 from streaming.state.group_state import GroupState
-from streaming.state.owners import Owners
 
 
 def members_at_risk(state: GroupState, owners: Owners, threshold_s: float) -> dict[str, dict]:

@@ -44,7 +44,7 @@ from streaming.contracts.serving import SHARE
 if TYPE_CHECKING:
     from streaming.collector.poll import ClusterSnapshot
     from streaming.config import Config
-    from streaming.exporter import view
+    from streaming.operator_view import groups as view
 
 PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
                      "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER",
@@ -85,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from streaming.commands import live_read
     from streaming.errors import UsageError
-    from streaming.exporter import view
+    from streaming.operator_view import groups as view
 
     cfg = live_read.live_config(load_config(args), args.bootstrap)
     snap, lives, produce = live_read.read_with_rates(cfg, args, args.rate_window, group=args.group, groups=args.groups)
@@ -129,15 +129,15 @@ def run(args: argparse.Namespace) -> int:
 
 def share_group(snap: ClusterSnapshot, g: str) -> dict:
     """A share group as describe shows it (no recommendation: :data:`streaming.contracts.serving.LAG_ONLY`)."""
-    from streaming.exporter import share_view
+    from streaming.operator_view import share_groups
 
     info = snap.groups[g]
     found = info.serving
     return {"group": g, "state": info.state, "group_protocol": info.group_protocol, "assignor": info.protocol,
             "recommendation_version": None,
             "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
-            "partitions": [r.as_dict() for r in share_view.share_partition_rows(snap, g)],
-            "members": [m.as_dict() for m in share_view.share_member_rows(snap, g)]}
+            "partitions": [r.as_dict() for r in share_groups.share_partition_rows(snap, g)],
+            "members": [m.as_dict() for m in share_groups.share_member_rows(snap, g)]}
 
 
 def render_skipped(skipped: Sequence[dict]) -> list[str]:

@@ -45,7 +45,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import start_http_server
 
-from streaming.exporter.view import GroupFigures
+from streaming.operator_view.groups import GroupFigures
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from assignors.model import Member
 from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
 from streaming.commands import describe, verify
-from streaming.exporter import view
+from streaming.operator_view import groups as view
 from tests.integration.java_client import parse_table
 
 NOW = 1_800_000_000.0

@@ -6,7 +6,7 @@ them with the recommendation and the collector's ``/metrics`` exports their per-
 
 Rows follow ``kafka-consumer-groups --describe``: a partition appears when a member owns it or the group
 committed an offset for it; with no commit its current offset and lag are unknown (None). A share group
-(KIP-932) has rows of its own, as ``kafka-share-groups --describe`` shows it (:mod:`.share_view`); in the
+(KIP-932) has rows of its own, as ``kafka-share-groups --describe`` shows it (:mod:`.share_groups`); in the
 figures no member owns its partitions (the broker hands their records to
 whichever member fetches), so its lag counts per topic and none per member. Cross-rack, as in
 :func:`assignors.metrics.cross_rack_partitions`: the owner has a rack and no replica of the partition is in

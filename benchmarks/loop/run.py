@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assignors import racks
+from assignors import rack_placement
 from benchmarks.loop import cross_floor, metrics, oracle_schedule
 from benchmarks.loop.group import BenchGroup
 from benchmarks.loop.workloads import Workload
@@ -146,7 +146,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable
             collector.stop()
         _all(groups, BenchGroup.stop)
     out = _results(w, tag, groups, ours, recs, fired, t0)
-    found = racks.placement(w.replica_racks(), w.consumer_racks(), env.follower_fetching)
+    found = rack_placement.placement(w.replica_racks(), w.consumer_racks(), env.follower_fetching)
     out["rack_placement"] = {"verdict": found.verdict, "follower_fetching": env.follower_fetching,
                              "says": found.sentence()}
     return out

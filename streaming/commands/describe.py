@@ -9,7 +9,7 @@ RECOMMENDED-OWNER, the member id the group's latest recommendation gives the par
 gives one line per member instead (its LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the
 latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
 group's median). Under each group's header, whether rack-aware placement saves anything there
-(:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``), and whether
+(:mod:`assignors.rack_placement`, with follower fetching read from the brokers' ``replica.selector.class``), and whether
 its members can take a recommendation, and why not (:mod:`streaming.contracts.serving`). A share group
 (KIP-932) is shown as ``kafka-share-groups --describe`` shows it: per share-partition GROUP TOPIC PARTITION
 LEADER-EPOCH START-OFFSET LAG (the broker's share-partition lag, KIP-1226), then LOG-END-OFFSET; with
@@ -167,10 +167,10 @@ def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[st
 
 def rack_placement(rows: Sequence[view.PartitionRow], members: Sequence[view.MemberRow],
                    follower_fetching: bool | None) -> dict[str, object]:
-    """The group's :class:`assignors.racks.RackPlacement` as describe shows it."""
-    from assignors import racks
+    """The group's :class:`assignors.rack_placement.RackPlacement` as describe shows it."""
+    from assignors.rack_placement import placement
 
-    found = racks.placement((r.replica_racks for r in rows), (m.rack for m in members), follower_fetching)
+    found = placement((r.replica_racks for r in rows), (m.rack for m in members), follower_fetching)
     return {"verdict": found.verdict, "decided": found.decided, "partitions": found.partitions,
             "follower_fetching": follower_fetching, "says": found.sentence()}
 

@@ -165,7 +165,8 @@ class Recommendation:
     """What the decision was made on (:mod:`streaming.contracts.load_model`), for the leaders' fallback; the feed
     message carries it (additive: absent when None), the Delta row in ``feed_value``."""
     rack_placement: str | None = None
-    """Whether rack-aware placement saves anything in the group (:mod:`assignors.racks`' verdict). Delta only."""
+    """Whether rack-aware placement saves anything in the group (:mod:`assignors.rack_placement`' verdict). Delta
+    only."""
     serving: str | None = None
     """Whether the group's members can apply it, and why not (:meth:`streaming.contracts.serving.Serving.says`:
     ``served``, ``unapplied: ...``, ``observe_only: ...``; an observe-only one has ``mode = observe``). Delta

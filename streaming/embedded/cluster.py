@@ -25,7 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assignors.racks import RACK_AWARE_SELECTOR, SELECTOR_CONFIG
+from assignors.rack_placement import RACK_AWARE_SELECTOR, SELECTOR_CONFIG
 from streaming import jvm
 from streaming.embedded import detached
 from streaming.embedded.sasl_ssl import EmbeddedSecurity, write_private

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from assignors import metrics, racks, registry
+from assignors import metrics, rack_placement, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
 from streaming.config import APPROVE, OBSERVE, PolicySettings
@@ -254,7 +254,7 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         member_capacity=member_capacity(state, policy.stuck_observations),
         load_model=load_model_of(proposal.snapshot, policy),
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
-        rack_placement=racks.of_snapshot(proposal.snapshot, None).verdict,
+        rack_placement=rack_placement.of_snapshot(proposal.snapshot, None).verdict,
         serving=found.says(),
         member_figures=member_figures.of(proposal.snapshot, proposal.current, proposal.proposed, proposal.before,
                                          after, seconds.members),

@@ -145,7 +145,7 @@ def test_describe_says_whether_rack_placement_saves_anything():
 
 
 def test_follower_fetching_is_read_from_every_brokers_selector(monkeypatch):
-    from assignors.racks import RACK_AWARE_SELECTOR
+    from assignors.rack_placement import RACK_AWARE_SELECTOR
     from streaming.collector import collector
     from streaming.commands import live_read
 

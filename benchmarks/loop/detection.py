@@ -128,8 +128,9 @@ def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettin
             r.committed = np.floor(r.done)
         if k % poll_every == 0:
             out["recs"] += [(round(t, 1), triggers) for triggers in r.poll(t)]
-            for mid, c in (rule.estimates(r.state.capacity, r.state.lag, r.state.owners, p.stuck_observations)
-                           or {}).items():
+            state = r.state
+            found = rule.estimates(state.capacity, state.lag, state.owners, p.stuck_observations)
+            for mid, c in (found or {}).items():
                 if c.measured and mid not in out["known"]:
                     out["known"][mid] = (round(t, 1), round(c.records_per_s, 1))
     return out

@@ -1,5 +1,5 @@
-"""Prometheus ``/metrics`` of the job and the collector (:mod:`.metrics`); the collector's figures per group are
-the operator's view's (:mod:`streaming.operator_view.groups`).
+"""Prometheus ``/metrics`` of the job and the collector (:mod:`.metrics`); the collector's figures
+per group are the operator's view's (:mod:`streaming.operator_view.groups`).
 
 :func:`for_job` and :func:`for_collector` give a process its metrics object and start its HTTP server once,
 when ``metrics.enabled`` is set; otherwise they return None and nothing is imported or served. The collector's
@@ -74,8 +74,8 @@ class CollectorExport:
         self.windows = Windows(cfg.policy.lag_history, cfg.policy.stuck_observations)
         self.headroom = cfg.policy.capacity_headroom
         self.consumers: dict[str, Any] = {}
-        """group -> its :class:`~streaming.operator_view.groups.Consumers` at the latest poll (what ``/consumers``
-        answers)."""
+        """group -> its :class:`~streaming.operator_view.groups.Consumers` at the latest poll
+        (what ``/consumers`` answers)."""
 
         self.metrics = CollectorMetrics(cfg.metrics.max_groups, cfg.metrics.max_topics_per_group)
         self.waiting = WaitingGauges(self.metrics.registry, PREFIX)

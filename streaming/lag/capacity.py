@@ -1,9 +1,9 @@
 """Each member's capacity: the records/s it consumes while it has backlog, remembered across observations.
 
-The rule, over lag histories and an assignment (who owns what, :class:`~streaming.lag.owners.Owners`); its memory
-is a dict the caller keeps: the job's group state
-(:attr:`~streaming.state.group_state.GroupState.capacity`, with its lag and its owners) and the collector's window
-of polls (:mod:`streaming.lag.window`) alike, so both estimate the same way.
+The rule, over lag histories and an assignment (who owns what,
+:class:`~streaming.lag.owners.Owners`); its memory is a dict the caller keeps: the job's group state
+(:attr:`~streaming.state.group_state.GroupState.capacity`, with its lag and its owners) and the
+collector's window of polls (:mod:`streaming.lag.window`) alike, so both estimate the same way.
 
 A member that keeps up consumes what arrives, which says nothing of what it could do; one with backlog
 consumes as fast as it can. At a lag observation a member is *backlogged* when, over the window its
@@ -191,12 +191,14 @@ def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray,
 
 
 def observe(held: Held, lag: Histories, owners: Owners, ts: int, stuck_after: int) -> None:
-    """Update the estimates ``held`` with the lag observation at ``ts`` under the assignment ``owners`` (members by
-    identity). More of the observation last counted is read again from the estimate before it."""
+    """Update the estimates ``held`` with the lag observation at ``ts`` under the assignment
+    ``owners`` (members by identity). More of the observation last counted is read again from the
+    estimate before it."""
     if not owners.count or not lag:
         _forget_gone(held, owners.identities)
         return
-    observed(held, owners.identities, owners.count, ts, window(lag, owners.by_topic, owners.count, stuck_after))
+    found = window(lag, owners.by_topic, owners.count, stuck_after)
+    observed(held, owners.identities, owners.count, ts, found)
 
 
 def _forget_gone(held: Held, keys: Sequence[str]) -> None:
@@ -236,9 +238,10 @@ def _counted(held: list[Any] | None, ts: int, rate: float, window_s: float) -> l
 
 def estimates(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int
               ) -> dict[str, Capacity] | None:
-    """member id -> its capacity, for the members that subscribe to something; None when none was measured. Never
-    below what the member consumes now (stuck partitions left out). ``owners``: who owns what now, asked for only
-    when some estimate is confident (every observation asks, and most find none)."""
+    """member id -> its capacity, for the members that subscribe to something; None when none was
+    measured. Never below what the member consumes now (stuck partitions left out). ``owners``: who
+    owns what now, asked for only when some estimate is confident (every observation asks, and most
+    find none)."""
     if not _confident(held):
         return None
     now = owners()
@@ -247,14 +250,16 @@ def estimates(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_af
 
 def records_per_s(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int
                   ) -> dict[str, float] | None:
-    """member id -> capacity (records/s), as the assignors take it; None when unknown (:func:`estimates`)."""
+    """member id -> capacity (records/s), as the assignors take it; None when unknown
+    (:func:`estimates`)."""
     found = estimates(held, lag, owners, stuck_after)
     return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
 
 
-def records_per_s_given(held: Held, owners: Owners, rate_now: np.ndarray) -> dict[str, float] | None:
-    """:func:`records_per_s` of the estimates ``held`` under ``owners``, given what each member consumes now (the
-    observation's :func:`window` rates, read ahead)."""
+def records_per_s_given(held: Held, owners: Owners, rate_now: np.ndarray
+                        ) -> dict[str, float] | None:
+    """:func:`records_per_s` of the estimates ``held`` under ``owners``, given what each member
+    consumes now (the observation's :func:`window` rates, read ahead)."""
     if not _confident(held):
         return None
     found = estimated(held, owners, lambda: rate_now)
@@ -262,16 +267,19 @@ def records_per_s_given(held: Held, owners: Owners, rate_now: np.ndarray) -> dic
 
 
 def _confident(held: Held) -> bool:
-    """Whether some estimate rests on :data:`CONFIDENT_S` of backlog (until one does, the capacities are unknown)."""
+    """Whether some estimate rests on :data:`CONFIDENT_S` of backlog (until one does, the
+    capacities are unknown)."""
     return any(h[1] >= CONFIDENT_S for h in held.values())
 
 
-def estimated(held: Held, owners: Owners, rate_now: Callable[[], np.ndarray]) -> dict[str, Capacity] | None:
+def estimated(held: Held, owners: Owners, rate_now: Callable[[], np.ndarray]
+              ) -> dict[str, Capacity] | None:
     """:func:`estimates` given how to read what each member consumes now (its :func:`window`'s rates; read only
     when some estimate is confident)."""
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a consumer that
     # starts slowly (a JVM warming up) looks slow for a few seconds
-    own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(k) for k in owners.identities)]
+    own = [h if h is not None and h[1] >= CONFIDENT_S else None
+           for h in (held.get(k) for k in owners.identities)]
     measured = [h[0] for h in own if h is not None]
     if not measured:
         return None

@@ -114,7 +114,8 @@ class LagPass:
         takes a lock on every read, and each observation asks)."""
         if self._capacity is _UNREAD:
             state = self._state
-            self._capacity = capacity.records_per_s(state.capacity, state.lag, state.owners, self.stuck_after)
+            self._capacity = capacity.records_per_s(state.capacity, state.lag, state.owners,
+                                                    self.stuck_after)
         return self._capacity  # type: ignore[return-value]
 
     @property

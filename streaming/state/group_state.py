@@ -116,9 +116,9 @@ class GroupState:
         self.counters[counter] = self.counters.get(counter, 0) + by
 
     def owners(self) -> Owners:
-        """Who owns what under the current assignment, as index arrays per topic: what every lag observation sums by
-        member (the capacity estimates, the skew reading, the retention risk). Built once per members' memo while
-        ``members`` are as decoded, else anew."""
+        """Who owns what under the current assignment, as index arrays per topic: what every lag
+        observation sums by member (the capacity estimates, the skew reading, the retention risk).
+        Built once per members' memo while ``members`` are as decoded, else anew."""
         memo = self.held_members()
         if memo is None:
             return Owners.of(self.members)

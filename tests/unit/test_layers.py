@@ -8,11 +8,12 @@ The consumer side (``streaming.apply``) and the collector stand apart: neither n
 policy, nor each other. Reviewing proposals (``streaming.proposals``) sits below the policy and the consumer side
 and above the contracts. Below them all: the contracts (``streaming.contracts``), lag over time
 (``streaming.lag``) and the production Kafka plumbing (``streaming.kafka_clients``); the loopback development cluster
-(``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the collector,
-the operator's view or the exporter. The operator's view (``streaming.operator_view``, what ``describe`` prints)
-reads the collector's snapshot types; the exporter reads the view's figures; the collector never imports either
-(it is handed an exporter, as it is handed its sink). The development tools (``streaming.dev``) and the benchmarks
-are never imported by shipped code, except lazily by the commands that run them (see docs/architecture.md).
+(``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the
+collector, the operator's view or the exporter. The operator's view (``streaming.operator_view``, what
+``describe`` prints) reads the collector's snapshot types; the exporter reads the view's figures; the
+collector never imports either (it is handed an exporter, as it is handed its sink). The development
+tools (``streaming.dev``) and the benchmarks are never imported by shipped code, except lazily by the
+commands that run them (see docs/architecture.md).
 No import circle anywhere, between modules or between packages, lazy imports included.
 """
 
@@ -62,10 +63,11 @@ FORBIDDEN = {
     "streaming.proposals": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
                             "streaming.collector", "streaming.operator_view", "streaming.exporter",
                             "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
-    # the operator's view: what ``describe`` prints, from the collector's snapshot and the lag rules; the
-    # exporter and the commands read it, it decides nothing and exports nothing
-    "streaming.operator_view": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                                "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+    # the operator's view: what ``describe`` prints, from the collector's snapshot and the lag
+    # rules; the exporter and the commands read it, it decides nothing and exports nothing
+    "streaming.operator_view": ("streaming.state", "streaming.policy", "streaming.job",
+                                "streaming.apply", "streaming.exporter", "streaming.commands",
+                                "streaming.cli", *NOT_IN_PRODUCTION),
     # the Prometheus exporter serves the job's and the collector's figures; it reads the collector's
     # snapshot types and the operator's view's figures but decides nothing and runs no command
     "streaming.exporter": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",

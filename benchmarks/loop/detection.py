@@ -34,7 +34,6 @@ from streaming.contracts import events as ev
 from streaming.dev.demo.loop import RATE_HORIZON_S
 from streaming.lag import capacity as rule
 from streaming.policy.recommend import process
-from streaming.state import capacity
 from streaming.state.group_state import GroupState
 
 T0 = 1_763_700_000_000
@@ -129,7 +128,9 @@ def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettin
             r.committed = np.floor(r.done)
         if k % poll_every == 0:
             out["recs"] += [(round(t, 1), triggers) for triggers in r.poll(t)]
-            for mid, c in (capacity.estimates(r.state, p.stuck_observations) or {}).items():
+            state = r.state
+            found = rule.estimates(state.capacity, state.lag, state.owners, p.stuck_observations)
+            for mid, c in (found or {}).items():
                 if c.measured and mid not in out["known"]:
                     out["known"][mid] = (round(t, 1), round(c.records_per_s, 1))
     return out

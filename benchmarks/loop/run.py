@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assignors import racks
+from assignors import rack_placement
 from benchmarks.loop import cross_floor, metrics, oracle_schedule
 from benchmarks.loop.group import BenchGroup
 from benchmarks.loop.workloads import Workload
@@ -68,7 +68,7 @@ class Env:
     brokers: list[int]
     query: Any = None
     follower_fetching: bool | None = None
-    """read from the brokers' ``replica.selector.class`` (:func:`streaming.commands.live.follower_fetching`)."""
+    """read from the brokers' ``replica.selector.class`` (:func:`streaming.commands.live_read.follower_fetching`)."""
 
 
 def _all(groups: Sequence[BenchGroup], action: Callable[[BenchGroup], Any]) -> None:
@@ -146,7 +146,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable
             collector.stop()
         _all(groups, BenchGroup.stop)
     out = _results(w, tag, groups, ours, recs, fired, t0)
-    found = racks.placement(w.replica_racks(), w.consumer_racks(), env.follower_fetching)
+    found = rack_placement.placement(w.replica_racks(), w.consumer_racks(), env.follower_fetching)
     out["rack_placement"] = {"verdict": found.verdict, "follower_fetching": env.follower_fetching,
                              "says": found.sentence()}
     return out
@@ -238,7 +238,7 @@ class JobAndFeed:
         self.query = self.printer = self.feed = None
 
     def open(self) -> Env:
-        from streaming.commands import live
+        from streaming.commands import live_read
         from streaming.job import query as job_query
 
         self.query, self.printer = job_query.start(self.spark, self.cfg, checkpoint=self.cfg.checkpoint_path("loop"))
@@ -246,7 +246,7 @@ class JobAndFeed:
         self.feed = RecommendationFeed(self.cfg.kafka).start()
         if not self.feed.wait_ready(60):
             raise RuntimeError("the trigger feed reader did not start")
-        return Env(self.cfg, self.feed, self.brokers, self.query, live.follower_fetching(self.cfg, self.brokers))
+        return Env(self.cfg, self.feed, self.brokers, self.query, live_read.follower_fetching(self.cfg, self.brokers))
 
     def close(self) -> None:
         try:

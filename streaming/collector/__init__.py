@@ -3,7 +3,7 @@ lag, members and partitions events (see :mod:`streaming.contracts.events`).
 
 - :mod:`.poll` reads the cluster (one snapshot per poll);
 - :mod:`.member_metadata` decodes member metadata and finds each member's rack;
-- :mod:`.diff` decides which events a snapshot produces (pure);
+- :mod:`.poll_events` decides which events a snapshot produces (pure);
 - :mod:`.publisher` writes events to Kafka;
 - :mod:`.collector` ties them into :class:`Collector` (``poll_once``, ``run``).
 """

@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
-from streaming.collector.diff import (
+from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
+from streaming.collector.poll import ClusterReader, ClusterSnapshot
+from streaming.collector.poll_events import (
     LATEST,
     POLICIES,
     MetadataTracker,
@@ -29,8 +31,6 @@ from streaming.collector.diff import (
     lag_events,
     partition_entries,
 )
-from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
-from streaming.collector.poll import ClusterReader, ClusterSnapshot
 from streaming.collector.shards import Shards
 from streaming.config import Config
 from streaming.contracts import events

@@ -10,7 +10,7 @@ groups, :mod:`streaming.collector.kip932`) and OffsetFetch (v8, all other groups
 coordinator; one Metadata request for
 the topics; ListOffsets per partition leader twice: begin (log start, ``EARLIEST``, timestamp -2) then end
 (``LATEST``) offsets. Begin before end, so ``begin <= end`` holds too; the log start offsets are what the lag
-events carry for the retention rule (:mod:`streaming.lag.retention`) and where an ``earliest`` group's
+events carry for the retention rule (:mod:`streaming.lag.loss_risk`) and where an ``earliest`` group's
 never-committed partitions start. The collector never joins a group and never commits: ListOffsets through the
 admin client needs no consumer at all.
 

@@ -72,25 +72,25 @@ def expiry_reason(cfg, rec: dict[str, Any] | None, group: str, now_ms: int) -> s
     """Why ``rec``, a proposal not approved yet, has expired for the group as read live now (None: it has not)."""
     from streaming.apply.plan import status_of
     from streaming.apply.verification import LiveGroup
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.proposals import expiry
 
     if rec is None or status_of(rec) not in (PROPOSED, REJECTED):
         return None
     # racks play no part in expiry: the collector's default rack rules will do
-    snap = live.read(cfg, argparse.Namespace(rack_map=[], client_rack_pattern=None), group=group)
+    snap = live_read.read(cfg, argparse.Namespace(rack_map=[], client_rack_pattern=None), group=group)
     now = LiveGroup.of_snapshot(snap, group) if group in snap.groups else LiveGroup(group, "Dead", [], {})
     return expiry.reason(rec, now.members, now.partitions, now_ms)
 
 
 def run(args: argparse.Namespace) -> int:
     from streaming.apply.feed import RecommendationFeed
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.errors import RebalancerError
     from streaming.job.sinks import FEED_PRODUCER_DEFAULTS
     from streaming.kafka_clients.factories import producer
 
-    cfg = live.live_config(load_config(args), args.bootstrap)
+    cfg = live_read.live_config(load_config(args), args.bootstrap)
     with RecommendationFeed(cfg.kafka) as feed:
         if not feed.wait_ready(FEED_WAIT_S) or feed.failure is not None:
             raise RebalancerError(f"could not read the trigger feed {cfg.kafka.trigger_topic}: "

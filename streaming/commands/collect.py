@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.collector import Collector
     from streaming.collector.member_metadata import RackResolver
     from streaming.collector.publisher import Publisher, ensure_event_topics
-    from streaming.embedded.live import kafka_for
+    from streaming.embedded.live_cluster import kafka_for
     from streaming.errors import UsageError
     from streaming.exporter import for_collector
 

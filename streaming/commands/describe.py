@@ -1,6 +1,6 @@
 """``rebalancer describe``: consumer groups as ``kafka-consumer-groups --describe`` shows them, with racks.
 
-One live read with the collector's code (:mod:`streaming.commands.live`): per partition the tool's columns
+One live read with the collector's code (:mod:`streaming.commands.live_read`): per partition the tool's columns
 (GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID), then the owner's RACK,
 the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack holds no replica) and
 LAG-SECONDS, the age of the oldest unconsumed record (now minus the timestamp of the record at the committed
@@ -9,7 +9,7 @@ RECOMMENDED-OWNER, the member id the group's latest recommendation gives the par
 gives one line per member instead (its LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the
 latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
 group's median). Under each group's header, whether rack-aware placement saves anything there
-(:mod:`assignors.racks`, with follower fetching read from the brokers' ``replica.selector.class``), and whether
+(:mod:`assignors.rack_placement`, with follower fetching read from the brokers' ``replica.selector.class``), and whether
 its members can take a recommendation, and why not (:mod:`streaming.contracts.serving`). A share group
 (KIP-932) is shown as ``kafka-share-groups --describe`` shows it: per share-partition GROUP TOPIC PARTITION
 LEADER-EPOCH START-OFFSET LAG (the broker's share-partition lag, KIP-1226), then LOG-END-OFFSET; with
@@ -21,7 +21,7 @@ show them, its group epoch and target assignment epoch in the header, and with `
 CURRENT-EPOCH, the TARGET-EPOCH and CONVERGING: ``yes`` while the member is still on its way to the target
 assignment (:func:`streaming.collector.kip848.converging`); the header counts those members.
 
-Data-loss risk (:mod:`streaming.lag.retention`): LOG-START-OFFSET, HEADROOM (committed - log start, the records
+Data-loss risk (:mod:`streaming.lag.loss_risk`): LOG-START-OFFSET, HEADROOM (committed - log start, the records
 retention may still delete before the group loses any) and LOST (records deleted before the group read them,
 "already lost"), per member too. With ``--rate-window S`` the cluster is read twice, S seconds apart, for rates:
 then LOSS-IN-S (seconds until the committed offset falls below the log start at current rates) and the group's
@@ -44,7 +44,7 @@ from streaming.contracts.serving import SHARE
 if TYPE_CHECKING:
     from streaming.collector.poll import ClusterSnapshot
     from streaming.config import Config
-    from streaming.exporter import view
+    from streaming.operator_view import groups as view
 
 PARTITION_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
                      "HOST", "CLIENT-ID", "RACK", "REPLICA-RACKS", "CROSS-RACK", "LAG-SECONDS", "RECOMMENDED-OWNER",
@@ -59,7 +59,7 @@ EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH", "CONVERGING")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from streaming.commands.live import add_read_args
+    from streaming.commands.live_read import add_read_args
     from streaming.commands.recommendations import add_table_arg
 
     p = sub.add_parser("describe", help="consumer groups as kafka-consumer-groups --describe shows them, with racks",
@@ -83,18 +83,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.errors import UsageError
-    from streaming.exporter import view
+    from streaming.operator_view import groups as view
 
-    cfg = live.live_config(load_config(args), args.bootstrap)
-    snap, lives, produce = live.read_with_rates(cfg, args, args.rate_window, group=args.group, groups=args.groups)
+    cfg = live_read.live_config(load_config(args), args.bootstrap)
+    snap, lives, produce = live_read.read_with_rates(cfg, args, args.rate_window, group=args.group, groups=args.groups)
     if args.group and args.group not in snap.groups and args.group not in snap.skipped:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
-    recs = live.latest_recommendations(cfg, args.group, args.table)
+    recs = live_read.latest_recommendations(cfg, args.group, args.table)
     seconds = lag_seconds(cfg, snap, args.lag_seconds_timeout)
-    follower_fetching = live.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
+    follower_fetching = live_read.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
     out = []
     for g in sorted(snap.groups):
         if snap.groups[g].share:
@@ -129,15 +129,15 @@ def run(args: argparse.Namespace) -> int:
 
 def share_group(snap: ClusterSnapshot, g: str) -> dict:
     """A share group as describe shows it (no recommendation: :data:`streaming.contracts.serving.LAG_ONLY`)."""
-    from streaming.exporter import share_view
+    from streaming.operator_view import share_groups
 
     info = snap.groups[g]
     found = info.serving
     return {"group": g, "state": info.state, "group_protocol": info.group_protocol, "assignor": info.protocol,
             "recommendation_version": None,
             "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
-            "partitions": [r.as_dict() for r in share_view.share_partition_rows(snap, g)],
-            "members": [m.as_dict() for m in share_view.share_member_rows(snap, g)]}
+            "partitions": [r.as_dict() for r in share_groups.share_partition_rows(snap, g)],
+            "members": [m.as_dict() for m in share_groups.share_member_rows(snap, g)]}
 
 
 def render_skipped(skipped: Sequence[dict]) -> list[str]:
@@ -149,13 +149,13 @@ def render_skipped(skipped: Sequence[dict]) -> list[str]:
 
 def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[str, dict[tuple[str, int], float]]:
     """group -> partition -> age (s) of the record at its committed offset, for the lagging partitions read."""
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.lag.rules import MIN_AGE_S
 
     # a share group's positions are its lag, not a record its members stand at
     lagging = {(g, tp): c for g in snap.groups if not snap.groups[g].share
                for tp, c in snap.committed.get(g, {}).items() if tp in snap.end and snap.end[tp] > c}
-    times = live.record_times(cfg, ((tp, c) for (_, tp), c in lagging.items()), timeout_s)
+    times = live_read.record_times(cfg, ((tp, c) for (_, tp), c in lagging.items()), timeout_s)
     now_ms = time.time() * 1000
     out: dict[str, dict[tuple[str, int], float]] = {}
     for (g, tp), c in lagging.items():
@@ -167,10 +167,10 @@ def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[st
 
 def rack_placement(rows: Sequence[view.PartitionRow], members: Sequence[view.MemberRow],
                    follower_fetching: bool | None) -> dict[str, object]:
-    """The group's :class:`assignors.racks.RackPlacement` as describe shows it."""
-    from assignors import racks
+    """The group's :class:`assignors.rack_placement.RackPlacement` as describe shows it."""
+    from assignors.rack_placement import placement
 
-    found = racks.placement((r.replica_racks for r in rows), (m.rack for m in members), follower_fetching)
+    found = placement((r.replica_racks for r in rows), (m.rack for m in members), follower_fetching)
     return {"verdict": found.verdict, "decided": found.decided, "partitions": found.partitions,
             "follower_fetching": follower_fetching, "says": found.sentence()}
 

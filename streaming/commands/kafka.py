@@ -49,7 +49,7 @@ def _up(args: argparse.Namespace) -> int:
     else:
         cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports)
     if args.security == "sasl-ssl":
-        from streaming.embedded.security import EmbeddedSecurity
+        from streaming.embedded.sasl_ssl import EmbeddedSecurity
 
         cluster.security = EmbeddedSecurity(cluster.base_dir / "security")
     bootstrap = cluster.start()

@@ -2,13 +2,13 @@
 
 Every micro-batch that writes adds a file or two; after weeks the tables are thousands of small files and
 every read lists them all. In order, per table: the upkeep properties of
-:func:`streaming.job.tables.table_properties` are set where they differ (tables made before they existed),
+:func:`streaming.job.delta_tables.table_properties` are set where they differ (tables made before they existed),
 OPTIMIZE compacts the files, ``rejected_events`` loses rows older than ``maintenance.rejected_retention_days``
 and ``recommendations`` those older than ``maintenance.recommendations_retention_days`` (each group's latest
 stays), VACUUM deletes the files no version within the table's deleted-file retention references, and a local
 table's log loses the checksum files of expired commits (:mod:`streaming.job.log_orphans`). Safe while the
 job runs: compaction and deletes commit like any writer, and a step whose commit loses the race to the job's
-append runs again on the newer version (:func:`streaming.job.tables.retry_conflicts`).
+append runs again on the newer version (:func:`streaming.job.delta_tables.retry_conflicts`).
 """
 
 from __future__ import annotations
@@ -58,14 +58,14 @@ def run(args: argparse.Namespace) -> int:
 def maintain(spark, cfg, days: float, optimize: bool = True, vacuum: bool = True, vacuum_now: bool = False,
              out=print) -> int:
     from streaming import catalog
-    from streaming.job import tables
+    from streaming.job import delta_tables
 
     found = 0
-    if catalog.enabled(cfg) and all(tables.is_delta_table(spark, cfg.table_path(n)) for n in TABLES):
+    if catalog.enabled(cfg) and all(delta_tables.is_delta_table(spark, cfg.table_path(n)) for n in TABLES):
         catalog.register(spark, cfg, out)  # tables made before catalog.schema was set get their names too
     for name in TABLES:
         location = catalog.location(spark, cfg, name) if catalog.enabled(cfg) else cfg.table_path(name)
-        if not tables.is_delta_table(spark, location):
+        if not delta_tables.is_delta_table(spark, location):
             out(f"{name}: no Delta table at {location}; skipped")
             continue
         found += 1
@@ -77,26 +77,26 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
             out) -> None:
     """One table's steps, each committed on its own and run again when a concurrent commit (the job's append
     or compaction) wins the race."""
-    from streaming.job import log_orphans, tables
+    from streaming.job import delta_tables, log_orphans
     from streaming.paths import local_path
 
     def retried(step, what):
-        return tables.retry_conflicts(step, f"{name}: {what}", out=out)
+        return delta_tables.retry_conflicts(step, f"{name}: {what}", out=out)
 
-    changed = retried(lambda: tables.set_missing_properties(
-        spark, location, tables.table_properties(cfg, name == TABLES[0])), "SET TBLPROPERTIES")
+    changed = retried(lambda: delta_tables.set_missing_properties(
+        spark, location, delta_tables.table_properties(cfg, name == TABLES[0])), "SET TBLPROPERTIES")
     if changed:
         out(f"{name}: set {', '.join(f'{k}={v}' for k, v in changed.items())}")
-    files = tables.file_count(spark, location)
+    files = delta_tables.file_count(spark, location)
     if optimize:
-        m = retried(lambda: tables.optimize(spark, location), "OPTIMIZE")
-        out(f"{name}: OPTIMIZE {files} -> {tables.file_count(spark, location)} files "
+        m = retried(lambda: delta_tables.optimize(spark, location), "OPTIMIZE")
+        out(f"{name}: OPTIMIZE {files} -> {delta_tables.file_count(spark, location)} files "
             f"({m['numFilesRemoved']} removed, {m['numFilesAdded']} added)")
     _expire(spark, cfg, name, location, days, out)
     if vacuum:
-        retried(lambda: tables.vacuum(spark, location, now=vacuum_now), "VACUUM")
+        retried(lambda: delta_tables.vacuum(spark, location, now=vacuum_now), "VACUUM")
         out(f"{name}: VACUUM {'RETAIN 0 HOURS' if vacuum_now else 'with the table retention'} done, "
-            f"{tables.storage_files(spark, location)} data file(s) in storage")
+            f"{delta_tables.storage_files(spark, location)} data file(s) in storage")
     local = local_path(location)
     if local is not None:
         out(f"{name}: {log_orphans.sweep(local)} orphan checksum file(s) of expired commits deleted")
@@ -105,18 +105,18 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
 def _expire(spark, cfg, name: str, location: str, days: float, out) -> None:
     """The table's row retention. Beside a job appending every second it can lose every retry (open-source
     Delta's DELETE and MERGE are Serializable): that is no failure, the running job deletes those rows itself
-    (:mod:`streaming.job.retention`)."""
-    from streaming.job import tables
-    from streaming.job.retention import row_retention
+    (:mod:`streaming.job.row_retention`)."""
+    from streaming.job import delta_tables
+    from streaming.job.row_retention import row_retention
 
     keep, expire = next((d, f) for t, d, f in row_retention(cfg.maintenance, days) if t == name)
     if keep <= 0:
         out(f"{name}: retention off, every row kept")
         return
     try:
-        deleted = tables.retry_conflicts(lambda: expire(spark, location, keep), f"{name}: DELETE", out=out)
+        deleted = delta_tables.retry_conflicts(lambda: expire(spark, location, keep), f"{name}: DELETE", out=out)
     except Exception as e:
-        if not tables.is_conflict(e):
+        if not delta_tables.is_conflict(e):
             raise
         out(f"{name}: DELETE lost every retry to a running job's appends; the job deletes these rows itself "
             f"every {cfg.maintenance.expire_every_s:g} s (maintenance.expire_every_s)")

@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming import jvm
     from streaming.config import EMBEDDED
     from streaming.dev import smoke
-    from streaming.embedded.live import kafka_for
+    from streaming.embedded.live_cluster import kafka_for
     from streaming.spark_session import get_spark
 
     cfg = load_config(args)

@@ -22,7 +22,7 @@ FEED_WAIT_S = 30.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from streaming.commands.live import add_read_args
+    from streaming.commands.live_read import add_read_args
 
     p = sub.add_parser("verify", help="compare a group's live assignment with its latest recommendation",
                        description=verification.__doc__.split("\n\n")[1].replace("\n", " "),
@@ -40,18 +40,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.errors import UsageError
 
-    cfg = live.live_config(load_config(args), args.bootstrap)
-    snap = live.read(cfg, args, group=args.group)
+    cfg = live_read.live_config(load_config(args), args.bootstrap)
+    snap = live_read.read(cfg, args, group=args.group)
     if args.group in snap.skipped:
         result = verification.not_read(args.group, snap.skipped[args.group].reason).as_dict()
     elif args.group not in snap.groups:
         raise UsageError(f"consumer group {args.group} does not exist" +
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
     else:
-        rec = live.latest_recommendations(cfg, args.group).get(args.group)
+        rec = live_read.latest_recommendations(cfg, args.group).get(args.group)
         decision = feed_record(cfg, args.group) if rec is not None and rec.get("mode") == APPROVE else None
         result = verify(snap, args.group, rec, args.pending_for, time.time(), decision)
     if args.format == "json":

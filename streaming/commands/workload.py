@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from streaming.dev.workload import Workload, WorkloadOptions
-    from streaming.embedded.live import kafka_for
+    from streaming.embedded.live_cluster import kafka_for
     from streaming.errors import UsageError
 
     cfg = load_config(args)

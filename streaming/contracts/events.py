@@ -23,7 +23,7 @@ equal length, entry i of each array being partition ``partitions[i]``; what the 
   ``end_offset - committed_offset`` is always the lag. ``log_start_offset`` (optional, written before
   ``no_commit``) is the partition's log start offset, read before its end offset, so it is at most
   ``end_offset``; a committed offset below it means records retention deleted before the group read them
-  (:mod:`streaming.lag.retention`).
+  (:mod:`streaming.lag.loss_risk`).
   A share group (KIP-932) commits nothing: its events carry the broker's share-partition lag (KIP-1226) as
   ``end_offset - committed_offset`` (:func:`streaming.collector.kip932.positions`), and it gets no members event.
 

@@ -16,7 +16,7 @@ without it (written before it existed, or for a group too large) leaves the lead
 - ``topics``: per subscribed topic (by name), one exact integer lag (0..2^63-1, saturated) and one produce rate
   (records/s: a finite double in 0..:data:`MAX_RATE`, rounded to 3 decimals, or null when unknown) per partition.
 - ``members``: per member, the capacity the decision used (records/s, in (0, :data:`MAX_RATE`];
-  :mod:`streaming.state.capacity`); null while capacities are unknown (the members alike).
+  :mod:`streaming.lag.capacity`); null while capacities are unknown (the members alike).
 
 Bounded: a group of more than :data:`MAX_PARTITIONS` partitions gets no model (about 30 bytes a partition, so at
 most ~3 MB before compression, within the feed's 16 MB limit beside the assignment itself). Versioned:

@@ -73,7 +73,7 @@ OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
 RECORDS_COLUMNS = ("before_max_lag", "after_max_lag", "lag_moved")
 """Columns in records: exact integers, ``bigint`` (a table made when they were DOUBLE keeps its type: see
-:mod:`streaming.job.tables`)."""
+:mod:`streaming.job.delta_tables`)."""
 DOUBLE_COLUMNS = ("before_imbalance", "after_imbalance", "lower_bound", *LAG_SECONDS_COLUMNS)
 """Columns that are doubles: finite or null, never NaN or infinite."""
 RECORDS_CAP = 2**63 - 1
@@ -158,14 +158,15 @@ class Recommendation:
     (:mod:`streaming.policy.lag_seconds`). None where not finite (unbounded or not known yet). Delta only:
     the feed message is unchanged."""
     member_capacity: list[dict[str, Any]] | None = None
-    """Per member, the capacity the recommendation was made with (:mod:`streaming.state.capacity`):
+    """Per member, the capacity the recommendation was made with (:mod:`streaming.lag.capacity`):
     ``member_id``, ``client_id``, ``records_per_s``, ``confidence_s``, ``measured``; None while unknown (the
     members taken as alike). Delta only."""
     load_model: dict[str, Any] | None = None
     """What the decision was made on (:mod:`streaming.contracts.load_model`), for the leaders' fallback; the feed
     message carries it (additive: absent when None), the Delta row in ``feed_value``."""
     rack_placement: str | None = None
-    """Whether rack-aware placement saves anything in the group (:mod:`assignors.racks`' verdict). Delta only."""
+    """Whether rack-aware placement saves anything in the group (:mod:`assignors.rack_placement`' verdict). Delta
+    only."""
     serving: str | None = None
     """Whether the group's members can apply it, and why not (:meth:`streaming.contracts.serving.Serving.says`:
     ``served``, ``unapplied: ...``, ``observe_only: ...``; an observe-only one has ``mode = observe``). Delta

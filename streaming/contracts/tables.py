@@ -1,7 +1,7 @@
 """The job's two Delta tables: their names and columns (Spark SQL DDL), without Spark.
 
-The one place the tables are declared: the job creates and checks them from here (:mod:`streaming.job.tables`),
-and the commands that read them (``recommendations``, ``live``, ``maintain``, ``verify``) name them from here
+The one place the tables are declared: the job creates and checks them from here (:mod:`streaming.job.delta_tables`),
+and the commands that read them (``recommendations``, ``describe``, ``verify``, ``maintain``) name them from here
 without importing pyspark.
 """
 
@@ -41,7 +41,7 @@ and the hot partitions, not computed then)."""
 OLDER_TYPES = {c: "double" for c in RECORDS_COLUMNS}
 """Columns whose type changed since the first release, and the type a table made before keeps: the figures in
 records were DOUBLE, and are exact BIGINT now. An older table is not rewritten (its readers may expect the
-type); the batch writer casts to the table's type (:data:`streaming.job.tables.KEPT_TYPES`), so above 2^53 its
+type); the batch writer casts to the table's type (:data:`streaming.job.delta_tables.KEPT_TYPES`), so above 2^53 its
 values round to the nearest double, as they always did there. A table created now gets BIGINT."""
 REJECTED_DDL = """
     batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,

@@ -25,10 +25,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assignors.racks import RACK_AWARE_SELECTOR, SELECTOR_CONFIG
+from assignors.rack_placement import RACK_AWARE_SELECTOR, SELECTOR_CONFIG
 from streaming import jvm
 from streaming.embedded import detached
-from streaming.embedded.security import EmbeddedSecurity, write_private
+from streaming.embedded.sasl_ssl import EmbeddedSecurity, write_private
 from streaming.errors import KafkaClusterError
 from streaming.paths import CACHE_DIR, CONF_DIR
 
@@ -97,7 +97,7 @@ class KafkaCluster:
         self.base_dir = Path(base_dir) if base_dir else CACHE_DIR / "kafka" / f"cluster-{uuid.uuid4().hex[:8]}"
         self.cluster_id = new_cluster_id()
         self.extra_config = extra_config or {}
-        self.security = security  # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded/security.py)
+        self.security = security  # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded/sasl_ssl.py)
         self.nodes = [
             Node(
                 node_id=i + 1,

@@ -1,4 +1,5 @@
-"""The operator's view: live group rows (:mod:`.view`) and Prometheus ``/metrics`` (:mod:`.metrics`).
+"""Prometheus ``/metrics`` of the job and the collector (:mod:`.metrics`); the collector's figures
+per group are the operator's view's (:mod:`streaming.operator_view.groups`).
 
 :func:`for_job` and :func:`for_collector` give a process its metrics object and start its HTTP server once,
 when ``metrics.enabled`` is set; otherwise they return None and nothing is imported or served. The collector's
@@ -73,7 +74,8 @@ class CollectorExport:
         self.windows = Windows(cfg.policy.lag_history, cfg.policy.stuck_observations)
         self.headroom = cfg.policy.capacity_headroom
         self.consumers: dict[str, Any] = {}
-        """group -> its :class:`~.view.Consumers` at the latest poll (what ``/consumers`` answers)."""
+        """group -> its :class:`~streaming.operator_view.groups.Consumers` at the latest poll
+        (what ``/consumers`` answers)."""
 
         self.metrics = CollectorMetrics(cfg.metrics.max_groups, cfg.metrics.max_topics_per_group)
         self.waiting = WaitingGauges(self.metrics.registry, PREFIX)
@@ -101,7 +103,7 @@ class CollectorExport:
     def _figures(self, snap: ClusterSnapshot, group: str) -> Any:
         """The group's figures: lag seconds, stuck partitions, seconds to loss and hot partitions from the windows
         this poll extends."""
-        from streaming.exporter import view
+        from streaming.operator_view import groups as view
 
         live = observe(self.windows, snap, group)
         rows = view.partition_rows(snap, group, lag_seconds=live.age, loss_seconds=live.loss_s)

@@ -19,7 +19,7 @@ not known (the first poll). From the job, the latest recommendation's ``_recomme
 (``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for null), and
 ``_member_capacity_records_per_second`` per member (the capacities it was made with; none while unknown).
 
-Data-loss risk and hot partitions, live from the collector (:mod:`streaming.lag.retention`, :mod:`streaming.lag.hot`):
+Data-loss risk and hot partitions, live from the collector (:mod:`streaming.lag.loss_risk`, :mod:`streaming.lag.hot`):
 ``_group_retention_loss_seconds`` (the soonest seconds until a partition's committed offset falls below its log
 start at current rates: 0 already lost, +Inf none at risk, NaN unknown), ``_group_retention_headroom_records`` (the
 least records retention may still delete before the group loses any), ``_group_lost_records`` (records deleted
@@ -45,7 +45,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import start_http_server
 
-from streaming.exporter.view import GroupFigures
+from streaming.operator_view.groups import GroupFigures
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +252,7 @@ class CollectorMetrics:
                            "polls", ["group"], registry=r)
 
     def _risk_gauges(self, r: CollectorRegistry) -> None:
-        """Data-loss risk and hot partitions (:mod:`streaming.lag.retention`, :mod:`streaming.lag.hot`)."""
+        """Data-loss risk and hot partitions (:mod:`streaming.lag.loss_risk`, :mod:`streaming.lag.hot`)."""
         self.loss_s = Gauge(f"{PREFIX}_group_retention_loss_seconds",
                             "Soonest seconds until a committed offset of the group falls below its partition's log "
                             "start at current rates (0: records lost; +Inf: none at risk)", ["group"], registry=r)

@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 from streaming import exporter
 from streaming.config import SECRET_HINTS, Config
 from streaming.contracts.tables import RECOMMENDATIONS
-from streaming.job import buckets, convert, faults, recover, sinks, stateful, tables, validate
+from streaming.job import buckets, convert, delta_tables, faults, recover, sinks, stateful, validate
 from streaming.job.lease import Lease
 from streaming.job.stopping import Totals, stop_at_boundary
 from streaming.job.supervisor import Attempt, supervise
@@ -162,7 +162,7 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
         faults.hit("tables:before-create")
         created = sinks.create_tables(spark, cfg, checkpoint)
         faults.hit("tables:after-create")
-        floors = tables.version_floors(spark, cfg, checkpoint, fresh=RECOMMENDATIONS in created)
+        floors = delta_tables.version_floors(spark, cfg, checkpoint, fresh=RECOMMENDATIONS in created)
         metrics = exporter.for_job(cfg)  # None unless metrics.enabled; one server for every restart
         writer = sinks.BatchWriter(cfg, recover.app_id(checkpoint, spark, cfg), lease, metrics)
         printer = ProgressPrinter(writer, cfg.job.query_name, metrics=metrics,

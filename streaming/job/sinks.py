@@ -35,9 +35,9 @@ from streaming.contracts.recommendation import (
 )
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
-from streaming.job import faults, tables, validate
+from streaming.job import delta_tables, faults, validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
-from streaming.job.retention import Retention
+from streaming.job.row_retention import Retention
 from streaming.kafka_clients.properties import spark_options
 from streaming.paths import local_path
 
@@ -55,9 +55,9 @@ METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", 
                   "member_capacity")
 
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
-    """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.tables`);
+    """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.delta_tables`);
     the names of those it created."""
-    return tables.prepare(spark, cfg, checkpoint)
+    return delta_tables.prepare(spark, cfg, checkpoint)
 
 
 class BatchWriter:
@@ -78,7 +78,7 @@ class BatchWriter:
 
     def _check(self, spark: SparkSession) -> None:
         for table in (RECOMMENDATIONS, REJECTED):
-            if not tables.is_delta_table(spark, self.cfg.table_path(table)):
+            if not delta_tables.is_delta_table(spark, self.cfg.table_path(table)):
                 raise JobError(f"table {table} at {self.cfg.table_path(table)} was deleted while the job ran; "
                                "not recreating it. Restore it, or start over with a new checkpoint")
         if self.lease is not None:
@@ -137,7 +137,7 @@ class BatchWriter:
 
     def _append(self, df: DataFrame, table: str, batch_id: int, chars: int) -> None:
         location = self.cfg.table_path(table)
-        for column, kind in tables.KEPT_TYPES.get(location, {}).items():  # an older table keeps its types
+        for column, kind in delta_tables.KEPT_TYPES.get(location, {}).items():  # an older table keeps its types
             df = df.withColumn(column, F.col(column).cast(kind))
         local = local_path(location)
         if self.driver is not None and local is not None and self.driver.can_append(local) and chars <= MAX_BYTES:

@@ -1,8 +1,9 @@
 """Each member's capacity: the records/s it consumes while it has backlog, remembered across observations.
 
-The rule, over lag histories and an assignment (who owns what); its memory is a dict the caller keeps: the job's
-group state (:mod:`streaming.state.capacity`) and the collector's window of polls (:mod:`streaming.lag.window`)
-alike, so both estimate the same way.
+The rule, over lag histories and an assignment (who owns what,
+:class:`~streaming.lag.owners.Owners`); its memory is a dict the caller keeps: the job's group state
+(:attr:`~streaming.state.group_state.GroupState.capacity`, with its lag and its owners) and the
+collector's window of polls (:mod:`streaming.lag.window`) alike, so both estimate the same way.
 
 A member that keeps up consumes what arrives, which says nothing of what it could do; one with backlog
 consumes as fast as it can. At a lag observation a member is *backlogged* when, over the window its
@@ -49,11 +50,12 @@ import numpy as np
 
 from streaming.lag import owners as by_owner
 from streaming.lag.history import LagHistory
+from streaming.lag.owners import Owners
 
 Histories = Mapping[str, LagHistory]
 """topic -> its lag history."""
 ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]
-"""An assignment as topic -> (partitions, owner indexes), int64 arrays (as :class:`streaming.state.ingest.Owners`)."""
+"""An assignment as topic -> (partitions, owner indexes), int64 arrays (:attr:`Owners.by_topic`)."""
 Held = dict[str, list[Any]]
 """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged observation, then the
 same three before it, null for none]: the memory the caller keeps."""
@@ -188,15 +190,15 @@ def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray,
     return BlockWindow(lag_sum, backlogged, rates, seconds)
 
 
-def observe(held: Held, keys: Sequence[str], lag: Histories, by_topic: ByTopic, count: int, ts: int,
-            stuck_after: int) -> None:
-    """Update the estimates ``held`` with the lag observation at ``ts`` under the assignment ``by_topic`` (owner
-    indexes below ``count``); ``keys``: the identities of the members that subscribe to something, in owner-index
-    order. More of the observation last counted is read again from the estimate before it."""
-    if not count or not lag:
-        _forget_gone(held, keys)
+def observe(held: Held, lag: Histories, owners: Owners, ts: int, stuck_after: int) -> None:
+    """Update the estimates ``held`` with the lag observation at ``ts`` under the assignment
+    ``owners`` (members by identity). More of the observation last counted is read again from the
+    estimate before it."""
+    if not owners.count or not lag:
+        _forget_gone(held, owners.identities)
         return
-    observed(held, keys, count, ts, window(lag, by_topic, count, stuck_after))
+    found = window(lag, owners.by_topic, owners.count, stuck_after)
+    observed(held, owners.identities, owners.count, ts, found)
 
 
 def _forget_gone(held: Held, keys: Sequence[str]) -> None:
@@ -234,20 +236,50 @@ def _counted(held: list[Any] | None, ts: int, rate: float, window_s: float) -> l
     return [(estimate * past + rate * new) / (past + new), seconds + new, ts, *base]
 
 
-def estimates(held: Held, keys: Sequence[str], ids: Sequence[str], lag: Histories, by_topic: ByTopic,
-              count: int, stuck_after: int) -> dict[str, Capacity] | None:
-    """member id (``ids``, owner-index order, with their identities ``keys``) -> its capacity; None when none was
-    measured. Never below what the member consumes now (stuck partitions left out)."""
-    return estimated(held, keys, ids, lambda: window(lag, by_topic, count, stuck_after)[1])
+def estimates(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int
+              ) -> dict[str, Capacity] | None:
+    """member id -> its capacity, for the members that subscribe to something; None when none was
+    measured. Never below what the member consumes now (stuck partitions left out). ``owners``: who
+    owns what now, asked for only when some estimate is confident (every observation asks, and most
+    find none)."""
+    if not _confident(held):
+        return None
+    now = owners()
+    return estimated(held, now, lambda: window(lag, now.by_topic, now.count, stuck_after)[1])
 
 
-def estimated(held: Held, keys: Sequence[str], ids: Sequence[str], rate_now: Callable[[], np.ndarray]
+def records_per_s(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int
+                  ) -> dict[str, float] | None:
+    """member id -> capacity (records/s), as the assignors take it; None when unknown
+    (:func:`estimates`)."""
+    found = estimates(held, lag, owners, stuck_after)
+    return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
+
+
+def records_per_s_given(held: Held, owners: Owners, rate_now: np.ndarray
+                        ) -> dict[str, float] | None:
+    """:func:`records_per_s` of the estimates ``held`` under ``owners``, given what each member
+    consumes now (the observation's :func:`window` rates, read ahead)."""
+    if not _confident(held):
+        return None
+    found = estimated(held, owners, lambda: rate_now)
+    return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
+
+
+def _confident(held: Held) -> bool:
+    """Whether some estimate rests on :data:`CONFIDENT_S` of backlog (until one does, the
+    capacities are unknown)."""
+    return any(h[1] >= CONFIDENT_S for h in held.values())
+
+
+def estimated(held: Held, owners: Owners, rate_now: Callable[[], np.ndarray]
               ) -> dict[str, Capacity] | None:
     """:func:`estimates` given how to read what each member consumes now (its :func:`window`'s rates; read only
     when some estimate is confident)."""
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a consumer that
     # starts slowly (a JVM warming up) looks slow for a few seconds
-    own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in (held.get(k) for k in keys)]
+    own = [h if h is not None and h[1] >= CONFIDENT_S else None
+           for h in (held.get(k) for k in owners.identities)]
     measured = [h[0] for h in own if h is not None]
     if not measured:
         return None
@@ -257,4 +289,5 @@ def estimated(held: Held, keys: Sequence[str], ids: Sequence[str], rate_now: Cal
         return None  # an unmeasured member with no rate yet: not known enough to tell the members apart
     now = np.nan_to_num(rate).tolist()
     return {mid: Capacity(max(h[0], now[i]), h[1], True) if h is not None
-            else Capacity(max(default, now[i]), 0.0, False) for i, (mid, h) in enumerate(zip(ids, own, strict=True))}
+            else Capacity(max(default, now[i]), 0.0, False)
+            for i, (mid, h) in enumerate(zip(owners.ids, own, strict=True))}

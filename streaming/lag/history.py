@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from streaming.lag import retention
+from streaming.lag import loss_risk
 from streaming.lag import rules as lag_time
 
 ARRAYS = ("ts", "committed", "end", "start")
@@ -335,12 +335,12 @@ class LagHistory:
             return float((self.ts[rows, last] - self.ts[rows, start]).max()) / 1000.0
         return self._view("window_s", compute)
 
-    def retention(self) -> retention.Risk:
-        """Per row, how soon its committed offset falls below its log start (:mod:`streaming.lag.retention`)."""
-        def compute() -> retention.Risk:
-            risk = retention.risk(self._last(self.committed), self._last(self.end), self._last(self.start),
-                                  self.consume_rate(), retention.start_rate(self.ts, self.start, self.n))
-            return retention.Risk(*(_frozen(a) for a in risk))
+    def retention(self) -> loss_risk.Risk:
+        """Per row, how soon its committed offset falls below its log start (:mod:`streaming.lag.loss_risk`)."""
+        def compute() -> loss_risk.Risk:
+            risk = loss_risk.risk(self._last(self.committed), self._last(self.end), self._last(self.start),
+                                  self.consume_rate(), loss_risk.start_rate(self.ts, self.start, self.n))
+            return loss_risk.Risk(*(_frozen(a) for a in risk))
         return self._view("retention", compute)
 
     def stuck(self, k: int) -> np.ndarray:

@@ -1,11 +1,18 @@
-"""A history's rows summed by owner: what each member's partitions add up to under an assignment.
+"""Who owns what under an assignment, as index arrays, and a history's rows summed by owner: what
+each member's partitions add up to.
 
-The capacity estimate (:mod:`streaming.state.capacity`) and the skew reading (:mod:`streaming.policy.lag_seconds`)
-both sum, per member, the latest lag of its partitions that are not stuck; the capacity also their consume rates.
-:func:`sums` computes them once per history state (kept with its views) for an assignment given as index arrays
-(partitions and their owners' indexes, as :class:`streaming.state.ingest.Owners` holds them), and
-:func:`block_sums` for each poll of a block read ahead (:mod:`streaming.lag.ahead`), with the same additions in
-the same order, so the same float sums.
+:class:`Owners` is an assignment as every lag observation reads it: per topic, its partitions the
+members own and each one's owner as an index (the members that subscribe to something, in order).
+The job builds it once per members of a group's state
+(:meth:`streaming.state.group_state.GroupState.owners`), the collector once per poll
+(:mod:`streaming.lag.window`).
+
+The capacity estimate (:mod:`streaming.lag.capacity`) and the skew reading
+(:mod:`streaming.policy.lag_seconds`) both sum, per member, the latest lag of its partitions that
+are not stuck; the capacity also their consume rates. :func:`sums` computes them once per history
+state (kept with its views) for an assignment given as index arrays (:attr:`Owners.by_topic`), and
+:func:`block_sums` for each poll of a block read ahead (:mod:`streaming.lag.ahead`), with the same
+additions in the same order, so the same float sums.
 """
 
 from __future__ import annotations
@@ -19,15 +26,40 @@ from assignors.model import Member
 from streaming.lag.history import LagHistory
 
 
-def owned_by_topic(subscribed: Sequence[Member]) -> dict[str, tuple[list[int], list[int]]]:
-    """topic -> (its partitions the ``subscribed`` members own, each one's owner as an index into ``subscribed``)."""
-    owned: dict[str, tuple[list[int], list[int]]] = {}
-    for i, m in enumerate(subscribed):
-        for t, p in m.owned:
-            parts, who = owned.setdefault(t, ([], []))
-            parts.append(int(p))
-            who.append(i)
-    return owned
+class Owners:
+    """Who owns what under an assignment, as index arrays per topic, and the members that subscribe
+    to something in owner-index order: their ids and identities. The arrays are read-only (one
+    Owners may be shared, as by group states through their members' memo)."""
+
+    __slots__ = ("by_topic", "count", "identities", "ids")
+
+    def __init__(self, count: int, by_topic: dict[str, tuple[np.ndarray, np.ndarray]],
+                 ids: tuple[str, ...], identities: tuple[str, ...]) -> None:
+        self.count = count
+        self.by_topic = by_topic
+        """topic -> (its partitions the members own, each one's owner as an index), int64 arrays."""
+        self.ids = ids
+        self.identities = identities
+
+    @classmethod
+    def of(cls, members: Sequence[Member] | None) -> Owners:
+        """Of ``members``' current assignment (``owned``), members without topics left out."""
+        subscribed = [m for m in members or [] if m.topics]
+        owned: dict[str, tuple[list[int], list[int]]] = {}
+        for i, m in enumerate(subscribed):
+            for t, p in m.owned:
+                parts, who = owned.setdefault(t, ([], []))
+                parts.append(int(p))
+                who.append(i)
+        by_topic = {t: (_read_only(p), _read_only(w)) for t, (p, w) in owned.items()}
+        return cls(len(subscribed), by_topic, tuple(m.member_id for m in subscribed),
+                   tuple(m.identity for m in subscribed))
+
+
+def _read_only(values: list[int]) -> np.ndarray:
+    out = np.asarray(values, dtype=np.int64)
+    out.flags.writeable = False
+    return out
 
 
 class OwnerSums(NamedTuple):

@@ -5,7 +5,7 @@ sees every poll, so ``/metrics`` keeps the last ``depth`` observations (``policy
 partition it exports, in the job's own ring buffer (:class:`~streaming.lag.history.LagHistory`, one per group
 and topic), and reads them with the job's rules (:mod:`streaming.lag.rules`): the age of the oldest unconsumed
 record, the consume rate, stuck after ``policy.stuck_observations`` observations, and the seconds until its
-committed offset falls below the log start (:mod:`streaming.lag.retention`); per member, its capacity by the
+committed offset falls below the log start (:mod:`streaming.lag.loss_risk`); per member, its capacity by the
 job's estimate (:mod:`streaming.lag.capacity`, its memory kept here per group). Per topic it keeps one more
 window of the end offsets of every partition, for produce rates (hot partitions, :mod:`streaming.lag.hot`). One
 poll is one observation at the snapshot's time; as in the job, a poll at the time of the last one kept counts as
@@ -23,7 +23,7 @@ import numpy as np
 from assignors.model import Member
 from streaming.lag import capacity
 from streaming.lag.history import LagHistory
-from streaming.lag.owners import owned_by_topic
+from streaming.lag.owners import Owners
 
 TP = tuple[str, int]
 
@@ -77,15 +77,10 @@ class Windows:
     def capacities(self, ts: int, group: str, members: Sequence[Member]) -> dict[str, float] | None:
         """member id -> its capacity (records/s) by :mod:`streaming.lag.capacity`, the job's rule, over this group's
         window and its members' assignment at ``ts`` (call after :meth:`observe`); None while unknown."""
-        subscribed = [m for m in members if m.topics]
-        keys = [m.identity for m in subscribed]
-        by_topic = {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64))
-                    for t, (p, w) in owned_by_topic(subscribed).items()}
+        owners = Owners.of(members)
         held, lag = self._capacity.setdefault(group, {}), self._groups.get(group, {})
-        capacity.observe(held, keys, lag, by_topic, len(subscribed), ts, self.stuck_after)
-        found = capacity.estimates(held, keys, [m.member_id for m in subscribed], lag, by_topic, len(subscribed),
-                                   self.stuck_after)
-        return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
+        capacity.observe(held, lag, owners, ts, self.stuck_after)
+        return capacity.records_per_s(held, lag, lambda: owners, self.stuck_after)
 
     def observe_topics(self, ts: int, end: Mapping[TP, int]) -> None:
         """One poll's end offsets of every partition read, for :meth:`produce_rates` (topics not in it are

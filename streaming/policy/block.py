@@ -23,9 +23,8 @@ import math
 
 from assignors import metrics
 from streaming.config import PolicySettings
-from streaming.lag import capacity as rule
+from streaming.lag import capacity
 from streaming.policy import lag_skew, retention_risk
-from streaming.state import capacity
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Block
 
@@ -44,7 +43,7 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
             return i
         found = block.windows.at(block.first + i)
         held = dict(state.capacity)  # kept only if the poll decides nothing
-        rule.observed(held, owners.identities, owners.count, t, found)
+        capacity.observed(held, owners.identities, owners.count, t, found)
         known = capacity.records_per_s_given(held, owners, found[1])
         # the reading in plain records from the block's sums; at the fastest member's rate, the reading itself
         imbalance = metrics.imbalance(rows[i]) if known is None else lag_skew.records_reading(

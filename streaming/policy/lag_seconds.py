@@ -3,7 +3,7 @@
 The figures are those of :mod:`streaming.lag.rules`, read off the group's lag history:
 
 - per member (:func:`members`): its lag (stuck partitions left out: they never catch up wherever they go,
-  and are reported apart) over its capacity: the state's estimate (:mod:`streaming.state.capacity`, the
+  and are reported apart) over its capacity: the state's estimate (:mod:`streaming.lag.capacity`, the
   one the assignor is given), else, while the estimates are unknown,
   :func:`streaming.lag.rules.member_capacity` (its consume rate when it is behind, else the rate members
   that are behind reach). The skew reading uses these when ``policy.skew_on = "seconds"``
@@ -37,13 +37,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from streaming.lag import owners
+from streaming.lag import capacity, owners
 from streaming.lag import rules as lag_time
-from streaming.state import capacity
 from streaming.state.group_state import GroupState
 
 ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]
-"""An assignment as topic -> (partitions, member indexes), int64 arrays (as :class:`streaming.state.ingest.Owners`)."""
+"""An assignment as topic -> (partitions, member indexes), int64 arrays (as
+:attr:`streaming.lag.owners.Owners.by_topic`)."""
 
 
 class MemberSeconds(NamedTuple):
@@ -113,7 +113,9 @@ class LagPass:
         """member id -> the state's capacity estimate; None while unknown (read once: functools.cached_property
         takes a lock on every read, and each observation asks)."""
         if self._capacity is _UNREAD:
-            self._capacity = capacity.records_per_s(self._state, self.stuck_after)
+            state = self._state
+            self._capacity = capacity.records_per_s(state.capacity, state.lag, state.owners,
+                                                    self.stuck_after)
         return self._capacity  # type: ignore[return-value]
 
     @property

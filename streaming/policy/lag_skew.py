@@ -25,7 +25,7 @@ stuck partitions left out, over its capacity), the imbalance is max / mean of th
 (3.) compares the max member time to catch up before and after (each member at the same capacity).
 ``min_total_lag`` stays in records.
 
-With ``"records"`` and members of known, different capacities (:mod:`streaming.state.capacity`), the
+With ``"records"`` and members of known, different capacities (:mod:`streaming.lag.capacity`), the
 imbalance and the improvement read each member's lag in records at the fastest member's rate
 (:func:`assignors.metrics.capacity_scales`), the unit ``balanced`` minimises: C1 above, 2,000 records at 20/s
 next to C0 at 1,000/s, weighs 100,000. Equal or unknown capacities leave every figure in plain records.

@@ -33,12 +33,13 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from assignors import metrics, racks, registry
+from assignors import metrics, rack_placement, registry
 from assignors.errors import AssignorError
 from assignors.model import Assignment, GroupSnapshot
 from streaming.config import APPROVE, OBSERVE, PolicySettings
-from streaming.contracts import serving
+from streaming.contracts import load_model, serving
 from streaming.contracts.recommendation import (
     LAG_SKEW,
     MEMBERSHIP_CHANGE,
@@ -50,14 +51,14 @@ from streaming.contracts.recommendation import (
     finite,
     records,
 )
+from streaming.lag import capacity
+from streaming.lag.owners import Owners
 from streaming.lag.rules import finite_or_none
-from streaming.policy import block, lag_seconds, lag_skew, load_model, member_figures, retention_risk
+from streaming.policy import block, lag_seconds, lag_skew, member_figures, retention_risk
 from streaming.proposals import expiry
-from streaming.state import capacity
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Events, observations
-from streaming.state.owners import Owners
 from streaming.state.snapshot import hot_partitions, to_snapshot
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     for seen in observations(state, events, policy.lag_history, policy.stuck_observations, decide):
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
-            capacity.observe(state, seen.owners, t, policy.stuck_observations)
+            capacity.observe(state.capacity, state.lag, seen.owners, t, policy.stuck_observations)
         skew: Skew | None = None
         if seen.lag_changed and t > state.skew_ts:
             skew = Skew.NEW
@@ -87,7 +88,7 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
                  lp: lag_seconds.LagPass | None = None) -> lag_skew.SkewReading | None:
     """Lag per member under the current assignment, stuck partitions left out, in records or (``on``
     "seconds") as times to catch up; ``lp``: this observation's pass when the caller has one."""
-    owners = owners or Owners.of(state)
+    owners = owners or state.owners()
     if not owners.count:
         return None
     lp = lp or lag_seconds.LagPass(state, stuck_after)
@@ -130,7 +131,7 @@ def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, p
             return None
         if lag_trigger is not None:
             triggers[LAG_SKEW] = lag_trigger
-        at_risk = retention_risk.trigger(state, ts, policy, owners or Owners.of(state))
+        at_risk = retention_risk.trigger(state, ts, policy, owners or state.owners())
         if at_risk is not None:
             triggers[RETENTION_RISK] = at_risk
     if not triggers:
@@ -251,9 +252,9 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
-        load_model=load_model.of(proposal.snapshot, policy),
+        load_model=load_model_of(proposal.snapshot, policy),
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
-        rack_placement=racks.of_snapshot(proposal.snapshot, None).verdict,
+        rack_placement=rack_placement.of_snapshot(proposal.snapshot, None).verdict,
         serving=found.says(),
         member_figures=member_figures.of(proposal.snapshot, proposal.current, proposal.proposed, proposal.before,
                                          after, seconds.members),
@@ -267,12 +268,37 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
 
 def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
     """The capacities the recommendation was made with, per member (None: unknown, the members alike)."""
-    found = capacity.estimates(state, stuck_after)
+    found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after)
     if found is None:
         return None
     client = {m.member_id: m.client_id for m in state.members or []}
     return [{"member_id": mid, "client_id": client.get(mid), "records_per_s": round(c.records_per_s, 3),
              "confidence_s": round(c.confidence_s, 3), "measured": c.measured} for mid, c in sorted(found.items())]
+
+
+def load_model_of(snapshot: GroupSnapshot, policy: PolicySettings) -> dict[str, Any] | None:
+    """The load model the recommendation publishes (format and bounds:
+    :mod:`streaming.contracts.load_model`): the lags, produce rates and member capacities its
+    decision was made on, read from the ``snapshot`` the assignor was given; None when the group is
+    too large for one. The horizon is the one the assignor's loads used (its ``horizon_s`` option,
+    defaulting to ``policy.rate_horizon_s``); for an assignor without one,
+    ``policy.rate_horizon_s``, the figures' horizon.
+
+    Example: a snapshot of ``orders`` (3 partitions, lags 1200, 0, 35, produce rates 116.25, 58.1
+    and none yet) with capacities c-0 150/s and c-1 90/s under ``rate_horizon_s = 60`` publishes
+    ``{"version": 1, "horizon_s": 60.0, "topics": [{"topic": "orders", "lag": [1200, 0, 35],
+    "rate": [116.25, 58.1, 0.0]}], "members": [{"member_id": "c-0-...", ..., "records_per_s":
+    150.0}, {"member_id": "c-1-...", ..., "records_per_s": 90.0}]}`` (the state reads a partition
+    without a rate yet as 0.0)."""
+    horizon_s = float(policy.assignor_kwargs().get("horizon_s", policy.rate_horizon_s))
+    lag = {t: list(snapshot.lag.get(t, [0] * n)) for t, n in snapshot.topics.items()}
+    rate = {t: list(snapshot.produce_rate.get(t, [None] * n)) for t, n in snapshot.topics.items()}
+    members = None
+    if snapshot.capacity is not None:
+        members = [load_model.MemberCapacity(m.member_id, m.instance_id, m.client_id,
+                                             float(snapshot.capacity[m.member_id]))
+                   for m in sorted(snapshot.members, key=lambda m: m.member_id)]
+    return load_model.build(horizon_s, lag, rate, members)
 
 
 def _figures(m: metrics.Metrics) -> dict[str, float | None]:

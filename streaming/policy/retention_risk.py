@@ -1,7 +1,7 @@
 """The ``retention_risk`` trigger: load moves off a member about to lose records to retention, without waiting.
 
 At a lag observation, a member owning a partition whose committed offset falls below the log start within
-``policy.retention_risk_s`` seconds at current rates, or already did (:mod:`streaming.lag.retention`), triggers
+``policy.retention_risk_s`` seconds at current rates, or already did (:mod:`streaming.lag.loss_risk`), triggers
 ``retention_risk`` at once: none of lag skew's streak, imbalance threshold or ``min_total_lag``, and not its
 cooldown either. It has a cooldown of its own (``cooldown_s`` since the group's previous ``retention_risk``
 recommendation, ``GroupState.risk_ts``), so a risk that stays is recommended against once per cooldown, not at
@@ -24,10 +24,10 @@ import numpy as np
 
 from streaming.config import PolicySettings
 from streaming.contracts.recommendation import records
-from streaming.lag import retention
+from streaming.lag import loss_risk
+from streaming.lag.owners import Owners
 from streaming.lag.rules import finite_or_none
 from streaming.state.group_state import GroupState
-from streaming.state.owners import Owners
 
 
 def members_at_risk(state: GroupState, owners: Owners, threshold_s: float) -> dict[str, dict]:
@@ -42,7 +42,7 @@ def members_at_risk(state: GroupState, owners: Owners, threshold_s: float) -> di
             continue
         rows, found = hist.lookup(parts)
         risk = hist.retention()
-        hit = np.flatnonzero(found & retention.at_risk(risk.seconds[rows], threshold_s))
+        hit = np.flatnonzero(found & loss_risk.at_risk(risk.seconds[rows], threshold_s))
         for j in hit.tolist():
             member, row = ids[int(who[j])], int(rows[j])
             seconds = float(risk.seconds[row])

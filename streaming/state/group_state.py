@@ -7,7 +7,7 @@ plain data (and numpy) so the policy and the tests use it without Spark.
 
 The header carries the layout version (``_v``). Version 6 (this one) is version 5 with each lag history's log
 start offsets (a fourth array; an older state reads with every log start unknown, -1). Version 5 is version 4
-with the members' capacity estimates in the header (:mod:`streaming.state.capacity`; an older state reads with
+with the members' capacity estimates in the header (:mod:`streaming.lag.capacity`; an older state reads with
 none).
 Version 4 is LZ4 (a raw block, after a 4-byte mark and the uncompressed length): every group's state is
 written and read once per batch, and zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x
@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from assignors.model import Member
 from streaming.lag.history import LagHistory
+from streaming.lag.owners import Owners
 from streaming.state.errors import UnreadableState
 
 STATE_VERSION = 6
@@ -91,7 +92,7 @@ class GroupState:
     """``ts`` of the latest recommendation a ``retention_risk`` trigger made (its own cooldown)."""
     capacity: dict[str, list[Any]] = field(default_factory=dict)
     """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged observation,
-    then the same three before it, null for none] (:mod:`streaming.state.capacity`)."""
+    then the same three before it, null for none] (:mod:`streaming.lag.capacity`)."""
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Split events still missing parts: event key -> {part index (str) -> part event}."""
@@ -113,6 +114,18 @@ class GroupState:
 
     def count(self, counter: str, by: int = 1) -> None:
         self.counters[counter] = self.counters.get(counter, 0) + by
+
+    def owners(self) -> Owners:
+        """Who owns what under the current assignment, as index arrays per topic: what every lag
+        observation sums by member (the capacity estimates, the skew reading, the retention risk).
+        Built once per members' memo while ``members`` are as decoded, else anew."""
+        memo = self.held_members()
+        if memo is None:
+            return Owners.of(self.members)
+        owners = memo.derived.get("owners")
+        if owners is None:
+            owners = memo.derived["owners"] = Owners.of(self.members)
+        return owners
 
     # -- serialization -------------------------------------------------------------------------
 
@@ -195,7 +208,7 @@ class MembersMemo:
     """A group's members as its state's bytes held them, decoded once per worker process.
 
     Members change far less often than lag: most batches read a group's members and write them back
-    unchanged. Decoding (and the owner arrays built from them, :class:`streaming.state.ingest.Owners`)
+    unchanged. Decoding (and the owner arrays built from them, :meth:`GroupState.owners`)
     is memoized by the members' exact JSON bytes, and an unchanged list is written back as those bytes.
     Members are frozen, so states sharing a memo share nothing they can change; ``derived`` holds what is
     computed from the members alone (read-only)."""

@@ -38,10 +38,10 @@ from streaming.contracts.events import LAG, LAG_DENSE, LOG_START
 from streaming.contracts.events import LOG_STARTS as LOG_STARTS_FIELD
 from streaming.lag import ahead
 from streaming.lag.ahead import BlockViews
+from streaming.lag.owners import Owners
 from streaming.state import update
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
-from streaming.state.owners import Owners
 from streaming.state.readings import (
     LOG_STARTS,
     READINGS,
@@ -170,7 +170,7 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
         if lag is not None and t in lag.slices:
             lag_changed = lag.observe(state, t, lag_depth)
             if owners is None:
-                owners = Owners.of(state)
+                owners = state.owners()
         yield Observation(t, changes, lag_changed, owners)
     if state.parts:
         update.prune_parts(state)
@@ -286,7 +286,7 @@ class _LagRows:
         part = self.part[a:].reshape(len(stamps), n)
         if not (np.array_equal(part[0], hist.ids) and (part == part[0]).all()):
             return
-        held = Owners.of(state)  # no metadata in the call: the owners of its every observation
+        held = state.owners()  # no metadata in the call: the owners of its every observation
         mine = held.by_topic.get(str(self.topic_names[0]))
         views = ahead.block_views(hist, np.asarray(stamps, dtype=np.int64), self.committed[a:].reshape(-1, n),
                                   self.end[a:].reshape(-1, n), self.stuck_after or 0,

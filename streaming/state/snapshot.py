@@ -7,8 +7,7 @@ import dataclasses
 import numpy as np
 
 from assignors.model import GroupSnapshot
-from streaming.lag import hot
-from streaming.state import capacity
+from streaming.lag import capacity, hot
 from streaming.state.group_state import GroupState
 
 
@@ -70,5 +69,6 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
         return None
     return GroupSnapshot(
         topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce, consume_rate=consume,
-        stuck=frozenset(stuck_partitions(state, stuck_after)), capacity=capacity.records_per_s(state, stuck_after),
+        stuck=frozenset(stuck_partitions(state, stuck_after)),
+        capacity=capacity.records_per_s(state.capacity, state.lag, state.owners, stuck_after),
     )

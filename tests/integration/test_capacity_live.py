@@ -2,7 +2,7 @@
 against consumers that process 60, 90 and 180 records/s) on the shared cluster, the job in ``auto``.
 
 Kafka's assignors give every consumer 4 partitions, 80/s, which the 60/s consumer cannot keep up with. The job
-measures each member's capacity from what it consumed while it had a backlog (:mod:`streaming.state.capacity`),
+measures each member's capacity from what it consumed while it had a backlog (:mod:`streaming.lag.capacity`),
 and the recommendation balances time (load / capacity) rather than records: the slow member must end with
 proportionally less, its 20/s partitions within its 60/s, and the recommendation must carry the capacity it
 measured for it (the load model on the feed). The run ends as soon as the group holds the recommendation, so a

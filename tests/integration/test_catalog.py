@@ -21,7 +21,7 @@ import uuid
 import pytest
 
 from streaming import catalog
-from streaming.commands import live, maintain, recommendations
+from streaming.commands import live_read, maintain, recommendations
 from streaming.contracts import events as ev
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev.produce import produce
@@ -114,7 +114,7 @@ def test_the_commands_work_by_name(written, notebook, monkeypatch):
         ),
     )
     assert (
-        live.latest_recommendations(
+        live_read.latest_recommendations(
             written, "skewed", f"{written.catalog.schema}.latest_recommendations"
         )["skewed"]["version"]
         == 2

@@ -21,7 +21,7 @@ from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECO
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev import contract
 from streaming.dev.fuzz import LAG_ROLE
-from streaming.job import convert, sinks, stateful, tables, validate
+from streaming.job import convert, delta_tables, sinks, stateful, validate
 from streaming.state.ingest import READINGS, packed
 
 from .test_driver_delta import _config, _read
@@ -109,7 +109,7 @@ def test_drawn_recommendations_keep_every_figure_through_either_writer(spark, cf
     made = [r for r in _recommendation_rows() if r["kind"] == "recommendation"]
     assert len(made) >= 5 and any(r["before_max_lag"] > 2**53 for r in made)
     c = _config(cfg, tmp_path / uuid.uuid4().hex[:6], writer)
-    tables.prepare(spark, c, c.checkpoint_path("rebalancer"))
+    delta_tables.prepare(spark, c, c.checkpoint_path("rebalancer"))
     schema = spark.createDataFrame([], convert.ROW_SCHEMA).schema
     batch = spark.createDataFrame([tuple(r[f.name] for f in schema.fields) for r in made], schema)
     sinks.BatchWriter(c, "app")(batch, 0)

@@ -18,7 +18,7 @@ import pytest
 from streaming import config
 from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
 from streaming.dev.workload import Workload, WorkloadOptions
-from streaming.job import tables
+from streaming.job import delta_tables
 
 from .java_client import consumer_groups, parse_table
 
@@ -181,7 +181,7 @@ def test_verify_tells_applied_pending_diverged_superseded(running, spark):
     out = cli(dc, "verify", group)
     assert out.returncode == 6, out.stdout + out.stderr  # no table, no recommendation
 
-    tables.prepare(spark, dc, dc.checkpoint_path("rebalancer"))
+    delta_tables.prepare(spark, dc, dc.checkpoint_path("rebalancer"))
     g = describe_json(dc, group)
     members = {m["consumer_id"]: m for m in g["members"]}
     live: dict[str, list[tuple[str, int]]] = {mid: [] for mid in members}

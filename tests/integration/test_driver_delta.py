@@ -14,7 +14,7 @@ import pytest
 from streaming import config
 from streaming.contracts.recommendation import OUTPUT_COLUMNS
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.job import convert, sinks, tables
+from streaming.job import convert, delta_tables, sinks
 
 pytestmark = pytest.mark.integration
 
@@ -73,7 +73,7 @@ def _read(spark, location: str) -> list:
 
 
 def _writer(spark, cfg: config.Config) -> sinks.BatchWriter:
-    tables.prepare(spark, cfg, cfg.checkpoint_path("rebalancer"))
+    delta_tables.prepare(spark, cfg, cfg.checkpoint_path("rebalancer"))
     return sinks.BatchWriter(cfg, APP)
 
 
@@ -151,7 +151,7 @@ def test_spark_reads_delta_rs_checkpoints_and_compactions(spark, cfg, tmp_path):
     w_auto(_batch(spark, 4), 4)
     after = _read(spark, location)
     assert after[:len(before)] == before and sorted({r["batch_id"] for r in after}) == [0, 1, 2, 3, 4]
-    assert tables.file_count(spark, location) == 2  # the compacted file and batch 4's
+    assert delta_tables.file_count(spark, location) == 2  # the compacted file and batch 4's
     changes = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
                .load(location))
     assert changes.count() == changes.filter("_change_type = 'insert'").count() == 15  # compaction changes nothing

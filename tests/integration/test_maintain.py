@@ -16,7 +16,7 @@ import pytest
 from streaming import config
 from streaming.commands.maintain import maintain
 from streaming.contracts.tables import REJECTED, REJECTED_DDL
-from streaming.job import tables
+from streaming.job import delta_tables
 from streaming.job.driver_delta import DriverAppender
 
 pytestmark = pytest.mark.integration
@@ -36,7 +36,7 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
     mc = dataclasses.replace(
         cfg, paths=config.PathSettings(checkpoints=str(work / "cp"), tables=str(work / "tables")),
         maintenance=dataclasses.replace(cfg.maintenance, auto_compact=False))
-    tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
+    delta_tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
     location = mc.table_path(REJECTED)
     props = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["properties"]
     assert props["delta.logRetentionDuration"] == "interval 30 days"
@@ -53,25 +53,25 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
         rows = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in _rows(b, when, stateful=b % 2 == 1)])
         assert appender.append(Path(location), rows, "test-maintain", b)
     expected_old = sum(1 for b in range(SMALL_FILES) if b % 3 == 0)
-    assert tables.file_count(spark, location) == SMALL_FILES
+    assert delta_tables.file_count(spark, location) == SMALL_FILES
     parquet = lambda: len(list(Path(location).glob("*.parquet")))  # noqa: E731
     assert parquet() == SMALL_FILES
 
     lines: list[str] = []
     assert maintain(spark, mc, days=30, vacuum_now=True, out=lines.append) == 0
     print("\n".join(lines))
-    assert tables.file_count(spark, location) == 1
+    assert delta_tables.file_count(spark, location) == 1
     left = spark.read.format("delta").load(location)
     assert left.count() == SMALL_FILES - expected_old
     assert sorted(r["batch_id"] for r in left.collect()) == [b for b in range(SMALL_FILES) if b % 3]
     assert f"rejected_events: {expected_old} row(s) older than 30 days deleted" in lines
-    assert parquet() == tables.storage_files(spark, location) == 1  # the small and the pre-delete files are gone
+    assert parquet() == delta_tables.storage_files(spark, location) == 1  # the small and the pre-delete files are gone
 
 
 def test_vacuum_keeps_files_within_the_table_retention(spark, cfg, tmp_path):
     mc = dataclasses.replace(cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"),
                                                             tables=str(tmp_path / "tables")))
-    tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
+    delta_tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
     location = mc.table_path(REJECTED)
     schema = spark.createDataFrame([], REJECTED_DDL).schema
     for b in range(3):
@@ -79,8 +79,8 @@ def test_vacuum_keeps_files_within_the_table_retention(spark, cfg, tmp_path):
             .write.format("delta").mode("append").save(location)
     lines: list[str] = []
     assert maintain(spark, mc, days=0, out=lines.append) == 0
-    assert tables.file_count(spark, location) == 1
-    assert tables.storage_files(spark, location) == 4  # compacted away, but younger than 7 days: kept
+    assert delta_tables.file_count(spark, location) == 1
+    assert delta_tables.storage_files(spark, location) == 4  # compacted away, but younger than 7 days: kept
     assert "rejected_events: retention off, every row kept" in lines
 
 
@@ -115,7 +115,7 @@ def _delete_beside_an_append(spark, tmp_path, blind: bool) -> tuple[list[str], l
     # each waiting to read)
     spark.udf.register("append_once", F.udf(append_once, BooleanType(), useArrow=False))
     said: list[str] = []
-    tables.retry_conflicts(lambda: spark.sql(f"DELETE FROM delta.`{location}` WHERE append_once(n)").first(),
+    delta_tables.retry_conflicts(lambda: spark.sql(f"DELETE FROM delta.`{location}` WHERE append_once(n)").first(),
                            "t: DELETE", out=said.append, sleep=lambda s: None)
     return said, sorted(r["n"] for r in spark.read.format("delta").load(location).collect())
 
@@ -143,7 +143,7 @@ def _old_recommendations(spark, cfg, tmp_path, **maintenance):
     mc = dataclasses.replace(
         cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"), tables=str(tmp_path / "tables")),
         maintenance=dataclasses.replace(cfg.maintenance, **maintenance))
-    tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
+    delta_tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
     location = mc.table_path(RECOMMENDATIONS)
     schema = spark.createDataFrame([], RECOMMENDATIONS_DDL).schema
     now = dt.datetime.now()
@@ -155,7 +155,7 @@ def _old_recommendations(spark, cfg, tmp_path, **maintenance):
 
 
 def test_the_job_deletes_old_rows_itself_between_its_appends(spark, cfg, tmp_path):
-    from streaming.job.retention import Retention
+    from streaming.job.row_retention import Retention
 
     mc, location = _old_recommendations(spark, cfg, tmp_path, recommendations_retention_days=30,
                                         expire_every_s=600)

@@ -150,7 +150,7 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
 
 
 def test_a_recommendations_table_from_before_modes_gets_the_columns_added_since(spark, cfg):
-    from streaming.job import tables
+    from streaming.job import delta_tables
 
     jc = job_config(cfg, f"modesold{uuid.uuid4().hex[:6]}")
     old_ddl = RECOMMENDATIONS_DDL.replace(", mode STRING", "").replace(", rack_placement STRING", "").replace(
@@ -161,6 +161,6 @@ def test_a_recommendations_table_from_before_modes_gets_the_columns_added_since(
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     spark.createDataFrame([("g", 1)], "`group` STRING, version LONG").write.format("delta").mode("append").save(
         location)  # Delta fills the other columns with NULL
-    tables.prepare(spark, jc, jc.checkpoint_path("old"))
+    delta_tables.prepare(spark, jc, jc.checkpoint_path("old"))
     assert [(r["group"], r["version"], r["mode"], r["rack_placement"], r["member_figures"])
             for r in rows(spark, jc, RECOMMENDATIONS)] == [("g", 1, None, None, None)]

@@ -85,7 +85,7 @@ def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, 
     """A recommendations table from before lag in seconds gets the three columns at start; its rows read
     null, and `rebalancer recommendations` prints them. A table with anything else different stays an error."""
     from streaming.errors import JobError
-    from streaming.job import tables
+    from streaming.job import delta_tables
 
     jc = job_config(cfg, f"lagsold{uuid.uuid4().hex[:6]}")
     location = jc.table_path(RECOMMENDATIONS)
@@ -96,7 +96,7 @@ def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, 
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     spark.createDataFrame([("g", 1, "auto")], "`group` STRING, version LONG, mode STRING").write.format(
         "delta").mode("append").save(location)  # Delta fills the other columns with NULL
-    tables.prepare(spark, jc, jc.checkpoint_path("old"))
+    delta_tables.prepare(spark, jc, jc.checkpoint_path("old"))
     (row,) = spark.read.format("delta").load(location).collect()
     assert (row["group"], row["mode"], row["before_catch_up_s"], row["after_catch_up_s"], row["lag_age_s"]) == \
         ("g", "auto", None, None, None)
@@ -108,7 +108,7 @@ def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, 
     spark.sql(f"CREATE TABLE delta.`{other.table_path(RECOMMENDATIONS)}` ({old_ddl}, extra STRING) "
               "USING DELTA TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     with pytest.raises(JobError, match="column lag_age_s missing.*unexpected column extra"):
-        tables.prepare(spark, other, other.checkpoint_path("old"))
+        delta_tables.prepare(spark, other, other.checkpoint_path("old"))
 
 
 def test_table_output_and_a_missing_table(written, tmp_path):

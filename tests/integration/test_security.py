@@ -27,7 +27,7 @@ from streaming.apply.feed import RecommendationFeed
 from streaming.dev.demo.loop import GroupOptions, GroupRun, loop_config, stop_query
 from streaming.embedded.cluster import KafkaCluster
 from streaming.embedded.detached import alive as _alive
-from streaming.embedded.security import PRINCIPALS, EmbeddedSecurity
+from streaming.embedded.sasl_ssl import PRINCIPALS, EmbeddedSecurity
 from streaming.errors import ConfigError
 from streaming.kafka_clients import factories as kafka_clients
 from streaming.kafka_clients.security import KafkaSecurityError

@@ -16,7 +16,7 @@ import pytest
 
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.errors import JobError
-from streaming.job import buckets, lease, query, recover, tables
+from streaming.job import buckets, delta_tables, lease, query, recover
 
 from .jobrun import membership_phase
 from .test_job import job_config, produce, rows
@@ -38,8 +38,8 @@ def job(spark, cfg):
     produce(jc, membership_phase(GROUPS, 2))
     query.run(spark, jc, available_now=True, checkpoint=ck_b)
     files = {name: (Path(ck_b) / name).read_text() for name in
-             (tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE)}
-    assert json.loads(files[tables.FLOORS_FILE]) == {g: 1 for g in GROUPS}  # A's versions: B began after them
+             (delta_tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE)}
+    assert json.loads(files[delta_tables.FLOORS_FILE]) == {g: 1 for g in GROUPS}  # A's versions: B began after them
     versions = {(r["group"], r["version"]) for r in rows(spark, jc, RECOMMENDATIONS)}
     assert {v for _, v in versions} >= {1, 2}, versions  # and B wrote above them
     return jc, ck_a, ck_b, files
@@ -59,9 +59,9 @@ def damage(checkpoint: str, name: str, text: str | bytes | None) -> Path:
 @pytest.mark.parametrize("kind", DAMAGED)
 def test_damaged_floors_are_rebuilt_without_the_rows_this_checkpoint_wrote(spark, job, kind):
     jc, _, ck_b, files = job
-    path = damage(ck_b, tables.FLOORS_FILE, DAMAGED[kind])
-    assert tables.version_floors(spark, jc, ck_b) == json.loads(files[tables.FLOORS_FILE])
-    assert json.loads(path.read_text()) == json.loads(files[tables.FLOORS_FILE])
+    path = damage(ck_b, delta_tables.FLOORS_FILE, DAMAGED[kind])
+    assert delta_tables.version_floors(spark, jc, ck_b) == json.loads(files[delta_tables.FLOORS_FILE])
+    assert json.loads(path.read_text()) == json.loads(files[delta_tables.FLOORS_FILE])
 
 
 @pytest.mark.parametrize("kind", [*DAMAGED, "absent"])
@@ -110,7 +110,7 @@ def test_a_damaged_lease_is_taken_over_at_once(spark, job, kind):
 def test_a_checkpoint_with_every_side_file_left_empty_runs_on(spark, job):
     """Issue #26's listed failure: empty side files (a kill between create and write) and a normal restart."""
     jc, ck_a, ck_b, files = job
-    for name in (tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE, lease.LEASE_FILE):
+    for name in (delta_tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE, lease.LEASE_FILE):
         damage(ck_b, name, "")
     produce(jc, membership_phase(GROUPS, 3))
     query.run(spark, jc, available_now=True, checkpoint=ck_b)
@@ -122,5 +122,5 @@ def test_a_checkpoint_with_every_side_file_left_empty_runs_on(spark, job):
     app_a = (Path(ck_a) / recover.APP_ID_FILE).read_text().strip()
     written = {t.app for t in recover.txns(spark, jc.table_path(RECOMMENDATIONS))}
     assert written == {f"{app_a}/{RECOMMENDATIONS}", f"{app_b}/{RECOMMENDATIONS}"}, written
-    for name in (tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE):
+    for name in (delta_tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE):
         assert (Path(ck_b) / name).read_text() == files[name], name

@@ -10,7 +10,7 @@ import pytest
 
 from streaming.contracts.recommendation import RECORDS_CAP
 from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
-from streaming.job import convert, sinks, tables
+from streaming.job import convert, delta_tables, sinks
 
 from .test_driver_delta import _batch, _config, _read, _rec, _rejected
 
@@ -36,7 +36,7 @@ def test_the_workers_row_type_is_the_one_spark_parses(spark):
 @pytest.mark.parametrize("writer", ["auto", "spark"])
 def test_figures_in_records_are_exact_and_doubles_finite_or_null(spark, cfg, tmp_path, writer):
     c = _config(cfg, tmp_path / uuid.uuid4().hex[:6], writer)
-    tables.prepare(spark, c, c.checkpoint_path("rebalancer"))
+    delta_tables.prepare(spark, c, c.checkpoint_path("rebalancer"))
     sinks.BatchWriter(c, "app")(_extreme_batch(spark, 0), 0)
     [row] = _read(spark, c.table_path(RECOMMENDATIONS))
     assert (row["before_max_lag"], row["after_max_lag"], row["lag_moved"]) == (RECORDS_CAP, 2**53 + 1, 2**62 + 3)
@@ -50,8 +50,8 @@ def test_an_older_table_keeps_its_double_columns_and_takes_new_rows(spark, cfg, 
     location = c.table_path(RECOMMENDATIONS)
     spark.sql(f"CREATE TABLE delta.`{location}` ({OLD_DDL}) USING DELTA "
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
-    tables.prepare(spark, c, c.checkpoint_path("rebalancer"))  # no schema error
-    assert tables.KEPT_TYPES[location] == {"before_max_lag": "double", "after_max_lag": "double",
+    delta_tables.prepare(spark, c, c.checkpoint_path("rebalancer"))  # no schema error
+    assert delta_tables.KEPT_TYPES[location] == {"before_max_lag": "double", "after_max_lag": "double",
                                           "lag_moved": "double"}
     w = sinks.BatchWriter(c, "app")
     w(_batch(spark, 0), 0)

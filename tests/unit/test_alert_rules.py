@@ -13,9 +13,9 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from streaming.exporter.metrics import PREFIX, CollectorMetrics, JobMetrics
-from streaming.exporter.view import GroupFigures
 from streaming.exporter.waiting import WaitingGauges
 from streaming.lag.hot import HotPartition
+from streaming.operator_view.groups import GroupFigures
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "prometheus"
 RULES = CONF / "rebalancer-alerts.yml"

@@ -8,10 +8,12 @@ The consumer side (``streaming.apply``) and the collector stand apart: neither n
 policy, nor each other. Reviewing proposals (``streaming.proposals``) sits below the policy and the consumer side
 and above the contracts. Below them all: the contracts (``streaming.contracts``), lag over time
 (``streaming.lag``) and the production Kafka plumbing (``streaming.kafka_clients``); the loopback development cluster
-(``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the collector
-or the exporter. The exporter reads the collector's snapshot types; the collector never imports the exporter
-(it is handed one, as it is handed its sink). The development tools (``streaming.dev``) and the benchmarks
-are never imported by shipped code, except lazily by the commands that run them (see docs/architecture.md).
+(``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the
+collector, the operator's view or the exporter. The operator's view (``streaming.operator_view``, what
+``describe`` prints) reads the collector's snapshot types; the exporter reads the view's figures; the
+collector never imports either (it is handed an exporter, as it is handed its sink). The development
+tools (``streaming.dev``) and the benchmarks are never imported by shipped code, except lazily by the
+commands that run them (see docs/architecture.md).
 No import circle anywhere, between modules or between packages, lazy imports included.
 """
 
@@ -32,7 +34,8 @@ SHARED_ABOVE = ("streaming.state", "streaming.policy", "streaming.job", "streami
 """What the shared modules at the top of ``streaming/`` (config, errors, paths, ...) never import."""
 
 ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
-                  "streaming.exporter", "streaming.commands", "streaming.cli", "streaming.dev", "benchmarks")
+                  "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
+                  "streaming.dev", "benchmarks")
 NOT_IN_PRODUCTION = ("streaming.embedded", "streaming.dev", "benchmarks")
 
 FORBIDDEN = {
@@ -43,22 +46,30 @@ FORBIDDEN = {
     "streaming.embedded": ABOVE_THE_BASE,
     "assignors": ("streaming", "benchmarks"),
     "streaming.state": ("streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
-                        "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
-    "streaming.policy": ("streaming.job", "streaming.apply", "streaming.collector", "streaming.exporter",
-                         "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+                        "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
+                        *NOT_IN_PRODUCTION),
+    "streaming.policy": ("streaming.job", "streaming.apply", "streaming.collector", "streaming.operator_view",
+                         "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
     "streaming.job": ("streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
                       *NOT_IN_PRODUCTION),
     "streaming.apply": ("streaming.state", "streaming.policy", "streaming.job", "streaming.collector",
-                        "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+                        "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
+                        *NOT_IN_PRODUCTION),
     "streaming.collector": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                            "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+                            "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
+                            *NOT_IN_PRODUCTION),
     # reviewing proposals: pure rules over the feed's and the table's values, used by the policy (the facts a
     # proposal carries) and by the consumer side and the commands (expiry, the diff)
     "streaming.proposals": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                            "streaming.collector", "streaming.exporter", "streaming.commands", "streaming.cli",
-                            *NOT_IN_PRODUCTION),
+                            "streaming.collector", "streaming.operator_view", "streaming.exporter",
+                            "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+    # the operator's view: what ``describe`` prints, from the collector's snapshot and the lag
+    # rules; the exporter and the commands read it, it decides nothing and exports nothing
+    "streaming.operator_view": ("streaming.state", "streaming.policy", "streaming.job",
+                                "streaming.apply", "streaming.exporter", "streaming.commands",
+                                "streaming.cli", *NOT_IN_PRODUCTION),
     # the Prometheus exporter serves the job's and the collector's figures; it reads the collector's
-    # snapshot types but decides nothing and runs no command
+    # snapshot types and the operator's view's figures but decides nothing and runs no command
     "streaming.exporter": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
                            "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
 }
@@ -222,10 +233,10 @@ def test_no_import_circle_between_modules_or_packages() -> None:
 def test_a_planted_circle_is_found() -> None:
     """The check sees a circle through lazy imports and across packages: one planted edge back up makes one."""
     graph = import_graph()
-    assert "streaming.contracts.events" in graph["streaming.collector.diff"]
+    assert "streaming.contracts.events" in graph["streaming.collector.poll_events"]
     planted = {**graph, "streaming.contracts.events": {*graph["streaming.contracts.events"],
-                                                       "streaming.collector.diff"}}
-    assert circles(planted) == [["streaming.collector.diff", "streaming.contracts.events"]]
+                                                       "streaming.collector.poll_events"}}
+    assert circles(planted) == [["streaming.collector.poll_events", "streaming.contracts.events"]]
     assert ["streaming.collector", "streaming.contracts"] in circles(package_graph(planted))
 
 

@@ -302,7 +302,7 @@ def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
     (:class:`~streaming.dev.demo.java.JavaDemo` with its own options)."""
     from streaming import jvm
     from streaming.config import EMBEDDED
-    from streaming.embedded.live import kafka_for
+    from streaming.embedded.live_cluster import kafka_for
     from streaming.spark_session import get_spark
 
     jvm.resolve()

@@ -11,7 +11,7 @@ from assignors.model import Member
 from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
 from streaming.commands import describe, verify
-from streaming.exporter import view
+from streaming.operator_view import groups as view
 from tests.integration.java_client import parse_table
 
 NOW = 1_800_000_000.0
@@ -73,7 +73,7 @@ def test_describe_table_parses_like_kafka_consumer_groups_output():
 def test_lag_seconds_from_the_record_at_each_committed_offset(monkeypatch):
     import time
 
-    from streaming.commands import live
+    from streaming.commands import live_read
 
     snap = _snap({"c0": [0, 1], "c1": [2]})
     snap.groups["h"] = GroupInfo("h", "Stable", "range", [])
@@ -87,7 +87,7 @@ def test_lag_seconds_from_the_record_at_each_committed_offset(monkeypatch):
         # t-0 at 10 written 90 s ago, at 30 (group h) 30 s ago; t-2 not read in time; a clock ahead: 1 ms
         return {(("t", 0), 10): now_ms - 90_000, (("t", 0), 30): now_ms - 30_000, (("t", 9), 1): now_ms}
 
-    monkeypatch.setattr(live, "record_times", record_times)
+    monkeypatch.setattr(live_read, "record_times", record_times)
     seconds = describe.lag_seconds(None, snap, 5.0)
     assert sorted(asked) == [(("t", 0), 10), (("t", 0), 30), (("t", 2), 5)]  # only partitions with lag
     assert seconds["g"][("t", 0)] == pytest.approx(90, abs=1) and ("t", 2) not in seconds["g"]
@@ -103,9 +103,9 @@ def test_lag_seconds_from_the_record_at_each_committed_offset(monkeypatch):
 
 
 def test_partitions_wanted_at_several_offsets_are_read_in_rounds():
-    from streaming.commands import live
+    from streaming.commands import live_read
 
-    assert live.read_rounds([(("t", 0), 5), (("t", 1), 7), (("t", 0), 9), (("t", 0), 5)]) == [
+    assert live_read.read_rounds([(("t", 0), 5), (("t", 1), 7), (("t", 0), 9), (("t", 0), 5)]) == [
         {("t", 0): 5, ("t", 1): 7}, {("t", 0): 9}]
 
 
@@ -145,9 +145,9 @@ def test_describe_says_whether_rack_placement_saves_anything():
 
 
 def test_follower_fetching_is_read_from_every_brokers_selector(monkeypatch):
-    from assignors.racks import RACK_AWARE_SELECTOR
+    from assignors.rack_placement import RACK_AWARE_SELECTOR
     from streaming.collector import collector
-    from streaming.commands import live
+    from streaming.commands import live_read
 
     class Admin:
         def __init__(self, values):
@@ -166,21 +166,21 @@ def test_follower_fetching_is_read_from_every_brokers_selector(monkeypatch):
                          ({0: RACK_AWARE_SELECTOR, 1: None}, None), ({0: RACK_AWARE_SELECTOR}, None), (None, None)):
         admin = Admin(values)
         monkeypatch.setattr(collector, "admin_factory", lambda cfg, a=admin: lambda: a)
-        assert live.follower_fetching(None, {1: "b", 0: "a"}) is want
+        assert live_read.follower_fetching(None, {1: "b", 0: "a"}) is want
         assert admin.asked == ([("0", ["replica.selector.class"]), ("1", ["replica.selector.class"])], "all")
         assert admin.closed
-    assert live.follower_fetching(None, {}) is None
+    assert live_read.follower_fetching(None, {}) is None
 
 
 def test_verify_says_why_a_group_it_does_not_read_has_no_recommendation(monkeypatch, capsys):
     import json
 
     from streaming.cli import main
-    from streaming.commands import live
+    from streaming.commands import live_read
     from streaming.contracts import serving
 
     found = serving.verdict("share", "share", None)
-    monkeypatch.setattr(live, "read", lambda cfg, args, group=None, groups=None: ClusterSnapshot(
+    monkeypatch.setattr(live_read, "read", lambda cfg, args, group=None, groups=None: ClusterSnapshot(
         ts=0, skipped={"sh": found}))
     assert main(["verify", "sh", "--bootstrap", "127.0.0.1:9"]) == 6
     assert capsys.readouterr().out == f"Group sh: the collector does not read this group: {found.reason}.\n"

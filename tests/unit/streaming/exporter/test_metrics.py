@@ -10,7 +10,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from streaming.exporter.metrics import CollectorMetrics, JobMetrics, Server, reason_kind
-from streaming.exporter.view import GroupFigures
+from streaming.operator_view.groups import GroupFigures
 
 
 def _samples(registry) -> dict[tuple[str, tuple], float]:

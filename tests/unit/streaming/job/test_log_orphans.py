@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streaming import config
-from streaming.job import log_orphans, retention
+from streaming.job import log_orphans, row_retention
 
 SOAK = Path(__file__).parents[3] / "data" / "delta_log_after_soak.txt"
 """``recommendations/_delta_log`` at the end of the 2,000-batch soak (2026-11-26, 59a38df): ls -A."""
@@ -61,10 +61,10 @@ def test_any_log_keeps_what_readers_need(names):
 
 
 def test_a_retention_round_sweeps_local_tables_and_maintain_style_sweep_counts(tmp_path, monkeypatch):
-    from streaming.job import tables
+    from streaming.job import delta_tables
 
-    monkeypatch.setattr(tables, "expire_recommendations", lambda spark, location, days: 0)
-    monkeypatch.setattr(tables, "expire_rejected", lambda spark, location, days: 0)
+    monkeypatch.setattr(delta_tables, "expire_recommendations", lambda spark, location, days: 0)
+    monkeypatch.setattr(delta_tables, "expire_rejected", lambda spark, location, days: 0)
     log_dir = tmp_path / "recommendations" / "_delta_log"
     log_dir.mkdir(parents=True)
     for n in SOAK.read_text().split():
@@ -74,7 +74,7 @@ def test_a_retention_round_sweeps_local_tables_and_maintain_style_sweep_counts(t
     cfg = config.load()
     cfg = dataclasses.replace(cfg, paths=dataclasses.replace(cfg.paths, tables=str(tmp_path)),
                               maintenance=dataclasses.replace(cfg.maintenance, expire_every_s=1))
-    r = retention.Retention(cfg, clock=lambda: 5.0)
+    r = row_retention.Retention(cfg, clock=lambda: 5.0)
     r.due = 0.0
     r.after_batch(None)
     after = {p.name for p in log_dir.iterdir()}

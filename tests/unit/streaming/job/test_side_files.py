@@ -97,9 +97,9 @@ def test_a_held_point_sleeps_and_says_so(monkeypatch, capsys):
 
 
 def test_every_side_file_has_its_points():
-    from streaming.job import buckets, lease, tables
+    from streaming.job import buckets, delta_tables, lease
 
-    for name in (lease.LEASE_FILE, buckets.LAYOUT_FILE, recover.APP_ID_FILE, tables.FLOORS_FILE):
+    for name in (lease.LEASE_FILE, buckets.LAYOUT_FILE, recover.APP_ID_FILE, delta_tables.FLOORS_FILE):
         assert f"{name}:before-rename" in faults.POINTS and f"{name}:after-rename" in faults.POINTS
 
 

@@ -6,9 +6,9 @@ import pytest
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from streaming.errors import ConfigError, JobError, KafkaUnreachableError
+from streaming.job.delta_tables import schema_differences
 from streaming.job.lease import holder_state
 from streaming.job.supervisor import Attempt, is_fatal, one_line, supervise
-from streaming.job.tables import schema_differences
 from streaming.kafka_clients.retry import backoff_delay, retry_call
 
 

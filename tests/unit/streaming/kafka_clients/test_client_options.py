@@ -220,7 +220,7 @@ def test_kafka_python_debug_logs_never_show_the_password(caplog, tmp_path) -> No
     to reach, its failed attempts): the password and the JAAS line appear in no record."""
     from kafka import KafkaAdminClient
 
-    from streaming.embedded.security import EmbeddedSecurity
+    from streaming.embedded.sasl_ssl import EmbeddedSecurity
     from streaming.kafka_clients import factories as kafka_clients
 
     tls = EmbeddedSecurity(tmp_path)

@@ -14,8 +14,9 @@ from assignors.model import Member
 from streaming import config
 from streaming.collector.observed import ObservedMember
 from streaming.collector.poll import ClusterSnapshot, GroupInfo
-from streaming.exporter import CollectorExport, observe, view
+from streaming.exporter import CollectorExport, observe
 from streaming.lag.window import Windows
+from streaming.operator_view import groups as view
 
 STEP = 10_000
 

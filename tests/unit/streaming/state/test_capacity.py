@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from streaming.contracts import events as ev
+from streaming.lag import capacity
 from streaming.policy.recommend import process
-from streaming.state import capacity
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO, members
 from tests.unit.streaming.policy.test_skew_on_seconds import polls
@@ -25,25 +25,30 @@ def run(events, state=None, policy=NEVER):
     return state
 
 
+def estimates(state, stuck_after):
+    """The capacities of the state's members, as the policy reads them."""
+    return capacity.estimates(state.capacity, state.lag, state.owners, stuck_after)
+
+
 def test_a_backlogged_member_is_measured_and_the_others_take_the_median():
     state = run([TWO, *polls(BEHIND_AND_KEEPING_UP, 4)])
-    found = capacity.estimates(state, 3)
+    found = estimates(state, 3)
     # three polls 10 s apart: the first window 20 s, then 10 s more
     assert found["C0"] == capacity.Capacity(500.0, 30.0, True)
     assert found["C1"] == capacity.Capacity(500.0, 0.0, False)  # the median of the one measured
-    assert capacity.records_per_s(state, 3) == {"C0": 500.0, "C1": 500.0}
+    assert capacity.records_per_s(state.capacity, state.lag, state.owners, 3) == {"C0": 500.0, "C1": 500.0}
 
 
 def test_an_unmeasured_member_is_taken_at_least_at_what_it_consumes():
     fast_keeper = {**BEHIND_AND_KEEPING_UP, 2: (300, 800), 3: (300, 800)}
-    found = capacity.estimates(run([TWO, *polls(fast_keeper, 4)]), 3)
+    found = estimates(run([TWO, *polls(fast_keeper, 4)]), 3)
     assert found["C0"].records_per_s == 500.0 and found["C1"] == capacity.Capacity(1600.0, 0.0, False)
 
 
 def test_nothing_known_until_some_member_was_behind():
     state = run([TWO, *polls({p: (300, 20) for p in range(4)}, 4)])
-    assert state.capacity == {} and capacity.estimates(state, 3) is None
-    assert capacity.estimates(run([TWO, *polls(BEHIND_AND_KEEPING_UP, 1)]), 3) is None  # no rate yet
+    assert state.capacity == {} and estimates(state, 3) is None
+    assert estimates(run([TWO, *polls(BEHIND_AND_KEEPING_UP, 1)]), 3) is None  # no rate yet
 
 
 def test_the_estimate_follows_a_member_that_slows_down():
@@ -51,7 +56,7 @@ def test_the_estimate_follows_a_member_that_slows_down():
     slower = {**BEHIND_AND_KEEPING_UP, 0: (60_000, 50), 1: (60_000, 50)}
     for i in range(4, 40):
         run(polls(slower, 1, start=i), state)
-    c0 = capacity.estimates(state, 3)["C0"]
+    c0 = estimates(state, 3)["C0"]
     assert 100.0 < c0.records_per_s < 200.0 and c0.confidence_s == 30.0 + 36 * 10.0
 
 
@@ -73,7 +78,7 @@ def test_kept_by_identity_across_a_rejoin_and_forgotten_when_gone():
                 "members": [dict(m, client_id="c-C0") if m["member_id"] == "C0-new" else m
                             for m in rejoined["members"]]}
     run([rejoined, *polls(BEHIND_AND_KEEPING_UP, 1, start=4)], state)
-    assert capacity.estimates(state, 3)["C0-new"].measured
+    assert estimates(state, 3)["C0-new"].measured
     alone = members(("C1", [("t0", p) for p in range(4)], None))
     run([{**alone, "ts": T0 + 5 * STEP, "generation": 3}, *polls(BEHIND_AND_KEEPING_UP, 1, start=5)], state)
     assert list(state.capacity) == ["client:c-C1@"]
@@ -117,7 +122,7 @@ def test_a_member_whose_lag_grows_from_little_is_measured_once_it_holds_ten_seco
     seen = []
     for i in range(14):
         run([*polls({0: (50, 500), 1: (50, 500)}, 1, start=i), *_rising(i, 100, 5, 30)], state)
-        found = capacity.estimates(state, 3)
+        found = estimates(state, 3)
         seen.append(None if found is None else (found["C1"].records_per_s, found["C1"].measured))
     first = next(i for i, f in enumerate(seen) if f is not None)
     assert 8 <= first <= 13 and seen[first] == (60.0, True) and seen[-1] == (60.0, True)
@@ -126,4 +131,4 @@ def test_a_member_whose_lag_grows_from_little_is_measured_once_it_holds_ten_seco
 def test_a_member_that_holds_a_steady_lag_above_ten_seconds_is_not_measured():
     # C1 runs 15 s late by design (long batches): lag held at 900 a partition while it consumes what arrives
     state = run([TWO, *polls({0: (50, 500), 1: (50, 500), 2: (900, 30), 3: (900, 30)}, 12)])
-    assert capacity.estimates(state, 3) is None and state.capacity == {}
+    assert estimates(state, 3) is None and state.capacity == {}

@@ -21,7 +21,6 @@ from streaming.lag.history import LagHistory
 from streaming.policy.recommend import process
 from streaming.state.errors import UnreadableState
 from streaming.state.group_state import LZ4_MARK, GroupState
-from streaming.state.ingest import Owners
 from streaming.state.snapshot import to_snapshot
 from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, poll
 
@@ -185,8 +184,8 @@ def test_members_are_decoded_once_and_written_back_as_they_were_read():
     one, two = GroupState.from_bytes(blob), GroupState.from_bytes(blob)
     assert one.held_members() is two.held_members() is not None
     assert all(a is b for a, b in zip(one.members, two.members, strict=True)) and one.members is not two.members
-    assert Owners.of(one) is Owners.of(two)
-    parts, _ = Owners.of(one).by_topic["t0"]
+    assert one.owners() is two.owners()
+    parts, _ = one.owners().by_topic["t0"]
     with pytest.raises(ValueError, match="read-only"):
         parts[0] = 7
     assert one.to_bytes() == blob
@@ -196,7 +195,7 @@ def test_members_are_decoded_once_and_written_back_as_they_were_read():
     assert one.held_members() is None and two.held_members() is None
     assert GroupState.from_bytes(one.to_bytes()).members[0].rack == "r9"
     assert [m.member_id for m in GroupState.from_bytes(two.to_bytes()).members] == ["C0"]
-    assert Owners.of(two).count == 1 and Owners.of(one) is not Owners.of(GroupState.from_bytes(blob))
+    assert two.owners().count == 1 and one.owners() is not GroupState.from_bytes(blob).owners()
     # no members yet (the baseline not seen): None, as before
     assert GroupState.from_bytes(GroupState("g").to_bytes()).members is None
 

@@ -1,4 +1,4 @@
-"""Which columns an older recommendations table gets at start (streaming.job.tables.columns_to_add): the
+"""Which columns an older recommendations table gets at start (streaming.job.delta_tables.columns_to_add): the
 declared added columns it lacks, and nothing when anything else differs; an upkeep step whose commit loses to
 a concurrent one runs again (retry_conflicts)."""
 
@@ -18,8 +18,8 @@ from pyspark.sql.types import (
 
 from streaming.contracts.recommendation import CAPACITY_TYPE, HOT_TYPE, MEMBER_FIGURES_TYPE
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
-from streaming.job import tables
-from streaming.job.tables import columns_to_add, schema_differences
+from streaming.job import delta_tables
+from streaming.job.delta_tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
          "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING",
@@ -98,7 +98,7 @@ def test_any_other_difference_is_left_to_the_error():
 
 def test_figures_in_records_of_an_older_table_keep_their_double_type_and_nothing_else_does():
     from streaming.contracts.tables import OLDER_TYPES
-    from streaming.job.tables import kept_types, type_lines
+    from streaming.job.delta_tables import kept_types, type_lines
 
     want = StructType([StructField("before_max_lag", LongType()), StructField("lag_moved", LongType()),
                        StructField("version", LongType())])
@@ -129,7 +129,7 @@ def test_a_conflicting_step_runs_again_until_it_commits():
             raise _conflict()
         return 7
 
-    assert tables.retry_conflicts(step, "rejected_events: DELETE", out=said.append, sleep=waits.append) == 7
+    assert delta_tables.retry_conflicts(step, "rejected_events: DELETE", out=said.append, sleep=waits.append) == 7
     assert len(calls) == 3 and waits == [1, 2]
     assert said[0].startswith("rejected_events: DELETE: ConcurrentAppendException (another writer committed")
 
@@ -139,11 +139,11 @@ def test_the_last_conflict_and_any_other_error_are_raised():
 
     waits: list[float] = []
     with pytest.raises(ConcurrentAppendException):
-        tables.retry_conflicts(lambda: (_ for _ in ()).throw(_conflict()), "x", out=lambda s: None,
+        delta_tables.retry_conflicts(lambda: (_ for _ in ()).throw(_conflict()), "x", out=lambda s: None,
                                attempts=4, sleep=waits.append)
     assert waits == [1, 2, 4]
     calls = []
     with pytest.raises(ValueError):
-        tables.retry_conflicts(lambda: calls.append(1) or (_ for _ in ()).throw(ValueError("bad")), "x",
+        delta_tables.retry_conflicts(lambda: calls.append(1) or (_ for _ in ()).throw(ValueError("bad")), "x",
                                sleep=waits.append)
     assert calls == [1]  # not a conflict: not run again

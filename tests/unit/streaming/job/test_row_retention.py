@@ -1,4 +1,4 @@
-"""The job's own row retention (streaming.job.retention): a round when due, never failing the batch."""
+"""The job's own row retention (streaming.job.row_retention): a round when due, never failing the batch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from streaming import config
-from streaming.job import retention, tables
+from streaming.job import delta_tables, row_retention
 
 
 def _conflict() -> Exception:
@@ -26,8 +26,8 @@ def calls(monkeypatch):
             return 3
         return expire
 
-    monkeypatch.setattr(tables, "expire_recommendations", fake("recommendations"))
-    monkeypatch.setattr(tables, "expire_rejected", fake("rejected"))
+    monkeypatch.setattr(delta_tables, "expire_recommendations", fake("recommendations"))
+    monkeypatch.setattr(delta_tables, "expire_rejected", fake("rejected"))
     return made
 
 
@@ -38,7 +38,7 @@ def _cfg(**maintenance) -> config.Config:
 
 def test_a_round_every_expire_every_s_after_the_start(calls):
     now = [100.0]
-    r = retention.Retention(_cfg(expire_every_s=600, recommendations_retention_days=90,
+    r = row_retention.Retention(_cfg(expire_every_s=600, recommendations_retention_days=90,
                                  rejected_retention_days=30), clock=lambda: now[0])
     assert r.after_batch(None) == {} and calls == []
     now[0] += 600
@@ -51,8 +51,8 @@ def test_a_round_every_expire_every_s_after_the_start(calls):
 
 
 def test_off_and_kept_tables_are_not_touched(calls):
-    assert retention.Retention(_cfg(expire_every_s=0)).after_batch(None) == {}
-    r = retention.Retention(_cfg(expire_every_s=1, rejected_retention_days=0), clock=lambda: 5.0)
+    assert row_retention.Retention(_cfg(expire_every_s=0)).after_batch(None) == {}
+    r = row_retention.Retention(_cfg(expire_every_s=1, rejected_retention_days=0), clock=lambda: 5.0)
     r.due = 0.0
     assert r.after_batch(None) == {"recommendations": 3} and calls == [("recommendations", 90.0)]
 
@@ -64,10 +64,10 @@ def test_a_conflict_or_any_failure_skips_the_round_not_the_batch(monkeypatch, ca
     def broken(spark, location, days):
         raise OSError("disk gone")
 
-    monkeypatch.setattr(tables, "expire_recommendations", conflicting)
-    monkeypatch.setattr(tables, "expire_rejected", broken)
+    monkeypatch.setattr(delta_tables, "expire_recommendations", conflicting)
+    monkeypatch.setattr(delta_tables, "expire_rejected", broken)
     now = [0.0]
-    r = retention.Retention(_cfg(expire_every_s=10), clock=lambda: now[0])
+    r = row_retention.Retention(_cfg(expire_every_s=10), clock=lambda: now[0])
     now[0] = 10.0
     with caplog.at_level("INFO"):
         assert r.after_batch(None) == {}

@@ -6,7 +6,7 @@ them with the recommendation and the collector's ``/metrics`` exports their per-
 
 Rows follow ``kafka-consumer-groups --describe``: a partition appears when a member owns it or the group
 committed an offset for it; with no commit its current offset and lag are unknown (None). A share group
-(KIP-932) has rows of its own, as ``kafka-share-groups --describe`` shows it (:mod:`.share_view`); in the
+(KIP-932) has rows of its own, as ``kafka-share-groups --describe`` shows it (:mod:`.share_groups`); in the
 figures no member owns its partitions (the broker hands their records to
 whichever member fetches), so its lag counts per topic and none per member. Cross-rack, as in
 :func:`assignors.metrics.cross_rack_partitions`: the owner has a rack and no replica of the partition is in
@@ -17,7 +17,7 @@ at each committed offset, the collector's ``/metrics`` its window of polls (:mod
 member's is the
 max over its partitions whose figure is known; None when it has lag and none is known.
 
-Data-loss risk (:mod:`streaming.lag.retention`): the log start offset and, from it and the committed offset,
+Data-loss risk (:mod:`streaming.lag.loss_risk`): the log start offset and, from it and the committed offset,
 the records until loss (headroom) or already lost come from the snapshot itself; the seconds until loss need
 rates, so they come from the caller's window like lag seconds (a member's: the soonest of its partitions). Hot
 partitions (:mod:`streaming.lag.hot`) need produce rates too: the caller passes them per topic. So do the
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from streaming.collector import kip848
-from streaming.collector.diff import partition_entries
 from streaming.collector.poll import ClusterSnapshot
+from streaming.collector.poll_events import partition_entries
 from streaming.lag import hot, sizing
 from streaming.lag import rules as lag_time
 
@@ -93,7 +93,7 @@ class MemberRow:
     lag_seconds: float | None = None
     """max of its partitions' known lag seconds (0 without lag; None with lag and none known)."""
     capacity: float | None = None
-    """records/s the latest recommendation took it at (:mod:`streaming.state.capacity`; None: not known)."""
+    """records/s the latest recommendation took it at (:mod:`streaming.lag.capacity`; None: not known)."""
     capacity_confidence_s: float | None = None
     """seconds of backlog that capacity rests on (0: the group's median, never measured)."""
     member_epoch: int | None = None
@@ -175,7 +175,7 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
                    lag_seconds: Mapping[TP, float | None] | None = None,
                    loss_seconds: Mapping[TP, float] | None = None) -> list[PartitionRow]:
     """The group's rows, sorted by topic and partition; ``lag_seconds``: per partition with lag (nan or
-    absent: unknown); ``loss_seconds``: seconds to loss per partition (:mod:`streaming.lag.retention`)."""
+    absent: unknown); ``loss_seconds``: seconds to loss per partition (:mod:`streaming.lag.loss_risk`)."""
     info = snap.groups[group]
     committed = snap.committed.get(group, {})
     # several share consumers may be given one partition: none owns it

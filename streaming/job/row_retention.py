@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 
 from streaming.config import Config, MaintenanceSettings
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.job import faults, log_orphans, tables
+from streaming.job import delta_tables, faults, log_orphans
 from streaming.paths import local_path
 
 log = logging.getLogger(__name__)
@@ -34,8 +34,8 @@ def row_retention(m: MaintenanceSettings, rejected_days: float | None = None
     """(table, retention in days, the function that deletes past it) of both tables; ``rejected_days`` in
     place of ``maintenance.rejected_retention_days`` (``rebalancer maintain --retention-days``)."""
     rejected = m.rejected_retention_days if rejected_days is None else rejected_days
-    return ((RECOMMENDATIONS, m.recommendations_retention_days, tables.expire_recommendations),
-            (REJECTED, rejected, tables.expire_rejected))
+    return ((RECOMMENDATIONS, m.recommendations_retention_days, delta_tables.expire_recommendations),
+            (REJECTED, rejected, delta_tables.expire_rejected))
 
 
 class Retention:
@@ -62,7 +62,7 @@ class Retention:
             try:
                 deleted[table] = expire(spark, self.location(table), days)
             except Exception as e:  # the batch is written: retention waits for the next round
-                if tables.is_conflict(e):
+                if delta_tables.is_conflict(e):
                     log.info("%s: row retention met a concurrent commit; next round in %g s", table, self.every_s)
                 else:
                     log.warning("%s: row retention failed; next round in %g s", table, self.every_s, exc_info=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streaming.collector.diff import (
+from streaming.collector.poll_events import (
     MetadataTracker,
     is_full_refresh,
     lag_events,

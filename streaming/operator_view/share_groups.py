@@ -1,6 +1,6 @@
 """A share group (KIP-932) as ``kafka-share-groups --describe`` shows it: its share-partitions (``--offsets``:
 leader epoch, start offset and the broker's share-partition lag, KIP-1226) and its members (``--members
---verbose``), from one live :class:`ClusterSnapshot`. Pure, as :mod:`.view`, whose figures count a share
+--verbose``), from one live :class:`ClusterSnapshot`. Pure, as :mod:`.groups`, whose figures count a share
 group's lag per topic and none per member (the broker hands records to whichever member fetches)."""
 
 from __future__ import annotations

@@ -106,12 +106,12 @@ def read_with_rates(cfg: Config, args: argparse.Namespace, window_s: float, grou
 
 
 def follower_fetching(cfg: Config, broker_ids: Iterable[int]) -> bool | None:
-    """Whether the brokers serve fetches from the reader's rack (:func:`assignors.racks.follower_fetching`
+    """Whether the brokers serve fetches from the reader's rack (:func:`assignors.rack_placement.follower_fetching`
     over each broker's ``replica.selector.class``, read with DescribeConfigs); None when it cannot be read
     (an ACL without DescribeConfigs on the cluster, say)."""
     from kafka.admin import ConfigResource, ConfigResourceType
 
-    from assignors.racks import SELECTOR_CONFIG, follower_fetching
+    from assignors.rack_placement import SELECTOR_CONFIG, follower_fetching
     from streaming.collector.collector import admin_factory
 
     ids = sorted(broker_ids)

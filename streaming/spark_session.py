@@ -8,7 +8,7 @@ The configured ``spark.master`` applies only when nothing else chose one: a runn
 ``spark-submit --master`` (the driver JVM already holds it) or ``--master`` in ``PYSPARK_SUBMIT_ARGS`` win.
 The local-only settings (loopback driver, 4 shuffle partitions, driver memory, no UI) apply only to a
 ``local`` master. On a cluster, run the job with ``spark-submit --jars`` and ``spark.use_cached_jars=false``
-(see the README); then nothing here adds jars.
+(docs/deploying.md#running-on-a-spark-cluster); then nothing here adds jars.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
     }
     if local:
         # the log4j file is on this machine only; a cluster's executors keep their own logging (and JVM flags:
-        # the README's cluster section gives them HUGE_METHODS too)
+        # docs/deploying.md's cluster recipe gives them HUGE_METHODS too)
         options = f"{log4j} {HUGE_METHODS}"
         conf |= LOCAL_ONLY | {"spark.driver.extraJavaOptions": options, "spark.executor.extraJavaOptions": options}
     conf |= catalog.embedded_metastore(cfg, conf.get("spark.driver.extraJavaOptions", ""))

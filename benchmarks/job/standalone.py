@@ -7,7 +7,7 @@ one worker of 2 cores, or two of 1), so every run has the same task slots as loc
 the distribution: executors in their own JVMs, tasks and results over RPC, shuffle blocks fetched between
 executors, each executor's own Python workers and state store instances. On one machine the figure is that
 overhead, not a speed-up. The executors run this checkout's code (``PYTHONPATH``), with the JVM flag the
-README's cluster section gives them.
+docs/deploying.md's cluster recipe gives them.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ so both members are taken at 100/s: before, max(17,000, 200) / 100 = 170 s; afte
 ``after`` can equal or exceed ``before`` while the max member lag in records drops: the records count stuck
 partitions and the seconds do not. A member holding one lagging partition and one stuck one gives the lagging
 one to a member that keeps up: in records its max drops by the stuck lag; in seconds the lagging partition
-takes as long as before (at the same reference rate) plus the new owner's own lag (README's metrics example,
-``tests/unit/streaming/policy/test_skew_on_seconds.py``).
+takes as long as before (at the same reference rate) plus the new owner's own lag (docs/operating.md's metrics
+example, ``tests/unit/streaming/policy/test_skew_on_seconds.py``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The streaming job under ``spark-submit`` on a real Spark standalone cluster (a master and two workers on
-loopback), the README's recipe: the project as a wheel on ``--py-files``, the connectors on ``--jars``,
+loopback), docs/deploying.md's recipe: the project as a wheel on ``--py-files``, the connectors on ``--jars``,
 ``rebalancer run --available-now`` against the embedded Kafka. The same events run through local mode; the
 recommendations must be the same, and the Spark event log must show every task ran on the workers' executors.
 """
@@ -103,7 +103,7 @@ query_name = "rebalancer_{tag}"
 
 
 def build_wheel(out: Path) -> Path:
-    """``pip wheel --no-deps --no-build-isolation -w DIR .`` as the README says; its build folders go under
+    """``pip wheel --no-deps --no-build-isolation -w DIR .`` as docs/deploying.md says; its build folders go under
     ``out`` rather than the checkout, which other runs share."""
     extra = out / "setup.cfg"
     out.mkdir(parents=True)
@@ -134,7 +134,7 @@ def tasks_by_executor(event_log: Path) -> tuple[str, Counter]:
 
 def submit_command(master: str, wheel: Path, conf_file: Path, bootstrap: str, work: Path,
                    event_logs: Path) -> list[str]:
-    """The README's ``spark-submit ... streaming/cli.py run``, plus settings that only observe the run."""
+    """docs/deploying.md's ``spark-submit ... streaming/cli.py run``, plus settings that only observe the run."""
     return [
         str(spark_home() / "bin" / "spark-submit"), "--master", master,
         "--jars", ",".join(jvm.spark_jars()),

@@ -46,5 +46,5 @@ class JobError(RebalancerError):
     """The streaming job cannot go on: its tables or checkpoint are not what it wrote, another job holds
     its checkpoint, or it failed again and again without progress. Restarting will not help.
 
-    It stays in this module: :mod:`streaming.job.supervisor` recognises it in a Py4J traceback by its
-    qualified name ``streaming.errors.JobError``."""
+    It stays in this module: :mod:`streaming.operations.supervisor` recognises it in a Py4J
+    traceback by its qualified name ``streaming.errors.JobError``."""

@@ -25,8 +25,9 @@ from streaming.paths import CONF_DIR
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 STOP_TIMEOUT_MS = 30_000
-"""How long a query's ``stop()`` waits for its stream thread before it raises (Spark's default: forever), so a
-job stopped at once by a second signal ends within a bound (:mod:`streaming.job.stopping`)."""
+"""How long a query's ``stop()`` waits for its stream thread before it raises (Spark's default:
+forever), so a job stopped at once by a second signal ends within a bound
+(:mod:`streaming.operations.stopping`)."""
 
 # Sensible on one machine only: a cluster's driver must be reachable from its executors, and its sizes
 # are the cluster operator's to choose.

@@ -12,7 +12,7 @@ workers) and restarted until it drains:
 - ``--kills N`` (random mode): N seeded kills on one checkpoint, the first in the first seconds of the new
   checkpoint (its start-up: lease, layout, tables, app id, floors), then, drawn in turn, at a random moment
   of a run's start-up, at a random moment after its first new committed batch, or at a batch fault point of
-  :mod:`streaming.job.faults` (``REBALANCER_FAULT``) in one of the next batches;
+  :mod:`streaming.operations.faults` (``REBALANCER_FAULT``) in one of the next batches;
 - ``--sweep``: every fault point in turn (:data:`SWEEP`), each on a fresh checkpoint: the run is killed at
   the point (start-up points at their first hit, batch points in the first batch with recommendations),
   then restarted until drained; one line per point.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from streaming.config import Config
-from streaming.job import faults
+from streaming.operations import faults
 
 RANDOM_POINTS = ("batch:start", "stateful", "delta-rs:before-commit", "delta-rs:after-commit", "feed:before",
                  "feed:after", "batch:end")

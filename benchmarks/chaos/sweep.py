@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from streaming.job import faults
+from streaming.operations import faults
 
 from . import compare
 from .bench import Bench
@@ -28,7 +28,8 @@ SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
     ("retention:before", BATCH, RETAIN_ALL), ("retention:after", BATCH, RETAIN_ALL),
     ("batch:end", BATCH, {}),
 ]
-"""(point, batch or hit, extra configuration) of the sweep: every point of streaming.job.faults.POINTS."""
+"""(point, batch or hit, extra configuration) of the sweep: every point of
+streaming.operations.faults.POINTS."""
 
 
 def sweep_one(bench: Bench, point: str, n: int | None, extra: dict[str, str]) -> tuple[ChaosRun, dict]:

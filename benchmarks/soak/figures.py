@@ -100,9 +100,10 @@ def state_versions(state: Path) -> int:
 
 
 def orphan_files(tables: Path) -> int:
-    """Checksum files the tables' logs keep of expired commits (:mod:`streaming.job.log_orphans`): the log's
-    own size follows the commit rate over its time retention, this count follows nothing and must stay low."""
-    from streaming.job import log_orphans
+    """Checksum files the tables' logs keep of expired commits
+    (:mod:`streaming.operations.log_orphans`): the log's own size follows the commit rate over its
+    time retention, this count follows nothing and must stay low."""
+    from streaming.operations import log_orphans
 
     count = 0
     for log_dir in tables.glob("*/_delta_log"):

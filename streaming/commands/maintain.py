@@ -2,13 +2,15 @@
 
 Every micro-batch that writes adds a file or two; after weeks the tables are thousands of small files and
 every read lists them all. In order, per table: the upkeep properties of
-:func:`streaming.job.delta_tables.table_properties` are set where they differ (tables made before they existed),
-OPTIMIZE compacts the files, ``rejected_events`` loses rows older than ``maintenance.rejected_retention_days``
-and ``recommendations`` those older than ``maintenance.recommendations_retention_days`` (each group's latest
-stays), VACUUM deletes the files no version within the table's deleted-file retention references, and a local
-table's log loses the checksum files of expired commits (:mod:`streaming.job.log_orphans`). Safe while the
-job runs: compaction and deletes commit like any writer, and a step whose commit loses the race to the job's
-append runs again on the newer version (:func:`streaming.job.delta_tables.retry_conflicts`).
+:func:`streaming.operations.delta_tables.table_properties` are set where they differ (tables made
+before they existed), OPTIMIZE compacts the files, ``rejected_events`` loses rows older than
+``maintenance.rejected_retention_days`` and ``recommendations`` those older than
+``maintenance.recommendations_retention_days`` (each group's latest stays), VACUUM deletes the files
+no version within the table's deleted-file retention references, and a local table's log loses the
+checksum files of expired commits (:mod:`streaming.operations.log_orphans`). Safe while the job
+runs: compaction and deletes commit like any writer, and a step whose commit loses the race to the
+job's append runs again on the newer version
+(:func:`streaming.operations.delta_tables.retry_conflicts`).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 def maintain(spark, cfg, days: float, optimize: bool = True, vacuum: bool = True, vacuum_now: bool = False,
              out=print) -> int:
     from streaming import catalog
-    from streaming.job import delta_tables
+    from streaming.operations import delta_tables
 
     found = 0
     if catalog.enabled(cfg) and all(delta_tables.is_delta_table(spark, cfg.table_path(n)) for n in TABLES):
@@ -77,7 +79,7 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
             out) -> None:
     """One table's steps, each committed on its own and run again when a concurrent commit (the job's append
     or compaction) wins the race."""
-    from streaming.job import delta_tables, log_orphans
+    from streaming.operations import delta_tables, log_orphans
     from streaming.paths import local_path
 
     def retried(step, what):
@@ -105,9 +107,9 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
 def _expire(spark, cfg, name: str, location: str, days: float, out) -> None:
     """The table's row retention. Beside a job appending every second it can lose every retry (open-source
     Delta's DELETE and MERGE are Serializable): that is no failure, the running job deletes those rows itself
-    (:mod:`streaming.job.row_retention`)."""
-    from streaming.job import delta_tables
-    from streaming.job.row_retention import row_retention
+    (:mod:`streaming.operations.row_retention`)."""
+    from streaming.operations import delta_tables
+    from streaming.operations.row_retention import row_retention
 
     keep, expire = next((d, f) for t, d, f in row_retention(cfg.maintenance, days) if t == name)
     if keep <= 0:

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.config import EMBEDDED
     from streaming.errors import ConfigError
     from streaming.job import query
-    from streaming.job.stopping import Stop, Totals
+    from streaming.operations.stopping import Stop, Totals
     from streaming.spark_session import get_spark
 
     cfg = load_config(args)

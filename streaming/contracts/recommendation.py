@@ -73,7 +73,7 @@ OUTPUT_COLUMNS = [c.strip().split(" ")[0] for c in OUTPUT_SCHEMA.split(",")]
 LAG_SECONDS_COLUMNS = ("before_catch_up_s", "after_catch_up_s", "lag_age_s")
 RECORDS_COLUMNS = ("before_max_lag", "after_max_lag", "lag_moved")
 """Columns in records: exact integers, ``bigint`` (a table made when they were DOUBLE keeps its type: see
-:mod:`streaming.job.delta_tables`)."""
+:mod:`streaming.operations.delta_tables`)."""
 DOUBLE_COLUMNS = ("before_imbalance", "after_imbalance", "lower_bound", *LAG_SECONDS_COLUMNS)
 """Columns that are doubles: finite or null, never NaN or infinite."""
 RECORDS_CAP = 2**63 - 1

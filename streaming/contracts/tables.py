@@ -1,8 +1,8 @@
 """The job's two Delta tables: their names and columns (Spark SQL DDL), without Spark.
 
-The one place the tables are declared: the job creates and checks them from here (:mod:`streaming.job.delta_tables`),
-and the commands that read them (``recommendations``, ``describe``, ``verify``, ``maintain``) name them from here
-without importing pyspark.
+The one place the tables are declared: the job creates and checks them from here
+(:mod:`streaming.operations.delta_tables`), and the commands that read them (``recommendations``,
+``describe``, ``verify``, ``maintain``) name them from here without importing pyspark.
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, th
 application; for the lag seconds, the capacities, the rack placement verdict, ``serving``, the member figures
 and the hot partitions, not computed then)."""
 OLDER_TYPES = {c: "double" for c in RECORDS_COLUMNS}
-"""Columns whose type changed since the first release, and the type a table made before keeps: the figures in
-records were DOUBLE, and are exact BIGINT now. An older table is not rewritten (its readers may expect the
-type); the batch writer casts to the table's type (:data:`streaming.job.delta_tables.KEPT_TYPES`), so above 2^53 its
-values round to the nearest double, as they always did there. A table created now gets BIGINT."""
+"""Columns whose type changed since the first release, and the type a table made before keeps: the
+figures in records were DOUBLE, and are exact BIGINT now. An older table is not rewritten (its
+readers may expect the type); the batch writer casts to the table's type
+(:data:`streaming.operations.delta_tables.KEPT_TYPES`), so above 2^53 its values round to the
+nearest double, as they always did there. A table created now gets BIGINT."""
 REJECTED_DDL = """
     batch_id LONG, `group` STRING, reason STRING, raw_value STRING, source_topic STRING, source_partition INT,
     source_offset LONG, kafka_timestamp TIMESTAMP

@@ -242,7 +242,7 @@ def check_layout(spark, checkpoint: str, buckets: int) -> None:
     the layout of a checkpoint that has no batch yet, and rebuild an empty or damaged record from the state
     (:func:`layout_from_state`). Called with the checkpoint's lease held."""
     from streaming.errors import JobError
-    from streaming.job import hfs
+    from streaming.operations import hfs
 
     used = hfs.has_files(spark, checkpoint, "offsets") or hfs.has_files(spark, checkpoint, "state")
     text = hfs.read_text(spark, checkpoint, LAYOUT_FILE)
@@ -275,7 +275,7 @@ def layout_from_state(spark, checkpoint: str, buckets: int) -> dict[str, Any]:
     (no state to read, or Spark's schema check guards it), else the state's key (group or bucket) and a
     bucket value's own count. Raises :class:`~streaming.errors.JobError` naming the file when it cannot."""
     from streaming.errors import JobError
-    from streaming.job import hfs
+    from streaming.operations import hfs
 
     if not hfs.has_files(spark, checkpoint, "commits") or not hfs.has_files(spark, checkpoint, "state"):
         return layout(buckets)

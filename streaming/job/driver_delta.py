@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streaming.errors import JobError
-from streaming.job import faults
+from streaming.operations import faults
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -24,12 +24,13 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 from streaming import exporter
 from streaming.config import SECRET_HINTS, Config
 from streaming.contracts.tables import RECOMMENDATIONS
-from streaming.job import buckets, convert, delta_tables, faults, recover, sinks, stateful, validate
-from streaming.job.lease import Lease
-from streaming.job.stopping import Totals, stop_at_boundary
-from streaming.job.supervisor import Attempt, supervise
+from streaming.job import buckets, convert, sinks, stateful, validate
 from streaming.kafka_clients import factories as kafka_clients
 from streaming.kafka_clients.properties import spark_options
+from streaming.operations import delta_tables, faults, recover
+from streaming.operations.lease import Lease
+from streaming.operations.stopping import Totals, stop_at_boundary
+from streaming.operations.supervisor import Attempt, supervise
 
 log = logging.getLogger(__name__)
 

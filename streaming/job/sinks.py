@@ -35,10 +35,11 @@ from streaming.contracts.recommendation import (
 )
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
-from streaming.job import delta_tables, faults, validate
+from streaming.job import validate
 from streaming.job.driver_delta import MAX_BYTES, DriverAppender, Refused
-from streaming.job.row_retention import Retention
 from streaming.kafka_clients.properties import spark_options
+from streaming.operations import delta_tables, faults
+from streaming.operations.row_retention import Retention
 from streaming.paths import local_path
 
 log = logging.getLogger(__name__)
@@ -55,8 +56,8 @@ METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", 
                   "member_capacity")
 
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
-    """Create the tables on a first start, else check they are the job's (see :mod:`streaming.job.delta_tables`);
-    the names of those it created."""
+    """Create the tables on a first start, else check they are the job's (see
+    :mod:`streaming.operations.delta_tables`); the names of those it created."""
     return delta_tables.prepare(spark, cfg, checkpoint)
 
 

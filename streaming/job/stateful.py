@@ -89,7 +89,8 @@ class Context:
     timeout_ms: int
     floors: dict[str, int] = field(default_factory=dict)
     """group -> highest version already in the table when the checkpoint began
-    (:func:`streaming.job.delta_tables.version_floors`); the group's versions, and so its ids, continue above it."""
+    (:func:`streaming.operations.delta_tables.version_floors`); the group's versions, and so its
+    ids, continue above it."""
     lag_topic: str = "rebalancer.lag"
     metadata_topic: str = "rebalancer.metadata"
     arrow: convert.Options = field(default_factory=convert.Options)

@@ -21,7 +21,8 @@ from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECO
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev import contract
 from streaming.dev.fuzz import LAG_ROLE
-from streaming.job import convert, delta_tables, sinks, stateful, validate
+from streaming.job import convert, sinks, stateful, validate
+from streaming.operations import delta_tables
 from streaming.state.ingest import READINGS, packed
 
 from .test_driver_delta import _config, _read

@@ -18,7 +18,7 @@ import pytest
 from streaming import config
 from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
 from streaming.dev.workload import Workload, WorkloadOptions
-from streaming.job import delta_tables
+from streaming.operations import delta_tables
 
 from .java_client import consumer_groups, parse_table
 

@@ -14,7 +14,8 @@ import pytest
 from streaming import config
 from streaming.contracts.recommendation import OUTPUT_COLUMNS
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.job import convert, delta_tables, sinks
+from streaming.job import convert, sinks
+from streaming.operations import delta_tables
 
 pytestmark = pytest.mark.integration
 

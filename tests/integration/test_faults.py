@@ -94,7 +94,7 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
     cluster = KafkaCluster(brokers=1, base_dir=tmp_path / "kafka")
     cluster.start()
     failures = Failures()
-    logging.getLogger("streaming.job.supervisor").addHandler(failures)
+    logging.getLogger("streaming.operations.supervisor").addHandler(failures)
     tag = uuid.uuid4().hex[:6]
     base = job_config(cfg, tag)
     jc = dataclasses.replace(
@@ -126,7 +126,7 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
         assert "error" not in result, result.get("error")
         assert_exactly_once(spark, jc, phases=3, n_bad=9)
     finally:
-        logging.getLogger("streaming.job.supervisor").removeHandler(failures)
+        logging.getLogger("streaming.operations.supervisor").removeHandler(failures)
         if thread is not None and thread.is_alive():
             stop_query(thread, result)
         cluster.stop()

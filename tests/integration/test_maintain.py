@@ -16,8 +16,8 @@ import pytest
 from streaming import config
 from streaming.commands.maintain import maintain
 from streaming.contracts.tables import REJECTED, REJECTED_DDL
-from streaming.job import delta_tables
 from streaming.job.driver_delta import DriverAppender
+from streaming.operations import delta_tables
 
 pytestmark = pytest.mark.integration
 
@@ -155,7 +155,7 @@ def _old_recommendations(spark, cfg, tmp_path, **maintenance):
 
 
 def test_the_job_deletes_old_rows_itself_between_its_appends(spark, cfg, tmp_path):
-    from streaming.job.row_retention import Retention
+    from streaming.operations.row_retention import Retention
 
     mc, location = _old_recommendations(spark, cfg, tmp_path, recommendations_retention_days=30,
                                         expire_every_s=600)

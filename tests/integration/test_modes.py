@@ -150,7 +150,7 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
 
 
 def test_a_recommendations_table_from_before_modes_gets_the_columns_added_since(spark, cfg):
-    from streaming.job import delta_tables
+    from streaming.operations import delta_tables
 
     jc = job_config(cfg, f"modesold{uuid.uuid4().hex[:6]}")
     old_ddl = RECOMMENDATIONS_DDL.replace(", mode STRING", "").replace(", rack_placement STRING", "").replace(

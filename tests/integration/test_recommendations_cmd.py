@@ -85,7 +85,7 @@ def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, 
     """A recommendations table from before lag in seconds gets the three columns at start; its rows read
     null, and `rebalancer recommendations` prints them. A table with anything else different stays an error."""
     from streaming.errors import JobError
-    from streaming.job import delta_tables
+    from streaming.operations import delta_tables
 
     jc = job_config(cfg, f"lagsold{uuid.uuid4().hex[:6]}")
     location = jc.table_path(RECOMMENDATIONS)

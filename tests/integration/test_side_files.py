@@ -16,7 +16,8 @@ import pytest
 
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.errors import JobError
-from streaming.job import buckets, delta_tables, lease, query, recover
+from streaming.job import buckets, query
+from streaming.operations import delta_tables, lease, recover
 
 from .jobrun import membership_phase
 from .test_job import job_config, produce, rows

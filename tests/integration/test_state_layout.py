@@ -93,7 +93,7 @@ def test_a_checkpoint_refuses_another_layout_with_what_to_do(spark, cfg, runs):
 
 
 def test_a_checkpoint_from_before_buckets_goes_on_keyed_by_group_only(spark, cfg, runs):
-    from streaming.job import hfs
+    from streaming.operations import hfs
 
     jc, _ = runs[0]
     checkpoint = jc.checkpoint_path("layout")

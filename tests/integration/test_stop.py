@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from streaming.config import Config
-from streaming.job.lease import LEASE_FILE
+from streaming.operations.lease import LEASE_FILE
 
 from .jobrun import cli_args, count, membership_phase, table, wait_until
 from .test_job import job_config, produce

@@ -10,7 +10,8 @@ import pytest
 
 from streaming.contracts.recommendation import RECORDS_CAP
 from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
-from streaming.job import convert, delta_tables, sinks
+from streaming.job import convert, sinks
+from streaming.operations import delta_tables
 
 from .test_driver_delta import _batch, _config, _read, _rec, _rejected
 

@@ -10,7 +10,7 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 from streaming.config import PolicySettings
 from streaming.errors import JobError
 from streaming.job import buckets
-from streaming.job.supervisor import Attempt, fatal_cause, is_fatal, supervise
+from streaming.operations.supervisor import Attempt, fatal_cause, is_fatal, supervise
 from streaming.state.errors import UNREADABLE, WAY_OUT
 
 BUCKETS = 8

@@ -1,8 +1,12 @@
 """The layers run one way, checked on the source: every import of every module of ``assignors/`` and
 ``streaming/``, read with :mod:`ast` (lazy imports inside functions included).
 
-    streaming.job (Spark edge) -> streaming.policy (decisions) -> streaming.state (a group and how
-    events change it) -> assignors (pure)
+    streaming.job (Spark edge: the query's data path) -> streaming.policy (decisions)
+    -> streaming.state (a group and how events change it) -> assignors (pure)
+
+The job's operations (``streaming.operations``: lease, supervisor, stop, side files, recovery, crash
+points, the Delta tables' upkeep) sit below the data path, which calls them, and beside the policy:
+they import neither.
 
 The consumer side (``streaming.apply``) and the collector stand apart: neither needs the job's state or
 policy, nor each other. Reviewing proposals (``streaming.proposals``) sits below the policy and the consumer side
@@ -29,13 +33,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("assignors", "streaming")
 
-SHARED_ABOVE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
-                "streaming.commands", "streaming.cli", "streaming.dev")
+SHARED_ABOVE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.operations",
+                "streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
+                "streaming.dev")
 """What the shared modules at the top of ``streaming/`` (config, errors, paths, ...) never import."""
 
-ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
-                  "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
-                  "streaming.dev", "benchmarks")
+ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.operations",
+                  "streaming.apply", "streaming.collector", "streaming.operator_view",
+                  "streaming.exporter", "streaming.commands", "streaming.cli", "streaming.dev",
+                  "benchmarks")
 NOT_IN_PRODUCTION = ("streaming.embedded", "streaming.dev", "benchmarks")
 
 FORBIDDEN = {
@@ -45,33 +51,46 @@ FORBIDDEN = {
     "streaming.kafka_clients": (*ABOVE_THE_BASE, "streaming.embedded"),
     "streaming.embedded": ABOVE_THE_BASE,
     "assignors": ("streaming", "benchmarks"),
-    "streaming.state": ("streaming.policy", "streaming.job", "streaming.apply", "streaming.collector",
-                        "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
+    "streaming.state": ("streaming.policy", "streaming.job", "streaming.operations",
+                        "streaming.apply", "streaming.collector", "streaming.operator_view",
+                        "streaming.exporter", "streaming.commands", "streaming.cli",
                         *NOT_IN_PRODUCTION),
-    "streaming.policy": ("streaming.job", "streaming.apply", "streaming.collector", "streaming.operator_view",
-                         "streaming.exporter", "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+    "streaming.policy": ("streaming.job", "streaming.operations", "streaming.apply",
+                         "streaming.collector", "streaming.operator_view", "streaming.exporter",
+                         "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
     "streaming.job": ("streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
                       *NOT_IN_PRODUCTION),
-    "streaming.apply": ("streaming.state", "streaming.policy", "streaming.job", "streaming.collector",
-                        "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
+    # the job's operations: what the data path calls to run, stop, recover and keep the job
+    # (lease, supervisor, side files, crash points, the tables' upkeep); never the data path
+    # itself, nor a decision
+    "streaming.operations": ("streaming.job", "streaming.policy", "streaming.apply",
+                             "streaming.collector", "streaming.operator_view",
+                             "streaming.exporter", "streaming.commands", "streaming.cli",
+                             *NOT_IN_PRODUCTION),
+    "streaming.apply": ("streaming.state", "streaming.policy", "streaming.job",
+                        "streaming.operations", "streaming.collector", "streaming.operator_view",
+                        "streaming.exporter", "streaming.commands", "streaming.cli",
                         *NOT_IN_PRODUCTION),
-    "streaming.collector": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                            "streaming.operator_view", "streaming.exporter", "streaming.commands", "streaming.cli",
+    "streaming.collector": ("streaming.state", "streaming.policy", "streaming.job",
+                            "streaming.operations", "streaming.apply", "streaming.operator_view",
+                            "streaming.exporter", "streaming.commands", "streaming.cli",
                             *NOT_IN_PRODUCTION),
     # reviewing proposals: pure rules over the feed's and the table's values, used by the policy (the facts a
     # proposal carries) and by the consumer side and the commands (expiry, the diff)
-    "streaming.proposals": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                            "streaming.collector", "streaming.operator_view", "streaming.exporter",
-                            "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+    "streaming.proposals": ("streaming.state", "streaming.policy", "streaming.job",
+                            "streaming.operations", "streaming.apply", "streaming.collector",
+                            "streaming.operator_view", "streaming.exporter", "streaming.commands",
+                            "streaming.cli", *NOT_IN_PRODUCTION),
     # the operator's view: what ``describe`` prints, from the collector's snapshot and the lag
     # rules; the exporter and the commands read it, it decides nothing and exports nothing
     "streaming.operator_view": ("streaming.state", "streaming.policy", "streaming.job",
-                                "streaming.apply", "streaming.exporter", "streaming.commands",
-                                "streaming.cli", *NOT_IN_PRODUCTION),
+                                "streaming.operations", "streaming.apply", "streaming.exporter",
+                                "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
     # the Prometheus exporter serves the job's and the collector's figures; it reads the collector's
     # snapshot types and the operator's view's figures but decides nothing and runs no command
-    "streaming.exporter": ("streaming.state", "streaming.policy", "streaming.job", "streaming.apply",
-                           "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
+    "streaming.exporter": ("streaming.state", "streaming.policy", "streaming.job",
+                           "streaming.operations", "streaming.apply", "streaming.commands",
+                           "streaming.cli", *NOT_IN_PRODUCTION),
 }
 """package -> what none of its modules may import, anywhere in the module."""
 
@@ -123,7 +142,8 @@ def _modules() -> list[Path]:
 def test_every_module_is_seen() -> None:
     names = {_module_name(p) for p in _modules()}
     assert {"streaming.state.ingest", "streaming.policy.recommend", "streaming.job.stateful",
-            "streaming.apply.plan", "streaming.collector.poll", "assignors.model"} <= names
+            "streaming.operations.supervisor", "streaming.apply.plan", "streaming.collector.poll",
+            "assignors.model"} <= names
 
 
 def test_layers_run_one_way() -> None:
@@ -248,6 +268,18 @@ def test_a_planted_circle_through_a_module_at_the_top_is_found() -> None:
     assert not any(m.startswith("streaming.kafka_clients") for m in graph["streaming.config"])
     planted = {**graph, "streaming.config": {*graph["streaming.config"], "streaming.kafka_clients.properties"}}
     assert ["streaming.config", "streaming.kafka_clients"] in circles(package_graph(planted))
+
+
+def test_a_planted_back_arrow_from_the_operations_to_the_data_path_is_found() -> None:
+    """The data path calls the job's operations (the bucketed step writes its layout file through
+    hfs); one edge back, from the operations to the data path, is a circle between the two
+    packages, and forbidden."""
+    graph = import_graph()
+    assert "streaming.operations.hfs" in graph["streaming.job.buckets"]
+    hfs = "streaming.operations.hfs"
+    planted = {**graph, hfs: {*graph[hfs], "streaming.job.buckets"}}
+    assert ["streaming.job", "streaming.operations"] in circles(package_graph(planted))
+    assert any(_within("streaming.job.buckets", b) for b in FORBIDDEN["streaming.operations"])
 
 
 def test_shipped_code_needs_no_dev_tools() -> None:

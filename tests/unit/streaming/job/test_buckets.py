@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
-from streaming.job import buckets, convert, hfs, stateful
+from streaming.job import buckets, convert, stateful
+from streaming.operations import hfs
 from streaming.state.errors import UNREADABLE, WAY_OUT, UnreadableState
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.job.statestore import COLUMNS, State, Store

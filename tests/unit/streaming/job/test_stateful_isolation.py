@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.job import convert, stateful
-from streaming.job.supervisor import is_fatal
+from streaming.operations.supervisor import is_fatal
 from streaming.state.errors import UNREADABLE, WAY_OUT, UnreadableState
 from streaming.state.group_state import GroupState
 

@@ -10,7 +10,7 @@ failure skips the round, never the batch; the next round comes ``expire_every_s`
 What a round deletes never changes a decision: ``recommendations`` keeps each group's latest row (what stands,
 and the floor its next version continues from), ``rejected_events`` is read by people only. A round also
 checkpoints a local table's log, deletes the entries its log retention expired, and the checksum files kept
-after their commits expired (:mod:`streaming.job.log_orphans`).
+after their commits expired (:mod:`streaming.operations.log_orphans`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 
 from streaming.config import Config, MaintenanceSettings
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.job import delta_tables, faults, log_orphans
+from streaming.operations import delta_tables, faults, log_orphans
 from streaming.paths import local_path
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""The job's own row retention (streaming.job.row_retention): a round when due, never failing the batch."""
+"""The job's own row retention (streaming.operations.row_retention): a round when due, never failing
+the batch."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 import pytest
 
 from streaming import config
-from streaming.job import delta_tables, row_retention
+from streaming.operations import delta_tables, row_retention
 
 
 def _conflict() -> Exception:
@@ -77,6 +78,6 @@ def test_a_conflict_or_any_failure_skips_the_round_not_the_batch(monkeypatch, ca
 
 def test_the_sweep_kills_at_every_fault_point():
     from benchmarks.chaos.sweep import SWEEP
-    from streaming.job import faults
+    from streaming.operations import faults
 
     assert {point for point, _, _ in SWEEP} == set(faults.POINTS)

@@ -1,6 +1,7 @@
-"""Which columns an older recommendations table gets at start (streaming.job.delta_tables.columns_to_add): the
-declared added columns it lacks, and nothing when anything else differs; an upkeep step whose commit loses to
-a concurrent one runs again (retry_conflicts)."""
+"""Which columns an older recommendations table gets at start
+(streaming.operations.delta_tables.columns_to_add): the declared added columns it lacks, and nothing
+when anything else differs; an upkeep step whose commit loses to a concurrent one runs again
+(retry_conflicts)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from pyspark.sql.types import (
 
 from streaming.contracts.recommendation import CAPACITY_TYPE, HOT_TYPE, MEMBER_FIGURES_TYPE
 from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
-from streaming.job import delta_tables
-from streaming.job.delta_tables import columns_to_add, schema_differences
+from streaming.operations import delta_tables
+from streaming.operations.delta_tables import columns_to_add, schema_differences
 
 ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
          "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING",
@@ -98,7 +99,7 @@ def test_any_other_difference_is_left_to_the_error():
 
 def test_figures_in_records_of_an_older_table_keep_their_double_type_and_nothing_else_does():
     from streaming.contracts.tables import OLDER_TYPES
-    from streaming.job.delta_tables import kept_types, type_lines
+    from streaming.operations.delta_tables import kept_types, type_lines
 
     want = StructType([StructField("before_max_lag", LongType()), StructField("lag_moved", LongType()),
                        StructField("version", LongType())])

@@ -6,10 +6,10 @@ import pytest
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from streaming.errors import ConfigError, JobError, KafkaUnreachableError
-from streaming.job.delta_tables import schema_differences
-from streaming.job.lease import holder_state
-from streaming.job.supervisor import Attempt, is_fatal, one_line, supervise
 from streaming.kafka_clients.retry import backoff_delay, retry_call
+from streaming.operations.delta_tables import schema_differences
+from streaming.operations.lease import holder_state
+from streaming.operations.supervisor import Attempt, is_fatal, one_line, supervise
 
 
 class Transient(Exception):

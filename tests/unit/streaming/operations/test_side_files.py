@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from streaming.job import faults, recover
 from streaming.job.buckets import layout, parse_layout
-from streaming.job.lease import UNREADABLE, holder_state
-from streaming.job.recover import Txn
+from streaming.operations import faults, recover
+from streaming.operations.lease import UNREADABLE, holder_state
+from streaming.operations.recover import Txn
 
 APP = "kafka-rebalancer-" + "0123456789abcdef" * 2
 OTHER = "kafka-rebalancer-" + "f" * 32
@@ -97,7 +97,8 @@ def test_a_held_point_sleeps_and_says_so(monkeypatch, capsys):
 
 
 def test_every_side_file_has_its_points():
-    from streaming.job import buckets, delta_tables, lease
+    from streaming.job import buckets
+    from streaming.operations import delta_tables, lease
 
     for name in (lease.LEASE_FILE, buckets.LAYOUT_FILE, recover.APP_ID_FILE, delta_tables.FLOORS_FILE):
         assert f"{name}:before-rename" in faults.POINTS and f"{name}:after-rename" in faults.POINTS

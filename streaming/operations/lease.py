@@ -33,7 +33,7 @@ from typing import Any, TypedDict
 from pyspark.sql import SparkSession
 
 from streaming.errors import JobError
-from streaming.job import hfs
+from streaming.operations import hfs
 
 log = logging.getLogger(__name__)
 

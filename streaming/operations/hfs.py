@@ -74,7 +74,7 @@ def write_text(spark: SparkSession, location: str, name: str, text: str, overwri
     ``FileContext.rename``, with OVERWRITE when replacing, without to create exclusively (refused when the
     name exists); both atomic on HDFS. Object stores: see docs/design.md (S3A's rename is a copy then a
     delete)."""
-    from streaming.job import faults
+    from streaming.operations import faults
 
     fs, path = _fs_path(spark, location, name)
     if not overwrite and fs.exists(path):

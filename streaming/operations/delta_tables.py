@@ -46,7 +46,7 @@ from streaming.contracts.tables import (
     REJECTED_TIME,
 )
 from streaming.errors import JobError
-from streaming.job import hfs, recover
+from streaming.operations import hfs, recover
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str, fresh: boo
     checkpoint itself wrote since. A checkpoint that already has committed batches but no floors file (made
     before floors existed) keeps its own counters (empty floors). A floors file left empty or damaged is
     rebuilt from the table as of the version before this checkpoint's first write to it (see
-    :mod:`streaming.job.recover`), or the job stops with what to do.
+    :mod:`streaming.operations.recover`), or the job stops with what to do.
 
     ``fresh``: this start created the recommendations table (:func:`prepare`), so it holds nothing to continue
     after, and the floors are empty without a Spark job over it (the first read of a Delta table costs a new

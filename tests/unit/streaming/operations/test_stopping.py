@@ -15,7 +15,7 @@ import pytest
 from benchmarks import soak
 from streaming.commands.run import stop_line
 from streaming.job import query
-from streaming.job.stopping import Stop, Totals, stop_at_boundary
+from streaming.operations.stopping import Stop, Totals, stop_at_boundary
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Checksum files a local Delta log keeps after their commits expired (streaming.job.log_orphans)."""
+"""Checksum files a local Delta log keeps after their commits expired
+(streaming.operations.log_orphans)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streaming import config
-from streaming.job import log_orphans, row_retention
+from streaming.operations import log_orphans, row_retention
 
 SOAK = Path(__file__).parents[3] / "data" / "delta_log_after_soak.txt"
 """``recommendations/_delta_log`` at the end of the 2,000-batch soak (2026-11-26, 59a38df): ls -A."""
@@ -61,7 +62,7 @@ def test_any_log_keeps_what_readers_need(names):
 
 
 def test_a_retention_round_sweeps_local_tables_and_maintain_style_sweep_counts(tmp_path, monkeypatch):
-    from streaming.job import delta_tables
+    from streaming.operations import delta_tables
 
     monkeypatch.setattr(delta_tables, "expire_recommendations", lambda spark, location, days: 0)
     monkeypatch.setattr(delta_tables, "expire_rejected", lambda spark, location, days: 0)

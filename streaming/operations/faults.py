@@ -83,7 +83,8 @@ def hit(point: str, batch: int | None = None) -> None:
     if _armed is None:
         return
     if point not in POINTS:
-        raise ValueError(f"fault point {point!r} is not registered in streaming.job.faults.POINTS")
+        raise ValueError(f"fault point {point!r} is not registered in "
+                         "streaming.operations.faults.POINTS")
     if not should_fire(_armed, point, batch, _hits):
         return
     hold_s = _armed.hold_s

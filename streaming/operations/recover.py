@@ -1,10 +1,10 @@
 """Side files rebuilt from the Delta tables' logs: the checkpoint's Delta app id and its version floors.
 
-The job's side files are written whole or not at all (:func:`streaming.job.hfs.write_text`), but a file
-left empty by an older release, damaged, or lost must not stop the job for good, nor change its meaning
-silently. What this checkpoint wrote is in the tables' logs: every append carries a ``txn`` action whose
-app id is ``<app id>/<table>`` (sinks.py), in the commit file ``_delta_log/<version>.json``. :func:`app_id`
-reads the checkpoint's own (made once).
+The job's side files are written whole or not at all (:func:`streaming.operations.hfs.write_text`),
+but a file left empty by an older release, damaged, or lost must not stop the job for good, nor
+change its meaning silently. What this checkpoint wrote is in the tables' logs: every append carries
+a ``txn`` action whose app id is ``<app id>/<table>`` (sinks.py), in the commit file
+``_delta_log/<version>.json``. :func:`app_id` reads the checkpoint's own (made once).
 
 - the app id: the one app id that committed to either table since the checkpoint began (its ``metadata``
   file, Spark's first); none means this checkpoint wrote nothing yet, and a new id is safe; several is
@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.errors import JobError
-from streaming.job import hfs
+from streaming.operations import hfs
 
 log = logging.getLogger(__name__)
 
@@ -150,8 +150,8 @@ def app_id(checkpoint: str, spark: SparkSession | None = None, cfg: Config | Non
     Read and written with Hadoop's FileSystem, like the checkpoint itself (a local path, file:, s3a:, hdfs: ...);
     of two racing starts the second one's exclusive create fails and both read back the same id. A file
     left empty, damaged or lost (once a query ran) is rebuilt from the tables' logs (with ``cfg``; see
-    :mod:`streaming.job.recover`), never read as "" (that would change the meaning of every later
-    idempotency tag)."""
+    :mod:`streaming.operations.recover`), never read as "" (that would change the meaning of every
+    later idempotency tag)."""
     spark = spark or SparkSession.active()
     text = hfs.read_text(spark, checkpoint, APP_ID_FILE)
     if text is None and not hfs.exists(spark, checkpoint, "metadata"):  # no query ran here yet: a new id

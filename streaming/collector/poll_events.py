@@ -3,20 +3,21 @@
 - Lag: one event per partition of every topic the group subscribes to, every poll, built by
   :func:`lag_events`. A partition whose committed or end offset could not be read this poll is left
   out (and reported back), never given a made-up lag.
-- Members: when the group's membership or assignment differs from the last one emitted for the group,
-  and at every full refresh. Only for groups that are ``Stable`` or ``Empty``: during a rebalance the
-  members and their assignments are in flux and the collector waits for the outcome.
+- Members: when the group's membership or assignment differs from the last one emitted for the
+  group, and at every full refresh. Only for groups that are ``Stable`` or ``Empty``: during a
+  rebalance the members and their assignments are in flux and the collector waits for the outcome.
 - Partitions: per group and subscribed topic, when the topic's leaders, replicas or replica racks
   differ from the last ones emitted for that group, and at every full refresh.
 
-Generation: classic DescribeGroups does not return the group's generation, so it is derived here. The
-first members event of a group (in this collector's life) carries 1 or, when members' subscriptions
-tell (v2+ ``generation_id``, sticky user data), the least generation they imply; every later change
-of membership or assignment takes ``max(last + 1, hint)``. It is strictly increasing per group for as
-long as the collector runs: a group that vanishes and comes back continues from its last generation.
-It is not Kafka's generation id (which nothing in the classic admin API exposes); it restarts when the
-collector restarts, unless the members' subscriptions carry hints. For a KIP-848 group the hint is
-the group epoch ConsumerGroupDescribe returns, so there the generation follows Kafka's own epoch.
+Generation: classic DescribeGroups does not return the group's generation, so it is derived here.
+The first members event of a group (in this collector's life) carries 1 or, when members'
+subscriptions tell (v2+ ``generation_id``, sticky user data), the least generation they imply; every
+later change of membership or assignment takes ``max(last + 1, hint)``. It is strictly increasing
+per group for as long as the collector runs: a group that vanishes and comes back continues from its
+last generation. It is not Kafka's generation id (which nothing in the classic admin API exposes);
+it restarts when the collector restarts, unless the members' subscriptions carry hints. For a
+KIP-848 group the hint is the group epoch ConsumerGroupDescribe returns, so there the generation
+follows Kafka's own epoch.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ EARLIEST = "earliest"
 LATEST = "latest"
 POLICIES = (EARLIEST, LATEST)
 
-# group states whose membership is settled (a group in PreparingRebalance/CompletingRebalance is not)
+# group states whose membership is settled (a group in PreparingRebalance/CompletingRebalance is
+# not)
 SETTLED_STATES = frozenset({"Stable", "Empty"})
 
 
@@ -52,8 +54,9 @@ def lag_events(ts: int, group: str, partitions: Iterable[tuple[str, int]],
     ``committed`` holds only partitions the group committed (a partition absent from it has no
     commit); ``end`` and ``begin`` hold the partitions whose offsets were read. With no commit the
     event's committed offset is where ``policy`` would start (``latest``: the end offset, lag 0;
-    ``earliest``: the begin offset, lag end - begin) and it is flagged ``no_commit``. Every event carries
-    its partition's begin offset as ``log_start_offset`` when it was read (at most the end offset).
+    ``earliest``: the begin offset, lag end - begin) and it is flagged ``no_commit``. Every event
+    carries its partition's begin offset as ``log_start_offset`` when it was read (at most the end
+    offset).
     """
     if policy not in POLICIES:
         raise ValueError(f"offset reset policy must be one of {POLICIES}, got {policy!r}")
@@ -71,9 +74,13 @@ def lag_events(ts: int, group: str, partitions: Iterable[tuple[str, int]],
                 missing.append(tp)
                 inconsistent.append(tp)
                 continue
-            out.append(events.lag_event(ts, group, tp[0], tp[1], committed[tp], end_offset, log_start_offset=start))
+            out.append(events.lag_event(
+                ts, group, tp[0], tp[1], committed[tp], end_offset, log_start_offset=start
+            ))
         elif policy == LATEST:
-            out.append(events.lag_event(ts, group, tp[0], tp[1], end_offset, end_offset, True, start))
+            out.append(events.lag_event(
+                ts, group, tp[0], tp[1], end_offset, end_offset, True, start
+            ))
         elif start is not None:
             out.append(events.lag_event(ts, group, tp[0], tp[1], start, end_offset, True, start))
         else:
@@ -105,10 +112,19 @@ class MetadataTracker:
     def generation(self, group: str) -> int | None:
         return self._generation.get(group)
 
-    def members_event(self, ts: int, group: str, state: str | None, protocol: str | None,
-                      members: Sequence[Mapping[str, Any]], hint: int | None = None,
-                      full_refresh: bool = False, group_protocol: str | None = None) -> dict[str, Any] | None:
-        """The members event for this observation of ``group``, or None when there is nothing to say."""
+    def members_event(
+        self,
+        ts: int,
+        group: str,
+        state: str | None,
+        protocol: str | None,
+        members: Sequence[Mapping[str, Any]],
+        hint: int | None = None,
+        full_refresh: bool = False,
+        group_protocol: str | None = None,
+    ) -> dict[str, Any] | None:
+        """The members event for this observation of ``group``, or None when there is nothing to
+        say."""
         if state is not None and state not in SETTLED_STATES:
             return None
         sig = members_signature(protocol, members, group_protocol)
@@ -123,12 +139,20 @@ class MetadataTracker:
             generation = max(generation + 1, hint or 0)
         self._generation[group] = generation
         self._members[group] = sig
-        return events.members_event(ts, group, generation, protocol, [dict(m) for m in members], group_protocol)
+        return events.members_event(
+            ts, group, generation, protocol, [dict(m) for m in members], group_protocol
+        )
 
-    def partitions_events(self, ts: int, group: str, topics: Mapping[str, Sequence[Mapping[str, Any]]],
-                          full_refresh: bool = False) -> list[dict[str, Any]]:
-        """Partitions events of ``group`` for its subscribed ``topics`` (topic -> partition entries).
-        Topics the group no longer subscribes to are forgotten, so a later subscription re-emits."""
+    def partitions_events(
+        self,
+        ts: int,
+        group: str,
+        topics: Mapping[str, Sequence[Mapping[str, Any]]],
+        full_refresh: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Partitions events of ``group`` for its subscribed ``topics`` (topic -> partition
+        entries). Topics the group no longer subscribes to are forgotten, so a later subscription
+        re-emits."""
         out = []
         for topic in sorted(topics):
             entries = topics[topic]
@@ -142,7 +166,8 @@ class MetadataTracker:
         return out
 
     def forget_group(self, group: str) -> None:
-        """The group vanished: its next appearance is reported afresh (the generation counter stays)."""
+        """The group vanished: its next appearance is reported afresh (the generation counter
+        stays)."""
         self._members.pop(group, None)
         for key in [k for k in self._partitions if k[0] == group]:
             del self._partitions[key]
@@ -155,8 +180,10 @@ class MetadataTracker:
         return set(self._members) | {g for g, _ in self._partitions}
 
 
-def partition_entries(described_partitions: Iterable[Mapping[str, Any]], broker_racks: Mapping[int, str | None]
-                      ) -> list[dict[str, Any]]:
+def partition_entries(
+    described_partitions: Iterable[Mapping[str, Any]],
+    broker_racks: Mapping[int, str | None],
+) -> list[dict[str, Any]]:
     """Partition entries from kafka-python ``describe_topics`` partitions and broker id -> rack."""
     out = []
     for p in described_partitions:

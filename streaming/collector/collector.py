@@ -1,13 +1,13 @@
 """The collector loop: read the cluster, decide the events, publish them, say what it did.
 
 :meth:`Collector.poll_once` is one observation turned into events (nothing is published);
-:meth:`Collector.run` repeats it every ``interval_s``, publishes, prints one progress line per poll and
-backs off (doubling up to ``max_backoff_s``) while the cluster cannot be reached, without ever
+:meth:`Collector.run` repeats it every ``interval_s``, publishes, prints one progress line per poll
+and backs off (doubling up to ``max_backoff_s``) while the cluster cannot be reached, without ever
 crashing on a Kafka error.
 
-With ``shards`` (:mod:`streaming.collector.shards`) a collector polls only the groups of the shards it holds,
-several collectors sharing a cluster's groups; it syncs its shards at the start of a round and again just
-before publishing, dropping the events of groups whose shard moved in between.
+With ``shards`` (:mod:`streaming.collector.shards`) a collector polls only the groups of the shards
+it holds, several collectors sharing a cluster's groups; it syncs its shards at the start of a round
+and again just before publishing, dropping the events of groups whose shard moved in between.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
-from streaming.collector.poll import ClusterReader, ClusterSnapshot
+from streaming.collector.poll import ClusterReader
 from streaming.collector.poll_events import (
     LATEST,
     POLICIES,
@@ -32,6 +32,7 @@ from streaming.collector.poll_events import (
     partition_entries,
 )
 from streaming.collector.shards import Shards
+from streaming.collector.snapshot import ClusterSnapshot
 from streaming.config import Config
 from streaming.contracts import events
 
@@ -40,8 +41,9 @@ log = logging.getLogger(__name__)
 DENSE = "dense"
 PARTITION = "partition"
 LAG_FORMS = (DENSE, PARTITION)
-"""How lag travels: one ``lag_dense`` event per group, topic and poll (the default: publishing one record per
-partition was most of a poll's time), or one ``lag`` event per partition (``--lag-form partition``)."""
+"""How lag travels: one ``lag_dense`` event per group, topic and poll (the default: publishing one
+record per partition was most of a poll's time), or one ``lag`` event per partition
+(``--lag-form partition``)."""
 
 # Groups of the rebalancer itself and of Spark's Kafka source (which reads the event topics).
 OWN_GROUPS = r"^(rebalancer[-._]|spark-kafka-(source|relation)-)"
@@ -76,10 +78,14 @@ class CollectorOptions:
 
     def __post_init__(self) -> None:
         if self.lag_form not in LAG_FORMS:
-            raise ValueError(f"lag form must be one of {', '.join(LAG_FORMS)}, got {self.lag_form!r}")
+            raise ValueError(
+                f"lag form must be one of {', '.join(LAG_FORMS)}, got {self.lag_form!r}"
+            )
         for policy in (self.offset_reset, *self.group_offset_reset.values()):
             if policy not in POLICIES:
-                raise ValueError(f"offset reset policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+                raise ValueError(
+                    f"offset reset policy must be one of {', '.join(POLICIES)}, got {policy!r}"
+                )
         for rx in (self.include, self.exclude, self.own_groups):
             if rx:
                 re.compile(rx)
@@ -99,7 +105,8 @@ class PollStats:
     full_refresh: bool
     warnings: int
     shards: str | None = None
-    """the shards this collector polled (``--shard``/``--shards``), as :meth:`Shards.describe` says."""
+    """the shards this collector polled (``--shard``/``--shards``), as :meth:`Shards.describe`
+    says."""
 
     @property
     def events(self) -> int:
@@ -109,9 +116,11 @@ class PollStats:
         extra = " (full refresh)" if self.full_refresh else ""
         warn = f", {self.warnings} warning(s)" if self.warnings else ""
         shards = f" [{self.shards}]" if self.shards else ""
-        return (f"poll {self.poll}: {self.groups} groups, {self.partitions} partitions, {self.events} events "
-                f"({self.lag_events} lag, {self.metadata_events} metadata){extra}{warn}, {self.seconds:.2f}s"
-                f"{shards}")
+        return (
+            f"poll {self.poll}: {self.groups} groups, {self.partitions} partitions, "
+            f"{self.events} events ({self.lag_events} lag, {self.metadata_events} metadata)"
+            f"{extra}{warn}, {self.seconds:.2f}s{shards}"
+        )
 
 
 def admin_factory(cfg: Config, request_timeout_ms: int = 10000) -> Callable[[], Any]:
@@ -120,23 +129,35 @@ def admin_factory(cfg: Config, request_timeout_ms: int = 10000) -> Callable[[], 
 
         from streaming.kafka_clients.factories import python_client_options
 
-        return KafkaAdminClient(client_id="rebalancer-collector", request_timeout_ms=request_timeout_ms,
-                                reconnect_backoff_max_ms=2000, **python_client_options(cfg, "admin"))
+        return KafkaAdminClient(
+            client_id="rebalancer-collector",
+            request_timeout_ms=request_timeout_ms,
+            reconnect_backoff_max_ms=2000,
+            **python_client_options(cfg, "admin"),
+        )
     return make
 
 
 class Collector:
-    def __init__(self, cfg: Config, options: CollectorOptions | None = None,
-                 sink: Callable[[Sequence[dict[str, Any]]], Any] | None = None,
-                 admin: Callable[[], Any] | None = None, out: TextIO | None = sys.stdout,
-                 export: Export | None = None, shards: Shards | None = None) -> None:
-        """``shards``: poll only the groups of these shards (``--shard i/N``, ``--shards N``); None: all."""
+    def __init__(
+        self,
+        cfg: Config,
+        options: CollectorOptions | None = None,
+        sink: Callable[[Sequence[dict[str, Any]]], Any] | None = None,
+        admin: Callable[[], Any] | None = None,
+        out: TextIO | None = sys.stdout,
+        export: Export | None = None,
+        shards: Shards | None = None,
+    ) -> None:
+        """``shards``: poll only the groups of these shards (``--shard i/N``, ``--shards N``); None:
+        all."""
         self.cfg = cfg
         self.options = options or CollectorOptions()
         self.sink = sink
         self.out = out
         racks = RackResolver.parse(self.options.rack_map, self.options.client_rack_pattern)
-        self.reader = ClusterReader(admin or admin_factory(cfg, self.options.request_timeout_ms), racks)
+        make_admin = admin or admin_factory(cfg, self.options.request_timeout_ms)
+        self.reader = ClusterReader(make_admin, racks)
         self.tracker = MetadataTracker()
         self.polls = 0
         self.last_stats: PollStats | None = None
@@ -172,14 +193,17 @@ class Collector:
 
     def _fence(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The events of groups this collector still owns, asked just before publishing: a rebalance
-        during the poll round may have handed some to another collector (eager: revoked here first)."""
+        during the poll round may have handed some to another collector (eager: revoked here
+        first)."""
         if self.shards is None:
             return batch
         self._sync_shards()
         kept = [e for e in batch if self.shards.owns(e["group"])]
         if len(kept) < len(batch):
-            self._say(f"poll {self.polls}: {len(batch) - len(kept)} event(s) of groups whose shard moved during "
-                      "the poll dropped")
+            self._say(
+                f"poll {self.polls}: {len(batch) - len(kept)} event(s) of groups whose shard "
+                "moved during the poll dropped"
+            )
         return kept
 
     def _wait(self, stop: threading.Event, seconds: float) -> None:
@@ -191,8 +215,9 @@ class Collector:
     # -- one poll ----------------------------------------------------------------------------------
 
     def poll_once(self) -> list[dict[str, Any]]:
-        """Read the cluster once and return the events of this poll (lag, then members and partitions).
-        Raises when the cluster cannot be reached at all; partial failures are warnings."""
+        """Read the cluster once and return the events of this poll (lag, then members and
+        partitions). Raises when the cluster cannot be reached at all; partial failures are
+        warnings."""
         started = time.monotonic()
         self._sync_shards()
         self.polls += 1
@@ -201,26 +226,32 @@ class Collector:
         snap = self.reader.read(self.selects)
         self.last_snapshot = snap
         self._forget_gone(snap)
-        entries = {t: partition_entries(parts, snap.broker_racks) for t, parts in snap.topics.items()}
+        entries = {
+            t: partition_entries(parts, snap.broker_racks) for t, parts in snap.topics.items()
+        }
         lag: list[dict[str, Any]] = []
         meta: list[dict[str, Any]] = []
         groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
                                                          snap.group_topics(g) <= self._own_topics)]
         readings = 0
+        dense = self.options.lag_form == DENSE
         for g in groups:
             meta.extend(self._metadata_events(snap, g, entries, full))
             per_partition = self._lag_events(snap, g, entries)
             readings += len(per_partition)
-            lag.extend(events.dense(per_partition) if self.options.lag_form == DENSE else per_partition)
-        self.last_stats = PollStats(self.polls, len(groups), readings, len(lag), len(meta),
-                                    time.monotonic() - started, full, len(snap.warnings),
-                                    self.shards.describe() if self.shards is not None else None)
+            lag.extend(events.dense(per_partition) if dense else per_partition)
+        self.last_stats = PollStats(
+            self.polls, len(groups), readings, len(lag), len(meta),
+            time.monotonic() - started, full, len(snap.warnings),
+            self.shards.describe() if self.shards is not None else None,
+        )
         if self.export is not None:
             self.export(snap, self.last_stats)
         return lag + meta
 
     def _forget_gone(self, snap: ClusterSnapshot) -> None:
-        """Vanished groups and deleted topics stop their events; their next appearance starts afresh."""
+        """Vanished groups and deleted topics stop their events; their next appearance starts
+        afresh."""
         gone = set(snap.gone_groups)
         if snap.group_list_complete:
             gone |= self.tracker.groups() - snap.listed
@@ -233,36 +264,52 @@ class Collector:
                 log.warning("topic %s does not exist (any more); no events for it", t)
         self._missing_warned &= snap.missing_topics
 
-    def _metadata_events(self, snap: ClusterSnapshot, g: str, entries: Mapping[str, list[dict[str, Any]]],
-                         full: bool) -> list[dict[str, Any]]:
-        """The group's members and partitions events of this poll: on change, and all at a full refresh. A group
-        the job must not decide for (a share group: :mod:`streaming.contracts.serving`) gets no members event."""
+    def _metadata_events(
+        self,
+        snap: ClusterSnapshot,
+        g: str,
+        entries: Mapping[str, list[dict[str, Any]]],
+        full: bool,
+    ) -> list[dict[str, Any]]:
+        """The group's members and partitions events of this poll: on change, and all at a full
+        refresh. A group the job must not decide for (a share group:
+        :mod:`streaming.contracts.serving`) gets no members event."""
         info = snap.groups[g]
         out = []
-        members = self.tracker.members_event(snap.ts, g, info.state, info.protocol,
-                                             [m.entry() for m in info.members], info.generation_hint(), full,
-                                             info.group_protocol) if info.serving.decided else None
+        members = None
+        if info.serving.decided:
+            members = self.tracker.members_event(
+                snap.ts, g, info.state, info.protocol,
+                [m.entry() for m in info.members], info.generation_hint(), full,
+                info.group_protocol,
+            )
         if members is not None:
             out.append(members)
         if snap.topics_read:
             topics = {t for t in snap.group_topics(g) if t in snap.topics}
-            out.extend(self.tracker.partitions_events(snap.ts, g, {t: entries[t] for t in topics}, full))
+            group_entries = {t: entries[t] for t in topics}
+            out.extend(self.tracker.partitions_events(snap.ts, g, group_entries, full))
         return out
 
     def _lag_events(self, snap: ClusterSnapshot, g: str,
                     entries: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        """The group's lag events, one per partition of its topics (none while its offsets are unreadable); a share
-        group's, one per share-partition whose lag the broker reports (:mod:`streaming.collector.kip932`)."""
+        """The group's lag events, one per partition of its topics (none while its offsets are
+        unreadable); a share group's, one per share-partition whose lag the broker reports
+        (:mod:`streaming.collector.kip932`)."""
         if g not in snap.committed:
             return []  # offsets unreadable this poll (warned by the reader)
         topics = sorted(t for t in snap.group_topics(g) if t in snap.topics)
         tps = [(t, e["partition"]) for t in topics for e in entries[t]]
         if snap.groups[g].share:
             tps = [tp for tp in tps if tp in snap.committed[g]]
-        result = lag_events(snap.ts, g, tps, snap.committed[g], snap.end, snap.begin, self.options.policy(g))
+        result = lag_events(
+            snap.ts, g, tps, snap.committed[g], snap.end, snap.begin, self.options.policy(g)
+        )
         if result.missing:
-            msg = f"group {g}: {len(result.missing)} partition(s) without a lag this poll " \
-                  f"(offset lookup failed or committed past the end), e.g. {result.missing[0]}"
+            msg = (
+                f"group {g}: {len(result.missing)} partition(s) without a lag this poll "
+                f"(offset lookup failed or committed past the end), e.g. {result.missing[0]}"
+            )
             snap.warnings.append(msg)
             log.warning("%s", msg)
         return result.events
@@ -295,8 +342,10 @@ class Collector:
                 # what was not published must be said again: the next poll is a full refresh
                 self._force_refresh = True
                 backoff = min(self.options.max_backoff_s, max(1.0, backoff * 2))
-                self._say(f"poll {self.polls}: publishing {len(batch)} events failed ({type(e).__name__}: {e}); "
-                          f"retrying in {backoff:.0f}s")
+                self._say(
+                    f"poll {self.polls}: publishing {len(batch)} events failed "
+                    f"({type(e).__name__}: {e}); retrying in {backoff:.0f}s"
+                )
                 self._wait(stop, backoff)
                 continue
             backoff = 0.0

@@ -1,18 +1,19 @@
-"""Reading a cluster with kafka-python's admin API: one :class:`ClusterSnapshot` per poll.
+"""Reading a cluster with kafka-python's admin API: one :class:`ClusterSnapshot` per poll (the
+snapshot's types are in :mod:`streaming.collector.snapshot`).
 
 The order of the reads matters: committed offsets are read before end offsets, so for a group that
 commits only what it consumed, ``end >= committed`` holds for every partition of the snapshot.
 
 Requests per poll, whatever the number of groups: DescribeCluster; ListGroups per broker;
 DescribeGroups (classic groups), ConsumerGroupDescribe (KIP-848 groups, whose type ListGroups v5+
-reports; see :mod:`streaming.collector.kip848`), ShareGroupDescribe and DescribeShareGroupOffsets (share
-groups, :mod:`streaming.collector.kip932`) and OffsetFetch (v8, all other groups at once) per group
-coordinator; one Metadata request for
-the topics; ListOffsets per partition leader twice: begin (log start, ``EARLIEST``, timestamp -2) then end
-(``LATEST``) offsets. Begin before end, so ``begin <= end`` holds too; the log start offsets are what the lag
-events carry for the retention rule (:mod:`streaming.lag.loss_risk`) and where an ``earliest`` group's
-never-committed partitions start. The collector never joins a group and never commits: ListOffsets through the
-admin client needs no consumer at all.
+reports; see :mod:`streaming.collector.kip848`), ShareGroupDescribe and DescribeShareGroupOffsets
+(share groups, :mod:`streaming.collector.kip932`) and OffsetFetch (v8, all other groups at once) per
+group coordinator; one Metadata request for the topics; ListOffsets per partition leader twice:
+begin (log start, ``EARLIEST``, timestamp -2) then end (``LATEST``) offsets. Begin before end, so
+``begin <= end`` holds too; the log start offsets are what the lag events carry for the retention
+rule (:mod:`streaming.lag.loss_risk`) and where an ``earliest`` group's never-committed partitions
+start. The collector never joins a group and never commits: ListOffsets through the admin client
+needs no consumer at all.
 
 Failures are contained to what they touch: a broker that does not answer ListGroups makes the group
 list partial (so nothing is declared vanished); a group whose description or offsets cannot be read
@@ -28,106 +29,36 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from assignors.model import TopicPartition as TP
 from streaming.collector import kip848, kip932
 from streaming.collector.member_metadata import RackResolver, member_from
-from streaming.collector.observed import ObservedMember
+from streaming.collector.snapshot import ClusterSnapshot, GroupInfo
 from streaming.contracts import serving
 
 log = logging.getLogger(__name__)
 
-# ListGroups protocol types the collector reads: classic consumer groups, and groups that only commit
-# offsets (created by the admin API or by consumers using assign(); their protocol type is empty). Which
-# groups are read and which are skipped, and why, is streaming.contracts.serving's rule.
+# ListGroups protocol types the collector reads: classic consumer groups, and groups that only
+# commit offsets (created by the admin API or by consumers using assign(); their protocol type is
+# empty). Which groups are read and which are skipped, and why, is streaming.contracts.serving's
+# rule.
 CONSUMER_PROTOCOL_TYPES = frozenset({"consumer", ""})
 
 Describe = Callable[[Any, list[str]], dict[str, dict[str, Any]]]
-"""(admin, group ids) -> group id -> result, ``error`` a message or None (:func:`kip848.describe` and kin)."""
+"""(admin, group ids) -> group id -> result, ``error`` a message or None (:func:`kip848.describe`
+and kin)."""
 
 
 @dataclass(frozen=True)
 class Listed:
-    """What ListGroups says of a group: its type (``classic``, ``consumer``, ``share``, ``streams``; classic
-    when a broker before 4.0 does not say) and its protocol type (``consumer``, ``connect``, ``""``, ...)."""
+    """What ListGroups says of a group: its type (``classic``, ``consumer``, ``share``,
+    ``streams``; classic when a broker before 4.0 does not say) and its protocol type
+    (``consumer``, ``connect``, ``""``, ...)."""
 
     group_type: str
     protocol_type: str
-
-
-@dataclass
-class GroupInfo:
-    group_id: str
-    state: str | None
-    protocol: str | None
-    members: list[ObservedMember]
-    group_protocol: str = kip848.CLASSIC
-    """``classic``, ``consumer`` (KIP-848) or ``share`` (KIP-932)."""
-    epoch: int | None = None
-    """the group epoch of a KIP-848 group."""
-    assignment_epoch: int | None = None
-    """the epoch of a KIP-848 group's target assignment (its members converge on it)."""
-    protocol_type: str = "consumer"
-    """``consumer``, or ``""`` for a group that only commits offsets."""
-
-    @property
-    def share(self) -> bool:
-        """A share group (KIP-932): no member owns a partition, the broker hands out records."""
-        return self.group_protocol == serving.SHARE
-
-    @property
-    def serving(self) -> serving.Serving:
-        """Whether its members can take a recommendation (:mod:`streaming.contracts.serving`)."""
-        return serving.verdict(self.group_protocol, self.protocol_type, self.protocol)
-
-    def subscribed_topics(self) -> set[str]:
-        topics = {t for m in self.members for t in m.topics}
-        return topics or {t for m in self.members for t, _ in m.member.owned}
-
-    def generation_hint(self) -> int | None:
-        hints = [m.generation_hint for m in self.members if m.generation_hint is not None]
-        if self.epoch is not None and self.epoch >= 0:
-            hints.append(self.epoch)
-        return max(hints) if hints else None
-
-
-@dataclass
-class ClusterSnapshot:
-    ts: int
-    groups: dict[str, GroupInfo] = field(default_factory=dict)
-    listed: set[str] = field(default_factory=set)
-    """the selected groups ListGroups returned (those read)."""
-    skipped: dict[str, serving.Serving] = field(default_factory=dict)
-    """the selected groups ListGroups returned that are not read, and why (share, Connect, ...)."""
-    group_list_complete: bool = True
-    gone_groups: set[str] = field(default_factory=set)
-    """groups the coordinator says do not exist (any more)."""
-    committed: dict[str, dict[TP, int]] = field(default_factory=dict)
-    """group -> committed offsets; a group absent here had its offsets lookup fail. A share group's are the
-    positions its share-partitions' lag puts them at (:func:`streaming.collector.kip932.positions`)."""
-    share_offsets: dict[str, dict[TP, kip932.ShareOffset]] = field(default_factory=dict)
-    """share group -> its share-partitions as the broker reports them (start offset, leader epoch, lag)."""
-    topics: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """topic -> partitions as describe_topics gives them (existing topics only)."""
-    missing_topics: set[str] = field(default_factory=set)
-    topics_read: bool = True
-    """False when the topic metadata could not be read at all this poll."""
-    broker_racks: dict[int, str | None] = field(default_factory=dict)
-    end: dict[TP, int] = field(default_factory=dict)
-    begin: dict[TP, int] = field(default_factory=dict)
-    """log start offsets (the first offset retention has not deleted), read just before ``end``."""
-    warnings: list[str] = field(default_factory=list)
-
-    def group_topics(self, group: str) -> set[str]:
-        """The topics whose partitions the group's lag covers: the members' subscriptions, or for a
-        group without members (or none readable) the topics it committed offsets for."""
-        info = self.groups[group]
-        topics = info.subscribed_topics()
-        if not topics:
-            topics = {t for t, _ in self.committed.get(group, {}) or self.share_offsets.get(group, {})}
-        return topics
 
 
 class ClusterReader:
@@ -186,7 +117,10 @@ class ClusterReader:
         listed = self._list_groups(admin, brokers, snap)
         ids = self._skip(sorted(g for g in listed if select(g)), listed, snap)
         snap.listed = set(ids)
-        of_type = {t: [g for g in ids if listed[g].group_type == t] for t in (kip848.CONSUMER, serving.SHARE)}
+        of_type = {
+            t: [g for g in ids if listed[g].group_type == t]
+            for t in (kip848.CONSUMER, serving.SHARE)
+        }
         self._describe_groups(admin, [g for g in ids if listed[g].group_type not in of_type], snap)
         self._describe_kip848_groups(admin, of_type[kip848.CONSUMER], snap)
         self._read_share_groups(admin, of_type[serving.SHARE], snap)
@@ -216,8 +150,8 @@ class ClusterReader:
         return sorted(live)
 
     def _skip(self, ids: list[str], listed: dict[str, Listed], snap: ClusterSnapshot) -> list[str]:
-        """The groups of ``ids`` the collector reads; the others go to ``snap.skipped``, each said once in the
-        log (while it is skipped), so an operator who misses a group finds why."""
+        """The groups of ``ids`` the collector reads; the others go to ``snap.skipped``, each said
+        once in the log (while it is skipped), so an operator who misses a group finds why."""
         read = []
         for g in ids:
             found = serving.verdict(listed[g].group_type, listed[g].protocol_type, None)
@@ -230,16 +164,20 @@ class ClusterReader:
         self._said_skipped = set(snap.skipped)
         return read
 
-    def _list_groups(self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot) -> dict[str, Listed]:
-        """group id -> what ListGroups says of it (brokers before 4.0 do not give a group type, and have only
-        classic groups)."""
+    def _list_groups(
+        self, admin: Any, brokers: Iterable[int], snap: ClusterSnapshot
+    ) -> dict[str, Listed]:
+        """group id -> what ListGroups says of it (brokers before 4.0 do not give a group type, and
+        have only classic groups)."""
         groups: dict[str, Listed] = {}
         for broker in brokers:
             try:
                 listed = admin.list_groups(broker_ids=[broker])
             except Exception as e:
                 snap.group_list_complete = False
-                self._warn(snap, f"broker {broker} did not list its groups ({type(e).__name__}: {e})")
+                self._warn(
+                    snap, f"broker {broker} did not list its groups ({type(e).__name__}: {e})"
+                )
                 continue
             for g in listed:
                 group_type = (g.get("group_type") or kip848.CLASSIC).lower()
@@ -247,18 +185,25 @@ class ClusterReader:
         return groups
 
     def _describe_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
-        for g, d in self._described(admin, ids, snap, lambda a, groups: a.describe_groups(groups),
-                                    "DescribeGroups").items():
+        described = self._described(
+            admin, ids, snap, lambda a, groups: a.describe_groups(groups), "DescribeGroups"
+        )
+        for g, d in described.items():
             if d.get("protocol_type", "consumer") not in CONSUMER_PROTOCOL_TYPES:
                 continue
-            members = [member_from(m, self._racks, d.get("protocol_data") or None) for m in d.get("members") or ()]
-            snap.groups[g] = GroupInfo(g, d.get("group_state") or None, d.get("protocol_data") or None, members,
-                                       protocol_type=d.get("protocol_type") or "")
+            protocol = d.get("protocol_data") or None
+            members = [member_from(m, self._racks, protocol) for m in d.get("members") or ()]
+            snap.groups[g] = GroupInfo(
+                g, d.get("group_state") or None, protocol, members,
+                protocol_type=d.get("protocol_type") or "",
+            )
 
-    def _described(self, admin: Any, ids: list[str], snap: ClusterSnapshot, describe: Describe,
-                   api: str) -> dict[str, dict[str, Any]]:
-        """group -> ``describe``'s result for the groups of ``ids`` it read without error: one call, one per group
-        after a failure; a group the coordinator does not know (or Dead) goes to ``snap.gone_groups``."""
+    def _described(
+        self, admin: Any, ids: list[str], snap: ClusterSnapshot, describe: Describe, api: str
+    ) -> dict[str, dict[str, Any]]:
+        """group -> ``describe``'s result for the groups of ``ids`` it read without error: one
+        call, one per group after a failure; a group the coordinator does not know (or Dead) goes
+        to ``snap.gone_groups``."""
         if not ids:
             return {}
         try:
@@ -270,7 +215,10 @@ class ClusterReader:
                 try:
                     described.update(describe(admin, [g]))
                 except Exception as e1:
-                    self._warn(snap, f"group {g}: {api} failed ({type(e1).__name__}: {e1}); skipped this poll")
+                    self._warn(
+                        snap,
+                        f"group {g}: {api} failed ({type(e1).__name__}: {e1}); skipped this poll",
+                    )
         out = {}
         for g in ids:
             d = described.get(g)
@@ -288,28 +236,49 @@ class ClusterReader:
         return out
 
     def _describe_kip848_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
-        matching = kip848.regex_matcher(lambda: admin.list_topics(), lambda message: self._warn(snap, message))
-        for g, d in self._described(admin, ids, snap, self._describe_consumer_groups, "ConsumerGroupDescribe").items():
+        matching = kip848.regex_matcher(
+            lambda: admin.list_topics(), lambda message: self._warn(snap, message)
+        )
+        described = self._described(
+            admin, ids, snap, self._describe_consumer_groups, "ConsumerGroupDescribe"
+        )
+        for g, d in described.items():
             epoch = d.get("group_epoch")
-            members = [kip848.member_from(m, self._racks, epoch, matching) for m in d.get("members") or ()]
-            snap.groups[g] = GroupInfo(g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
-                                       members, kip848.CONSUMER, epoch,
-                                       assignment_epoch=d.get("assignment_epoch"))
+            members = [
+                kip848.member_from(m, self._racks, epoch, matching) for m in d.get("members") or ()
+            ]
+            snap.groups[g] = GroupInfo(
+                g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
+                members, kip848.CONSUMER, epoch,
+                assignment_epoch=d.get("assignment_epoch"),
+            )
 
     def _read_share_groups(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
-        for g, d in self._described(admin, ids, snap, self._describe_share_groups, "ShareGroupDescribe").items():
+        described = self._described(
+            admin, ids, snap, self._describe_share_groups, "ShareGroupDescribe"
+        )
+        for g, d in described.items():
             epoch = d.get("group_epoch")
             members = [kip932.member_from(m, self._racks, epoch) for m in d.get("members") or ()]
-            snap.groups[g] = GroupInfo(g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
-                                       members, serving.SHARE, epoch, protocol_type=serving.SHARE)
+            snap.groups[g] = GroupInfo(
+                g, kip848.classic_state(d.get("group_state")), d.get("assignor_name") or None,
+                members, serving.SHARE, epoch, protocol_type=serving.SHARE,
+            )
 
     def _read_share_offsets(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
-        """Each share group's share-partitions (its lag comes from them once the end offsets are read)."""
-        for g, d in self._described(admin, ids, snap, self._share_group_offsets, "DescribeShareGroupOffsets").items():
+        """Each share group's share-partitions (its lag comes from them once the end offsets are
+        read)."""
+        described = self._described(
+            admin, ids, snap, self._share_group_offsets, "DescribeShareGroupOffsets"
+        )
+        for g, d in described.items():
             snap.share_offsets[g], failed = kip932.share_offsets(d)
             if failed:
-                self._warn(snap, f"group {g}: {len(failed)} share-partition(s) unreadable, e.g. {failed[0]}; "
-                                 "no lag for them this poll")
+                self._warn(
+                    snap,
+                    f"group {g}: {len(failed)} share-partition(s) unreadable, e.g. {failed[0]}; "
+                    "no lag for them this poll",
+                )
 
     def _committed(self, admin: Any, ids: list[str], snap: ClusterSnapshot) -> None:
         if not ids:
@@ -323,12 +292,18 @@ class ClusterReader:
                 try:
                     got.update(admin.list_group_offsets({g: None}))
                 except Exception as e1:
-                    self._warn(snap, f"group {g}: committed offsets unreadable ({type(e1).__name__}: {e1}); "
-                                     "no lag this poll")
+                    self._warn(
+                        snap,
+                        f"group {g}: committed offsets unreadable ({type(e1).__name__}: {e1}); "
+                        "no lag this poll",
+                    )
         for g, offsets in got.items():
             if g in snap.groups:
-                snap.committed[g] = {(tp.topic, tp.partition): int(om.offset) for tp, om in offsets.items()
-                                     if om is not None and om.offset is not None and om.offset >= 0}
+                snap.committed[g] = {
+                    (tp.topic, tp.partition): int(om.offset)
+                    for tp, om in offsets.items()
+                    if om is not None and om.offset is not None and om.offset >= 0
+                }
 
     def _describe_topics(self, admin: Any, topics: list[str], snap: ClusterSnapshot) -> None:
         if not topics:
@@ -337,7 +312,9 @@ class ClusterReader:
             described = admin.describe_topics(topics)
         except Exception as e:
             snap.topics_read = False
-            self._warn(snap, f"topic metadata unreadable ({type(e).__name__}: {e}); no lag this poll")
+            self._warn(
+                snap, f"topic metadata unreadable ({type(e).__name__}: {e}); no lag this poll"
+            )
             return
         seen = set()
         for t in described:
@@ -348,11 +325,15 @@ class ClusterReader:
             if t.get("error_code"):
                 snap.missing_topics.add(name)
                 continue
-            snap.topics[name] = sorted(t.get("partitions") or (), key=lambda p: p["partition_index"])
+            partitions = t.get("partitions") or ()
+            snap.topics[name] = sorted(partitions, key=lambda p: p["partition_index"])
         snap.missing_topics |= set(topics) - seen
 
-    def _offsets(self, admin: Any, tps: set[TP], snap: ClusterSnapshot, latest: bool) -> dict[TP, int]:
-        """End (``latest``) or begin offsets; partitions whose leader does not answer are left out."""
+    def _offsets(
+        self, admin: Any, tps: set[TP], snap: ClusterSnapshot, latest: bool
+    ) -> dict[TP, int]:
+        """End (``latest``) or begin offsets; partitions whose leader does not answer are left
+        out."""
         from kafka import TopicPartition
         from kafka.admin import OffsetSpec
 
@@ -370,8 +351,11 @@ class ClusterReader:
                 else:
                     by_leader[leader].add(tp)
         if leaderless:
-            self._warn(snap, f"{len(leaderless)} partition(s) without a leader, e.g. {leaderless[0]}; "
-                             "left out this poll")
+            self._warn(
+                snap,
+                f"{len(leaderless)} partition(s) without a leader, e.g. {leaderless[0]}; "
+                "left out this poll",
+            )
         asked = {tp for group in by_leader.values() for tp in group}
         batches = [asked] if asked else []
         out: dict[TP, int] = {}
@@ -381,11 +365,15 @@ class ClusterReader:
                 got = admin.list_partition_offsets({TopicPartition(t, p): spec for t, p in batch})
             except Exception as e:
                 if batch is asked and len(by_leader) > 1:
-                    batches.extend(by_leader.values())  # retry leader by leader, so one bad leader costs only its own
+                    # retry leader by leader, so one bad leader costs only its own
+                    batches.extend(by_leader.values())
                     log.debug("list_partition_offsets failed (%s); retrying per leader", e)
                     continue
-                self._warn(snap, f"{'end' if latest else 'begin'} offsets of {len(batch)} partition(s) "
-                                 f"unreadable ({type(e).__name__}: {e}); left out this poll")
+                self._warn(
+                    snap,
+                    f"{'end' if latest else 'begin'} offsets of {len(batch)} partition(s) "
+                    f"unreadable ({type(e).__name__}: {e}); left out this poll",
+                )
                 continue
             out.update({(tp.topic, tp.partition): int(o.offset) for tp, o in got.items()})
         return out

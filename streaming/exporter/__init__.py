@@ -22,7 +22,7 @@ from streaming.config import Config
 
 if TYPE_CHECKING:
     from streaming.collector.collector import PollStats
-    from streaming.collector.poll import ClusterSnapshot
+    from streaming.collector.snapshot import ClusterSnapshot
 
 log = logging.getLogger(__name__)
 

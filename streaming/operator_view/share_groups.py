@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from streaming.collector.poll import ClusterSnapshot
+from streaming.collector.snapshot import ClusterSnapshot
 
 TP = tuple[str, int]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from assignors.model import Member
 from streaming.collector.observed import ObservedMember
-from streaming.collector.poll import ClusterSnapshot, GroupInfo
+from streaming.collector.snapshot import ClusterSnapshot, GroupInfo
 from streaming.operator_view import groups as view
 
 

@@ -15,7 +15,8 @@ from .sweep import sweep
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, start a one-broker cluster, run the reference, then the sweep or the random kills."""
-    ap = argparse.ArgumentParser(prog="benchmarks.chaos", description=(package.__doc__ or "").split("\n")[0])
+    description = (package.__doc__ or "").split("\n\n")[0]  # the first paragraph, over two lines
+    ap = argparse.ArgumentParser(prog="benchmarks.chaos", description=description)
     ap.add_argument("--sweep", action="store_true", help="kill at every fault point in turn")
     ap.add_argument("--points", help="with --sweep: only these points (comma-separated)")
     ap.add_argument("--parallel", type=int, default=1, help="with --sweep: points run at once")

@@ -1,5 +1,5 @@
-"""Child runs of the job and their kills: the job's command line, progress from the checkpoint, SIGKILLs
-(seeded or at fault points) and restarts until it drains."""
+"""Child runs of the job and their kills: the job's command line, progress from the checkpoint,
+SIGKILLs (seeded or at fault points) and restarts until it drains."""
 
 from __future__ import annotations
 
@@ -17,36 +17,46 @@ from pathlib import Path
 from streaming.config import Config
 from streaming.operations import faults
 
-RANDOM_POINTS = ("batch:start", "stateful", "delta-rs:before-commit", "delta-rs:after-commit", "feed:before",
-                 "feed:after", "batch:end")
+RANDOM_POINTS = ("batch:start", "stateful", "delta-rs:before-commit", "delta-rs:after-commit",
+                 "feed:before", "feed:after", "batch:end")
 """Batch points the random mode draws from (those the default configuration reaches)."""
 
 
 def job_conf(cfg: Config, tables: str, trigger_topic: str, per_trigger: int,
              extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The job's settings (``--conf`` of ``rebalancer run``) for a run on ``tables`` and ``trigger_topic``."""
+    """The job's settings (``--conf`` of ``rebalancer run``) for a run on ``tables`` and
+    ``trigger_topic``."""
     return {
-        "kafka.bootstrap_servers": cfg.kafka.bootstrap_servers, "kafka.lag_topic": cfg.kafka.lag_topic,
-        "kafka.metadata_topic": cfg.kafka.metadata_topic, "kafka.trigger_topic": trigger_topic,
-        "paths.tables": tables, "job.max_offsets_per_trigger": str(per_trigger), "job.query_name": "chaos",
-        "job.watermark_delay": "2 minutes", "policy.cooldown_s": "60",
-        "policy.mode": "auto",  # the feed is compared with the table: every recommendation must be published
-        "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
+        "kafka.bootstrap_servers": cfg.kafka.bootstrap_servers,
+        "kafka.lag_topic": cfg.kafka.lag_topic,
+        "kafka.metadata_topic": cfg.kafka.metadata_topic,
+        "kafka.trigger_topic": trigger_topic,
+        "paths.tables": tables,
+        "job.max_offsets_per_trigger": str(per_trigger),
+        "job.query_name": "chaos",
+        "job.watermark_delay": "2 minutes",
+        "policy.cooldown_s": "60",
+        # the feed is compared with the table: every recommendation must be published
+        "policy.mode": "auto",
+        "spark.master": "local[2]",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.ui.enabled": "false",
     } | (extra or {})
 
 
 def job_args(cfg: Config, tables: str, checkpoint: str, trigger_topic: str, per_trigger: int,
              extra: dict[str, str] | None = None) -> list[str]:
     """``rebalancer run --available-now`` on ``checkpoint`` with :func:`job_conf`'s settings."""
-    args = [sys.executable, "-m", "streaming.cli", "run", "--available-now", "--checkpoint", checkpoint]
+    args = [sys.executable, "-m", "streaming.cli", "run", "--available-now",
+            "--checkpoint", checkpoint]
     for k, v in job_conf(cfg, tables, trigger_topic, per_trigger, extra).items():
         args += ["--conf", f"{k}={v}"]
     return args
 
 
 def committed(checkpoint: Path) -> int:
-    """Id of the next batch to commit: one more than the highest in the checkpoint's commits folder (old
-    entries are purged, so the files are not counted)."""
+    """Id of the next batch to commit: one more than the highest in the checkpoint's commits folder
+    (old entries are purged, so the files are not counted)."""
     folder = checkpoint / "commits"
     ids = [int(f.name) for f in folder.iterdir() if f.name.isdigit()] if folder.exists() else []
     return max(ids) + 1 if ids else 0
@@ -67,10 +77,11 @@ class ChaosRun:
 
 def _run_child(args: list[str], log_file: Path, env: dict[str, str], kill_after_s: float | None,
                checkpoint: Path, timeout_s: float, from_launch: bool = False) -> int:
-    """Run one job process; with ``kill_after_s``, SIGKILL its group that long after its first new committed
-    batch (``from_launch``: after it was started)."""
+    """Run one job process; with ``kill_after_s``, SIGKILL its group that long after its first new
+    committed batch (``from_launch``: after it was started)."""
     with open(log_file, "ab") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
     try:
         deadline = time.monotonic() + timeout_s
         if kill_after_s is not None:
@@ -84,7 +95,8 @@ def _run_child(args: list[str], log_file: Path, env: dict[str, str], kill_after_
                 os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(max(1.0, deadline - time.monotonic()))
     finally:
-        # whatever is left of the group goes too (nothing, when a fault point killed the group itself)
+        # whatever is left of the group goes too
+        # (nothing, when a fault point killed the group itself)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         if proc.poll() is None:
@@ -99,25 +111,28 @@ def _env(fault: str | None) -> dict[str, str]:
 
 def _draw(rng: random.Random, run: ChaosRun, checkpoint: Path,
           batches: int | None = None) -> tuple[str, str | None, float | None, bool]:
-    """The next kill: (kind, fault spec, seconds, from launch). The first is in a new checkpoint's start-up.
-    Within three batches of the end (``batches``: the reference run's count) a timer or a batch point may come
-    too late, and the run would drain before it: the kills still due land early in start-up, every one."""
+    """The next kill: (kind, fault spec, seconds, from launch). The first is in a new checkpoint's
+    start-up. Within three batches of the end (``batches``: the reference run's count) a timer or a
+    batch point may come too late, and the run would drain before it: the kills still due land early
+    in start-up, every one."""
     if batches is not None and committed(checkpoint) + 3 > batches:
         return "startup", None, rng.uniform(1.0, 8.0), True  # before the JVM is up: always in time
     kind = "startup" if not run.kills else rng.choice(("startup", "timer", "point"))
-    if kind == "startup":  # the JVM takes seconds to start: this spans the lease to the first batches
+    if kind == "startup":
+        # the JVM takes seconds to start: this spans the lease to the first batches
         return kind, None, rng.uniform(1.0, 25.0), True
     if kind == "timer":
         return kind, None, rng.uniform(0.0, 3.0), False
     point = rng.choice(RANDOM_POINTS)
     # the batch after the last committed one is replayed first; kill in it or one of the next two
-    return point, point if point == "stateful" else f"{point}@{committed(checkpoint) + rng.randrange(3)}", None, False
+    spec = point if point == "stateful" else f"{point}@{committed(checkpoint) + rng.randrange(3)}"
+    return point, spec, None, False
 
 
 def drain_with_kills(args: list[str], checkpoint: Path, log_file: Path, kills: int, seed: int,
                      timeout_s: float = 3600, batches: int | None = None) -> ChaosRun:
-    """Runs of ``args`` on ``checkpoint`` killed ``kills`` times (seeded), then one run to the end; ``batches``:
-    the reference run's batch count (see :func:`_draw`)."""
+    """Runs of ``args`` on ``checkpoint`` killed ``kills`` times (seeded), then one run to the end;
+    ``batches``: the reference run's batch count (see :func:`_draw`)."""
     rng = random.Random(seed)
     run = ChaosRun()
     t0 = time.monotonic()
@@ -127,17 +142,20 @@ def drain_with_kills(args: list[str], checkpoint: Path, log_file: Path, kills: i
         kind, spec, after, from_launch = (_draw(rng, run, checkpoint, batches) if run.total < kills
                                           else ("clean", None, None, False))
         run.runs += 1
-        rc = _run_child(args, log_file, _env(spec), after, checkpoint, deadline - time.monotonic(), from_launch)
+        rc = _run_child(args, log_file, _env(spec), after, checkpoint,
+                        deadline - time.monotonic(), from_launch)
         run.log.append(f"{spec or kind}:{rc}")
-        # exit 0: drained (if kills are still due, it drained before they came: the report shows those done)
+        # exit 0: drained (if kills are still due, it drained before they came: the report
+        # shows those done)
         if _ended(run, rc, kind, spec or kind, log_file, t0):
             return run
 
 
 def drain_with_faults(args: list[str], checkpoint: Path, log_file: Path, specs: list[str],
                       timeout_s: float = 1800) -> ChaosRun:
-    """One run killed at each fault point of ``specs`` in turn (``point@+k``: k batches after the last
-    committed one), then runs to the end. A point a run does not reach ends the list (the run drained)."""
+    """One run killed at each fault point of ``specs`` in turn (``point@+k``: k batches after the
+    last committed one), then runs to the end. A point a run does not reach ends the list (the run
+    drained)."""
     run = ChaosRun()
     t0 = time.monotonic()
     deadline = t0 + timeout_s
@@ -153,9 +171,10 @@ def drain_with_faults(args: list[str], checkpoint: Path, log_file: Path, specs: 
             return run
 
 
-def _ended(run: ChaosRun, rc: int, killed: str | None, what: str, log_file: Path, t0: float) -> bool:
-    """A run's exit: a SIGKILL counted under ``killed`` (False: run again), or exit 0, the drain's time taken
-    (True); any other exit raises."""
+def _ended(run: ChaosRun, rc: int, killed: str | None, what: str, log_file: Path,
+           t0: float) -> bool:
+    """A run's exit: a SIGKILL counted under ``killed`` (False: run again), or exit 0, the drain's
+    time taken (True); any other exit raises."""
     if rc == -signal.SIGKILL and killed:
         run.kills[killed] = run.kills.get(killed, 0) + 1
         return False

@@ -1,4 +1,5 @@
-"""The sweep: a kill at every fault point in turn, each on a fresh checkpoint, one line per point."""
+"""The sweep: a kill at every fault point in turn, each on a fresh checkpoint, one line per
+point."""
 
 from __future__ import annotations
 
@@ -10,21 +11,27 @@ from . import compare
 from .bench import Bench
 from .runs import ChaosRun, drain_with_faults
 
-RETAIN_ALL = {"maintenance.expire_every_s": "0.001", "maintenance.recommendations_retention_days": "36500",
-              "maintenance.rejected_retention_days": "36500"}
+RETAIN_ALL = {
+    "maintenance.expire_every_s": "0.001",
+    "maintenance.recommendations_retention_days": "36500",
+    "maintenance.rejected_retention_days": "36500",
+}
 BATCH = -1
 """Stands for the first batch with recommendations in a :data:`SWEEP` entry."""
 SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
-    *((f"{name}:{when}-rename", None, {}) for name in faults.SIDE_FILES for when in ("before", "after")),
-    ("tables:before-create", None, {}), ("tables:after-create", None, {}), ("query:before-start", None, {}),
+    *((f"{name}:{when}-rename", None, {})
+      for name in faults.SIDE_FILES for when in ("before", "after")),
+    ("tables:before-create", None, {}), ("tables:after-create", None, {}),
+    ("query:before-start", None, {}),
     ("batch:start", 0, {}), ("stateful", None, {}),
     ("batch:start", BATCH, {}),
     ("delta-rs:before-commit", BATCH, {}), ("delta-rs:after-commit", BATCH, {}),
     ("spark-delta:before-commit", BATCH, {"job.delta_writer": "spark"}),
     ("spark-delta:after-commit", BATCH, {"job.delta_writer": "spark"}),
     ("feed:before", BATCH, {}), ("feed:after", BATCH, {}),
-    # a retention round after every batch (its first comes expire_every_s after the start), its DELETE and
-    # MERGE run but keep every row: the events are from T0 (2025) and the reference run has no round
+    # a retention round after every batch (its first comes expire_every_s after the start), its
+    # DELETE and MERGE run but keep every row: the events are from T0 (2025) and the reference run
+    # has no round
     ("retention:before", BATCH, RETAIN_ALL), ("retention:after", BATCH, RETAIN_ALL),
     ("batch:end", BATCH, {}),
 ]
@@ -32,7 +39,8 @@ SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
 streaming.operations.faults.POINTS."""
 
 
-def sweep_one(bench: Bench, point: str, n: int | None, extra: dict[str, str]) -> tuple[ChaosRun, dict]:
+def sweep_one(bench: Bench, point: str, n: int | None,
+              extra: dict[str, str]) -> tuple[ChaosRun, dict]:
     """Kill at ``point`` (in batch or at hit ``n``) on a fresh checkpoint, drain, compare."""
     name = "sweep-" + re.sub(r"[^a-z0-9]+", "-", f"{point}-{n}".lower()).strip("-")
     args, checkpoint = bench.args(name, extra)
@@ -43,23 +51,27 @@ def sweep_one(bench: Bench, point: str, n: int | None, extra: dict[str, str]) ->
 
 def outcome_line(label: str, run: ChaosRun, outputs: dict) -> str:
     same = compare.same(outputs)
-    parts = ", ".join(f"{k} {o['chaos']}/{o['reference']} ({o['differences']} diff)" for k, o in outputs.items())
+    parts = ", ".join(f"{k} {o['chaos']}/{o['reference']} ({o['differences']} diff)"
+                      for k, o in outputs.items())
     parts += f"; {compare.feed_words(outputs['feed'])}"
     killed = "killed" if run.total else "NOT REACHED"
-    return (f"{label:<36} {killed}, {run.runs} runs, {run.seconds:4.0f}s: {parts}: "
-            f"{'same' if same and run.total else 'DIFFERENT' if not same else 'point not reached'}")
+    verdict = "same" if same and run.total else "DIFFERENT" if not same else "point not reached"
+    return f"{label:<36} {killed}, {run.runs} runs, {run.seconds:4.0f}s: {parts}: {verdict}"
 
 
 def sweep(bench: Bench, points: list[str] | None, parallel: int = 1) -> bool:
-    """The sweep, one printed line per point (as each ends); True when every point was reached and gave the
-    same outputs. ``parallel`` points run at once (each its own checkpoint, tables and feed topic)."""
+    """The sweep, one printed line per point (as each ends); True when every point was reached and
+    gave the same outputs. ``parallel`` points run at once (each its own checkpoint, tables and feed
+    topic)."""
     from concurrent.futures import ThreadPoolExecutor
 
     first = bench.first_batch_with_recommendations()
-    print(f"{bench.events} events, {bench.batches} batches (reference run {bench.reference_s:.0f}s); batch "
-          f"points in batch {first}, the first with recommendations", flush=True)
+    print(f"{bench.events} events, {bench.batches} batches "
+          f"(reference run {bench.reference_s:.0f}s); "
+          f"batch points in batch {first}, the first with recommendations", flush=True)
     todo: list[tuple[str, int | None, dict[str, str]]] = []
-    for p, n, extra in SWEEP:  # batch:start@0 and @first are one point when the first batch has recommendations
+    # batch:start@0 and @first are one point when the first batch has recommendations
+    for p, n, extra in SWEEP:
         entry = (p, first if n == BATCH else n, extra)
         if (not points or p in points) and entry not in todo:
             todo.append(entry)

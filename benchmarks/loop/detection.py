@@ -1,21 +1,26 @@
-"""How soon the job can decide, offline: a loop workload's group through the real stateful step, no Kafka.
+"""How soon the job can decide, offline: a loop workload's group through the real stateful step, no
+Kafka.
 
-The live benchmark's first recommendations come 11-22 s after the start or an event on the equal-consumer
-workloads and ~60 s (or never) on the heterogeneous ones. This replays a workload's production and its consumers
-as lag events (polls every ``--poll-s``, commits every ``--commit-s``) through
-:func:`streaming.policy.recommend.process` under the loop's policy (``streaming.dev.demo.loop.loop_config``), and
-prints per workload when each member's capacity became known and when the first recommendation came, so the time
-the rules need can be told apart from the time Kafka, Spark and the consumers' rebalance add live.
+The live benchmark's first recommendations come 11-22 s after the start or an event on the
+equal-consumer workloads and ~60 s (or never) on the heterogeneous ones. This replays a workload's
+production and its consumers as lag events (polls every ``--poll-s``, commits every ``--commit-s``)
+through :func:`streaming.policy.recommend.process` under the loop's policy
+(``streaming.dev.demo.loop.loop_config``), and prints per workload when each member's capacity
+became known and when the first recommendation came, so the time the rules need can be told apart
+from the time Kafka, Spark and the consumers' rebalance add live.
 
-Model: every partition receives its rate; each consumer drains its partitions' backlog at its capacity (shared in
-proportion to their backlog, everything that arrived when it has room), and commits what it processed every
-``--commit-s`` (the loop's consumers commit after each 0.1 s batch; Kafka's clients by default every 5 s).
-Consumers start from a count-balanced split (range on one topic), as the rebalancer's group does before its first
-recommendation; of the events, rate and capacity changes are replayed (leaves, joins, replica moves and stuck
-partitions are not). ``--least-s`` and ``--confident-s`` replace :data:`streaming.lag.capacity.LEAST_S` and
-``CONFIDENT_S`` for a what-if; ``balanced`` (everyone keeps up, +-20% noise) is the false-positive check.
+Model: every partition receives its rate; each consumer drains its partitions' backlog at its
+capacity (shared in proportion to their backlog, everything that arrived when it has room), and
+commits what it processed every ``--commit-s`` (the loop's consumers commit after each 0.1 s batch;
+Kafka's clients by default every 5 s). Consumers start from a count-balanced split (range on one
+topic), as the rebalancer's group does before its first recommendation; of the events, rate and
+capacity changes are replayed (leaves, joins, replica moves and stuck partitions are not).
+``--least-s`` and ``--confident-s`` replace :data:`streaming.lag.capacity.LEAST_S` and
+``CONFIDENT_S`` for a what-if; ``balanced`` (everyone keeps up, +-20% noise) is the false-positive
+check.
 
-Example: ``python -m benchmarks.loop.detection --workloads hetero,slowdown,balanced --commit-s 0.1,5``.
+Example:
+``python -m benchmarks.loop.detection --workloads hetero,slowdown,balanced --commit-s 0.1,5``.
 """
 
 from __future__ import annotations
@@ -42,9 +47,9 @@ TICK_S = 0.1
 
 def policy() -> config.PolicySettings:
     """The loop's policy (benchmarks.loop.run.Suite: cooldown 30 s, min_total_lag 200)."""
-    return dataclasses.replace(config.load().policy, skew_observations=3, cooldown_s=30.0, min_total_lag=200,
-                               skew_threshold=1.5, min_improvement=0.2, rate_horizon_s=RATE_HORIZON_S,
-                               mode=config.AUTO, mode_overrides={})
+    return dataclasses.replace(config.load().policy, skew_observations=3, cooldown_s=30.0,
+                               min_total_lag=200, skew_threshold=1.5, min_improvement=0.2,
+                               rate_horizon_s=RATE_HORIZON_S, mode=config.AUTO, mode_overrides={})
 
 
 def _split(n: int, consumers: int) -> list[list[int]]:
@@ -59,7 +64,8 @@ def _split(n: int, consumers: int) -> list[list[int]]:
 
 
 class Replay:
-    """A workload's partitions (every topic's, in order), their owners under range, and the consumers' progress."""
+    """A workload's partitions (every topic's, in order), their owners under range, and the
+    consumers' progress."""
 
     def __init__(self, w: Workload, p: config.PolicySettings) -> None:
         self.w, self.policy = w, p
@@ -76,7 +82,8 @@ class Replay:
         self.rng = random.Random(w.seed)
         self.state = GroupState("g")
         topics = [t.name for t in w.topics]
-        entries = [ev.member_entry(f"c{i}", topics, [self.tps[q] for q in parts], client_id=f"c{i}")
+        entries = [ev.member_entry(f"c{i}", topics, [self.tps[q] for q in parts],
+                                   client_id=f"c{i}")
                    for i, parts in enumerate(self.owners)]
         process(self.state, [ev.members_event(T0, "g", 1, "range", entries)], p)
 
@@ -99,7 +106,8 @@ class Replay:
             first += topic.partitions
 
     def run_tick(self) -> None:
-        """One tick: production, then each consumer drains its backlog at its capacity (in proportion)."""
+        """One tick: production, then each consumer drains its backlog at its capacity (in
+        proportion)."""
         self.end += self.rates * TICK_S
         for i, parts in enumerate(self.owners):
             backlog = self.end[parts] - self.done[parts]
@@ -108,7 +116,8 @@ class Replay:
                 self.done[parts] += backlog * min(1.0, self.caps[i] * TICK_S / total)
 
     def poll(self, t: float) -> list[str]:
-        """A collector poll at ``t`` through the stateful step: the triggers of each recommendation it made."""
+        """A collector poll at ``t`` through the stateful step: the triggers of each recommendation
+        it made."""
         ts = T0 + round(t * 1000)
         lag = [ev.lag_event(ts, "g", topic, q, int(c), int(e))
                for (topic, q), c, e in zip(self.tps, self.committed, self.end, strict=True)]
@@ -116,7 +125,8 @@ class Replay:
 
 
 def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettings) -> dict:
-    """Seconds (from the start) when each member's capacity was first known and of each recommendation."""
+    """Seconds (from the start) when each member's capacity was first known and of each
+    recommendation."""
     r = Replay(w, p)
     out: dict = {"known": {}, "recs": []}
     poll_every, commit_every = round(poll_s / TICK_S), max(round(commit_s / TICK_S), 1)
@@ -136,35 +146,41 @@ def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettin
     return out
 
 
-def first_decisions(w: Workload, recs: Sequence[tuple[float, str]]) -> list[tuple[str, float | None]]:
-    """Per phase (the start, then each event), its label and the seconds to its first recommendation, by the live
-    report's rule (:func:`benchmarks.loop.decided.first_decisions`); the replay does not apply recommendations,
-    so only the first of each phase says how soon the rules decide."""
+def first_decisions(w: Workload,
+                    recs: Sequence[tuple[float, str]]) -> list[tuple[str, float | None]]:
+    """Per phase (the start, then each event), its label and the seconds to its first
+    recommendation, by the live report's rule (:func:`benchmarks.loop.decided.first_decisions`); the
+    replay does not apply recommendations, so only the first of each phase says how soon the rules
+    decide."""
     run = {"events": [(e.at * w.duration_s, e.label) for e in w.events],
            "recommendations": [{"at_s": t} for t, _ in recs]}
     labels = ["start", *(e.label for e in w.events)]
-    return [(label, None if t is None else round(t, 1)) for label, t in zip(labels, decided.first_decisions(run),
-                                                                              strict=True)]
+    firsts = decided.first_decisions(run)
+    return [(label, None if t is None else round(t, 1))
+            for label, t in zip(labels, firsts, strict=True)]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--workloads", default="hetero,slowdown,zipf,hot-partition,balanced")
     ap.add_argument("--poll-s", default="2", help="collector poll intervals, comma-separated")
-    ap.add_argument("--commit-s", default="0.1,5", help="consumer commit intervals, comma-separated")
+    ap.add_argument("--commit-s", default="0.1,5",
+                    help="consumer commit intervals, comma-separated")
     ap.add_argument("--least-s", type=float, default=rule.LEAST_S)
     ap.add_argument("--confident-s", type=float, default=rule.CONFIDENT_S)
     args = ap.parse_args(argv)
     rule.LEAST_S, rule.CONFIDENT_S = args.least_s, args.confident_s  # a what-if: this process only
     p, works = policy(), suite()
-    print(f"# benchmarks.loop.detection: LEAST_S {rule.LEAST_S:g} s, CONFIDENT_S {rule.CONFIDENT_S:g} s")
+    print(f"# benchmarks.loop.detection: LEAST_S {rule.LEAST_S:g} s, "
+          f"CONFIDENT_S {rule.CONFIDENT_S:g} s")
     for name in args.workloads.split(","):
         w = works[name]
         events = ", ".join(f"{e.label} at {e.at * w.duration_s:g} s" for e in w.events) or "none"
         for poll_s in (float(x) for x in args.poll_s.split(",")):
             for commit_s in (float(x) for x in args.commit_s.split(",")):
                 r = simulate(w, poll_s, commit_s, p)
-                known = ", ".join(f"{m} {v[1]:g}/s at {v[0]:g} s" for m, v in sorted(r["known"].items())) or "none"
+                known = ", ".join(f"{m} {v[1]:g}/s at {v[0]:g} s"
+                                  for m, v in sorted(r["known"].items())) or "none"
                 recs = "; ".join(f"{phase}: {f'{t:g} s' if t is not None else 'none'}"
                                  for phase, t in first_decisions(w, r["recs"]))
                 print(f"{name:14} poll {poll_s:g} s commit {commit_s:g} s (events: {events}): "

@@ -1,11 +1,12 @@
-"""Running the closed-loop benchmark: one workload with every strategy side by side, and the suite around it
-(the embedded three-broker cluster, the Spark session, the streaming job and the trigger feed, all owned by
-the benchmark).
+"""Running the closed-loop benchmark: one workload with every strategy side by side, and the suite
+around it (the embedded three-broker cluster, the Spark session, the streaming job and the trigger
+feed, all owned by the benchmark).
 
-For one workload: every strategy gets its own topics and group (``loop-<workload>-<strategy>-<tag>``); the
-consumers of all groups start and settle first, then the producers of all groups start together (t = 0)
-with the collector, which feeds every group's monitor and publishes the events of the ``rebalancer``
-group only (the job sees just the group it advises). Events fire for every group at once, in threads.
+For one workload: every strategy gets its own topics and group
+(``loop-<workload>-<strategy>-<tag>``); the consumers of all groups start and settle first, then the
+producers of all groups start together (t = 0) with the collector, which feeds every group's monitor
+and publishes the events of the ``rebalancer`` group only (the job sees just the group it advises).
+Events fire for every group at once, in threads.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class NotSettled(RuntimeError):
 class PublishingCollector(CollectorThread):
     """:class:`CollectorThread` that publishes the events of some groups only."""
 
-    def __init__(self, cfg: Config, monitors: Sequence[Any], interval_s: float, publish: Sequence[str]) -> None:
+    def __init__(self, cfg: Config, monitors: Sequence[Any], interval_s: float,
+                 publish: Sequence[str]) -> None:
         super().__init__(cfg, monitors, interval_s, publish=bool(publish))
         self.published = set(publish)
 
@@ -68,11 +70,13 @@ class Env:
     brokers: list[int]
     query: Any = None
     follower_fetching: bool | None = None
-    """read from the brokers' ``replica.selector.class`` (:func:`streaming.commands.live_read.follower_fetching`)."""
+    """read from the brokers' ``replica.selector.class``
+    (:func:`streaming.commands.live_read.follower_fetching`)."""
 
 
 def _all(groups: Sequence[BenchGroup], action: Callable[[BenchGroup], Any]) -> None:
-    """``action`` on every group at the same moment (one thread each); the first failure is raised."""
+    """``action`` on every group at the same moment (one thread each); the first failure is
+    raised."""
     errors: list[BaseException] = []
 
     def one(g: BenchGroup) -> None:
@@ -111,16 +115,19 @@ def _fire(event: Any, groups: Sequence[BenchGroup]) -> None:
         g.end_event(event)
 
 
-def run_workload(env: Env, w: Workload, strategies: Sequence[str], say: Callable[[str], None] = print,
-                 tag: str | None = None) -> dict[str, Any]:
-    """One run of ``w``: every strategy side by side; returns figures, curves and events (t in seconds)."""
+def run_workload(env: Env, w: Workload, strategies: Sequence[str],
+                 say: Callable[[str], None] = print, tag: str | None = None) -> dict[str, Any]:
+    """One run of ``w``: every strategy side by side; returns figures, curves and events (t in
+    seconds)."""
     tag = tag or uuid.uuid4().hex[:6]
-    groups = [BenchGroup(env.cfg, w, s, f"loop-{w.name}-{s}-{tag}", env.feed if s == "rebalancer" else None)
+    groups = [BenchGroup(env.cfg, w, s, f"loop-{w.name}-{s}-{tag}",
+                         env.feed if s == "rebalancer" else None)
               for s in strategies]
     ours = next((g for g in groups if g.strategy == "rebalancer"), None)
     recs: list[tuple[float, dict[str, Any]]] = []
     if ours is not None:
-        env.feed.add_listener(lambda r: recs.append((time.monotonic(), r)) if r["group"] == ours.group else None)
+        env.feed.add_listener(
+            lambda r: recs.append((time.monotonic(), r)) if r["group"] == ours.group else None)
     fired: list[tuple[float, str]] = []
     collector = None
     try:
@@ -160,7 +167,8 @@ def _raise_failures(groups: list[BenchGroup], w: Workload) -> None:
 
 
 def _wait_settled(groups: list[BenchGroup], w: Workload) -> None:
-    """Wait until every group has all its partitions on running members (:class:`NotSettled` after the timeout)."""
+    """Wait until every group has all its partitions on running members (:class:`NotSettled` after
+    the timeout)."""
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
     while not all(g.assigned() for g in groups):
         _raise_failures(groups, w)
@@ -168,13 +176,15 @@ def _wait_settled(groups: list[BenchGroup], w: Workload) -> None:
             late = [g for g in groups if not g.assigned()]
             for g in late:
                 log.warning("group %s (%s) did not settle:\n%s", g.group, g.strategy, g.describe())
-            raise NotSettled(f"groups not settled after {SETTLE_TIMEOUT_S:.0f}s: {[g.strategy for g in late]}")
+            strategies = [g.strategy for g in late]
+            raise NotSettled(f"groups not settled after {SETTLE_TIMEOUT_S:.0f}s: {strategies}")
         time.sleep(0.2)
 
 
-def _drive(env: Env, w: Workload, groups: list[BenchGroup], t0: float, fired: list[tuple[float, str]],
-           say: Callable[[str], None]) -> None:
-    """Until the workload's end: fire its events when due (noted in ``fired``) and change rates by its noise."""
+def _drive(env: Env, w: Workload, groups: list[BenchGroup], t0: float,
+           fired: list[tuple[float, str]], say: Callable[[str], None]) -> None:
+    """Until the workload's end: fire its events when due (noted in ``fired``) and change rates by
+    its noise."""
     pending = sorted(w.events, key=lambda e: e.at)
     rng = random.Random(w.seed)
     next_noise = w.noise_every_s if w.noise else float("inf")
@@ -195,10 +205,12 @@ def _drive(env: Env, w: Workload, groups: list[BenchGroup], t0: float, fired: li
 
 
 def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup | None,
-             recs: list[tuple[float, dict[str, Any]]], fired: list[tuple[float, str]], t0: float) -> dict[str, Any]:
+             recs: list[tuple[float, dict[str, Any]]], fired: list[tuple[float, str]],
+             t0: float) -> dict[str, Any]:
     """Each strategy's figures and lag curve, the events fired, and our group's recommendations."""
     since = max((t for t, _ in fired), default=0.0)
-    out: dict[str, Any] = {"workload": w.name, "tag": tag, "events": fired, "strategies": {}, "curves": {}}
+    out: dict[str, Any] = {"workload": w.name, "tag": tag, "events": fired,
+                           "strategies": {}, "curves": {}}
     stretches = oracle_schedule.phases(w)
     floor = cross_floor.Floor(lambda k, members: oracle_schedule.problem(w, stretches[k], members))
 
@@ -210,43 +222,52 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
         applied = {d.version for d in g.decisions if d.applied}
         out["strategies"][g.strategy] = metrics.figures(
             samples, g.rebalances.snapshot(), t0, w.capacity, since, g.stuck,
-            recommendations=len(recs) if g is ours else 0, applied=len(applied), pace=g.pace(), reads=g.reads(),
+            recommendations=len(recs) if g is ours else 0, applied=len(applied),
+            pace=g.pace(), reads=g.reads(),
             cross_rack_floor_ps=cross_floor.floor_ps(g.assignment_samples(phase_at), floor))
         out["curves"][g.strategy] = [(s[0], s[1]) for s in samples]
     oracle = next((g.oracle for g in groups if g.oracle is not None), None)
     if oracle is not None:
         out["oracle"] = oracle.summary()
     if ours is not None:
-        # which fallback our leader ran when no recommendation fitted (the load model's once one carries it)
-        out["fallbacks"] = [{"assignor": d.assignor, "reason": d.reason} for d in ours.decisions if not d.applied]
+        # which fallback our leader ran when no recommendation fitted (the load model's once one
+        # carries it)
+        out["fallbacks"] = [{"assignor": d.assignor, "reason": d.reason}
+                            for d in ours.decisions if not d.applied]
         out["recommendations"] = [{"at_s": round(t - t0, 2), "version": r["version"],
-                                   "triggers": r.get("triggers"), "partitions_moved": r.get("partitions_moved")}
+                                   "triggers": r.get("triggers"),
+                                   "partitions_moved": r.get("partitions_moved")}
                                   for t, r in recs]
     return out
 
 
 class JobAndFeed:
-    """The streaming job and the trigger feed of a benchmark run, on a Kafka cluster and a Spark session that
-    someone else owns (:class:`Suite`'s, or a test suite's shared ones): each run on tables, a checkpoint and
-    topics of its own. ``open`` returns the :class:`Env`; ``close`` stops what ``open`` started."""
+    """The streaming job and the trigger feed of a benchmark run, on a Kafka cluster and a Spark
+    session that someone else owns (:class:`Suite`'s, or a test suite's shared ones): each run on
+    tables, a checkpoint and topics of its own. ``open`` returns the :class:`Env`; ``close`` stops
+    what ``open`` started."""
 
-    def __init__(self, spark: Any, cfg: Config, work: Path, brokers: list[int], trigger_interval: str = "2 seconds",
-                 cooldown_s: float = 30.0, min_total_lag: int = 200) -> None:
+    def __init__(self, spark: Any, cfg: Config, work: Path, brokers: list[int],
+                 trigger_interval: str = "2 seconds", cooldown_s: float = 30.0,
+                 min_total_lag: int = 200) -> None:
         self.spark, self.brokers = spark, brokers
-        self.cfg = loop_config(cfg, str(work / "tables"), str(work / "checkpoints"), cooldown_s=cooldown_s,
-                               trigger_interval=trigger_interval, min_total_lag=min_total_lag)
+        self.cfg = loop_config(cfg, str(work / "tables"), str(work / "checkpoints"),
+                               cooldown_s=cooldown_s, trigger_interval=trigger_interval,
+                               min_total_lag=min_total_lag)
         self.query = self.printer = self.feed = None
 
     def open(self) -> Env:
         from streaming.commands import live_read
         from streaming.job import query as job_query
 
-        self.query, self.printer = job_query.start(self.spark, self.cfg, checkpoint=self.cfg.checkpoint_path("loop"))
+        checkpoint = self.cfg.checkpoint_path("loop")
+        self.query, self.printer = job_query.start(self.spark, self.cfg, checkpoint=checkpoint)
         self.printer.out = lambda _text: None
         self.feed = RecommendationFeed(self.cfg.kafka).start()
         if not self.feed.wait_ready(60):
             raise RuntimeError("the trigger feed reader did not start")
-        return Env(self.cfg, self.feed, self.brokers, self.query, live_read.follower_fetching(self.cfg, self.brokers))
+        return Env(self.cfg, self.feed, self.brokers, self.query,
+                   live_read.follower_fetching(self.cfg, self.brokers))
 
     def close(self) -> None:
         try:
@@ -275,8 +296,10 @@ class Suite:
         jvm.resolve()
         self.spark = self.job = None
         base = config.load()
-        base = dataclasses.replace(base, spark=dataclasses.replace(base.spark, master="local[2]", conf={
-            "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}))
+        spark_settings = dataclasses.replace(
+            base.spark, master="local[2]",
+            conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+        base = dataclasses.replace(base, spark=spark_settings)
         self.cluster = KafkaCluster(brokers=3, base_dir=self.work / "kafka")
         try:
             # the Spark session needs nothing of the cluster: both JVMs start at once
@@ -286,10 +309,12 @@ class Suite:
                     self.cluster.start()
                 finally:
                     self.spark = started.result()
-            cfg = dataclasses.replace(
-                base, kafka=dataclasses.replace(base.kafka, bootstrap_servers=self.cluster.bootstrap_servers))
-            self.job = JobAndFeed(self.spark, cfg, self.work, [n.node_id for n in self.cluster.nodes],
-                                  self.trigger_interval, self.cooldown_s, self.min_total_lag)
+            kafka_settings = dataclasses.replace(
+                base.kafka, bootstrap_servers=self.cluster.bootstrap_servers)
+            cfg = dataclasses.replace(base, kafka=kafka_settings)
+            brokers = [n.node_id for n in self.cluster.nodes]
+            self.job = JobAndFeed(self.spark, cfg, self.work, brokers, self.trigger_interval,
+                                  self.cooldown_s, self.min_total_lag)
             return self.job.open()
         except BaseException:
             self.__exit__()

@@ -1,4 +1,5 @@
-"""What the soak measures: the process tree's RSS and the files and bytes of the checkpoint and tables."""
+"""What the soak measures: the process tree's RSS and the files and bytes of the checkpoint and
+tables."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 COMMIT = re.compile(r"^\d{20}\.json$")
 STATE_VERSION = re.compile(r"^(\d+)\.(?:changelog|zip|delta|snapshot)$")
-"""A version's file in a state store partition's folder (RocksDB's changelog and snapshot, HDFS-backed's)."""
+"""A version's file in a state store partition's folder (RocksDB's changelog and snapshot,
+HDFS-backed's)."""
 
 
 def _tree(root: int) -> list[tuple[int, int]]:
@@ -43,21 +45,23 @@ def _rss_mb(pid: int) -> float:
 
 
 def memory(root: int) -> dict[str, float]:
-    """RSS of the job's Python driver, its JVM and its Python workers (daemon and forks; shared pages of the
-    forks are counted once each)."""
+    """RSS of the job's Python driver, its JVM and its Python workers (daemon and forks; shared
+    pages of the forks are counted once each)."""
     out = {"jvm_rss_mb": 0.0, "py_rss_mb": _rss_mb(root), "workers_rss_mb": 0.0}
     jvms: set[int] = set()
     for pid, parent in _tree(root)[1:]:
         try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            cmd = raw.replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         if "pyspark.daemon" in cmd or "pyspark/daemon" in cmd or "pyspark.worker" in cmd:
             out["workers_rss_mb"] += _rss_mb(pid)
         elif "java" in cmd.split(" ", 1)[0]:
             jvms.add(pid)
-            # a JVM's child that still reads as java is its fork before exec (Hadoop runs readlink at each
-            # checkpoint commit): its RSS is the parent's pages again, once counted as a 5.7 GB JVM
+            # a JVM's child that still reads as java is its fork before exec (Hadoop runs readlink
+            # at each checkpoint commit): its RSS is the parent's pages again, once counted as a
+            # 5.7 GB JVM
             if parent not in jvms:
                 out["jvm_rss_mb"] += _rss_mb(pid)
     return out
@@ -84,8 +88,10 @@ def folders(checkpoint: Path, tables: Path) -> dict[str, float]:
     data = du(tables, lambda p: p.suffix == ".parquet" and "_delta_log" not in p.parts)
     log = du(tables, lambda p: "_delta_log" in p.parts)
     return {"state_files": state[0], "state_mb": state[1] / 2**20,
-            "state_versions": state_versions(checkpoint / "state"), "ckpt_files": ckpt[0], "ckpt_mb": ckpt[1] / 2**20,
-            "delta_files": data[0], "delta_mb": data[1] / 2**20, "log_files": log[0], "log_kb": log[1] / 1024,
+            "state_versions": state_versions(checkpoint / "state"),
+            "ckpt_files": ckpt[0], "ckpt_mb": ckpt[1] / 2**20,
+            "delta_files": data[0], "delta_mb": data[1] / 2**20,
+            "log_files": log[0], "log_kb": log[1] / 1024,
             "log_orphans": orphan_files(tables)}
 
 
@@ -113,9 +119,9 @@ def orphan_files(tables: Path) -> int:
 
 
 def window_commits(tables: Path, seconds: float) -> int:
-    """Commits (``N.json``) the tables' logs got in the last ``seconds``: the log keeps its retention window's
-    commits and the data files wait out theirs, so both follow this rate, which follows the machine's speed
-    (a trigger shorter than a batch runs batches back to back)."""
+    """Commits (``N.json``) the tables' logs got in the last ``seconds``: the log keeps its
+    retention window's commits and the data files wait out theirs, so both follow this rate, which
+    follows the machine's speed (a trigger shorter than a batch runs batches back to back)."""
     since, count = time.time() - seconds, 0
     for log_dir in tables.glob("*/_delta_log"):
         with contextlib.suppress(OSError):  # removed meanwhile
@@ -128,11 +134,9 @@ def window_commits(tables: Path, seconds: float) -> int:
 
 def interval_s(sql_interval: str) -> float:
     """Seconds of a Delta retention such as ``interval 5 minutes``."""
-    m = re.fullmatch(r"\s*interval\s+(\d+(?:\.\d+)?)\s+(second|minute|hour|day|week)s?\s*", sql_interval)
+    pattern = r"\s*interval\s+(\d+(?:\.\d+)?)\s+(second|minute|hour|day|week)s?\s*"
+    m = re.fullmatch(pattern, sql_interval)
     if not m:
         raise ValueError(f"not an interval: {sql_interval!r}")
     unit = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}[m.group(2)]
     return float(m.group(1)) * unit
-
-
-# -- the run ------------------------------------------------------------------------------------------------

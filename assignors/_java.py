@@ -1,19 +1,21 @@
 """Java collection behaviour that Kafka's assignor results depend on.
 
-Kafka's sticky assignors walk ``java.util.HashMap``/``HashSet`` collections in a few places where the
-walk order decides the result (which member keeps an extra partition, which of several equivalent
-partitions moves). To give the same answer as Kafka we reproduce that order here:
+Kafka's sticky assignors walk ``java.util.HashMap``/``HashSet`` collections in a few places where
+the walk order decides the result (which member keeps an extra partition, which of several
+equivalent partitions moves). To give the same answer as Kafka we reproduce that order here:
 
 * :func:`string_hash` is ``String.hashCode()``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code
   units, in 32-bit two's complement arithmetic.
-* :func:`topic_partition_hash` is ``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()``.
-* :func:`hashmap_order` is the iteration order of a ``HashMap``/``HashSet`` after inserting keys in a
-  given order. A HashMap keeps a power-of-two table (16 by default, doubling whenever the size
-  exceeds 3/4 of it); a key lives in bucket ``(h ^ (h >>> 16)) & (capacity - 1)`` and iteration walks
-  the buckets in index order and each bucket in insertion order (a resize splits each bucket in two
-  and keeps the relative order). Buckets that Java turns into red-black trees (9+ colliding keys in
-  a table of at least 64) are not modelled; with ordinary member ids that does not happen.
-* :class:`JavaHashSet` answers ``set.iterator().next()`` for a set that is added to and removed from.
+* :func:`topic_partition_hash` is ``TopicPartition.hashCode()``: ``31 * (31 + partition) +
+  topic.hashCode()``.
+* :func:`hashmap_order` is the iteration order of a ``HashMap``/``HashSet`` after inserting keys in
+  a given order. A HashMap keeps a power-of-two table (16 by default, doubling whenever the size
+  exceeds 3/4 of it); a key lives in bucket ``(h ^ (h >>> 16)) & (capacity - 1)`` and iteration
+  walks the buckets in index order and each bucket in insertion order (a resize splits each bucket
+  in two and keeps the relative order). Buckets that Java turns into red-black trees (9+ colliding
+  keys in a table of at least 64) are not modelled; with ordinary member ids that does not happen.
+* :class:`JavaHashSet` answers ``set.iterator().next()`` for a set that is added to and removed
+  from.
 * :func:`java_sorted` sorts strings as ``String.compareTo`` does (UTF-16 code units), which differs
   from Python's code point order only for characters outside the Basic Multilingual Plane.
 
@@ -58,13 +60,15 @@ def topic_partition_hash(topic: str, partition: int) -> int:
 
 
 def spread(h: int) -> int:
-    """``HashMap.hash()``: the hash with its high half folded into the low half (unsigned 32-bit)."""
+    """``HashMap.hash()``: the hash with its high half folded into the low half (unsigned
+    32-bit)."""
     h &= _MASK
     return h ^ (h >> 16)
 
 
 def table_capacity(max_size: int, initial_capacity: int = 16) -> int:
-    """Table length of a HashMap created with ``initial_capacity`` that has held ``max_size`` keys."""
+    """Table length of a HashMap created with ``initial_capacity`` that has held ``max_size``
+    keys."""
     cap = 1
     while cap < max(initial_capacity, 1):
         cap <<= 1
@@ -134,7 +138,8 @@ class JavaHashSet(Generic[H]):
 def java_sorted(strings: Iterable[str]) -> list[str]:
     """``strings`` sorted by ``String.compareTo``."""
     items = list(strings)
-    if max("".join(items), default="") < "\U00010000":  # no character beyond the BMP: Python's order
+    # no character beyond the BMP: Python's order
+    if max("".join(items), default="") < "\U00010000":
         return sorted(items)
     return sorted(items, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
 

@@ -4,10 +4,10 @@
 imports nothing of ``streaming``), so every package can derive from it. Each package keeps its own
 errors beside its code, all subclasses of it:
 
-- ``assignors/errors.py`` (this module): :class:`AssignorError` and the snapshot, assignment, option and
-  name errors; ``assignors/sticky/errors.py``: the sticky algorithm's own;
-- ``streaming/errors.py``: set-up, Kafka, configuration and the job's fatal errors (the CLI prints any
-  :class:`RebalancerError` as one line and exits with its ``exit_status``);
+- ``assignors/errors.py`` (this module): :class:`AssignorError` and the snapshot, assignment, option
+  and name errors; ``assignors/sticky/errors.py``: the sticky algorithm's own;
+- ``streaming/errors.py``: set-up, Kafka, configuration and the job's fatal errors (the CLI prints
+  any :class:`RebalancerError` as one line and exits with its ``exit_status``);
 - ``streaming/state/errors.py``, ``streaming/collector/errors.py``, ``streaming/apply/errors.py``.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 
 class RebalancerError(Exception):
-    """Root of every error this project raises on purpose. The message names the cause and, where there
-    is one, the log file to read."""
+    """Root of every error this project raises on purpose. The message names the cause and, where
+    there is one, the log file to read."""
 
     exit_status = 1
 
@@ -32,7 +32,8 @@ class AssignorError(RebalancerError):
 
 
 class InvalidSnapshot(AssignorError, ValueError):
-    """A group snapshot breaks a rule. ``where`` names the field (``topics.orders``, ``members[C0].topics``)."""
+    """A group snapshot breaks a rule. ``where`` names the field (``topics.orders``,
+    ``members[C0].topics``)."""
 
     def __init__(self, where: str, what: str) -> None:
         super().__init__(f"{where}: {what}")
@@ -41,7 +42,8 @@ class InvalidSnapshot(AssignorError, ValueError):
 
 
 class InvalidAssignment(AssignorError, ValueError):
-    """An assignment breaks a rule of the snapshot it was made for (the message names the partition)."""
+    """An assignment breaks a rule of the snapshot it was made for (the message names the
+    partition)."""
 
 
 class InvalidOption(AssignorError, ValueError):

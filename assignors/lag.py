@@ -1,11 +1,12 @@
 """grantneale's LagBasedPartitionAssignor (kafka-lag-based-assignor 2.0.0), bit for bit.
 
 Each topic is assigned on its own, among the members subscribed to it. Its partitions are sorted by
-lag, largest first (equal lags: lowest partition first). Each partition in turn goes to the subscriber
-with the fewest partitions **of this topic** so far, then the least total lag **of this topic** so far,
-then the smallest member id (Java ``String.compareTo``). Both tallies start from zero for every topic,
-so there is no balancing across topics. Lag is taken from ``snapshot.lag`` (records; unknown = 0), as
-:func:`assignors.model.partition_lag` computes it from offsets and ``auto.offset.reset``.
+lag, largest first (equal lags: lowest partition first). Each partition in turn goes to the
+subscriber with the fewest partitions **of this topic** so far, then the least total lag **of this
+topic** so far, then the smallest member id (Java ``String.compareTo``). Both tallies start from
+zero for every topic, so there is no balancing across topics. Lag is taken from ``snapshot.lag``
+(records; unknown = 0), as :func:`assignors.model.partition_lag` computes it from offsets and
+``auto.offset.reset``.
 
 Example: C0 and C1 subscribe to t0, whose partitions have lags t0p0 = 100,000, t0p1 = 50,000 and
 t0p2 = 60,000. t0p0 goes to C0 (tie on everything, C0 < C1), t0p2 to C1 (fewest partitions), t0p1 to
@@ -56,7 +57,8 @@ def assign(snapshot: GroupSnapshot) -> Assignment:
         else:
             lags = [int(x) for x in lag]
             neg = [-x for x in lags]
-            partitions = sorted(range(n), key=neg.__getitem__)  # stable: equal lags keep p ascending
+            # stable: equal lags keep p ascending
+            partitions = sorted(range(n), key=neg.__getitem__)
         total = [0] * c
         taken: list[list[int]] = [[] for _ in range(c)]
         for start in range(0, n, c):

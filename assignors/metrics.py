@@ -5,22 +5,25 @@ Every function takes plain values (a :class:`~assignors.model.GroupSnapshot` and
 benchmarks and the demo share one definition of each figure.
 
 Load of a partition
-    ``lag + produce_rate * horizon_s`` when produce rates are known, else the lag alone. With the default
-    ``horizon_s = 0`` the load is the lag in records. A stuck partition its owner still holds
-    (:func:`held_stuck`) weighs 0: its owner gets through none of its records, so it spends none of its
-    capacity on it, and its ever-growing lag would otherwise make the owner look busier than it is.
+    ``lag + produce_rate * horizon_s`` when produce rates are known, else the lag alone. With the
+    default ``horizon_s = 0`` the load is the lag in records. A stuck partition its owner still
+    holds (:func:`held_stuck`) weighs 0: its owner gets through none of its records, so it spends
+    none of its capacity on it, and its ever-growing lag would otherwise make the owner look busier
+    than it is.
 
 Lower bound on the max member load
     A true bound: no assignment of the snapshot can have a smaller max member load. With equal
-    subscriptions it is ``max(mean, heaviest partition)``. With unequal ones, partitions are grouped into
-    classes by the set of members allowed to take them, members into groups by subscription, and the
-    fractional min-max load is solved as a small linear program (HiGHS). The bound is read from a repaired
-    dual solution, so it stays valid even when the solver stops a little above the optimum.
+    subscriptions it is ``max(mean, heaviest partition)``. With unequal ones, partitions are grouped
+    into classes by the set of members allowed to take them, members into groups by subscription,
+    and the fractional min-max load is solved as a small linear program (HiGHS). The bound is read
+    from a repaired dual solution, so it stays valid even when the solver stops a little above the
+    optimum.
 
 Members of different capacity
-    With ``snapshot.capacity`` (records/s per member) member ``m`` takes ``w / c_m`` seconds for a load ``w``;
-    :func:`capacity_scales` (the fastest capacity over each member's own) turns that time into records at the
-    fastest member's rate, the unit ``balanced`` minimises (all 1.0 when capacities are equal or unknown).
+    With ``snapshot.capacity`` (records/s per member) member ``m`` takes ``w / c_m`` seconds for a
+    load ``w``; :func:`capacity_scales` (the fastest capacity over each member's own) turns that
+    time into records at the fastest member's rate, the unit ``balanced`` minimises (all 1.0 when
+    capacities are equal or unknown).
 """
 
 from __future__ import annotations
@@ -50,19 +53,21 @@ __all__ = [
 ]
 
 
-# -- loads ---------------------------------------------------------------------------------------------
+# -- loads -----------------------------------------------------------------------------------------
 
 def held_stuck(snapshot: GroupSnapshot) -> frozenset[TopicPartition]:
-    """The stuck partitions a member subscribed to their topic owns (``balanced`` pins them there)."""
+    """The stuck partitions a member subscribed to their topic owns (``balanced`` pins them
+    there)."""
     if not snapshot.stuck:
         return frozenset()
     held = {tp for m in snapshot.members for tp in m.owned if tp[0] in m.topics}
-    return frozenset(tp for tp in snapshot.stuck if tp in held and 0 <= tp[1] < snapshot.topics.get(tp[0], 0))
+    return frozenset(tp for tp in snapshot.stuck
+                     if tp in held and 0 <= tp[1] < snapshot.topics.get(tp[0], 0))
 
 
 def partition_loads(snapshot: GroupSnapshot, horizon_s: float = 0.0) -> dict[str, list[float]]:
-    """Topic -> load of each partition: lag, plus produce rate times ``horizon_s`` where rates are known;
-    0 for a stuck partition its owner holds (see the module docstring).
+    """Topic -> load of each partition: lag, plus produce rate times ``horizon_s`` where rates are
+    known; 0 for a stuck partition its owner holds (see the module docstring).
 
     Lags stay ints when no rate term applies, so sums of them stay exact.
     """
@@ -100,7 +105,8 @@ def member_loads(
 
 
 def capacity_scales(snapshot: GroupSnapshot) -> dict[str, float] | None:
-    """Member -> the fastest member's capacity over its own; None when capacities are unknown (members alike)."""
+    """Member -> the fastest member's capacity over its own; None when capacities are unknown
+    (members alike)."""
     capacity = snapshot.capacity
     if capacity is None or not snapshot.members:
         return None
@@ -109,7 +115,8 @@ def capacity_scales(snapshot: GroupSnapshot) -> dict[str, float] | None:
 
 
 def max_scaled_load(snapshot: GroupSnapshot, m: Metrics) -> float:
-    """The max member load of ``m`` in records at the fastest member's rate (``m.max_load`` when alike)."""
+    """The max member load of ``m`` in records at the fastest member's rate (``m.max_load`` when
+    alike)."""
     scales = capacity_scales(snapshot)
     if scales is None:
         return m.max_load
@@ -132,7 +139,7 @@ def count_spread(snapshot: GroupSnapshot, assignment: Assignment) -> int:
     return max(counts) - min(counts) if counts else 0
 
 
-# -- lower bound ---------------------------------------------------------------------------------------
+# -- lower bound -----------------------------------------------------------------------------------
 
 def _effective_subscriptions(snapshot: GroupSnapshot) -> dict[str, frozenset[str]]:
     """Member -> the subscribed topics that have at least one partition."""
@@ -144,7 +151,8 @@ def _effective_subscriptions(snapshot: GroupSnapshot) -> dict[str, frozenset[str
 
 def lower_bound(snapshot: GroupSnapshot, horizon_s: float = 0.0,
                 loads: Mapping[str, Sequence[float]] | None = None) -> float:
-    """A lower bound on the max member load that every valid assignment of ``snapshot`` must reach."""
+    """A lower bound on the max member load that every valid assignment of ``snapshot`` must
+    reach."""
     if loads is None:
         loads = partition_loads(snapshot, horizon_s)
     subs = _effective_subscriptions(snapshot)
@@ -165,7 +173,8 @@ def lower_bound(snapshot: GroupSnapshot, horizon_s: float = 0.0,
     return max(_fractional_min_max(topic_load, groups), heaviest)
 
 
-def _fractional_min_max(topic_load: Mapping[str, float], groups: Mapping[frozenset[str], int]) -> float:
+def _fractional_min_max(topic_load: Mapping[str, float],
+                        groups: Mapping[frozenset[str], int]) -> float:
     """Min over fractional assignments of the max member load, from below.
 
     Partition classes are the topics grouped by their set of eligible member groups. Primal:
@@ -217,7 +226,7 @@ def _fractional_min_max(topic_load: Mapping[str, float], groups: Mapping[frozens
     return bound * scale * (1 - 1e-12)
 
 
-# -- racks and movement ----------------------------------------------------------------------------------
+# -- racks and movement ----------------------------------------------------------------------------
 
 def cross_rack_partitions(snapshot: GroupSnapshot, assignment: Assignment) -> int:
     """Assigned partitions whose member's rack holds none of the partition's replicas.
@@ -228,7 +237,8 @@ def cross_rack_partitions(snapshot: GroupSnapshot, assignment: Assignment) -> in
 
 
 def cross_rack_by_member(snapshot: GroupSnapshot, assignment: Assignment) -> dict[str, int]:
-    """Member -> its partitions read across racks (:func:`cross_rack_partitions`, member by member)."""
+    """Member -> its partitions read across racks (:func:`cross_rack_partitions`, member by
+    member)."""
     racks_of = {m.member_id: m.rack for m in snapshot.members}
     replica_racks = snapshot.replica_racks or {}
     out: dict[str, int] = {}
@@ -237,14 +247,16 @@ def cross_rack_by_member(snapshot: GroupSnapshot, assignment: Assignment) -> dic
         count = 0
         for t, p in tps if rack else ():
             replicas = replica_racks.get(t)
-            if replicas is not None and rack not in replicas[p] and any(r is not None for r in replicas[p]):
+            if (replicas is not None and rack not in replicas[p]
+                    and any(r is not None for r in replicas[p])):
                 count += 1
         out[member] = out.get(member, 0) + count
     return out
 
 
 def _owners(snapshot: GroupSnapshot, assignment: Assignment) -> dict[str, list[str | None]]:
-    """Topic -> owner of each partition (None when unowned); topics outside the metadata are dropped."""
+    """Topic -> owner of each partition (None when unowned); topics outside the metadata are
+    dropped."""
     owners: dict[str, list[str | None]] = {}
     for member, tps in assignment.items():
         for t, p in tps:
@@ -265,10 +277,11 @@ def movement(
     loads: Mapping[str, Sequence[float]] | None = None,
     horizon_s: float = 0.0,
 ) -> tuple[int, float]:
-    """(partitions moved, load moved): partitions that had an owner in ``current`` and get another one.
+    """(partitions moved, load moved): partitions that had an owner in ``current`` and get another
+    one.
 
-    A partition nobody owned before is a new assignment, not a move. ``current`` defaults to what the
-    members report they own.
+    A partition nobody owned before is a new assignment, not a move. ``current`` defaults to what
+    the members report they own.
     """
     if current is None:
         current = snapshot.current_assignment()
@@ -289,7 +302,7 @@ def movement(
     return moved, moved_load
 
 
-# -- all together -----------------------------------------------------------------------------------------
+# -- all together ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Metrics:

@@ -1,12 +1,13 @@
 """The values every assignor takes and returns.
 
 A :class:`GroupSnapshot` is what a group leader knows at a rebalance, plus the load the rebalancer
-measured: topics with partition counts, each partition's replica racks and load, and the members with
-their subscriptions, racks, static ids and what they owned. An :class:`Assignment` maps member id to
-the list of ``(topic, partition)`` it gets.
+measured: topics with partition counts, each partition's replica racks and load, and the members
+with their subscriptions, racks, static ids and what they owned. An :class:`Assignment` maps member
+id to the list of ``(topic, partition)`` it gets.
 
 Partitions are plain ``(topic, partition)`` tuples and per-partition figures are per-topic sequences
-indexed by partition: at a million partitions, one object per partition costs more than the assignment.
+indexed by partition: at a million partitions, one object per partition costs more than the
+assignment.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ _EMPTY: Mapping = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    """One consumer of the group, as the group leader sees it in the JoinGroup responses: the one member
-    type of the project (the collector, the state's snapshots and the consumer side use it). A member may
-    subscribe to nothing (a consumer using ``assign()``); a :class:`GroupSnapshot` takes only members
-    that subscribe to something."""
+    """One consumer of the group, as the group leader sees it in the JoinGroup responses: the one
+    member type of the project (the collector, the state's snapshots and the consumer side use it).
+    A member may subscribe to nothing (a consumer using ``assign()``); a :class:`GroupSnapshot`
+    takes only members that subscribe to something."""
 
     member_id: str
     topics: tuple[str, ...]
@@ -40,7 +41,8 @@ class Member:
     generation: int | None = None
     client_id: str | None = None
     host: str | None = None
-    """where the member connects from, as the coordinator reports it (names a member across rejoins)"""
+    """where the member connects from, as the coordinator reports it (names a member across
+    rejoins)"""
 
     def __post_init__(self) -> None:
         if not isinstance(self.member_id, str) or not self.member_id:
@@ -54,8 +56,9 @@ class Member:
 
     @property
     def identity(self) -> str:
-        """What the member is across rejoins (member ids change on every one): its static id, else client id @
-        host, else its member id. The job's membership changes and capacities and a proposal's expiry go by it."""
+        """What the member is across rejoins (member ids change on every one): its static id, else
+        client id @ host, else its member id. The job's membership changes and capacities and a
+        proposal's expiry go by it."""
         if self.instance_id:
             return f"instance:{self.instance_id}"
         if self.client_id:
@@ -67,13 +70,14 @@ class Member:
 class GroupSnapshot:
     """A consumer group at one moment.
 
-    ``topics`` keeps insertion order (it is the order the metadata listed them in). ``replica_racks``
-    is ``None`` when brokers have no racks, else topic -> one tuple of replica racks per partition
-    (a ``None`` entry is a broker without a rack). ``lag``, ``produce_rate`` and ``consume_rate`` are
-    topic -> one value per partition; a topic absent from ``lag`` has unknown lag, taken as 0.
-    ``stuck`` lists partitions whose committed offset does not move while they have lag. ``capacity``: member
-    id -> records/s it can consume, for every member (None: unknown, the members taken as alike); an assignor
-    that reads it balances time (load / capacity) rather than records.
+    ``topics`` keeps insertion order (it is the order the metadata listed them in).
+    ``replica_racks`` is ``None`` when brokers have no racks, else topic -> one tuple of replica
+    racks per partition (a ``None`` entry is a broker without a rack). ``lag``, ``produce_rate`` and
+    ``consume_rate`` are topic -> one value per partition; a topic absent from ``lag`` has unknown
+    lag, taken as 0. ``stuck`` lists partitions whose committed offset does not move while they have
+    lag. ``capacity``: member id -> records/s it can consume, for every member (None: unknown, the
+    members taken as alike); an assignor that reads it balances time (load / capacity) rather than
+    records.
     """
 
     topics: Mapping[str, int]
@@ -93,7 +97,8 @@ class GroupSnapshot:
         seen: set[str] = set()
         for m in self.members:
             if not m.topics:
-                raise InvalidSnapshot(f"members[{m.member_id}].topics", "member subscribes to no topic")
+                raise InvalidSnapshot(f"members[{m.member_id}].topics",
+                                      "member subscribes to no topic")
             if m.member_id in seen:
                 raise InvalidSnapshot("members", f"member id {m.member_id!r} appears twice")
             seen.add(m.member_id)
@@ -102,7 +107,8 @@ class GroupSnapshot:
                 expected = self.topics.get(topic)
                 if expected is not None and len(racks) != expected:
                     raise InvalidSnapshot(
-                        f"replica_racks.{topic}", f"has {len(racks)} entries for {expected} partitions"
+                        f"replica_racks.{topic}",
+                        f"has {len(racks)} entries for {expected} partitions"
                     )
         for name, per_topic in (("lag", self.lag), ("produce_rate", self.produce_rate),
                                 ("consume_rate", self.consume_rate)):
@@ -114,10 +120,12 @@ class GroupSnapshot:
         if self.capacity is not None:
             for m in self.members:
                 c = self.capacity.get(m.member_id)
-                if isinstance(c, bool) or not isinstance(c, int | float) or not math.isfinite(c) or c <= 0:
-                    raise InvalidSnapshot(f"capacity.{m.member_id}", f"must be a finite number > 0, got {c!r}")
+                if (isinstance(c, bool) or not isinstance(c, int | float) or not math.isfinite(c)
+                        or c <= 0):
+                    raise InvalidSnapshot(f"capacity.{m.member_id}",
+                                          f"must be a finite number > 0, got {c!r}")
 
-    # -- derived views -------------------------------------------------------------------------------
+    # -- derived views -----------------------------------------------------------------------------
 
     def partitions(self, topic: str) -> int:
         """Partition count of ``topic``; 0 for a topic that is not in the metadata."""
@@ -142,12 +150,13 @@ class GroupSnapshot:
         return {m.member_id: list(m.owned) for m in self.members}
 
 
-def partition_lag(committed: int | None, begin: int, end: int, auto_offset_reset: str = "latest") -> int:
+def partition_lag(committed: int | None, begin: int, end: int,
+                  auto_offset_reset: str = "latest") -> int:
     """Lag of one partition in records, as grantneale's assignor computes it.
 
-    With a committed offset the lag is ``end - committed``. Without one the consumer would start where
-    ``auto.offset.reset`` points: ``latest`` (any case) gives lag 0; every other value, ``none``
-    included, counts the whole retained log ``end - begin``, exactly as grantneale's
+    With a committed offset the lag is ``end - committed``. Without one the consumer would start
+    where ``auto.offset.reset`` points: ``latest`` (any case) gives lag 0; every other value,
+    ``none`` included, counts the whole retained log ``end - begin``, exactly as grantneale's
     ``computePartitionLag`` does. Lag never goes below 0 (an end offset that failed to read is 0).
     """
     mode = auto_offset_reset.lower() if isinstance(auto_offset_reset, str) else auto_offset_reset

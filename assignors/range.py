@@ -12,15 +12,16 @@ Example: consumers C0 and C1 both subscribe to t0 and t1, three partitions each:
 
 Rack-aware mode (KIP-881) is decided per topic. It is on when some subscriber of the topic has a
 rack, that rack holds a replica of some partition of the topic, and either some partition is not on
-every rack, or ``prefer_rack_aware_logic`` is set (Kafka's test-only flag). When any topic needs it, a
-rack pass runs before the plain pass:
+every rack, or ``prefer_rack_aware_logic`` is set (Kafka's test-only flag). When any topic needs it,
+a rack pass runs before the plain pass:
 
 * Topics with the same subscribers and the same partition count are co-partitioned: partition ``p``
   of all of them goes to the first subscriber (member order) whose rack holds a replica of ``p`` in
   every one of them and that still has room within its quota. Co-partitioning beats rack alignment.
 * Any other topic that needs rack mode gives each subscriber, in member order, the first unassigned
   partitions on its rack, up to its quota (a subscriber without a rack matches everything).
-* The plain pass then gives each subscriber, in order, the first unassigned partitions up to its quota.
+* The plain pass then gives each subscriber, in order, the first unassigned partitions up to its
+  quota.
 
 A subscriber's quota is ``n // c`` plus one while fewer than ``n % c`` subscribers have gone over
 ``n // c``, so in rack mode the extra partitions go to the first subscribers that take them.
@@ -31,8 +32,8 @@ on rack b; C0 on rack a, C1 on rack b::
     C0: [t0p0, t0p2]
     C1: [t0p1, t0p3]
 
-In rack mode each member's list is sorted by (topic, partition); otherwise it is one block per topic,
-in the iteration order of Kafka's ``partitionsPerTopic`` HashMap (:func:`java_topic_order`).
+In rack mode each member's list is sorted by (topic, partition); otherwise it is one block per
+topic, in the iteration order of Kafka's ``partitionsPerTopic`` HashMap (:func:`java_topic_order`).
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ def kafka_member_order(members: Iterable[Member]) -> list[Member]:
 
 
 class _TopicState:
-    """One topic during assignment, as Kafka's ``TopicAssignmentState`` (counters per consumer index)."""
+    """One topic during assignment, as Kafka's ``TopicAssignmentState`` (counters per consumer
+    index)."""
 
     __slots__ = ("assigned", "consumers", "extra", "n", "needs_rack", "owner", "part_racks", "ptr",
                  "quota", "rack_queues", "racks", "remaining", "topic")
@@ -88,7 +90,8 @@ class _TopicState:
         self.ptr = 0  # every partition below ptr is assigned
         self.rack_queues: dict[str, list[int]] = {}
         consumer_racks = {r for r in racks if r is not None}
-        # each partition's replica racks; built only when some consumer has a rack, and read only for such one
+        # each partition's replica racks; built only when some consumer has a rack, and read only
+        # for such one
         self.part_racks: list[frozenset[str]] = []
         self.needs_rack = False
         if consumer_racks:
@@ -144,7 +147,8 @@ class _TopicState:
         if queue is None:
             racks_of = self.part_racks
             # Reversed so that the lowest partitions pop off the end cheaply.
-            queue = self.rack_queues[rack] = [p for p in range(self.n - 1, -1, -1) if rack in racks_of[p]]
+            queue = self.rack_queues[rack] = [p for p in range(self.n - 1, -1, -1)
+                                              if rack in racks_of[p]]
         owner = self.owner
         taken: list[int] = []
         while queue and len(taken) < k:
@@ -154,7 +158,8 @@ class _TopicState:
         return taken
 
     def assign_ranges(self, rack_matching: bool) -> None:
-        """Each consumer in order takes its first ``max_assignable`` unassigned (rack-matching) partitions."""
+        """Each consumer in order takes its first ``max_assignable`` unassigned (rack-matching)
+        partitions."""
         for ci in range(len(self.consumers)):
             if self.remaining == 0:
                 break
@@ -175,8 +180,8 @@ def _assign_co_partitioned(states: list[_TopicState], n: int) -> None:
     first = states[0]
     size = len(first.consumers)
     # The topics start equal and are assigned in lock step, so their counters stay equal: the first
-    # topic answers max_assignable for all. A consumer whose max_assignable drops to 0 never recovers,
-    # so it can be dropped from the candidate queues lazily.
+    # topic answers max_assignable for all. A consumer whose max_assignable drops to 0 never
+    # recovers, so it can be dropped from the candidate queues lazily.
     queues: dict[str | None, list[int]] = {}
     for ci in range(size - 1, -1, -1):
         queues.setdefault(first.racks[ci], []).append(ci)
@@ -214,10 +219,10 @@ def java_topic_order(snapshot: GroupSnapshot, subscribed: Iterable[str] | None =
     """The topics with partitions in the iteration order of Kafka's ``partitionsPerTopic`` map.
 
     ``AbstractPartitionAssignor.assign`` adds every member's subscribed topics (members in the order
-    of the subscriptions ``HashMap``, filled in snapshot order; each member's topics in list order) to
-    a ``HashSet``, then puts the topics that have metadata into a ``HashMap`` in that set's order.
-    Topics without metadata still count towards the set's table size. ``subscribed`` (every subscribed
-    topic once, in any order) saves walking the subscriptions when the caller has them.
+    of the subscriptions ``HashMap``, filled in snapshot order; each member's topics in list order)
+    to a ``HashSet``, then puts the topics that have metadata into a ``HashMap`` in that set's
+    order. Topics without metadata still count towards the set's table size. ``subscribed`` (every
+    subscribed topic once, in any order) saves walking the subscriptions when the caller has them.
     """
     if subscribed is None:
         subscribed = {t for m in snapshot.members for t in m.topics}
@@ -239,12 +244,14 @@ def java_topic_order(snapshot: GroupSnapshot, subscribed: Iterable[str] | None =
                     first_seen[t] = len(first_seen)
             if len(first_seen) == len(colliding):
                 break
-    in_set = [t for b in sorted(buckets) for t in sorted(buckets[b], key=lambda t: first_seen.get(t, 0))]
+    in_set = [t for b in sorted(buckets)
+              for t in sorted(buckets[b], key=lambda t: first_seen.get(t, 0))]
     topics = snapshot.topics
     return hashmap_order(t for t in in_set if topics.get(t, 0) > 0)
 
 
-def _subscribers_and_racks(ordered: Sequence[Member]) -> tuple[dict[str, list[str]], dict[str, str | None]]:
+def _subscribers_and_racks(
+        ordered: Sequence[Member]) -> tuple[dict[str, list[str]], dict[str, str | None]]:
     """Each topic's subscribers in member order, and each member's rack (``None`` for none)."""
     subscribers: dict[str, list[str]] = {}
     rack_of: dict[str, str | None] = {}
@@ -255,7 +262,8 @@ def _subscribers_and_racks(ordered: Sequence[Member]) -> tuple[dict[str, list[st
     return subscribers, rack_of
 
 
-def _assign_plain_ranges(snapshot: GroupSnapshot, subscribers: dict[str, list[str]], result: Assignment) -> None:
+def _assign_plain_ranges(snapshot: GroupSnapshot, subscribers: dict[str, list[str]],
+                         result: Assignment) -> None:
     """No rack anywhere: contiguous ranges per topic, no per-partition work."""
     for t in java_topic_order(snapshot, subscribers):
         consumers = subscribers.get(t)
@@ -263,7 +271,8 @@ def _assign_plain_ranges(snapshot: GroupSnapshot, subscribers: dict[str, list[st
         if not consumers:
             continue
         quota, extra = divmod(n, len(consumers))
-        tps = list(zip(repeat(t, n), range(n), strict=True))  # sliced below, one tuple per partition
+        # sliced below, one tuple per partition
+        tps = list(zip(repeat(t, n), range(n), strict=True))
         cut = (quota + 1) * extra
         for i in range(min(extra, len(consumers))):
             result[consumers[i]] += tps[i * (quota + 1):(i + 1) * (quota + 1)]
@@ -273,8 +282,9 @@ def _assign_plain_ranges(snapshot: GroupSnapshot, subscribers: dict[str, list[st
                 result[consumers[i]] += tps[start:start + quota]
 
 
-def _topic_states(snapshot: GroupSnapshot, subscribers: dict[str, list[str]], rack_of: dict[str, str | None],
-                  prefer_rack_aware_logic: bool) -> list[_TopicState]:
+def _topic_states(snapshot: GroupSnapshot, subscribers: dict[str, list[str]],
+                  rack_of: dict[str, str | None], prefer_rack_aware_logic: bool
+                  ) -> list[_TopicState]:
     """One state per subscribed topic with partitions, in Kafka's topic order."""
     replica_racks = snapshot.replica_racks
     states: list[_TopicState] = []
@@ -305,7 +315,8 @@ def _assign_rack_pass(states: list[_TopicState]) -> None:
 
 
 def _collect(states: list[_TopicState], sort_by_topic: bool, result: Assignment) -> None:
-    """Append each topic's partitions to their owners' lists (topics sorted by name in rack mode)."""
+    """Append each topic's partitions to their owners' lists (topics sorted by name in rack
+    mode)."""
     order = sorted(states, key=lambda s: java_string_key(s.topic)) if sort_by_topic else states
     for st in order:
         buckets: list[list[int]] = [[] for _ in st.consumers]
@@ -318,7 +329,8 @@ def _collect(states: list[_TopicState], sort_by_topic: bool, result: Assignment)
 
 
 def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> Assignment:
-    """Kafka's RangeAssignor on ``snapshot``; every member is in the result, possibly with no partition."""
+    """Kafka's RangeAssignor on ``snapshot``; every member is in the result, possibly with no
+    partition."""
     subscribers, rack_of = _subscribers_and_racks(kafka_member_order(snapshot.members))
     result: Assignment = {m.member_id: [] for m in snapshot.members}
     if all(r is None for r in rack_of.values()):
@@ -330,5 +342,6 @@ def assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False) -> As
         _assign_rack_pass(states)
     for st in states:
         st.assign_ranges(rack_matching=False)
-    _collect(states, use_rack_aware, result)  # Kafka sorts every list by (topic, partition) in rack mode
+    # Kafka sorts every list by (topic, partition) in rack mode
+    _collect(states, use_rack_aware, result)
     return result

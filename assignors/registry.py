@@ -1,15 +1,15 @@
-"""Assignors by name, as Kafka's ``partition.assignment.strategy`` names them, and the options each takes.
+"""Assignors by name, as Kafka's ``partition.assignment.strategy`` names them, and their options.
 
-Every assignor module exposes ``NAME`` and ``assign(snapshot, **options) -> Assignment``. Modules are
-imported on first use so that picking one assignor does not load the others' dependencies; the options
-are declared here, as data, so that validating a configuration imports no assignor at all.
+Every assignor module exposes ``NAME`` and ``assign(snapshot, **options) -> Assignment``. Modules
+are imported on first use so that picking one assignor does not load the others' dependencies; the
+options are declared here, as data, so that validating a configuration imports no assignor at all.
 
 Options come from three places: a scenario file (Kafka's test flag ``prefer_rack_aware_logic``), the
 command line (``rebalancer assign --option key=value``) and the configuration
-(``[policy.assignor_options]``). :func:`validate_options` checks user-supplied ones strictly (unknown
-key, wrong type, out of range: :class:`InvalidOption` naming the key and what is allowed);
-:func:`applicable` keeps the scenario options an assignor takes and drops the rest, so a flag meant for
-Kafka's assignors never reaches ``balanced``.
+(``[policy.assignor_options]``). :func:`validate_options` checks user-supplied ones strictly
+(unknown key, wrong type, out of range: :class:`InvalidOption` naming the key and what is allowed);
+:func:`applicable` keeps the scenario options an assignor takes and drops the rest, so a flag meant
+for Kafka's assignors never reaches ``balanced``.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ class OptionSpec:
             value = float(value)
             if not math.isfinite(value):
                 raise bad
-        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+        if ((self.minimum is not None and value < self.minimum)
+                or (self.maximum is not None and value > self.maximum)):
             raise bad
         return value
 
@@ -88,7 +89,8 @@ def _num(x: float) -> str:
 
 
 def _from_text(text: str) -> object:
-    """A command-line value as JSON would read it (``1``, ``0.5``, ``true``, ``none``), else the text."""
+    """A command-line value as JSON would read it (``1``, ``0.5``, ``true``, ``none``), else the
+    text."""
     low = text.lower()
     if low in ("none", "null", ""):
         return None
@@ -104,12 +106,15 @@ def _from_text(text: str) -> object:
 
 _PREFER = OptionSpec(
     "prefer_rack_aware_logic", bool, False,
-    "Kafka's test flag: take the rack-aware path even when every partition has a replica on every rack")
+    "Kafka's test flag: take the rack-aware path "
+    "even when every partition has a replica on every rack")
 _KAFKA_BUGS = OptionSpec(
     "kafka_bugs", bool, False,
-    "reproduce a Kafka defect that can give a partition to a member no longer subscribed to its topic")
+    "reproduce a Kafka defect that can give a partition "
+    "to a member no longer subscribed to its topic")
 _HORIZON = OptionSpec(
-    "horizon_s", float, 0.0, "load = lag + produce rate x this many seconds (0: lag alone)", minimum=0)
+    "horizon_s", float, 0.0, "load = lag + produce rate x this many seconds (0: lag alone)",
+    minimum=0)
 
 # name -> (module, options). Kafka's own assignors take Kafka's settings; ``lag`` has none.
 _REGISTRY: dict[str, tuple[str, tuple[OptionSpec, ...]]] = {
@@ -120,10 +125,11 @@ _REGISTRY: dict[str, tuple[str, tuple[OptionSpec, ...]]] = {
     "lag": ("assignors.lag", ()),
     "balanced": ("assignors.balanced", (
         OptionSpec("max_count_skew", int, None,
-                   "partition counts of members with the same subscriptions differ by at most 1 + this "
-                   "(none: load decides)", minimum=0, nullable=True),
+                   "partition counts of members with the same subscriptions differ by at most 1 + "
+                   "this (none: load decides)", minimum=0, nullable=True),
         OptionSpec("load_tolerance", float, 0.02,
-                   "fraction above the best max load that rack locality and stickiness may cost", minimum=0),
+                   "fraction above the best max load that rack locality and stickiness may cost",
+                   minimum=0),
         OptionSpec("cross_rack_cost", float, 10.0, "cost of one cross-rack partition", minimum=0),
         OptionSpec("move_cost", float, 1.0, "cost of one moved partition", minimum=0),
         _HORIZON,
@@ -162,7 +168,8 @@ def options_of_module(module: str) -> dict[str, OptionSpec] | None:
 
 
 def validate_options(name: str, given: Mapping[str, object]) -> dict[str, Any]:
-    """User-supplied options of assignor ``name``, typed and checked; :class:`InvalidOption` otherwise."""
+    """User-supplied options of assignor ``name``, typed and checked; :class:`InvalidOption`
+    otherwise."""
     specs = options(name)
     out: dict[str, Any] = {}
     for key, value in given.items():
@@ -175,7 +182,8 @@ def validate_options(name: str, given: Mapping[str, object]) -> dict[str, Any]:
 
 
 def applicable(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The entries of ``given`` that assignor ``name`` takes (a scenario's options are for some only)."""
+    """The entries of ``given`` that assignor ``name`` takes (a scenario's options are for some
+    only)."""
     specs = options(name)
     return {k: v for k, v in given.items() if k in specs}
 

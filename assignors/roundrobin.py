@@ -1,10 +1,10 @@
 """Kafka's RoundRobinAssignor, bit for bit.
 
 All subscribed topics present in the metadata are sorted by name, and their partitions laid out in
-that order (``t0p0, t0p1, ..., t1p0, ...``). Members are sorted in Kafka's member order (static members
-by ``group.instance.id`` first, then dynamic members by member id) and placed on a circle. Each
-partition in turn goes to the next member on the circle that subscribes to its topic; the pointer then
-moves one past that member. Racks, lag and previous ownership play no part.
+that order (``t0p0, t0p1, ..., t1p0, ...``). Members are sorted in Kafka's member order (static
+members by ``group.instance.id`` first, then dynamic members by member id) and placed on a circle.
+Each partition in turn goes to the next member on the circle that subscribes to its topic; the
+pointer then moves one past that member. Racks, lag and previous ownership play no part.
 
 Example: C0 and C1 both subscribe to t0 and t1, three partitions each::
 
@@ -36,7 +36,8 @@ def assign(snapshot: GroupSnapshot) -> Assignment:
     ordered = kafka_member_order(snapshot.members)
     size = len(ordered)
     ids = [m.member_id for m in ordered]
-    subscribed_at: dict[str, list[int]] = {}  # topic -> circle positions of its subscribers, ascending
+    # topic -> circle positions of its subscribers, ascending
+    subscribed_at: dict[str, list[int]] = {}
     for i, m in enumerate(ordered):
         for t in dict.fromkeys(m.topics):
             subscribed_at.setdefault(t, []).append(i)
@@ -53,7 +54,8 @@ def assign(snapshot: GroupSnapshot) -> Assignment:
         # starting with the first one at or after the pointer: partition p goes to subscriber
         # (start + p) % s. No per-partition loop is needed.
         start = next((k for k, pos in enumerate(positions) if pos >= pointer), 0)
-        tps = list(zip(repeat(t, n), range(n), strict=True))  # sliced by stride, one tuple per partition
+        # sliced by stride, one tuple per partition
+        tps = list(zip(repeat(t, n), range(n), strict=True))
         for j in range(min(s, n)):
             result[ids[positions[(start + j) % s]]] += tps[j::s]
         last = positions[(start + n - 1) % s]

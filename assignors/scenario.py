@@ -1,13 +1,13 @@
-"""Scenarios in the conformance schema (``tests/data/conformance/assignor-scenarios.json``) as snapshots.
+"""Conformance-schema scenarios (``tests/data/conformance/assignor-scenarios.json``) as snapshots.
 
-A scenario is a plain dict: ``topics`` (name -> partition count, in order), ``replica_racks`` (null or
-name -> one list of replica racks per partition), ``members`` (``id``, ``instance_id``, ``rack``,
+A scenario is a plain dict: ``topics`` (name -> partition count, in order), ``replica_racks`` (null
+or name -> one list of replica racks per partition), ``members`` (``id``, ``instance_id``, ``rack``,
 ``topics``, ``owned``, ``generation``), optionally ``lags`` (name -> lag per partition),
 ``produce_rate``/``consume_rate`` (same shape, records per second) and ``prefer_rack_aware_logic``.
 Other keys (``name``, ``expected``, ...) are the test's business and are ignored here.
 
-:func:`parse_scenario` checks every field and raises :class:`~assignors.errors.InvalidSnapshot` naming
-it (``members[2].topics: member subscribes to nothing``), then builds the snapshot.
+:func:`parse_scenario` checks every field and raises :class:`~assignors.errors.InvalidSnapshot`
+naming it (``members[2].topics: member subscribes to nothing``), then builds the snapshot.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from assignors import registry
 from assignors.errors import InvalidSnapshot
 from assignors.model import Assignment, GroupSnapshot, Member, TopicPartition
 
-__all__ = ["Scenario", "assignment_from_json", "assignment_to_json", "call_assignor", "parse_scenario"]
+__all__ = ["Scenario", "assignment_from_json", "assignment_to_json", "call_assignor",
+           "parse_scenario"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ def _opt_str(value: object, where: str) -> str | None:
     return value
 
 
-def _partition_list(value: object, where: str, topics: Mapping[str, int]) -> tuple[TopicPartition, ...]:
+def _partition_list(value: object, where: str,
+                    topics: Mapping[str, int]) -> tuple[TopicPartition, ...]:
     if not isinstance(value, list):
         raise InvalidSnapshot(where, f"must be a list of [topic, partition], got {value!r}")
     out = []
@@ -58,7 +60,8 @@ def _partition_list(value: object, where: str, topics: Mapping[str, int]) -> tup
 def _per_partition(value: object, where: str, topics: Mapping[str, int], number: type,
                    minimum: float | None = 0) -> dict[str, list]:
     if not isinstance(value, dict):
-        raise InvalidSnapshot(where, f"must be an object topic -> list per partition, got {value!r}")
+        raise InvalidSnapshot(where,
+                              f"must be an object topic -> list per partition, got {value!r}")
     out: dict[str, list] = {}
     for topic, values in value.items():
         if topic not in topics:
@@ -68,10 +71,12 @@ def _per_partition(value: object, where: str, topics: Mapping[str, int], number:
             raise InvalidSnapshot(f"{where}.{topic}", f"must list one value per partition "
                                   f"({topics[topic]}), got {got}")
         for p, x in enumerate(values):
-            ok = _is_int(x) if number is int else (isinstance(x, int | float) and not isinstance(x, bool))
+            ok = (_is_int(x) if number is int
+                  else (isinstance(x, int | float) and not isinstance(x, bool)))
             if not ok or (minimum is not None and x < minimum):
                 kind = "an integer" if number is int else "a number"
-                raise InvalidSnapshot(f"{where}.{topic}[{p}]", f"must be {kind} >= {minimum}, got {x!r}")
+                raise InvalidSnapshot(f"{where}.{topic}[{p}]",
+                                      f"must be {kind} >= {minimum}, got {x!r}")
         out[topic] = list(values)
     return out
 
@@ -80,7 +85,8 @@ def _parse_topics(data: dict) -> dict[str, int]:
     """``topics``: name -> partition count, in order."""
     topics_raw = data.get("topics")
     if not isinstance(topics_raw, dict):
-        raise InvalidSnapshot("topics", f"must be an object topic -> partition count, got {topics_raw!r}")
+        raise InvalidSnapshot("topics",
+                              f"must be an object topic -> partition count, got {topics_raw!r}")
     topics: dict[str, int] = {}
     for topic, count in topics_raw.items():
         if not topic:
@@ -101,15 +107,18 @@ def _parse_member(m: object, where: str, seen: dict[str, int], topics: Mapping[s
         raise InvalidSnapshot(f"{where}.id", f"must be a non-empty string, got {member_id!r}")
     if member_id in seen:
         raise InvalidSnapshot(f"{where}.id",
-                              f"duplicate member id {member_id!r} (also members[{seen[member_id]}])")
+                              f"duplicate member id {member_id!r} (also "
+                              f"members[{seen[member_id]}])")
     subscribed = m.get("topics")
     if not isinstance(subscribed, list) or not all(isinstance(t, str) and t for t in subscribed):
-        raise InvalidSnapshot(f"{where}.topics", f"must be a list of topic names, got {subscribed!r}")
+        raise InvalidSnapshot(f"{where}.topics",
+                              f"must be a list of topic names, got {subscribed!r}")
     if not subscribed:
         raise InvalidSnapshot(f"{where}.topics", "member subscribes to nothing")
     generation = m.get("generation")
     if generation is not None and not _is_int(generation):
-        raise InvalidSnapshot(f"{where}.generation", f"must be an integer or null, got {generation!r}")
+        raise InvalidSnapshot(f"{where}.generation",
+                              f"must be an integer or null, got {generation!r}")
     return Member(
         member_id=member_id,
         topics=tuple(subscribed),
@@ -150,11 +159,13 @@ def _parse_replica_racks(data: dict, topics: Mapping[str, int]) -> dict[str, lis
         if not isinstance(per_partition, list) or len(per_partition) != topics[topic]:
             got = (f"{len(per_partition)} entries" if isinstance(per_partition, list)
                    else repr(per_partition))
-            raise InvalidSnapshot(where, f"must list the replica racks of each of the {topics[topic]} "
+            raise InvalidSnapshot(where,
+                                  f"must list the replica racks of each of the {topics[topic]} "
                                   f"partitions, got {got}")
         rows = []
         for p, racks in enumerate(per_partition):
-            if not isinstance(racks, list) or not all(r is None or isinstance(r, str) for r in racks):
+            if not isinstance(racks, list) or not all(r is None or isinstance(r, str)
+                                                      for r in racks):
                 raise InvalidSnapshot(f"{where}[{p}]",
                                       f"must be a list of rack names or nulls, got {racks!r}")
             rows.append(tuple(racks))
@@ -174,13 +185,15 @@ def _parse_options(data: dict, member_ids: list[str]) -> dict[str, Any]:
     order = data.get("java_member_iteration_order")
     if order is not None:
         if not isinstance(order, list) or sorted(order) != sorted(member_ids):
-            raise InvalidSnapshot("java_member_iteration_order", "must list every member id exactly once")
+            raise InvalidSnapshot("java_member_iteration_order",
+                                  "must list every member id exactly once")
         options["java_member_iteration_order"] = list(order)
     return options
 
 
 def parse_scenario(data: object) -> Scenario:
-    """Check a scenario dict and build its :class:`Scenario`; :class:`InvalidSnapshot` names a bad field."""
+    """Check a scenario dict and build its :class:`Scenario`; :class:`InvalidSnapshot` names a bad
+    field."""
     if not isinstance(data, dict):
         raise InvalidSnapshot("scenario", f"must be a JSON object, got {type(data).__name__}")
     topics = _parse_topics(data)
@@ -195,10 +208,12 @@ def parse_scenario(data: object) -> Scenario:
     snapshot = GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks,
                              lag=lag, produce_rate=produce, consume_rate=consume)
     name = data.get("name")
-    return Scenario(snapshot=snapshot, options=options, name=name if isinstance(name, str) else None)
+    return Scenario(snapshot=snapshot, options=options,
+                    name=name if isinstance(name, str) else None)
 
 
-def call_assignor(fn: Callable[..., Assignment], snapshot: GroupSnapshot, options: Mapping[str, Any]) -> Any:
+def call_assignor(fn: Callable[..., Assignment], snapshot: GroupSnapshot,
+                  options: Mapping[str, Any]) -> Any:
     """Call an assignor function with only the scenario options it takes.
 
     For a function of a registered assignor's module (``assign``, ``assign_with_transfers``) the

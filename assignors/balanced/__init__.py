@@ -6,11 +6,11 @@ What it optimises, in this order (lexicographic):
 2. the partition-count bound, when ``max_count_skew`` is set: among members with identical
    subscriptions, counts differ by at most ``1 + max_count_skew`` (hard; best effort only when stuck
    partitions pinned to one member make it impossible);
-3. the **max member load**, summed over all topics (not per topic). The load of a partition is
-   ``lag + produce_rate * horizon_s`` (lag alone without rates or with ``horizon_s = 0``). With
-   ``snapshot.capacity`` (records/s per member) the max member *time*, load / capacity, instead: a member
-   three times as fast takes three times the load; equal capacities give exactly the assignment without
-   them (:mod:`.problem` keeps loads scaled to the fastest member's records);
+3. the **max member load**, summed over all topics (not per topic). The load of a partition is ``lag
+   + produce_rate * horizon_s`` (lag alone without rates or with ``horizon_s = 0``). With
+   ``snapshot.capacity`` (records/s per member) the max member *time*, load / capacity, instead: a
+   member three times as fast takes three times the load; equal capacities give exactly the
+   assignment without them (:mod:`.problem` keeps loads scaled to the fastest member's records);
 4. ``cross_rack_cost * cross-rack partitions + move_cost * partitions moved`` (KIP-925's traffic and
    non-overlap costs; only their ratio matters), spending at most ``load_tolerance`` of the best max
    load found; then the lower max load, then even partition counts, then the least load moved.
@@ -21,14 +21,14 @@ rack-local, then sticky. Loaded partitions go where load says: without ``max_cou
 holding one hot partition may get few others.
 
 A partition listed in ``snapshot.stuck`` stays with its current owner when that owner is present and
-subscribed (moving it would not make it progress), and weighs 0 there: the owner gets through none of
-its records, so it spends no capacity on it, and it takes its full share of the rest (counting the
-ever-growing lag would leave it nothing else; :func:`assignors.metrics.partition_loads` has the rule).
-It still counts in the owner's partition count. A stuck partition whose owner left weighs its load:
-its next owner may well get through it. A cross-rack partition is one assigned to a member that has a rack while the
-partition has replicas with racks, none on the member's rack (KIP-881's ``racksMismatch``, as
-:func:`assignors.metrics.cross_rack_partitions` counts it); a member without a rack, or a partition
-without replica racks, is never cross-rack.
+subscribed (moving it would not make it progress), and weighs 0 there: the owner gets through none
+of its records, so it spends no capacity on it, and it takes its full share of the rest (counting
+the ever-growing lag would leave it nothing else; :func:`assignors.metrics.partition_loads` has the
+rule). It still counts in the owner's partition count. A stuck partition whose owner left weighs its
+load: its next owner may well get through it. A cross-rack partition is one assigned to a member
+that has a rack while the partition has replicas with racks, none on the member's rack (KIP-881's
+``racksMismatch``, as :func:`assignors.metrics.cross_rack_partitions` counts it); a member without a
+rack, or a partition without replica racks, is never cross-rack.
 
 The algorithm
 -------------
@@ -36,8 +36,8 @@ The algorithm
 *Candidates.* Several starting assignments are built, then each is improved the same way:
 
 - ``preferring``: LPT, heaviest partition first; each goes to the cheapest (cross-rack/move cost) of
-  its current owner, the least-loaded same-rack subscriber and the least-loaded subscriber whose load
-  stays within ``(1 + load_tolerance) x lower bound``, else to the least-loaded subscriber.
+  its current owner, the least-loaded same-rack subscriber and the least-loaded subscriber whose
+  load stays within ``(1 + load_tolerance) x lower bound``, else to the least-loaded subscriber.
 - ``lpt``: plain LPT, no preference (up to ``LARGE`` partitions).
 - ``sticky``: every partition stays with its current owner, the others go by ``preferring``'s rule.
   When the current assignment is complete this *is* the current assignment, so the result can never
@@ -74,23 +74,24 @@ stays deterministic), and once one finalist reaches the least cost any assignmen
 others are not polished. Above ``LARGE`` only ``preferring`` and ``sticky-shed`` are built.
 
 Ties go by a fixed hash of the member id (CRC-32), not by the member id itself, so the same
-low-sorting client id is not always the one that gets the heaviest partition (grantneale #4). Members
-are sorted by member id first, so the result does not depend on the order members are listed in.
+low-sorting client id is not always the one that gets the heaviest partition (grantneale #4).
+Members are sorted by member id first, so the result does not depend on the order members are listed
+in.
 
 Modules
 -------
 
-``options`` (:class:`BalancedOptions`, the size thresholds), ``problem`` (the group indexed as arrays,
-and the one cost rule), ``state`` (an assignment under construction), ``start`` and ``lpt`` (the
-starting candidates), ``search`` (balance; ``steps``: its steps in plain Python for members holding
-few partitions), ``counts`` (count bound and count balance), ``polish``, and ``solve`` (the run:
-candidates, finalists, the pick).
+``options`` (:class:`BalancedOptions`, the size thresholds), ``problem`` (the group indexed as
+arrays, and the one cost rule), ``state`` (an assignment under construction), ``start`` and ``lpt``
+(the starting candidates), ``search`` (balance; ``steps``: its steps in plain Python for members
+holding few partitions), ``counts`` (count bound and count balance), ``polish``, and ``solve`` (the
+run: candidates, finalists, the pick).
 
 Worked example
 --------------
 
-Topic ``t`` with lags p0=100, p1=60, p2=50, p3=10; topic ``u`` with one partition, lag 40.
-``C0`` (rack a) and ``C1`` (rack b) both subscribe to both topics; ``C0`` owns t-0, t-1, t-2 and ``C1``
+Topic ``t`` with lags p0=100, p1=60, p2=50, p3=10; topic ``u`` with one partition, lag 40. ``C0``
+(rack a) and ``C1`` (rack b) both subscribe to both topics; ``C0`` owns t-0, t-1, t-2 and ``C1``
 owns t-3, u-0. Replicas: t-0, t-2 on rack a; t-1, t-3, u-0 on rack b.
 
 Total load 260, so the lower bound is 130. The current assignment has C0 = 210, C1 = 50.
@@ -103,12 +104,13 @@ Total load 260, so the lower bound is 130. The current assignment has C0 = 210, 
   it (140); t-3 (10): owner C1 (120). Max 140 too; local search finds nothing better: 140 is optimal
   here ({100, 40} / {60, 50, 10}; no split reaches 130).
 - ``sticky-shed`` (target min(1.02 x 140, 210) = 142.8): C0's excess is 67.2, and t-0 (100) is the
-  lightest partition that covers it; it goes to C1 (150), and local search ends where ``sticky`` did.
+  lightest partition that covers it; it goes to C1 (150), and local search ends where ``sticky``
+  did.
 - ``lpt`` and the peers end at 140 or above.
 
-All the finalists reach 140; the cap is 1.02 x 140 = 142.8 and polish finds no move or swap within it. Costs:
-``sticky`` leaves t-0, t-1 and t-3 cross-rack and moves two (3 x 10 + 2 = 32); ``preferring`` has
-u-0 and t-2 cross-rack and moves three (2 x 10 + 3 = 23), so it wins::
+All the finalists reach 140; the cap is 1.02 x 140 = 142.8 and polish finds no move or swap within
+it. Costs: ``sticky`` leaves t-0, t-1 and t-3 cross-rack and moves two (3 x 10 + 2 = 32);
+``preferring`` has u-0 and t-2 cross-rack and moves three (2 x 10 + 3 = 23), so it wins::
 
     C0 -> [t-0, u-0]             load 140   (was 210)
     C1 -> [t-1, t-2, t-3]        load 120   (was 50)
@@ -130,7 +132,10 @@ __all__ = ["LARGE", "NAME", "PEER_SEED_MAX_PARTITIONS", "SMALL", "BalancedOption
 NAME = "balanced"
 
 
-# Defined here, not in a submodule: the registry finds an assignor's options by ``assign.__module__``.
-def assign(snapshot: GroupSnapshot, options: BalancedOptions | None = None, **kwargs: Any) -> Assignment:
-    """Assign ``snapshot``'s partitions; see the package docstring. Options as :class:`BalancedOptions`."""
+# Defined here, not in a submodule: the registry finds an assignor's options by
+# ``assign.__module__``.
+def assign(snapshot: GroupSnapshot, options: BalancedOptions | None = None,
+           **kwargs: Any) -> Assignment:
+    """Assign ``snapshot``'s partitions; see the package docstring. Options as
+    :class:`BalancedOptions`."""
     return solve(snapshot, BalancedOptions.of(options, **kwargs))

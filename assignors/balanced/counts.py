@@ -1,5 +1,5 @@
-"""Partition counts: the windows the ``max_count_skew`` bound gives each member, bringing a state into
-them, and evening counts out with zero-load partitions (which moves no load)."""
+"""Partition counts: the windows the ``max_count_skew`` bound gives each member, bringing a state
+into them, and evening counts out with zero-load partitions (which moves no load)."""
 
 from __future__ import annotations
 
@@ -88,7 +88,8 @@ def _to_least_loaded(problem: Problem, st: State, moving: list[int], ms: np.ndar
                           take: np.ndarray) -> None:
     """``moving``, heaviest first, each to the least-loaded member of ``ms`` still to take some."""
     part_load = problem.part_load_list
-    heap = [(float(st.load[int(ms[i])]), int(problem.tiebreak[int(ms[i])]), int(ms[i]), int(take[i]))
+    heap = [(float(st.load[int(ms[i])]), int(problem.tiebreak[int(ms[i])]), int(ms[i]),
+             int(take[i]))
             for i in np.flatnonzero(take).tolist()]
     heapq.heapify(heap)
     moving.sort(key=lambda p: (-part_load[p], p))

@@ -65,7 +65,8 @@ class _HeapPools(_Pools):
     def __init__(self, problem: Problem, placer: _Placer, by_rack: bool) -> None:
         self.key, self.count, self.full = placer.key, placer.count, placer.full
         key = placer.key
-        self.groups: list[list[Key]] = [[key(m) for m in ms.tolist()] for ms in problem.group_members]
+        self.groups: list[list[Key]] = [[key(m) for m in ms.tolist()]
+                                        for ms in problem.group_members]
         for h in self.groups:
             heapq.heapify(h)
         self.racks: dict[tuple[int, int], list[Key]] = {}
@@ -97,7 +98,8 @@ def _in_tiebreak_order(members: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
 
 
 class _ArgminPools(_Pools):
-    """Pools as arrays of members in tie-break order; the first has the least value (count or load)."""
+    """Pools as arrays of members in tie-break order; the first has the least value (count or
+    load)."""
 
     def __init__(self, problem: Problem, placer: _Placer, by_rack: bool) -> None:
         self.placer = placer
@@ -125,7 +127,8 @@ class _ArgminPools(_Pools):
 class _Preference:
     """Whether a cheaper member than the first one may take a partition, and which one."""
 
-    def __init__(self, problem: Problem, placer: _Placer, pools: _Pools, cap: float, by_rack: bool) -> None:
+    def __init__(self, problem: Problem, placer: _Placer, pools: _Pools, cap: float,
+                 by_rack: bool) -> None:
         self.problem, self.placer, self.pools = problem, placer, pools
         self.cap, self.by_rack = cap, by_rack
         self.fair_share = -(-problem.n_parts // problem.n_members) if problem.n_classes == 1 else 0
@@ -133,17 +136,19 @@ class _Preference:
                                for g in range(len(problem.group_members))]
 
     def fits(self, p: int, first: int, c: int) -> bool:
-        """Whether ``c`` may take ``p`` instead of ``first``: it holds no more than the fair share or
-        ``first`` (on counts), or stays within the cap with ``p`` (on loads), and has room."""
+        """Whether ``c`` may take ``p`` instead of ``first``: it holds no more than the fair share
+        or ``first`` (on counts), or stays within the cap with ``p`` (on loads), and has room."""
         placer = self.placer
         if placer.by_count:
             within = placer.count[c] <= max(placer.count[first], self.fair_share - 1)
         else:
-            within = placer.load[c] <= self.cap - self.problem.part_load_list[p] * self.problem.scale_list[c]
+            problem = self.problem
+            within = placer.load[c] <= self.cap - problem.part_load_list[p] * problem.scale_list[c]
         return within and placer.has_room(c)
 
     def cheapest(self, p: int, g: int, m: int, cost_m: float) -> int:
-        """Of ``m``, the owner of ``p`` and the first member on each replica rack, the cheapest that fits."""
+        """Of ``m``, the owner of ``p`` and the first member on each replica rack, the cheapest that
+        fits."""
         problem, cost, key = self.problem, self.problem.cost, self.placer.key
         first = m
         best = (cost_m, key(m))
@@ -165,7 +170,8 @@ class _Preference:
 
 
 def _pools_for(problem: Problem, placer: _Placer, by_rack: bool) -> _Pools:
-    """Heap pools, or argmin pools when many overlapping subscriber sets would keep the heaps stale."""
+    """Heap pools, or argmin pools when many overlapping subscriber sets would keep the heaps
+    stale."""
     many_groups = sum(len(ms) for ms in problem.group_members) > 4 * problem.n_members + 64
     return (_ArgminPools if many_groups else _HeapPools)(problem, placer, by_rack)
 
@@ -190,7 +196,8 @@ def place(problem: Problem, st: State, order: list[int], cap: float, prefer: boo
     placer = _Placer(problem, st, by_count, full)
     by_rack = prefer and problem.rack_aware
     pools = _pools_for(problem, placer, by_rack)
-    refresh = isinstance(pools, _ArgminPools)  # heaps refresh lazily: only the argmin pools need telling
+    # heaps refresh lazily: only the argmin pools need telling
+    refresh = isinstance(pools, _ArgminPools)
     preference = _Preference(problem, placer, pools, cap, by_rack)
     part_load, part_group, cost = problem.part_load_list, problem.part_group_list, problem.cost
     scale = problem.scale_list

@@ -14,12 +14,14 @@ SMALL = 2000
 # starting candidates. Above it the local search alone is relied upon (it is also what keeps speed).
 PEER_SEED_MAX_PARTITIONS = 2000
 # Above this many partitions the search is cut to what keeps 100,000 partitions under a few seconds:
-# no plain-LPT candidate, bounded local search and polish (bounded by counts, so still deterministic).
+# no plain-LPT candidate, bounded local search and polish (bounded by counts, so still
+# deterministic).
 LARGE = 20000
-# Up to this many partitions on a member, the search's steps on it run in plain Python: on arrays this short
-# numpy's fixed cost per call is most of the work (the results are the same either way). The polish's swap
-# search does more per partition (two costs each): it crosses over sooner (50 partitions a member: Python
-# 59 ms against 78; 100: numpy 5 % ahead; benchmarks/results/dense-step.txt, 2026-11-26).
+# Up to this many partitions on a member, the search's steps on it run in plain Python: on arrays
+# this short numpy's fixed cost per call is most of the work (the results are the same either way).
+# The polish's swap search does more per partition (two costs each): it crosses over sooner (50
+# partitions a member: Python 59 ms against 78; 100: numpy 5 % ahead;
+# benchmarks/results/dense-step.txt, 2026-11-26).
 FEW = 128
 POLISH_FEW = 64
 

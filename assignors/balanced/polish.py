@@ -27,7 +27,8 @@ class _CountSpread:
         self.member_class: list[int] = problem.member_class.tolist()
         self.least = [int(st.count[ms].min()) for ms in problem.class_members]
         self.most = [int(st.count[ms].max()) for ms in problem.class_members]
-        self.allowed = [max(most - least, 1) for least, most in zip(self.least, self.most, strict=True)]
+        self.allowed = [max(most - least, 1)
+                        for least, most in zip(self.least, self.most, strict=True)]
         self.histogram: list[dict[int, int]] = []
         for ms in problem.class_members:
             values, freq = np.unique(st.count[ms], return_counts=True)
@@ -67,9 +68,11 @@ class _Polisher:
         self.hi: list[int] = window[1].tolist()
         n_parts = problem.n_parts
         self.rounds = 2 if n_parts > LARGE else 4
-        # Same-rack targets tried per partition; swap searches scan their partitions: bound the total.
+        # Same-rack targets tried per partition; swap searches scan their partitions: bound the
+        # total.
         self.k_targets = 16 if n_parts <= SMALL else 4
-        self.swap_budget = max(50, int(300_000 / (self.k_targets * (n_parts / problem.n_members + 1))))
+        self.swap_budget = max(50,
+                               int(300_000 / (self.k_targets * (n_parts / problem.n_members + 1))))
         self.least_costs = problem.least_costs()
         self.least_list: list[float] = self.least_costs.tolist()
         # (group, rack) -> the group's members on that rack.
@@ -96,7 +99,8 @@ class _Polisher:
     def _round(self) -> bool:
         """One pass over the partitions that could cost less; whether anything changed."""
         problem, st = self.problem, self.st
-        costly = np.flatnonzero((problem.costs_in(st.member_of) > self.least_costs + _EPS) & ~problem.pinned)
+        costly = np.flatnonzero((problem.costs_in(st.member_of) > self.least_costs + _EPS)
+                                & ~problem.pinned)
         if len(costly) == 0:
             return False
         # Lighter partitions first: they fit more easily and move less load.
@@ -185,9 +189,11 @@ class _Polisher:
         self._move(q, a)
         return True
 
-    def _swap_many(self, p: int, a: int, b: int, gain: float, load_p: float) -> tuple[float, float, int, int] | None:
-        """Of ``b``'s partitions ``a`` may take, the one that keeps both loads within the cap and saves the most
-        with ``p`` (then the lightest, then the first): ``(-saving, its load, b, it)``; None if none saves."""
+    def _swap_many(self, p: int, a: int, b: int, gain: float,
+                   load_p: float) -> tuple[float, float, int, int] | None:
+        """Of ``b``'s partitions ``a`` may take, the one that keeps both loads within the cap and
+        saves the most with ``p`` (then the lightest, then the first): ``(-saving, its load, b,
+        it)``; None if none saves."""
         problem, st, cap = self.problem, self.st, self.cap
         theirs = st.movable(b, problem.pinned)
         if len(theirs) == 0:
@@ -209,9 +215,11 @@ class _Polisher:
         k = idx[np.lexsort((theirs[idx], their_loads[idx], -total[idx]))[0]]
         return (-float(total[k]), float(their_loads[k]), b, int(theirs[k]))
 
-    def _swap_few(self, p: int, a: int, b: int, gain: float, load_p: float) -> tuple[float, float, int, int] | None:
-        """:meth:`_swap_many` in plain Python, for a member holding few partitions (the same floats, the same
-        pick: the least of a total order, so the order partitions are visited in does not matter)."""
+    def _swap_few(self, p: int, a: int, b: int, gain: float,
+                  load_p: float) -> tuple[float, float, int, int] | None:
+        """:meth:`_swap_many` in plain Python, for a member holding few partitions (the same floats,
+        the same pick: the least of a total order, so the order partitions are visited in does not
+        matter)."""
         problem, cap = self.problem, self.cap
         subs, topic, pinned = self.subscribed[a], problem.part_topic_list, problem.pinned_list
         weight, cost = problem.part_load_list, problem.cost

@@ -1,22 +1,23 @@
-"""The group as the balanced assignor sees it: partitions and members as integer indices, and the cost rule.
+"""The group as the balanced assignor sees it: partitions and members as indices, and the cost rule.
 
 :class:`Problem` turns a :class:`~assignors.model.GroupSnapshot` into arrays every phase shares:
-partitions are numbered topic by topic (``part_topic``, ``part_load``), members are sorted by member id
-(so the result does not depend on the order they are listed in), and a partition may only go to a
+partitions are numbered topic by topic (``part_topic``, ``part_load``), members are sorted by member
+id (so the result does not depend on the order they are listed in), and a partition may only go to a
 member of its *eligibility group* (the members subscribed to its topic; topics with the same
 subscribers share one group). Members with identical subscriptions form a *class*: the count bound
 applies within a class.
 
-The one cost rule lives here too: a partition costs ``cross_rack_cost`` when it sits on a member whose
-rack holds none of its replicas (the member has a rack and the partition has replica racks), plus
-``move_cost`` when it has a current owner and sits elsewhere. :meth:`Problem.cost` is that rule for
-one partition (for the phases' Python loops), :meth:`Problem.costs` the same rule over arrays;
+The one cost rule lives here too: a partition costs ``cross_rack_cost`` when it sits on a member
+whose rack holds none of its replicas (the member has a rack and the partition has replica racks),
+plus ``move_cost`` when it has a current owner and sits elsewhere. :meth:`Problem.cost` is that rule
+for one partition (for the phases' Python loops), :meth:`Problem.costs` the same rule over arrays;
 everything else (a state's total, the least cost any assignment can have) is built on them.
 
-With ``snapshot.capacity`` the members are unlike: member ``m`` finishes a load ``w`` in ``w / c_m`` seconds.
-Loads are then kept in the fastest member's records: ``w * scale[m]``, ``scale[m] = c_max / c_m`` (>= 1), so
-minimising the max scaled load minimises the max time. Equal or absent capacities give ``scale`` = 1.0
-exactly, and ``x * 1.0`` is ``x``: every phase then computes bit for bit what it computes without them.
+With ``snapshot.capacity`` the members are unlike: member ``m`` finishes a load ``w`` in ``w / c_m``
+seconds. Loads are then kept in the fastest member's records: ``w * scale[m]``, ``scale[m] = c_max /
+c_m`` (>= 1), so minimising the max scaled load minimises the max time. Equal or absent capacities
+give ``scale`` = 1.0 exactly, and ``x * 1.0`` is ``x``: every phase then computes bit for bit what
+it computes without them.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def tiebreak(member_id: str) -> int:
 
 
 class Problem:
-    """One rebalance, indexed. Arrays are per partition (``part_*``) or per member (``member_*``)."""
+    """One rebalance, indexed. Arrays are per partition (``part_*``) or per member
+    (``member_*``)."""
 
     def __init__(self, snapshot: GroupSnapshot, opts: BalancedOptions) -> None:
         self.snapshot = snapshot
@@ -56,7 +58,7 @@ class Problem:
         self.move_cost = float(opts.move_cost)
         self.lower_bound = self._lower_bound()
 
-    # -- indexing ---------------------------------------------------------------------------------------
+    # -- indexing ----------------------------------------------------------------------------------
 
     def _scale(self) -> np.ndarray:
         """Per member, the fastest capacity over its own (1.0 for all without capacities)."""
@@ -66,7 +68,8 @@ class Problem:
         return np.array([scales[m.member_id] for m in self.members])
 
     def _index_topics(self) -> None:
-        """Subscribed topics (in metadata order), the subscription matrix and each partition's load."""
+        """Subscribed topics (in metadata order), the subscription matrix and each partition's
+        load."""
         snapshot, opts = self.snapshot, self.opts
         wanted = {t for m in self.members for t in m.topics}
         self.topics = [t for t in snapshot.topics if t in wanted]
@@ -82,9 +85,10 @@ class Problem:
         self.topic_sizes = [snapshot.topics[t] for t in self.topics]
         self.n_parts = int(sum(self.topic_sizes))
         # Partition p of topic j is number topic_start[j] + p.
-        self.topic_start = np.concatenate([[0], np.cumsum(self.topic_sizes, dtype=np.int64)]).astype(np.int64)
-        self.part_topic = (np.repeat(np.arange(n_topics, dtype=np.int64), self.topic_sizes) if n_topics
-                           else np.zeros(0, np.int64))
+        ends = np.cumsum(self.topic_sizes, dtype=np.int64)
+        self.topic_start = np.concatenate([[0], ends]).astype(np.int64)
+        self.part_topic = (np.repeat(np.arange(n_topics, dtype=np.int64), self.topic_sizes)
+                           if n_topics else np.zeros(0, np.int64))
         self.part_topic_list: list[int] = self.part_topic.tolist()
         load = np.zeros(self.n_parts, dtype=np.float64)
         for j, t in enumerate(self.topics):
@@ -101,7 +105,8 @@ class Problem:
         self.part_load_list: list[float] = self.part_load.tolist()
 
     def _index_groups(self) -> None:
-        """Eligibility groups (topics with one subscriber set) and classes (members with one subscription)."""
+        """Eligibility groups (topics with one subscriber set) and classes (members with one
+        subscription)."""
         n_topics = len(self.topics)
         group_of_key: dict[bytes, int] = {}
         topic_group = np.zeros(n_topics, dtype=np.int64)
@@ -128,11 +133,13 @@ class Problem:
         self.class_members = [np.flatnonzero(self.member_class == c) for c in range(self.n_classes)]
 
     def _index_racks(self) -> None:
-        """Member racks as indices (-1: none) and, per partition, the member racks holding a replica."""
+        """Member racks as indices (-1: none) and, per partition, the member racks holding a
+        replica."""
         racks = sorted({m.rack for m in self.members if m.rack})
         rack_index = {r: i for i, r in enumerate(racks)}
         self.n_racks = len(racks)
-        self.member_rack = np.array([rack_index.get(m.rack, -1) if m.rack else -1 for m in self.members],
+        self.member_rack = np.array([rack_index.get(m.rack, -1) if m.rack else -1
+                                     for m in self.members],
                                     dtype=np.int64)
         self.member_rack_list: list[int] = self.member_rack.tolist()
         # replica_on[p, r]: partition p has a replica on member rack r.
@@ -157,13 +164,15 @@ class Problem:
         self.rack_mask = self._rack_masks()
 
     def _rack_masks(self) -> list[int]:
-        """Per partition, bit r = a replica on member rack r, bit n_racks = the partition has replica
-        racks at all (0 = never cross-rack): the cost rule as integer tests in Python loops."""
+        """Per partition, bit r = a replica on member rack r, bit n_racks = the partition has
+        replica racks at all (0 = never cross-rack): the cost rule as integer tests in Python
+        loops."""
         n_racks = self.n_racks
         if not self.rack_aware:
             return [0] * self.n_parts
         if n_racks < 62:
-            bits = (self.replica_on[:, :n_racks].astype(np.int64) << np.arange(n_racks, dtype=np.int64)).sum(1)
+            on = self.replica_on[:, :n_racks].astype(np.int64)
+            bits = (on << np.arange(n_racks, dtype=np.int64)).sum(1)
             return np.where(self.has_replica_racks, bits | (1 << n_racks), 0).tolist()
         return [
             (sum(1 << r for r in np.flatnonzero(self.replica_on[p]).tolist()) | (1 << n_racks))
@@ -173,7 +182,8 @@ class Problem:
 
     def _index_owners(self) -> None:
         """Current owners (the highest generation wins a partition claimed twice, as Kafka's sticky
-        does), whether the current assignment is complete, and the stuck partitions pinned to them (load 0)."""
+        does), whether the current assignment is complete, and the stuck partitions pinned to them
+        (load 0)."""
         n_parts, sizes, start = self.n_parts, self.topic_sizes, self.topic_start
         owner = np.full(n_parts, -1, dtype=np.int64)
         owner_generation = np.full(n_parts, -(2**62), dtype=np.int64)
@@ -199,7 +209,8 @@ class Problem:
         self.pinned = np.zeros(n_parts, dtype=bool)
         for t, p in metrics.held_stuck(self.snapshot):
             self.pinned[int(start[self.topic_index[t]]) + p] = True
-        # A pinned partition weighs nothing on its owner (the rule: assignors.metrics.partition_loads).
+        # A pinned partition weighs nothing on its owner (the rule:
+        # assignors.metrics.partition_loads).
         if self.pinned.any():
             self.part_load[self.pinned] = 0.0
             self.part_load_list = self.part_load.tolist()
@@ -225,10 +236,11 @@ class Problem:
                 bound = max(bound, float(top[k - 1] + top[k]) * float(fastest[0]))
         return bound
 
-    # -- the cost rule -------------------------------------------------------------------------------------
+    # -- the cost rule -----------------------------------------------------------------------------
 
     def cost(self, p: int, m: int) -> float:
-        """Cost of partition ``p`` on member ``m``: cross-rack cost if cross-rack, plus move cost if moved."""
+        """Cost of partition ``p`` on member ``m``: cross-rack cost if cross-rack, plus move cost if
+        moved."""
         c = 0.0
         r = self.member_rack_list[m]
         mask = self.rack_mask[p]
@@ -240,7 +252,8 @@ class Problem:
         return c
 
     def cross_rack(self, parts: np.ndarray, members: np.ndarray | int) -> np.ndarray:
-        """Whether each partition of ``parts`` is cross-rack on the matching member (or on one member)."""
+        """Whether each partition of ``parts`` is cross-rack on the matching member (or on one
+        member)."""
         if not self.rack_aware:
             return np.zeros(len(parts), dtype=bool)
         r = self.member_rack[members]
@@ -252,8 +265,10 @@ class Problem:
         return (o >= 0) & (o != members)
 
     def costs(self, parts: np.ndarray, members: np.ndarray | int) -> np.ndarray:
-        """:meth:`cost` over arrays: ``parts[i]`` on ``members[i]`` (or every one on member ``members``)."""
-        return self.cross_rack_cost * self.cross_rack(parts, members) + self.move_cost * self.moved(parts, members)
+        """:meth:`cost` over arrays: ``parts[i]`` on ``members[i]`` (or every one on member
+        ``members``)."""
+        return (self.cross_rack_cost * self.cross_rack(parts, members)
+                + self.move_cost * self.moved(parts, members))
 
     def costs_in(self, member_of: np.ndarray) -> np.ndarray:
         """Cost of every partition where ``member_of`` puts it."""
@@ -267,11 +282,13 @@ class Problem:
         return self.cross_rack_cost * n_cross + self.move_cost * n_moved
 
     def costs_at_owner(self) -> np.ndarray:
-        """Cost of every partition at its current owner (0 for an unowned one: only cross-rack counts)."""
+        """Cost of every partition at its current owner (0 for an unowned one: only cross-rack
+        counts)."""
         return np.where(self.owner >= 0, self.costs_in(np.maximum(self.owner, 0)), 0.0)
 
     def least_costs(self) -> np.ndarray:
-        """Per partition, the lowest cost any subscriber could give it (the polish skips the others)."""
+        """Per partition, the lowest cost any subscriber could give it (the polish skips the
+        others)."""
         owned = self.owner >= 0
         at_owner = np.where(owned, self.costs_at_owner(), np.inf)
         cross_at_owner = owned & self.cross_rack(np.arange(self.n_parts), np.maximum(self.owner, 0))
@@ -295,7 +312,7 @@ class Problem:
         elsewhere = np.where(others > 0, elsewhere, np.inf)
         return np.minimum(at_owner, elsewhere)
 
-    # -- output ------------------------------------------------------------------------------------------
+    # -- output ------------------------------------------------------------------------------------
 
     def output(self, held: list[set[int]] | None) -> Assignment:
         """The assignment in the snapshot's terms: member id -> sorted ``(topic, partition)`` list,

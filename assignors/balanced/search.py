@@ -8,9 +8,10 @@ or the lower bound is reached. Moves respect the count windows; swaps keep count
 Up to ``SMALL`` partitions every lighter member is a swap partner and the iterations are many;
 above it both are bounded by counts (never by time, so the result stays deterministic).
 
-The steps of a member holding up to ``FEW`` partitions are found in plain Python (:mod:`.steps`), the
-others' with numpy (below): numpy's fixed cost per call dominates on a few dozen entries. Both compute the
-same floats in the same order and offer the same step, so the path taken never changes a result.
+The steps of a member holding up to ``FEW`` partitions are found in plain Python (:mod:`.steps`),
+the others' with numpy (below): numpy's fixed cost per call dominates on a few dozen entries. Both
+compute the same floats in the same order and offer the same step, so the path taken never changes a
+result.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def _ranked(problem: Problem, st: State) -> list[int]:
 
 
 def _partners(order: list[int], loads: list[float], below: float, limit: int) -> list[int]:
-    """Up to ``limit`` members after the first of ``order`` with a load below ``below``, lightest first."""
+    """Up to ``limit`` members after the first of ``order`` with a load below ``below``, lightest
+    first."""
     partners: list[int] = []
     for m in reversed(order[1:]):
         if len(partners) >= limit:
@@ -78,8 +80,9 @@ class _Search:
         self.finite_scales = all(math.isfinite(x) for x in problem.scale_list)
 
     def best_step(self, order: list[int], loads: list[float]) -> tuple[int, int, int] | None:
-        """The best move or swap of the first member of ``order``, None if none lowers the pair's max load.
-        A member holding few partitions takes the Python steps, the others the numpy ones: the same step."""
+        """The best move or swap of the first member of ``order``, None if none lowers the pair's
+        max load. A member holding few partitions takes the Python steps, the others the numpy ones:
+        the same step."""
         problem, st = self.problem, self.st
         a = order[0]
         load_a = loads[a]
@@ -87,8 +90,9 @@ class _Search:
         best = steps.Best(load_a - eps)
         counts = st.count.tolist()
         can_move = counts[a] - 1 >= self.lo[a]
-        # Python's max, < and bisect agree with numpy's maximum, argmin and searchsorted on finite loads only
-        # (a capacity ratio past 1e308 makes infinite scales, and inf - inf NaN loads): those stay in numpy.
+        # Python's max, < and bisect agree with numpy's maximum, argmin and searchsorted on finite
+        # loads only (a capacity ratio past 1e308 makes infinite scales, and inf - inf NaN loads):
+        # those stay in numpy.
         if counts[a] <= FEW and self.finite_scales and math.isfinite(sum(loads)):
             own = self.sides.own(a)
             if not own:
@@ -105,16 +109,19 @@ class _Search:
             if can_move:
                 _offer_moves(problem, st, self.window, a, parts, best)
             if self._swaps_may_help(best, order, loads):
-                _offer_swaps(problem, st, a, parts, _partners(order, loads, load_a - eps, self.partner_limit), best)
+                _offer_swaps(problem, st, a, parts,
+                             _partners(order, loads, load_a - eps, self.partner_limit), best)
         return best.step
 
     def _swaps_may_help(self, best: steps.Best, order: list[int], loads: list[float]) -> bool:
-        """Unless a move already brings the first member down to the next member's load (or the bound)."""
+        """Unless a move already brings the first member down to the next member's load (or the
+        bound)."""
         next_load = loads[order[1]] if self.problem.n_members > 1 else 0.0
         return best.step is None or best.value > max(next_load, self.problem.lower_bound)
 
 
-def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray, best: steps.Best) -> None:
+def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray,
+                 best: steps.Best) -> None:
     """Each of ``a``'s partitions to the least-loaded member of its group with room for one more."""
     hi = window[1]
     load = st.load
@@ -130,18 +137,20 @@ def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.
         load_b = float(load[b])
         sel = groups == g
         candidates = weights[sel]
-        values = np.maximum(load_a - candidates * problem.scale_list[a], load_b + candidates * problem.scale_list[b])
+        values = np.maximum(load_a - candidates * problem.scale_list[a],
+                            load_b + candidates * problem.scale_list[b])
         i = int(np.argmin(values))
         best.offer(float(values[i]), (int(parts[sel][i]), b, -1))
 
 
 def _offer_swaps(problem: Problem, st: State, a: int, parts: np.ndarray, partners: list[int],
                  best: steps.Best) -> None:
-    """Each of ``a``'s partitions against the partner's partition closest to half the load gap (members
-    alike; else the difference that evens the pair: ``gap / (scale_a + scale_b)`` of own load).
+    """Each of ``a``'s partitions against the partner's partition closest to half the load gap
+    (members alike; else the difference that evens the pair: ``gap / (scale_a + scale_b)`` of own
+    load).
 
-    ``partners`` come lightest first: once the even split with one is no gain, no later one is (members
-    alike; with capacities this only bounds the search)."""
+    ``partners`` come lightest first: once the even split with one is no gain, no later one is
+    (members alike; with capacities this only bounds the search)."""
     load = st.load
     load_a = float(load[a])
     s_a = problem.scale_list[a]

@@ -1,4 +1,4 @@
-"""The balanced assignor's run: build the candidates, balance each, polish the finalists, pick one."""
+"""The balanced assignor's run: build candidates, balance each, polish the finalists, pick one."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ def _candidates(problem: Problem) -> tuple[list[tuple[State, Window]], float]:
     """Every candidate, balanced, with its count windows, in tie-break order; and the polish cap."""
     tolerance = problem.opts.load_tolerance
     large = problem.n_parts > LARGE
-    starts = [greedy(problem, "preferring", sticky=False, cap=(1 + tolerance) * problem.lower_bound, prefer=True)]
+    starts = [greedy(problem, "preferring", sticky=False, cap=(1 + tolerance) * problem.lower_bound,
+                     prefer=True)]
     if not large:
         starts.append(greedy(problem, "lpt", sticky=False, cap=0.0, prefer=False))
     peer_max = np.inf

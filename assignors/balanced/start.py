@@ -56,7 +56,8 @@ def greedy(problem: Problem, name: str, *, sticky: bool, cap: float, prefer: boo
     if len(kept):
         members = owner[kept]
         st.member_of[kept] = members
-        st.load[:] = np.bincount(members, weights=part_load[kept], minlength=problem.n_members) * problem.scale
+        st.load[:] = np.bincount(members, weights=part_load[kept],
+                                 minlength=problem.n_members) * problem.scale
         st.count[:] = np.bincount(members, minlength=problem.n_members)
         for p, m in zip(kept.tolist(), members.tolist(), strict=True):
             st.held[m].add(p)
@@ -96,18 +97,22 @@ def shed(problem: Problem, st: State, target: float) -> None:
         parts = st.movable(m, problem.pinned)
         if len(parts) == 0:
             continue
-        for p in _cover_excess(problem, parts, float(st.load[m]) - target, target, problem.scale_list[m]):
+        for p in _cover_excess(problem, parts, float(st.load[m]) - target, target,
+                               problem.scale_list[m]):
             st.take_off(p, part_load[p])
             taken.append(p)
     taken.sort(key=lambda p: (-part_load[p], p))
     full = count_caps(problem)
-    place(problem, st, [p for p in taken if part_load[p] > 0], target, True, by_count=False, full=full)
-    place(problem, st, [p for p in taken if part_load[p] <= 0], target, True, by_count=True, full=full)
+    place(problem, st, [p for p in taken if part_load[p] > 0], target, True, by_count=False,
+          full=full)
+    place(problem, st, [p for p in taken if part_load[p] <= 0], target, True, by_count=True,
+          full=full)
 
 
-def _cover_excess(problem: Problem, parts: np.ndarray, excess: float, target: float, scale: float) -> list[int]:
-    """Partitions to give up to shed ``excess`` (of a member at ``scale``): the lightest that covers what is
-    left, else the heaviest, until covered. Returned in (load, index) order."""
+def _cover_excess(problem: Problem, parts: np.ndarray, excess: float, target: float,
+                  scale: float) -> list[int]:
+    """Partitions to give up to shed ``excess`` (of a member at ``scale``): the lightest that covers
+    what is left, else the heaviest, until covered. Returned in (load, index) order."""
     loads = problem.part_load[parts] * scale
     order = np.lexsort((parts, loads))
     parts, loads = parts[order], loads[order]
@@ -141,7 +146,8 @@ def peer_seeds(problem: Problem) -> Iterator[State]:
             yield st
 
 
-def from_assignment(problem: Problem, name: str, result: Mapping[str, list[TopicPartition]]) -> State | None:
+def from_assignment(problem: Problem, name: str,
+                    result: Mapping[str, list[TopicPartition]]) -> State | None:
     """``result`` as a state, or ``None`` unless it gives every partition once to a subscriber.
     A stuck partition goes back to its owner, whatever ``result`` did with it."""
     st = State(name, problem.n_members, problem.n_parts, problem.scale_list)

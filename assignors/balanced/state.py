@@ -8,14 +8,14 @@ from .problem import Problem
 
 
 class State:
-    """Which member holds each partition (``member_of``, -1 = nobody yet), and per member its load (scaled:
-    :attr:`~assignors.balanced.problem.Problem.scale`; callers pass a partition's own load), partition count
-    and the set of partitions
-    it holds (``held``).
+    """Which member holds each partition (``member_of``, -1 = nobody yet), and per member its load
+    (scaled: :attr:`~assignors.balanced.problem.Problem.scale`; callers pass a partition's own
+    load), partition count and the set of partitions it holds (``held``).
 
-    :meth:`movable` is asked for the same few members again and again by the search and the polish while
-    only one or two of them change in between: each member's answer is kept until ``put``, ``move`` or
-    ``take_off`` changes that member (code that writes ``held`` directly calls :meth:`forget_movable`)."""
+    :meth:`movable` is asked for the same few members again and again by the search and the polish
+    while only one or two of them change in between: each member's answer is kept until ``put``,
+    ``move`` or ``take_off`` changes that member (code that writes ``held`` directly calls
+    :meth:`forget_movable`)."""
 
     __slots__ = ("_movable", "count", "held", "load", "member_of", "name", "scale")
 
@@ -62,12 +62,13 @@ class State:
         s.load = self.load.copy()
         s.count = self.count.copy()
         s.held = [set(x) for x in self.held]
-        s._movable = list(self._movable)  # read-only arrays: shared until either side changes a member
+        # read-only arrays: shared until either side changes a member
+        s._movable = list(self._movable)
         return s
 
     def movable(self, m: int, pinned: np.ndarray) -> np.ndarray:
-        """The partitions member ``m`` holds that are not pinned to it, in index order (read-only; ``pinned``
-        is always the problem's)."""
+        """The partitions member ``m`` holds that are not pinned to it, in index order (read-only;
+        ``pinned`` is always the problem's)."""
         parts = self._movable[m]
         if parts is None:
             parts = np.fromiter((p for p in self.held[m] if not pinned[p]), dtype=np.int64)
@@ -84,7 +85,7 @@ class State:
         return float(self.load.max())
 
 
-# -- judging a state -----------------------------------------------------------------------------------
+# -- judging a state -------------------------------------------------------------------------------
 
 
 def pinned_moved(problem: Problem, st: State) -> bool:

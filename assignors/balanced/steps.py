@@ -1,17 +1,19 @@
 """The balancing search's steps for a member holding few partitions, in plain Python.
 
-:mod:`.search` offers its moves and swaps with numpy. For a member holding a few dozen partitions (the job's
-100 partitions x 4 members: 25 each) numpy's fixed cost per call, a dozen calls per partner, is most of the
-work, so up to :data:`.options.FEW` partitions the search takes the steps here instead: the same floats computed
-in the same order, the same step picked (``tests/unit/assignors/test_balanced_steps.py`` runs both on the same
-states, and whole runs with and without these). That holds on finite figures: Python's ``max``, ``<`` and
-``bisect`` treat NaN unlike numpy's ``maximum``, ``argmin`` and ``searchsorted``, so the search keeps groups with
+:mod:`.search` offers its moves and swaps with numpy. For a member holding a few dozen partitions
+(the job's 100 partitions x 4 members: 25 each) numpy's fixed cost per call, a dozen calls per
+partner, is most of the work, so up to :data:`.options.FEW` partitions the search takes the steps
+here instead: the same floats computed in the same order, the same step picked
+(``tests/unit/assignors/test_balanced_steps.py`` runs both on the same states, and whole runs with
+and without these). That holds on finite figures: Python's ``max``, ``<`` and ``bisect`` treat NaN
+unlike numpy's ``maximum``, ``argmin`` and ``searchsorted``, so the search keeps groups with
 infinite scales or loads (capacities over 1e308 apart) on numpy.
 
-Example of a swap: member ``a`` (load 300) holds weights [10, 50, 240], its partner ``b`` (load 100) holds
-[5, 40]. The gap is 200, so each of a's partitions looks for one of b's near its own weight minus 100: 240 finds
-40, but that swap (a difference of 200) would only turn the pair around; 50 finds 5, leaving 255 / 145; 10 finds
-5 (295 / 105). The swap of 50 for 5 is offered (the move of 50 alone, 250 / 150, beats it).
+Example of a swap: member ``a`` (load 300) holds weights [10, 50, 240], its partner ``b`` (load 100)
+holds [5, 40]. The gap is 200, so each of a's partitions looks for one of b's near its own weight
+minus 100: 240 finds 40, but that swap (a difference of 200) would only turn the pair around; 50
+finds 5, leaving 255 / 145; 10 finds 5 (295 / 105). The swap of 50 for 5 is offered (the move of 50
+alone, 250 / 150, beats it).
 """
 
 from __future__ import annotations
@@ -42,10 +44,10 @@ Side = tuple[list[int], list[float]]
 
 
 class Sides:
-    """Per member, its movable partitions and their weights as lists, as a swap partner of a given class
-    (subscriptions) can take them: in index order (``mine``) and by weight (``theirs``). Built once when first
-    asked, then edited in place by :meth:`moved` as each step moves a partition or two (rebuilding them after
-    every step cost more than the steps themselves)."""
+    """Per member, its movable partitions and their weights as lists, as a swap partner of a given
+    class (subscriptions) can take them: in index order (``mine``) and by weight (``theirs``). Built
+    once when first asked, then edited in place by :meth:`moved` as each step moves a partition or
+    two (rebuilding them after every step cost more than the steps themselves)."""
 
     def __init__(self, problem: Problem, st: State) -> None:
         self.problem, self.st = problem, st
@@ -57,7 +59,8 @@ class Sides:
         self._theirs: list[dict[int, Side]] = [{} for _ in range(problem.n_members)]
 
     def moved(self, p: int, src: int, dst: int) -> None:
-        """Movable partition ``p`` went from member ``src`` to ``dst``: edit what is kept of both."""
+        """Movable partition ``p`` went from member ``src`` to ``dst``: edit what is kept of
+        both."""
         w, t = self.problem.part_load_list[p], self.problem.part_topic_list[p]
         for m, add in ((src, False), (dst, True)):
             own = self._own[m]
@@ -69,7 +72,8 @@ class Sides:
             for c, (parts, weights) in self._theirs[m].items():
                 if self.class_subscribed[c][t]:
                     i = bisect_left(weights, w)
-                    while i < len(parts) and weights[i] == w and parts[i] < p:  # ties in index order
+                    # ties in index order
+                    while i < len(parts) and weights[i] == w and parts[i] < p:
                         i += 1
                     _edit(parts, weights, i, p, w, add)
 
@@ -83,7 +87,8 @@ class Sides:
 
     def _taken_by(self, m: int, other: int) -> list[int]:
         """``m``'s movable partitions, in index order, that ``other`` subscribes to."""
-        subs, part_topic, pinned = self.subscribed[other], self.problem.part_topic_list, self.problem.pinned_list
+        subs = self.subscribed[other]
+        part_topic, pinned = self.problem.part_topic_list, self.problem.pinned_list
         return sorted(p for p in self.st.held[m] if not pinned[p] and subs[part_topic[p]])
 
     def mine(self, a: int, b: int) -> Side:
@@ -91,21 +96,26 @@ class Sides:
         kept = self._mine[a].get(self.member_class[b])
         if kept is None:
             parts = self._taken_by(a, b)
-            kept = self._mine[a][self.member_class[b]] = (parts, [self.problem.part_load_list[p] for p in parts])
+            weights = [self.problem.part_load_list[p] for p in parts]
+            kept = self._mine[a][self.member_class[b]] = (parts, weights)
         return kept
 
     def theirs(self, b: int, a: int) -> Side:
-        """``b``'s partitions that ``a`` may take, lightest first (ties in index order), with their weights."""
+        """``b``'s partitions that ``a`` may take, lightest first (ties in index order), with their
+        weights."""
         kept = self._theirs[b].get(self.member_class[a])
         if kept is None:
             weight = self.problem.part_load_list
-            parts = sorted(self._taken_by(b, a), key=weight.__getitem__)  # stable: ties keep index order
+            # stable: ties keep index order
+            parts = sorted(self._taken_by(b, a), key=weight.__getitem__)
             kept = self._theirs[b][self.member_class[a]] = (parts, [weight[p] for p in parts])
         return kept
 
 
-def _edit(parts: list[int], weights: list[float] | None, i: int, p: int, w: float, add: bool) -> None:
-    """Insert ``p`` (weight ``w``) at position ``i`` of ``parts`` (and ``weights``), or remove it from there."""
+def _edit(parts: list[int], weights: list[float] | None, i: int, p: int, w: float,
+          add: bool) -> None:
+    """Insert ``p`` (weight ``w``) at position ``i`` of ``parts`` (and ``weights``), or remove it
+    from there."""
     if add:
         parts.insert(i, p)
         if weights is not None:
@@ -118,8 +128,9 @@ def _edit(parts: list[int], weights: list[float] | None, i: int, p: int, w: floa
 
 def offer_moves(problem: Problem, a: int, parts: list[int], loads: list[float], counts: list[int],
                 hi: list[int], best: Best) -> None:
-    """Each of ``a``'s partitions (index order) to the least-loaded member of its group with room for one
-    more (ties by tie-break, then index); per group, the partition giving the least pair max (the first)."""
+    """Each of ``a``'s partitions (index order) to the least-loaded member of its group with room
+    for one more (ties by tie-break, then index); per group, the partition giving the least pair max
+    (the first)."""
     group, weight, scale = problem.part_group_list, problem.part_load_list, problem.scale_list
     tiebreak = problem.tiebreak_list
     by_group: dict[int, list[int]] = {}
@@ -130,7 +141,8 @@ def offer_moves(problem: Problem, a: int, parts: list[int], loads: list[float], 
         b = -1
         for m in problem.group_members_list[g]:
             if m != a and counts[m] + 1 <= hi[m] and (
-                    b < 0 or loads[m] < loads[b] or (loads[m] == loads[b] and tiebreak[m] < tiebreak[b])):
+                    b < 0 or loads[m] < loads[b]
+                    or (loads[m] == loads[b] and tiebreak[m] < tiebreak[b])):
                 b = m
         if b < 0:
             continue
@@ -147,8 +159,9 @@ def offer_moves(problem: Problem, a: int, parts: list[int], loads: list[float], 
 
 def offer_swaps(problem: Problem, sides: Sides, a: int, partners: list[int], loads: list[float],
                 best: Best) -> None:
-    """Each of ``a``'s partitions against each partner's (lightest partner first) closest to the even split
-    (:func:`search._offer_swaps` says how); stops at the first partner with whom even that is no gain."""
+    """Each of ``a``'s partitions against each partner's (lightest partner first) closest to the
+    even split (:func:`search._offer_swaps` says how); stops at the first partner with whom even
+    that is no gain."""
     scale = problem.scale_list
     load_a, s_a = loads[a], scale[a]
     for b in partners:
@@ -167,9 +180,10 @@ def offer_swaps(problem: Problem, sides: Sides, a: int, partners: list[int], loa
 
 def _pair(mine: list[int], my_weights: list[float], theirs: list[int], their_weights: list[float],
           figures: tuple[float, float, float, float], b: int, best: Best) -> None:
-    """For each ``p`` of ``mine``, the ``q`` of ``theirs`` whose weight is nearest above and nearest below
-    ``w_p - gap / (s_a + s_b)`` (where ``searchsorted`` lands, and the entry before); each of the two
-    rounds offers its least pair max, if any swap of it lightens ``a`` without overshooting."""
+    """For each ``p`` of ``mine``, the ``q`` of ``theirs`` whose weight is nearest above and nearest
+    below ``w_p - gap / (s_a + s_b)`` (where ``searchsorted`` lands, and the entry before); each of
+    the two rounds offers its least pair max, if any swap of it lightens ``a`` without
+    overshooting."""
     load_a, s_a, load_b, s_b = figures
     gap = load_a - load_b
     shift = gap / (s_a + s_b)
@@ -177,8 +191,9 @@ def _pair(mine: list[int], my_weights: list[float], theirs: list[int], their_wei
     # Both rounds in one pass, each keeping its own first least value.
     value0, p0, q0, value1, p1, q1 = 0.0, -1, -1, 0.0, -1, -1
     for p, w in zip(mine, my_weights, strict=True):
-        # No swap of p can beat the best so far: a keeps at least this much (rounding is monotone, so the
-        # lightest q's figure bounds every q's as computed below). Skipping it changes no pick.
+        # No swap of p can beat the best so far: a keeps at least this much (rounding is monotone,
+        # so the lightest q's figure bounds every q's as computed below). Skipping it changes no
+        # pick.
         if load_a - (w - lightest) * s_a >= limit:
             continue
         k = bisect_left(their_weights, w - shift)  # in [0, last + 1]

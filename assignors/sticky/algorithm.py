@@ -1,4 +1,4 @@
-"""``sticky_assign``: Kafka's AbstractStickyAssignor.assignPartitions, shared by both sticky assignors.
+"""``sticky_assign``: Kafka's AbstractStickyAssignor.assignPartitions, for both sticky assignors.
 
 It reconciles what members own (:mod:`assignors.sticky.inputs`), then runs the constrained builder
 when every member subscribes alike (:mod:`assignors.sticky.constrained`) and the general builder
@@ -16,8 +16,8 @@ from assignors.sticky.inputs import GroupInput
 TP = TopicPartition
 
 
-def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False, kafka_bugs: bool = False
-                  ) -> tuple[dict[str, list[TP]], dict[TP, str] | None]:
+def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False,
+                  kafka_bugs: bool = False) -> tuple[dict[str, list[TP]], dict[TP, str] | None]:
     """Kafka's AbstractStickyAssignor on ``snapshot``.
 
     Returns the assignment (every member, in snapshot order) before any cooperative adjustment, and
@@ -41,7 +41,8 @@ def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False
     else:
         transferring = None
         try:
-            builder = GeneralBuilder(group, reconciled.owned, reconciled.max_generation, kafka_bugs=True)
+            builder = GeneralBuilder(group, reconciled.owned, reconciled.max_generation,
+                                     kafka_bugs=True)
             result = builder.build()
             valid = builder.foreign == 0
         except StickyAssignmentError:
@@ -49,7 +50,9 @@ def sticky_assign(snapshot: GroupSnapshot, prefer_rack_aware_logic: bool = False
                 raise
             valid = False
         if not valid and not kafka_bugs:
-            # the build consumed the owned lists: reconcile again (rare, so cheaper than copying up front)
+            # the build consumed the owned lists: reconcile again (rare, so cheaper than copying up
+            # front)
             again = group.reconcile_owned()
-            result = GeneralBuilder(group, again.owned, again.max_generation, kafka_bugs=False).build()
+            result = GeneralBuilder(group, again.owned, again.max_generation,
+                                    kafka_bugs=False).build()
     return {m.member_id: result[m.member_id] for m in snapshot.members}, transferring

@@ -3,17 +3,18 @@
 With ``T`` partitions and ``N`` members each member ends with ``min_quota = floor(T/N)`` or
 ``max_quota = ceil(T/N)`` partitions, and exactly ``T mod N`` of them with ``max_quota``. The steps:
 
-1. :meth:`~ConstrainedBuilder.keep_owned`: members in Java order keep their owned partitions (sorted by
-   partition number, then topic) up to a quota: the first ones visited may keep ``max_quota`` while
-   members above ``min_quota`` are still wanted, later ones ``min_quota``. What they give up "may be
-   revoked"; in rack mode a partition on a member whose rack holds none of its replicas is given up.
-2. :meth:`~ConstrainedBuilder.free_partitions`: the partitions nobody kept, by topic name then number,
-   made as the next steps hand them out.
-3. :meth:`~ConstrainedBuilder.assign_same_rack` (rack mode): each free partition, rarest racks first,
-   to the next member below quota on one of its replicas' racks, round robin.
+1. :meth:`~ConstrainedBuilder.keep_owned`: members in Java order keep their owned partitions (sorted
+   by partition number, then topic) up to a quota: the first ones visited may keep ``max_quota``
+   while members above ``min_quota`` are still wanted, later ones ``min_quota``. What they give up
+   "may be revoked"; in rack mode a partition on a member whose rack holds none of its replicas is
+   given up.
+2. :meth:`~ConstrainedBuilder.free_partitions`: the partitions nobody kept, by topic name then
+   number, made as the next steps hand them out.
+3. :meth:`~ConstrainedBuilder.assign_same_rack` (rack mode): each free partition, rarest racks
+   first, to the next member below quota on one of its replicas' racks, round robin.
 4. :meth:`~ConstrainedBuilder.assign_round_robin`: the rest round robin over members below quota
-   (sorted by member id), then one each to members at ``min_quota``, earliest to reach it first. Whole
-   passes over the members below quota are dealt in bulk (:meth:`~ConstrainedBuilder._deal`).
+   (sorted by member id), then one each to members at ``min_quota``, earliest to reach it first.
+   Whole passes over the members below quota are dealt in bulk (:meth:`~ConstrainedBuilder._deal`).
 5. :meth:`~ConstrainedBuilder.verify_unfilled`: Kafka's final consistency checks.
 
 A free partition given to a member other than the one that gave it up (or claimed twice) is
@@ -44,15 +45,16 @@ class ConstrainedBuilder:
     """One run of the constrained builder; :meth:`build` returns (assignment, transferring)."""
 
     ROWS_MIN_WIDTH = 128
-    """Passes at least this wide are dealt row by row (:meth:`_deal`), narrower ones one partition at a time:
-    about where the steps per row stop costing more than they save."""
+    """Passes at least this wide are dealt row by row (:meth:`_deal`), narrower ones one partition
+    at a time: about where the steps per row stop costing more than they save."""
     ROWS_PER_BLOCK = 16
     """Rows dealt together: a member's share of them is made and placed in one step. On a million
     partitions 16 rows took ~6% less CPU a call than 8 (page faults included: a warm call faults in
     12-30 MiB of fresh pages, 8 rows ~2 MiB) and 32 rows no less; 4 rows ~4% more."""
     HOLD_FROM = 1 << 16
     """Deals of at least this many partitions run with generation-1 collections held off
-    (:func:`~assignors.sticky.gc_hold.young_collections_only`): they would run ~9 of them and more."""
+    (:func:`~assignors.sticky.gc_hold.young_collections_only`): they would run ~9 of them and
+    more."""
 
     def __init__(self, group: GroupInput, reconciled: OwnedPartitions) -> None:
         self.group = group
@@ -65,16 +67,20 @@ class ConstrainedBuilder:
         self.expected_at_max = total % members
         """How many members end with ``max_quota``."""
         self.at_max = 0
-        # the lists made in member id order, the order the round robin appends to them in: its appends then
-        # walk memory forwards rather than hop between list headers made in Java's HashMap order
-        self.assignment: dict[str, list[TP]] = {mid: [] for mid in sorted(owned, key=group.member_rank.__getitem__)}
+        # the lists made in member id order, the order the round robin appends to them in: its
+        # appends then walk memory forwards rather than hop between list headers made in Java's
+        # HashMap order
+        in_id_order = sorted(owned, key=group.member_rank.__getitem__)
+        self.assignment: dict[str, list[TP]] = {mid: [] for mid in in_id_order}
         self.given_up_by: dict[TP, str] = {}
         """Owned partitions their owner may have to revoke, and by whom."""
         self.transferring: dict[TP, str] = {}
         self.below_min: list[str] = []
-        """Members still below ``min_quota`` (Kafka's unfilledMembersWithUnderMinQuotaPartitions)."""
+        """Members still below ``min_quota`` (Kafka's
+        unfilledMembersWithUnderMinQuotaPartitions)."""
         self.at_min: list[str] = []
-        """Members at ``min_quota`` that may take one more (unfilledMembersWithExactlyMinQuotaPartitions)."""
+        """Members at ``min_quota`` that may take one more
+        (unfilledMembersWithExactlyMinQuotaPartitions)."""
 
     def build(self) -> tuple[dict[str, list[TP]], dict[TP, str]]:
         self.keep_owned()
@@ -131,8 +137,8 @@ class ConstrainedBuilder:
                 self.given_up_by[tp] = mid
 
     def free_partitions(self) -> FreeRuns:
-        """Partitions nobody kept: unclaimed, given up or claimed twice; by topic, then number, made as
-        they are handed out."""
+        """Partitions nobody kept: unclaimed, given up or claimed twice; by topic, then number, made
+        as they are handed out."""
         ids = self.group.ids
         dropped = [*self.given_up_by, *self.claimed_twice]
         if not dropped and not self.claimed.any():  # nothing kept: every partition, no index needed
@@ -155,7 +161,8 @@ class ConstrainedBuilder:
             self.transferring[tp] = mid
 
     def assign_same_rack(self, free: list[TP]) -> list[TP]:
-        """Free partitions to members on a rack of theirs; returns those no such member could take."""
+        """Free partitions to members on a rack of theirs; returns those no such member could
+        take."""
         racks = self.group.racks
         free.sort(key=racks.members_on_racks_of)
         below_min, at_min = self.below_min, self.at_min
@@ -203,8 +210,8 @@ class ConstrainedBuilder:
         return remaining
 
     def assign_round_robin(self, free: FreeRuns) -> None:
-        """Round robin over members below quota (a Java Iterator over a LinkedList that members leave
-        as they reach ``min_quota``), then one each to members at ``min_quota``."""
+        """Round robin over members below quota (a Java Iterator over a LinkedList that members
+        leave as they reach ``min_quota``), then one each to members at ``min_quota``."""
         below_min, at_min = self.below_min, self.at_min
         min_quota, max_quota = self.min_quota, self.max_quota
         self._whole_passes(free)
@@ -229,7 +236,8 @@ class ConstrainedBuilder:
             count = self._give(tp, mid)
             if count == min_quota:
                 if last < 0:
-                    raise StickyAssignmentError("iterator state: member reached minQuota outside the iteration")
+                    raise StickyAssignmentError("iterator state: member reached minQuota outside "
+                                                "the iteration")
                 del below_min[last]
                 pos -= 1
                 last = -1
@@ -239,10 +247,10 @@ class ConstrainedBuilder:
 
     def _whole_passes(self, free: FreeRuns) -> None:
         """The round robin's whole passes over the members below quota, done in bulk: while every
-        member of the pass stays below ``min_quota``, each pass hands the next ``width`` partitions of
-        ``free`` one to each member in order. Members reaching ``min_quota`` in the last pass leave for
-        ``at_min`` in pass order; ``free`` is left at the first partition not handed out, where the
-        iteration goes on from the first member left."""
+        member of the pass stays below ``min_quota``, each pass hands the next ``width`` partitions
+        of ``free`` one to each member in order. Members reaching ``min_quota`` in the last pass
+        leave for ``at_min`` in pass order; ``free`` is left at the first partition not handed out,
+        where the iteration goes on from the first member left."""
         below_min, assignment, min_quota = self.below_min, self.assignment, self.min_quota
         while below_min and len(free) >= len(below_min):
             width = len(below_min)
@@ -261,17 +269,17 @@ class ConstrainedBuilder:
             below_min[:] = [mid for mid in below_min if len(assignment[mid]) < min_quota]
 
     def _deal(self, free: FreeRuns, lists: list[list[TP]], passes: int) -> None:
-        """Hand ``passes`` rows of ``len(lists)`` partitions of ``free``, element ``j`` of each row to
-        ``lists[j]``, each partition made as it is placed. The member lists are older than the
+        """Hand ``passes`` rows of ``len(lists)`` partitions of ``free``, element ``j`` of each row
+        to ``lists[j]``, each partition made as it is placed. The member lists are older than the
         partitions and leave the young generation before they fill (a large deal moves them to the
-        oldest first, :attr:`HOLD_FROM`): young collections then see only the new tuples, and no young
-        list of them is left to the caller.
+        oldest first, :attr:`HOLD_FROM`): young collections then see only the new tuples, and no
+        young list of them is left to the caller.
 
         Narrow rows: one append per partition. Wide rows (a many-member group): ``zip`` over a block
-        of rows makes each member's share of the block, member after member, and one ``extend`` places
-        it. Python steps are then per row and per block, not per partition, and the tuples are made
-        in the order they sit in their lists (the one-append way makes them in Kafka's order, member
-        after member within a row, for the same result)."""
+        of rows makes each member's share of the block, member after member, and one ``extend``
+        places it. Python steps are then per row and per block, not per partition, and the tuples
+        are made in the order they sit in their lists (the one-append way makes them in Kafka's
+        order, member after member within a row, for the same result)."""
         width = len(lists)
         with young_collections_only() if passes * width >= self.HOLD_FROM else nullcontext():
             if width < self.ROWS_MIN_WIDTH:
@@ -287,8 +295,8 @@ class ConstrainedBuilder:
             return
         if self.at_max != self.expected_at_max:
             raise StickyAssignmentError(
-                "We haven't reached the expected number of members with more than the minQuota partitions, "
-                "but no more partitions to be assigned")
+                "We haven't reached the expected number of members with more than the minQuota "
+                "partitions, but no more partitions to be assigned")
         for mid in self.below_min:
             if len(self.assignment[mid]) != self.min_quota:
                 raise StickyAssignmentError(

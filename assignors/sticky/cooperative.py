@@ -1,4 +1,5 @@
-"""Kafka's CooperativeStickyAssignor (``cooperative-sticky``), bit for bit with kafka-clients 4.3: the entry point.
+"""Kafka's CooperativeStickyAssignor (``cooperative-sticky``), bit for bit with kafka-clients 4.3:
+the entry point.
 
 It computes the same assignment as the sticky assignor (:mod:`assignors.sticky.eager`, algorithm in
 :mod:`assignors.sticky`) from what each member reports in its subscription (owned partitions
@@ -31,7 +32,8 @@ NAME = "cooperative-sticky"
 
 
 def _transfers(snapshot: GroupSnapshot, base: dict[str, list[TP]]) -> dict[TP, str]:
-    """Partitions assigned to a member that did not own them and owned by a member that loses them."""
+    """Partitions assigned to a member that did not own them and owned by a member that loses
+    them."""
     added: dict[TP, str] = {}
     revoked: set[TP] = set()
     for m in snapshot.members:
@@ -47,8 +49,10 @@ def _transfers(snapshot: GroupSnapshot, base: dict[str, list[TP]]) -> dict[TP, s
 
 
 def assign_with_transfers(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False,
-                          kafka_bugs: bool = False, **_options: Any) -> tuple[Assignment, dict[str, str]]:
-    """The first-round assignment and the partitions transferring ownership as ``"topic-p" -> new owner``.
+                          kafka_bugs: bool = False,
+                          **_options: Any) -> tuple[Assignment, dict[str, str]]:
+    """The first-round assignment and the partitions transferring ownership as ``"topic-p" -> new
+    owner``.
 
     ``kafka_bugs`` reproduces a Kafka defect that can assign a partition to a member no longer
     subscribed to its topic (see :func:`assignors.sticky.algorithm.sticky_assign`); off by default.
@@ -66,6 +70,8 @@ def assign_with_transfers(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: b
     return base, {f"{t}-{p}": mid for (t, p), mid in transferring.items()}
 
 
-def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False, **options: Any) -> Assignment:
+def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False,
+           **options: Any) -> Assignment:
     """Member id -> partitions for this round, transferring partitions withheld."""
-    return assign_with_transfers(snapshot, prefer_rack_aware_logic=prefer_rack_aware_logic, **options)[0]
+    return assign_with_transfers(snapshot, prefer_rack_aware_logic=prefer_rack_aware_logic,
+                                 **options)[0]

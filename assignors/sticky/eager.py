@@ -1,4 +1,5 @@
-"""Kafka's StickyAssignor (``sticky``, eager protocol), bit for bit with kafka-clients 4.3: the entry point.
+"""Kafka's StickyAssignor (``sticky``, eager protocol), bit for bit with kafka-clients 4.3: the
+entry point.
 
 The assignment is (1) as balanced as possible — member partition counts differ by at most one
 where the subscriptions allow it — and (2) as close as possible to what each member owned before.
@@ -56,7 +57,8 @@ def as_user_data(owned: tuple[TP, ...]) -> tuple[TP, ...]:
         return owned
     order = _topic_order(first_seen)
     # grouped by topic already: each topic appears once, or the topic changes once per topic
-    if len(first_seen) == len(topic_of) or sum(map(ne, topic_of, topic_of[1:])) == len(first_seen) - 1:
+    if (len(first_seen) == len(topic_of)
+            or sum(map(ne, topic_of, topic_of[1:])) == len(first_seen) - 1):
         if order == first_seen:
             return owned
         if len(owned) == len(first_seen):  # one partition per topic
@@ -83,8 +85,8 @@ def _topic_order(first_seen: tuple[str, ...]) -> tuple[str, ...]:
     return order
 
 
-def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False, kafka_bugs: bool = False,
-           **_options: Any) -> Assignment:
+def assign(snapshot: GroupSnapshot, *, prefer_rack_aware_logic: bool = False,
+           kafka_bugs: bool = False, **_options: Any) -> Assignment:
     """Member id -> partitions, as Kafka's StickyAssignor returns them (list order included).
 
     ``kafka_bugs`` reproduces a Kafka defect that can assign a partition to a member no longer

@@ -2,21 +2,22 @@
 
 :meth:`GeneralBuilder.build` takes Kafka's steps, each a method:
 
-1. :meth:`~GeneralBuilder.previous_owners`: for every owned partition, the member that held it in the
-   most recent generation older than the current one (Kafka's ``prevAssignment``).
-2. :meth:`~GeneralBuilder.keep_owned`: owned partitions are kept while their member still subscribes to
-   the topic (and, in rack mode, sits on a rack holding a replica); anything else "requires revocation".
-3. :meth:`~GeneralBuilder.unassigned`: the partitions nobody kept, topics with the fewest subscribers
-   first, then by topic rank and number.
+1. :meth:`~GeneralBuilder.previous_owners`: for every owned partition, the member that held it in
+   the most recent generation older than the current one (Kafka's ``prevAssignment``).
+2. :meth:`~GeneralBuilder.keep_owned`: owned partitions are kept while their member still subscribes
+   to the topic (and, in rack mode, sits on a rack holding a replica); anything else "requires
+   revocation".
+3. :meth:`~GeneralBuilder.unassigned`: the partitions nobody kept, topics with the fewest
+   subscribers first, then by topic rank and number.
 4. :meth:`~GeneralBuilder.order_members`: members ordered by (partition count, member id)
    (:class:`~assignors.sticky.load_order.MembersByLoad`, Kafka's ``sortedCurrentSubscriptions``).
-5. :meth:`~GeneralBuilder.balance`: free partitions each go to the least loaded subscriber, a same-rack
-   one first in rack mode (Kafka's ``maybeAssign``); members that cannot change (they hold every
-   partition they can, none of a topic another member could take) are set aside; then, walking the
-   partitions, one moves from its owner to the least loaded subscriber of its topic whenever the owner
-   holds at least two more, preferring the member that had it in an older generation, until the
-   assignment is "balanced" (no subscriber of a topic holds two fewer than an owner of one of its
-   partitions). Moves back and forth cancel out through
+5. :meth:`~GeneralBuilder.balance`: free partitions each go to the least loaded subscriber, a
+   same-rack one first in rack mode (Kafka's ``maybeAssign``); members that cannot change (they hold
+   every partition they can, none of a topic another member could take) are set aside; then, walking
+   the partitions, one moves from its owner to the least loaded subscriber of its topic whenever the
+   owner holds at least two more, preferring the member that had it in an older generation, until
+   the assignment is "balanced" (no subscriber of a topic holds two fewer than an owner of one of
+   its partitions). Moves back and forth cancel out through
    :class:`~assignors.sticky.movements.PartitionMovements`. If the result scores no better than
    before the moves (Kafka's balance score), the moves are undone.
 
@@ -51,8 +52,8 @@ class GeneralBuilder:
     older-generation owner when that member no longer subscribes to the topic (a later move may take
     it on again, or not: then the result is invalid), and failing where Kafka throws a
     NullPointerException. Without it such owners are skipped, which always gives a valid assignment
-    but may take another path than Kafka even where Kafka's own result ends up valid.
-    ``foreign`` counts the partitions currently held by a member that does not subscribe to their topic.
+    but may take another path than Kafka even where Kafka's own result ends up valid. ``foreign``
+    counts the partitions currently held by a member that does not subscribe to their topic.
     """
 
     def __init__(self, group: GroupInput, owned: dict[str, list[TP]], max_generation: int,
@@ -93,7 +94,7 @@ class GeneralBuilder:
         self.dirty = True  # something moved since the last balance verdict
         self._balanced = False
 
-    # -- the steps ----------------------------------------------------------------------------------
+    # -- the steps ---------------------------------------------------------------------------------
 
     def build(self) -> dict[str, list[TP]]:
         self.prev = self.previous_owners()
@@ -125,7 +126,8 @@ class GeneralBuilder:
 
     def keep_owned(self) -> set[TP]:
         """Kafka's assignOwnedPartitions: drop owned partitions of topics the member no longer
-        subscribes to (or on a mismatching rack); those require revocation. Returns the kept ones."""
+        subscribes to (or on a mismatching rack); those require revocation. Returns the kept
+        ones."""
         racks = self.group.racks
         rack_mode = racks.rack_mode
         current = self.current
@@ -158,7 +160,8 @@ class GeneralBuilder:
 
     def balance(self, unassigned: list[TP]) -> None:
         """Kafka's balance: hand out the free partitions, set aside the members that cannot change,
-        move partitions until balanced, and keep the moves only if they improved the balance score."""
+        move partitions until balanced, and keep the moves only if they improved the balance
+        score."""
         initializing = max(self.load.size.values(), default=0) == 0
         self.assign_free(unassigned)
         reassignable, unassigned = self.set_aside_fixed(unassigned)
@@ -168,7 +171,8 @@ class GeneralBuilder:
         if not self.revocation_required:
             self._perform_reassignments(unassigned)
         performed = self._perform_reassignments(reassignable)
-        if not initializing and performed and balance_score(self.current) >= balance_score(pre_assignment):
+        if (not initializing and performed
+                and balance_score(self.current) >= balance_score(pre_assignment)):
             self.current.clear()
             self.current.update(pre_assignment)
             self.owner.clear()
@@ -177,10 +181,12 @@ class GeneralBuilder:
         self.current.update(self.fixed)
 
     def assign_free(self, unassigned: list[TP]) -> None:
-        """Each free partition to the least loaded eligible member, same-rack ones first in rack mode."""
+        """Each free partition to the least loaded eligible member, same-rack ones first in rack
+        mode."""
         racks = self.group.racks
         load = self.load
-        rest = load.fill(unassigned, self.current, self.owner, racks.racks_of) if racks.rack_mode else unassigned
+        rest = (load.fill(unassigned, self.current, self.owner, racks.racks_of) if racks.rack_mode
+                else unassigned)
         load.fill(rest, self.current, self.owner, None)
         load.recount()
 
@@ -206,7 +212,8 @@ class GeneralBuilder:
         return reassignable, unassigned
 
     def count_topic_owners(self) -> None:
-        """Per topic that can move, how many of its partitions each member holds (the balance check)."""
+        """Per topic that can move, how many of its partitions each member holds (the balance
+        check)."""
         self.topic_owners = {t: {} for t in self.movable_topics}
         for mid, lst in self.current.items():
             for tp in lst:
@@ -214,7 +221,7 @@ class GeneralBuilder:
                 if d is not None:
                     d[mid] = d.get(mid, 0) + 1
 
-    # -- moves and the balance check ------------------------------------------------------------------
+    # -- moves and the balance check ---------------------------------------------------------------
 
     def _is_balanced(self) -> bool:
         """Kafka's isBalanced, cached until something moves."""
@@ -248,7 +255,8 @@ class GeneralBuilder:
 
     def _is_balanced_literal(self) -> bool:
         """Kafka's isBalanced word for word; needed only while some member holds a partition of a
-        topic it does not subscribe to (``foreign``), where the quick check above is not equivalent."""
+        topic it does not subscribe to (``foreign``), where the quick check above is not
+        equivalent."""
         size = self.load.size
         owner = self.owner
         ppt = self.group.partitions_per_topic
@@ -285,8 +293,10 @@ class GeneralBuilder:
                     # kafka_bugs pass does the same; the fallback pass skips such owners.
                     if q not in active:
                         if self.kafka_bugs:
-                            raise StickyAssignmentError(f"previous owner {q} of {tp} is not movable (Kafka NPE)")
-                    elif (self.kafka_bugs or tp[0] in self.potential[q]) and size[mid] > size[q] + 1:
+                            raise StickyAssignmentError(f"previous owner {q} of {tp} is not "
+                                                        "movable (Kafka NPE)")
+                    elif ((self.kafka_bugs or tp[0] in self.potential[q])
+                          and size[mid] > size[q] + 1):
                         self._reassign(tp, q)
                         performed = modified = True
                         continue
@@ -327,7 +337,8 @@ class GeneralBuilder:
 
 
 def balance_score(assignment: dict[str, list[TP]]) -> int:
-    """Kafka's ``getBalanceScore``: the sum of the pairwise differences of member sizes (0: all equal)."""
+    """Kafka's ``getBalanceScore``: the sum of the pairwise differences of member sizes (0: all
+    equal)."""
     sizes = sorted(len(v) for v in assignment.values())
     n = len(sizes)
     return sum(s * (2 * i - n + 1) for i, s in enumerate(sizes))

@@ -35,7 +35,8 @@ class OwnedPartitions(NamedTuple):
     max_generation: int
     """The highest generation any member reports (-1 if none does)."""
     claimed: np.ndarray
-    """By partition id (:class:`~assignors.sticky.partition_ids.PartitionIds`): some member claims it."""
+    """By partition id (:class:`~assignors.sticky.partition_ids.PartitionIds`): some member claims
+    it."""
 
 
 def generation(member: Member) -> int | None:
@@ -67,7 +68,8 @@ class GroupInput:
                                 self.partitions_per_topic, prefer_rack_aware_logic)
 
     def owned_existing(self, member: Member) -> list[TP]:
-        """The member's owned partitions of topics in the metadata (and within the partition count)."""
+        """The member's owned partitions of topics in the metadata (and within the partition
+        count)."""
         counts = self.partitions_per_topic
         return [tp for tp in member.owned if 0 <= tp[1] < counts.get(tp[0], 0)]
 
@@ -82,7 +84,8 @@ class GroupInput:
         max_generation = max(generation_of.values(), default=-1)
         existing, ids = self._existing_owned()
         if not len(ids):  # a fresh group: nobody owns anything
-            return OwnedPartitions(equal, existing, set(), max_generation, np.zeros(self.ids.total, dtype=bool))
+            return OwnedPartitions(equal, existing, set(), max_generation,
+                                   np.zeros(self.ids.total, dtype=bool))
         claims = np.bincount(ids, minlength=self.ids.total)
         if claims.max(initial=0) <= 1:  # the usual case: no partition claimed twice
             return OwnedPartitions(equal, existing, set(), max_generation, claims.astype(bool))
@@ -92,9 +95,9 @@ class GroupInput:
         return OwnedPartitions(equal, owned, claimed_twice, max_generation, claimed)
 
     def subscriptions_equal(self) -> bool:
-        """Kafka's test for the constrained builder: every member (in Java order) subscribes to as many
-        topics as the first one, all of them among the first one's. Members mostly share one topics
-        tuple, so each distinct tuple is compared once."""
+        """Kafka's test for the constrained builder: every member (in Java order) subscribes to as
+        many topics as the first one, all of them among the first one's. Members mostly share one
+        topics tuple, so each distinct tuple is compared once."""
         order = self.member_order
         if not order:
             return True
@@ -115,7 +118,8 @@ class GroupInput:
         flat = list(chain.from_iterable(m.owned for m in members))
         try:
             ids, exists = self.ids.ids(flat)
-        except (TypeError, OverflowError):  # not a machine integer: no such partition, checked one by one
+        except (TypeError, OverflowError):
+            # not a machine integer: no such partition, checked one by one
             existing = {m.member_id: self.owned_existing(m) for m in members}
             return existing, self.ids.ids(list(chain.from_iterable(existing.values())))[0]
         if exists.all():

@@ -1,11 +1,13 @@
-"""Members ordered by load: the general builder's stand-in for Kafka's ``sortedCurrentSubscriptions``.
+"""Members ordered by load: the general builder's stand-in for Kafka's
+``sortedCurrentSubscriptions``.
 
 Kafka keeps every member in a ``TreeSet`` ordered by (partition count, member id) and, for each
-partition, walks it from the least loaded member to the first one subscribed to the partition's topic.
-Here members with the same subscription (and, in rack mode, the same rack) form a group with one heap
-of ``(count, rank, id)`` entries, ``rank`` being the member id's place in ``String.compareTo`` order.
-"The least loaded subscriber of topic t" is then the least of a few heap tops: those of the groups
-subscribed to t. A count change pushes a new entry; stale ones are dropped when they surface.
+partition, walks it from the least loaded member to the first one subscribed to the partition's
+topic. Here members with the same subscription (and, in rack mode, the same rack) form a group with
+one heap of ``(count, rank, id)`` entries, ``rank`` being the member id's place in
+``String.compareTo`` order. "The least loaded subscriber of topic t" is then the least of a few heap
+tops: those of the groups subscribed to t. A count change pushes a new entry; stale ones are dropped
+when they surface.
 
 Example: members A (ids rank 0) and B (rank 1) subscribe to t0, C (rank 2) to t0 and t1. That is two
 groups, {A, B} for (t0,) and {C} for (t0, t1). With counts A 3, B 1, C 1 the least loaded subscriber
@@ -45,7 +47,8 @@ class MembersByLoad:
 
     def add_members(self, members_by_rank: Iterable[str], sizes: dict[str, int],
                     key_of: Callable[[str], tuple[frozenset[str], str | None]]) -> None:
-        """Index members (in rank order) by ``key_of``: their topics and their rack (or ``None``)."""
+        """Index members (in rank order) by ``key_of``: their topics and their rack (or
+        ``None``)."""
         group_index: dict[tuple[frozenset[str], str | None], int] = {}
         self.size = sizes
         self.active = set(sizes)

@@ -1,10 +1,10 @@
 """Kafka's PartitionMovements: the moves the general builder has made, to keep them from cycling.
 
 Each partition that moved is recorded with its (first source, current destination); per topic the
-partitions are grouped by that pair in a Java ``HashSet``. When the builder wants to move a partition
-of topic ``t`` from ``a`` to ``b`` while some partition of ``t`` already went from ``b`` to ``a``,
-Kafka moves that one back instead (the first in the set's iteration order), so no partition keeps
-bouncing: :meth:`PartitionMovements.actual_partition` picks it.
+partitions are grouped by that pair in a Java ``HashSet``. When the builder wants to move a
+partition of topic ``t`` from ``a`` to ``b`` while some partition of ``t`` already went from ``b``
+to ``a``, Kafka moves that one back instead (the first in the set's iteration order), so no
+partition keeps bouncing: :meth:`PartitionMovements.actual_partition` picks it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class PartitionMovements:
         s.add(tp)
 
     def move(self, tp: TP, old: str, new: str) -> None:
-        """Record that ``tp`` went from ``old`` to ``new`` (a move back to its first source cancels)."""
+        """Record that ``tp`` went from ``old`` to ``new`` (a move back to its first source
+        cancels)."""
         if tp in self.moves:
             src, _dst = self._remove(tp)
             if src != new:

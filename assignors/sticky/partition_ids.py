@@ -1,8 +1,8 @@
-"""Partitions as integers, so that the per-partition bookkeeping of a million partitions runs in numpy.
+"""Partitions as integers, so the per-partition bookkeeping of a million partitions runs in numpy.
 
-Partition ``p`` of the ``k``-th topic in ``String.compareTo`` order has the id ``base[k] + p``; ids in
-increasing order are therefore partitions sorted by topic name, then number, the order in which the
-constrained builder hands out free partitions. Python tuples are made only for the partitions a
+Partition ``p`` of the ``k``-th topic in ``String.compareTo`` order has the id ``base[k] + p``; ids
+in increasing order are therefore partitions sorted by topic name, then number, the order in which
+the constrained builder hands out free partitions. Python tuples are made only for the partitions a
 result lists, as the builder reads them: :class:`FreeRuns` holds them as runs of one topic's
 partition numbers (a fresh assignment of a million partitions needs no list of them all) and hands
 out any stretch of them as an iterator that makes them, and their partition numbers are shared int
@@ -43,11 +43,13 @@ def numbers(count: int) -> Sequence[int]:
 class PartitionIds:
     """The id of every partition of the subscribed topics, and back."""
 
-    def __init__(self, partitions_per_topic: Mapping[str, int], topic_rank: Mapping[str, int]) -> None:
+    def __init__(self, partitions_per_topic: Mapping[str, int],
+                 topic_rank: Mapping[str, int]) -> None:
         self.topics: list[str] = sorted(partitions_per_topic, key=topic_rank.__getitem__)
         self.index: dict[str, int] = {t: k for k, t in enumerate(self.topics)}
         counts = [partitions_per_topic[t] for t in self.topics]
-        self.counts = np.array([*counts, 0], dtype=np.int64)  # the extra 0: "no such topic" (index -1)
+        # the extra 0: "no such topic" (index -1)
+        self.counts = np.array([*counts, 0], dtype=np.int64)
         self.base = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=self.base[1:])
         self.total = int(self.base[-1])
@@ -73,7 +75,8 @@ class PartitionIds:
         return FreeRuns(list(self._topic_runs(ids)))
 
     def _topic_runs(self, ids: np.ndarray) -> Iterator[tuple[str, Sequence[int]]]:
-        """The partitions of ``ids`` (increasing): each topic and its partition numbers among them."""
+        """The partitions of ``ids`` (increasing): each topic and its partition numbers among
+        them."""
         if not len(ids):
             return
         bounds = np.searchsorted(ids, self.base[1:len(self.topics)], side="left").tolist()
@@ -91,9 +94,9 @@ class PartitionIds:
 
 class FreeRuns:
     """Partitions in order, held as runs: ``(topic, partition numbers)``, or ``(None, tuples)`` for
-    partitions already made. :meth:`take` hands out the next ones as an iterator that makes each tuple
-    as it is read, so that a caller can make them in the order it places them (e.g. member by member)
-    without any list of them all."""
+    partitions already made. :meth:`take` hands out the next ones as an iterator that makes each
+    tuple as it is read, so that a caller can make them in the order it places them (e.g. member by
+    member) without any list of them all."""
 
     def __init__(self, runs: list[tuple[str | None, Sequence[Any]]]) -> None:
         self._runs = runs

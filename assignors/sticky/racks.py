@@ -1,9 +1,9 @@
-"""Rack awareness of the sticky builders (KIP-881): when it is on, and which racks hold each partition.
+"""Rack awareness of the sticky builders (KIP-881): when it is on, which racks hold each partition.
 
-Rack mode is on when some member has a rack, some replica lives on one of those racks, and either some
-partition is not on every rack or ``prefer_rack_aware_logic`` (Kafka's test flag) is set. In rack mode
-an owned partition on a member whose rack holds none of its replicas is given up, and free partitions
-go to same-rack members first.
+Rack mode is on when some member has a rack, some replica lives on one of those racks, and either
+some partition is not on every rack or ``prefer_rack_aware_logic`` (Kafka's test flag) is set. In
+rack mode an owned partition on a member whose rack holds none of its replicas is given up, and free
+partitions go to same-rack members first.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ class RackLayout:
         interned: dict[frozenset[str], frozenset[str]] = {}
         per_topic: dict[str, list[frozenset[str]]] = {}
         for topic, count in partitions_per_topic.items():
-            racks = snapshot.replica_racks.get(topic) if snapshot.replica_racks is not None else None
+            racks = (snapshot.replica_racks.get(topic) if snapshot.replica_racks is not None
+                     else None)
             sets: list[frozenset[str]] = []
             for p in range(count):
                 fs = frozenset(r for r in racks[p] if r is not None) if racks else _NO_RACKS
@@ -57,10 +58,12 @@ class RackLayout:
         return self.replica_racks[tp[0]][tp[1]]
 
     def mismatch(self, member_id: str, tp: TopicPartition) -> bool:
-        """Kafka's ``racksMismatch``: the member has a rack (in rack mode) holding no replica of tp."""
+        """Kafka's ``racksMismatch``: the member has a rack (in rack mode) holding no replica of
+        tp."""
         rack = self.member_rack.get(member_id)
         return rack is not None and rack not in self.replica_racks[tp[0]][tp[1]]
 
     def members_on_racks_of(self, tp: TopicPartition) -> int:
-        """How many members sit on a rack holding a replica of ``tp`` (the rare partitions go first)."""
+        """How many members sit on a rack holding a replica of ``tp`` (the rare partitions go
+        first)."""
         return self._members_on[self.replica_racks[tp[0]][tp[1]]]

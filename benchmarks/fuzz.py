@@ -1,15 +1,17 @@
-"""Malformed, extreme and adversarial records through the real job on an embedded one-broker cluster.
+"""Malformed, extreme and adversarial records through the real job on an embedded one-broker
+cluster.
 
-    .venv/bin/python -m benchmarks.fuzz [--records 10000] [--seed 1] [--max-value-bytes 65536] [--contract]
-                                        [--groups N]
+    .venv/bin/python -m benchmarks.fuzz [--records 10000] [--seed 1] [--max-value-bytes 65536]
+                                        [--contract] [--groups N]
 
-N records of every kind in :mod:`streaming.dev.fuzz` (about equally many of each), or with ``--contract`` N
-records drawn from the contract's strategies (:mod:`streaming.dev.contract`: every field at and beyond its
-bounds, whole groups with lags at 2^53 and 2^63-1; each must be valid or rejected with a reason), mixed with a
-valid skewed group, go to the lag and metadata topics; the job runs with ``availableNow`` (after one run that
-sets the watermark, so the late kind is late). Prints records sent, kinds, query failures, rejected by
-reason, accepted, valid records lost, records not rejected or with the wrong reason, the skewed group's
-recommendation, the recommendations whose figures are not exact or bounded, and the times taken.
+N records of every kind in :mod:`streaming.dev.fuzz` (about equally many of each), or with
+``--contract`` N records drawn from the contract's strategies (:mod:`streaming.dev.contract`: every
+field at and beyond its bounds, whole groups with lags at 2^53 and 2^63-1; each must be valid or
+rejected with a reason), mixed with a valid skewed group, go to the lag and metadata topics; the job
+runs with ``availableNow`` (after one run that sets the watermark, so the late kind is late). Prints
+records sent, kinds, query failures, rejected by reason, accepted, valid records lost, records not
+rejected or with the wrong reason, the skewed group's recommendation, the recommendations whose
+figures are not exact or bounded, and the times taken.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from streaming.job import query
 
 @dataclass
 class Outcome:
-    """What a fuzz run gave: the verdict, the skewed group's triggers, bad figures, failures, batches, times."""
+    """What a fuzz run gave: the verdict, the skewed group's triggers, bad figures, failures,
+    batches, times."""
 
     v: fuzz_run.Verdict
     skewed: list
@@ -46,23 +49,26 @@ class Outcome:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Fuzz the job on an embedded cluster, print the outcome; 0 when nothing was lost, failed or wrong."""
+    """Fuzz the job on an embedded cluster, print the outcome; 0 when nothing was lost, failed or
+    wrong."""
     args = args_of(argv)
     jvm.resolve()
     with (tempfile.TemporaryDirectory(prefix="fuzz-") as work,
           KafkaCluster(brokers=1, base_dir=Path(work) / "kafka") as kc):
         out = run(fuzz_config(work, kc.bootstrap_servers, args.max_value_bytes), args)
     report(out, args)
-    return 0 if out.v.ok and not out.failures and not out.bad and out.skewed == [["lag_skew"]] else 1
+    ok = out.v.ok and not out.failures and not out.bad and out.skewed == [["lag_skew"]]
+    return 0 if ok else 1
 
 
 def args_of(argv: list[str] | None) -> argparse.Namespace:
     """The options."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-value-bytes", type=int, default=64 * 1024,
-                    help="the job's value size limit (the huge kinds are sized from it; keep well under 1 MB)")
+                    help="the job's value size limit (the huge kinds are sized from it; keep well "
+                         "under 1 MB)")
     ap.add_argument("--groups", type=int, default=0,
                     help="the listed kinds spread over N groups (valid and malformed mixed in each "
                          "group's batch; 0: a group per record)")
@@ -72,7 +78,8 @@ def args_of(argv: list[str] | None) -> argparse.Namespace:
 
 
 def fuzz_config(work: str, bootstrap: str, max_value_bytes: int) -> config.Config:
-    """The configuration of the run: its own topics, folders under ``work``, two local cores, the value limit."""
+    """The configuration of the run: its own topics, folders under ``work``, two local cores, the
+    value limit."""
     base = config.load()
     return dataclasses.replace(
         base,
@@ -80,14 +87,17 @@ def fuzz_config(work: str, bootstrap: str, max_value_bytes: int) -> config.Confi
                                   metadata_topic="fuzz.metadata", trigger_topic="fuzz.triggers"),
         paths=config.PathSettings(checkpoints=f"{work}/checkpoints", tables=f"{work}/tables"),
         spark=dataclasses.replace(base.spark, master="local[2]",
-                                  conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}),
-        job=dataclasses.replace(base.job, max_value_bytes=max_value_bytes, watermark_delay="2 minutes",
-                                group_timeout_s=600, query_name="fuzz"),
+                                  conf={"spark.sql.shuffle.partitions": "2",
+                                        "spark.default.parallelism": "2"}),
+        job=dataclasses.replace(base.job, max_value_bytes=max_value_bytes,
+                                watermark_delay="2 minutes", group_timeout_s=600,
+                                query_name="fuzz"),
     )
 
 
 def run_query(spark, cfg: config.Config, what: str) -> tuple[list[dict], int]:
-    """One ``availableNow`` run: (its batches, 1 if it failed else 0); a failure is printed, not raised."""
+    """One ``availableNow`` run: (its batches, 1 if it failed else 0); a failure is printed, not
+    raised."""
     try:
         return query.run(spark, cfg, available_now=True), 0
     except Exception as e:  # counted and shown: the point is that there are none
@@ -96,7 +106,8 @@ def run_query(spark, cfg: config.Config, what: str) -> tuple[list[dict], int]:
 
 
 def run(cfg: config.Config, args: argparse.Namespace) -> Outcome:
-    """The watermark run, the records made and sent, the job over them, then what it wrote read back."""
+    """The watermark run, the records made and sent, the job over them, then what it wrote read
+    back."""
     from streaming.spark_session import get_spark
 
     spark = get_spark(cfg)
@@ -117,12 +128,13 @@ def run(cfg: config.Config, args: argparse.Namespace) -> Outcome:
     job_s = time.time() - t0
     rejected = spark.read.format("delta").load(cfg.table_path(REJECTED)).collect()
     recs = spark.read.format("delta").load(cfg.table_path(RECOMMENDATIONS)).collect()
-    v = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]), r["reason"])
-                                for r in rejected])
+    v = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]),
+                                 r["reason"]) for r in rejected])
     skewed = [r["triggers"] for r in recs if r["group"] == "skewed"]
     bad = fuzz_run.figure_problems(r.asDict() for r in recs)
     spark.stop()
-    return Outcome(v, skewed, bad, len(recs), failures + failed, len(batches), drawn_s, sent_s, job_s)
+    return Outcome(v, skewed, bad, len(recs), failures + failed, len(batches), drawn_s, sent_s,
+                   job_s)
 
 
 def report(out: Outcome, args: argparse.Namespace) -> None:
@@ -131,13 +143,13 @@ def report(out: Outcome, args: argparse.Namespace) -> None:
     source = "drawn from the contract" if args.contract else f"of {v.kinds} kinds" + (
         f" over {args.groups} groups" if args.groups else "")
     print(f"benchmarks.fuzz: {v.sent:,} records {source} (seed {args.seed}, values up to "
-          f"{args.max_value_bytes:,} bytes) + a valid skewed group; made in {out.drawn_s:.1f}s, produced in "
-          f"{out.sent_s:.1f}s")
+          f"{args.max_value_bytes:,} bytes) + a valid skewed group; made in {out.drawn_s:.1f}s, "
+          f"produced in {out.sent_s:.1f}s")
     print(f"query failures: {out.failures}; job time {out.job_s:.1f}s over {out.batches} batches "
           f"(available-now, 2 local cores, broker on the same machine)")
-    print(f"rejected: {sum(v.rejected_by_reason.values()):,} rows; accepted (valid kinds): {v.accepted:,}; "
-          f"valid lost: {len(v.valid_lost)}; not rejected: {len(v.missing)}; wrong reason: {len(v.wrong_reason)}; "
-          f"rejected rows matching no fuzz record: {v.unexpected}")
+    print(f"rejected: {sum(v.rejected_by_reason.values()):,} rows; accepted (valid kinds): "
+          f"{v.accepted:,}; valid lost: {len(v.valid_lost)}; not rejected: {len(v.missing)}; wrong "
+          f"reason: {len(v.wrong_reason)}; rejected rows matching no fuzz record: {v.unexpected}")
     print(f"skewed group recommendations: {out.skewed}")
     print(f"recommendations: {out.recs:,} rows; figures not exact or bounded: {len(out.bad)}")
     for line in out.bad[:10]:

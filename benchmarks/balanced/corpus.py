@@ -1,17 +1,19 @@
-"""A fixed, seeded corpus of groups for the balanced assignor: what "the same results" is checked on.
+"""A fixed, seeded corpus of groups for the balanced assignor: what "the same results" is checked
+on.
 
-Item ``i`` of a corpus is drawn from ``random.Random(seed * 1_000_003 + i)`` alone, so a corpus of 300 is the
-first 300 of one of 3,000, on every platform (``random.Random`` with an int seed is stable across versions).
-Each group mixes what changes the assignor's path: 1 to 4 topics of 1 to ~400 partitions in all, 1 to 12
-members with one subscription or several, racks or none (and replica racks on them or not), capacities or
-none, current owners (a range-like previous assignment, partly stale) or none, stuck partitions, idle, even,
-skewed and zipf-like lags, produce rates with a horizon, and ``max_count_skew`` None, 0 or 2. One item in
-eight is the job's own proposal shape (:mod:`benchmarks.job.dense_step`: 100 partitions, 4 range members on
-racks a, b, c, a, five hot partitions).
+Item ``i`` of a corpus is drawn from ``random.Random(seed * 1_000_003 + i)`` alone, so a corpus of
+300 is the first 300 of one of 3,000, on every platform (``random.Random`` with an int seed is
+stable across versions). Each group mixes what changes the assignor's path: 1 to 4 topics of 1 to
+~400 partitions in all, 1 to 12 members with one subscription or several, racks or none (and replica
+racks on them or not), capacities or none, current owners (a range-like previous assignment, partly
+stale) or none, stuck partitions, idle, even, skewed and zipf-like lags, produce rates with a
+horizon, and ``max_count_skew`` None, 0 or 2. One item in eight is the job's own proposal shape
+(:mod:`benchmarks.job.dense_step`: 100 partitions, 4 range members on racks a, b, c, a, five hot
+partitions).
 
 :func:`digest` hashes the assignments a ``solve`` gives the whole corpus: the test that pins it
-(``tests/unit/assignors/test_balanced_digest.py``) catches any change of any result. :func:`shapes` are the
-fixed groups :mod:`.speed` times (and :mod:`.same` can compare too).
+(``tests/unit/assignors/test_balanced_digest.py``) catches any change of any result. :func:`shapes`
+are the fixed groups :mod:`.speed` times (and :mod:`.same` can compare too).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def dense_step_group(rng: random.Random) -> GroupSnapshot:
     g = rng.randrange(1000)
     lag = [max(20_000, 200 * 100) if p < 5 else 100 + (p * 7 + g) % 50 for p in range(100)]
     members = tuple(Member(f"m-{c}", ("t",), rack="abc"[c % 3], generation=1,
-                           owned=tuple(("t", p) for p in range(25 * c, 25 * c + 25))) for c in range(4))
+                           owned=tuple(("t", p) for p in range(25 * c, 25 * c + 25)))
+                    for c in range(4))
     return GroupSnapshot(topics={"t": 100}, members=members, lag={"t": lag})
 
 
@@ -45,14 +48,17 @@ def _lags(rng: random.Random, n: int) -> list[int]:
     if kind == "even":
         return [rng.randint(90, 110) for _ in range(n)]
     if kind == "skewed":
-        return [rng.choice((20_000, 50_000)) if rng.random() < 0.05 else rng.randint(0, 150) for _ in range(n)]
+        return [rng.choice((20_000, 50_000)) if rng.random() < 0.05 else rng.randint(0, 150)
+                for _ in range(n)]
     if kind == "zipf":
         return [int(100_000 / (1 + rng.randrange(n)) ** 1.2) for _ in range(n)]
     return [0 if rng.random() < 0.3 else rng.randint(0, 10 ** rng.randint(1, 6)) for _ in range(n)]
 
 
-def _owned(rng: random.Random, topics: dict[str, int], subs: list[tuple[str, ...]]) -> list[list[tuple[str, int]]]:
-    """A previous assignment: each partition to a random subscriber with probability ``keep``, else nobody."""
+def _owned(rng: random.Random, topics: dict[str, int],
+           subs: list[tuple[str, ...]]) -> list[list[tuple[str, int]]]:
+    """A previous assignment: each partition to a random subscriber with probability ``keep``, else
+    nobody."""
     keep = rng.choice((0.0, 0.6, 1.0, 1.0))
     owned: list[list[tuple[str, int]]] = [[] for _ in subs]
     for t, n in topics.items():
@@ -79,17 +85,21 @@ def random_group(rng: random.Random) -> GroupSnapshot:
     racks = rng.random() < 0.5
     owned = _owned(rng, topics, subs)
     members = tuple(
-        Member(f"c{i}-{rng.randrange(10_000)}", subs[i], rack=rng.choice(("a", "b", "c", None)) if racks else None,
-               owned=tuple(owned[i]), generation=rng.choice((1, 2)) if owned[i] else None)
+        Member(f"c{i}-{rng.randrange(10_000)}", subs[i],
+               rack=rng.choice(("a", "b", "c", None)) if racks else None, owned=tuple(owned[i]),
+               generation=rng.choice((1, 2)) if owned[i] else None)
         for i in range(n_members))
     replica_racks = None
     if racks and rng.random() < 0.8:
-        replica_racks = {t: [tuple(rng.sample(("a", "b", "c"), rng.randint(1, 2))) for _ in range(n)]
+        replica_racks = {t: [tuple(rng.sample(("a", "b", "c"), rng.randint(1, 2)))
+                             for _ in range(n)]
                          for t, n in topics.items()}
     lag = {t: _lags(rng, n) for t, n in topics.items()}
-    rates = {t: [rng.uniform(0, 50) for _ in range(n)] for t, n in topics.items()} if rng.random() < 0.2 else {}
+    rates = ({t: [rng.uniform(0, 50) for _ in range(n)] for t, n in topics.items()}
+             if rng.random() < 0.2 else {})
     all_tps = [(t, p) for t, n in topics.items() for p in range(n)]
-    stuck = frozenset(rng.sample(all_tps, min(len(all_tps), rng.randint(1, 4)))) if rng.random() < 0.25 else frozenset()
+    stuck = (frozenset(rng.sample(all_tps, min(len(all_tps), rng.randint(1, 4))))
+             if rng.random() < 0.25 else frozenset())
     capacity = None
     if rng.random() < 0.3:
         capacity = {m.member_id: rng.choice((60.0, 80.0, 80.0, 180.0, 1000.0)) for m in members}
@@ -98,11 +108,13 @@ def random_group(rng: random.Random) -> GroupSnapshot:
 
 
 def extreme_group(rng: random.Random) -> GroupSnapshot:
-    """A corpus group with capacities up to 1e600 apart (infinite scales, NaN member loads) and lags up to 2^63 - 1:
-    inputs the job never makes, on which the assignor must still behave as it did."""
+    """A corpus group with capacities up to 1e600 apart (infinite scales, NaN member loads) and lags
+    up to 2^63 - 1: inputs the job never makes, on which the assignor must still behave as it
+    did."""
     group = random_group(rng)
     spread = rng.choice(((1e-300, 1e300), (1e-10, 1e10), (5e-324, 1.7e308)))
-    lag = {t: [rng.choice((0, 1, 2**53, 2**63 - 1)) for _ in range(n)] for t, n in group.topics.items()}
+    lag = {t: [rng.choice((0, 1, 2**53, 2**63 - 1)) for _ in range(n)]
+           for t, n in group.topics.items()}
     capacity = {m.member_id: rng.choice(spread) for m in group.members}
     return dataclasses.replace(group, lag=lag, capacity=capacity)
 
@@ -110,7 +122,8 @@ def extreme_group(rng: random.Random) -> GroupSnapshot:
 def random_options(rng: random.Random) -> BalancedOptions:
     return BalancedOptions(max_count_skew=rng.choice((None, None, 0, 2)),
                            load_tolerance=rng.choice((0.02, 0.02, 0.0, 0.1)),
-                           cross_rack_cost=rng.choice((10.0, 10.0, 1.0)), move_cost=rng.choice((1.0, 1.0, 10.0, 0.0)),
+                           cross_rack_cost=rng.choice((10.0, 10.0, 1.0)),
+                           move_cost=rng.choice((1.0, 1.0, 10.0, 0.0)),
                            horizon_s=rng.choice((0.0, 0.0, 30.0)))
 
 
@@ -125,25 +138,29 @@ def corpus(count: int, seed: int = 1) -> Iterator[tuple[GroupSnapshot, BalancedO
 
 
 def wide_group(seed: int = 7) -> GroupSnapshot:
-    """1,000 partitions over 4 topics, 20 members on 3 racks, replicas on 2 racks, a previous assignment, skew."""
+    """1,000 partitions over 4 topics, 20 members on 3 racks, replicas on 2 racks, a previous
+    assignment, skew."""
     rng = random.Random(seed)
     topics = {f"t{j}": 250 for j in range(4)}
     tps = [(t, p) for t, n in topics.items() for p in range(n)]
     owned: list[list[tuple[str, int]]] = [[] for _ in range(20)]
     for i, tp in enumerate(tps):
         owned[i % 20].append(tp)
-    members = tuple(Member(f"member-{i:02d}", tuple(topics), rack="abc"[i % 3], owned=tuple(owned[i]), generation=1)
+    members = tuple(Member(f"member-{i:02d}", tuple(topics), rack="abc"[i % 3],
+                           owned=tuple(owned[i]), generation=1)
                     for i in range(20))
-    lag = {t: [rng.choice((30_000, 80_000)) if rng.random() < 0.03 else rng.randint(50, 500) for _ in range(n)]
+    lag = {t: [rng.choice((30_000, 80_000)) if rng.random() < 0.03 else rng.randint(50, 500)
+               for _ in range(n)]
            for t, n in topics.items()}
     racks = {t: [tuple(rng.sample("abc", 2)) for _ in range(n)] for t, n in topics.items()}
     return GroupSnapshot(topics=topics, members=members, replica_racks=racks, lag=lag)
 
 
 def speed_case(topics: int, partitions: int, consumers: int) -> GroupSnapshot:
-    """``benchmarks.speed``'s balanced case of that size (its one home: pareto lags, 3 racks, round-robin owners)."""
-    spec = {"topics": topics, "partitions": partitions, "consumers": consumers, "assignor": "balanced",
-            "subscription": "equal"}
+    """``benchmarks.speed``'s balanced case of that size (its one home: pareto lags, 3 racks,
+    round-robin owners)."""
+    spec = {"topics": topics, "partitions": partitions, "consumers": consumers,
+            "assignor": "balanced", "subscription": "equal"}
     snapshot: GroupSnapshot = speed_snapshot(spec)
     return snapshot
 

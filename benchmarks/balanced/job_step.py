@@ -1,14 +1,15 @@
-"""The job's stateful step with this checkout's balanced assignor beside a reference version, alternating in one
-process: what the assignor's speed is worth per record where recommendations are made.
+"""The job's stateful step with this checkout's balanced assignor beside a reference version,
+alternating in one process: what the assignor's speed is worth per record where recommendations are
+made.
 
     .venv/bin/python -m benchmarks.balanced.job_step --reference /tmp/ref/balanced_ref [--rounds 3]
 
-Each round runs :mod:`benchmarks.job.dense_step`'s two cases as ``dense_step --repeat 1 --buckets 64`` does (its
-defaults: catch-up 1 group x 100 partitions x 200 polls; steady 1,000 groups x 100 partitions, 2 batches; every tenth
-group skewed, so the policy recommends) once with each side's ``solve`` behind ``assignors.balanced.assign``, the
-side that goes first alternating. Prints per case and side: CPU us per dense record (median, samples), the
-recommendations made, the run's digest (the same on both sides when the change keeps every result) and the load
-average before and after.
+Each round runs :mod:`benchmarks.job.dense_step`'s two cases as ``dense_step --repeat 1 --buckets
+64`` does (its defaults: catch-up 1 group x 100 partitions x 200 polls; steady 1,000 groups x 100
+partitions, 2 batches; every tenth group skewed, so the policy recommends) once with each side's
+``solve`` behind ``assignors.balanced.assign``, the side that goes first alternating. Prints per
+case and side: CPU us per dense record (median, samples), the recommendations made, the run's digest
+(the same on both sides when the change keeps every result) and the load average before and after.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ BUCKETS = 64
 
 
 def one_run(case: str) -> tuple[float, int, str]:
-    """CPU us per record, recommendations and digest of one run of ``case`` with the current ``solve``."""
+    """CPU us per record, recommendations and digest of one run of ``case`` with the current
+    ``solve``."""
     if case == "catchup":
         secs, records, run = dense_step.catchup(BUCKETS, False, 100, 200, 10, T0)
     else:
@@ -38,7 +40,8 @@ def one_run(case: str) -> tuple[float, int, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="benchmarks.balanced.job_step", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="benchmarks.balanced.job_step",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--reference", required=True, help="directory of the reference package")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
@@ -49,10 +52,12 @@ def main(argv: list[str] | None = None) -> None:
         results: dict[str, list[tuple[float, int, str]]] = {name: [] for name in names}
         for r in range(args.rounds):
             for name in names if r % 2 == 0 else names[::-1]:
-                balanced_package.solve = sides[name]  # type: ignore[assignment]  # what assign() calls
+                # what assign() calls
+                balanced_package.solve = sides[name]  # type: ignore[assignment]
                 results[name].append(one_run(case))
         balanced_package.solve = solve
-        print(f"{case}: load average {before:.2f} -> {os.getloadavg()[0]:.2f}, {args.rounds} rounds")
+        print(f"{case}: load average {before:.2f} -> {os.getloadavg()[0]:.2f}, "
+              f"{args.rounds} rounds")
         for name, runs in results.items():
             us = [u for u, _, _ in runs]
             print(f"{case:8s} {name:9s} median {statistics.median(us):7,.0f} us/record (runs "

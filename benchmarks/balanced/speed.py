@@ -1,15 +1,17 @@
-"""CPU time of the balanced assignor's ``solve`` on fixed shapes, this checkout beside another version, alternating.
+"""CPU time of the balanced assignor's ``solve`` on fixed shapes, this checkout beside another
+version, alternating.
 
     .venv/bin/python -m benchmarks.balanced.speed --reference /tmp/ref/balanced_ref [--rounds 7]
 
-(the reference as :mod:`.same` makes it). Shapes: ``dense-100x4``, the job's proposal (100 partitions, 4 range
-members, 5 hot partitions: :func:`.corpus.dense_step_group`), 20 groups of it a sample; ``wide-1000x20``, 1,000
-partitions over 4 topics, 20 members on 3 racks owning a previous assignment, skewed lags, one sample;
-``corpus-300``, the first 300 groups of the seeded corpus, one sample; and on demand (``--shapes``)
-``balanced-10k`` and ``balanced-100k``, :mod:`benchmarks.speed`'s cases (10 x 1,000 partitions, 100 members;
-100 x 1,000, 1,000 members). Each round times one sample of each side, the side that goes first alternating;
-printed per shape: every sample's CPU ms per group, the medians and their ratio, with the load average before and
-after (the machine is shared: medians of alternating rounds, not means).
+(the reference as :mod:`.same` makes it). Shapes: ``dense-100x4``, the job's proposal (100
+partitions, 4 range members, 5 hot partitions: :func:`.corpus.dense_step_group`), 20 groups of it a
+sample; ``wide-1000x20``, 1,000 partitions over 4 topics, 20 members on 3 racks owning a previous
+assignment, skewed lags, one sample; ``corpus-300``, the first 300 groups of the seeded corpus, one
+sample; and on demand (``--shapes``) ``balanced-10k`` and ``balanced-100k``,
+:mod:`benchmarks.speed`'s cases (10 x 1,000 partitions, 100 members; 100 x 1,000, 1,000 members).
+Each round times one sample of each side, the side that goes first alternating; printed per shape:
+every sample's CPU ms per group, the medians and their ratio, with the load average before and after
+(the machine is shared: medians of alternating rounds, not means).
 """
 
 from __future__ import annotations
@@ -56,8 +58,10 @@ def report(shape: str, times: dict[str, list[float]], say: Callable[[str], None]
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="benchmarks.balanced.speed", description=__doc__.split("\n")[0])
-    ap.add_argument("--reference", help="directory of the reference package (else this checkout alone)")
+    ap = argparse.ArgumentParser(prog="benchmarks.balanced.speed",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reference",
+                    help="directory of the reference package (else this checkout alone)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--shapes", default="dense-100x4,wide-1000x20,corpus-300")
     args = ap.parse_args(argv)
@@ -67,7 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     for shape, items in shapes(args.shapes.split(",")).items():
         before = os.getloadavg()[0]
         times = run(sides, items, args.rounds)
-        print(f"{shape}: load average {before:.2f} -> {os.getloadavg()[0]:.2f}, {args.rounds} rounds", flush=True)
+        print(f"{shape}: load average {before:.2f} -> {os.getloadavg()[0]:.2f}, "
+              f"{args.rounds} rounds", flush=True)
         report(shape, times)
 
 

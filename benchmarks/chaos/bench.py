@@ -1,4 +1,5 @@
-"""The bench: seeded events on their own topics, the reference run, the random-kill mode and its report."""
+"""The bench: seeded events on their own topics, the reference run, the random-kill mode and its
+report."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ class Bench:
 
     def args(self, name: str, extra: dict[str, str] | None = None) -> tuple[list[str], Path]:
         checkpoint = self.work / f"{name}-ck"
-        return job_args(self.cfg, str(self.work / name), str(checkpoint), f"{self.tag}.{name}", self.per_trigger,
-                        extra), checkpoint
+        return job_args(self.cfg, str(self.work / name), str(checkpoint), f"{self.tag}.{name}",
+                        self.per_trigger, extra), checkpoint
 
     def outputs(self, name: str) -> dict:
         return compare(self.cfg, str(self.work / "ref"), f"{self.tag}.ref", str(self.work / name),
@@ -46,18 +47,20 @@ class Bench:
     def first_batch_with_recommendations(self) -> int:
         from deltalake import DeltaTable
 
-        ids = DeltaTable(str(self.work / "ref" / RECOMMENDATIONS)).to_pyarrow_table(columns=["batch_id"])
+        table = DeltaTable(str(self.work / "ref" / RECOMMENDATIONS))
+        ids = table.to_pyarrow_table(columns=["batch_id"])
         return min(ids.column("batch_id").to_pylist())
 
 
 def prepare(cfg: Config, work: Path, seed: int, groups: int, polls: int, per_trigger: int,
             spark: SparkSession | None = None) -> Bench:
-    """Produce the seeded events to topics of their own and run the reference: as a child process like
-    the chaos runs, or with ``spark`` in that session (a test suite's own: one JVM start less; the job is
-    deterministic, so the same settings give the same outputs wherever it runs)."""
+    """Produce the seeded events to topics of their own and run the reference: as a child process
+    like the chaos runs, or with ``spark`` in that session (a test suite's own: one JVM start less;
+    the job is deterministic, so the same settings give the same outputs wherever it runs)."""
     tag = f"chaos{seed}-{uuid.uuid4().hex[:6]}"
     cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(
-        cfg.kafka, lag_topic=f"{tag}.lag", metadata_topic=f"{tag}.meta", trigger_topic=f"{tag}.ref"))
+        cfg.kafka, lag_topic=f"{tag}.lag", metadata_topic=f"{tag}.meta",
+        trigger_topic=f"{tag}.ref"))
     events, bad = seeded_events(seed, groups, polls)
     produce(cfg, events, bad)
     bench = Bench(cfg, work, tag, per_trigger, len(events) + len(bad))
@@ -72,8 +75,9 @@ def prepare(cfg: Config, work: Path, seed: int, groups: int, polls: int, per_tri
 
 
 def _reference_in(spark: SparkSession, bench: Bench, checkpoint: Path) -> None:
-    """The reference as ``rebalancer run --available-now`` runs it (:func:`streaming.job.query.run`), with
-    the same settings but Spark's, which are the session's."""
+    """The reference as ``rebalancer run --available-now`` runs it
+    (:func:`streaming.job.query.run`), with the same settings but Spark's, which are the
+    session's."""
     from streaming import config
     from streaming.job import query
 
@@ -85,15 +89,18 @@ def _reference_in(spark: SparkSession, bench: Bench, checkpoint: Path) -> None:
 def run_chaos(bench: Bench, kills: int, seed: int) -> dict:
     """Random mode: ``kills`` seeded kills on one checkpoint, then the comparison."""
     args, checkpoint = bench.args("chaos")
-    run = drain_with_kills(args, checkpoint, bench.work / "chaos.log", kills, seed, batches=bench.batches)
+    run = drain_with_kills(args, checkpoint, bench.work / "chaos.log", kills, seed,
+                           batches=bench.batches)
     return {"run": run, "outputs": bench.outputs("chaos")}
 
 
 def report(bench: Bench, r: dict) -> str:
     run: ChaosRun = r["run"]
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(run.kills.items()))
-    lines = [f"{bench.events} events, {bench.batches} batches (reference run {bench.reference_s:.0f}s)",
-             f"chaos: {run.total} SIGKILLs ({kinds}), {run.runs} runs, {run.runs - 1} restarts, {run.seconds:.0f}s",
+    lines = [f"{bench.events} events, {bench.batches} batches (reference run "
+             f"{bench.reference_s:.0f}s)",
+             f"chaos: {run.total} SIGKILLs ({kinds}), {run.runs} runs, {run.runs - 1} restarts, "
+             f"{run.seconds:.0f}s",
              f"runs: {' '.join(run.log)}"]
     for name, o in r["outputs"].items():
         lines.append(f"{name}: {o['reference']} rows (reference) vs {o['chaos']} (chaos), "

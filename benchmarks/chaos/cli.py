@@ -1,4 +1,5 @@
-"""The command line of ``python -m benchmarks.chaos``: options, the embedded cluster, the chosen mode."""
+"""The command line of ``python -m benchmarks.chaos``: options, the embedded cluster, the chosen
+mode."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from .sweep import sweep
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse the options, start a one-broker cluster, run the reference, then the sweep or the random kills."""
+    """Parse the options, start a one-broker cluster, run the reference, then the sweep or the
+    random kills."""
     description = (package.__doc__ or "").split("\n\n")[0]  # the first paragraph, over two lines
     ap = argparse.ArgumentParser(prog="benchmarks.chaos", description=description)
     ap.add_argument("--sweep", action="store_true", help="kill at every fault point in turn")
@@ -25,9 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=None, help="default 10 (4 with --sweep)")
     ap.add_argument("--polls", type=int, default=None, help="default 120 (40 with --sweep)")
     ap.add_argument("--per-trigger", type=int, default=None,
-                    help="maxOffsetsPerTrigger (many small batches); default 120 (100 with --sweep)")
+                    help="maxOffsetsPerTrigger (many small batches); "
+                         "default 120 (100 with --sweep)")
     a = ap.parse_args(argv)
-    groups, polls, per_trigger = (a.groups or (4 if a.sweep else 10), a.polls or (40 if a.sweep else 120),
+    groups, polls, per_trigger = (a.groups or (4 if a.sweep else 10),
+                                  a.polls or (40 if a.sweep else 120),
                                   a.per_trigger or (100 if a.sweep else 120))
 
     from streaming import config, jvm

@@ -1,4 +1,5 @@
-"""``python -m benchmarks.javaref``: check the conformance scenarios against Java, or write the overrides."""
+"""``python -m benchmarks.javaref``: check the conformance scenarios against Java, or write the
+overrides."""
 
 from __future__ import annotations
 
@@ -19,10 +20,14 @@ def _parser() -> argparse.ArgumentParser:
     """The script's options."""
     description = (benchmarks.javaref.__doc__ or "").split("\n\n")[0]
     ap = argparse.ArgumentParser(prog="python -m benchmarks.javaref", description=description)
-    ap.add_argument("--conformance", type=Path, default=CONFORMANCE, help="scenario file (default: %(default)s)")
-    ap.add_argument("--check", action="store_true", help="run the conformance scenarios through Java, print diffs")
-    ap.add_argument("--write-overrides", action="store_true", help=f"also write {OVERRIDES.relative_to(ROOT)}")
-    ap.add_argument("--out", type=Path, default=OVERRIDES, help="overrides file (default: %(default)s)")
+    ap.add_argument("--conformance", type=Path, default=CONFORMANCE,
+                    help="scenario file (default: %(default)s)")
+    ap.add_argument("--check", action="store_true",
+                    help="run the conformance scenarios through Java, print diffs")
+    ap.add_argument("--write-overrides", action="store_true",
+                    help=f"also write {OVERRIDES.relative_to(ROOT)}")
+    ap.add_argument("--out", type=Path, default=OVERRIDES,
+                    help="overrides file (default: %(default)s)")
     return ap
 
 
@@ -35,11 +40,13 @@ def _print_report(disagreements: list[dict[str, Any]], checked: int) -> None:
     for d in disagreements:
         print(f"- [{d['assignor']}] {d['name']}: {'; '.join(d['problems'])}")
         print(f"    file: {json.dumps(d['expected'])}")
-        print(f"    java: {json.dumps(d['java'])}  transferring={json.dumps(d['java_transferring'])}")
+        print(f"    java: {json.dumps(d['java'])}  "
+              f"transferring={json.dumps(d['java_transferring'])}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Check (and with ``--write-overrides`` record) the conformance scenarios against Java; print the diffs."""
+    """Check (and with ``--write-overrides`` record) the conformance scenarios against Java; print
+    the diffs."""
     args = _parser().parse_args(argv)
     try:
         if args.write_overrides:

@@ -1,4 +1,5 @@
-"""The Java side: the JDK's tools, the pinned Kafka jars, and the runner compiled once against them."""
+"""The Java side: the JDK's tools, the pinned Kafka jars, and the runner compiled once against
+them."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ STAMP = BUILD_DIR / "build.stamp"
 MAIN_CLASS = "KafkaAssignorRunner"
 JAVA_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 KAFKA_VERSION = "4.3.1"
-# Kafka logs through slf4j -> log4j2; without a config log4j2 prints ERROR lines to stdout. Silence it.
+# Kafka logs through slf4j -> log4j2; without a config log4j2 prints ERROR lines to stdout. Silence
+# it.
 JVM_FLAGS = ("-Dlog4j2.level=OFF", "-Dorg.apache.logging.log4j.level=OFF", "-Xss4m")
 
 
@@ -34,8 +36,8 @@ def _tool(name: str) -> str:
     found = shutil.which(name)
     if not found:
         raise JavaRefError(
-            f"`{name}` not found (no JAVA_HOME/bin/{name}, none on PATH): the Java reference needs a JDK 17+ "
-            "(e.g. `apt-get install openjdk-17-jdk-headless`); then run `make setup`"
+            f"`{name}` not found (no JAVA_HOME/bin/{name}, none on PATH): the Java reference needs "
+            "a JDK 17+ (e.g. `apt-get install openjdk-17-jdk-headless`); then run `make setup`"
         )
     return found
 
@@ -54,8 +56,8 @@ def _jars() -> list[Path]:
     ]
     if missing:
         raise JavaRefError(
-            f"missing {', '.join(missing)} jar(s) in {JARS_DIR}: run `make setup` (resolves the pinned "
-            "Kafka jars with Maven from conf/maven/pom.xml)"
+            f"missing {', '.join(missing)} jar(s) in {JARS_DIR}: run `make setup` (resolves the "
+            "pinned Kafka jars with Maven from conf/maven/pom.xml)"
         )
     return jars
 
@@ -83,13 +85,15 @@ def ensure_built() -> str:
     java = _tool("java")
     jars = _jars()
     want = _fingerprint(jars)
-    if STAMP.exists() and STAMP.read_text().strip() == want and (CLASSES_DIR / f"{MAIN_CLASS}.class").exists():
+    if (STAMP.exists() and STAMP.read_text().strip() == want
+            and (CLASSES_DIR / f"{MAIN_CLASS}.class").exists()):
         return java
     javac = _tool("javac")
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="classes.", dir=BUILD_DIR))
     proc = subprocess.run(
-        [javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(JARS_DIR / "*"), "-d", str(tmp), str(SOURCE)],
+        [javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(JARS_DIR / "*"),
+         "-d", str(tmp), str(SOURCE)],
         capture_output=True,
         text=True,
         check=False,

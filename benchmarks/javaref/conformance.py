@@ -1,4 +1,5 @@
-"""The conformance scenarios against Kafka's Java assignors: what disagrees, and the overrides file."""
+"""The conformance scenarios against Kafka's Java assignors: what disagrees, and the overrides
+file."""
 
 from __future__ import annotations
 
@@ -34,12 +35,14 @@ def to_snapshot(scenario: Mapping[str, Any]):
             )
             for m in scenario["members"]
         ),
-        replica_racks=None if racks is None else {t: tuple(tuple(r) for r in per) for t, per in racks.items()},
+        replica_racks=(None if racks is None
+                       else {t: tuple(tuple(r) for r in per) for t, per in racks.items()}),
         lag={t: tuple(v) for t, v in lags.items()},
     )
 
 
-def same_assignment(a: Mapping[str, Sequence], b: Mapping[str, Sequence], *, ordered: bool = False) -> bool:
+def same_assignment(a: Mapping[str, Sequence], b: Mapping[str, Sequence], *,
+                    ordered: bool = False) -> bool:
     """Equal per member (members with no partitions may be absent on either side)."""
     members = {m for m, v in a.items() if v} | {m for m, v in b.items() if v}
     norm = (lambda v: [tuple(x) for x in v]) if ordered else (lambda v: sorted(tuple(x) for x in v))
@@ -56,7 +59,8 @@ def rack_mismatches(scenario: Mapping[str, Any], assignment: Mapping[str, Sequen
         if not rack:
             continue
         for t, p in tps:
-            replica = set() if racks is None or t not in racks else {r for r in racks[t][p] if r is not None}
+            replica = (set() if racks is None or t not in racks
+                       else {r for r in racks[t][p] if r is not None})
             if rack not in replica:
                 n += 1
     return n
@@ -71,8 +75,9 @@ def _load_conformance(path: Path) -> list[dict[str, Any]]:
 def check_conformance(path: Path = CONFORMANCE) -> tuple[list[dict[str, Any]], int]:
     """Run every conformance scenario of a Java assignor through Java 4.3.x.
 
-    Returns (disagreements, scenarios checked). A disagreement names the scenario and assignor, what the
-    file expects and what Java gives (assignment, transferring, properties, member iteration order).
+    Returns (disagreements, scenarios checked). A disagreement names the scenario and assignor, what
+    the file expects and what Java gives (assignment, transferring, properties, member iteration
+    order).
     """
     scenarios = _load_conformance(path)
     disagreements: list[dict[str, Any]] = []
@@ -132,15 +137,18 @@ def _property_problems(s: Mapping[str, Any], java: Mapping[str, Sequence]) -> li
     return problems
 
 
-def _disagreement(s: Mapping[str, Any], assignor: str, r: Mapping[str, Any], problems: list[str]) -> dict[str, Any]:
-    """One entry of the overrides: the scenario, its problems, what the file expects and what Java gives."""
+def _disagreement(s: Mapping[str, Any], assignor: str, r: Mapping[str, Any],
+                  problems: list[str]) -> dict[str, Any]:
+    """One entry of the overrides: the scenario, its problems, what the file expects and what Java
+    gives."""
     return {
         "name": s["name"],
         "assignor": assignor,
         "problems": problems,
         "expected": s.get("expected"),
         "expected_transferring": s.get("expected_transferring"),
-        "java": None if r["error"] else {m: [list(tp) for tp in v] for m, v in r["assignment"].items()},
+        "java": (None if r["error"]
+                 else {m: [list(tp) for tp in v] for m, v in r["assignment"].items()}),
         "java_transferring": r.get("transferring"),
         "java_member_order": r.get("member_order"),
         "java_error": r["error"],
@@ -148,14 +156,15 @@ def _disagreement(s: Mapping[str, Any], assignor: str, r: Mapping[str, Any], pro
 
 
 def write_overrides(path: Path = CONFORMANCE, out: Path = OVERRIDES) -> dict[str, Any]:
-    """Check the conformance scenarios and write every disagreement to ``out``; the document written."""
+    """Check the conformance scenarios and write every disagreement to ``out``; the document
+    written."""
     disagreements, checked = check_conformance(path)
     doc = {
         "_about": (
             "Conformance scenarios whose `expected` (or expected_transferring / properties / "
-            "java_member_iteration_order) disagrees with Kafka's own Java assignor on the same input. "
-            "Java is the truth: conformance tests compare these (name, assignor) pairs with `java` "
-            "(and `java_transferring`) instead of the file's `expected`. Regenerate with "
+            "java_member_iteration_order) disagrees with Kafka's own Java assignor on the same "
+            "input. Java is the truth: conformance tests compare these (name, assignor) pairs with "
+            "`java` (and `java_transferring`) instead of the file's `expected`. Regenerate with "
             "`.venv/bin/python -m benchmarks.javaref --write-overrides`."
         ),
         "kafka_clients": kafka_clients_version(),

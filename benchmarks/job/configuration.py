@@ -27,23 +27,27 @@ class Scale:
 
 
 def bench_config(cluster: KafkaCluster, work: Path) -> config.Config:
-    """The default configuration against ``cluster``, paths under ``work``, Spark local[2] with 4 shuffle
-    partitions, mode ``auto`` (the feed write is part of what is measured)."""
+    """The default configuration against ``cluster``, paths under ``work``, Spark local[2] with 4
+    shuffle partitions, mode ``auto`` (the feed write is part of what is measured)."""
     base = config.load()
     return dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers),
-        paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
-        spark=dataclasses.replace(base.spark, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"}),
+        paths=config.PathSettings(checkpoints=str(work / "checkpoints"),
+                                  tables=str(work / "tables")),
+        spark=dataclasses.replace(base.spark, master="local[2]",
+                                  conf={"spark.sql.shuffle.partitions": "4"}),
         policy=dataclasses.replace(base.policy, mode=config.AUTO),
     )
 
 
 def keyed(cfg: config.Config, scale: Scale, buckets: int, suffix: str) -> config.Config:
-    """``cfg`` for one run: its own topics (per scale; ``suffix`` for a live run), tables and keying."""
+    """``cfg`` for one run: its own topics (per scale; ``suffix`` for a live run), tables and
+    keying."""
     name = f".{scale.tag}{suffix}"
     return dataclasses.replace(
         cfg, job=dataclasses.replace(cfg.job, state_buckets=buckets),
         kafka=dataclasses.replace(cfg.kafka, lag_topic=cfg.kafka.lag_topic + name,
                                   metadata_topic=cfg.kafka.metadata_topic + name),
-        paths=dataclasses.replace(cfg.paths, tables=f"{cfg.paths.tables}-{scale.tag}-{buckets}{suffix}"))
+        paths=dataclasses.replace(cfg.paths,
+                                  tables=f"{cfg.paths.tables}-{scale.tag}-{buckets}{suffix}"))

@@ -1,23 +1,27 @@
 """``--floors``: what the job's frame costs without the job, on the same written records.
 
-Each floor drains the lag topic the throughput runs read (same records, same ``maxOffsetsPerTrigger``, same local
-Spark) with a pipeline that keeps one more of the job's stages than the one before, and does nothing else:
+Each floor drains the lag topic the throughput runs read (same records, same
+``maxOffsetsPerTrigger``, same local Spark) with a pipeline that keeps one more of the job's stages
+than the one before, and does nothing else:
 
 1. ``read``: Spark's Kafka source alone (each value's length, counted);
-2. ``parse``: plus ``from_json`` of the whole ``lag_dense`` text into its typed arrays (every field used, so the
-   parser cannot skip any);
+2. ``parse``: plus ``from_json`` of the whole ``lag_dense`` text into its typed arrays (every field
+   used, so the parser cannot skip any);
 3. ``text to the step``: the Kafka source, then the text shuffled by the key's bucket into
-   ``applyInPandasWithState`` (the job's keying), where Python counts the rows and keeps a count as state;
-4. ``values to the step``: ``from_json`` before the shuffle, the readings as the job ships them (a ``lag_dense``
-   record's as one int64 array, which Python makes a numpy array of; a ``lag`` event's as three columns);
-5. ``text parsed in Python``: 3, with Python parsing each text (``json.loads``; a ``lag_dense`` record's readings
-   into one numpy array): where validating the collector's records in the step, not in Spark's expressions,
-   would start from.
+   ``applyInPandasWithState`` (the job's keying), where Python counts the rows and keeps a count as
+   state;
+4. ``values to the step``: ``from_json`` before the shuffle, the readings as the job ships them (a
+   ``lag_dense`` record's as one int64 array, which Python makes a numpy array of; a ``lag`` event's
+   as three columns);
+5. ``text parsed in Python``: 3, with Python parsing each text (``json.loads``; a ``lag_dense``
+   record's readings into one numpy array): where validating the collector's records in the step,
+   not in Spark's expressions, would start from.
 
-Nothing is validated, decided or written: each floor is what any job with that shape pays per record before its
-own work, and the throughput run beside it (the job itself) tells how much of its cost is its own. Figures: readings
-per second over the full batches after the first, and the CPU of this process's tree per record (broker, JVM,
-Python workers), as :func:`benchmarks.job.runs.throughput` counts them.
+Nothing is validated, decided or written: each floor is what any job with that shape pays per record
+before its own work, and the throughput run beside it (the job itself) tells how much of its cost is
+its own. Figures: readings per second over the full batches after the first, and the CPU of this
+process's tree per record (broker, JVM, Python workers), as :func:`benchmarks.job.runs.throughput`
+counts them.
 """
 
 from __future__ import annotations
@@ -73,7 +77,8 @@ def _parse_texts(key: Any, chunks: Iterator[Any], state: Any) -> Iterator[Any]:
         for text in c["text"]:
             e = json.loads(text)
             if "partitions" in e:
-                n += len(np.array(e["partitions"] + e["committed_offsets"] + e["end_offsets"], dtype=np.int64)) > 0
+                n += len(np.array(e["partitions"] + e["committed_offsets"] + e["end_offsets"],
+                                  dtype=np.int64)) > 0
             else:
                 n += e["end_offset"] >= e["committed_offset"]
     state.update(((state.get[0] if state.exists else 0) + n,))
@@ -91,8 +96,8 @@ def _touch_values(key: Any, chunks: Iterator[Any], state: Any) -> Iterator[Any]:
 
 
 def _floors(dense: bool) -> dict[str, Build]:
-    """Each floor: the source -> its pipeline (``buckets``: the job's state buckets; ``dense``: the records are
-    ``lag_dense`` events, else ``lag`` events, one per partition)."""
+    """Each floor: the source -> its pipeline (``buckets``: the job's state buckets; ``dense``: the
+    records are ``lag_dense`` events, else ``lag`` events, one per partition)."""
     from pyspark.sql import functions as F
 
     def bucket(n: int) -> Any:
@@ -102,16 +107,19 @@ def _floors(dense: bool) -> dict[str, Build]:
         return F.from_json(F.col("value").cast("string"), DENSE_SCHEMA if dense else LAG_SCHEMA)
 
     def stateful(df: Any, fn: Callable[..., Iterator[Any]]) -> Any:
-        return df.groupBy("bucket").applyInPandasWithState(fn, "n long", "n long", "update", "NoTimeout")
+        return df.groupBy("bucket").applyInPandasWithState(fn, "n long", "n long", "update",
+                                                           "NoTimeout")
 
     def shipped(src: Any, n: int) -> Any:
         r = src.select(bucket(n), parsed().alias("r"))
         if dense:
-            return stateful(r.select("bucket", F.concat("r.partitions", "r.committed_offsets", "r.end_offsets")
-                                     .alias(READINGS)), _touch_arrays)
-        return stateful(r.select("bucket", "r.partition", "r.committed_offset", "r.end_offset"), _touch_values)
+            readings = F.concat("r.partitions", "r.committed_offsets", "r.end_offsets")
+            return stateful(r.select("bucket", readings.alias(READINGS)), _touch_arrays)
+        return stateful(r.select("bucket", "r.partition", "r.committed_offset", "r.end_offset"),
+                        _touch_values)
 
-    numbers = ("r.partitions", "r.committed_offsets", "r.end_offsets") if dense else ("r.partition",)
+    numbers = (("r.partitions", "r.committed_offsets", "r.end_offsets") if dense
+               else ("r.partition",))
     return {
         "read": lambda src, n: src.select(F.length("value").alias("n")),
         "parse": lambda src, n: src.select(parsed().alias("r")).select(
@@ -128,23 +136,28 @@ def _floors(dense: bool) -> dict[str, Build]:
 
 def floor_runs(spark: Any, cfg: config.Config, scale: Scale, per_trigger: int, cpu: CpuSampler,
                work: Path, dense: bool) -> list[str]:
-    """Every floor over ``cfg``'s lag topic at ``per_trigger`` records a batch: one report line each."""
+    """Every floor over ``cfg``'s lag topic at ``per_trigger`` records a batch: one report line
+    each."""
     lines = []
     for name, build in _floors(dense).items():
-        figures = _drain(spark, cfg, build, per_trigger, cpu, work / f"floor-{name.replace(' ', '-')}")
+        figures = _drain(spark, cfg, build, per_trigger, cpu,
+                         work / f"floor-{name.replace(' ', '-')}")
         lines.append(f"{scale.tag}, floor '{name}' at maxOffsetsPerTrigger {per_trigger:,}: "
-                     f"{figures['records_per_s'] * (scale.partitions if dense else 1):,.0f} partition readings/s over "
-                     f"{figures['batches']} full batches (median batch {figures['median_s']:.2f}s; "
-                     f"{figures['cores']:.2f} cores busy; {figures['us_per_record']:.1f} us of the job's own "
-                     f"processes' CPU per record)")
+                     f"{figures['records_per_s'] * (scale.partitions if dense else 1):,.0f} "
+                     f"partition readings/s over {figures['batches']} full batches (median batch "
+                     f"{figures['median_s']:.2f}s; {figures['cores']:.2f} cores busy; "
+                     f"{figures['us_per_record']:.1f} us of the job's own processes' CPU per "
+                     "record)")
         print(lines[-1], flush=True)
     return lines
 
 
 def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: CpuSampler,
            checkpoint: Path) -> dict[str, float]:
-    """Drain the lag topic through ``build``'s pipeline once (``availableNow``); its steady figures."""
-    src = (spark.readStream.format("kafka").options(**(query.SOURCE_CONSUMER_DEFAULTS | spark_options(cfg.kafka)))
+    """Drain the lag topic through ``build``'s pipeline once (``availableNow``); its steady
+    figures."""
+    options = query.SOURCE_CONSUMER_DEFAULTS | spark_options(cfg.kafka)
+    src = (spark.readStream.format("kafka").options(**options)
            .option("subscribe", cfg.kafka.lag_topic).option("startingOffsets", "earliest")
            .option("maxOffsetsPerTrigger", per_trigger).load())
     df = build(src, cfg.job.state_buckets)
@@ -152,7 +165,8 @@ def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: 
              .foreachBatch(lambda batch, _id: batch.write.format("noop").mode("overwrite").save())
              .trigger(availableNow=True).start())
     run.awaitTermination()
-    data = [{"input_rows": p["numInputRows"], "started": p["timestamp"], "batch_ms": p["batchDuration"]}
+    data = [{"input_rows": p["numInputRows"], "started": p["timestamp"],
+             "batch_ms": p["batchDuration"]}
             for p in run.recentProgress if p["numInputRows"] > 0]
     steady = steady_batches(data, per_trigger)
     spans = [(started_s(b), b["batch_ms"] / 1000) for b in steady]
@@ -161,4 +175,5 @@ def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: 
     own = sum(cpu.busy_between(t0, t0 + s, own=True) for t0, s in spans)
     return {"records_per_s": rows / seconds if seconds else 0.0, "batches": len(steady),
             "median_s": statistics.median(s for _, s in spans) if spans else 0.0,
-            "cores": own / seconds if seconds else 0.0, "us_per_record": 1e6 * own / rows if rows else 0.0}
+            "cores": own / seconds if seconds else 0.0,
+            "us_per_record": 1e6 * own / rows if rows else 0.0}

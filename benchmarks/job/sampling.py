@@ -1,4 +1,5 @@
-"""What the machine spends during a run: peak memory of the job's processes, and busy CPU over time."""
+"""What the machine spends during a run: peak memory of the job's processes, and busy CPU over
+time."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 class MemorySampler(threading.Thread):
     """Peak memory of this process and its descendants, minus the pids to ignore (the brokers).
 
-    ``peak`` sums PSS (proportional set size): the Python workers are forked from pyspark's daemon and share
-    its pages, which a sum of RSS would count once per worker. ``peak_rss`` is that larger sum, for reference."""
+    ``peak`` sums PSS (proportional set size): the Python workers are forked from pyspark's daemon
+    and share its pages, which a sum of RSS would count once per worker. ``peak_rss`` is that larger
+    sum, for reference."""
 
     def __init__(self, ignore: set[int]) -> None:
         super().__init__(daemon=True)
@@ -32,16 +34,19 @@ class MemorySampler(threading.Thread):
 
 
 class CpuSampler(threading.Thread):
-    """The whole machine's busy CPU time (``/proc/stat``: all but idle and iowait), sampled every 0.25 s, so a
-    run can tell how busy the cores were during its batches: everything on the machine counts (the broker,
-    the driver, the Python workers), as all of it is part of the job's cost here. Beside it, the CPU time of
-    this process and its descendants alone (the broker, Spark's JVM, the Python workers, the load generator,
-    less ``ignore``): on a machine shared with other work, that is the figure to compare runs by."""
+    """The whole machine's busy CPU time (``/proc/stat``: all but idle and iowait), sampled every
+    0.25 s, so a run can tell how busy the cores were during its batches: everything on the machine
+    counts (the broker, the driver, the Python workers), as all of it is part of the job's cost
+    here. Beside it, the CPU time of this process and its descendants alone (the broker, Spark's
+    JVM, the Python workers, the load generator, less ``ignore``): on a machine shared with other
+    work, that is the figure to compare runs by."""
 
     def __init__(self, ignore: set[int] | None = None) -> None:
         super().__init__(daemon=True)
-        self.samples: list[tuple[float, float, float]] = []  # (wall time, machine busy, this tree's CPU)
-        self.kinds: list[dict[str, float]] = []  # beside each sample: this tree's CPU by process kind (KINDS)
+        # (wall time, machine busy, this tree's CPU)
+        self.samples: list[tuple[float, float, float]] = []
+        # beside each sample: this tree's CPU by process kind (KINDS)
+        self.kinds: list[dict[str, float]] = []
         self._kind_of: dict[int, str] = {}
         self.ignore = ignore or set()
         self.stop_flag = threading.Event()
@@ -49,10 +54,12 @@ class CpuSampler(threading.Thread):
 
     def busy_s(self) -> float:
         fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        return (sum(fields[:8]) - fields[3] - fields[4]) / self.hz  # user..steal, less idle and iowait
+        # user..steal, less idle and iowait
+        return (sum(fields[:8]) - fields[3] - fields[4]) / self.hz
 
     def tree_s(self) -> float:
-        """CPU seconds of this process and its descendants so far (the reaped ones through their parents')."""
+        """CPU seconds of this process and its descendants so far (the reaped ones through their
+        parents')."""
         return sum(_tree_cpu_by_kind(os.getpid(), self.ignore, self._kind_of, self.hz).values())
 
     def run(self) -> None:
@@ -63,8 +70,8 @@ class CpuSampler(threading.Thread):
             self.stop_flag.wait(0.25)
 
     def busy_between(self, t0: float, t1: float, own: bool = False) -> float:
-        """Core-seconds busy between two wall times (interpolated between samples); ``own``: this process
-        tree's alone."""
+        """Core-seconds busy between two wall times (interpolated between samples); ``own``: this
+        process tree's alone."""
         import numpy as np
 
         ts, machine, tree = (np.array(x) for x in zip(*self.samples, strict=True))
@@ -88,7 +95,8 @@ def started_s(line: dict) -> float:
 
 
 def _processes() -> tuple[dict[int, list[int]], dict[int, list[str]]]:
-    """Every process's children, and its ``/proc/<pid>/stat`` fields after the command (``state`` first)."""
+    """Every process's children, and its ``/proc/<pid>/stat`` fields after the command (``state``
+    first)."""
     children: dict[int, list[int]] = {}
     stat: dict[int, list[str]] = {}
     for d in Path("/proc").iterdir():
@@ -104,7 +112,8 @@ def _processes() -> tuple[dict[int, list[int]], dict[int, list[str]]]:
 
 
 def _tree(root: int, ignore: set[int]) -> tuple[list[int], dict[int, list[str]]]:
-    """``root`` and its descendants, less the subtrees of the ``ignore`` pids, and their stat fields."""
+    """``root`` and its descendants, less the subtrees of the ``ignore`` pids, and their stat
+    fields."""
     children, stat = _processes()
     out, todo = [], [root]
     while todo:
@@ -116,8 +125,8 @@ def _tree(root: int, ignore: set[int]) -> tuple[list[int], dict[int, list[str]]]
 
 
 KINDS = ("broker", "spark JVM", "python workers", "driver")
-"""Who spends a run's CPU: the embedded brokers' JVMs, Spark's JVM, pyspark's daemon and its forked workers, and
-this process (the driver's Python and the load generator)."""
+"""Who spends a run's CPU: the embedded brokers' JVMs, Spark's JVM, pyspark's daemon and its forked
+workers, and this process (the driver's Python and the load generator)."""
 
 
 def _kind(pid: int) -> str:
@@ -133,9 +142,11 @@ def _kind(pid: int) -> str:
     return "spark JVM" if b"java" in cmd.split(b"\0", 1)[0] else "driver"
 
 
-def _tree_cpu_by_kind(root: int, ignore: set[int], known: dict[int, str], hz: int) -> dict[str, float]:
-    """CPU seconds of the tree by process kind, the reaped children's with their parent (``known``: the kinds
-    told so far by pid; a process seen as ``driver`` is asked again, as a launcher script may exec a JVM)."""
+def _tree_cpu_by_kind(root: int, ignore: set[int], known: dict[int, str],
+                      hz: int) -> dict[str, float]:
+    """CPU seconds of the tree by process kind, the reaped children's with their parent (``known``:
+    the kinds told so far by pid; a process seen as ``driver`` is asked again, as a launcher script
+    may exec a JVM)."""
     pids, stat = _tree(root, ignore)
     out = dict.fromkeys(KINDS, 0.0)
     for pid in pids:
@@ -148,7 +159,8 @@ def _tree_cpu_by_kind(root: int, ignore: set[int], known: dict[int, str], hz: in
 
 
 def _tree_memory(root: int, ignore: set[int]) -> tuple[int, int]:
-    """Summed PSS and RSS of ``root`` and its descendants, less the subtrees of the ``ignore`` pids."""
+    """Summed PSS and RSS of ``root`` and its descendants, less the subtrees of the ``ignore``
+    pids."""
     pss = rss = 0
     for pid in _tree(root, ignore)[0]:
         try:

@@ -1,8 +1,9 @@
 """Micro-benchmark of the job's hot path without Spark: ``process()`` on one group's batch.
 
-One group of 100 partitions of one topic and 4 members, a batch of a few polls as the numpy columns the
-stateful step passes, the state serialized between batches as the job does. Prints microseconds per
-call (median of several rounds) for process() alone and for the state's round trip through bytes.
+One group of 100 partitions of one topic and 4 members, a batch of a few polls as the numpy columns
+the stateful step passes, the state serialized between batches as the job does. Prints microseconds
+per call (median of several rounds) for process() alone and for the state's round trip through
+bytes.
 
     .venv/bin/python -m benchmarks.process
 """
@@ -23,7 +24,8 @@ T0 = 1_763_700_000_000
 PARTITIONS = 100
 POLLS = 3
 MEMBERS = 4
-POLICY = PolicySettings(assignor="balanced", skew_threshold=100.0)  # never skewed: the per-batch cost alone
+# never skewed: the per-batch cost alone
+POLICY = PolicySettings(assignor="balanced", skew_threshold=100.0)
 
 
 def columns(batch: int) -> dict[str, np.ndarray]:
@@ -32,8 +34,9 @@ def columns(batch: int) -> dict[str, np.ndarray]:
     ts = np.repeat(T0 + (batch * POLLS + np.arange(POLLS)) * 10_000, PARTITIONS).astype(np.int64)
     part = np.tile(np.arange(PARTITIONS), POLLS).astype(np.int64)
     committed = ts // 100 + part
-    return {"type": np.array([ev.LAG] * n, dtype=object), "ts": ts, "topic": np.array(["t0"] * n, dtype=object),
-            "partition": part, "committed_offset": committed, "end_offset": committed + 500 + part,
+    return {"type": np.array([ev.LAG] * n, dtype=object), "ts": ts,
+            "topic": np.array(["t0"] * n, dtype=object), "partition": part,
+            "committed_offset": committed, "end_offset": committed + 500 + part,
             "detail": np.array([None] * n, dtype=object)}
 
 
@@ -55,8 +58,9 @@ def main() -> None:
         t3 = time.perf_counter()
         proc.append(t2 - t1)
         trip.append((t1 - t) + (t3 - t2))
-    print(f"process(): {PARTITIONS} partitions x {POLLS} polls: median {statistics.median(proc) * 1e6:.0f} us, "
-          f"state from/to bytes: median {statistics.median(trip) * 1e6:.0f} us, state {len(blob)} bytes")
+    print(f"process(): {PARTITIONS} partitions x {POLLS} polls: median "
+          f"{statistics.median(proc) * 1e6:.0f} us, state from/to bytes: median "
+          f"{statistics.median(trip) * 1e6:.0f} us, state {len(blob)} bytes")
 
 
 if __name__ == "__main__":

@@ -1,1 +1,2 @@
-"""Closed-loop benchmark of live groups: the rebalancer's recommendations vs Kafka's assignors (see ``__main__``)."""
+"""Closed-loop benchmark of live groups: the rebalancer's recommendations vs Kafka's assignors (see
+``__main__``)."""

@@ -1,16 +1,18 @@
-"""Closed-loop benchmark: live groups following the rebalancer's recommendations vs Kafka's assignors.
+"""Closed-loop benchmark: live groups following the rebalancer's recommendations vs Kafka's
+assignors.
 
     .venv/bin/python -m benchmarks.loop [--quick] [--repeat N] [--workloads zipf,churn] [--out DIR]
-    .venv/bin/python -m benchmarks.loop --render benchmarks/results/loop.json   # the report again, from a run
+    .venv/bin/python -m benchmarks.loop --render benchmarks/results/loop.json  # the report again,
+                                                                               # from a run
 
-On an embedded three-broker cluster with racks a, b, c (started here, with the Spark session, the real
-streaming job and the trigger feed), each workload of :mod:`benchmarks.loop.workloads` runs once per
-repeat with every strategy side by side (``range``, ``cooperative-sticky``, ``lag``, ``rebalancer``,
-``oracle``; see :mod:`streaming.dev.workload.strategies` and :mod:`benchmarks.loop.oracle`), each on its
-own topics and group with the same production. Writes ``loop[-quick].md`` and ``.json`` and one
-``loop-<workload>.png`` per workload under the output folder (default ``benchmarks/results``) and prints
-the table. The files are written again after every run (``partial`` in their notes until the last), so an
-interrupted run keeps what it measured.
+On an embedded three-broker cluster with racks a, b, c (started here, with the Spark session, the
+real streaming job and the trigger feed), each workload of :mod:`benchmarks.loop.workloads` runs
+once per repeat with every strategy side by side (``range``, ``cooperative-sticky``, ``lag``,
+``rebalancer``, ``oracle``; see :mod:`streaming.dev.workload.strategies` and
+:mod:`benchmarks.loop.oracle`), each on its own topics and group with the same production. Writes
+``loop[-quick].md`` and ``.json`` and one ``loop-<workload>.png`` per workload under the output
+folder (default ``benchmarks/results``) and prints the table. The files are written again after
+every run (``partial`` in their notes until the last), so an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -38,16 +40,22 @@ RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 def _parser() -> argparse.ArgumentParser:
     """The command line's options."""
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.loop", description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="two short workloads (CI size, about 3 minutes)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of each workload (median and spread)")
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.loop",
+                                 description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="two short workloads (CI size, about 3 minutes)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each workload (median and spread)")
     ap.add_argument("--workloads", help="comma-separated subset of the suite")
     ap.add_argument("--strategies", default=",".join(STRATEGIES),
                     help=f"comma-separated, of {', '.join((*STRATEGIES, *EXTRA_STRATEGIES))}")
-    ap.add_argument("--duration", type=float, help="seconds per workload run (overrides the suite's)")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the table, JSON and plots")
+    ap.add_argument("--duration", type=float,
+                    help="seconds per workload run (overrides the suite's)")
+    ap.add_argument("--out", type=Path, default=RESULTS,
+                    help="folder for the table, JSON and plots")
     ap.add_argument("--render", type=Path, metavar="JSON",
-                    help="run nothing: write the table and plots again from a saved loop JSON (into --out)")
+                    help="run nothing: write the table and plots again from a saved loop JSON "
+                         "(into --out)")
     return ap
 
 
@@ -65,21 +73,24 @@ def _workloads(args: argparse.Namespace) -> dict[str, Workload]:
 def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int, started: float,
              done: Callable[[dict[str, list[dict[str, Any]]], list[str]], None] = lambda *_: None,
              ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
-    """Each workload ``repeat`` times on one suite, a run retried with fresh groups when they do not settle;
-    ``done`` after each run with what has been measured so far."""
+    """Each workload ``repeat`` times on one suite, a run retried with fresh groups when they do not
+    settle; ``done`` after each run with what has been measured so far."""
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in workloads}
     unsettled: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work, Suite(Path(work)) as env:
-        print(f"cluster, Spark, job and feed up after {time.monotonic() - started:.0f}s", flush=True)
+        print(f"cluster, Spark, job and feed up after {time.monotonic() - started:.0f}s",
+              flush=True)
         for i in range(repeat):
             for name, w in workloads.items():
                 print(f"run {i + 1}/{repeat}: {name} ({w.description})", flush=True)
                 for attempt in range(1, SETTLE_ATTEMPTS + 1):
                     try:
-                        runs[name].append(run_workload(env, w, strategies, say=lambda s: print(s, flush=True)))
+                        runs[name].append(run_workload(env, w, strategies,
+                                                       say=lambda s: print(s, flush=True)))
                         done({n: r for n, r in runs.items() if r}, unsettled)
                         break
-                    except NotSettled as e:  # before any measurement: fresh groups, said in the report
+                    except NotSettled as e:
+                        # before any measurement: fresh groups, said in the report
                         unsettled.append(f"{name} run {i + 1}: {e}")
                         print(f"  {e}; attempt {attempt} of {SETTLE_ATTEMPTS}", flush=True)
                         if attempt == SETTLE_ATTEMPTS:
@@ -91,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the workloads with every strategy, then write and print the report."""
     ap = _parser()
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # coordinator moves and slow-loop notices, by the hundred
+    logging.basicConfig(level=logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # coordinator moves and slow-loop notices, by the hundred
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)
     os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
 
     if args.render:
@@ -109,19 +122,22 @@ def main(argv: list[str] | None = None) -> int:
     def partial(runs: dict[str, list[dict[str, Any]]], unsettled: list[str]) -> None:
         meta = report.notes(strategies, args.repeat, time.monotonic() - started, unsettled)
         report.write(args.out, stem, command, {n: workloads[n] for n in runs}, runs,
-               {"partial": f"{sum(map(len, runs.values()))} of {args.repeat * len(workloads)} runs so far"} | meta)
+               {"partial": f"{sum(map(len, runs.values()))} of {args.repeat * len(workloads)} "
+                           "runs so far"} | meta)
 
     runs, unsettled = _run_all(workloads, strategies, args.repeat, started, partial)
     elapsed = time.monotonic() - started
     meta = report.notes(strategies, args.repeat, elapsed, unsettled)
     text = report.write(args.out, stem, command, workloads, runs, meta)
     print(text)
-    print(f"written: {args.out / (stem + '.md')}, {stem}.json, {len(runs)} plot(s); {elapsed:.0f} s in all")
+    print(f"written: {args.out / (stem + '.md')}, {stem}.json, {len(runs)} plot(s); "
+          f"{elapsed:.0f} s in all")
     return 0
 
 
 def _render(saved: Path, out: Path) -> int:
-    """The table, JSON and plots written again from a saved run (the report's current code, no new run)."""
+    """The table, JSON and plots written again from a saved run (the report's current code, no new
+    run)."""
     data = json.loads(saved.read_text())
     every = suite() | quick_suite()
     runs = data["runs"]

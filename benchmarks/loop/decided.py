@@ -1,16 +1,19 @@
-"""How much of the rebalancer's gap to the oracle is the time it takes to decide, and how much the decision.
+"""How much of the rebalancer's gap to the oracle is the time it takes to decide, and how much the
+decision.
 
-The oracle knows the true rates and applies its assignment at the start and at each event (t = 0 of that
-phase). The job has to see the lag first: a few collector polls, ``skew_observations`` readings, a trigger,
-then the consumers' rebalance. Whatever lag grows in that time is counted in the whole run's p95. To tell the
-two apart, each run is also read from the moment the rebalancer's first recommendation after the start (or
-after each event) reached the feed: the p95 of both curves over the same window.
+The oracle knows the true rates and applies its assignment at the start and at each event (t = 0 of
+that phase). The job has to see the lag first: a few collector polls, ``skew_observations``
+readings, a trigger, then the consumers' rebalance. Whatever lag grows in that time is counted in
+the whole run's p95. To tell the two apart, each run is also read from the moment the rebalancer's
+first recommendation after the start (or after each event) reached the feed: the p95 of both curves
+over the same window.
 
-Worked example: the oracle's curve stays at 400 from t = 0; ours climbs to 1,100 until its recommendation at
-t = 15 s, then drains to 300 by t = 60 s. Over the run ours' p95 is about 1,050 (x2.6); from t = 15 s on it
-is the same 1,050 at the start of the window, so the window's p95 still holds the backlog made while deciding.
-The report gives both, the decision delay, and the last 20 s of the run (where each assignment left the group
-once it had decided), so a reader sees which part the assignment could change.
+Worked example: the oracle's curve stays at 400 from t = 0; ours climbs to 1,100 until its
+recommendation at t = 15 s, then drains to 300 by t = 60 s. Over the run ours' p95 is about 1,050
+(x2.6); from t = 15 s on it is the same 1,050 at the start of the window, so the window's p95 still
+holds the backlog made while deciding. The report gives both, the decision delay, and the last 20 s
+of the run (where each assignment left the group once it had decided), so a reader sees which part
+the assignment could change.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ END_S = 20.0
 
 
 def first_decisions(run: Mapping[str, Any]) -> list[float | None]:
-    """Seconds from the start and from each event to the first recommendation after it (None: none came
-    before the next phase began)."""
+    """Seconds from the start and from each event to the first recommendation after it (None: none
+    came before the next phase began)."""
     starts = [0.0, *(t for t, _ in run.get("events") or [])]
     recs = sorted(r["at_s"] for r in run.get("recommendations") or [])
     out: list[float | None] = []
@@ -43,8 +46,8 @@ def window_p95(curve: Sequence[Sequence[float]], since: float) -> float | None:
 
 
 def after_first(run: Mapping[str, Any]) -> tuple[float, float, float] | None:
-    """(when ours first decided, ours' p95 from then, the oracle's p95 from then), or None when the run has
-    no oracle or no recommendation."""
+    """(when ours first decided, ours' p95 from then, the oracle's p95 from then), or None when the
+    run has no oracle or no recommendation."""
     curves = run.get("curves") or {}
     recs = run.get("recommendations") or []
     if "oracle" not in curves or "rebalancer" not in curves or not recs:
@@ -57,8 +60,8 @@ def after_first(run: Mapping[str, Any]) -> tuple[float, float, float] | None:
 
 
 def at_end(run: Mapping[str, Any], last_s: float = END_S) -> tuple[float, float] | None:
-    """(ours' p95, the oracle's p95) over the run's last ``last_s`` seconds: where each assignment left the
-    group once the decisions were made (None without both curves)."""
+    """(ours' p95, the oracle's p95) over the run's last ``last_s`` seconds: where each assignment
+    left the group once the decisions were made (None without both curves)."""
     curves = run.get("curves") or {}
     if not curves.get("oracle") or not curves.get("rebalancer"):
         return None
@@ -68,8 +71,8 @@ def at_end(run: Mapping[str, Any], last_s: float = END_S) -> tuple[float, float]
 
 
 def lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The report's lines for one workload: decision delays per phase, and ours against the oracle from the
-    first decision on (median over the runs)."""
+    """The report's lines for one workload: decision delays per phase, and ours against the oracle
+    from the first decision on (median over the runs)."""
     delays = [first_decisions(r) for r in runs]
     out = []
     if any(d is not None for ds in delays for d in ds):
@@ -78,19 +81,22 @@ def lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         for k in range(phases):
             got = [ds[k] for ds in delays if k < len(ds) and ds[k] is not None]
             label = "the start" if k == 0 else f"event {k}"
-            said.append(f"after {label}: " + (f"{statistics.median(got):.0f} s ({len(got)} of {len(delays)} runs)"
-                                              if got else "none"))
+            said.append(f"after {label}: "
+                        + (f"{statistics.median(got):.0f} s ({len(got)} of {len(delays)} runs)"
+                           if got else "none"))
         out.append("- rebalancer's first recommendation (median): " + "; ".join(said))
     windows = [w for w in (after_first(r) for r in runs) if w is not None]
     if windows:
         t = statistics.median(w[0] for w in windows)
-        ours, oracle = statistics.median(w[1] for w in windows), statistics.median(w[2] for w in windows)
+        ours = statistics.median(w[1] for w in windows)
+        oracle = statistics.median(w[2] for w in windows)
         ratio = ours / oracle if oracle else float("inf")
-        out.append(f"- from the rebalancer's first recommendation (median {t:.0f} s) to the end: p95 max lag "
-                   f"{ours:,.0f} vs oracle {oracle:,.0f} (x{ratio:.2f})")
+        out.append(f"- from the rebalancer's first recommendation (median {t:.0f} s) to the end: "
+                   f"p95 max lag {ours:,.0f} vs oracle {oracle:,.0f} (x{ratio:.2f})")
     ends = [e for e in (at_end(r) for r in runs) if e is not None]
     if ends:
         ours, oracle = statistics.median(e[0] for e in ends), statistics.median(e[1] for e in ends)
-        out.append(f"- the last {END_S:.0f} s of the run: p95 max lag {ours:,.0f} vs oracle {oracle:,.0f}"
+        out.append(f"- the last {END_S:.0f} s of the run: p95 max lag {ours:,.0f} vs oracle "
+                   f"{oracle:,.0f}"
                    + (f" (x{ours / oracle:.2f})" if oracle else ""))
     return out

@@ -1,16 +1,16 @@
 """One consumer group of the closed-loop benchmark: its topics, producers and throttled consumers.
 
-:class:`ThrottledWorker` processes at most ``capacity`` records/s, counted against the clock (a batch of
-``n`` records is done ``n / capacity`` seconds after the previous one, or after now when it was idle),
-so the capacity holds exactly whatever the per-batch overhead (poll, commit), as long as the machine keeps
-up; it commits after each batch. Whether it kept up is measured: :meth:`BenchGroup.pace`. Each consumer
-has its own capacity (the workload's, changed midway by a ``capacity`` event), and counts which rack served its
-fetches (:mod:`benchmarks.loop.reads`).
-A partition listed as stuck is never processed or committed by whoever owns
-it (a poison record): the owner pauses it, and its lag grows with its production.
+:class:`ThrottledWorker` processes at most ``capacity`` records/s, counted against the clock (a
+batch of ``n`` records is done ``n / capacity`` seconds after the previous one, or after now when it
+was idle), so the capacity holds exactly whatever the per-batch overhead (poll, commit), as long as
+the machine keeps up; it commits after each batch. Whether it kept up is measured:
+:meth:`BenchGroup.pace`. Each consumer has its own capacity (the workload's, changed midway by a
+``capacity`` event), and counts which rack served its fetches (:mod:`benchmarks.loop.reads`). A
+partition listed as stuck is never processed or committed by whoever owns it (a poison record): the
+owner pauses it, and its lag grows with its production.
 
-:class:`BenchGroup` owns the group's topics (``workload.replicas`` per partition, partition ``p``'s from the
-``p % 3``-th broker on, that one its leader, so every strategy sees the same racks), one
+:class:`BenchGroup` owns the group's topics (``workload.replicas`` per partition, partition ``p``'s
+from the ``p % 3``-th broker on, that one its leader, so every strategy sees the same racks), one
 :class:`SkewedProducer` per topic and the consumers, built with the strategy's assignors
 (:mod:`streaming.dev.workload.strategies`); the ``oracle``'s leader hands out its plan
 (:mod:`benchmarks.loop.oracle_schedule`), and its group rebalances at each event.
@@ -50,16 +50,19 @@ log = logging.getLogger(__name__)
 
 REJOIN_INTERVAL_S = 3.0
 CATCH_UP_S = 1.0
-"""How far behind its schedule a backlogged consumer may catch up (a burst above capacity for at most this long)."""
+"""How far behind its schedule a backlogged consumer may catch up (a burst above capacity for at
+most this long)."""
 
 
 class ThrottledWorker(ConsumerWorker):
-    def __init__(self, make: Callable[[], Any], topics: Sequence[str], capacity: float, client_id: str,
-                 rack: str | None, stuck: frozenset[tuple[str, int]] = frozenset()) -> None:
+    def __init__(self, make: Callable[[], Any], topics: Sequence[str], capacity: float,
+                 client_id: str, rack: str | None,
+                 stuck: frozenset[tuple[str, int]] = frozenset()) -> None:
         super().__init__(make, topics, capacity, client_id, rack)
         self.stuck = stuck
-        # pace: over stretches where a backlog waited (the poll before came back full), the seconds of work done
-        # at capacity and the wall time they took; worked / busy below 1 means this machine could not keep up
+        # pace: over stretches where a backlog waited (the poll before came back full), the seconds
+        # of work done at capacity and the wall time they took; worked / busy below 1 means this
+        # machine could not keep up
         self.worked_s = 0.0
         self.busy_s = 0.0
         self.reads = Reads()
@@ -80,18 +83,21 @@ class ThrottledWorker(ConsumerWorker):
                 owned = self.consumer.assignment()
                 self.assigned = {(tp.topic, tp.partition) for tp in owned}
                 if self.stuck:
-                    hold = {tp for tp in owned if (tp.topic, tp.partition) in self.stuck} - self.consumer.paused()
+                    hold = {tp for tp in owned
+                            if (tp.topic, tp.partition) in self.stuck} - self.consumer.paused()
                     if hold:
                         self.consumer.pause(*hold)
-                    records = {tp: r for tp, r in records.items() if (tp.topic, tp.partition) not in self.stuck}
+                    records = {tp: r for tp, r in records.items()
+                               if (tp.topic, tp.partition) not in self.stuck}
                 n = sum(len(r) for r in records.values())
                 was_full, full = full, polled >= batch
                 if not n:
                     continue
                 now = time.monotonic()
                 if was_full:
-                    # a backlog waited: keep to the schedule, so the poll and commit round trips are made up by
-                    # a shorter wait (up to CATCH_UP_S behind), and the stretch since the last batch counts
+                    # a backlog waited: keep to the schedule, so the poll and commit round trips are
+                    # made up by a shorter wait (up to CATCH_UP_S behind), and the stretch since the
+                    # last batch counts
                     self.busy_s += now - start
                     self.worked_s += work
                     due = max(due, now - CATCH_UP_S) + n / self.rate
@@ -123,10 +129,12 @@ class BenchMonitor(GroupMonitor):
 
     def observe(self, events: Any, now: float) -> Sample | None:
         kept = [e for e in events
-                if not (e.get("type") == "lag" and (e.get("topic"), e.get("partition")) in self.stuck)]
+                if not (e.get("type") == "lag"
+                        and (e.get("topic"), e.get("partition")) in self.stuck)]
         sample = super().observe(kept, now)
         if sample is not None:
-            self.assignments.append((sample.t, {c: list(tps) for c, tps in self.assignment.items()}))
+            self.assignments.append((sample.t,
+                                     {c: list(tps) for c, tps in self.assignment.items()}))
         return sample
 
 
@@ -160,12 +168,17 @@ class BenchGroup:
     def create_topics(self, brokers: Sequence[int]) -> None:
         ring = sorted(brokers)
         k = self.workload.replicas
+
+        def replicas(p: int) -> list[int]:
+            """Partition p's replicas: from the (p % n)-th broker on, that one the leader."""
+            return [ring[(p + i) % len(ring)] for i in range(k)]
+
         admin = kafka_clients.admin(self.cfg)
         try:
-            # partition p: replicas from the (p % n)-th broker on, that one the leader
-            admin.create_topics({self.topics[t.name]: {"assignments": {p: [ring[(p + i) % len(ring)] for i in range(k)]
-                                                                        for p in range(t.partitions)}}
-                                 for t in self.workload.topics}, wait_for_metadata=True)
+            layout = {self.topics[t.name]: {"assignments": {p: replicas(p)
+                                                             for p in range(t.partitions)}}
+                      for t in self.workload.topics}
+            admin.create_topics(layout, wait_for_metadata=True)
         finally:
             admin.close()
 
@@ -176,7 +189,8 @@ class BenchGroup:
     def start_producers(self) -> None:
         for t in self.workload.topics:
             topic = self.topics[t.name]
-            producer = SkewedProducer(lambda: kafka_clients.producer(self.cfg, linger_ms=20), topic, t.rates)
+            producer = SkewedProducer(lambda: kafka_clients.producer(self.cfg, linger_ms=20), topic,
+                                      t.rates)
             self.producers[t.name] = producer
             producer.start()
 
@@ -208,11 +222,13 @@ class BenchGroup:
         if self.strategy == "oracle":
             return [planned_assignor(self._oracle_plan, client_id, rack, self.rebalances)]
         if self.strategy != "rebalancer":
-            return assignors_for(self.strategy, self.cfg, self.group, client_id, rack, self.rebalances)
-        # the project's setting: recommendations first; when none fits, the balanced fallback on the lag
-        # the leader reads at that rebalance (plan.AUTO with a lag source)
+            return assignors_for(self.strategy, self.cfg, self.group, client_id, rack,
+                                 self.rebalances)
+        # the project's setting: recommendations first; when none fits, the balanced fallback on the
+        # lag the leader reads at that rebalance (plan.AUTO with a lag source)
         return [RecordingRecommendationAssignor(self.feed, self.group, rack, client_id, plan.AUTO,
-                                                offsets_lag(self.cfg, self.group), on_decision=self.decisions.append,
+                                                offsets_lag(self.cfg, self.group),
+                                                on_decision=self.decisions.append,
                                                 rebalances=self.rebalances)]
 
     def _oracle_plan(self, client_ids: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
@@ -223,13 +239,14 @@ class BenchGroup:
         return {by_index[i]: [(self.topics[t], p) for t, p in parts] for i, parts in plan.items()}
 
     def begin_event(self, event: Event) -> None:
-        """Before ``event`` acts: the oracle's next phase (so a member leaving or joining meets it)."""
+        """Before ``event`` acts: the oracle's next phase (so a member leaving or joining meets
+        it)."""
         if self.oracle is not None:
             self.oracle.advance()
 
     def end_event(self, event: Event) -> None:
-        """After ``event`` acted: the oracle's group rebalances onto the new phase's plan (a member leaving
-        or joining has made it rebalance already)."""
+        """After ``event`` acted: the oracle's group rebalances onto the new phase's plan (a member
+        leaving or joining has made it rebalance already)."""
         if self.oracle is None or event.kind in ("leave", "join"):
             return
         with self._lock:
@@ -238,7 +255,8 @@ class BenchGroup:
             request_rebalance(consumers[0])
 
     def set_capacity(self, index: int, capacity: float) -> None:
-        """Consumer ``index`` processes ``capacity`` records/s from now on (and after leaving and rejoining)."""
+        """Consumer ``index`` processes ``capacity`` records/s from now on (and after leaving and
+        rejoining)."""
         self.capacities[index] = capacity
         with self._lock:
             worker = self.workers.get(index)
@@ -259,8 +277,9 @@ class BenchGroup:
             self._reads.add(worker.reads)
 
     def pace(self) -> float | None:
-        """Records processed per second of capacity while a backlog waited (1.0: the throttle held exactly;
-        lower: this machine could not keep up, so part of the run's lag is the machine's, not the assignment's)."""
+        """Records processed per second of capacity while a backlog waited (1.0: the throttle held
+        exactly; lower: this machine could not keep up, so part of the run's lag is the machine's,
+        not the assignment's)."""
         with self._lock:
             workers = list(self.workers.values())
         worked = self._pace[0] + sum(w.worked_s for w in workers)
@@ -277,15 +296,19 @@ class BenchGroup:
                 total.add(w.reads)
         return total.figures()
 
-    def assignment_samples(self, phase_at: Callable[[float], int]) -> list[tuple[float, int, dict[int, list]]]:
-        """(t, the workload's stretch at t, consumer index -> partitions by the workload's topic names)."""
+    def assignment_samples(
+            self, phase_at: Callable[[float], int]) -> list[tuple[float, int, dict[int, list]]]:
+        """(t, the workload's stretch at t, consumer index -> partitions by the workload's topic
+        names)."""
         topic_of = {bench: name for name, bench in self.topics.items()}
-        return [(t, phase_at(t), {self.index_of[c]: [(topic_of[tp[0]], tp[1]) for tp in tps if tp[0] in topic_of]
-                                  for c, tps in a.items() if c in self.index_of})
+        return [(t, phase_at(t),
+                 {self.index_of[c]: [(topic_of[tp[0]], tp[1]) for tp in tps if tp[0] in topic_of]
+                  for c, tps in a.items() if c in self.index_of})
                 for t, a in self.monitor.assignments]
 
     def describe(self) -> str:
-        """Each consumer's partitions, coordinator state and thread stack (for a group that did not settle)."""
+        """Each consumer's partitions, coordinator state and thread stack (for a group that did not
+        settle)."""
         with self._lock:
             workers = list(self.workers.values())
         return describe_consumers(workers)
@@ -296,7 +319,8 @@ class BenchGroup:
                 for p in range(t.partitions)}
         with self._lock:
             owned = [w.assigned for w in self.workers.values()]
-        return bool(owned) and sum(len(a) for a in owned) == len(want) and set().union(*owned) == want
+        return (bool(owned) and sum(len(a) for a in owned) == len(want)
+                and set().union(*owned) == want)
 
     def set_rates(self, topic: str, rates: Sequence[float]) -> None:
         producer = self.producers[topic]
@@ -315,7 +339,8 @@ class BenchGroup:
         with self._lock:
             workers = list(self.workers.values())
         return [f"{w.client_id}: {w.failure!r}" for w in workers if w.failure is not None] + \
-               [f"producer {p.topic}: {p.failure!r}" for p in self.producers.values() if p.failure is not None]
+               [f"producer {p.topic}: {p.failure!r}" for p in self.producers.values()
+                if p.failure is not None]
 
     def stop(self) -> None:
         for p in self.producers.values():

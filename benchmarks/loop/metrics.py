@@ -1,27 +1,32 @@
-"""The closed-loop benchmark's figures, computed from what one run recorded (pure: records in, numbers out).
+"""The closed-loop benchmark's figures, computed from what one run recorded (pure: records in,
+numbers out).
 
-Per strategy, over the samples of the run (one per collector poll, ``t`` in seconds since the run's start):
+Per strategy, over the samples of the run (one per collector poll, ``t`` in seconds since the run's
+start):
 
-- ``lag_p50`` / ``lag_p95`` / ``lag_max``: of the group's max consumer lag (records; a consumer's lag is
-  the sum over its partitions of end minus committed offset; stuck partitions left out); ``*_s`` the same
-  in seconds of work: records / the consumer's capacity (the time its backlog takes to drain at full
-  speed; not measured from record timestamps);
-- ``drain_s``: from the last event of the workload (0 when none) to the first sample after which the max
-  consumer lag stays at most ``DRAIN_S`` seconds of capacity to the end; None when it never does;
+- ``lag_p50`` / ``lag_p95`` / ``lag_max``: of the group's max consumer lag (records; a consumer's
+  lag is the sum over its partitions of end minus committed offset; stuck partitions left out);
+  ``*_s`` the same in seconds of work: records / the consumer's capacity (the time its backlog takes
+  to drain at full speed; not measured from record timestamps);
+- ``drain_s``: from the last event of the workload (0 when none) to the first sample after which the
+  max consumer lag stays at most ``DRAIN_S`` seconds of capacity to the end; None when it never
+  does;
 - ``rebalances``: generations the members received after the start (a cooperative move takes two);
 - ``moved``: partitions whose owner (client id) changed after the start, each change counted;
 - ``cross_rack_ps``: partition-seconds spent assigned to a consumer on a rack without a replica (the
   collector's view, step-integrated between samples);
-- ``cross_rack_floor_ps``: the least ``cross_rack_ps`` any assignment as balanced as the strategy's could have
-  had (:mod:`benchmarks.loop.cross_floor`; None when not known);
-- ``cross_rack_reads``: the share of the bytes the consumers fetched that a broker on another rack than the
-  consumer's served, and ``follower_reads`` the share a follower served (:mod:`benchmarks.loop.reads`: where
-  the reads went, not where the replicas are); NaN when nothing was read;
+- ``cross_rack_floor_ps``: the least ``cross_rack_ps`` any assignment as balanced as the strategy's
+  could have had (:mod:`benchmarks.loop.cross_floor`; None when not known);
+- ``cross_rack_reads``: the share of the bytes the consumers fetched that a broker on another rack
+  than the consumer's served, and ``follower_reads`` the share a follower served
+  (:mod:`benchmarks.loop.reads`: where the reads went, not where the replicas are); NaN when nothing
+  was read;
 - ``recommendations`` issued for the group and ``applied`` by its leader (the rebalancer only);
 - ``stuck_moved``: moves of a stuck partition;
-- ``pace``: records processed per second of capacity while a consumer had a backlog, over all consumers
-  (1.0: every throttled consumer processed at exactly its capacity; 0.9: this machine made them lose a
-  tenth of it, so the run's lag figures are inflated by the machine, not the assignment).
+- ``pace``: records processed per second of capacity while a consumer had a backlog, over all
+  consumers (1.0: every throttled consumer processed at exactly its capacity; 0.9: this machine made
+  them lose a tenth of it, so the run's lag figures are inflated by the machine, not the
+  assignment).
 """
 
 from __future__ import annotations
@@ -35,9 +40,9 @@ from typing import Any
 from streaming.dev.workload.strategies import KAFKA_STRATEGIES, Received
 
 DRAIN_S = 2.0
-FIGURES = ("lag_p50", "lag_p95", "lag_max", "lag_p50_s", "lag_p95_s", "lag_max_s", "drain_s", "rebalances",
-           "moved", "cross_rack_ps", "cross_rack_floor_ps", "cross_rack_reads", "follower_reads",
-           "recommendations", "applied", "stuck_moved", "pace")
+FIGURES = ("lag_p50", "lag_p95", "lag_max", "lag_p50_s", "lag_p95_s", "lag_max_s", "drain_s",
+           "rebalances", "moved", "cross_rack_ps", "cross_rack_floor_ps", "cross_rack_reads",
+           "follower_reads", "recommendations", "applied", "stuck_moved", "pace")
 RATIO_FIGURES = ("lag_p50", "lag_p95", "lag_max", "drain_s", "rebalances", "moved", "cross_rack_ps")
 
 
@@ -51,8 +56,10 @@ def percentile(values: Sequence[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def drain_time(samples: Sequence[tuple[float, int]], since: float, threshold: float) -> float | None:
-    """Seconds from ``since`` until the max lag stays at most ``threshold`` to the end; None if it never does."""
+def drain_time(samples: Sequence[tuple[float, int]], since: float,
+               threshold: float) -> float | None:
+    """Seconds from ``since`` until the max lag stays at most ``threshold`` to the end; None if it
+    never does."""
     after = [(t, lag) for t, lag in samples if t >= since]
     if not after or after[-1][1] > threshold:
         return None
@@ -66,8 +73,9 @@ def drain_time(samples: Sequence[tuple[float, int]], since: float, threshold: fl
 
 
 def moves(received: Iterable[Received], t0: float) -> tuple[int, int, dict[tuple[str, int], int]]:
-    """(rebalances, partitions moved, moves per partition) after ``t0``. A partition moves when a member
-    receives it while another one held it last (a cooperative move is counted once, when it lands)."""
+    """(rebalances, partitions moved, moves per partition) after ``t0``. A partition moves when a
+    member receives it while another one held it last (a cooperative move is counted once, when it
+    lands)."""
     last: dict[tuple[str, int], str] = {}
     generations: set[int] = set()
     per_partition: dict[tuple[str, int], int] = {}
@@ -83,18 +91,21 @@ def moves(received: Iterable[Received], t0: float) -> tuple[int, int, dict[tuple
     return len(generations), sum(per_partition.values()), per_partition
 
 
-def figures(samples: Sequence[tuple[float, int, int | None]], received: Sequence[Received], t0: float,
-            capacity: float, since: float, stuck: Iterable[tuple[str, int]] = (), recommendations: int = 0,
-            applied: int = 0, pace: float | None = None, reads: dict[str, int] | None = None,
+def figures(samples: Sequence[tuple[float, int, int | None]], received: Sequence[Received],
+            t0: float, capacity: float, since: float, stuck: Iterable[tuple[str, int]] = (),
+            recommendations: int = 0, applied: int = 0, pace: float | None = None,
+            reads: dict[str, int] | None = None,
             cross_rack_floor_ps: float | None = None) -> dict[str, Any]:
-    """One strategy's figures for one run. ``samples``: (t, max consumer lag, cross-rack partitions)."""
+    """One strategy's figures for one run. ``samples``: (t, max consumer lag, cross-rack
+    partitions)."""
     lags = [float(s[1]) for s in samples]
     rebalances, moved, per_partition = moves(received, t0)
     cross = 0.0
     for (t, _, c), (t_next, _, _) in itertools.pairwise(samples):
         cross += (c or 0) * (t_next - t)
     out: dict[str, Any] = {
-        "lag_p50": percentile(lags, 50), "lag_p95": percentile(lags, 95), "lag_max": max(lags, default=math.nan),
+        "lag_p50": percentile(lags, 50), "lag_p95": percentile(lags, 95),
+        "lag_max": max(lags, default=math.nan),
         "drain_s": drain_time([(s[0], s[1]) for s in samples], since, DRAIN_S * capacity),
         "rebalances": rebalances, "moved": moved, "cross_rack_ps": round(cross, 1),
         "cross_rack_floor_ps": math.nan if cross_rack_floor_ps is None else cross_rack_floor_ps,
@@ -109,7 +120,8 @@ def figures(samples: Sequence[tuple[float, int, int | None]], received: Sequence
 
 
 def read_shares(reads: dict[str, int]) -> dict[str, float]:
-    """The shares of the bytes read that crossed racks and that a follower served (NaN: nothing read)."""
+    """The shares of the bytes read that crossed racks and that a follower served (NaN: nothing
+    read)."""
     total = reads.get("read_bytes", 0)
     if not total:
         return {"cross_rack_reads": math.nan, "follower_reads": math.nan}
@@ -137,8 +149,8 @@ def combine(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def ratios(by_strategy: Mapping[str, Mapping[str, Any]], ours: str = "rebalancer",
            against: Sequence[str] = KAFKA_STRATEGIES) -> dict[str, Any]:
-    """``ours`` / the best of ``against`` (lowest value; Kafka's strategies unless said) for each figure;
-    the best one is named."""
+    """``ours`` / the best of ``against`` (lowest value; Kafka's strategies unless said) for each
+    figure; the best one is named."""
     if ours not in by_strategy:
         return {}
     out: dict[str, Any] = {}

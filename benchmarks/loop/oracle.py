@@ -1,18 +1,20 @@
 """The closed-loop benchmark's oracle: the best static assignment for known rates and capacities.
 
-Given each partition's produce rate ``r[p]`` (records/s), each consumer's capacity ``cap[c]`` (records/s)
-and racks, the oracle picks the assignment that minimises the busiest consumer's utilisation,
-``max over c of (sum of r[p] for p on c) / cap[c]``, and among those the fewest partitions on a consumer
-whose rack holds no replica of them (cross-rack). It is computed exactly as two mixed-integer programs
-(``scipy.optimize.milp``, HiGHS), with binaries ``x[p, c]`` (p on c) and each partition on one consumer:
+Given each partition's produce rate ``r[p]`` (records/s), each consumer's capacity ``cap[c]``
+(records/s) and racks, the oracle picks the assignment that minimises the busiest consumer's
+utilisation, ``max over c of (sum of r[p] for p on c) / cap[c]``, and among those the fewest
+partitions on a consumer whose rack holds no replica of them (cross-rack). It is computed exactly as
+two mixed-integer programs (``scipy.optimize.milp``, HiGHS), with binaries ``x[p, c]`` (p on c) and
+each partition on one consumer:
 
 1. minimise ``T`` subject to ``sum_p r[p] x[p, c] <= cap[c] T`` for every consumer c;
 2. minimise ``sum of x[p, c]`` over cross-rack pairs, subject to ``sum_p r[p] x[p, c] <= cap[c] T*``
    (``T*`` from step 1, plus a hair for float tolerance).
 
-Program 2 alone, for any ``T`` (:func:`least_cross_rack`), is the least cross-rack any assignment with the same
-max utilisation as a given one could have: the benchmark's yardstick for a strategy's cross-rack partitions
-(:mod:`benchmarks.loop.cross_floor`), rather than an assignment that ignores load.
+Program 2 alone, for any ``T`` (:func:`least_cross_rack`), is the least cross-rack any assignment
+with the same max utilisation as a given one could have: the benchmark's yardstick for a strategy's
+cross-rack partitions (:mod:`benchmarks.loop.cross_floor`), rather than an assignment that ignores
+load.
 
 Each step has a time limit; past it HiGHS hands back its best assignment so far (the solution says
 so), and the LPT heuristic (longest processing time first: partitions by falling rate, each to the
@@ -43,7 +45,8 @@ TOLERANCE = 1e-6
 @dataclass(frozen=True)
 class Problem:
     rates: Mapping[Partition, float]
-    """records/s produced to each partition (a partition nobody processes, such as a stuck one, weighs 0)."""
+    """records/s produced to each partition (a partition nobody processes, such as a stuck one,
+    weighs 0)."""
     capacities: Mapping[int, float]
     """records/s each consumer processes at most, by consumer index."""
     consumer_racks: Mapping[int, str] = field(default_factory=dict)
@@ -86,14 +89,16 @@ def _solution(problem: Problem, assignment: dict[int, list[Partition]], method: 
 
 
 def trivial_bound(problem: Problem) -> float:
-    """All the load spread in proportion to capacity, and the busiest partition on the fastest consumer."""
+    """All the load spread in proportion to capacity, and the busiest partition on the fastest
+    consumer."""
     caps = problem.capacities.values()
     rates = problem.rates.values()
     return max(sum(rates) / sum(caps), max(rates, default=0.0) / max(caps))
 
 
 def lpt(problem: Problem) -> Solution:
-    """Longest processing time first, on consumers of different speeds (a 2-approximation at worst)."""
+    """Longest processing time first, on consumers of different speeds (a 2-approximation at
+    worst)."""
     consumers = sorted(problem.capacities)
     load = dict.fromkeys(consumers, 0.0)
     out: dict[int, list[Partition]] = {c: [] for c in consumers}
@@ -124,10 +129,10 @@ def _rank(s: Solution) -> tuple[float, int]:
 
 
 class _Program:
-    """The two programs' shared parts. Partitions of the same rate and rack are interchangeable, so the
-    variables are counts, ``n[g, c]`` partitions of group ``g`` on consumer ``c``, not one binary per partition:
-    the same optimum, without the symmetry that keeps HiGHS from proving it (12 x 20/s on 3 racks: 9 variables
-    instead of 36); the last variable is ``T``."""
+    """The two programs' shared parts. Partitions of the same rate and rack are interchangeable, so
+    the variables are counts, ``n[g, c]`` partitions of group ``g`` on consumer ``c``, not one
+    binary per partition: the same optimum, without the symmetry that keeps HiGHS from proving it
+    (12 x 20/s on 3 racks: 9 variables instead of 36); the last variable is ``T``."""
 
     def __init__(self, problem: Problem, time_limit_s: float) -> None:
         import numpy as np
@@ -139,7 +144,8 @@ class _Program:
         n_g, n_c = len(self.groups), len(self.consumers)
         self.n = n = n_g * n_c  # v[i * n_c + j]: partitions of group i on consumer j
         sizes = np.array([len(ps) for ps in self.groups.values()], dtype=float)
-        scale = max(problem.rates.values()) or 1.0  # rates near 1 keep HiGHS's tolerances meaningful
+        # rates near 1 keep HiGHS's tolerances meaningful
+        scale = max(problem.rates.values()) or 1.0
         rates = np.array([rate for rate, _ in self.groups]) / scale
         self.caps = np.array([problem.capacities[c] for c in self.consumers]) / scale
         all_placed = np.zeros((n_g, n + 1))
@@ -151,14 +157,16 @@ class _Program:
         self.integrality = np.r_[np.ones(n), 0]
         self.bounds = Bounds(np.zeros(n + 1), np.r_[np.repeat(sizes, n_c), np.inf])
         self.placed = LinearConstraint(all_placed, sizes, sizes)
-        self.cross = np.array([_cross(problem, rack, c) for _, rack in self.groups for c in self.consumers] + [False],
+        self.cross = np.array([_cross(problem, rack, c) for _, rack in self.groups
+                               for c in self.consumers] + [False],
                               dtype=float)
 
     def run(self, c: Any, constraints: list[Any]) -> tuple[Any, bool, float]:
         """(the solution or None, proven optimal, HiGHS's dual bound)."""
         from scipy.optimize import milp
 
-        res = milp(c, integrality=self.integrality, bounds=self.bounds, constraints=[self.placed, *constraints],
+        res = milp(c, integrality=self.integrality, bounds=self.bounds,
+                   constraints=[self.placed, *constraints],
                    options={"time_limit": self.time_limit_s, "disp": False})
         return res.x, res.status == 0, float(getattr(res, "mip_dual_bound", None) or 0.0)
 
@@ -169,11 +177,13 @@ class _Program:
 
         first = self.loads.copy()
         first[:, self.n] = -self.caps
-        x, proven, dual = self.run(np.r_[np.zeros(self.n), 1.0], [LinearConstraint(first, -np.inf, 0)])
+        x, proven, dual = self.run(np.r_[np.zeros(self.n), 1.0],
+                                   [LinearConstraint(first, -np.inf, 0)])
         return (None if x is None else _decode(self.groups, x, self.consumers)), proven, dual
 
     def least_cross(self, max_load: float) -> tuple[dict[int, list[Partition]] | None, bool]:
-        """Program 2: the fewest cross-rack partitions with every utilisation at most ``max_load``."""
+        """Program 2: the fewest cross-rack partitions with every utilisation at most
+        ``max_load``."""
         import numpy as np
         from scipy.optimize import LinearConstraint
 
@@ -197,9 +207,11 @@ def _milp(problem: Problem, time_limit_s: float) -> Solution | None:
     return _solution(problem, best, "milp" if proven else "milp, time limit", dual)
 
 
-def least_cross_rack(problem: Problem, load: float, time_limit_s: float = TIME_LIMIT_S) -> int | None:
-    """The fewest cross-rack partitions of any assignment whose busiest consumer is at most at ``load``
-    (program 2 alone); None when HiGHS finds none in time (or ``load`` is below what any assignment reaches)."""
+def least_cross_rack(problem: Problem, load: float,
+                     time_limit_s: float = TIME_LIMIT_S) -> int | None:
+    """The fewest cross-rack partitions of any assignment whose busiest consumer is at most at
+    ``load`` (program 2 alone); None when HiGHS finds none in time (or ``load`` is below what any
+    assignment reaches)."""
     if not problem.rates:
         return 0
     program = _Program(problem, time_limit_s)
@@ -226,12 +238,14 @@ def _cross(problem: Problem, rack: str | None, c: int) -> bool:
 
 def _decode(groups: Mapping[tuple[float, str | None], list[Partition]], v: Sequence[float],
             consumers: list[int]) -> dict[int, list[Partition]]:
-    """Each group's partitions dealt out by the counts (integers up to HiGHS's tolerance), in order."""
+    """Each group's partitions dealt out by the counts (integers up to HiGHS's tolerance), in
+    order."""
     n_c = len(consumers)
     out: dict[int, list[Partition]] = {c: [] for c in consumers}
     for i, ps in enumerate(groups.values()):
         counts = [round(float(v[i * n_c + j])) for j in range(n_c)]
-        counts[max(range(n_c), key=lambda j: counts[j])] += len(ps) - sum(counts)  # rounding never loses one
+        # rounding never loses one
+        counts[max(range(n_c), key=lambda j: counts[j])] += len(ps) - sum(counts)
         at = 0
         for j, k in enumerate(counts):
             out[consumers[j]].extend(ps[at:at + k])

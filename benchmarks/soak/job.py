@@ -1,5 +1,5 @@
-"""The job under soak: ``rebalancer run`` as a child read line by line, ``rebalancer maintain`` on a timer, the
-stop by SIGTERM."""
+"""The job under soak: ``rebalancer run`` as a child read line by line, ``rebalancer maintain`` on a
+timer, the stop by SIGTERM."""
 
 from __future__ import annotations
 
@@ -12,23 +12,28 @@ import threading
 import time
 from pathlib import Path
 
-BATCH_LINE = re.compile(r"^batch (\d+): (\d+) input rows, .* (\d+) recommendations, (\d+) rejected\b.* (\d+) ms$")
+BATCH_LINE = re.compile(r"^batch (\d+): (\d+) input rows, .* (\d+) recommendations, "
+                        r"(\d+) rejected\b.* (\d+) ms$")
 
 
 def job_conf(bootstrap: str, work: Path, a: argparse.Namespace) -> dict[str, str]:
     return {
-        "kafka.bootstrap_servers": bootstrap, "kafka.lag_topic": "soak.lag", "kafka.metadata_topic": "soak.meta",
-        "kafka.trigger_topic": "soak.triggers", "paths.tables": str(work / "tables"),
-        "paths.checkpoints": str(work / "checkpoints"), "job.trigger_interval": a.trigger,
-        "job.watermark_delay": "2 minutes", "job.group_timeout_s": "600", "job.state_buckets": "8",
-        "policy.mode": "auto", "policy.cooldown_s": "60", "policy.skew_threshold": "1.5",
-        "policy.skew_observations": "3", "policy.min_total_lag": "1000", "policy.min_improvement": "0.2",
-        "maintenance.log_retention": a.log_retention, "maintenance.deleted_file_retention": a.file_retention,
+        "kafka.bootstrap_servers": bootstrap, "kafka.lag_topic": "soak.lag",
+        "kafka.metadata_topic": "soak.meta", "kafka.trigger_topic": "soak.triggers",
+        "paths.tables": str(work / "tables"), "paths.checkpoints": str(work / "checkpoints"),
+        "job.trigger_interval": a.trigger, "job.watermark_delay": "2 minutes",
+        "job.group_timeout_s": "600", "job.state_buckets": "8", "policy.mode": "auto",
+        "policy.cooldown_s": "60", "policy.skew_threshold": "1.5", "policy.skew_observations": "3",
+        "policy.min_total_lag": "1000", "policy.min_improvement": "0.2",
+        "maintenance.log_retention": a.log_retention,
+        "maintenance.deleted_file_retention": a.file_retention,
         "maintenance.rejected_retention_days": "0.002",  # ~3 minutes
         "maintenance.recommendations_retention_days": "0.004",  # ~6 minutes
-        "maintenance.expire_every_s": "120",  # the job's own rounds, scaled down with the retentions
+        # the job's own rounds, scaled down with the retentions
+        "maintenance.expire_every_s": "120",
         "spark.sql.streaming.minBatchesToRetain": str(a.retain),
-        "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
+        "spark.master": "local[2]", "spark.sql.shuffle.partitions": "2",
+        "spark.ui.enabled": "false",
     }
 
 
@@ -44,8 +49,9 @@ class Job:
 
     def __init__(self, conf: dict[str, str], checkpoint: Path, log: Path) -> None:
         self.log = log.open("w")
-        self.proc = subprocess.Popen(cli("run", conf, "--checkpoint", str(checkpoint)), stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, start_new_session=True)
+        self.proc = subprocess.Popen(cli("run", conf, "--checkpoint", str(checkpoint)),
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     start_new_session=True)
         self.durations: list[int] = []  # ms per batch, index = order of arrival
         self.last_batch = -1
         self.recommendations = self.rejected = 0
@@ -80,7 +86,8 @@ class Job:
         return True
 
 
-def maintainer(conf: dict[str, str], every_s: float, stopped: threading.Event, say) -> threading.Thread:
+def maintainer(conf: dict[str, str], every_s: float, stopped: threading.Event,
+               say) -> threading.Thread:
     """``rebalancer maintain`` every ``every_s`` seconds while the job runs."""
 
     def loop() -> None:
@@ -91,8 +98,10 @@ def maintainer(conf: dict[str, str], every_s: float, stopped: threading.Event, s
             done = subprocess.run(cli("maintain", conf), capture_output=True, text=True)
             lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
             if done.returncode:  # the error's last lines, not only what it printed before
-                lines += [f"stderr: {ln.strip()}" for ln in done.stderr.splitlines()[-5:] if ln.strip()]
-            say(f"  maintain #{n}: exit {done.returncode} in {time.monotonic() - t0:.0f}s: " + "; ".join(lines))
+                lines += [f"stderr: {ln.strip()}" for ln in done.stderr.splitlines()[-5:]
+                          if ln.strip()]
+            say(f"  maintain #{n}: exit {done.returncode} in {time.monotonic() - t0:.0f}s: "
+                + "; ".join(lines))
 
     t = threading.Thread(target=loop, name="soak-maintain", daemon=True)
     t.start()

@@ -1,4 +1,5 @@
-"""The load: a producer thread shaped like the collector (lag polls, wandering skew, members changing)."""
+"""The load: a producer thread shaped like the collector (lag polls, wandering skew, members
+changing)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 
 
 class Load(threading.Thread):
-    """Collector-shaped events: lag of every group's partitions each poll, skew wandering, members changing."""
+    """Collector-shaped events: lag of every group's partitions each poll, skew wandering, members
+    changing."""
 
     def __init__(self, cfg, groups: int, partitions: int, every_s: float, seed: int = 26) -> None:
         super().__init__(name="soak-load", daemon=True)
@@ -27,8 +29,9 @@ class Load(threading.Thread):
 
         n = self.size[g]
         parts = [[p for p in range(self.partitions) if p % n == m] for m in range(n)]
-        members = [ev.member_entry(f"{g}-m{m}", ["t0"], [("t0", p) for p in parts[m]], client_id=f"c{m}",
-                                   host="/127.0.0.1", rack="abc"[m % 3]) for m in range(n)]
+        members = [ev.member_entry(f"{g}-m{m}", ["t0"], [("t0", p) for p in parts[m]],
+                                   client_id=f"c{m}", host="/127.0.0.1", rack="abc"[m % 3])
+                   for m in range(n)]
         return ev.members_event(now_ms, g, self.generation[g], "range", members)
 
     def poll(self, now_ms: int) -> list[dict]:
@@ -46,7 +49,8 @@ class Load(threading.Thread):
                 self.hot[g] = self.rnd.randrange(self.partitions)
             committed = 1_000_000 + now_ms // 10
             for p in range(self.partitions):
-                lag = int(500 * (self.skew[g] if p == self.hot[g] else 1.0) * self.rnd.uniform(0.8, 1.2))
+                skew = self.skew[g] if p == self.hot[g] else 1.0
+                lag = int(500 * skew * self.rnd.uniform(0.8, 1.2))
                 out.append(ev.lag_event(now_ms, g, "t0", p, committed, committed + lag))
         return out
 
@@ -59,10 +63,11 @@ class Load(threading.Thread):
             while not self.stopped.wait(self.every_s):
                 for e in self.poll(int(time.time() * 1000)):
                     key, value = ev.encode(e)
-                    prod.send(ev.topic_for(e, self.cfg.kafka.lag_topic, self.cfg.kafka.metadata_topic), key=key,
-                              value=value)
+                    topic = ev.topic_for(e, self.cfg.kafka.lag_topic, self.cfg.kafka.metadata_topic)
+                    prod.send(topic, key=key, value=value)
                     self.events += 1
-                if self.rnd.random() < 0.05:  # a malformed record: rejected_events keeps getting rows
+                # a malformed record: rejected_events keeps getting rows
+                if self.rnd.random() < 0.05:
                     prod.send(self.cfg.kafka.lag_topic, key=b"bad", value=b"not json")
                 self.polls += 1
             prod.flush(30)
@@ -70,4 +75,4 @@ class Load(threading.Thread):
             prod.close()
 
 
-# -- what the job's processes and folders hold ------------------------------------------------------------
+# -- what the job's processes and folders hold -----------------------------------------------------

@@ -1,22 +1,22 @@
-"""Slopes, peaks and verdicts of the figures (flat, bounded, levelling, GROWS), and the figure lines of a saved run
-read back."""
+"""Slopes, peaks and verdicts of the figures (flat, bounded, levelling, GROWS), and the figure lines
+of a saved run read back."""
 
 from __future__ import annotations
 
 import re
 
-FIGURES = ("jvm_rss_mb", "py_rss_mb", "workers_rss_mb", "state_files", "state_mb", "state_versions", "ckpt_files",
-           "ckpt_mb",
-           "delta_files", "delta_mb", "log_files", "log_kb", "log_orphans", "window_commits",
-           "batch_ms")
+FIGURES = ("jvm_rss_mb", "py_rss_mb", "workers_rss_mb", "state_files", "state_mb", "state_versions",
+           "ckpt_files", "ckpt_mb", "delta_files", "delta_mb", "log_files", "log_kb", "log_orphans",
+           "window_commits", "batch_ms")
 PER_COMMIT = ("delta_files", "delta_mb", "log_files", "log_kb")
-"""Figures whose level the retentions set in time (the log keeps its window's commits, VACUUM waits out the
-deleted files' window): read again per commit of the log window, so that a machine whose speed changes over
-the run (and with it the commit rate) is not read as growth or as its absence."""
+"""Figures whose level the retentions set in time (the log keeps its window's commits, VACUUM waits
+out the deleted files' window): read again per commit of the log window, so that a machine whose
+speed changes over the run (and with it the commit rate) is not read as growth or as its absence."""
 PER_VERSION = ("state_files", "state_mb")
-"""Figures of the state store, whose level follows the versions it keeps: ``minBatchesToRetain`` plus those
-written since its last maintenance (a background task every ``stateStore.maintenanceInterval``, 60 s), so a
-machine that runs more batches a minute keeps more; read again per version kept."""
+"""Figures of the state store, whose level follows the versions it keeps: ``minBatchesToRetain``
+plus those written since its last maintenance (a background task every
+``stateStore.maintenanceInterval``, 60 s), so a machine that runs more batches a minute keeps more;
+read again per version kept."""
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -31,17 +31,18 @@ def slope(points: list[tuple[float, float]]) -> float:
 
 
 def peaks(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """(highest value before the last third, highest value in the last third): what a sawtooth's envelope
-    reads, where the slope of its samples depends on where in the tooth each sample fell."""
+    """(highest value before the last third, highest value in the last third): what a sawtooth's
+    envelope reads, where the slope of its samples depends on where in the tooth each sample
+    fell."""
     third = max(1, len(points) // 3)
     return max(y for _, y in points[:-third]), max(y for _, y in points[-third:])
 
 
 def verdict(points: list[tuple[float, float]]) -> tuple[float, str]:
-    """(slope per 1,000 batches, a word) of (batch, value) points after the warm-up: ``flat`` (the fitted
-    line moves less than 10% of the mean over the run), ``falls``, ``bounded`` (it swings, compaction and
-    cleanup cutting it back, but the last third sets no high more than 10% above the earlier ones),
-    ``levelling`` (its rise slows to under a quarter) or ``GROWS``."""
+    """(slope per 1,000 batches, a word) of (batch, value) points after the warm-up: ``flat`` (the
+    fitted line moves less than 10% of the mean over the run), ``falls``, ``bounded`` (it swings,
+    compaction and cleanup cutting it back, but the last third sets no high more than 10% above the
+    earlier ones), ``levelling`` (its rise slows to under a quarter) or ``GROWS``."""
     s = slope(points)
     if len(points) < 6:
         return s * 1000, "too few points"
@@ -62,8 +63,8 @@ def verdict(points: list[tuple[float, float]]) -> tuple[float, str]:
 
 
 def summary(rows: list[tuple[int, dict[str, float]]], warmup: int, say) -> None:
-    say(f"over batches >= {warmup}: first -> last, the highest before the last third -> in it, the least "
-        "squares slope per 1,000 batches, and the verdict:")
+    say(f"over batches >= {warmup}: first -> last, the highest before the last third -> in it, the "
+        "least squares slope per 1,000 batches, and the verdict:")
     for name in FIGURES:
         _say_verdict(name, [(float(b), f[name]) for b, f in rows if b >= warmup and name in f], say)
     for name in PER_COMMIT:
@@ -79,8 +80,8 @@ def _say_verdict(name: str, points: list[tuple[float, float]], say) -> None:
         return
     per_k, word = verdict(points)
     early, late = peaks(points)
-    say(f"  {name:17s} {points[0][1]:9.2f} -> {points[-1][1]:9.2f}   peaks {early:9.2f} -> {late:9.2f}   "
-        f"slope {per_k:+9.3f}/1k   {word}")
+    say(f"  {name:17s} {points[0][1]:9.2f} -> {points[-1][1]:9.2f}   peaks {early:9.2f} -> "
+        f"{late:9.2f}   slope {per_k:+9.3f}/1k   {word}")
 
 
 FIGURE_LINE = re.compile(

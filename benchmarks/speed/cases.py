@@ -1,5 +1,5 @@
-"""The cases (Kafka's scale-test sizes), the results folder and units, and member and topic names and
-subscriptions as Kafka's runner makes them."""
+"""The cases (Kafka's scale-test sizes), the results folder and units, and member and topic names
+and subscriptions as Kafka's runner makes them."""
 
 from __future__ import annotations
 
@@ -28,21 +28,27 @@ def cases(quick: bool) -> list[Case]:
     if quick:
         return [
             Case(
-                "uniform-10k", 50, 200, 200, "equal", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 30
+                "uniform-10k", 50, 200, 200, "equal",
+                ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 30
             ),
-            Case("one-single-10k", 50, 200, 200, "one-single", ("range", "roundrobin", "sticky"), 90),
-            Case("split-2k", 20, 100, 100, "split", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 90),
+            Case("one-single-10k", 50, 200, 200, "one-single",
+                 ("range", "roundrobin", "sticky"), 90),
+            Case("split-2k", 20, 100, 100, "split",
+                 ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 90),
             Case("balanced-10k", 10, 1000, 100, "equal", ("balanced",)),
         ]
     return [
         Case(
-            "uniform-1M", 500, 2000, 2000, "equal", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 30
+            "uniform-1M", 500, 2000, 2000, "equal",
+            ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 30
         ),
         Case(
-            "one-single-1M", 500, 2000, 2000, "one-single", ("range", "roundrobin", "sticky", "cooperative-sticky"), 90
+            "one-single-1M", 500, 2000, 2000, "one-single",
+            ("range", "roundrobin", "sticky", "cooperative-sticky"), 90
         ),
         Case("many-topics-r1", 500, 2000, 2000, "equal", STICKY, 30, sticky_rounds=1),
-        Case("split-20k", 100, 200, 500, "split", ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 90),
+        Case("split-20k", 100, 200, 500, "split",
+             ("range", "roundrobin", "lag", "sticky", "cooperative-sticky"), 90),
         Case("balanced-100k", 100, 1000, 1000, "equal", ("balanced",)),
     ]
 

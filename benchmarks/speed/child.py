@@ -1,4 +1,5 @@
-"""Our side, in a child process: the input snapshot, the timed rounds, RSS; ``--child`` prints the result."""
+"""Our side, in a child process: the input snapshot, the timed rounds, RSS; ``--child`` prints the
+result."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _snapshot(spec: dict[str, Any], owned: dict | None = None):
         rng = np.random.default_rng(7)
         first = rng.integers(0, 3, size=(t, p))
         kwargs["replica_racks"] = {
-            n: [(racks[f], racks[(f + 1) % 3]) for f in first[k].tolist()] for k, n in enumerate(names)
+            n: [(racks[f], racks[(f + 1) % 3]) for f in first[k].tolist()]
+            for k, n in enumerate(names)
         }
         # previous round-robin assignment over all partitions in topic order
         owned = {m: [] for m in ids}
@@ -62,13 +64,15 @@ def _snapshot(spec: dict[str, Any], owned: dict | None = None):
 
 
 def _timed_rounds(fn, spec: dict[str, Any], snap) -> list[float]:
-    """One timed call per round (round 2: every member but member 0 re-joins owning its round-1 result)."""
+    """One timed call per round (round 2: every member but member 0 re-joins owning its round-1
+    result)."""
     t0 = time.perf_counter()
     result = fn(snap)
     rounds = [time.perf_counter() - t0]
     if spec["rounds"] > 1:
         ids = [m.member_id for m in snap.members]
-        owned = {m: result.get(m, []) for m in ids[1:]}  # member 0 re-joins without owned partitions
+        # member 0 re-joins without owned partitions
+        owned = {m: result.get(m, []) for m in ids[1:]}
         del result
         second = _snapshot(spec, owned)
         del owned

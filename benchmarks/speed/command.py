@@ -1,4 +1,5 @@
-"""The command line of ``python -m benchmarks.speed``: options, the Java side's set-up, the table, --save."""
+"""The command line of ``python -m benchmarks.speed``: options, the Java side's set-up, the table,
+--save."""
 
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         run_case(case, args, java_ok, emit)
     emit(
-        f"# total wall time {time.time() - started:.0f}s; load average at the end {_load()} (a shared machine: "
-        "figures move with it)"
+        f"# total wall time {time.time() - started:.0f}s; load average at the end {_load()} "
+        "(a shared machine: figures move with it)"
     )
     if args.save:
         save(lines)
@@ -53,15 +54,21 @@ def args_of(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=description)
     ap.add_argument("--quick", action="store_true", help="small sizes (a minute)")
     ap.add_argument(
-        "--assignors", help="comma-separated subset (range,roundrobin,lag,sticky,cooperative-sticky,balanced)"
+        "--assignors",
+        help="comma-separated subset (range,roundrobin,lag,sticky,cooperative-sticky,balanced)"
     )
     ap.add_argument("--cases", help="comma-separated subset of case names")
     ap.add_argument("--no-java", action="store_true", help="ours only")
-    ap.add_argument("--timeout", type=float, default=900.0, help="per run, seconds (default %(default)s)")
-    ap.add_argument("--warmups", type=int, default=2, help="untimed calls after the cold one (default %(default)s)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed warm calls, median reported (default %(default)s)")
-    ap.add_argument("--rounds", action="store_true", help="also print each round of the sticky family")
-    ap.add_argument("--save", action="store_true", help="also write benchmarks/results/speed-<date>.txt")
+    ap.add_argument("--timeout", type=float, default=900.0,
+                    help="per run, seconds (default %(default)s)")
+    ap.add_argument("--warmups", type=int, default=2,
+                    help="untimed calls after the cold one (default %(default)s)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="timed warm calls, median reported (default %(default)s)")
+    ap.add_argument("--rounds", action="store_true",
+                    help="also print each round of the sticky family")
+    ap.add_argument("--save", action="store_true",
+                    help="also write benchmarks/results/speed-<date>.txt")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -82,22 +89,26 @@ def java_side(no_java: bool) -> tuple[bool, str]:
 def header(args: argparse.Namespace, java_note: str, emit: Callable[[str], None]) -> None:
     """The table's first lines: when and where, what the columns mean, the column names."""
     emit(
-        f"# benchmarks.speed {'--quick ' if args.quick else ''}{time.strftime('%Y-%m-%d %H:%M:%S')} on "
-        f"{platform.node()} ({os.cpu_count()} cores, load {_load()}, Python {platform.python_version()}); {java_note}"
+        "# benchmarks.speed "
+        f"{'--quick ' if args.quick else ''}{time.strftime('%Y-%m-%d %H:%M:%S')} on "
+        f"{platform.node()} ({os.cpu_count()} cores, load {_load()}, Python "
+        f"{platform.python_version()}); {java_note}"
     )
     emit(
-        "# seconds of the assign call only (sticky family: both rounds; many-topics-r1: round 1 alone). "
-        "cold: first call in a fresh process/JVM; "
-        f"warm: median of {args.repeats} calls after {args.warmups} more untimed ones in that process/JVM; "
-        "ratio: ours warm / Java warm (the headline); ours RSS: peak RSS of our process by the end of the cold "
-        "call (base: before it); Java heap: peak heap during the cold call (* = Java RangeAssignor on the same "
+        "# seconds of the assign call only (sticky family: both rounds; many-topics-r1: round 1 "
+        f"alone). cold: first call in a fresh process/JVM; warm: median of {args.repeats} calls "
+        f"after {args.warmups} more untimed ones in that process/JVM; ratio: ours warm / Java warm "
+        "(the headline); ours RSS: peak RSS of our process by the end of the cold call (base: "
+        "before it); Java heap: peak heap during the cold call (* = Java RangeAssignor on the same "
         "input as yardstick)"
     )
     emit(HEADER)
 
 
-def run_case(case: Case, args: argparse.Namespace, java_ok: bool, emit: Callable[[str], None]) -> None:
-    """The rows of one case: each wanted assignor, ours and Java's (Java's range as the yardstick of lag)."""
+def run_case(case: Case, args: argparse.Namespace, java_ok: bool,
+             emit: Callable[[str], None]) -> None:
+    """The rows of one case: each wanted assignor, ours and Java's (Java's range as the yardstick of
+    lag)."""
     wanted = set(args.assignors.split(",")) if args.assignors else None
     range_java: dict | None = None
     for assignor in case.assignors:
@@ -137,7 +148,8 @@ def _java_version() -> str:
     from benchmarks import javaref
 
     try:
-        out = subprocess.run([javaref._tool("java"), "-version"], capture_output=True, text=True, check=False).stderr
+        out = subprocess.run([javaref._tool("java"), "-version"], capture_output=True, text=True,
+                             check=False).stderr
         return out.splitlines()[0].strip()
     except (OSError, IndexError, javaref.JavaRefError):
         return "java ?"

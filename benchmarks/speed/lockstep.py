@@ -1,14 +1,17 @@
-"""Two trees' sticky family on the many-topic shape, each in its own process, calls alternated in lockstep.
+"""Two trees' sticky family on the many-topic shape, each in its own process, calls alternated in
+lockstep.
 
-    .venv/bin/python benchmarks/speed/lockstep.py --base DIR [--root DIR] [--assignor sticky] [--calls 18] [--then 0]
+    .venv/bin/python benchmarks/speed/lockstep.py --base DIR [--root DIR] [--assignor sticky]
+                                                  [--calls 18] [--then 0]
 
-``pair.py`` puts both trees in one process, so each tree's calls run on a heap the other shaped and trigger
-the other's full collections; here each tree has its own process, as in use, and the parent hands them one
-call at a time, the first of each pair swapped every round, so that both still see the same load. Per call:
-CPU seconds of the call (``time.process_time``), of the whole round (the call, ``--then N`` small lists made
-with the result held as a caller's next allocations, the drop of the result), and of the full collections in
-the call and after it. Prints per tree the medians over the calls after the first three and the median over
-rounds of the ratios root / base. Not a check of sameness: see ``digest.py`` and ``pair.py``.
+``pair.py`` puts both trees in one process, so each tree's calls run on a heap the other shaped and
+trigger the other's full collections; here each tree has its own process, as in use, and the parent
+hands them one call at a time, the first of each pair swapped every round, so that both still see
+the same load. Per call: CPU seconds of the call (``time.process_time``), of the whole round (the
+call, ``--then N`` small lists made with the result held as a caller's next allocations, the drop of
+the result), and of the full collections in the call and after it. Prints per tree the medians over
+the calls after the first three and the median over rounds of the ratios root / base. Not a check of
+sameness: see ``digest.py`` and ``pair.py``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ HERE = Path(__file__).resolve()
 
 
 def child(root: str, assignor: str, then: int) -> None:
-    """One tree: a call per line read, one JSON line back: [call, whole round, full in call, full after]."""
+    """One tree: a call per line read, one JSON line back: [call, whole round, full in call, full
+    after]."""
     sys.path.insert(0, root)
     from assignors import registry
     from benchmarks.speed.cases import cases
@@ -58,13 +62,15 @@ def child(root: str, assignor: str, then: int) -> None:
         held = [[j] for j in range(then)]
         del held, result
         ended = time.process_time()
-        print(json.dumps([called - started, ended - started, in_call, full["seconds"] - in_call]), flush=True)
+        print(json.dumps([called - started, ended - started, in_call, full["seconds"] - in_call]),
+              flush=True)
 
 
 def run(roots: tuple[str, str], assignor: str, calls: int, then: int) -> list[list[list[float]]]:
     """Each tree's per-call figures, the calls alternated between the two processes."""
-    procs = [subprocess.Popen(["nice", "-n", "5", sys.executable, str(HERE), "--child", root, "--assignor", assignor,
-                               "--then", str(then)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen(["nice", "-n", "5", sys.executable, str(HERE), "--child", root,
+                               "--assignor", assignor, "--then", str(then)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
              for root in roots]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
@@ -83,17 +89,19 @@ def run(roots: tuple[str, str], assignor: str, calls: int, then: int) -> list[li
     return figures
 
 
-def report(roots: tuple[str, str], assignor: str, then: int, figures: list[list[list[float]]]) -> None:
+def report(roots: tuple[str, str], assignor: str, then: int,
+           figures: list[list[list[float]]]) -> None:
     warm = [f[3:] for f in figures]
     for root, calls in zip(roots, warm, strict=True):
-        print(f"{assignor:18s} {root} | call median {statistics.median(c[0] for c in calls) * 1e3:.1f} ms | whole "
-              f"round (then {then}) {statistics.median(c[1] for c in calls) * 1e3:.1f} ms | full collections in "
-              f"calls {sum(c[2] for c in calls) * 1e3:.0f} ms, after {sum(c[3] for c in calls) * 1e3:.0f} ms "
-              f"over {len(calls)} rounds")
+        print(f"{assignor:18s} {root} | call median "
+              f"{statistics.median(c[0] for c in calls) * 1e3:.1f} ms | whole round (then {then}) "
+              f"{statistics.median(c[1] for c in calls) * 1e3:.1f} ms | full collections in calls "
+              f"{sum(c[2] for c in calls) * 1e3:.0f} ms, after "
+              f"{sum(c[3] for c in calls) * 1e3:.0f} ms over {len(calls)} rounds")
     call = statistics.median(b[0] / a[0] for a, b in zip(*warm, strict=True))
     whole = statistics.median(b[1] / a[1] for a, b in zip(*warm, strict=True))
-    print(f"root/base, median over {len(warm[0])} rounds: call {call:.3f}, whole round {whole:.3f}; "
-          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"root/base, median over {len(warm[0])} rounds: call {call:.3f}, whole round "
+          f"{whole:.3f}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def main() -> None:
@@ -102,7 +110,8 @@ def main() -> None:
     ap.add_argument("--root", default=str(HERE.parents[2]))
     ap.add_argument("--assignor", default="sticky")
     ap.add_argument("--calls", type=int, default=18)
-    ap.add_argument("--then", type=int, default=0, help="small lists a caller makes after each call")
+    ap.add_argument("--then", type=int, default=0,
+                    help="small lists a caller makes after each call")
     ap.add_argument("--child", metavar="ROOT", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:

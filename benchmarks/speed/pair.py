@@ -1,15 +1,17 @@
 """Two trees' sticky family on the many-topic shape in ONE process, calls alternated: a paired A/B.
 
-    .venv/bin/python benchmarks/speed/pair.py --base DIR [--root DIR] [--assignor sticky] [--calls 15]
+    .venv/bin/python benchmarks/speed/pair.py --base DIR [--root DIR] [--assignor sticky]
+                                              [--calls 15]
 
-On a shared machine the load moves between two processes run one after the other (``cpu.py``); here both
-trees' ``assignors`` packages are imported side by side (the modules of the first are set aside before the
-second is imported) and their calls alternate, the first of each pair swapped every round, so that both
-see the same load and the same heap. Prints one line per tree (CPU seconds, ``time.process_time``: the first
-call, the median and minimum of the others, the largest generation-0 collection timed right after a call,
-the median minor page faults of a call) and the median over rounds of the ratio root / base. Fails if the
-two trees' first results differ (member order and list order included); only their digests are kept, so that
-no result outlives its round (a full collection would walk it in every later call).
+On a shared machine the load moves between two processes run one after the other (``cpu.py``); here
+both trees' ``assignors`` packages are imported side by side (the modules of the first are set aside
+before the second is imported) and their calls alternate, the first of each pair swapped every
+round, so that both see the same load and the same heap. Prints one line per tree (CPU seconds,
+``time.process_time``: the first call, the median and minimum of the others, the largest
+generation-0 collection timed right after a call, the median minor page faults of a call) and the
+median over rounds of the ratio root / base. Fails if the two trees' first results differ (member
+order and list order included); only their digests are kept, so that no result outlives its round (a
+full collection would walk it in every later call).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def load(root: str, assignor: str) -> Callable[[Any], Any]:
         del sys.modules[name]
     sys.path.insert(0, root)
     try:
-        return importlib.import_module("assignors.registry").get(assignor)  # type: ignore[no-any-return]
+        registry = importlib.import_module("assignors.registry")
+        return registry.get(assignor)  # type: ignore[no-any-return]
     finally:
         sys.path.remove(root)
 
@@ -53,8 +56,9 @@ def main() -> None:
     from benchmarks.speed.child import _snapshot
 
     case = next(c for c in cases(False) if c.name == "many-topics-r1")
-    snap = _snapshot({"assignor": args.assignor, "topics": case.topics, "partitions": case.partitions,
-                      "consumers": case.consumers, "subscription": case.subscription})
+    snap = _snapshot({"assignor": args.assignor, "topics": case.topics,
+                      "partitions": case.partitions, "consumers": case.consumers,
+                      "subscription": case.subscription})
     seconds: list[list[float]] = [[], []]
     gen0: list[list[float]] = [[], []]
     faults: list[list[int]] = [[], []]

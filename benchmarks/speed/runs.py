@@ -1,4 +1,5 @@
-"""One run of a case and assignor: ours in a fresh Python subprocess, Java's in a fresh JVM; cold and warm."""
+"""One run of a case and assignor: ours in a fresh Python subprocess, Java's in a fresh JVM; cold
+and warm."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 from .cases import ROOT, STICKY, Case
 
 
-def run_ours(case: Case, assignor: str, timeout: float, warmups: int, repeats: int) -> dict[str, Any]:
+def run_ours(case: Case, assignor: str, timeout: float, warmups: int,
+             repeats: int) -> dict[str, Any]:
     spec = {
         "assignor": assignor,
         "topics": case.topics,
@@ -34,12 +36,14 @@ def run_ours(case: Case, assignor: str, timeout: float, warmups: int, repeats: i
     except subprocess.TimeoutExpired:
         return {"error": f"timeout {timeout:.0f}s"}
     if proc.returncode != 0:
-        return {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]}
+        return {"error": (proc.stderr.strip().splitlines()
+                          or [f"exit {proc.returncode}"])[-1][:120]}
     return _with_warm(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def _with_warm(r: dict[str, Any]) -> dict[str, Any]:
-    """Add ``warm_s`` (median of the warm repetitions' totals) and ``warm_round_s`` (per-round medians)."""
+    """Add ``warm_s`` (median of the warm repetitions' totals) and ``warm_round_s`` (per-round
+    medians)."""
     warm = r.get("warm_rounds_s") or []
     if warm:
         r["warm_s"] = statistics.median(sum(x) for x in warm)
@@ -47,8 +51,10 @@ def _with_warm(r: dict[str, Any]) -> dict[str, Any]:
     return r
 
 
-def run_java(case: Case, assignor: str, timeout: float, warmups: int, repeats: int) -> dict[str, Any]:
-    """One fresh JVM: repetition 1 is the cold call, then ``warmups`` untimed ones, then ``repeats``."""
+def run_java(case: Case, assignor: str, timeout: float, warmups: int,
+             repeats: int) -> dict[str, Any]:
+    """One fresh JVM: repetition 1 is the cold call, then ``warmups`` untimed ones, then
+    ``repeats``."""
     from benchmarks import javaref
 
     rounds = case.sticky_rounds if assignor in STICKY else 1
@@ -76,4 +82,4 @@ def run_java(case: Case, assignor: str, timeout: float, warmups: int, repeats: i
     })
 
 
-# -- table ------------------------------------------------------------------------------------------------
+# -- table -----------------------------------------------------------------------------------------

@@ -1,12 +1,13 @@
-"""The table: its header, a row per case and assignor with the verdict against its target, per-round rows."""
+"""The table: its header, a row per case and assignor with the verdict against its target, per-round
+rows."""
 
 from __future__ import annotations
 
 from .cases import GIB, MIB, STICKY, Case
 
 HEADER = (
-    f"{'assignor':<19}{'case':<15}{'ours cold':>10}{'warm':>7}{'Java cold':>10}{'warm':>7}{'ratio':>7}"
-    f"{'ours RSS':>9}{'(base)':>7}{'Java heap':>10}  target"
+    f"{'assignor':<19}{'case':<15}{'ours cold':>10}{'warm':>7}{'Java cold':>10}{'warm':>7}"
+    f"{'ratio':>7}{'ours RSS':>9}{'(base)':>7}{'Java heap':>10}  target"
 )
 
 
@@ -27,7 +28,8 @@ def _s(r: dict | None, key: str) -> str:
     return _secs(r[key]) if key in r else "-"
 
 
-def verdict(case: Case, assignor: str, ours: dict, java: dict | None, yardstick: dict | None) -> str:
+def verdict(case: Case, assignor: str, ours: dict, java: dict | None,
+            yardstick: dict | None) -> str:
     if "error" in ours:
         return f"ours: {ours['error']}"
     t = ours.get("warm_s", ours["time_s"])
@@ -40,13 +42,17 @@ def verdict(case: Case, assignor: str, ours: dict, java: dict | None, yardstick:
         return f"<=2x warm Java{', <2GiB' if big else ''}: {'OK' if ok else 'MISSED'}"
     if assignor in STICKY:
         limit = case.sticky_limit_s or 90
-        text = f"cold <={limit:.0f}s (Kafka test timeout): {'OK' if ours['time_s'] <= limit else 'MISSED'}"
+        met = "OK" if ours["time_s"] <= limit else "MISSED"
+        text = f"cold <={limit:.0f}s (Kafka test timeout): {met}"
         if j is not None:
             text = f"<=1.0x warm Java: {'OK' if t <= j else 'MISSED'}; {text}"
         return text
     if assignor == "lag":
-        y = yardstick.get("warm_s", yardstick.get("time_s")) if yardstick and "error" not in yardstick else None
-        return f"{t / y:.1f}x warm Java range (yardstick, no target)" if y else "no Java range yardstick"
+        y = (yardstick.get("warm_s", yardstick.get("time_s"))
+             if yardstick and "error" not in yardstick else None)
+        if not y:
+            return "no Java range yardstick"
+        return f"{t / y:.1f}x warm Java range (yardstick, no target)"
     if assignor == "balanced":
         limit = 5.0
         return f"cold <{limit:.0f}s: {'OK' if ours['time_s'] < limit else 'MISSED'}"
@@ -62,7 +68,8 @@ def row(case: Case, assignor: str, ours: dict, java: dict | None, yardstick: dic
     return (
         f"{assignor:<19}{case.name:<15}{_s(ours, 'time_s'):>10}{_s(ours, 'warm_s'):>7}"
         f"{_s(j, 'time_s') + mark:>10}{_s(j, 'warm_s') + mark:>7}{ratio:>7}"
-        f"{_mib(ours.get('peak_rss')):>9}{_mib(ours.get('base_rss')):>7}{_mib(j.get('peak_heap') if j else None):>10}"
+        f"{_mib(ours.get('peak_rss')):>9}{_mib(ours.get('base_rss')):>7}"
+        f"{_mib(j.get('peak_heap') if j else None):>10}"
         f"  {verdict(case, assignor, ours, java, yardstick)}"
     )
 
@@ -76,10 +83,12 @@ def round_rows(case: Case, assignor: str, ours: dict, java: dict | None) -> list
             return _secs(vals[i]) if vals and i < len(vals) else "-"
 
         o_w = ours.get("warm_round_s", [None] * (i + 1))[i]
-        j_w = java.get("warm_round_s", [None] * (i + 1))[i] if java and "error" not in java else None
+        j_w = (java.get("warm_round_s", [None] * (i + 1))[i] if java and "error" not in java
+               else None)
         ratio = f"{o_w / j_w:.2f}" if o_w is not None and j_w else "-"
         out.append(
-            f"{'  round ' + str(i + 1):<19}{case.name:<15}{fig(ours, 'rounds_s'):>10}{fig(ours, 'warm_round_s'):>7}"
-            f"{fig(java, 'rounds_s'):>10}{fig(java, 'warm_round_s'):>7}{ratio:>7}"
+            f"{'  round ' + str(i + 1):<19}{case.name:<15}{fig(ours, 'rounds_s'):>10}"
+            f"{fig(ours, 'warm_round_s'):>7}{fig(java, 'rounds_s'):>10}"
+            f"{fig(java, 'warm_round_s'):>7}{ratio:>7}"
         )
     return out

@@ -1,13 +1,15 @@
 """Quality of every assignor on generated, seeded groups: load balance, rack locality, movement.
 
-    .venv/bin/python -m benchmarks.quality                # seed 1, print
-    .venv/bin/python -m benchmarks.quality --seed 7 --save   # also write benchmarks/results/quality.txt
+    .venv/bin/python -m benchmarks.quality                   # seed 1, print
+    .venv/bin/python -m benchmarks.quality --seed 7 --save   # also write
+                                                             # benchmarks/results/quality.txt
 
 Suites (``--cases`` groups each, 20-200 partitions, 3-12 members, 3 racks unless said otherwise):
 
 * ``zipf``: 1-4 topics, lags drawn from a Zipf law (a few partitions hold most of the lag).
 * ``hot``: 1-3 topics, every partition lightly loaded except 1-4 hot ones (50-500x the others).
-* ``single-topics``: 20-120 topics of one partition each (RangeAssignor's and grantneale's worst case).
+* ``single-topics``: 20-120 topics of one partition each (RangeAssignor's and grantneale's worst
+  case).
 * ``hetero``: 3-8 topics, each member subscribed to a random subset (heterogeneous subscriptions).
 * ``rf-lt-racks``: 3-4 racks, replication factor 1-2 (fewer replicas than racks), a quarter of the
   members without a rack.
@@ -15,17 +17,18 @@ Suites (``--cases`` groups each, 20-200 partitions, 3-12 members, 3 racks unless
   assignor reassigns from **its own** round-1 result (members own what it gave them).
 
 In the static suites the group currently runs with Kafka's default, ``range``: members own what
-range gives them, so ``moved`` is measured against that (range itself moves nothing).
+range gives them, so ``moved`` is measured against that (range itself moves nothing). The groups
+are drawn in :mod:`benchmarks.quality_groups`.
 
 Assignors: ``range``, ``roundrobin``, ``sticky`` (as kafka-python clients run it: no ``client.rack``
 sent, so racks unknown), ``sticky-rack`` (racks known, ``prefer_rack_aware_logic=True``), ``lag``
 (grantneale) and ``balanced`` (default options). One missing module shows as ``missing``.
 
 Figures, per assignor over a suite's cases: ``max/LB`` = max member load / lower bound
-(:func:`assignors.metrics.lower_bound`; median, 95th percentile, worst), ``imbal`` = mean of max/mean
-load, ``xrack`` = cross-rack partitions (sum), ``moved`` = partitions moved (sum), ``load mv%`` = load
-moved as a share of total load, ``bal worse`` = cases where balanced has a higher max load than this
-assignor (relative tolerance 1e-9).
+(:func:`assignors.metrics.lower_bound`; median, 95th percentile, worst), ``imbal`` = mean of
+max/mean load, ``xrack`` = cross-rack partitions (sum), ``moved`` = partitions moved (sum), ``load
+mv%`` = load moved as a share of total load, ``bal worse`` = cases where balanced has a higher max
+load than this assignor (relative tolerance 1e-9).
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from assignors.model import Assignment, GroupSnapshot, Member
+from assignors.model import Assignment, GroupSnapshot
+from benchmarks.quality_groups import churn, group, owning
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "quality.txt"
@@ -53,11 +57,12 @@ SUITES = ("zipf", "hot", "single-topics", "hetero", "rf-lt-racks", "churn")
 REL = 1e-9
 
 
-# -- running an assignor --------------------------------------------------------------------------------
+# -- running an assignor ---------------------------------------------------------------------------
 
 
 def _no_racks(snapshot: GroupSnapshot) -> GroupSnapshot:
-    return dataclasses.replace(snapshot, members=tuple(dataclasses.replace(m, rack=None) for m in snapshot.members))
+    members = tuple(dataclasses.replace(m, rack=None) for m in snapshot.members)
+    return dataclasses.replace(snapshot, members=members)
 
 
 def runner(name: str) -> Callable[[GroupSnapshot], Assignment] | None:
@@ -75,107 +80,7 @@ def runner(name: str) -> Callable[[GroupSnapshot], Assignment] | None:
     return fn
 
 
-# -- generated groups -------------------------------------------------------------------------------------
-
-
-def _member_id(rng: np.random.Generator, i: int) -> str:
-    return f"consumer-{i + 1}-{rng.integers(0, 16**8):08x}"
-
-
-def _replicas(rng: np.random.Generator, racks: list[str], n: int, rf: int) -> list[tuple[str, ...]]:
-    rf = min(rf, len(racks))
-    return [tuple(str(r) for r in rng.choice(racks, rf, replace=False)) for _ in range(n)]
-
-
-def _zipf_lags(rng: np.random.Generator, n: int) -> list[int]:
-    return [int(x) for x in (rng.zipf(1.6, n).clip(max=10**6) * rng.integers(50, 150, n))]
-
-
-def _sized_topics(rng: np.random.Generator, n_topics: int) -> dict[str, int]:
-    """``n_topics`` topics sharing 20-200 partitions at random, at least one each."""
-    sizes = rng.multinomial(int(rng.integers(20, 201)) - n_topics, [1 / n_topics] * n_topics) + 1
-    return {f"topic-{k}": int(x) for k, x in enumerate(sizes)}
-
-
-# Suites with Zipf lags on a few multi-partition topics: how many topics each draws from.
-_ZIPF_TOPICS = {"zipf": (1, 5), "hetero": (3, 9), "rf-lt-racks": (1, 5)}
-
-
-def _topics_and_lag(rng: np.random.Generator, kind: str) -> tuple[dict[str, int], dict[str, list[int]], int]:
-    """Suite ``kind``'s topics (name -> partitions), the lag of each partition, and the replication factor."""
-    if kind == "hot":
-        topics = _sized_topics(rng, int(rng.integers(1, 4)))
-        lag = {t: [int(x) for x in rng.integers(0, 200, n)] for t, n in topics.items()}
-        flat = [(t, p) for t, n in topics.items() for p in range(n)]
-        for i in rng.choice(len(flat), int(rng.integers(1, 5)), replace=False).tolist():
-            t, p = flat[i]
-            lag[t][p] = int(rng.integers(50, 501)) * 200
-        return topics, lag, int(rng.integers(2, 4))
-    if kind == "single-topics":
-        n_topics = int(rng.integers(20, 121))
-        topics = {f"topic-{k:03d}": 1 for k in range(n_topics)}
-        return topics, {t: _zipf_lags(rng, 1) for t in topics}, int(rng.integers(2, 4))
-    if kind not in _ZIPF_TOPICS:
-        raise ValueError(kind)
-    topics = _sized_topics(rng, int(rng.integers(*_ZIPF_TOPICS[kind])))
-    lag = {t: _zipf_lags(rng, n) for t, n in topics.items()}
-    return topics, lag, int(rng.integers(1, 3)) if kind == "rf-lt-racks" else int(rng.integers(2, 4))
-
-
-def _group(rng: np.random.Generator, kind: str) -> GroupSnapshot:
-    """One fresh group (nobody owns anything) of suite ``kind``."""
-    racks = ["a", "b", "c"]
-    n_members = int(rng.integers(3, 13))
-    rack_of: list[str | None] = [racks[i % len(racks)] for i in range(n_members)]
-    if kind == "rf-lt-racks":  # some members without a rack, more racks than replicas
-        racks = ["a", "b", "c", "d"][: int(rng.integers(3, 5))]
-        rack_of = [racks[i % len(racks)] if rng.random() >= 0.25 else None for i in range(n_members)]
-    topics, lag, rf = _topics_and_lag(rng, kind)
-    names = list(topics)
-    members = []
-    for i in range(n_members):
-        if kind == "hetero":
-            subs = tuple(t for t in names if rng.random() < 0.5) or (names[int(rng.integers(0, len(names)))],)
-        else:
-            subs = tuple(names)
-        members.append(Member(_member_id(rng, i), subs, rack=rack_of[i]))
-    replica_racks = {t: _replicas(rng, racks, n, rf) for t, n in topics.items()}
-    return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks, lag=lag)
-
-
-def _owning(snapshot: GroupSnapshot, assignment: Assignment, generation: int = 1) -> GroupSnapshot:
-    members = tuple(
-        dataclasses.replace(m, owned=tuple(assignment.get(m.member_id, ())), generation=generation)
-        for m in snapshot.members
-    )
-    return dataclasses.replace(snapshot, members=members)
-
-
-def _churn(rng: np.random.Generator, snapshot: GroupSnapshot) -> tuple[GroupSnapshot, Callable]:
-    """Round 2 of a churn case: who stays, who joins, the new lags; owned set per assignor later."""
-    members = list(snapshot.members)
-    leave = int(rng.integers(1, 3))
-    join = int(rng.integers(1, 3))
-    order = rng.permutation(len(members)).tolist()
-    gone = set(order[:leave]) if len(members) - leave >= 2 else set()
-    stay = [m for i, m in enumerate(members) if i not in gone]
-    racks = sorted({m.rack for m in members if m.rack}) or [None]
-    new = [
-        Member(_member_id(rng, len(members) + k), members[0].topics, rack=racks[int(rng.integers(0, len(racks)))])
-        for k in range(join)
-    ]
-    lag = {t: [int(x * f) for x, f in zip(v, rng.uniform(0.5, 1.5, len(v)), strict=True)]
-           for t, v in snapshot.lag.items()}
-    base = dataclasses.replace(snapshot, members=tuple(stay + new), lag=lag)
-
-    def from_previous(previous: Assignment) -> GroupSnapshot:
-        kept = {m.member_id for m in stay}
-        return _owning(base, {k: v for k, v in previous.items() if k in kept})
-
-    return base, from_previous
-
-
-# -- measuring --------------------------------------------------------------------------------------------
+# -- measuring -------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -195,7 +100,8 @@ class Row:
 class CaseResult:
     suite: str
     index: int
-    figures: dict[str, dict[str, Any]]  # assignor -> metrics dict (or {"missing": True} / {"error": str})
+    # assignor -> metrics dict (or {"missing": True} / {"error": str})
+    figures: dict[str, dict[str, Any]]
 
 
 def _measure(snapshot: GroupSnapshot, assignment: Assignment) -> dict[str, Any]:
@@ -221,8 +127,8 @@ def run_case(suite: str, index: int, seed: int, fns: dict[str, Callable | None])
     rng = np.random.default_rng([seed, SUITES.index(suite), index])
     figures: dict[str, dict[str, Any]] = {}
     if suite == "churn":
-        fresh = _group(rng, str(rng.choice(["zipf", "hot", "rf-lt-racks"])))
-        _base, from_previous = _churn(rng, fresh)
+        fresh = group(rng, str(rng.choice(["zipf", "hot", "rf-lt-racks"])))
+        _base, from_previous = churn(rng, fresh)
         for name, fn in fns.items():
             if fn is None:
                 figures[name] = {"missing": True}
@@ -234,9 +140,9 @@ def run_case(suite: str, index: int, seed: int, fns: dict[str, Callable | None])
             except Exception as e:  # a failing assignor is reported, the benchmark goes on
                 figures[name] = {"error": f"{type(e).__name__}: {e}"}
         return CaseResult(suite, index, figures)
-    fresh = _group(rng, suite)
+    fresh = group(rng, suite)
     rng_fn = fns.get("range")
-    snap = _owning(fresh, rng_fn(fresh)) if rng_fn is not None else fresh
+    snap = owning(fresh, rng_fn(fresh)) if rng_fn is not None else fresh
     for name, fn in fns.items():
         if fn is None:
             figures[name] = {"missing": True}
@@ -278,8 +184,8 @@ def suite_table(results: list[CaseResult]) -> list[str]:
             row.total_load += f["total"]
             if "max" in bal and name != "balanced" and _worse(bal["max"], f["max"]):
                 row.balanced_worse += 1
-    out = [f"{'assignor':<12}{'max/LB med':>11}{'p95':>7}{'worst':>7}{'imbal':>7}{'xrack':>7}{'moved':>7}"
-           f"{'load mv%':>9}{'bal worse':>10}"]
+    out = [f"{'assignor':<12}{'max/LB med':>11}{'p95':>7}{'worst':>7}{'imbal':>7}{'xrack':>7}"
+           f"{'moved':>7}{'load mv%':>9}{'bal worse':>10}"]
     for name, row in rows.items():
         if row.missing and not row.ratio:
             out.append(f"{name:<12}{'missing':>11}")
@@ -288,14 +194,16 @@ def suite_table(results: list[CaseResult]) -> list[str]:
         mv = 100 * row.load_moved / row.total_load if row.total_load else 0.0
         worse = "-" if name == "balanced" else str(row.balanced_worse)
         out.append(
-            f"{name:<12}{statistics.median(row.ratio):>11.3f}{_pct(row.ratio, 95):>7.3f}{max(row.ratio):>7.3f}"
-            f"{statistics.fmean(row.imbalance):>7.3f}{row.xrack:>7}{row.moved:>7}{mv:>9.1f}{worse:>10}{note}"
+            f"{name:<12}{statistics.median(row.ratio):>11.3f}{_pct(row.ratio, 95):>7.3f}"
+            f"{max(row.ratio):>7.3f}{statistics.fmean(row.imbalance):>7.3f}{row.xrack:>7}"
+            f"{row.moved:>7}{mv:>9.1f}{worse:>10}{note}"
         )
     return out
 
 
 def summary(results: list[CaseResult]) -> list[str]:
-    ratios = [r.figures["balanced"]["ratio"] for r in results if "ratio" in r.figures.get("balanced", {})]
+    ratios = [r.figures["balanced"]["ratio"] for r in results
+              if "ratio" in r.figures.get("balanced", {})]
     worse_cases: list[str] = []
     x_bal = x_sr = x_cases = x_bad = x_bought = 0
     mv_bal = mv_st = mv_cases = mv_bad = 0
@@ -305,7 +213,8 @@ def summary(results: list[CaseResult]) -> list[str]:
             continue
         for name, f in r.figures.items():
             if name != "balanced" and "max" in f and _worse(bal["max"], f["max"]):
-                worse_cases.append(f"{r.suite}#{r.index} vs {name} ({bal['max']:.0f} > {f['max']:.0f})")
+                worse_cases.append(f"{r.suite}#{r.index} vs {name} ({bal['max']:.0f} > "
+                                   f"{f['max']:.0f})")
         sr = r.figures.get("sticky-rack", {})
         if "max" in sr and not _worse(bal["max"], sr["max"]):
             x_cases += 1
@@ -326,26 +235,30 @@ def summary(results: list[CaseResult]) -> list[str]:
         out.append(f"max/LB over {len(ratios)} cases: median {p50:.3f} (target <= 1.05: "
                    f"{'OK' if p50 <= 1.05 else 'MISSED'}), p95 {p95:.3f} (target <= 1.15: "
                    f"{'OK' if p95 <= 1.15 else 'MISSED'}), worst {max(ratios):.3f}")
-    out.append(f"cases where balanced has a higher max load than another assignor: {len(worse_cases)} "
-               f"(target 0: {'OK' if not worse_cases else 'MISSED'})")
+    out.append("cases where balanced has a higher max load than another assignor: "
+               f"{len(worse_cases)} (target 0: {'OK' if not worse_cases else 'MISSED'})")
     out += [f"  {w}" for w in worse_cases[:20]]
     if x_cases:
-        out.append(f"cross-rack vs sticky-rack where balance is not worse ({x_cases} cases): balanced {x_bal}, "
-                   f"sticky-rack {x_sr}; cases with more: {x_bad} (target 0: {'OK' if not x_bad else 'MISSED'}), "
-                   f"{x_bought} of them with a strictly lower max load (balance ranks above racks)")
+        out.append(f"cross-rack vs sticky-rack where balance is not worse ({x_cases} cases): "
+                   f"balanced {x_bal}, sticky-rack {x_sr}; cases with more: {x_bad} (target 0: "
+                   f"{'OK' if not x_bad else 'MISSED'}), {x_bought} of them with a strictly lower "
+                   "max load (balance ranks above racks)")
     else:
         out.append("cross-rack vs sticky-rack: sticky missing")
     if mv_cases:
-        out.append(f"moves after churn ({mv_cases} cases): balanced {mv_bal}, sticky {mv_st}; cases with more "
-                   f"moves and no lower max load: {mv_bad} (target 0: {'OK' if not mv_bad else 'MISSED'})")
+        out.append(f"moves after churn ({mv_cases} cases): balanced {mv_bal}, sticky {mv_st}; "
+                   f"cases with more moves and no lower max load: {mv_bad} (target 0: "
+                   f"{'OK' if not mv_bad else 'MISSED'})")
     else:
         out.append("moves after churn vs sticky: sticky missing")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.quality", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seed", type=int, default=1, help="seed of the generated groups (default %(default)s)")
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.quality",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=1,
+                    help="seed of the generated groups (default %(default)s)")
     ap.add_argument("--cases", type=int, default=10, help="cases per suite (default %(default)s)")
     ap.add_argument("--suites", help=f"comma-separated subset of {','.join(SUITES)}")
     ap.add_argument("--save", action="store_true", help=f"also write {RESULTS.relative_to(ROOT)}")
@@ -363,11 +276,11 @@ def main(argv: list[str] | None = None) -> int:
 
     fns = {name: runner(name) for name in ASSIGNORS}
     started = time.time()
-    emit(f"# benchmarks.quality --seed {args.seed} --cases {args.cases}  ({time.strftime('%Y-%m-%d %H:%M')}, "
-         f"Python {platform.python_version()})")
-    emit("# max/LB: max member load / lower bound (median, p95, worst over the suite); imbal: mean max/mean "
-         "load; xrack, moved: sums; load mv%: load moved / total load; bal worse: cases where balanced's max "
-         "load is higher than this assignor's")
+    emit(f"# benchmarks.quality --seed {args.seed} --cases {args.cases}  "
+         f"({time.strftime('%Y-%m-%d %H:%M')}, Python {platform.python_version()})")
+    emit("# max/LB: max member load / lower bound (median, p95, worst over the suite); imbal: mean "
+         "max/mean load; xrack, moved: sums; load mv%: load moved / total load; bal worse: cases "
+         "where balanced's max load is higher than this assignor's")
     everything: list[CaseResult] = []
     for suite in suites:
         results = [run_case(suite, i, args.seed, fns) for i in range(args.cases)]
@@ -376,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         emit(f"== {suite} ({args.cases} cases) ==")
         for line in suite_table(results):
             emit(line)
-        errors = sorted({f"{n}: {f['error']}" for r in results for n, f in r.figures.items() if "error" in f})
+        errors = sorted({f"{n}: {f['error']}" for r in results for n, f in r.figures.items()
+                         if "error" in f})
         for e in errors[:5]:
             emit(f"  error {e}")
     emit()

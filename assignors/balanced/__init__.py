@@ -6,8 +6,8 @@ What it optimises, in this order (lexicographic):
 2. the partition-count bound, when ``max_count_skew`` is set: among members with identical
    subscriptions, counts differ by at most ``1 + max_count_skew`` (hard; best effort only when stuck
    partitions pinned to one member make it impossible);
-3. the **max member load**, summed over all topics (not per topic). The load of a partition is ``lag
-   + produce_rate * horizon_s`` (lag alone without rates or with ``horizon_s = 0``). With
+3. the **max member load**, summed over all topics (not per topic). The load of a partition is
+   ``lag + produce_rate * horizon_s`` (lag alone without rates or with ``horizon_s = 0``). With
    ``snapshot.capacity`` (records/s per member) the max member *time*, load / capacity, instead: a
    member three times as fast takes three times the load; equal capacities give exactly the
    assignment without them (:mod:`.problem` keeps loads scaled to the fastest member's records);

@@ -34,8 +34,8 @@ writes, at a rate kafka-python cannot reach); ``members`` events go through kafk
 memory of the driver JVM and the Python workers together (PSS of this process's descendants other
 than the broker) is sampled every 0.5 s, per run (scale x keying); CPU every 0.25 s, the machine's
 and this process tree's, the tree's split by who spends it (the broker, Spark's JVM, the Python
-workers, this process: :data:`sampling.KINDS`), each per record over the full batches. With 0 and N
-> 0 among ``--state-buckets`` a side-by-side of the two keyings ends the report.
+workers, this process: :data:`sampling.KINDS`), each per record over the full batches. With 0
+and N > 0 among ``--state-buckets`` a side-by-side of the two keyings ends the report.
 
 ``--floors`` first drains the same records through the job's frame without its work
 (:mod:`benchmarks.job.floors`: the Kafka read, the parse, the shuffle into the stateful step with

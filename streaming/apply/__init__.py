@@ -4,9 +4,10 @@
   else a fallback assignment; should a member ask for a rebalance;
 - :mod:`streaming.apply.feed`: the latest recommendation per group from the trigger feed (background
   reader that joins no group);
-- :mod:`streaming.apply.assignor`: :class:`~streaming.apply.assignor.RecommendationAssignor`, a kafka-python assignor;
-- :mod:`streaming.apply.rejoin`: :class:`~streaming.apply.rejoin.RejoinOnRecommendation`, ask for a rebalance when a new
-  recommendation changes this member's partitions.
+- :mod:`streaming.apply.assignor`: :class:`~streaming.apply.assignor.RecommendationAssignor`, a
+  kafka-python assignor;
+- :mod:`streaming.apply.rejoin`: :class:`~streaming.apply.rejoin.RejoinOnRecommendation`, ask for a
+  rebalance when a new recommendation changes this member's partitions.
 
 Only :mod:`~streaming.apply.plan` is imported here; the others need kafka-python.
 """

@@ -8,21 +8,22 @@ recommendations at the group's next rebalance.
         "orders", group_id="orders-app", client_id="orders-1", client_rack="a",
         partition_assignment_strategy=strategy(feed, "orders-app", rack="a"))
 
-``strategy`` returns ``[RecommendationAssignor(...), RangePartitionAssignor()]``: the broker picks the
-first protocol every member supports, so a group where some members run without this assignor (a
+``strategy`` returns ``[RecommendationAssignor(...), RangePartitionAssignor()]``: the broker picks
+the first protocol every member supports, so a group where some members run without this assignor (a
 rolling deploy) rebalances with ``range`` meanwhile.
 
-On the group leader, at each rebalance, :meth:`RecommendationAssignor.assign` takes the group's latest
-recommendation from the feed and applies it when it still fits the group (see
+On the group leader, at each rebalance, :meth:`RecommendationAssignor.assign` takes the group's
+latest recommendation from the feed and applies it when it still fits the group (see
 :mod:`streaming.apply.plan`); otherwise it computes the fallback (``auto``: ``balanced`` when a lag
 source is given, else ``sticky``; or any assignor of :mod:`assignors.registry`, e.g. ``range``) and
 logs why. Every member's assignment carries, in its user data, where it came from and the latest
 recommendation version the leader considered (:class:`~streaming.apply.plan.Decision`).
 
-:meth:`RecommendationAssignor.metadata` sends subscription **version 3** with ``rack_id`` = the member's
-rack (kafka-python's built-in assignors send v0, without a rack), its owned partitions and generation
-(v1, v2, for the sticky fallback), and JSON user data with the rack and client id as a fallback for
-readers of older versions. The collector (``streaming/collector/member_metadata.py``) reads the rack from it.
+:meth:`RecommendationAssignor.metadata` sends subscription **version 3** with ``rack_id`` = the
+member's rack (kafka-python's built-in assignors send v0, without a rack), its owned partitions and
+generation (v1, v2, for the sticky fallback), and JSON user data with the rack and client id as a
+fallback for readers of older versions. The collector (``streaming/collector/member_metadata.py``)
+reads the rack from it.
 """
 
 from __future__ import annotations
@@ -81,8 +82,8 @@ def topic_partitions(cluster: Any, topics: Sequence[str]) -> dict[str, int]:
     for t in topics:
         parts = cluster.partitions_for_topic(t)
         if parts is None:
-            # a topic created moments ago: ask for metadata now; once it arrives kafka-python sees the
-            # snapshot change and the leader rebalances again
+            # a topic created moments ago: ask for metadata now; once it arrives kafka-python sees
+            # the snapshot change and the leader rebalances again
             log.warning("no partition metadata for topic %s; requesting a metadata update", t)
             request_update = getattr(cluster, "request_update", None)
             if request_update is not None:
@@ -92,7 +93,8 @@ def topic_partitions(cluster: Any, topics: Sequence[str]) -> dict[str, int]:
 
 
 def replica_racks(cluster: Any, topics: Mapping[str, int]) -> dict[str, list[tuple[str | None, ...]]] | None:
-    """topic -> replica racks per partition from kafka-python's ``ClusterMetadata``; None when unknown."""
+    """topic -> replica racks per partition from kafka-python's ``ClusterMetadata``; None when
+    unknown."""
     try:
         out: dict[str, list[tuple[str | None, ...]]] = {}
         for t, n in topics.items():
@@ -113,7 +115,8 @@ def replica_racks(cluster: Any, topics: Mapping[str, int]) -> dict[str, list[tup
 
 
 class RecommendationAssignor(AbstractPartitionAssignor):
-    """See the module docstring. One instance per consumer (it remembers that consumer's assignment)."""
+    """See the module docstring. One instance per consumer (it remembers that consumer's
+    assignment)."""
 
     name = NAME
     version = 3
@@ -132,7 +135,8 @@ class RecommendationAssignor(AbstractPartitionAssignor):
         self.owned: tuple[tuple[str, int], ...] = ()
         self.generation: int | None = None
         self.considered: int | None = None
-        """Latest recommendation version the leader considered, from the last assignment received."""
+        """Latest recommendation version the leader considered, from the last assignment
+        received."""
         self.source: str | None = None
         self.applied_version: int | None = None
         self.assigned_at: float | None = None
@@ -208,7 +212,7 @@ class RecommendationAssignor(AbstractPartitionAssignor):
 def strategy(feed: LatestRecommendations | None, group: str, rack: str | None = None, client_id: str | None = None,
              fallback: str = plan.AUTO, lag_source: LagSource | None = None,
              chain: Sequence[str] = ("range",), **kwargs: Any) -> list[Any]:
-    """``partition_assignment_strategy`` for a consumer: this assignor first, then kafka-python's built-in
-    ones named in ``chain`` for groups where not every member runs it."""
+    """``partition_assignment_strategy`` for a consumer: this assignor first, then kafka-python's
+    built-in ones named in ``chain`` for groups where not every member runs it."""
     return [RecommendationAssignor(feed, group, rack, client_id, fallback, lag_source, **kwargs),
             *(builtin_assignor(n) for n in chain)]

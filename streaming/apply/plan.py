@@ -1,9 +1,9 @@
-"""What the group leader assigns at a rebalance: the latest recommendation when it still fits, else a
-locally computed fallback. Pure: plain values in, plain values out, no Kafka.
+"""What the group leader assigns at a rebalance: the latest recommendation when it still fits, else
+a locally computed fallback. Pure: plain values in, plain values out, no Kafka.
 
-A recommendation names members as the collector saw them (member id, ``group.instance.id``, client id,
-rack). Member ids change whenever a consumer restarts, so :func:`map_members` finds each recommended
-member among the current ones by, in order:
+A recommendation names members as the collector saw them (member id, ``group.instance.id``, client
+id, rack). Member ids change whenever a consumer restarts, so :func:`map_members` finds each
+recommended member among the current ones by, in order:
 
 1. ``group.instance.id`` (static membership), when the recommendation has one;
 2. the exact member id (a member that rejoined without restarting keeps it);
@@ -11,16 +11,17 @@ member among the current ones by, in order:
    JoinGroup response, but the broker makes every dynamic member id ``<client id>-<UUID>``
    (:func:`client_id_from_member_id`), and this project's assignor also sends it in its user data.
 
-It then fits (:func:`check_fits`) only when every recommended member is present, every current member
-is in it, and it covers exactly the current subscribed partitions: every partition once, each to a
-member subscribed to its topic. Anything else — a member gone or new, a partition added or removed, a
-subscription changed — and the recommendation is not applied: the fallback assignor runs instead and
-:class:`Decision` says why.
+It then fits (:func:`check_fits`) only when every recommended member is present, every current
+member is in it, and it covers exactly the current subscribed partitions: every partition once, each
+to a member subscribed to its topic. Anything else — a member gone or new, a partition added or
+removed, a subscription changed — and the recommendation is not applied: the fallback assignor runs
+instead and :class:`Decision` says why.
 
 Example: the recommendation v3 gives ``c-0`` t-0, t-1 and ``c-1`` t-2, t-3. The group now has
 ``c-0-6f1e...`` and ``c-1-0a9b...`` subscribed to ``t`` (4 partitions): mapped by client id, it fits
-and is applied. Had ``t`` grown to 6 partitions, t-4 and t-5 would be missing from it: the fallback (on the
-recommendation's load model; without one ``sticky``, or ``balanced`` on lag) assigns all six and says why.
+and is applied. Had ``t`` grown to 6 partitions, t-4 and t-5 would be missing from it: the fallback
+(on the recommendation's load model; without one ``sticky``, or ``balanced`` on lag) assigns all six
+and says why.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from streaming.text import printable
 USER_DATA_KEY = "rebalancer"
 USER_DATA_VERSION = 1
 AUTO = "auto"
-"""Fallback ``auto``: the recommendation's load model (:mod:`.fallback`), else ``balanced`` on lag, else ``sticky``."""
+"""Fallback ``auto``: the recommendation's load model (:mod:`.fallback`), else ``balanced`` on lag,
+else ``sticky``."""
 
 _UUID_SUFFIX = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -64,8 +66,8 @@ class Decision:
     """Version of the recommendation applied (None for a fallback)."""
     recommendation_id: str | None = None
     considered: int = 0
-    """Highest recommendation version the leader looked at (applied or not); members skip asking for a
-    rebalance for it again."""
+    """Highest recommendation version the leader looked at (applied or not); members skip asking for
+    a rebalance for it again."""
     figures: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -79,11 +81,12 @@ class Decision:
                            "considered": self.considered}, separators=(",", ":")).encode()
 
 
-# -- identities ---------------------------------------------------------------------------------------
+# -- identities ------------------------------------------------------------------------------------
 
 
 def client_id_from_member_id(member_id: str | None) -> str | None:
-    """The client id in a broker-made member id (``<client id>-<UUID>``); None when it is not one."""
+    """The client id in a broker-made member id (``<client id>-<UUID>``); None when it is not
+    one."""
     if not member_id:
         return None
     m = _UUID_SUFFIX.search(member_id)
@@ -91,8 +94,8 @@ def client_id_from_member_id(member_id: str | None) -> str | None:
 
 
 def subscription_user_data(rack: str | None, client_id: str | None = None) -> bytes:
-    """User data of this project's subscriptions: the rack (a fallback for readers of subscription v0-2)
-    and the client id, as JSON."""
+    """User data of this project's subscriptions: the rack (a fallback for readers of subscription
+    v0-2) and the client id, as JSON."""
     body: dict[str, Any] = {USER_DATA_KEY: USER_DATA_VERSION, "rack": rack or None}
     if client_id:
         body["client_id"] = client_id
@@ -119,7 +122,7 @@ def read_user_data(data: Any) -> dict[str, Any]:
     return body if isinstance(body, dict) and body.get(USER_DATA_KEY) else {}
 
 
-# -- recommendations ----------------------------------------------------------------------------------
+# -- recommendations -------------------------------------------------------------------------------
 
 
 MAX_FEED_VALUE_BYTES = 64 * 1024 * 1024
@@ -139,11 +142,12 @@ def _name(x: Any) -> bool:
 
 
 def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
-    """A trigger-feed value (see :mod:`streaming.contracts.recommendation`) checked for everything applying reads.
+    """A trigger-feed value (see :mod:`streaming.contracts.recommendation`) checked for everything
+    applying reads.
 
-    Raises :class:`~streaming.apply.errors.InvalidRecommendation` (a ``ValueError``) for any value that
-    is not a well-formed recommendation, whatever it holds (deep nesting, wrong types, absurd numbers, an
-    id that is not the one the job derives), so a reader can skip it and go on."""
+    Raises :class:`~streaming.apply.errors.InvalidRecommendation` (a ``ValueError``) for any value
+    that is not a well-formed recommendation, whatever it holds (deep nesting, wrong types, absurd
+    numbers, an id that is not the one the job derives), so a reader can skip it and go on."""
     if isinstance(value, bytes | bytearray | str):
         if len(value) > MAX_FEED_VALUE_BYTES:
             raise InvalidRecommendation(f"recommendation of {len(value)} bytes exceeds {MAX_FEED_VALUE_BYTES}")
@@ -245,8 +249,8 @@ def map_members(entries: Sequence[Mapping[str, Any]], members: Sequence[Member])
 
 def check_fits(assignment: Mapping[str, Sequence[TopicPartition]], members: Sequence[Member],
                topics: Mapping[str, int]) -> None:
-    """:class:`DoesNotFit` unless every currently subscribed partition is assigned exactly once, only to a
-    current member subscribed to its topic, and nothing else is assigned."""
+    """:class:`DoesNotFit` unless every currently subscribed partition is assigned exactly once,
+    only to a current member subscribed to its topic, and nothing else is assigned."""
     subs = {m.member_id: set(m.topics) for m in members}
     labels = {m.member_id: m.label for m in members}
     wanted = {(t, p) for m in members for t in m.topics for p in range(topics.get(t, 0))}
@@ -273,7 +277,8 @@ def check_fits(assignment: Mapping[str, Sequence[TopicPartition]], members: Sequ
 
 def recommended_assignment(rec: Mapping[str, Any], members: Sequence[Member],
                            topics: Mapping[str, int]) -> dict[str, list[TopicPartition]]:
-    """The recommendation as current member id -> partitions; :class:`DoesNotFit` when it does not fit."""
+    """The recommendation as current member id -> partitions; :class:`DoesNotFit` when it does not
+    fit."""
     entries = rec["assignment"]
     ids = map_members(entries, members)
     assignment: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
@@ -283,7 +288,7 @@ def recommended_assignment(rec: Mapping[str, Any], members: Sequence[Member],
     return assignment
 
 
-# -- the fallback -------------------------------------------------------------------------------------
+# -- the fallback ----------------------------------------------------------------------------------
 
 
 def snapshot_of(members: Sequence[Member], topics: Mapping[str, int],
@@ -313,7 +318,8 @@ def fallback_assignment(members: Sequence[Member], topics: Mapping[str, int], fa
                         replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
                         lag: Mapping[str, Sequence[int]] | None = None,
                         model: load_model.LoadModel | None = None) -> tuple[str, Assignment]:
-    """(name, assignment) of the fallback (``auto`` with ``model``: the load model's); ``range`` if it fails."""
+    """(name, assignment) of the fallback (``auto`` with ``model``: the load model's); ``range`` if
+    it fails."""
     if model is not None and fallback == AUTO:
         return load_fallback.NAME, load_fallback.assign(model, members, topics)
     snapshot = snapshot_of(members, topics, replica_racks, lag)
@@ -332,8 +338,9 @@ def fallback_assignment(members: Sequence[Member], topics: Mapping[str, int], fa
 def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[Member], topics: Mapping[str, int],
            fallback: str = AUTO, replica_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
            lag: Mapping[str, Sequence[int]] | None = None) -> Decision:
-    """Apply ``rec`` (the latest recommendation of ``group``) when it fits, else the fallback (with ``auto``, on
-    the load model of ``rec`` when this group's ``rec`` may be acted on and carries one)."""
+    """Apply ``rec`` (the latest recommendation of ``group``) when it fits, else the fallback (with
+    ``auto``, on the load model of ``rec`` when this group's ``rec`` may be acted on and carries
+    one)."""
     if rec is None:
         reason = "no recommendation for the group yet"
     elif rec.get("group") not in (None, group):
@@ -360,7 +367,7 @@ def decide(group: str, rec: Mapping[str, Any] | None, members: Sequence[Member],
                     considered=int(rec["version"]) if rec is not None else 0)
 
 
-# -- members: should this member ask for a rebalance? -------------------------------------------------
+# -- members: should this member ask for a rebalance? ----------------------------------------------
 
 
 def own_entry(rec: Mapping[str, Any], member_id: str | None, client_id: str | None,
@@ -381,10 +388,10 @@ def rejoin_reason(rec: Mapping[str, Any] | None, considered: int | None, owned: 
     """Why this member should ask for a rebalance for ``rec``, or None when it should not.
 
     Only a recommendation newer than the one the leader last considered, whose part for this member
-    differs from what the member owns now, and only one the helpers may act on (``auto`` or ``approved``,
-    never a proposal or a rejection). (Every member runs this check, so a recommendation that
-    changes anything makes at least one member ask.) A recommendation without a part for this member is
-    left to the leader to judge at the next rebalance."""
+    differs from what the member owns now, and only one the helpers may act on (``auto`` or
+    ``approved``, never a proposal or a rejection). (Every member runs this check, so a
+    recommendation that changes anything makes at least one member ask.) A recommendation without a
+    part for this member is left to the leader to judge at the next rebalance."""
     if rec is None or considered is None or owned is None or not actionable(rec):
         return None
     version = int(rec.get("version") or 0)

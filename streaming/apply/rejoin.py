@@ -1,14 +1,15 @@
-"""``RejoinOnRecommendation``: make a consumer ask for a rebalance when a new recommendation for its group
-changes its partitions, so the leader's :class:`~streaming.apply.assignor.RecommendationAssignor` applies
-it without waiting for the next natural rebalance.
+"""``RejoinOnRecommendation``: make a consumer ask for a rebalance when a new recommendation for its
+group changes its partitions, so the leader's
+:class:`~streaming.apply.assignor.RecommendationAssignor` applies it without waiting for the next
+natural rebalance.
 
-kafka-python 3.0 has no public "enforce rebalance" on ``KafkaConsumer`` (Java's ``enforceRebalance()``);
-the coordinator's ``request_rejoin()`` is what its own code calls when it needs one: it sets a flag, and
-the consumer's next ``poll()`` rejoins, which makes the broker rebalance the whole group. A future public
-``enforce_rebalance()`` is used when present.
+kafka-python 3.0 has no public "enforce rebalance" on ``KafkaConsumer`` (Java's
+``enforceRebalance()``); the coordinator's ``request_rejoin()`` is what its own code calls when it
+needs one: it sets a flag, and the consumer's next ``poll()`` rejoins, which makes the broker
+rebalance the whole group. A future public ``enforce_rebalance()`` is used when present.
 
-Rules (see :func:`~streaming.apply.plan.rejoin_reason`): only for a recommendation newer than the one the
-leader last considered, only when it changes this member's partitions, and never sooner than
+Rules (see :func:`~streaming.apply.plan.rejoin_reason`): only for a recommendation newer than the
+one the leader last considered, only when it changes this member's partitions, and never sooner than
 ``min_interval_s`` after the last rebalance of this member or the last request.
 
 ::
@@ -58,9 +59,9 @@ class RejoinOnRecommendation:
     def __init__(self, consumer: Any | Callable[[], Any], feed: LatestRecommendations, group: str,
                  min_interval_s: float = 30.0, check_s: float = 0.5,
                  assignor: RecommendationAssignor | None = None) -> None:
-        """``consumer``: a KafkaConsumer, or a callable returning it (None until it exists). The consumer
-        gets :func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`: a rebalance this helper
-        asks for must be one the member finishes."""
+        """``consumer``: a KafkaConsumer, or a callable returning it (None until it exists). The
+        consumer gets :func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`: a
+        rebalance this helper asks for must be one the member finishes."""
         self._consumer = consumer
         if hasattr(consumer, "poll"):
             keep_rejoin_until_joined(consumer)

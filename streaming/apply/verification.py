@@ -1,26 +1,29 @@
 """Is a group's latest recommendation what the group runs now? (``rebalancer verify``, pure.)
 
-Like ``kafka-reassign-partitions --verify``: the group as read live, compared with the latest row of the
-recommendations table. The recommended members are found among the current ones as the apply helpers find
-them (:func:`streaming.apply.plan.recommended_assignment`: instance id, member id, then client id). The
-verdicts, each with its exit status:
+Like ``kafka-reassign-partitions --verify``: the group as read live, compared with the latest row of
+the recommendations table. The recommended members are found among the current ones as the apply
+helpers find them (:func:`streaming.apply.plan.recommended_assignment`: instance id, member id, then
+client id). The verdicts, each with its exit status:
 
 - ``applied`` (0): every partition is owned by the member the recommendation names;
-- ``pending`` (3): it still fits the group but is not in place yet: the group is rebalancing, or (KIP-848)
-  its epoch has not moved past the recommendation's, or the recommendation is younger than ``pending_for_s``;
+- ``pending`` (3): it still fits the group but is not in place yet: the group is rebalancing, or
+  (KIP-848) its epoch has not moved past the recommendation's, or the recommendation is younger than
+  ``pending_for_s``;
 - ``diverged`` (4): it fits, the group settled on something else (the differences are listed);
-- ``superseded`` (5): it no longer fits the group (a member left or joined, a partition was added): a new
-  recommendation is due, and the apply helpers would not use this one;
-- ``none`` (6): no recommendation for the group, or a group the collector does not read (a Connect worker
-  group, a share group, ...: :mod:`streaming.contracts.serving`), said with its reason (:func:`not_read`);
+- ``superseded`` (5): it no longer fits the group (a member left or joined, a partition was added):
+  a new recommendation is due, and the apply helpers would not use this one;
+- ``none`` (6): no recommendation for the group, or a group the collector does not read (a Connect
+  worker group, a share group, ...: :mod:`streaming.contracts.serving`), said with its reason
+  (:func:`not_read`);
 - not applied and not to be: ``awaiting approval`` (7, made in ``approve`` mode, not approved yet),
-  ``rejected`` (8), ``observed`` (9, made in ``observe`` mode: never published for application), ``expired``
-  (10, a proposal not yet decided on whose group's members or partitions changed since, or older than its
-  expiry: :mod:`streaming.proposals.expiry`). The status of an ``approve`` recommendation is read from the
-  trigger feed, where approvals live; an approved one is pending or diverged as above, counted from its approval.
+  ``rejected`` (8), ``observed`` (9, made in ``observe`` mode: never published for application),
+  ``expired`` (10, a proposal not yet decided on whose group's members or partitions changed since,
+  or older than its expiry: :mod:`streaming.proposals.expiry`). The status of an ``approve``
+  recommendation is read from the trigger feed, where approvals live; an approved one is pending or
+  diverged as above, counted from its approval.
 
-Example: members c0 (t-0, t-1) and c1 (t-2, t-3) in a Stable classic group, a recommendation 15 minutes old
-that gives t-1 to c1: ``diverged``, with the difference ``t-1 on c0, recommended c1``.
+Example: members c0 (t-0, t-1) and c1 (t-2, t-3) in a Stable classic group, a recommendation 15
+minutes old that gives t-1 to c1: ``diverged``, with the difference ``t-1 on c0, recommended c1``.
 """
 
 from __future__ import annotations
@@ -69,7 +72,8 @@ class LiveGroup:
     name: str
     state: str
     members: Sequence[Member]
-    """With ``owned``: what each member holds now (and ``host``, which names a member across rejoins)."""
+    """With ``owned``: what each member holds now (and ``host``, which names a member across
+    rejoins)."""
     partitions: Mapping[str, int]
     """Partition count of each topic the members subscribe to."""
     epoch: int | None = None
@@ -97,7 +101,8 @@ class Verification:
     differences: tuple[dict[str, Any], ...] = ()
     """(partition, now, recommended) of each partition not where the recommendation puts it."""
     recommendation: Mapping[str, Any] = field(default_factory=dict)
-    """version, recommendation_id, event_time, triggers (and mode) of the recommendation compared."""
+    """version, recommendation_id, event_time, triggers (and mode) of the recommendation
+    compared."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"group": self.group, "state": self.state, "status": self.verdict.label, "reason": self.reason,
@@ -106,9 +111,9 @@ class Verification:
 
 def verify(group: LiveGroup, rec: Mapping[str, Any] | None, pending_for_s: float, now_s: float,
            feed_rec: Mapping[str, Any] | None = None) -> Verification:
-    """Compare ``group`` with its latest recommendation row ``rec`` (None: there is none); ``feed_rec``: for a
-    recommendation of mode ``approve``, the group's latest trigger-feed record (its status says whether it
-    was approved)."""
+    """Compare ``group`` with its latest recommendation row ``rec`` (None: there is none);
+    ``feed_rec``: for a recommendation of mode ``approve``, the group's latest trigger-feed record
+    (its status says whether it was approved)."""
     done = Verification(group.name, group.state, Verdict.NO_RECOMMENDATION,
                         "no recommendation for this group in the recommendations table")
     if rec is None:
@@ -144,8 +149,9 @@ def not_read(group: str, reason: str | None) -> Verification:
 
 def expired(group: LiveGroup, rec: Mapping[str, Any], feed_rec: Mapping[str, Any] | None,
             now_s: float) -> str | None:
-    """Why the row ``rec``, a proposal not decided on yet (its feed record ``feed_rec`` of the same version
-    still ``proposed``), has expired for ``group`` as read now; None when it has not or is no such proposal."""
+    """Why the row ``rec``, a proposal not decided on yet (its feed record ``feed_rec`` of the same
+    version still ``proposed``), has expired for ``group`` as read now; None when it has not or is
+    no such proposal."""
     if (rec.get("mode") or AUTO) != APPROVE or feed_rec is None or feed_rec.get("version") != rec["version"]:
         return None
     if plan.status_of(feed_rec) != PROPOSED:
@@ -187,7 +193,8 @@ def not_in_place(group: LiveGroup, rec: Mapping[str, Any], mode: str, feed_rec: 
 
 
 def settling(group: LiveGroup, generation: int | None, age: float, pending_for_s: float) -> tuple[Verdict, str]:
-    """Pending or diverged: by the group's state, its epoch (KIP-848), or the recommendation's age."""
+    """Pending or diverged: by the group's state, its epoch (KIP-848), or the recommendation's
+    age."""
     if group.state not in SETTLED:
         return Verdict.PENDING, f"the group is rebalancing ({group.state})"
     if group.epoch is not None and generation is not None:

@@ -80,8 +80,8 @@ class FeedWaiting:
 
 
 class SnapshotWaiting:
-    """:class:`FeedWaiting` of the groups in a collector's snapshot, as ``verify`` reads them: what the
-    collector's ``/metrics`` exports (``rebalancer collect`` hands it to the exporter)."""
+    """:class:`FeedWaiting` of the groups in a collector's snapshot, as ``verify`` reads them: what
+    the collector's ``/metrics`` exports (``rebalancer collect`` hands it to the exporter)."""
 
     def __init__(self, kafka: KafkaSettings) -> None:
         self.of = FeedWaiting(kafka)

@@ -34,10 +34,10 @@ RECOMMENDATIONS_DDL = f"""
 ADDED_COLUMNS = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
                  "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING",
                  "member_figures": MEMBER_FIGURES_TYPE, "hot_partitions": HOT_TYPE}
-"""Columns added to the recommendations table since its first release, all nullable: an older table gets the
-ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all published for
-application; for the lag seconds, the capacities, the rack placement verdict, ``serving``, the member figures
-and the hot partitions, not computed then)."""
+"""Columns added to the recommendations table since its first release, all nullable: an older table
+gets the ones it lacks at start (its rows read NULL: for ``mode`` that means ``auto``, they were all
+published for application; for the lag seconds, the capacities, the rack placement verdict,
+``serving``, the member figures and the hot partitions, not computed then)."""
 OLDER_TYPES = {c: "double" for c in RECORDS_COLUMNS}
 """Columns whose type changed since the first release, and the type a table made before keeps: the
 figures in records were DOUBLE, and are exact BIGINT now. An older table is not rewritten (its
@@ -52,5 +52,5 @@ REJECTED_DDL = """
 _RECORD_TS = "try_cast(get_json_object(raw_value, '$.ts') AS BIGINT)"
 REJECTED_TIME = (f"coalesce(kafka_timestamp, timestamp_millis(CASE WHEN {_RECORD_TS} BETWEEN 1 AND {MAX_TS_MS} "
                  f"THEN {_RECORD_TS} END))")
-"""When a rejected row's record was made (SQL): its Kafka timestamp, else (a record without one, or a row
-rejected after validation) the event's own ``ts`` where it is a Spark timestamp, else null."""
+"""When a rejected row's record was made (SQL): its Kafka timestamp, else (a record without one, or
+a row rejected after validation) the event's own ``ts`` where it is a Spark timestamp, else null."""

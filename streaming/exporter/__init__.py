@@ -1,10 +1,11 @@
 """Prometheus ``/metrics`` of the job and the collector (:mod:`.metrics`); the collector's figures
 per group are the operator's view's (:mod:`streaming.operator_view.groups`).
 
-:func:`for_job` and :func:`for_collector` give a process its metrics object and start its HTTP server once,
-when ``metrics.enabled`` is set; otherwise they return None and nothing is imported or served. The collector's
-server also answers ``/consumers`` (:data:`CONSUMERS_PATH`): the consumers each group needs as JSON, in the shape
-KEDA's ``metrics-api`` scaler reads (``?group=G``: that group's object alone; docs/operating.md has a ScaledObject)::
+:func:`for_job` and :func:`for_collector` give a process its metrics object and start its HTTP
+server once, when ``metrics.enabled`` is set; otherwise they return None and nothing is imported or
+served. The collector's server also answers ``/consumers`` (:data:`CONSUMERS_PATH`): the consumers
+each group needs as JSON, in the shape KEDA's ``metrics-api`` scaler reads (``?group=G``: that
+group's object alone; docs/operating.md has a ScaledObject)::
 
     {"group": "orders-app", "consumers": 3, "fewest": 3, "most": 12, "members": 2,
      "capacity_records_per_s": 150.0, "headroom": 0.2, "known": true}
@@ -33,7 +34,8 @@ _job: tuple[Any, Any] | None = None  # (JobMetrics, Server): one per process, ke
 
 
 def for_job(cfg: Config) -> Any:
-    """The process's :class:`~.metrics.JobMetrics`, its server started on first use; None when disabled."""
+    """The process's :class:`~.metrics.JobMetrics`, its server started on first use; None when
+    disabled."""
     global _job
     if not cfg.metrics.enabled:
         return None
@@ -55,7 +57,8 @@ def job_server() -> Any:
 
 
 class Waiting(Protocol):
-    """What the collector's export asks of each poll's groups: how long their recommendations waited."""
+    """What the collector's export asks of each poll's groups: how long their recommendations
+    waited."""
 
     def __call__(self, snap: ClusterSnapshot, groups: list[str]) -> Mapping[str, tuple[float, float]]: ...
 
@@ -63,7 +66,8 @@ class Waiting(Protocol):
 
 
 class CollectorExport:
-    """Called by the collector after each poll with its snapshot and stats; owns the collector's server."""
+    """Called by the collector after each poll with its snapshot and stats; owns the collector's
+    server."""
 
     def __init__(self, cfg: Config, waiting: Callable[[], Waiting] | None = None) -> None:
         from streaming.exporter.metrics import PREFIX, CollectorMetrics, Server
@@ -81,7 +85,8 @@ class CollectorExport:
         self.waiting = WaitingGauges(self.metrics.registry, PREFIX)
         self.waiting_of = waiting() if waiting is not None else None
         """snapshot, groups -> group -> (seconds awaiting approval, seconds unapplied): see
-        streaming.apply.waiting (``rebalancer collect`` hands it over; the exporter decides nothing)."""
+        streaming.apply.waiting (``rebalancer collect`` hands it over; the exporter decides
+        nothing)."""
         self.server = Server(self.metrics.registry, cfg.metrics.host, cfg.metrics.collector_port,
                              {CONSUMERS_PATH: self._consumers_json})
         print(f"metrics at {self.server.url}", flush=True)
@@ -101,8 +106,8 @@ class CollectorExport:
             log.warning("updating the collector's metrics failed", exc_info=True)
 
     def _figures(self, snap: ClusterSnapshot, group: str) -> Any:
-        """The group's figures: lag seconds, stuck partitions, seconds to loss and hot partitions from the windows
-        this poll extends."""
+        """The group's figures: lag seconds, stuck partitions, seconds to loss and hot partitions
+        from the windows this poll extends."""
         from streaming.operator_view import groups as view
 
         live = observe(self.windows, snap, group)
@@ -114,12 +119,14 @@ class CollectorExport:
         return view.figures(snap, group, rows, live.rate, live.stuck, live.loss_s, produce, needed)
 
     def _observe_waiting(self, snap: ClusterSnapshot, groups: list[str]) -> None:
-        """How long each group's latest feed record waited for approval or to be applied (waiting.py)."""
+        """How long each group's latest feed record waited for approval or to be applied
+        (waiting.py)."""
         if self.waiting_of is not None:
             self.waiting.update(self.waiting_of(snap, [g for g in groups if not snap.groups[g].share]))
 
     def _consumers_json(self, query: Mapping[str, list[str]]) -> tuple[int, Any]:
-        """(HTTP status, JSON body) of ``/consumers``: every group's, or with ``group=G`` that group's object."""
+        """(HTTP status, JSON body) of ``/consumers``: every group's, or with ``group=G`` that
+        group's object."""
         held = self.consumers
         if "group" not in query:
             return 200, {"groups": {g: c.as_dict() for g, c in sorted(held.items())}}
@@ -135,8 +142,8 @@ class CollectorExport:
 
 
 def observe(windows: Any, snap: ClusterSnapshot, group: str) -> Any:
-    """The group's partitions of ``snap`` into its window (:class:`streaming.lag.window.Windows`): its
-    :class:`~streaming.lag.window.Live` figures."""
+    """The group's partitions of ``snap`` into its window (:class:`streaming.lag.window.Windows`):
+    its :class:`~streaming.lag.window.Live` figures."""
     from streaming.lag.history import UNKNOWN
 
     committed = snap.committed.get(group, {})
@@ -145,6 +152,6 @@ def observe(windows: Any, snap: ClusterSnapshot, group: str) -> Any:
 
 
 def for_collector(cfg: Config, waiting: Callable[[], Waiting] | None = None) -> CollectorExport | None:
-    """The collector's export when ``metrics.enabled``; ``waiting`` makes what its recommendation gauges read
-    (``rebalancer collect`` passes :class:`streaming.apply.waiting.SnapshotWaiting`)."""
+    """The collector's export when ``metrics.enabled``; ``waiting`` makes what its recommendation
+    gauges read (``rebalancer collect`` passes :class:`streaming.apply.waiting.SnapshotWaiting`)."""
     return CollectorExport(cfg, waiting) if cfg.metrics.enabled else None

@@ -1,32 +1,36 @@
 """Prometheus metrics of the job and the collector: definitions, the group cap and the HTTP server.
 
-Each process has its own :class:`~prometheus_client.CollectorRegistry` (no process-wide default, so tests
-and two exporters in one process do not collide) and serves it on ``metrics.host:port`` (loopback unless
-configured). Names follow Prometheus conventions: ``kafka_rebalancer_`` prefix, the unit as suffix
-(``_records``, ``_seconds``, ``_ratio``), ``_total`` for counters, labels ``group`` and ``topic``.
+Each process has its own :class:`~prometheus_client.CollectorRegistry` (no process-wide default, so
+tests and two exporters in one process do not collide) and serves it on ``metrics.host:port``
+(loopback unless configured). Names follow Prometheus conventions: ``kafka_rebalancer_`` prefix, the
+unit as suffix (``_records``, ``_seconds``, ``_ratio``), ``_total`` for counters, labels ``group``
+and ``topic``.
 
-Cardinality is bounded: at most ``metrics.max_groups`` groups get series (the first ones seen, a group that
-goes away frees its place); the others are counted in ``kafka_rebalancer_metrics_dropped_groups``. Per-topic
-series are capped per group likewise. Rejection reasons are cut to their kind (the text before ``:``), since
-an internal error's reason carries its message.
+Cardinality is bounded: at most ``metrics.max_groups`` groups get series (the first ones seen, a
+group that goes away frees its place); the others are counted in
+``kafka_rebalancer_metrics_dropped_groups``. Per-topic series are capped per group likewise.
+Rejection reasons are cut to their kind (the text before ``:``), since an internal error's reason
+carries its message.
 
-Lag in seconds (:mod:`streaming.lag.rules`): live from the collector, which keeps a window of its polls
-(:mod:`streaming.lag.window`): ``kafka_rebalancer_group_max_member_lag_seconds`` (the age of the oldest
-unconsumed record,
-as kafka-lag-exporter's time lag), ``_group_max_member_catch_up_seconds`` (lag / recent consume rate; +Inf
-when a member with lag consumed nothing) and ``_group_stuck_partitions``, by the job's rules; NaN while
-not known (the first poll). From the job, the latest recommendation's ``_recommendation_catch_up_seconds``
-(``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for null), and
-``_member_capacity_records_per_second`` per member (the capacities it was made with; none while unknown).
+Lag in seconds (:mod:`streaming.lag.rules`): live from the collector, which keeps a window of its
+polls (:mod:`streaming.lag.window`): ``kafka_rebalancer_group_max_member_lag_seconds`` (the age of
+the oldest unconsumed record, as kafka-lag-exporter's time lag),
+``_group_max_member_catch_up_seconds`` (lag / recent consume rate; +Inf when a member with lag
+consumed nothing) and ``_group_stuck_partitions``, by the job's rules; NaN while not known (the
+first poll). From the job, the latest recommendation's ``_recommendation_catch_up_seconds``
+(``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for
+null), and ``_member_capacity_records_per_second`` per member (the capacities it was made with; none
+while unknown).
 
-Data-loss risk and hot partitions, live from the collector (:mod:`streaming.lag.loss_risk`, :mod:`streaming.lag.hot`):
-``_group_retention_loss_seconds`` (the soonest seconds until a partition's committed offset falls below its log
-start at current rates: 0 already lost, +Inf none at risk, NaN unknown), ``_group_retention_headroom_records`` (the
-least records retention may still delete before the group loses any), ``_group_lost_records`` (records deleted
-before the group read them, over its partitions now below the log start), ``_group_hot_partitions`` and
+Data-loss risk and hot partitions, live from the collector (:mod:`streaming.lag.loss_risk`,
+:mod:`streaming.lag.hot`): ``_group_retention_loss_seconds`` (the soonest seconds until a
+partition's committed offset falls below its log start at current rates: 0 already lost, +Inf none
+at risk, NaN unknown), ``_group_retention_headroom_records`` (the least records retention may still
+delete before the group loses any), ``_group_lost_records`` (records deleted before the group read
+them, over its partitions now below the log start), ``_group_hot_partitions`` and
 ``_hot_partition_records_per_second`` (one series per hot partition, its produce rate; at most
-:data:`MAX_HOT_SERIES` per group). conf/prometheus/rebalancer-alerts.yml alerts on them. Consumers needed
-(:mod:`streaming.lag.sizing`): ``_group_consumers_needed``, ``_group_consumers_max`` and
+:data:`MAX_HOT_SERIES` per group). conf/prometheus/rebalancer-alerts.yml alerts on them. Consumers
+needed (:mod:`streaming.lag.sizing`): ``_group_consumers_needed``, ``_group_consumers_max`` and
 ``_group_consumer_capacity_records_per_second``; the same as JSON at ``/consumers`` for KEDA.
 """
 
@@ -53,7 +57,8 @@ PREFIX = "kafka_rebalancer"
 BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 POLL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 MAX_MEMBER_SERIES = 200
-"""Members of one group with a capacity series (the first by member id): a group's cardinality stays bounded."""
+"""Members of one group with a capacity series (the first by member id): a group's cardinality stays
+bounded."""
 MAX_HOT_SERIES = 20
 """Hot partitions of one group with a series of their own (the first by topic and partition)."""
 
@@ -87,8 +92,8 @@ def reason_kind(reason: str | None) -> str:
 
 
 class JobMetrics:
-    """What ``rebalancer run`` exports: per batch (from the query's progress) and per group (from the
-    recommendations the batch wrote)."""
+    """What ``rebalancer run`` exports: per batch (from the query's progress) and per group (from
+    the recommendations the batch wrote)."""
 
     def __init__(self, max_groups: int = 500, registry: CollectorRegistry | None = None) -> None:
         r = self.registry = registry or CollectorRegistry()
@@ -107,8 +112,9 @@ class JobMetrics:
         self.last_batch_time = Gauge(f"{PREFIX}_job_last_batch_timestamp_seconds",
                                      "Unix time the last micro-batch completed (before the first: the job's "
                                      "start)", registry=r)
-        # from the start, not 0: "no batch for 5 minutes" (KafkaRebalancerJobStalled) then counts from the
-        # start for a job that never completes one, and a job just started is not decades behind
+        # from the start, not 0: "no batch for 5 minutes" (KafkaRebalancerJobStalled) then counts
+        # from the start for a job that never completes one, and a job just started is not decades
+        # behind
         self.last_batch_time.set(time.time())
         self.recommendations = Counter(f"{PREFIX}_recommendations", "Recommendations written, by trigger",
                                        ["group", "trigger"], registry=r)
@@ -158,8 +164,8 @@ class JobMetrics:
             self.rejected_rows.labels(reason_kind(reason)).inc(n)
 
     def observe_recommendations(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Rows with group, version, event_ts (ms), triggers (comma-separated or a list), before_*/after_*
-        figures and stuck_partitions (a JSON list or a list); in any order."""
+        """Rows with group, version, event_ts (ms), triggers (comma-separated or a list),
+        before_*/after_* figures and stuck_partitions (a JSON list or a list); in any order."""
         latest: dict[str, Mapping[str, Any]] = {}
         with self._lock:
             for row in rows:
@@ -195,7 +201,8 @@ class JobMetrics:
 
 
     def _set_capacity(self, g: str, capacity: str | list | None) -> None:
-        """One series per member of the latest recommendation; its members of an earlier one are removed."""
+        """One series per member of the latest recommendation; its members of an earlier one are
+        removed."""
         import json
 
         entries = json.loads(capacity) if isinstance(capacity, str) else capacity or []
@@ -252,7 +259,8 @@ class CollectorMetrics:
                            "polls", ["group"], registry=r)
 
     def _risk_gauges(self, r: CollectorRegistry) -> None:
-        """Data-loss risk and hot partitions (:mod:`streaming.lag.loss_risk`, :mod:`streaming.lag.hot`)."""
+        """Data-loss risk and hot partitions (:mod:`streaming.lag.loss_risk`,
+        :mod:`streaming.lag.hot`)."""
         self.loss_s = Gauge(f"{PREFIX}_group_retention_loss_seconds",
                             "Soonest seconds until a committed offset of the group falls below its partition's log "
                             "start at current rates (0: records lost; +Inf: none at risk)", ["group"], registry=r)
@@ -346,7 +354,8 @@ Route = Callable[[Mapping[str, list[str]]], tuple[int, Any]]
 
 
 class Server:
-    """``/metrics`` of a registry over HTTP, in a daemon thread; ``routes``: paths answered with JSON instead."""
+    """``/metrics`` of a registry over HTTP, in a daemon thread; ``routes``: paths answered with
+    JSON instead."""
 
     def __init__(self, registry: CollectorRegistry, host: str, port: int, routes: Mapping[str, Route] | None = None
                  ) -> None:

@@ -1,7 +1,8 @@
-"""A share group (KIP-932) as ``kafka-share-groups --describe`` shows it: its share-partitions (``--offsets``:
-leader epoch, start offset and the broker's share-partition lag, KIP-1226) and its members (``--members
---verbose``), from one live :class:`ClusterSnapshot`. Pure, as :mod:`.groups`, whose figures count a share
-group's lag per topic and none per member (the broker hands records to whichever member fetches)."""
+"""A share group (KIP-932) as ``kafka-share-groups --describe`` shows it: its share-partitions
+(``--offsets``: leader epoch, start offset and the broker's share-partition lag, KIP-1226) and its
+members (``--members --verbose``), from one live :class:`ClusterSnapshot`. Pure, as :mod:`.groups`,
+whose figures count a share group's lag per topic and none per member (the broker hands records to
+whichever member fetches)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ TP = tuple[str, int]
 
 @dataclass(frozen=True)
 class SharePartitionRow:
-    """A share-partition as ``kafka-share-groups --describe --offsets`` shows it, and its log end offset."""
+    """A share-partition as ``kafka-share-groups --describe --offsets`` shows it, and its log end
+    offset."""
 
     group: str
     topic: str
@@ -24,7 +26,8 @@ class SharePartitionRow:
     start_offset: int | None
     """the share-partition start offset (None: not initialised yet)."""
     lag: int | None
-    """records not yet delivered to completion, as the broker counts them (KIP-1226; None: not reported)."""
+    """records not yet delivered to completion, as the broker counts them (KIP-1226; None: not
+    reported)."""
     log_end_offset: int | None
 
     def as_dict(self) -> dict[str, Any]:
@@ -33,7 +36,8 @@ class SharePartitionRow:
 
 @dataclass(frozen=True)
 class ShareMemberRow:
-    """A share consumer as ``kafka-share-groups --describe --members --verbose`` shows it, and its rack."""
+    """A share consumer as ``kafka-share-groups --describe --members --verbose`` shows it, and its
+    rack."""
 
     group: str
     consumer_id: str

@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 CONSUMERS_PATH = "/consumers"
 
 _lock = threading.Lock()
-_job: tuple[Any, Any] | None = None  # (JobMetrics, Server): one per process, kept across query restarts
+# (JobMetrics, Server): one per process, kept across query restarts
+_job: tuple[Any, Any] | None = None
 
 
 def for_job(cfg: Config) -> Any:
@@ -41,7 +42,8 @@ def for_job(cfg: Config) -> Any:
         return None
     with _lock:
         if _job is None:
-            from streaming.exporter.metrics import JobMetrics, Server
+            from streaming.exporter.metrics import JobMetrics
+            from streaming.exporter.server import Server
 
             metrics = JobMetrics(cfg.metrics.max_groups)
             server = Server(metrics.registry, cfg.metrics.host, cfg.metrics.job_port)
@@ -52,7 +54,7 @@ def for_job(cfg: Config) -> Any:
 
 
 def job_server() -> Any:
-    """The job's running :class:`~.metrics.Server`, if any (tests read its port)."""
+    """The job's running :class:`~.server.Server`, if any (tests read its port)."""
     return _job[1] if _job else None
 
 
@@ -60,7 +62,8 @@ class Waiting(Protocol):
     """What the collector's export asks of each poll's groups: how long their recommendations
     waited."""
 
-    def __call__(self, snap: ClusterSnapshot, groups: list[str]) -> Mapping[str, tuple[float, float]]: ...
+    def __call__(self, snap: ClusterSnapshot, groups: list[str]
+                 ) -> Mapping[str, tuple[float, float]]: ...
 
     def close(self) -> None: ...
 
@@ -70,7 +73,8 @@ class CollectorExport:
     server."""
 
     def __init__(self, cfg: Config, waiting: Callable[[], Waiting] | None = None) -> None:
-        from streaming.exporter.metrics import PREFIX, CollectorMetrics, Server
+        from streaming.exporter.metrics import PREFIX, CollectorMetrics
+        from streaming.exporter.server import Server
         from streaming.exporter.waiting import WaitingGauges
         from streaming.lag.window import Windows
 
@@ -93,15 +97,17 @@ class CollectorExport:
 
     def __call__(self, snap: ClusterSnapshot, stats: PollStats) -> None:
         try:  # the collector's groups: those reading something besides the rebalancer's own topics
-            groups = [g for g in sorted(snap.groups) if not (snap.group_topics(g) and
-                                                             snap.group_topics(g) <= self._own_topics)]
-            self.windows.observe_topics(snap.ts, {tp: e for tp, e in snap.end.items() if tp[0] not in self._own_topics})
+            groups = [g for g in sorted(snap.groups)
+                      if not (snap.group_topics(g) and snap.group_topics(g) <= self._own_topics)]
+            self.windows.observe_topics(snap.ts, {tp: e for tp, e in snap.end.items()
+                                                  if tp[0] not in self._own_topics})
             figures = [self._figures(snap, g) for g in groups]
             self.consumers = {f.group: f.consumers for f in figures}
             self.windows.retain(groups)
-            self.metrics.observe_poll(figures, stats.seconds, stats.lag_events, stats.metadata_events,
-                                      stats.warnings)
-            self._observe_waiting(snap, [f.group for f in figures if f.group in self.metrics.cap.admitted])
+            self.metrics.observe_poll(figures, stats.seconds, stats.lag_events,
+                                      stats.metadata_events, stats.warnings)
+            admitted = self.metrics.cap.admitted
+            self._observe_waiting(snap, [f.group for f in figures if f.group in admitted])
         except Exception:  # metrics must never stop the collector
             log.warning("updating the collector's metrics failed", exc_info=True)
 
@@ -114,15 +120,16 @@ class CollectorExport:
         rows = view.partition_rows(snap, group, lag_seconds=live.age, loss_seconds=live.loss_s)
         produce = {t: self.windows.produce_rates(t) for t in snap.group_topics(group)}
         members = [dataclasses.replace(m.member, host=m.host) for m in snap.groups[group].members]
-        needed = view.consumers(snap, group, rows, self.windows.capacities(snap.ts, group, members), produce,
-                                self.headroom)
+        capacities = self.windows.capacities(snap.ts, group, members)
+        needed = view.consumers(snap, group, rows, capacities, produce, self.headroom)
         return view.figures(snap, group, rows, live.rate, live.stuck, live.loss_s, produce, needed)
 
     def _observe_waiting(self, snap: ClusterSnapshot, groups: list[str]) -> None:
         """How long each group's latest feed record waited for approval or to be applied
         (waiting.py)."""
         if self.waiting_of is not None:
-            self.waiting.update(self.waiting_of(snap, [g for g in groups if not snap.groups[g].share]))
+            non_share = [g for g in groups if not snap.groups[g].share]
+            self.waiting.update(self.waiting_of(snap, non_share))
 
     def _consumers_json(self, query: Mapping[str, list[str]]) -> tuple[int, Any]:
         """(HTTP status, JSON body) of ``/consumers``: every group's, or with ``group=G`` that
@@ -151,7 +158,8 @@ def observe(windows: Any, snap: ClusterSnapshot, group: str) -> Any:
                                             for tp, c in committed.items() if tp in snap.end))
 
 
-def for_collector(cfg: Config, waiting: Callable[[], Waiting] | None = None) -> CollectorExport | None:
+def for_collector(cfg: Config, waiting: Callable[[], Waiting] | None = None
+                  ) -> CollectorExport | None:
     """The collector's export when ``metrics.enabled``; ``waiting`` makes what its recommendation
     gauges read (``rebalancer collect`` passes :class:`streaming.apply.waiting.SnapshotWaiting`)."""
     return CollectorExport(cfg, waiting) if cfg.metrics.enabled else None

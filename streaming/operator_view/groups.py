@@ -204,8 +204,9 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
         replica_racks = racks.get(tp, ())
         rows.append(PartitionRow(
             group, tp[0], tp[1], current, end, lag,
-            m.member_id if m else None, m.host if m else None, m.client_id if m else None, m.rack if m else None,
-            replica_racks, is_cross_rack(m.rack, replica_racks) if m else None,
+            m.member_id if m else None, m.host if m else None, m.client_id if m else None,
+            m.rack if m else None, replica_racks,
+            is_cross_rack(m.rack, replica_racks) if m else None,
             (recommended or {}).get(tp), _seconds(lag, (lag_seconds or {}).get(tp)),
             *_retention(current, snap.begin.get(tp), (loss_seconds or {}).get(tp))))
     return rows
@@ -220,7 +221,8 @@ def _retention(committed: int | None, start: int | None, seconds: float | None
     lost = max(start - committed, 0)
     if lost:
         return start, 0, lost, 0.0
-    return start, committed - start, 0, round(seconds, 3) if seconds is not None and math.isfinite(seconds) else None
+    return (start, committed - start, 0,
+            round(seconds, 3) if seconds is not None and math.isfinite(seconds) else None)
 
 
 def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
@@ -241,15 +243,18 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
         # 0 s only when every partition's lag is known to be 0: one never committed (lag unknown) or
         # one whose age was not read leaves the member's unknown too, as its partitions show
         settled = all(r.lag == 0 for r in mine)
-        rate, confidence = capacity.get(m.member_id) or capacity.get(f"client:{m.client_id}") or (None, None)
+        rate, confidence = (capacity.get(m.member_id) or capacity.get(f"client:{m.client_id}")
+                            or (None, None))
         read = [r for r in mine if r.lost_records is not None]
         soonest = [r.loss_seconds for r in read if r.loss_seconds is not None]
-        out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
-                             lag, sum(1 for r in mine if r.cross_rack),
+        out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack,
+                             len(m.assigned), lag, sum(1 for r in mine if r.cross_rack),
                              max(known) if known else (0.0 if settled else None), rate, confidence,
                              m.member_epoch, m.target,
-                             kip848.converging(m.member_epoch, info.assignment_epoch, m.assigned, m.target),
-                             sum(r.lost_records or 0 for r in read) if read else None, min(soonest, default=None)))
+                             kip848.converging(m.member_epoch, info.assignment_epoch, m.assigned,
+                                               m.target),
+                             sum(r.lost_records or 0 for r in read) if read else None,
+                             min(soonest, default=None)))
     return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
 
 
@@ -275,13 +280,15 @@ def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
         (m.lag_seconds or 0.0 for m in owning), default=0.0)
     read = [r for r in rows if r.retention_headroom is not None]
     return GroupFigures(group, info.state, len(info.members), len(rows), max(loads, default=0),
-                        max(loads) / mean if mean > 0 else 1.0, sum(1 for r in rows if r.cross_rack), by_topic,
-                        seconds, _catch_up(rows, owning, rates, stuck) if rates is not None else None,
+                        max(loads) / mean if mean > 0 else 1.0,
+                        sum(1 for r in rows if r.cross_rack), by_topic, seconds,
+                        _catch_up(rows, owning, rates, stuck) if rates is not None else None,
                         sum(1 for r in rows if (r.topic, r.partition) in stuck),
                         _soonest_loss(read, loss_seconds or {}),
-                        min((r.retention_headroom or 0 for r in read if r.lag and not r.lost_records), default=None),
-                        sum(r.lost_records or 0 for r in read), tuple(hot_partitions(snap, group, produce or {})),
-                        needed)
+                        min((r.retention_headroom or 0 for r in read
+                             if r.lag and not r.lost_records), default=None),
+                        sum(r.lost_records or 0 for r in read),
+                        tuple(hot_partitions(snap, group, produce or {})), needed)
 
 
 def _soonest_loss(read: Sequence[PartitionRow], loss_seconds: Mapping[TP, float]) -> float:
@@ -297,8 +304,9 @@ def _soonest_loss(read: Sequence[PartitionRow], loss_seconds: Mapping[TP, float]
     return math.inf if figures and not any(math.isnan(s) for s in figures) else math.nan
 
 
-def consumers(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow], capacities: Mapping[str, float] | None,
-              produce: Mapping[str, Mapping[int, float]], headroom: float) -> Consumers:
+def consumers(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
+              capacities: Mapping[str, float] | None, produce: Mapping[str, Mapping[int, float]],
+              headroom: float) -> Consumers:
     """The consumers the group needs at the produce rates of its topics' partitions (``produce``:
     topic -> partition -> records/s) and ``capacities`` (member id -> records/s; None: not
     known)."""
@@ -309,8 +317,8 @@ def consumers(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow], c
     known = capacity is not None and bool(rates) and not any(math.isnan(r) for r in rates)
     found = sizing.size(rates, capacity, headroom) if known and capacity is not None else None
     busy = any(r.lag for r in rows) or any(r > 0 for r in rates if not math.isnan(r))
-    return Consumers(sizing.to_run(found, members, busy), found.fewest if found else None, len(rates), members,
-                     capacity, headroom, known)
+    return Consumers(sizing.to_run(found, members, busy), found.fewest if found else None,
+                     len(rates), members, capacity, headroom, known)
 
 
 def hot_partitions(snap: ClusterSnapshot, group: str, produce: Mapping[str, Mapping[int, float]]
@@ -334,7 +342,8 @@ def _catch_up(rows: Sequence[PartitionRow], owning: Sequence[MemberRow], rates: 
         return 0.0
     index = {m.consumer_id: i for i, m in enumerate(owning)}
     mine = [(index[r.consumer_id], r) for r in rows
-            if r.consumer_id is not None and r.consumer_id in index and (r.topic, r.partition) not in stuck]
+            if r.consumer_id is not None and r.consumer_id in index
+            and (r.topic, r.partition) not in stuck]
     per_member = lag_time.member_catch_up(
         np.array([r.lag or 0 for _, r in mine], dtype=np.float64),
         np.array([rates.get((r.topic, r.partition), math.nan) for _, r in mine], dtype=np.float64),
@@ -358,7 +367,8 @@ def recommended_owners(rec: Mapping[str, Any] | None) -> dict[TP, str]:
     out: dict[TP, str] = {}
     for entry in (rec or {}).get("assignment") or ():
         for p in entry.get("partitions") or ():
-            tp = (p["topic"], int(p["partition"])) if isinstance(p, Mapping) else (str(p[0]), int(p[1]))
+            tp = ((p["topic"], int(p["partition"])) if isinstance(p, Mapping)
+                  else (str(p[0]), int(p[1])))
             out[tp] = entry["member_id"]
     return out
 
@@ -373,39 +383,3 @@ def recommended_capacity(rec: Mapping[str, Any] | None) -> dict[str, tuple[float
         if e.get("client_id"):
             out.setdefault(f"client:{e['client_id']}", figures)
     return out
-
-
-def retention_says(rows: Sequence[PartitionRow]) -> list[str]:
-    """What describe says of the group's data-loss risk: each partition that lost records ("already
-    lost"), and the soonest one losing records at current rates; nothing when no log start was
-    read."""
-    out = [f"{r.topic}-{r.partition}: already lost: {r.lost_records} records (log start {r.log_start_offset}, "
-           f"committed {r.current_offset}{', member ' + r.consumer_id if r.consumer_id else ''})"
-           for r in rows if r.lost_records]
-    pending = [r for r in rows if not r.lost_records and r.loss_seconds is not None]
-    if pending:
-        r = min(pending, key=lambda x: x.loss_seconds or 0.0)
-        out.append(f"{r.topic}-{r.partition}: loses records in {r.loss_seconds:.0f} s at current rates (headroom "
-                   f"{r.retention_headroom} records above log start {r.log_start_offset})")
-    return out
-
-
-def hot_says(found: Sequence[hot.HotPartition]) -> list[str]:
-    """What describe says of the hot partitions (with the note that no assignment splits one)."""
-    if not found:
-        return []
-    named = ", ".join(f"{h.topic}-{h.partition} ({h.records_per_s:.1f}/s, {100 * h.share:.0f}% of {h.topic}, "
-                      f"median {h.topic_median_per_s:.1f}/s)" for h in found)
-    return [f"hot: {named}: {hot.NOTE}"]
-
-
-def consumers_says(c: Consumers) -> str:
-    """What ``describe --members`` says of the consumers the group needs."""
-    if not c.known:
-        return (f"{c.consumers} to run (as now: capacity or rates not known yet); at most {c.most} get work")
-    if c.fewest is None:
-        return (f"{c.consumers} to run: one partition alone exceeds a consumer of {c.capacity_records_per_s:.1f}/s "
-                f"with {100 * c.headroom:.0f}% headroom, so no count keeps up with it (see hot partitions); at most "
-                f"{c.most} get work")
-    return (f"{c.consumers} to run: the fewest that keep each under {c.capacity_records_per_s:.1f}/s with "
-            f"{100 * c.headroom:.0f}% headroom; at most {c.most} get work")

@@ -53,18 +53,21 @@ class ShareMemberRow:
         return len(self.assignment)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"partitions": self.partitions, "assignment": [list(tp) for tp in self.assignment]}
+        return asdict(self) | {"partitions": self.partitions,
+                               "assignment": [list(tp) for tp in self.assignment]}
 
 
 def share_partition_rows(snap: ClusterSnapshot, group: str) -> list[SharePartitionRow]:
     """The share group's share-partitions the broker reports, sorted by topic and partition."""
-    return [SharePartitionRow(group, tp[0], tp[1], o.leader_epoch, None if o.start_offset < 0 else o.start_offset,
-                              o.lag, snap.end.get(tp))
+    return [SharePartitionRow(group, tp[0], tp[1], o.leader_epoch,
+                              None if o.start_offset < 0 else o.start_offset, o.lag,
+                              snap.end.get(tp))
             for tp, o in sorted(snap.share_offsets.get(group, {}).items())]
 
 
 def share_member_rows(snap: ClusterSnapshot, group: str) -> list[ShareMemberRow]:
     """The share group's members, sorted by client id then member id."""
-    rows = [ShareMemberRow(group, m.member_id, m.host, m.client_id, m.rack, m.member_epoch, tuple(m.assigned))
+    rows = [ShareMemberRow(group, m.member_id, m.host, m.client_id, m.rack, m.member_epoch,
+                           tuple(m.assigned))
             for m in snap.groups[group].members]
     return sorted(rows, key=lambda r: (r.client_id, r.consumer_id))

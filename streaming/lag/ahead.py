@@ -39,9 +39,10 @@ class BlockViews(Sequence[dict]):
     them (each made on first use from the block's arrays); with an assignment, its owner sums and
     capacity windows."""
 
-    def __init__(self, held: list[int], figures: tuple[np.ndarray, np.ndarray, np.ndarray], seconds: np.ndarray,
-                 stuck_after: int) -> None:
-        self.held, self.figures, self.seconds, self.stuck_after = held, figures, seconds, stuck_after
+    def __init__(self, held: list[int], figures: tuple[np.ndarray, np.ndarray, np.ndarray],
+                 seconds: np.ndarray, stuck_after: int) -> None:
+        self.held, self.figures, self.seconds = held, figures, seconds
+        self.stuck_after = stuck_after
         self.owned: tuple[np.ndarray, np.ndarray, int] | None = None
         self.sums: owners.OwnerSums | None = None
         self.windows: capacity.BlockWindow | None = None
@@ -66,8 +67,9 @@ class BlockViews(Sequence[dict]):
         return view
 
 
-def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, stuck_after: int,
-                owned: tuple[np.ndarray, np.ndarray, int] | None = None) -> BlockViews | None:
+def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np.ndarray,
+                stuck_after: int, owned: tuple[np.ndarray, np.ndarray, int] | None = None
+                ) -> BlockViews | None:
     """The views ``hist`` holds after each poll of the block (``ts``: (K,) int64; ``committed``,
     ``end``: (K, rows) int64, in the history's row order), as :meth:`LagHistory.seed` takes them,
     for the block's polls up to the first that is not the usual case (a counter reset, a time not
@@ -78,13 +80,15 @@ def block_views(hist: LagHistory, ts: np.ndarray, committed: np.ndarray, end: np
     if not hist.rows or not filled or not len(ts):
         return None
     t, c, e = (np.empty((hist.rows, filled + len(ts)), dtype=np.int64) for _ in range(3))
-    for side, held, polled in ((t, hist.ts, ts), (c, hist.committed, committed.T), (e, hist.end, end.T)):
+    for side, held, polled in ((t, hist.ts, ts), (c, hist.committed, committed.T),
+                               (e, hist.end, end.T)):
         side[:, :filled] = held[:, :filled]
         side[:, filled:] = polled
     # per column after the first: a time not after the one before or an offset going down, in some
     # row. Within the history, it is not aligned (LagHistory.aligned); from the first poll on, that
     # poll is not the usual case
-    broken = np.asarray(((t[:, 1:] <= t[:, :-1]) | (c[:, 1:] < c[:, :-1]) | (e[:, 1:] < e[:, :-1])).any(axis=0))
+    broken = np.asarray(((t[:, 1:] <= t[:, :-1]) | (c[:, 1:] < c[:, :-1])
+                         | (e[:, 1:] < e[:, :-1])).any(axis=0))
     if broken[:filled - 1].any():
         return None
     bad = broken[filled - 1:]
@@ -116,7 +120,8 @@ def _least_and_inflow(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, 
     polls = len(held)
     gap = np.where(e > c, rules.gap(e, c), 0.0)
     least = gap[:, filled:].copy()
-    for d in range(1, max(held)):  # the column d before the last, for the polls that keep it (a suffix)
+    # the column d before the last, for the polls that keep it (a suffix)
+    for d in range(1, max(held)):
         i = next(j for j, n in enumerate(held) if n > d)
         least[:, i:] = np.minimum(least[:, i:], gap[:, filled + i - d:filled + polls - d])
     first = [j + 1 - n for j, n in enumerate(held, filled)]
@@ -124,25 +129,30 @@ def _least_and_inflow(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, 
     dt = (t[:, filled:] - t_first) / 1000.0
     delta = (e[:, filled:] - e_first).astype(np.float64)  # the int64 difference, then a float rate
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(np.array([n >= 2 for n in held])[None, :] & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
+        rate = np.where(np.array([n >= 2 for n in held])[None, :] & (dt > 0),
+                        delta / np.where(dt > 0, dt, 1), 0.0)
     return least, np.maximum(rate, 0.0)
 
 
-def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int) -> BlockViews:
+def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int, k: int
+           ) -> BlockViews:
     """Per poll i: the history's last column is ``filled + i`` of the side-by-side arrays, its first
     the oldest of the (at most ``depth``) it keeps: the (rows, K) latest lag, consume rate and stuck
     rows, and the window's seconds. The polls' own columns are slices (``filled`` on), their first
     columns too where they can be."""
     polls = t.shape[1] - filled
-    held = [min(j + 1, depth) for j in range(filled, t.shape[1])]  # observations each row holds after each poll
+    # observations each row holds after each poll
+    held = [min(j + 1, depth) for j in range(filled, t.shape[1])]
     first = [j + 1 - n for j, n in enumerate(held, filled)]
     # the first columns: one column while none drops out, else a slice once each poll drops one,
     # else a gather
-    pick = slice(0, 1) if first[-1] == 0 else slice(first[0], first[0] + polls) if first[0] > 0 else first
+    pick = (slice(0, 1) if first[-1] == 0 else slice(first[0], first[0] + polls) if first[0] > 0
+            else first)
     t_first, c_first, t_last, c_last = t[:, pick], c[:, pick], t[:, filled:], c[:, filled:]
     lag = np.maximum(e[:, filled:] - c_last, 0)
     several = np.array([n >= 2 for n in held])
-    if held[0] >= 2:  # every poll (held never goes down): the usual case, a history of depth 1 holds one
+    # every poll (held never goes down): the usual case, a history of depth 1 holds one
+    if held[0] >= 2:
         rate = rules.column_rate(t_first, t_last, c_first, c_last)
     else:
         rate = np.full(lag.shape, np.nan)
@@ -154,7 +164,8 @@ def _views(t: np.ndarray, c: np.ndarray, e: np.ndarray, filled: int, depth: int,
     stuck = np.zeros(lag.shape, dtype=bool)
     if any(can):
         i = can.index(True)
-        low = filled + i - k + 1  # the oldest of the k last observations of poll i, then of each poll after it
+        # the oldest of the k last observations of poll i, then of each poll after it
+        low = filled + i - k + 1
         c_low, e_low = c[:, low:low + polls - i], e[:, low:low + polls - i]
         stuck[:, i:] = (c_last[:, i:] == c_low) & (e_low > c_low)
     for a in (lag, rate, stuck):  # the views are columns of these: read-only as the history's own

@@ -93,7 +93,8 @@ class Capacity:
     measured: bool
 
 
-def _rows(lag: Histories, by_topic: ByTopic, stuck_after: int) -> Iterator[tuple[LagHistory, np.ndarray, np.ndarray]]:
+def _rows(lag: Histories, by_topic: ByTopic, stuck_after: int
+          ) -> Iterator[tuple[LagHistory, np.ndarray, np.ndarray]]:
     """Per topic with a history: it, and its rows owned (stuck ones left out) with their owners'
     indexes."""
     for topic, (parts, who) in by_topic.items():
@@ -104,7 +105,8 @@ def _rows(lag: Histories, by_topic: ByTopic, stuck_after: int) -> Iterator[tuple
             yield hist, rows[keep], who[keep]
 
 
-def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> tuple[np.ndarray, np.ndarray, float]:
+def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int
+           ) -> tuple[np.ndarray, np.ndarray, float]:
     """Per owner index ``0..count-1``, whether it is backlogged and its consume rate (nan: it owns
     partitions and none has a rate yet); the window's seconds. Of one topic's history, kept with its
     views (the block a call reads ahead seeds it, :func:`block_window`)."""
@@ -124,7 +126,8 @@ def window_key(parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int)
     return "capacity_window", id(parts), id(who), count, stuck_after
 
 
-def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> tuple[np.ndarray, np.ndarray, float]:
+def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int
+            ) -> tuple[np.ndarray, np.ndarray, float]:
     rate, lag_sum = np.zeros(count), np.zeros(count)
     known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
     seconds = 0.0
@@ -155,11 +158,12 @@ def _backlogged(long_backlog: np.ndarray, maybe: np.ndarray, least: np.ndarray, 
     # a lag that stays up because the consumer runs late (a long commit interval, slow batches)
     # keeps pace with what arrives; one that stays up because the consumer cannot keep up grows
     rising = inflow >= rate * (1.0 + RISE)
-    return (long_backlog & (least >= BACKLOG_RECORDS)) | (maybe & rising & (least >= rate * LEAST_S))
+    return ((long_backlog & (least >= BACKLOG_RECORDS))
+            | (maybe & rising & (least >= rate * LEAST_S)))
 
 
-def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray, seconds: float | np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray,
+                seconds: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Elementwise (per owner, or per poll and owner): a long backlog, and a lag that may be one the
     least lag over the window decides (it only can where it is high: a member keeping up has latest
     lag below it)."""
@@ -192,7 +196,8 @@ def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray,
     lag_sum, rate = 0.0 + sums.lag, 0.0 + sums.rate  # as window adds them to zeros
     long_backlog, maybe = _candidates(lag_sum, rate, sums.known, seconds[:, None])
     backlogged = long_backlog
-    if (maybe | long_backlog).any():  # as window, elementwise: polls with neither stay all False either way
+    # as window, elementwise: polls with neither stay all False either way
+    if (maybe | long_backlog).any():
         least, inflow = (0.0 + a for a in least_and_inflow())
         backlogged = _backlogged(long_backlog, maybe, least, inflow, rate)
     rates = np.where(sums.known | ~sums.owns, rate, np.nan)
@@ -217,8 +222,8 @@ def _forget_gone(held: Held, keys: Sequence[str]) -> None:
         del held[gone]
 
 
-def observed(held: Held, keys: Sequence[str], count: int, ts: int, found: tuple[np.ndarray, np.ndarray, float]
-             ) -> None:
+def observed(held: Held, keys: Sequence[str], count: int, ts: int,
+             found: tuple[np.ndarray, np.ndarray, float]) -> None:
     """:func:`observe` given the observation's :func:`window` (``found``; a block read ahead has it
     already)."""
     _forget_gone(held, keys)
@@ -229,7 +234,8 @@ def observed(held: Held, keys: Sequence[str], count: int, ts: int, found: tuple[
             continue  # counted a newer observation already
         if backlogged[i]:
             held[key] = _counted(was, ts, float(rate[i]), seconds)
-        elif was is not None and was[2] == ts:  # the whole observation says it was not backlogged after all
+        elif was is not None and was[2] == ts:
+            # the whole observation says it was not backlogged after all
             if was[3] is None:
                 del held[key]
             else:
@@ -298,7 +304,8 @@ def estimated(held: Held, owners: Owners, rate_now: Callable[[], np.ndarray]
     default = float(np.median(measured))
     rate = rate_now()
     if any(h is None and np.isnan(r) for h, r in zip(own, rate.tolist(), strict=True)):
-        return None  # an unmeasured member with no rate yet: not known enough to tell the members apart
+        # an unmeasured member with no rate yet: not known enough to tell the members apart
+        return None
     now = np.nan_to_num(rate).tolist()
     return {mid: Capacity(max(h[0], now[i]), h[1], True) if h is not None
             else Capacity(max(default, now[i]), 0.0, False)

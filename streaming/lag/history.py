@@ -80,7 +80,8 @@ class LagHistory:
         held = self._memo_of
         if not (held and held[0] is self.ids and held[1] is self.ts and held[2] is self.committed
                 and held[3] is self.end and held[4] is self.n and held[5] is self.start):
-            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n, self.start)
+            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n,
+                                             self.start)
         return self._memo
 
     def _changed(self) -> None:
@@ -94,7 +95,8 @@ class LagHistory:
             held = {}
             self._lookups = (self.ids, held)
         key = id(partitions)
-        if key in held and held[key][0] is partitions:  # the same array (kept alive here): the same rows
+        # the same array (kept alive here): the same rows
+        if key in held and held[key][0] is partitions:
             return held[key][1], held[key][2]
         rows, found = self._lookup(partitions)
         if len(held) > 8:  # a few owner arrays per topic; never a growing list of one-off lookups
@@ -105,7 +107,8 @@ class LagHistory:
     def _lookup(self, partitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = np.searchsorted(self.ids, partitions)
         rows = np.minimum(rows, max(len(self.ids) - 1, 0))
-        found = (self.ids[rows] == partitions) if len(self.ids) else np.zeros(len(partitions), dtype=bool)
+        found = ((self.ids[rows] == partitions) if len(self.ids)
+                 else np.zeros(len(partitions), dtype=bool))
         return np.where(found, rows, 0), found
 
     def _rows_for(self, partitions: np.ndarray) -> np.ndarray:
@@ -119,7 +122,8 @@ class LagHistory:
         merged = np.union1d(ids, partitions)
         old_rows = np.searchsorted(merged, ids)
         for name in ARRAYS:
-            new = np.full((len(merged), self.depth), UNKNOWN if name == "start" else 0, dtype=np.int64)
+            new = np.full((len(merged), self.depth), UNKNOWN if name == "start" else 0,
+                          dtype=np.int64)
             new[old_rows] = getattr(self, name)
             setattr(self, name, new)
         n = np.zeros(len(merged), dtype=np.int64)
@@ -169,7 +173,8 @@ class LagHistory:
             # the same observation again: the furthest offsets win (end, then committed), so the
             # result does not depend on the order the copies arrive in
             r, c = rows[same], col[same]
-            self.start[r, c] = np.maximum(self.start[r, c], start[same])  # the log start only moves up
+            # the log start only moves up
+            self.start[r, c] = np.maximum(self.start[r, c], start[same])
             old_end, old_committed = self.end[r, c], self.committed[r, c]
             new_end, new_committed = end[same], committed[same]
             further = (new_end > old_end) | ((new_end == old_end) & (new_committed > old_committed))
@@ -225,14 +230,16 @@ class LagHistory:
         self.start[:, filled] = start
         self.n = np.full(len(self.n), filled + 1, dtype=np.int64)
 
-    def append_block(self, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, start: np.ndarray) -> None:
+    def append_block(self, ts: np.ndarray, committed: np.ndarray, end: np.ndarray,
+                     start: np.ndarray) -> None:
         """:meth:`append` of each poll of a block in turn (``ts``: (K,); offsets (K, rows)), written
         at once."""
         self._changed()
         filled, polls, depth = (int(self.n[0]) if len(self.n) else 0), len(ts), self.depth
-        kept = min(filled, max(depth - polls, 0))  # the newest columns held that stay, before the polls
-        for name, polled in (("ts", np.broadcast_to(ts, (len(self.ids), polls))), ("committed", committed.T),
-                             ("end", end.T), ("start", start.T)):
+        # the newest columns held that stay, before the polls
+        kept = min(filled, max(depth - polls, 0))
+        for name, polled in (("ts", np.broadcast_to(ts, (len(self.ids), polls))),
+                             ("committed", committed.T), ("end", end.T), ("start", start.T)):
             arr = getattr(self, name)
             arr[:, :kept] = arr[:, filled - kept:filled].copy()
             arr[:, kept:kept + min(polls, depth)] = polled[:, max(polls - depth, 0):]
@@ -294,7 +301,8 @@ class LagHistory:
         def compute() -> np.ndarray:
             arr = self.end if which == "end" else self.committed
             dt = (self._last(self.ts) - self.ts[:, 0]) / 1000.0
-            delta = (self._last(arr) - arr[:, 0]).astype(np.float64)  # the int64 difference, then a float rate
+            # the int64 difference, then a float rate
+            delta = (self._last(arr) - arr[:, 0]).astype(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where((self.n >= 2) & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
             return _frozen(np.maximum(r, 0.0))
@@ -351,8 +359,9 @@ class LagHistory:
         """Per row, how soon its committed offset falls below its log start
         (:mod:`streaming.lag.loss_risk`)."""
         def compute() -> loss_risk.Risk:
-            risk = loss_risk.risk(self._last(self.committed), self._last(self.end), self._last(self.start),
-                                  self.consume_rate(), loss_risk.start_rate(self.ts, self.start, self.n))
+            risk = loss_risk.risk(self._last(self.committed), self._last(self.end),
+                                  self._last(self.start), self.consume_rate(),
+                                  loss_risk.start_rate(self.ts, self.start, self.n))
             return loss_risk.Risk(*(_frozen(a) for a in risk))
         return self._view("retention", compute)
 
@@ -379,7 +388,8 @@ class LagHistory:
     # -- serialization -----------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        return b"".join(a.tobytes() for a in (self.ids, self.ts, self.committed, self.end, self.start, self.n))
+        return b"".join(a.tobytes()
+                        for a in (self.ids, self.ts, self.committed, self.end, self.start, self.n))
 
     @classmethod
     def byte_length(cls, rows: int, depth: int, starts: bool = True) -> int:
@@ -412,7 +422,8 @@ class LagHistory:
         """Raise ValueError unless the arrays hold what every method assumes: partition numbers >= 0
         in increasing order, and 0 to ``depth`` filled observations per row (bytes read back from a
         state)."""
-        if len(self.n) != self.rows or any(getattr(self, a).shape != (self.rows, self.depth) for a in ARRAYS):
+        if len(self.n) != self.rows or any(getattr(self, a).shape != (self.rows, self.depth)
+                                           for a in ARRAYS):
             raise ValueError("lag history arrays of unequal shapes")
         if self.rows and (self.ids[0] < 0 or (np.diff(self.ids) <= 0).any()):
             raise ValueError("lag history partition numbers not increasing from 0")

@@ -40,8 +40,8 @@ SHARE = 2.0
 """... and at least this many fair shares (topic rate / partitions) of its topic's rate."""
 MIN_RATE = 1.0
 """... and at least this many records/s."""
-NOTE = ("no assignment splits one partition: its owner at best owns it alone; repartition or key differently "
-        "if that owner cannot keep up")
+NOTE = ("no assignment splits one partition: its owner at best owns it alone; repartition or key "
+        "differently if that owner cannot keep up")
 """What a report of hot partitions says with them."""
 
 
@@ -81,5 +81,6 @@ def hot_partitions(rates: Mapping[str, Sequence[float] | np.ndarray]) -> list[Ho
             continue
         known = r[~np.isnan(r)]
         median, total = float(np.median(known)), float(known.sum())
-        out += [HotPartition(topic, int(p), float(r[p]), median, float(r[p]) / total) for p in found.tolist()]
+        out += [HotPartition(topic, int(p), float(r[p]), median, float(r[p]) / total)
+                for p in found.tolist()]
     return out

@@ -74,14 +74,18 @@ def risk(committed: np.ndarray, end: np.ndarray, start: np.ndarray, consume_rate
     committed, end, start = (np.asarray(a, dtype=np.int64) for a in (committed, end, start))
     known = start >= 0
     low, high = np.minimum(committed, start), np.maximum(committed, start)
-    gap = high - np.where(known, low, high)  # |committed - start| where known, else 0: never overflows
+    # |committed - start| where known, else 0: never overflows
+    gap = high - np.where(known, low, high)
     lost = np.where(start > committed, gap, 0)
     headroom = np.where(start > committed, 0, gap)
-    closing = np.asarray(log_start_rate, dtype=np.float64) - np.asarray(consume_rate, dtype=np.float64)
+    closing = (np.asarray(log_start_rate, dtype=np.float64)
+               - np.asarray(consume_rate, dtype=np.float64))
     seconds = np.full(len(committed), np.nan)
     pending = known & (lost == 0)
-    safe = pending & ((end <= committed) | (closing <= 0))  # nothing unread, or the log start does not gain
-    np.divide(headroom.astype(np.float64), closing, out=seconds, where=pending & ~safe & (closing > 0))
+    # nothing unread, or the log start does not gain
+    safe = pending & ((end <= committed) | (closing <= 0))
+    np.divide(headroom.astype(np.float64), closing, out=seconds,
+              where=pending & ~safe & (closing > 0))
     seconds[safe] = np.inf
     seconds[lost > 0] = 0.0
     return Risk(headroom, lost, seconds)

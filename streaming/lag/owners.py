@@ -78,7 +78,8 @@ def key(parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> tup
     return "owners", id(parts), id(who), count, stuck_after
 
 
-def sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> OwnerSums:
+def sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int
+         ) -> OwnerSums:
     """The history's rows of ``parts`` (owned by ``who``, indexes below ``count``) summed by
     owner."""
     held = hist.view(key(parts, who, count, stuck_after),
@@ -88,19 +89,21 @@ def sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck
     return _sums(hist, parts, who, count, stuck_after)  # another array under a reused id: not kept
 
 
-def _sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> OwnerSums:
+def _sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int
+          ) -> OwnerSums:
     rows, found = hist.lookup(parts)
     keep = found & ~hist.stuck(stuck_after)[rows]
     rows, who = rows[keep], who[keep]
     r = hist.consume_rate()[rows]
     ok = ~np.isnan(r)
-    return _frozen(OwnerSums(np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count),
-                             np.bincount(who[ok], weights=r[ok], minlength=count),
-                             np.bincount(who[ok], minlength=count) > 0, np.bincount(who, minlength=count) > 0))
+    return _frozen(OwnerSums(
+        np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count),
+        np.bincount(who[ok], weights=r[ok], minlength=count),
+        np.bincount(who[ok], minlength=count) > 0, np.bincount(who, minlength=count) > 0))
 
 
-def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, lag: np.ndarray, rate: np.ndarray,
-               stuck: np.ndarray) -> OwnerSums:
+def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, lag: np.ndarray,
+               rate: np.ndarray, stuck: np.ndarray) -> OwnerSums:
     """:func:`sums` after each poll of a block, from the history's per-row views after each
     (``lag``, ``rate``, ``stuck``: (rows, K)); its rows must not change over the block. Each figure
     (K, count): row i is poll i's :func:`sums` (:func:`at`). One bincount per figure for all polls:
@@ -109,12 +112,13 @@ def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
     keyed = _Keyed(hist, parts, who, count, stuck)
     r = rate[keyed.rows]
     ok = keyed.keep & ~np.isnan(r)
-    return _frozen(OwnerSums(keyed.summed(keyed.keep, lag[keyed.rows].astype(np.float64)), keyed.summed(ok, r),
-                             keyed.summed(ok) > 0, keyed.summed(keyed.keep) > 0))
+    return _frozen(OwnerSums(keyed.summed(keyed.keep, lag[keyed.rows].astype(np.float64)),
+                             keyed.summed(ok, r), keyed.summed(ok) > 0,
+                             keyed.summed(keyed.keep) > 0))
 
 
-def block_kept_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck: np.ndarray,
-                    figure: np.ndarray) -> np.ndarray:
+def block_kept_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
+                    stuck: np.ndarray, figure: np.ndarray) -> np.ndarray:
     """(K, count): after each poll of a block, ``figure`` ((rows, K) float64) summed by owner over
     its rows not stuck, as :func:`streaming.lag.capacity.window` sums a history's per-row figure
     (its rows in the same order)."""
@@ -127,7 +131,8 @@ class _Keyed:
     figures are: row by row, so each key (a poll's owner) adds its rows in their order, as
     :func:`sums` does."""
 
-    def __init__(self, hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck: np.ndarray) -> None:
+    def __init__(self, hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
+                 stuck: np.ndarray) -> None:
         rows, found = hist.lookup(parts)
         self.rows, who = rows[found], who[found]
         self.polls, self.count = stuck.shape[1], count

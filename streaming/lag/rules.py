@@ -64,11 +64,12 @@ def gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a - b`` as float64 where ``a >= b`` (exact in uint64 for any two int64 values, so no
     overflow and no loss of the small difference of two offsets near 2**63); meaningless
     elsewhere."""
-    return (a.astype(np.int64, copy=False).view(np.uint64) - b.astype(np.int64, copy=False).view(np.uint64)
-            ).astype(np.float64)
+    return (a.astype(np.int64, copy=False).view(np.uint64)
+            - b.astype(np.int64, copy=False).view(np.uint64)).astype(np.float64)
 
 
-def run_start(ts: np.ndarray, committed: np.ndarray | None, end: np.ndarray | None, n: np.ndarray) -> np.ndarray:
+def run_start(ts: np.ndarray, committed: np.ndarray | None, end: np.ndarray | None, n: np.ndarray
+              ) -> np.ndarray:
     """First column of each row's latest run: after the last column whose time is not after the one
     before it, or whose committed or end offset is below the one before it (only filled columns
     count)."""
@@ -76,7 +77,8 @@ def run_start(ts: np.ndarray, committed: np.ndarray | None, end: np.ndarray | No
     if depth < 2 or ts.shape[0] == 0:
         return np.zeros(ts.shape[0], dtype=np.int64)
     filled = filled_alike(np.asarray(n))
-    if filled is not None:  # the usual history: only its filled columns, and no break at all is the usual run
+    # the usual history: only its filled columns, and no break at all is the usual run
+    if filled is not None:
         depth = max(filled, 1)
         ts, committed, end = ts[:, :depth], _cols(committed, depth), _cols(end, depth)
     broken = ts[:, 1:] <= ts[:, :-1]
@@ -117,14 +119,15 @@ def latest_lag(committed: np.ndarray, end: np.ndarray, n: np.ndarray) -> np.ndar
     return np.where(has, np.subtract(e, c, where=has, out=np.zeros_like(e)), 0)
 
 
-def rate(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, which: str = "committed",
-         run: Run | None = None) -> np.ndarray:
+def rate(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray,
+         which: str = "committed", run: Run | None = None) -> np.ndarray:
     """Records/s of the committed (consume) or end (produce) offset over each row's latest run;
     ``nan`` where the run has one observation (or none). ``run``: the window's :func:`window`, when
     known."""
     rows, last, start = run if run is not None else window(ts, committed, end, n)
     arr = committed if which == "committed" else end
-    return column_rate(ts[rows, start], ts[rows, last], arr[rows, start], arr[rows, last], last > start)
+    return column_rate(ts[rows, start], ts[rows, last], arr[rows, start], arr[rows, last],
+                       last > start)
 
 
 def column_rate(ts0: np.ndarray, ts1: np.ndarray, first: np.ndarray, last: np.ndarray,
@@ -138,8 +141,8 @@ def column_rate(ts0: np.ndarray, ts1: np.ndarray, first: np.ndarray, last: np.nd
     return out
 
 
-def least_lag(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, run: Run | None = None
-              ) -> np.ndarray:
+def least_lag(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray,
+              run: Run | None = None) -> np.ndarray:
     """float64 per row: the least lag over its latest run (0 where never observed): a row whose lag
     never fell to 0 over the window always had work waiting."""
     _, last, start = run if run is not None else window(ts, committed, end, n)
@@ -160,7 +163,8 @@ def catch_up(lag: np.ndarray, consume_rate: np.ndarray) -> np.ndarray:
     return out
 
 
-def member_catch_up(lag: np.ndarray, consume_rate: np.ndarray, member: np.ndarray, members: int) -> np.ndarray:
+def member_catch_up(lag: np.ndarray, consume_rate: np.ndarray, member: np.ndarray, members: int
+                    ) -> np.ndarray:
     """Per member ``0..members-1``: its partitions' total lag over their total known rate. A member
     whose partitions all have unknown rates gets ``nan`` (if it has lag); known rates summing to 0,
     ``inf``."""
@@ -193,8 +197,8 @@ def member_capacity(lag: np.ndarray, consume_rate: np.ndarray, window_s: float) 
     return np.where(behind, r, np.fmax(r, ref))
 
 
-def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray, run: Run | None = None
-               ) -> Age:
+def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.ndarray,
+               run: Run | None = None) -> Age:
     """Seconds, as of each row's latest observation, since the end offset stood at its committed
     offset."""
     rows, last, start = run if run is not None else window(ts, committed, end, n)
@@ -215,19 +219,21 @@ def oldest_age(ts: np.ndarray, committed: np.ndarray, end: np.ndarray, n: np.nda
     j0 = np.clip(j0, 0, depth - 1)
     j1 = np.minimum(j0 + 1, depth - 1)
     now = ts[rows, last].astype(np.float64)
-    # within the window: linear between (ts[j0], end[j0]) and (ts[j1], end[j1]); end[j1] > c >=
-    # end[j0]
+    # within the window: linear between (ts[j0], end[j0]) and (ts[j1], end[j1]);
+    # end[j1] > c >= end[j0]
     e0, e1 = end[rows, j0], end[rows, j1]
     t0, t1 = ts[rows, j0].astype(np.float64), ts[rows, j1].astype(np.float64)
     span = gap(e1, e0)
-    frac = np.clip(np.divide(gap(c, e0), span, out=np.zeros(m), where=has_below & (span > 0)), 0.0, 1.0)
+    frac = np.clip(np.divide(gap(c, e0), span, out=np.zeros(m), where=has_below & (span > 0)),
+                   0.0, 1.0)
     inside = t0 + frac * (t1 - t0)
     # before the window: back from the run's first observation at the run's end-offset rate
     es = end[rows, start]
     ts0 = ts[rows, start].astype(np.float64)
     dt = now - ts0
     produced = gap(end[rows, last], es)
-    back = np.divide(gap(es, c) * dt, produced, out=np.zeros(m), where=~has_below & (produced > 0) & (dt > 0))
+    back = np.divide(gap(es, c) * dt, produced, out=np.zeros(m),
+                     where=~has_below & (produced > 0) & (dt > 0))
     outside = ts0 - back
     when = np.where(has_below, inside, outside)
     age = np.maximum((now - when) / 1000.0, MIN_AGE_S)

@@ -67,13 +67,15 @@ class Windows:
         for topic, seen in sorted(by_topic.items()):
             history = held.setdefault(topic, LagHistory(self.depth))
             partitions = np.array(sorted(seen), dtype=np.int64)
-            offsets_ = np.array([seen[p] for p in partitions.tolist()], dtype=np.int64).reshape(-1, 3)
+            offsets_ = np.array([seen[p] for p in partitions.tolist()],
+                                dtype=np.int64).reshape(-1, 3)
             history.retain(partitions)
             history.observe(ts, partitions, offsets_[:, 0], offsets_[:, 1], offsets_[:, 2])
             tps = [(topic, p) for p in history.ids.tolist()]
             age |= zip(tps, history.lag_age().seconds.tolist(), strict=True)
             rate |= zip(tps, history.consume_rate().tolist(), strict=True)
-            stuck |= {tp for tp, s in zip(tps, history.stuck(self.stuck_after).tolist(), strict=True) if s}
+            stuck_now = history.stuck(self.stuck_after).tolist()
+            stuck |= {tp for tp, s in zip(tps, stuck_now, strict=True) if s}
             loss |= zip(tps, history.retention().seconds.tolist(), strict=True)
         return Live(age, rate, frozenset(stuck), loss)
 

@@ -2,6 +2,8 @@
 
 - :mod:`streaming.apply.plan` (pure): map a recommendation onto the current members, check it fits,
   else a fallback assignment; should a member ask for a rebalance;
+- :mod:`streaming.apply.identities` (pure): the client id in a member id, and the user data the
+  assignor sends;
 - :mod:`streaming.apply.feed`: the latest recommendation per group from the trigger feed (background
   reader that joins no group);
 - :mod:`streaming.apply.assignor`: :class:`~streaming.apply.assignor.RecommendationAssignor`, a

@@ -38,7 +38,7 @@ from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from assignors.model import Member
-from streaming.apply import plan
+from streaming.apply import identities, plan
 from streaming.apply.builtin import builtin_assignor
 from streaming.apply.feed import LatestRecommendations
 from streaming.text import printable
@@ -56,7 +56,7 @@ def member_of(member: Any) -> Member:
     whose ``metadata`` is a decoded ``ConsumerProtocolSubscription`` (any version)."""
     meta = member.metadata
     version = getattr(meta, "version", 0) or 0
-    user = plan.read_user_data(getattr(meta, "user_data", None))
+    user = identities.read_user_data(getattr(meta, "user_data", None))
     owned: list[tuple[str, int]] = []
     if version >= 1:
         for item in getattr(meta, "owned_partitions", None) or ():
@@ -70,7 +70,7 @@ def member_of(member: Any) -> Member:
         member_id=member.member_id,
         topics=tuple(sorted(set(meta.topics or ()))),
         instance_id=getattr(member, "group_instance_id", None) or None,
-        client_id=user.get("client_id") or plan.client_id_from_member_id(member.member_id),
+        client_id=user.get("client_id") or identities.client_id_from_member_id(member.member_id),
         rack=rack,
         owned=tuple(sorted(owned)),
         generation=generation if generation is not None and generation >= 0 else None,
@@ -150,12 +150,12 @@ class RecommendationAssignor(AbstractPartitionAssignor):
         for t, p in self.owned:
             by_topic.setdefault(t, []).append(p)
         return ConsumerProtocolSubscription(
-            version=3, topics=sorted(topics), user_data=plan.subscription_user_data(self.rack, self.client_id),
+            version=3, topics=sorted(topics), user_data=identities.subscription_user_data(self.rack, self.client_id),
             owned_partitions=[(t, sorted(ps)) for t, ps in sorted(by_topic.items())],
             generation_id=self.generation if self.generation is not None else -1, rack_id=self.rack)
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
-        info = plan.read_user_data(getattr(assignment, "user_data", None))
+        info = identities.read_user_data(getattr(assignment, "user_data", None))
         with self._lock:
             self.owned = tuple(sorted((tp.topic, tp.partition) for tp in assignment.partitions()))
             self.generation = generation

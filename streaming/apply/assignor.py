@@ -35,7 +35,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 
 from assignors.model import Member
 from streaming.apply import identities, plan
@@ -92,7 +95,8 @@ def topic_partitions(cluster: Any, topics: Sequence[str]) -> dict[str, int]:
     return out
 
 
-def replica_racks(cluster: Any, topics: Mapping[str, int]) -> dict[str, list[tuple[str | None, ...]]] | None:
+def replica_racks(cluster: Any, topics: Mapping[str, int]
+                  ) -> dict[str, list[tuple[str | None, ...]]] | None:
     """topic -> replica racks per partition from kafka-python's ``ClusterMetadata``; None when
     unknown."""
     try:
@@ -104,7 +108,8 @@ def replica_racks(cluster: Any, topics: Mapping[str, int]) -> dict[str, list[tup
                 meta = parts.get(p)
                 if meta is None:
                     return None
-                racks.append(tuple(getattr(cluster.broker_metadata(b), "rack", None) for b in meta.replica_nodes))
+                racks.append(tuple(getattr(cluster.broker_metadata(b), "rack", None)
+                                   for b in meta.replica_nodes))
             out[t] = racks
         if not any(r for rs in out.values() for reps in rs for r in reps):
             return None
@@ -122,7 +127,8 @@ class RecommendationAssignor(AbstractPartitionAssignor):
     version = 3
 
     def __init__(self, feed: LatestRecommendations | None, group: str, rack: str | None = None,
-                 client_id: str | None = None, fallback: str = plan.AUTO, lag_source: LagSource | None = None,
+                 client_id: str | None = None, fallback: str = plan.AUTO,
+                 lag_source: LagSource | None = None,
                  on_decision: Callable[[plan.Decision], None] | None = None) -> None:
         self.feed = feed
         self.group = group
@@ -150,7 +156,8 @@ class RecommendationAssignor(AbstractPartitionAssignor):
         for t, p in self.owned:
             by_topic.setdefault(t, []).append(p)
         return ConsumerProtocolSubscription(
-            version=3, topics=sorted(topics), user_data=identities.subscription_user_data(self.rack, self.client_id),
+            version=3, topics=sorted(topics),
+            user_data=identities.subscription_user_data(self.rack, self.client_id),
             owned_partitions=[(t, sorted(ps)) for t, ps in sorted(by_topic.items())],
             generation_id=self.generation if self.generation is not None else -1, rack_id=self.rack)
 
@@ -205,12 +212,14 @@ class RecommendationAssignor(AbstractPartitionAssignor):
             log.info("group %s: applying recommendation v%s to %d member(s) [%s]", group, d.version,
                      len(members), sizes)
         elif d.considered:
-            log.warning("group %s: %s; not applied, using the %s fallback [%s]", group, reason, d.assignor, sizes)
+            log.warning("group %s: %s; not applied, using the %s fallback [%s]", group, reason,
+                        d.assignor, sizes)
         else:
             log.info("group %s: %s; using the %s fallback [%s]", group, reason, d.assignor, sizes)
 
-def strategy(feed: LatestRecommendations | None, group: str, rack: str | None = None, client_id: str | None = None,
-             fallback: str = plan.AUTO, lag_source: LagSource | None = None,
+def strategy(feed: LatestRecommendations | None, group: str, rack: str | None = None,
+             client_id: str | None = None, fallback: str = plan.AUTO,
+             lag_source: LagSource | None = None,
              chain: Sequence[str] = ("range",), **kwargs: Any) -> list[Any]:
     """``partition_assignment_strategy`` for a consumer: this assignor first, then kafka-python's
     built-in ones named in ``chain`` for groups where not every member runs it."""

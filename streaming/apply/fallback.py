@@ -116,7 +116,8 @@ def assign(model: LoadModel, members: Sequence[Member], topics: Mapping[str, int
     c = np.array([cap[m.member_id] for m in order], dtype=np.float64)
     load = np.zeros(len(order), dtype=np.float64)
     count = np.zeros(len(order), dtype=np.int64)
-    eligible = {t: np.array([i for i, m in enumerate(order) if t in m.topics], dtype=np.int64) for t in subscribed}
+    eligible = {t: np.array([i for i, m in enumerate(order) if t in m.topics], dtype=np.int64)
+                for t in subscribed}
     for i in ranked:
         (t, p), w = parts[i], weights[i]
         idx = eligible[t]

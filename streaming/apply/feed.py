@@ -55,7 +55,8 @@ class LatestRecommendations:
         self.rejected = 0
         self._logged: set[str] = set()
 
-    def offer(self, value: bytes | str | dict[str, Any], key: bytes | str | None = None) -> dict[str, Any] | None:
+    def offer(self, value: bytes | str | dict[str, Any], key: bytes | str | None = None
+              ) -> dict[str, Any] | None:
         """Take one feed value (and its message key, when read from Kafka); return it when it is the
         group's new latest, else None."""
         try:
@@ -63,7 +64,8 @@ class LatestRecommendations:
             if key is not None:
                 group_key = key.decode("utf-8") if isinstance(key, bytes | bytearray) else key
                 if group_key != rec["group"]:
-                    raise ValueError(f"message key {printable(group_key, 80)} is not the recommendation's group")
+                    raise ValueError(f"message key {printable(group_key, 80)} is not the "
+                                     "recommendation's group")
         except Exception as e:  # whatever a message holds, the reader goes on
             self._reject(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e))
             return None
@@ -72,7 +74,8 @@ class LatestRecommendations:
             if old is not None and not _replaces(rec, old):
                 return None
             if old is not None and rec["version"] - old["version"] > self.max_version_step:
-                jump = f"version jumps from {old['version']} to {rec['version']} (at most +{self.max_version_step})"
+                jump = (f"version jumps from {old['version']} to {rec['version']} "
+                        f"(at most +{self.max_version_step})")
             else:
                 jump = None
                 self._latest[rec["group"]] = rec
@@ -140,7 +143,8 @@ class RecommendationFeed(LatestRecommendations):
 
     def start(self) -> RecommendationFeed:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=f"feed-{self.topic}", daemon=True)
+            self._thread = threading.Thread(target=self._run, name=f"feed-{self.topic}",
+                                            daemon=True)
             self._thread.start()
         return self
 

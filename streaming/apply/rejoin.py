@@ -90,11 +90,13 @@ class RejoinOnRecommendation:
             return None
         coordinator = getattr(consumer, "_coordinator", None)
         if getattr(coordinator, "rejoin_needed", False) or getattr(coordinator, "rejoining", False):
-            return None  # a rebalance is already on its way: the leader will see the latest recommendation
+            # a rebalance is already on its way: the leader will see the latest recommendation
+            return None
         now = time.monotonic() if now is None else now
         rec = self.feed.latest(self.group)
-        reason = plan.rejoin_reason(rec, assignor.considered, set(assignor.owned), _member_id(consumer),
-                                    consumer.config.get("client_id"), consumer.config.get("group_instance_id"))
+        reason = plan.rejoin_reason(rec, assignor.considered, set(assignor.owned),
+                                    _member_id(consumer), consumer.config.get("client_id"),
+                                    consumer.config.get("group_instance_id"))
         if reason is None or rec is None:  # (no reason without a recommendation)
             return None
         last = max(assignor.assigned_at, self.last_request or float("-inf"))
@@ -103,12 +105,14 @@ class RejoinOnRecommendation:
         request_rebalance(consumer)
         self.last_request = now
         self.requests.append((time.time(), int(rec["version"]), reason))
-        log.info("group %s: %s asks for a rebalance: %s", self.group, consumer.config.get("client_id"), reason)
+        log.info("group %s: %s asks for a rebalance: %s", self.group,
+                 consumer.config.get("client_id"), reason)
         return reason
 
     def start(self) -> RejoinOnRecommendation:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=f"rejoin-{self.group}", daemon=True)
+            self._thread = threading.Thread(target=self._run, name=f"rejoin-{self.group}",
+                                            daemon=True)
             self._thread.start()
         return self
 

@@ -105,8 +105,9 @@ class Verification:
     compared."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"group": self.group, "state": self.state, "status": self.verdict.label, "reason": self.reason,
-                "differences": list(self.differences), "version": None, **self.recommendation}
+        return {"group": self.group, "state": self.state, "status": self.verdict.label,
+                "reason": self.reason, "differences": list(self.differences), "version": None,
+                **self.recommendation}
 
 
 def verify(group: LiveGroup, rec: Mapping[str, Any] | None, pending_for_s: float, now_s: float,
@@ -123,9 +124,11 @@ def verify(group: LiveGroup, rec: Mapping[str, Any] | None, pending_for_s: float
         "event_time": rec["event_time"], "triggers": list(rec["triggers"] or ())})
     stale = expired(group, rec, feed_rec, now_s)
     if stale is not None:
-        return dataclasses.replace(done, verdict=Verdict.EXPIRED, reason=f"the proposal expired: {stale}")
+        return dataclasses.replace(done, verdict=Verdict.EXPIRED,
+                                   reason=f"the proposal expired: {stale}")
     try:
-        wanted = plan.recommended_assignment(_feed_form(rec), list(group.members), dict(group.partitions))
+        wanted = plan.recommended_assignment(_feed_form(rec), list(group.members),
+                                             dict(group.partitions))
     except plan.DoesNotFit as e:
         return dataclasses.replace(done, verdict=Verdict.SUPERSEDED,
                                    reason=f"the recommendation no longer fits the group: {e}")
@@ -133,18 +136,21 @@ def verify(group: LiveGroup, rec: Mapping[str, Any] | None, pending_for_s: float
     total = sum(len(v) for v in wanted.values())
     if not diffs:
         return dataclasses.replace(done, verdict=Verdict.APPLIED,
-                                   reason=f"all {total} partitions are where the recommendation puts them")
+                                   reason=f"all {total} partitions are where the recommendation "
+                                          "puts them")
     mode = rec.get("mode") or AUTO
-    done = dataclasses.replace(done, differences=tuple(diffs), recommendation={**done.recommendation, "mode": mode})
+    done = dataclasses.replace(done, differences=tuple(diffs),
+                               recommendation={**done.recommendation, "mode": mode})
     verdict, reason = not_in_place(group, rec, mode, feed_rec, pending_for_s, now_s)
     return dataclasses.replace(done, verdict=verdict,
-                               reason=f"{len(diffs)} of {total} partitions are not where the recommendation "
-                                      f"puts them; {reason}")
+                               reason=f"{len(diffs)} of {total} partitions are not where the "
+                                      f"recommendation puts them; {reason}")
 
 
 def not_read(group: str, reason: str | None) -> Verification:
     """A group the collector does not read (``reason``: why): nothing is recommended for it."""
-    return Verification(group, None, Verdict.NO_RECOMMENDATION, f"the collector does not read this group: {reason}")
+    return Verification(group, None, Verdict.NO_RECOMMENDATION,
+                        f"the collector does not read this group: {reason}")
 
 
 def expired(group: LiveGroup, rec: Mapping[str, Any], feed_rec: Mapping[str, Any] | None,
@@ -152,14 +158,16 @@ def expired(group: LiveGroup, rec: Mapping[str, Any], feed_rec: Mapping[str, Any
     """Why the row ``rec``, a proposal not decided on yet (its feed record ``feed_rec`` of the same
     version still ``proposed``), has expired for ``group`` as read now; None when it has not or is
     no such proposal."""
-    if (rec.get("mode") or AUTO) != APPROVE or feed_rec is None or feed_rec.get("version") != rec["version"]:
+    if ((rec.get("mode") or AUTO) != APPROVE or feed_rec is None
+            or feed_rec.get("version") != rec["version"]):
         return None
     if plan.status_of(feed_rec) != PROPOSED:
         return None
     return expiry.reason(feed_rec, group.members, group.partitions, now_s * 1000.0)
 
 
-def differences(members: Sequence[Member], wanted: Mapping[str, Sequence[tuple[str, int]]]) -> list[dict[str, Any]]:
+def differences(members: Sequence[Member], wanted: Mapping[str, Sequence[tuple[str, int]]]
+                ) -> list[dict[str, Any]]:
     """Each partition whose owner now is not the recommended member, in partition order."""
     labels = {m.member_id: m.label for m in members}
     owner_now = {tp: m.member_id for m in members for tp in m.owned}
@@ -168,13 +176,15 @@ def differences(members: Sequence[Member], wanted: Mapping[str, Sequence[tuple[s
         for tp in tps:
             now = owner_now.get(tp)
             if now != member_id:
-                out.append({"partition": f"{tp[0]}-{tp[1]}", "now": labels.get(now) if now else None,
+                out.append({"partition": f"{tp[0]}-{tp[1]}",
+                            "now": labels.get(now) if now else None,
                             "recommended": labels[member_id]})
     return sorted(out, key=lambda d: d["partition"])
 
 
-def not_in_place(group: LiveGroup, rec: Mapping[str, Any], mode: str, feed_rec: Mapping[str, Any] | None,
-                 pending_for_s: float, now_s: float) -> tuple[Verdict, str]:
+def not_in_place(group: LiveGroup, rec: Mapping[str, Any], mode: str,
+                 feed_rec: Mapping[str, Any] | None, pending_for_s: float, now_s: float
+                 ) -> tuple[Verdict, str]:
     """Why a recommendation that fits the group is not in place: its mode, the approval, or time."""
     age = now_s - _event_seconds(rec)
     if mode == OBSERVE:
@@ -185,14 +195,16 @@ def not_in_place(group: LiveGroup, rec: Mapping[str, Any], mode: str, feed_rec: 
         if status == REJECTED_STATUS:
             return Verdict.REJECTED, "rejected (rebalancer reject)"
         if status != APPROVED:
-            return Verdict.AWAITING_APPROVAL, (f"awaiting approval (rebalancer approve {group.name} "
-                                               f"--version {rec['version']})")
+            return Verdict.AWAITING_APPROVAL, (f"awaiting approval (rebalancer approve "
+                                               f"{group.name} --version {rec['version']})")
         if feed_rec is not None and isinstance(feed_rec.get("decided_at"), int):
-            age = now_s - feed_rec["decided_at"] / 1000.0  # it could not be applied before its approval
+            # it could not be applied before its approval
+            age = now_s - feed_rec["decided_at"] / 1000.0
     return settling(group, rec.get("generation"), age, pending_for_s)
 
 
-def settling(group: LiveGroup, generation: int | None, age: float, pending_for_s: float) -> tuple[Verdict, str]:
+def settling(group: LiveGroup, generation: int | None, age: float, pending_for_s: float
+             ) -> tuple[Verdict, str]:
     """Pending or diverged: by the group's state, its epoch (KIP-848), or the recommendation's
     age."""
     if group.state not in SETTLED:
@@ -200,7 +212,8 @@ def settling(group: LiveGroup, generation: int | None, age: float, pending_for_s
     if group.epoch is not None and generation is not None:
         if group.epoch <= generation:
             return Verdict.PENDING, f"group epoch {group.epoch} not past the recommendation's"
-        return Verdict.DIVERGED, f"group epoch {group.epoch} moved past the recommendation's {generation} without it"
+        return Verdict.DIVERGED, (f"group epoch {group.epoch} moved past the recommendation's "
+                                  f"{generation} without it")
     if age < pending_for_s:
         return Verdict.PENDING, f"made {age:.0f}s ago (--pending-for {pending_for_s:g})"
     return Verdict.DIVERGED, f"made {age:.0f}s ago and the group settled on another assignment"
@@ -208,7 +221,8 @@ def settling(group: LiveGroup, generation: int | None, age: float, pending_for_s
 
 def _feed_form(rec: Mapping[str, Any]) -> dict[str, Any]:
     """A recommendations row's assignment as the apply helpers take it (partitions as pairs)."""
-    return {**rec, "assignment": [{**e, "partitions": [[p["topic"], int(p["partition"])] for p in e["partitions"]]}
+    return {**rec, "assignment": [{**e, "partitions": [[p["topic"], int(p["partition"])]
+                                                        for p in e["partitions"]]}
                                   for e in rec["assignment"]]}
 
 

@@ -63,8 +63,8 @@ def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
         chunks[-1].append(piece)
         used += size
     if len(chunks) > MAX_PARTS:
-        raise ValueError(f"{event['type']} event of group {event.get('group')} needs {len(chunks)} parts of "
-                         f"{max_bytes} bytes, more than {MAX_PARTS}")
+        raise ValueError(f"{event['type']} event of group {event.get('group')} needs "
+                         f"{len(chunks)} parts of {max_bytes} bytes, more than {MAX_PARTS}")
     return [base | {name: chunk, "part": i, "parts": len(chunks)} for i, chunk in enumerate(chunks)]
 
 
@@ -92,7 +92,8 @@ def _pieces(entry: dict[str, Any], budget: int, name: str) -> list[tuple[dict[st
     if size < budget:
         return [(entry, size)]
     if name != "members":
-        raise ValueError(f"one {name} entry of {size} bytes exceeds the part budget of {budget} bytes")
+        raise ValueError(f"one {name} entry of {size} bytes exceeds the part budget of {budget} "
+                         "bytes")
     head = {**entry, "assigned": []}
     room = budget - _size(head) - 1
     out: list[tuple[dict[str, Any], int]] = []
@@ -151,7 +152,8 @@ def join(parts: list[dict[str, Any]]) -> dict[str, Any]:
         merged: dict[str, dict[str, Any]] = {}
         for m in entries:
             if m["member_id"] in merged:
-                merged[m["member_id"]]["assigned"] = merged[m["member_id"]]["assigned"] + list(m.get("assigned") or [])
+                merged[m["member_id"]]["assigned"] = (merged[m["member_id"]]["assigned"]
+                                                      + list(m.get("assigned") or []))
             else:
                 merged[m["member_id"]] = {**m, "assigned": list(m.get("assigned") or [])}
         entries = list(merged.values())

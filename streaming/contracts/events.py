@@ -85,14 +85,16 @@ The job reads the collector's own events by this order without parsing them
 # every field's JSON type and range first, so these reads never fail or round): an assigned entry is
 # [topic, partition] and travels as two strings.
 MEMBERS_TYPE = (
-    "array<struct<member_id: string, instance_id: string, client_id: string, host: string, rack: string, "
-    "topics: array<string>, assigned: array<array<string>>>>"
+    "array<struct<member_id: string, instance_id: string, client_id: string, host: string, "
+    "rack: string, topics: array<string>, assigned: array<array<string>>>>"
 )
-PARTITIONS_TYPE = "array<struct<partition: int, leader: int, replicas: array<int>, replica_racks: array<string>>>"
+PARTITIONS_TYPE = ("array<struct<partition: int, leader: int, replicas: array<int>, "
+                   "replica_racks: array<string>>>")
 
 
-def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int, end_offset: int,
-              no_commit: bool = False, log_start_offset: int | None = None) -> dict[str, Any]:
+def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int,
+              end_offset: int, no_commit: bool = False, log_start_offset: int | None = None
+              ) -> dict[str, Any]:
     event = dict(zip(LAG_FIELDS, (LAG, int(ts), group, topic, int(partition), int(committed_offset),
                                   int(end_offset)), strict=True))
     if log_start_offset is not None:
@@ -102,21 +104,24 @@ def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset:
     return event
 
 
-def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int], committed_offsets: Sequence[int],
-                    end_offsets: Sequence[int], no_commit: Sequence[bool] | None = None,
+def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int],
+                    committed_offsets: Sequence[int], end_offsets: Sequence[int],
+                    no_commit: Sequence[bool] | None = None,
                     log_start_offsets: Sequence[int | None] | None = None) -> dict[str, Any]:
     """One poll of one topic of a group; ``no_commit`` is written only when some entry is true,
     ``log_start_offsets`` only when every entry's is known."""
     if not len(partitions) == len(committed_offsets) == len(end_offsets):
         raise ValueError("a dense lag event's arrays must be of equal length")
     event = {"type": LAG_DENSE, "ts": int(ts), "group": group, "topic": topic,
-             "partitions": [int(p) for p in partitions], "committed_offsets": [int(c) for c in committed_offsets],
+             "partitions": [int(p) for p in partitions],
+             "committed_offsets": [int(c) for c in committed_offsets],
              "end_offsets": [int(e) for e in end_offsets]}
     if no_commit is not None and any(no_commit):
         if len(no_commit) != len(partitions):
             raise ValueError("a dense lag event's arrays must be of equal length")
         event["no_commit"] = [bool(n) for n in no_commit]
-    if log_start_offsets is not None and len(log_start_offsets) and all(s is not None for s in log_start_offsets):
+    if (log_start_offsets is not None and len(log_start_offsets)
+            and all(s is not None for s in log_start_offsets)):
         if len(log_start_offsets) != len(partitions):
             raise ValueError("a dense lag event's arrays must be of equal length")
         event[LOG_STARTS] = [int(s) for s in log_start_offsets]  # type: ignore[arg-type]
@@ -129,9 +134,9 @@ def dense(lag: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     polls: dict[tuple[int, str, str], list[dict[str, Any]]] = {}
     for e in lag:
         polls.setdefault((int(e["ts"]), e["group"], e["topic"]), []).append(e)
-    return [dense_lag_event(ts, group, topic, [e["partition"] for e in es], [e["committed_offset"] for e in es],
-                            [e["end_offset"] for e in es], [bool(e.get("no_commit")) for e in es],
-                            [e.get(LOG_START) for e in es])
+    return [dense_lag_event(ts, group, topic, [e["partition"] for e in es],
+                            [e["committed_offset"] for e in es], [e["end_offset"] for e in es],
+                            [bool(e.get("no_commit")) for e in es], [e.get(LOG_START) for e in es])
             for (ts, group, topic), es in polls.items()]
 
 
@@ -142,24 +147,26 @@ def readings(event: dict[str, Any]) -> list[dict[str, Any]]:
         return [event]
     flags = event.get("no_commit") or [False] * len(event["partitions"])
     starts = event.get(LOG_STARTS) or [None] * len(event["partitions"])
-    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n), s) for p, c, e, n, s in
-            zip(*(event[a] for a in DENSE_ARRAYS), flags, starts, strict=True)]
+    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n), s)
+            for p, c, e, n, s in zip(*(event[a] for a in DENSE_ARRAYS), flags, starts, strict=True)]
 
 
 def member_entry(member_id: str, topics: Iterable[str], assigned: Iterable[tuple[str, int]],
-                 instance_id: str | None = None, client_id: str | None = None, host: str | None = None,
-                 rack: str | None = None) -> dict[str, Any]:
-    return {"member_id": member_id, "instance_id": instance_id, "client_id": client_id, "host": host,
-            "rack": rack, "topics": sorted(set(topics)), "assigned": [[t, int(p)] for t, p in sorted(assigned)]}
+                 instance_id: str | None = None, client_id: str | None = None,
+                 host: str | None = None, rack: str | None = None) -> dict[str, Any]:
+    return {"member_id": member_id, "instance_id": instance_id, "client_id": client_id,
+            "host": host, "rack": rack, "topics": sorted(set(topics)),
+            "assigned": [[t, int(p)] for t, p in sorted(assigned)]}
 
 
 def members_event(ts: int, group: str, generation: int, protocol: str | None,
-                  members: Sequence[dict[str, Any]], group_protocol: str | None = None) -> dict[str, Any]:
+                  members: Sequence[dict[str, Any]], group_protocol: str | None = None
+                  ) -> dict[str, Any]:
     # group_protocol (optional): "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848); for
     # "consumer" the generation is Kafka's group epoch and members may carry member_epoch and
     # target_assigned
-    event = {"type": MEMBERS, "ts": int(ts), "group": group, "generation": int(generation), "protocol": protocol,
-             "members": sorted(members, key=lambda m: m["member_id"])}
+    event = {"type": MEMBERS, "ts": int(ts), "group": group, "generation": int(generation),
+             "protocol": protocol, "members": sorted(members, key=lambda m: m["member_id"])}
     if group_protocol is not None:
         event["group_protocol"] = group_protocol
     return event
@@ -171,7 +178,8 @@ def partition_entry(partition: int, leader: int | None, replicas: Sequence[int],
             "replica_racks": list(replica_racks)}
 
 
-def partitions_event(ts: int, group: str, topic: str, partitions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def partitions_event(ts: int, group: str, topic: str, partitions: Sequence[dict[str, Any]]
+                     ) -> dict[str, Any]:
     return {"type": PARTITIONS, "ts": int(ts), "group": group, "topic": topic,
             "partitions": sorted(partitions, key=lambda p: p["partition"])}
 

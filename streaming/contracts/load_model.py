@@ -72,8 +72,9 @@ def rate_value(rate: float | None) -> float | None:
     return round(float(rate), 3)
 
 
-def build(horizon_s: float, lag: Mapping[str, Sequence[int]], rate: Mapping[str, Sequence[float | None]],
-          members: Sequence[MemberCapacity] | None) -> dict[str, Any] | None:
+def build(horizon_s: float, lag: Mapping[str, Sequence[int]],
+          rate: Mapping[str, Sequence[float | None]], members: Sequence[MemberCapacity] | None
+          ) -> dict[str, Any] | None:
     """The ``load_model`` value, or None when the group is too large or the horizon out of range.
     ``lag`` and ``rate`` have one value per partition of each topic; lags are clamped to
     0..2^63-1."""
@@ -82,7 +83,8 @@ def build(horizon_s: float, lag: Mapping[str, Sequence[int]], rate: Mapping[str,
     if members is not None and not all(0 < m.records_per_s <= MAX_RATE for m in members):
         members = None
     topics = [{"topic": t, "lag": [min(max(int(x), 0), MAX_LAG) for x in lag[t]],
-               "rate": [rate_value(r) for r in rate.get(t, [None] * len(lag[t]))]} for t in sorted(lag)]
+               "rate": [rate_value(r) for r in rate.get(t, [None] * len(lag[t]))]}
+              for t in sorted(lag)]
     return {"version": VERSION, "horizon_s": float(horizon_s), "topics": topics,
             "members": None if members is None else [
                 {"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
@@ -118,7 +120,8 @@ def _topic(t: Any) -> tuple[str, list[int], list[float | None]] | None:
 
 
 def _member(m: Any) -> MemberCapacity | None:
-    if not isinstance(m, dict) or not all(_name(m.get(k)) for k in ("member_id", "instance_id", "client_id")):
+    if not isinstance(m, dict) or not all(_name(m.get(k))
+                                          for k in ("member_id", "instance_id", "client_id")):
         return None
     c: Any = m.get("records_per_s")
     if not _number(c, 0, MAX_RATE) or c <= 0:

@@ -11,10 +11,11 @@ Trigger feed message (topic ``kafka.trigger_topic``, compacted, key = group id, 
      "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": [],
      "status": "auto", "load_model": {...}}
 
-A proposal (status ``proposed``) also carries
-``"proposal": {"expires_at": 1763703600000, "members": ["client:c-1@10.0.0.1", ...], "partitions": {"orders": 4}}``:
-when it expires and the membership and partitions it was made on
-(:mod:`streaming.proposals.expiry`). Additive, like ``load_model``.
+A proposal (status ``proposed``) also carries ``proposal``: when it expires and the membership and
+partitions it was made on (:mod:`streaming.proposals.expiry`). Additive, like ``load_model``::
+
+    "proposal": {"expires_at": 1763703600000, "members": ["client:c-1@10.0.0.1", ...],
+                 "partitions": {"orders": 4}}
 
 Figures in records (``max_member_lag``, ``lag_moved``) are exact integers (JSON integers, ``bigint``
 in Delta): a member's lag is a sum of partition lags of up to 2^63-1 each, so a sum above 2^63-1 is
@@ -46,7 +47,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE = "membership_change", "partition_count_change", "rack_change"
+MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE = (
+    "membership_change", "partition_count_change", "rack_change")
 LAG_SKEW, RETENTION_RISK = "lag_skew", "retention_risk"
 TRIGGERS = (MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE, LAG_SKEW, RETENTION_RISK)
 """What a recommendation's ``triggers`` may name, the one home of these names (docs/deciding.md says
@@ -54,7 +56,8 @@ when each fires): the metadata changes (:mod:`streaming.state.changes`), lag ske
 (:mod:`streaming.policy.lag_skew`) and data-loss risk (:mod:`streaming.policy.retention_risk`)."""
 
 FEED_SCHEMA_VERSION = 1
-AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = "auto", "proposed", "approved", "rejected", "observed"
+AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = (
+    "auto", "proposed", "approved", "rejected", "observed")
 STATUSES = (AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED)
 ACTIONABLE = (AUTO, APPROVED)
 """The statuses the apply helpers act on."""
@@ -66,8 +69,8 @@ OUTPUT_SCHEMA = (
     "group STRING, version LONG, recommendation_id STRING, event_ts LONG, generation INT, "
     "triggers STRING, trigger_details STRING, assignor STRING, assignment STRING, "
     "before_max_lag BIGINT, after_max_lag BIGINT, before_imbalance DOUBLE, after_imbalance DOUBLE, "
-    "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, lag_moved BIGINT, "
-    "stuck_partitions STRING, feed_value STRING, mode STRING, "
+    "lower_bound DOUBLE, before_cross_rack INT, after_cross_rack INT, partitions_moved INT, "
+    "lag_moved BIGINT, stuck_partitions STRING, feed_value STRING, mode STRING, "
     "before_catch_up_s DOUBLE, after_catch_up_s DOUBLE, lag_age_s DOUBLE, member_capacity STRING, "
     "rack_placement STRING, serving STRING, member_figures STRING, hot_partitions STRING"
 )
@@ -119,19 +122,20 @@ ASSIGNMENT_TYPE = (
 )
 STUCK_TYPE = "ARRAY<STRUCT<topic: STRING, partition: INT>>"
 MEMBER_FIGURES_TYPE = (
-    "ARRAY<STRUCT<member_id: STRING, owned: ARRAY<STRUCT<topic: STRING, partition: INT>>, load_before: BIGINT, "
-    "load_after: BIGINT, rate_before: DOUBLE, rate_after: DOUBLE, capacity: DOUBLE, catch_up_before_s: DOUBLE, "
-    "catch_up_after_s: DOUBLE, cross_rack_before: INT, cross_rack_after: INT>>"
+    "ARRAY<STRUCT<member_id: STRING, owned: ARRAY<STRUCT<topic: STRING, partition: INT>>, "
+    "load_before: BIGINT, load_after: BIGINT, rate_before: DOUBLE, rate_after: DOUBLE, "
+    "capacity: DOUBLE, catch_up_before_s: DOUBLE, catch_up_after_s: DOUBLE, "
+    "cross_rack_before: INT, cross_rack_after: INT>>"
 )
 """Per member: what it owned and its figures before and after
 (:mod:`streaming.policy.member_figures`)."""
 PROPOSAL_FIELD = "proposal"
 """The feed message's field with a proposal's expiry facts (:mod:`streaming.proposals.expiry`)."""
-HOT_TYPE = ("ARRAY<STRUCT<topic: STRING, partition: INT, records_per_s: DOUBLE, topic_median_per_s: DOUBLE, "
-            "share: DOUBLE>>")
+HOT_TYPE = ("ARRAY<STRUCT<topic: STRING, partition: INT, records_per_s: DOUBLE, "
+            "topic_median_per_s: DOUBLE, share: DOUBLE>>")
 """The ``hot_partitions`` column in Delta (:class:`streaming.lag.hot.HotPartition` rows)."""
-CAPACITY_TYPE = ("ARRAY<STRUCT<member_id: STRING, client_id: STRING, records_per_s: DOUBLE, confidence_s: DOUBLE, "
-                 "measured: BOOLEAN>>")
+CAPACITY_TYPE = ("ARRAY<STRUCT<member_id: STRING, client_id: STRING, records_per_s: DOUBLE, "
+                 "confidence_s: DOUBLE, measured: BOOLEAN>>")
 
 
 def recommendation_id(group: str, version: int) -> str:
@@ -197,8 +201,9 @@ class Recommendation:
         return {
             "schema": FEED_SCHEMA_VERSION, "recommendation_id": self.id, "group": self.group,
             "version": self.version, "event_ts": self.event_ts, "generation": self.generation,
-            "triggers": sorted(self.triggers), "assignor": self.assignor, "assignment": self.assignment,
-            "before": self.before, "after": self.after, "lower_bound": self.lower_bound,
+            "triggers": sorted(self.triggers), "assignor": self.assignor,
+            "assignment": self.assignment, "before": self.before, "after": self.after,
+            "lower_bound": self.lower_bound,
             "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
             "stuck_partitions": [list(tp) for tp in self.stuck_partitions],
             "status": STATUS_OF_MODE[self.mode],
@@ -207,27 +212,34 @@ class Recommendation:
 
     def to_row(self) -> dict[str, Any]:
         return {
-            "group": self.group, "version": self.version, "recommendation_id": self.id, "event_ts": self.event_ts,
-            "generation": self.generation, "triggers": ",".join(sorted(self.triggers)),
+            "group": self.group, "version": self.version, "recommendation_id": self.id,
+            "event_ts": self.event_ts, "generation": self.generation,
+            "triggers": ",".join(sorted(self.triggers)),
             "trigger_details": json.dumps(self.triggers, sort_keys=True),
             "assignor": self.assignor,
             "assignment": json.dumps([
                 {**m, "partitions": [{"topic": t, "partition": p} for t, p in m["partitions"]]}
                 for m in self.assignment
             ]),
-            "before_max_lag": self.before["max_member_lag"], "after_max_lag": self.after["max_member_lag"],
-            "before_imbalance": self.before["imbalance"], "after_imbalance": self.after["imbalance"],
+            "before_max_lag": self.before["max_member_lag"],
+            "after_max_lag": self.after["max_member_lag"],
+            "before_imbalance": self.before["imbalance"],
+            "after_imbalance": self.after["imbalance"],
             "lower_bound": self.lower_bound,
             "before_cross_rack": self.before["cross_rack_partitions"],
             "after_cross_rack": self.after["cross_rack_partitions"],
             "partitions_moved": self.partitions_moved, "lag_moved": self.lag_moved,
-            "stuck_partitions": json.dumps([{"topic": t, "partition": p} for t, p in self.stuck_partitions]),
+            "stuck_partitions": json.dumps([{"topic": t, "partition": p}
+                                            for t, p in self.stuck_partitions]),
             "feed_value": json.dumps(self.feed_message(), separators=(",", ":"), sort_keys=True),
             "mode": self.mode,
             **{c: (self.lag_seconds or {}).get(c) for c in LAG_SECONDS_COLUMNS},
-            "member_capacity": None if self.member_capacity is None else json.dumps(self.member_capacity),
+            "member_capacity": (None if self.member_capacity is None
+                                else json.dumps(self.member_capacity)),
             "rack_placement": self.rack_placement,
             "serving": self.serving,
-            "member_figures": None if self.member_figures is None else json.dumps(self.member_figures),
-            "hot_partitions": None if self.hot_partitions is None else json.dumps(self.hot_partitions),
+            "member_figures": (None if self.member_figures is None
+                               else json.dumps(self.member_figures)),
+            "hot_partitions": (None if self.hot_partitions is None
+                               else json.dumps(self.hot_partitions)),
         }

@@ -49,15 +49,16 @@ STREAMS_ASSIGNOR = "stream"
 CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
 """Group types as ListGroups v5+ spells them (lower-cased)."""
 
-_SHARE = ("share group (KIP-932): the broker hands records to share consumers itself and may give one partition "
-          "to several of them, so there is no partition assignment to recommend; its share-partition lag (KIP-1226) "
-          "is read and published")
+_SHARE = ("share group (KIP-932): the broker hands records to share consumers itself and may give "
+          "one partition to several of them, so there is no partition assignment to recommend; its "
+          "share-partition lag (KIP-1226) is read and published")
 _NOT_READ_TYPES = {
-    STREAMS: "streams group (KIP-1071): not read yet; a Kafka Streams application on the classic protocol "
-             "is read (observe-only)",
+    STREAMS: "streams group (KIP-1071): not read yet; a Kafka Streams application on the classic "
+             "protocol is read (observe-only)",
 }
-_CONNECT = ("Kafka Connect worker group (protocol type connect): it assigns connectors and tasks to workers, not "
-            "partitions; a sink connector's consumers are the consumer group connect-<connector>, read as any")
+_CONNECT = ("Kafka Connect worker group (protocol type connect): it assigns connectors and tasks "
+            "to workers, not partitions; a sink connector's consumers are the consumer group "
+            "connect-<connector>, read as any")
 
 
 @dataclass(frozen=True)
@@ -106,27 +107,31 @@ def verdict(group_type: str | None, protocol_type: str | None, assignor: str | N
     if ptype not in (CONSUMER, ""):
         return Serving(NOT_READ, f"protocol type {ptype!r} is not a consumer group's")
     if ptype == "":
-        return Serving(OBSERVE_ONLY, "the group only commits offsets (no members: a Flink or Spark job, assign()); "
-                                     "nothing joins it to apply a recommendation")
+        return Serving(OBSERVE_ONLY, "the group only commits offsets (no members: a Flink or Spark "
+                                     "job, assign()); nothing joins it to apply a recommendation")
     if assignor == ASSIGNOR:
         return Serving(SERVED)
     if assignor == STREAMS_ASSIGNOR:
-        return Serving(OBSERVE_ONLY, "Kafka Streams (assignor stream): tasks are co-partitioned and placed by "
-                                     "Streams' own assignor, which does not take a partition assignment")
+        return Serving(OBSERVE_ONLY, "Kafka Streams (assignor stream): tasks are co-partitioned "
+                                     "and placed by Streams' own assignor, which does not take a "
+                                     "partition assignment")
     if assignor is None:
-        return Serving(UNAPPLIED, "no assignor known (no members now): applied once members join with "
-                                  f"assignor {ASSIGNOR}")
+        return Serving(UNAPPLIED, "no assignor known (no members now): applied once members join "
+                                  f"with assignor {ASSIGNOR}")
     if kind == CONSUMER:
-        return Serving(UNAPPLIED, f"KIP-848 group on the broker's {assignor!r} assignor: applied once the brokers "
-                                  f"run the server-side assignor and the group uses it "
-                                  f"(group.remote.assignor={ASSIGNOR}, or the brokers' default)")
+        return Serving(UNAPPLIED, f"KIP-848 group on the broker's {assignor!r} assignor: applied "
+                                  f"once the brokers run the server-side assignor and the group "
+                                  f"uses it (group.remote.assignor={ASSIGNOR}, or the brokers' "
+                                  f"default)")
     if kind == CLASSIC:
-        return Serving(UNAPPLIED, f"members assign with {assignor!r}: applied once every member offers {ASSIGNOR} "
-                                  "(RecommendationAssignor); librdkafka has no pluggable assignor on the classic "
-                                  "protocol: use group.protocol=consumer with the server-side assignor")
+        return Serving(UNAPPLIED, f"members assign with {assignor!r}: applied once every member "
+                                  f"offers {ASSIGNOR} (RecommendationAssignor); librdkafka has no "
+                                  "pluggable assignor on the classic protocol: use "
+                                  "group.protocol=consumer with the server-side assignor")
     # the job's case: only the members event's assignor, not the protocol, so it names both ways and
     # librdkafka's
-    return Serving(UNAPPLIED, f"the group assigns with {assignor!r}: applied once its assignor is {ASSIGNOR} "
-                              "(RecommendationAssignor, Java's or kafka-python's, on the classic protocol; the "
-                              "server-side assignor on KIP-848, the only way for librdkafka, which has no pluggable "
-                              "assignor on the classic protocol: group.protocol=consumer)")
+    return Serving(UNAPPLIED, f"the group assigns with {assignor!r}: applied once its assignor is "
+                              f"{ASSIGNOR} (RecommendationAssignor, Java's or kafka-python's, on "
+                              "the classic protocol; the server-side assignor on KIP-848, the only "
+                              "way for librdkafka, which has no pluggable assignor on the classic "
+                              "protocol: group.protocol=consumer)")

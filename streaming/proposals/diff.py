@@ -83,8 +83,9 @@ def of_row(row: Mapping[str, Any]) -> Diff:
     ``member_figures``."""
     figures = {e["member_id"]: e for e in row.get("member_figures") or ()}
     if not figures:
-        raise NoFigures(f"recommendation v{row['version']} of group {row['group']} was made before per-member "
-                        "figures were recorded (no member_figures): only its assignment is known")
+        raise NoFigures(f"recommendation v{row['version']} of group {row['group']} was made "
+                        "before per-member figures were recorded (no member_figures): only its "
+                        "assignment is known")
     entries = {e["member_id"]: e for e in row.get("assignment") or ()}
     owned_by = {tp: mid for mid, f in figures.items() for tp in _tps(f.get("owned"))}
     members, moved, new = [], 0, 0
@@ -95,10 +96,10 @@ def of_row(row: Mapping[str, Any]) -> Diff:
         moved += sum(1 for tp in gains if tp in owned_by)
         new += sum(1 for tp in gains if tp not in owned_by)
         members.append(MemberDiff(
-            mid, entry.get("instance_id") or entry.get("client_id") or mid, entry.get("rack"), tuple(gains),
-            tuple(sorted(owned - wanted)), len(owned & wanted), _pair(fig, "load"), _pair(fig, "rate"),
-            fig.get("capacity"), (fig.get("catch_up_before_s"), fig.get("catch_up_after_s")),
-            _pair(fig, "cross_rack")))
+            mid, entry.get("instance_id") or entry.get("client_id") or mid, entry.get("rack"),
+            tuple(gains), tuple(sorted(owned - wanted)), len(owned & wanted), _pair(fig, "load"),
+            _pair(fig, "rate"), fig.get("capacity"),
+            (fig.get("catch_up_before_s"), fig.get("catch_up_after_s")), _pair(fig, "cross_rack")))
     members.sort(key=lambda m: (m.label, m.member_id))
     return Diff(row["group"], int(row["version"]), tuple(members), moved, new)
 

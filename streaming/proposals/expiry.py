@@ -54,7 +54,8 @@ class Basis:
     """subscribed topic -> partition count"""
 
 
-def basis(members: Sequence[Member], topics: Mapping[str, int], event_ts: int, expiry_s: float) -> dict[str, Any]:
+def basis(members: Sequence[Member], topics: Mapping[str, int], event_ts: int, expiry_s: float
+          ) -> dict[str, Any]:
     """The ``proposal`` field of a proposal made at ``event_ts`` (epoch ms) on ``members`` (those
     subscribing to something) and ``topics`` (subscribed topic -> partition count)."""
     return {"expires_at": int(event_ts) + round(expiry_s * 1000),
@@ -88,7 +89,8 @@ def reason(rec: Mapping[str, Any], members: Sequence[Member], partitions: Mappin
     why = _membership(found, members) + _partitions(found, partitions)
     if now_ms >= found.expires_at:
         made = rec.get("event_ts")
-        age = f"made {(now_ms - made) / 1000:.0f} s ago, " if isinstance(made, int) and _int(made) else ""
+        age = (f"made {(now_ms - made) / 1000:.0f} s ago, " if isinstance(made, int) and _int(made)
+               else "")
         why.append(f"{age}past its expiry at {_utc(found.expires_at)} (policy.proposal_expiry_s)")
     return "; ".join(why) or None
 
@@ -96,7 +98,8 @@ def reason(rec: Mapping[str, Any], members: Sequence[Member], partitions: Mappin
 def _membership(found: Basis, members: Sequence[Member]) -> list[str]:
     now = {m.identity for m in members if m.topics}
     out = []
-    for verb, names in (("joined", sorted(now - found.members)), ("left", sorted(found.members - now))):
+    for verb, names in (("joined", sorted(now - found.members)),
+                        ("left", sorted(found.members - now))):
         if names:
             shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
             out.append(f"member{'s' if len(names) > 1 else ''} {shown} {verb} since the proposal")

@@ -1,5 +1,5 @@
-"""How long each group's latest published recommendation has waited: for a decision, or to be
-in place.
+"""How long each group's latest published recommendation has waited: for a
+decision, or to be in place.
 
 The collector reads the trigger feed (:class:`streaming.apply.feed.RecommendationFeed`, a reader
 that joins no group and commits nothing) and, each poll, compares each group's latest record with

@@ -1,5 +1,5 @@
-"""Metadata events too large for one Kafka message travel as parts, and are put together again in
-state.
+"""Metadata events too large for one Kafka message travel as parts, and are
+put together again in state.
 
 Kafka brokers refuse a message above ``message.max.bytes`` (about 1 MB by default; a cluster may not
 let us raise a topic's limit), and a ``members`` event of a 10,000-member group or a ``partitions``

@@ -1,5 +1,5 @@
-"""The events on Kafka: what the collector writes and the streaming job reads (JSON, UTF-8, key =
-group).
+"""The events on Kafka: what the collector writes and the streaming job reads
+(JSON, UTF-8, key = group).
 
 Four types, as in docs/design.md:
 

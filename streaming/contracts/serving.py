@@ -1,5 +1,5 @@
-"""Which groups can take a recommendation, and why not: the one rule the collector, the job and
-``describe`` share.
+"""Which groups can take a recommendation, and why not: the one rule the collector, the
+job and ``describe`` share.
 
 A recommendation is partitions per member; it helps only where the group's members place partitions
 with an assignor that reads the trigger feed: RecommendationAssignor on the classic protocol

@@ -1,5 +1,5 @@
-"""A block of polls read ahead: the views a history will hold after each poll, for all polls at
-once.
+"""A block of polls read ahead: the views a history will hold after each
+poll, for all polls at once.
 
 A backlog drained in one call brings many polls of a topic, each read after it is applied (capacity,
 skew). Reading each history on its own costs the same few dozen numpy steps per poll whatever the

@@ -1,5 +1,5 @@
-"""Each member's capacity: the records/s it consumes while it has backlog, remembered across
-observations.
+"""Each member's capacity: the records/s it consumes while it has backlog,
+remembered across observations.
 
 The rule, over lag histories and an assignment (who owns what,
 :class:`~streaming.lag.owners.Owners`); its memory is a dict the caller keeps: the job's group state

@@ -1,5 +1,5 @@
-"""Lag in seconds, and stuck partitions, read off a short window of lag observations (numpy, no
-Spark).
+"""Lag in seconds, and stuck partitions, read off a short window of lag
+observations (numpy, no Spark).
 
 Shared by the job's state (:class:`streaming.lag.history.LagHistory` keeps the window per topic) and
 the collector's ``/metrics`` (:mod:`streaming.lag.window`, the same ring buffer over its polls), so

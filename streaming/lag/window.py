@@ -1,5 +1,5 @@
-"""The collector's own window of its last polls, per group, for live lag in seconds and stuck
-partitions.
+"""The collector's own window of its last polls, per group, for live lag in
+seconds and stuck partitions.
 
 The job's state keeps this history, but the job writes figures only with a recommendation; the
 collector sees every poll, so ``/metrics`` keeps the last ``depth`` observations

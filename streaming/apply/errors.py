@@ -17,4 +17,5 @@ class DoesNotFit(ApplyError, ValueError):
 
 
 class InvalidRecommendation(ApplyError, ValueError):
-    """A trigger-feed value that is not a well-formed recommendation; the message says what is wrong."""
+    """A trigger-feed value that is not a well-formed recommendation; the message says what is
+    wrong."""

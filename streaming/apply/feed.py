@@ -1,12 +1,13 @@
 """The latest recommendation of each group, read from the compacted trigger feed in the background.
 
-:class:`LatestRecommendations` is the pure part: it keeps the highest ``version`` per group (the feed is
-at-least-once, and a compacted topic can be read from the start at any time), whatever its status; at the
-same version a decision (``approved``, ``rejected``) replaces the proposal or the earlier decision, and
-nothing else replaces a decision (a replayed proposal cannot undo an approval). Whether the latest record
-may be applied is :func:`streaming.apply.plan.actionable`'s call, made by the apply helpers. :class:`RecommendationFeed`
-fills it from Kafka in a daemon thread with a consumer that never joins a group (``group_id=None`` and
-``assign()``), so reading the feed cannot disturb any consumer group, and commits nothing.
+:class:`LatestRecommendations` is the pure part: it keeps the highest ``version`` per group (the
+feed is at-least-once, and a compacted topic can be read from the start at any time), whatever its
+status; at the same version a decision (``approved``, ``rejected``) replaces the proposal or the
+earlier decision, and nothing else replaces a decision (a replayed proposal cannot undo an
+approval). Whether the latest record may be applied is :func:`streaming.apply.plan.actionable`'s
+call, made by the apply helpers. :class:`RecommendationFeed` fills it from Kafka in a daemon thread
+with a consumer that never joins a group (``group_id=None`` and ``assign()``), so reading the feed
+cannot disturb any consumer group, and commits nothing.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ Listener = Callable[[dict[str, Any]], None]
 
 MAX_VERSION_STEP = 1000
 """How far one message may move a group's version forward. The job adds one per recommendation, so a
-larger jump is a forged or corrupt message that would otherwise pin the group (consumers keep the highest
-version). Only the trigger feed's ACL truly stops a forger; this keeps one bad message from winning."""
+larger jump is a forged or corrupt message that would otherwise pin the group (consumers keep the
+highest version). Only the trigger feed's ACL truly stops a forger; this keeps one bad message from
+winning."""
 MAX_LOGGED_REASONS = 100
 
 
@@ -53,7 +55,8 @@ class LatestRecommendations:
         self.rejected = 0
         self._logged: set[str] = set()
 
-    def offer(self, value: bytes | str | dict[str, Any], key: bytes | str | None = None) -> dict[str, Any] | None:
+    def offer(self, value: bytes | str | dict[str, Any], key: bytes | str | None = None
+              ) -> dict[str, Any] | None:
         """Take one feed value (and its message key, when read from Kafka); return it when it is the
         group's new latest, else None."""
         try:
@@ -61,7 +64,8 @@ class LatestRecommendations:
             if key is not None:
                 group_key = key.decode("utf-8") if isinstance(key, bytes | bytearray) else key
                 if group_key != rec["group"]:
-                    raise ValueError(f"message key {printable(group_key, 80)} is not the recommendation's group")
+                    raise ValueError(f"message key {printable(group_key, 80)} is not the "
+                                     "recommendation's group")
         except Exception as e:  # whatever a message holds, the reader goes on
             self._reject(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e))
             return None
@@ -70,7 +74,8 @@ class LatestRecommendations:
             if old is not None and not _replaces(rec, old):
                 return None
             if old is not None and rec["version"] - old["version"] > self.max_version_step:
-                jump = f"version jumps from {old['version']} to {rec['version']} (at most +{self.max_version_step})"
+                jump = (f"version jumps from {old['version']} to {rec['version']} "
+                        f"(at most +{self.max_version_step})")
             else:
                 jump = None
                 self._latest[rec["group"]] = rec
@@ -95,7 +100,8 @@ class LatestRecommendations:
             log.debug("trigger feed: recommendation skipped: %s", reason)
 
     def latest(self, group: str) -> dict[str, Any] | None:
-        """The group's latest record, whatever its status (see :func:`streaming.apply.plan.actionable`)."""
+        """The group's latest record, whatever its status (see
+        :func:`streaming.apply.plan.actionable`)."""
         with self._lock:
             return self._latest.get(group)
 
@@ -104,14 +110,16 @@ class LatestRecommendations:
             return sorted(self._latest)
 
     def add_listener(self, listener: Listener) -> None:
-        """``listener(rec)`` is called (in the reader's thread) for every new latest recommendation."""
+        """``listener(rec)`` is called (in the reader's thread) for every new latest
+        recommendation."""
         with self._lock:
             self._listeners.append(listener)
 
 
 class RecommendationFeed(LatestRecommendations):
-    """Reads the trigger feed (``kafka.trigger_topic``, or ``topic``) from the beginning, then follows it,
-    in a daemon thread. It needs the Kafka settings and nothing else of the job's configuration.
+    """Reads the trigger feed (``kafka.trigger_topic``, or ``topic``) from the beginning, then
+    follows it, in a daemon thread. It needs the Kafka settings and nothing else of the job's
+    configuration.
 
     ::
 
@@ -135,7 +143,8 @@ class RecommendationFeed(LatestRecommendations):
 
     def start(self) -> RecommendationFeed:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=f"feed-{self.topic}", daemon=True)
+            self._thread = threading.Thread(target=self._run, name=f"feed-{self.topic}",
+                                            daemon=True)
             self._thread.start()
         return self
 

@@ -1,14 +1,15 @@
-"""``RejoinOnRecommendation``: make a consumer ask for a rebalance when a new recommendation for its group
-changes its partitions, so the leader's :class:`~streaming.apply.assignor.RecommendationAssignor` applies
-it without waiting for the next natural rebalance.
+"""``RejoinOnRecommendation``: make a consumer ask for a rebalance when a new recommendation for its
+group changes its partitions, so the leader's
+:class:`~streaming.apply.assignor.RecommendationAssignor` applies it without waiting for the next
+natural rebalance.
 
-kafka-python 3.0 has no public "enforce rebalance" on ``KafkaConsumer`` (Java's ``enforceRebalance()``);
-the coordinator's ``request_rejoin()`` is what its own code calls when it needs one: it sets a flag, and
-the consumer's next ``poll()`` rejoins, which makes the broker rebalance the whole group. A future public
-``enforce_rebalance()`` is used when present.
+kafka-python 3.0 has no public "enforce rebalance" on ``KafkaConsumer`` (Java's
+``enforceRebalance()``); the coordinator's ``request_rejoin()`` is what its own code calls when it
+needs one: it sets a flag, and the consumer's next ``poll()`` rejoins, which makes the broker
+rebalance the whole group. A future public ``enforce_rebalance()`` is used when present.
 
-Rules (see :func:`~streaming.apply.plan.rejoin_reason`): only for a recommendation newer than the one the
-leader last considered, only when it changes this member's partitions, and never sooner than
+Rules (see :func:`~streaming.apply.plan.rejoin_reason`): only for a recommendation newer than the
+one the leader last considered, only when it changes this member's partitions, and never sooner than
 ``min_interval_s`` after the last rebalance of this member or the last request.
 
 ::
@@ -58,9 +59,9 @@ class RejoinOnRecommendation:
     def __init__(self, consumer: Any | Callable[[], Any], feed: LatestRecommendations, group: str,
                  min_interval_s: float = 30.0, check_s: float = 0.5,
                  assignor: RecommendationAssignor | None = None) -> None:
-        """``consumer``: a KafkaConsumer, or a callable returning it (None until it exists). The consumer
-        gets :func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`: a rebalance this helper
-        asks for must be one the member finishes."""
+        """``consumer``: a KafkaConsumer, or a callable returning it (None until it exists). The
+        consumer gets :func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`: a
+        rebalance this helper asks for must be one the member finishes."""
         self._consumer = consumer
         if hasattr(consumer, "poll"):
             keep_rejoin_until_joined(consumer)
@@ -89,11 +90,13 @@ class RejoinOnRecommendation:
             return None
         coordinator = getattr(consumer, "_coordinator", None)
         if getattr(coordinator, "rejoin_needed", False) or getattr(coordinator, "rejoining", False):
-            return None  # a rebalance is already on its way: the leader will see the latest recommendation
+            # a rebalance is already on its way: the leader will see the latest recommendation
+            return None
         now = time.monotonic() if now is None else now
         rec = self.feed.latest(self.group)
-        reason = plan.rejoin_reason(rec, assignor.considered, set(assignor.owned), _member_id(consumer),
-                                    consumer.config.get("client_id"), consumer.config.get("group_instance_id"))
+        reason = plan.rejoin_reason(rec, assignor.considered, set(assignor.owned),
+                                    _member_id(consumer), consumer.config.get("client_id"),
+                                    consumer.config.get("group_instance_id"))
         if reason is None or rec is None:  # (no reason without a recommendation)
             return None
         last = max(assignor.assigned_at, self.last_request or float("-inf"))
@@ -102,12 +105,14 @@ class RejoinOnRecommendation:
         request_rebalance(consumer)
         self.last_request = now
         self.requests.append((time.time(), int(rec["version"]), reason))
-        log.info("group %s: %s asks for a rebalance: %s", self.group, consumer.config.get("client_id"), reason)
+        log.info("group %s: %s asks for a rebalance: %s", self.group,
+                 consumer.config.get("client_id"), reason)
         return reason
 
     def start(self) -> RejoinOnRecommendation:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=f"rejoin-{self.group}", daemon=True)
+            self._thread = threading.Thread(target=self._run, name=f"rejoin-{self.group}",
+                                            daemon=True)
             self._thread.start()
         return self
 

@@ -1,5 +1,5 @@
-"""How long each group's latest published recommendation has waited: for a decision, or to be
-in place.
+"""How long each group's latest published recommendation has waited: for a
+decision, or to be in place.
 
 The collector reads the trigger feed (:class:`streaming.apply.feed.RecommendationFeed`, a reader
 that joins no group and commits nothing) and, each poll, compares each group's latest record with
@@ -80,8 +80,8 @@ class FeedWaiting:
 
 
 class SnapshotWaiting:
-    """:class:`FeedWaiting` of the groups in a collector's snapshot, as ``verify`` reads them: what the
-    collector's ``/metrics`` exports (``rebalancer collect`` hands it to the exporter)."""
+    """:class:`FeedWaiting` of the groups in a collector's snapshot, as ``verify`` reads them: what
+    the collector's ``/metrics`` exports (``rebalancer collect`` hands it to the exporter)."""
 
     def __init__(self, kafka: KafkaSettings) -> None:
         self.of = FeedWaiting(kafka)

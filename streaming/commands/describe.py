@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.commands import live_read
     from streaming.errors import UsageError
     from streaming.operator_view import groups as view
+    from streaming.operator_view import sentences
 
     cfg = live_read.live_config(load_config(args), args.bootstrap)
     snap, lives, produce = live_read.read_with_rates(cfg, args, args.rate_window, group=args.group, groups=args.groups)
@@ -114,9 +115,9 @@ def run(args: argparse.Namespace) -> int:
                     "serving": {"kind": found.kind, "published": found.published, "reason": found.reason},
                     "group_epoch": info.epoch, "target_assignment_epoch": info.assignment_epoch,
                     "rack_placement": rack_placement(rows, members, follower_fetching),
-                    "retention": view.retention_says(rows), "hot_partitions": [h.as_dict() for h in hot],
-                    "says": view.hot_says(hot), "consumers": needed.as_dict(),
-                    "consumers_says": view.consumers_says(needed),
+                    "retention": sentences.retention_says(rows), "hot_partitions": [h.as_dict() for h in hot],
+                    "says": sentences.hot_says(hot), "consumers": needed.as_dict(),
+                    "consumers_says": sentences.consumers_says(needed),
                     "partitions": [r.as_dict() for r in rows], "members": [m.as_dict() for m in members]})
     skipped = [{"group": g, "kind": v.kind, "reason": v.reason} for g, v in sorted(snap.skipped.items())]
     if args.format == "json":

@@ -1,24 +1,26 @@
-"""Metadata events too large for one Kafka message travel as parts, and are put together again in state.
+"""Metadata events too large for one Kafka message travel as parts, and are
+put together again in state.
 
-Kafka brokers refuse a message above ``message.max.bytes`` (about 1 MB by default; a cluster may not let
-us raise a topic's limit), and a ``members`` event of a 10,000-member group or a ``partitions`` event of
-a 50,000-partition topic is several MB of JSON. So the publisher cuts such an event into parts of at
-most ``max_bytes`` each: every part is the event with a slice of its list (``members`` or
-``partitions``) and two more fields, ``part`` (0-based index) and ``parts`` (how many)::
+Kafka brokers refuse a message above ``message.max.bytes`` (about 1 MB by default; a cluster may not
+let us raise a topic's limit), and a ``members`` event of a 10,000-member group or a ``partitions``
+event of a 50,000-partition topic is several MB of JSON. So the publisher cuts such an event into
+parts of at most ``max_bytes`` each: every part is the event with a slice of its list (``members``
+or ``partitions``) and two more fields, ``part`` (0-based index) and ``parts`` (how many)::
 
     {"type": "partitions", "ts": 1763700000000, "group": "g", "topic": "big", "part": 2, "parts": 5,
      "partitions": [{"partition": 20000, ...}, ...]}
 
-A member whose own entry is too large (one member owning tens of thousands of partitions) is cut too:
-its pieces repeat the member with a slice of ``assigned`` and are merged back by ``member_id``.
+A member whose own entry is too large (one member owning tens of thousands of partitions) is cut
+too: its pieces repeat the member with a slice of ``assigned`` and are merged back by ``member_id``.
 
-A ``lag_dense`` event too large is cut differently: into ``lag_dense`` events of the same poll, each with a slice
-of the entries and complete on its own (no ``part``/``parts``): the state takes a poll's readings of one topic
-from any number of records, as it takes them from one ``lag`` event per partition.
+A ``lag_dense`` event too large is cut differently: into ``lag_dense`` events of the same poll, each
+with a slice of the entries and complete on its own (no ``part``/``parts``): the state takes a
+poll's readings of one topic from any number of records, as it takes them from one ``lag`` event per
+partition.
 
-The parts of one event share its :func:`key` (type, topic, ts, generation, parts), so a re-sent event
-fills the same slots and parts of different events never mix. Events small enough travel whole, without
-the two fields, as before.
+The parts of one event share its :func:`key` (type, topic, ts, generation, parts), so a re-sent
+event fills the same slots and parts of different events never mix. Events small enough travel
+whole, without the two fields, as before.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def _size(value: Any) -> int:
 
 
 def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
-    """``event`` as parts whose encoded values are at most ``max_bytes`` each ([event] when it fits)."""
+    """``event`` as parts whose encoded values are at most ``max_bytes`` each ([event] when it
+    fits)."""
     name = LIST_FIELD.get(event.get("type", ""))
     if (name is None and event.get("type") != LAG_DENSE) or _size(event) <= max_bytes:
         return [event]
@@ -60,14 +63,15 @@ def split(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
         chunks[-1].append(piece)
         used += size
     if len(chunks) > MAX_PARTS:
-        raise ValueError(f"{event['type']} event of group {event.get('group')} needs {len(chunks)} parts of "
-                         f"{max_bytes} bytes, more than {MAX_PARTS}")
+        raise ValueError(f"{event['type']} event of group {event.get('group')} needs "
+                         f"{len(chunks)} parts of {max_bytes} bytes, more than {MAX_PARTS}")
     return [base | {name: chunk, "part": i, "parts": len(chunks)} for i, chunk in enumerate(chunks)]
 
 
 def _dense_slices(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]:
-    """A ``lag_dense`` event as ``lag_dense`` events of consecutive slices of its entries, each within
-    ``max_bytes`` (entries are alike in size: slices of equal count, more of them until each fits)."""
+    """A ``lag_dense`` event as ``lag_dense`` events of consecutive slices of its entries, each
+    within ``max_bytes`` (entries are alike in size: slices of equal count, more of them until each
+    fits)."""
     arrays = [a for a in (*DENSE_ARRAYS, *OPTIONAL_ARRAYS) if a in event]
     n = len(event["partitions"])
     slices = max(2, -(-_size(event) // max_bytes))
@@ -82,13 +86,14 @@ def _dense_slices(event: dict[str, Any], max_bytes: int) -> list[dict[str, Any]]
 
 
 def _pieces(entry: dict[str, Any], budget: int, name: str) -> list[tuple[dict[str, Any], int]]:
-    """(piece, encoded size) of one list entry: the entry itself, or for a member too large on its own,
-    copies of it each with a slice of ``assigned``."""
+    """(piece, encoded size) of one list entry: the entry itself, or for a member too large on its
+    own, copies of it each with a slice of ``assigned``."""
     size = _size(entry)
     if size < budget:
         return [(entry, size)]
     if name != "members":
-        raise ValueError(f"one {name} entry of {size} bytes exceeds the part budget of {budget} bytes")
+        raise ValueError(f"one {name} entry of {size} bytes exceeds the part budget of {budget} "
+                         "bytes")
     head = {**entry, "assigned": []}
     room = budget - _size(head) - 1
     out: list[tuple[dict[str, Any], int]] = []
@@ -119,8 +124,8 @@ def _whole(value: Any) -> int | None:
 
 
 def normalized_part(event: dict[str, Any]) -> dict[str, Any] | None:
-    """The part with int ``part``/``parts``, or None unless ``0 <= part < parts <= MAX_PARTS`` and it
-    carries its list."""
+    """The part with int ``part``/``parts``, or None unless ``0 <= part < parts <= MAX_PARTS`` and
+    it carries its list."""
     part, parts = _whole(event.get("part")), _whole(event.get("parts"))
     name = LIST_FIELD.get(event.get("type", ""))
     if name is None or not isinstance(event.get(name), list) or part is None or parts is None:
@@ -138,7 +143,8 @@ def key(event: dict[str, Any]) -> str:
 
 
 def join(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The whole event from all its parts (any order); a member cut into pieces is one member again."""
+    """The whole event from all its parts (any order); a member cut into pieces is one member
+    again."""
     ordered = sorted(parts, key=lambda p: p["part"])
     name = LIST_FIELD[ordered[0]["type"]]
     entries = [x for p in ordered for x in p[name]]
@@ -146,7 +152,8 @@ def join(parts: list[dict[str, Any]]) -> dict[str, Any]:
         merged: dict[str, dict[str, Any]] = {}
         for m in entries:
             if m["member_id"] in merged:
-                merged[m["member_id"]]["assigned"] = merged[m["member_id"]]["assigned"] + list(m.get("assigned") or [])
+                merged[m["member_id"]]["assigned"] = (merged[m["member_id"]]["assigned"]
+                                                      + list(m.get("assigned") or []))
             else:
                 merged[m["member_id"]] = {**m, "assigned": list(m.get("assigned") or [])}
         entries = list(merged.values())

@@ -1,31 +1,35 @@
-"""The events on Kafka: what the collector writes and the streaming job reads (JSON, UTF-8, key = group).
+"""The events on Kafka: what the collector writes and the streaming job reads
+(JSON, UTF-8, key = group).
 
 Four types, as in docs/design.md:
 
-``lag_dense`` (lag topic), one per group, topic and poll: the poll's partitions and their offsets as arrays of
-equal length, entry i of each array being partition ``partitions[i]``; what the collector writes by default::
+``lag_dense`` (lag topic), one per group, topic and poll: the poll's partitions and their offsets as
+arrays of equal length, entry i of each array being partition ``partitions[i]``; what the collector
+writes by default::
 
     {"type": "lag_dense", "ts": 1763700000000, "group": "orders-app", "topic": "orders",
      "partitions": [0, 3], "committed_offsets": [800, 1200], "end_offsets": [900, 5000],
      "no_commit": [false, true]}
 
-  ``no_commit`` is optional (absent: every entry false), and so is ``log_start_offsets`` (each partition's log
-  start offset, the first offset retention has not deleted; absent: not read, as from collectors before it).
-  Each entry is exactly one ``lag`` event's reading.
+  ``no_commit`` is optional (absent: every entry false), and so is ``log_start_offsets`` (each
+  partition's log start offset, the first offset retention has not deleted; absent: not read, as
+  from collectors before it). Each entry is exactly one ``lag`` event's reading.
 
-``lag`` (lag topic), one per partition per poll (the collector's ``--lag-form partition``; always readable)::
+``lag`` (lag topic), one per partition per poll (the collector's ``--lag-form partition``; always
+readable)::
 
     {"type": "lag", "ts": 1763700000000, "group": "orders-app", "topic": "orders", "partition": 3,
      "committed_offset": 1200, "end_offset": 5000}
 
-  A partition the group never committed carries ``"no_commit": true`` and, as ``committed_offset``, the
-  position ``auto.offset.reset`` would start from (begin offset for earliest, end offset for latest), so
-  ``end_offset - committed_offset`` is always the lag. ``log_start_offset`` (optional, written before
-  ``no_commit``) is the partition's log start offset, read before its end offset, so it is at most
-  ``end_offset``; a committed offset below it means records retention deleted before the group read them
-  (:mod:`streaming.lag.loss_risk`).
-  A share group (KIP-932) commits nothing: its events carry the broker's share-partition lag (KIP-1226) as
-  ``end_offset - committed_offset`` (:func:`streaming.collector.kip932.positions`), and it gets no members event.
+  A partition the group never committed carries ``"no_commit": true`` and, as ``committed_offset``,
+  the position ``auto.offset.reset`` would start from (begin offset for earliest, end offset for
+  latest), so ``end_offset - committed_offset`` is always the lag. ``log_start_offset`` (optional,
+  written before ``no_commit``) is the partition's log start offset, read before its end offset, so
+  it is at most ``end_offset``; a committed offset below it means records retention deleted before
+  the group read them (:mod:`streaming.lag.loss_risk`).
+  A share group (KIP-932) commits nothing: its events carry the broker's share-partition lag
+  (KIP-1226) as ``end_offset - committed_offset`` (:func:`streaming.collector.kip932.positions`),
+  and it gets no members event.
 
 ``members`` (metadata topic), on change and at every full refresh::
 
@@ -33,19 +37,21 @@ equal length, entry i of each array being partition ``partitions[i]``; what the 
      "members": [{"member_id": "...", "instance_id": null, "client_id": "...", "host": "...",
                   "rack": "a", "topics": ["orders"], "assigned": [["orders", 0], ["orders", 1]]}]}
 
-``partitions`` (metadata topic), per group and subscribed topic, on change and at every full refresh::
+``partitions`` (metadata topic), per group and subscribed topic, on change and at every full
+refresh::
 
     {"type": "partitions", "ts": ..., "group": "orders-app", "topic": "orders",
      "partitions": [{"partition": 0, "leader": 1, "replicas": [1, 2], "replica_racks": ["a", "b"]}]}
 
 ``ts`` is epoch milliseconds of the observation. The builders below are the only way the project
-writes events; :mod:`streaming.job.validate` is the one way the job reads them, and rejects anything that
-is not exactly this shape: strings are JSON strings, integers JSON integers (partitions, generations and
-broker ids 0..2**31-1, offsets and ``ts`` 0..2**63-1), topic names legal Kafka names, a ``partitions``
-event lists partitions 0..n-1 once each, member ids are unique, no duplicate keys, nothing after the
-object; a ``lag_dense`` event's arrays are of equal length with unique partitions (a bad entry is rejected
-alone: :mod:`streaming.job.dense`); ``ts`` at most ``job.max_clock_skew_s`` ahead of the record's Kafka
-timestamp. Unknown extra fields are ignored (a newer collector may add some).
+writes events; :mod:`streaming.job.validate` is the one way the job reads them, and rejects anything
+that is not exactly this shape: strings are JSON strings, integers JSON integers (partitions,
+generations and broker ids 0..2**31-1, offsets and ``ts`` 0..2**63-1), topic names legal Kafka
+names, a ``partitions`` event lists partitions 0..n-1 once each, member ids are unique, no duplicate
+keys, nothing after the object; a ``lag_dense`` event's arrays are of equal length with unique
+partitions (a bad entry is rejected alone: :mod:`streaming.job.dense`); ``ts`` at most
+``job.max_clock_skew_s`` ahead of the record's Kafka timestamp. Unknown extra fields are ignored (a
+newer collector may add some).
 """
 
 from __future__ import annotations
@@ -71,21 +77,24 @@ LOG_STARTS = "log_start_offsets"
 OPTIONAL_ARRAYS = ("no_commit", LOG_STARTS)
 """A ``lag_dense`` event's optional arrays, of the same length as the others when present."""
 LAG_FIELDS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset")
-"""A lag event's fields in the order :func:`lag_event` writes them (``no_commit`` last, when set). The job reads
-the collector's own events by this order without parsing them (:mod:`streaming.job.canonical`)."""
+"""A lag event's fields in the order :func:`lag_event` writes them (``no_commit`` last, when set).
+The job reads the collector's own events by this order without parsing them
+(:mod:`streaming.job.canonical`)."""
 
-# The types the job reads a validated metadata event's lists as (streaming/job/validate.py checks every
-# field's JSON type and range first, so these reads never fail or round): an assigned entry is
+# The types the job reads a validated metadata event's lists as (streaming/job/validate.py checks
+# every field's JSON type and range first, so these reads never fail or round): an assigned entry is
 # [topic, partition] and travels as two strings.
 MEMBERS_TYPE = (
-    "array<struct<member_id: string, instance_id: string, client_id: string, host: string, rack: string, "
-    "topics: array<string>, assigned: array<array<string>>>>"
+    "array<struct<member_id: string, instance_id: string, client_id: string, host: string, "
+    "rack: string, topics: array<string>, assigned: array<array<string>>>>"
 )
-PARTITIONS_TYPE = "array<struct<partition: int, leader: int, replicas: array<int>, replica_racks: array<string>>>"
+PARTITIONS_TYPE = ("array<struct<partition: int, leader: int, replicas: array<int>, "
+                   "replica_racks: array<string>>>")
 
 
-def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int, end_offset: int,
-              no_commit: bool = False, log_start_offset: int | None = None) -> dict[str, Any]:
+def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int,
+              end_offset: int, no_commit: bool = False, log_start_offset: int | None = None
+              ) -> dict[str, Any]:
     event = dict(zip(LAG_FIELDS, (LAG, int(ts), group, topic, int(partition), int(committed_offset),
                                   int(end_offset)), strict=True))
     if log_start_offset is not None:
@@ -95,21 +104,24 @@ def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset:
     return event
 
 
-def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int], committed_offsets: Sequence[int],
-                    end_offsets: Sequence[int], no_commit: Sequence[bool] | None = None,
+def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int],
+                    committed_offsets: Sequence[int], end_offsets: Sequence[int],
+                    no_commit: Sequence[bool] | None = None,
                     log_start_offsets: Sequence[int | None] | None = None) -> dict[str, Any]:
     """One poll of one topic of a group; ``no_commit`` is written only when some entry is true,
     ``log_start_offsets`` only when every entry's is known."""
     if not len(partitions) == len(committed_offsets) == len(end_offsets):
         raise ValueError("a dense lag event's arrays must be of equal length")
     event = {"type": LAG_DENSE, "ts": int(ts), "group": group, "topic": topic,
-             "partitions": [int(p) for p in partitions], "committed_offsets": [int(c) for c in committed_offsets],
+             "partitions": [int(p) for p in partitions],
+             "committed_offsets": [int(c) for c in committed_offsets],
              "end_offsets": [int(e) for e in end_offsets]}
     if no_commit is not None and any(no_commit):
         if len(no_commit) != len(partitions):
             raise ValueError("a dense lag event's arrays must be of equal length")
         event["no_commit"] = [bool(n) for n in no_commit]
-    if log_start_offsets is not None and len(log_start_offsets) and all(s is not None for s in log_start_offsets):
+    if (log_start_offsets is not None and len(log_start_offsets)
+            and all(s is not None for s in log_start_offsets)):
         if len(log_start_offsets) != len(partitions):
             raise ValueError("a dense lag event's arrays must be of equal length")
         event[LOG_STARTS] = [int(s) for s in log_start_offsets]  # type: ignore[arg-type]
@@ -117,39 +129,44 @@ def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int], 
 
 
 def dense(lag: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``lag`` events as ``lag_dense`` events: one per group, topic and ts, entries in the order given."""
+    """``lag`` events as ``lag_dense`` events: one per group, topic and ts, entries in the order
+    given."""
     polls: dict[tuple[int, str, str], list[dict[str, Any]]] = {}
     for e in lag:
         polls.setdefault((int(e["ts"]), e["group"], e["topic"]), []).append(e)
-    return [dense_lag_event(ts, group, topic, [e["partition"] for e in es], [e["committed_offset"] for e in es],
-                            [e["end_offset"] for e in es], [bool(e.get("no_commit")) for e in es],
-                            [e.get(LOG_START) for e in es])
+    return [dense_lag_event(ts, group, topic, [e["partition"] for e in es],
+                            [e["committed_offset"] for e in es], [e["end_offset"] for e in es],
+                            [bool(e.get("no_commit")) for e in es], [e.get(LOG_START) for e in es])
             for (ts, group, topic), es in polls.items()]
 
 
 def readings(event: dict[str, Any]) -> list[dict[str, Any]]:
-    """A lag event of either form as ``lag`` events (one per partition), for readers outside the job."""
+    """A lag event of either form as ``lag`` events (one per partition), for readers outside the
+    job."""
     if event.get("type") != LAG_DENSE:
         return [event]
     flags = event.get("no_commit") or [False] * len(event["partitions"])
     starts = event.get(LOG_STARTS) or [None] * len(event["partitions"])
-    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n), s) for p, c, e, n, s in
-            zip(*(event[a] for a in DENSE_ARRAYS), flags, starts, strict=True)]
+    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n), s)
+            for p, c, e, n, s in zip(*(event[a] for a in DENSE_ARRAYS), flags, starts, strict=True)]
 
 
 def member_entry(member_id: str, topics: Iterable[str], assigned: Iterable[tuple[str, int]],
-                 instance_id: str | None = None, client_id: str | None = None, host: str | None = None,
-                 rack: str | None = None) -> dict[str, Any]:
-    return {"member_id": member_id, "instance_id": instance_id, "client_id": client_id, "host": host,
-            "rack": rack, "topics": sorted(set(topics)), "assigned": [[t, int(p)] for t, p in sorted(assigned)]}
+                 instance_id: str | None = None, client_id: str | None = None,
+                 host: str | None = None, rack: str | None = None) -> dict[str, Any]:
+    return {"member_id": member_id, "instance_id": instance_id, "client_id": client_id,
+            "host": host, "rack": rack, "topics": sorted(set(topics)),
+            "assigned": [[t, int(p)] for t, p in sorted(assigned)]}
 
 
 def members_event(ts: int, group: str, generation: int, protocol: str | None,
-                  members: Sequence[dict[str, Any]], group_protocol: str | None = None) -> dict[str, Any]:
-    # group_protocol (optional): "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848); for "consumer"
-    # the generation is Kafka's group epoch and members may carry member_epoch and target_assigned
-    event = {"type": MEMBERS, "ts": int(ts), "group": group, "generation": int(generation), "protocol": protocol,
-             "members": sorted(members, key=lambda m: m["member_id"])}
+                  members: Sequence[dict[str, Any]], group_protocol: str | None = None
+                  ) -> dict[str, Any]:
+    # group_protocol (optional): "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848); for
+    # "consumer" the generation is Kafka's group epoch and members may carry member_epoch and
+    # target_assigned
+    event = {"type": MEMBERS, "ts": int(ts), "group": group, "generation": int(generation),
+             "protocol": protocol, "members": sorted(members, key=lambda m: m["member_id"])}
     if group_protocol is not None:
         event["group_protocol"] = group_protocol
     return event
@@ -161,7 +178,8 @@ def partition_entry(partition: int, leader: int | None, replicas: Sequence[int],
             "replica_racks": list(replica_racks)}
 
 
-def partitions_event(ts: int, group: str, topic: str, partitions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def partitions_event(ts: int, group: str, topic: str, partitions: Sequence[dict[str, Any]]
+                     ) -> dict[str, Any]:
     return {"type": PARTITIONS, "ts": int(ts), "group": group, "topic": topic,
             "partitions": sorted(partitions, key=lambda p: p["partition"])}
 

@@ -1,26 +1,30 @@
-"""The job's load model: what a recommendation was decided on, published with it so that a group leader whose
-recommendation no longer fits (a member left or joined) can balance the job's figures rather than its own lag
-snapshot (:mod:`streaming.apply.fallback`; Java: ``LoadModel.java``).
+"""The job's load model: what a recommendation was decided on, published with it so that a group
+leader whose recommendation no longer fits (a member left or joined) can balance the job's figures
+rather than its own lag snapshot (:mod:`streaming.apply.fallback`; Java: ``LoadModel.java``).
 
-It is the ``load_model`` field of a trigger-feed message (:mod:`streaming.contracts.recommendation`), and so of
-the ``feed_value`` column of its Delta row. Additive: a reader that does not know it ignores it, and a message
-without it (written before it existed, or for a group too large) leaves the leader's fallback as it was::
+It is the ``load_model`` field of a trigger-feed message
+(:mod:`streaming.contracts.recommendation`), and so of the ``feed_value`` column of its Delta row.
+Additive: a reader that does not know it ignores it, and a message without it (written before it
+existed, or for a group too large) leaves the leader's fallback as it was::
 
     "load_model": {"version": 1, "horizon_s": 60.0,
-                   "topics": [{"topic": "orders", "lag": [1200, 0, 35], "rate": [116.25, 58.1, null]}],
+                   "topics": [{"topic": "orders", "lag": [1200, 0, 35],
+                               "rate": [116.25, 58.1, null]}],
                    "members": [{"member_id": "c-0-6f1e...", "instance_id": null, "client_id": "c-0",
                                 "records_per_s": 150.0}]}
 
 - ``horizon_s``: the seconds of production the decision added to the lag: a partition's load is
   ``lag + rate * horizon_s`` (a null rate adds nothing), as :mod:`assignors.balanced` computes it.
-- ``topics``: per subscribed topic (by name), one exact integer lag (0..2^63-1, saturated) and one produce rate
-  (records/s: a finite double in 0..:data:`MAX_RATE`, rounded to 3 decimals, or null when unknown) per partition.
+- ``topics``: per subscribed topic (by name), one exact integer lag (0..2^63-1, saturated) and one
+  produce rate (records/s: a finite double in 0..:data:`MAX_RATE`, rounded to 3 decimals, or null
+  when unknown) per partition.
 - ``members``: per member, the capacity the decision used (records/s, in (0, :data:`MAX_RATE`];
   :mod:`streaming.lag.capacity`); null while capacities are unknown (the members alike).
 
-Bounded: a group of more than :data:`MAX_PARTITIONS` partitions gets no model (about 30 bytes a partition, so at
-most ~3 MB before compression, within the feed's 16 MB limit beside the assignment itself). Versioned:
-:data:`VERSION`; a reader takes a model of another version, or one that breaks any rule above, as absent.
+Bounded: a group of more than :data:`MAX_PARTITIONS` partitions gets no model (about 30 bytes a
+partition, so at most ~3 MB before compression, within the feed's 16 MB limit beside the assignment
+itself). Versioned: :data:`VERSION`; a reader takes a model of another version, or one that breaks
+any rule above, as absent.
 """
 
 from __future__ import annotations
@@ -33,10 +37,11 @@ from typing import Any
 VERSION = 1
 MAX_PARTITIONS = 100_000
 MAX_RATE = 1e12
-"""records/s, for rates and capacities: a larger rate is written as null, larger capacities as no capacities (only
-broken clocks give such figures)."""
+"""records/s, for rates and capacities: a larger rate is written as null, larger capacities as no
+capacities (only broken clocks give such figures)."""
 MAX_HORIZON_S = 1e6
-"""A model with a longer horizon is not published: with :data:`MAX_RATE`, every load stays a finite double."""
+"""A model with a longer horizon is not published: with :data:`MAX_RATE`, every load stays a finite
+double."""
 MAX_LAG = 2**63 - 1
 
 
@@ -50,8 +55,8 @@ class MemberCapacity:
 
 @dataclass(frozen=True)
 class LoadModel:
-    """A parsed ``load_model``: topic -> lags and rates per partition, and the members' capacities (None:
-    unknown)."""
+    """A parsed ``load_model``: topic -> lags and rates per partition, and the members' capacities
+    (None: unknown)."""
 
     horizon_s: float
     lag: Mapping[str, Sequence[int]]
@@ -60,22 +65,26 @@ class LoadModel:
 
 
 def rate_value(rate: float | None) -> float | None:
-    """A produce rate as the model writes it: rounded to 3 decimals, or None when unknown or out of range."""
+    """A produce rate as the model writes it: rounded to 3 decimals, or None when unknown or out of
+    range."""
     if rate is None or not math.isfinite(rate) or rate < 0 or rate > MAX_RATE:
         return None
     return round(float(rate), 3)
 
 
-def build(horizon_s: float, lag: Mapping[str, Sequence[int]], rate: Mapping[str, Sequence[float | None]],
-          members: Sequence[MemberCapacity] | None) -> dict[str, Any] | None:
-    """The ``load_model`` value, or None when the group is too large or the horizon out of range. ``lag`` and
-    ``rate`` have one value per partition of each topic; lags are clamped to 0..2^63-1."""
+def build(horizon_s: float, lag: Mapping[str, Sequence[int]],
+          rate: Mapping[str, Sequence[float | None]], members: Sequence[MemberCapacity] | None
+          ) -> dict[str, Any] | None:
+    """The ``load_model`` value, or None when the group is too large or the horizon out of range.
+    ``lag`` and ``rate`` have one value per partition of each topic; lags are clamped to
+    0..2^63-1."""
     if sum(len(v) for v in lag.values()) > MAX_PARTITIONS or not 0 <= horizon_s <= MAX_HORIZON_S:
         return None
     if members is not None and not all(0 < m.records_per_s <= MAX_RATE for m in members):
         members = None
     topics = [{"topic": t, "lag": [min(max(int(x), 0), MAX_LAG) for x in lag[t]],
-               "rate": [rate_value(r) for r in rate.get(t, [None] * len(lag[t]))]} for t in sorted(lag)]
+               "rate": [rate_value(r) for r in rate.get(t, [None] * len(lag[t]))]}
+              for t in sorted(lag)]
     return {"version": VERSION, "horizon_s": float(horizon_s), "topics": topics,
             "members": None if members is None else [
                 {"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
@@ -111,7 +120,8 @@ def _topic(t: Any) -> tuple[str, list[int], list[float | None]] | None:
 
 
 def _member(m: Any) -> MemberCapacity | None:
-    if not isinstance(m, dict) or not all(_name(m.get(k)) for k in ("member_id", "instance_id", "client_id")):
+    if not isinstance(m, dict) or not all(_name(m.get(k))
+                                          for k in ("member_id", "instance_id", "client_id")):
         return None
     c: Any = m.get("records_per_s")
     if not _number(c, 0, MAX_RATE) or c <= 0:
@@ -120,8 +130,8 @@ def _member(m: Any) -> MemberCapacity | None:
 
 
 def read(value: Any) -> LoadModel | None:
-    """The ``load_model`` of a feed message, or None when absent, of another version or breaking any rule (a
-    reader then falls back as it did before models existed)."""
+    """The ``load_model`` of a feed message, or None when absent, of another version or breaking any
+    rule (a reader then falls back as it did before models existed)."""
     if not isinstance(value, dict) or not _int(value.get("version")) or value["version"] != VERSION:
         return None
     horizon: Any = value.get("horizon_s")

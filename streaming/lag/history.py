@@ -1,17 +1,19 @@
 """Recent lag observations of one topic's partitions, as numpy arrays (the job's hot path).
 
-Rows exist only for the partitions observed: ``ids`` is the sorted array of their partition numbers, row ``i``
-partition ``ids[i]`` (a partition number of 2**31-1 costs one row). Four ``(rows, H)`` int64 arrays hold, per row
-and oldest first, the observation time, the committed, end and log start offset (-1: not read) of its last ``H``
-observations; ``n`` counts how many are filled. Offsets stay int64 (exact up to 2**63-1); only rates are floats.
+Rows exist only for the partitions observed: ``ids`` is the sorted array of their partition numbers,
+row ``i`` partition ``ids[i]`` (a partition number of 2**31-1 costs one row). Four ``(rows, H)``
+int64 arrays hold, per row and oldest first, the observation time, the committed, end and log start
+offset (-1: not read) of its last ``H`` observations; ``n`` counts how many are filled. Offsets stay
+int64 (exact up to 2**63-1); only rates are floats.
 
-One poll of a topic is one vectorized :meth:`observe`: per partition, an observation newer than the newest kept
-is appended, one at the same time replaces it when its offsets are further (a re-sent record, whatever order the
-copies come in), an older one is ignored (a late record).
+One poll of a topic is one vectorized :meth:`observe`: per partition, an observation newer than the
+newest kept is appended, one at the same time replaces it when its offsets are further (a re-sent
+record, whatever order the copies come in), an older one is ignored (a late record).
 
-The views (latest lag, stuck rows, consume rate, window, ages, rows of a set of partitions) are computed once per
-state of the history and kept, read-only, until it changes; the history's own methods forget them on every change
-(arrays written from outside, as tests do, must be new arrays, not written in place).
+The views (latest lag, stuck rows, consume rate, window, ages, rows of a set of partitions) are
+computed once per state of the history and kept, read-only, until it changes; the history's own
+methods forget them on every change (arrays written from outside, as tests do, must be new arrays,
+not written in place).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ UNKNOWN = -1
 
 
 class Observed(NamedTuple):
-    """What one :meth:`LagHistory.observe` did: rows changed (appended or replaced), rows ignored as older."""
+    """What one :meth:`LagHistory.observe` did: rows changed (appended or replaced), rows ignored as
+    older."""
 
     changed: int
     late: int
@@ -65,31 +68,35 @@ class LagHistory:
 
     @property
     def span(self) -> int:
-        """Highest observed partition number + 1 (0 when none): the partition count lag alone implies."""
+        """Highest observed partition number + 1 (0 when none): the partition count lag alone
+        implies."""
         return int(self.ids[-1]) + 1 if len(self.ids) else 0
 
-    # -- rows ------------------------------------------------------------------------------------------
+    # -- rows --------------------------------------------------------------------------------------
 
     def _views(self) -> dict:
-        """The views computed for the history as it is (its arrays the very ones they were computed from)."""
+        """The views computed for the history as it is (its arrays the very ones they were computed
+        from)."""
         held = self._memo_of
         if not (held and held[0] is self.ids and held[1] is self.ts and held[2] is self.committed
                 and held[3] is self.end and held[4] is self.n and held[5] is self.start):
-            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n, self.start)
+            self._memo, self._memo_of = {}, (self.ids, self.ts, self.committed, self.end, self.n,
+                                             self.start)
         return self._memo
 
     def _changed(self) -> None:
         self._memo, self._memo_of = {}, ()
 
     def lookup(self, partitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(row of each partition, whether it has one); rows of unknown partitions are 0 and masked out.
-        Kept while the rows stay (the owners' arrays are looked up at every observation)."""
+        """(row of each partition, whether it has one); rows of unknown partitions are 0 and masked
+        out. Kept while the rows stay (the owners' arrays are looked up at every observation)."""
         ids, held = self._lookups
         if ids is not self.ids:
             held = {}
             self._lookups = (self.ids, held)
         key = id(partitions)
-        if key in held and held[key][0] is partitions:  # the same array (kept alive here): the same rows
+        # the same array (kept alive here): the same rows
+        if key in held and held[key][0] is partitions:
             return held[key][1], held[key][2]
         rows, found = self._lookup(partitions)
         if len(held) > 8:  # a few owner arrays per topic; never a growing list of one-off lookups
@@ -100,7 +107,8 @@ class LagHistory:
     def _lookup(self, partitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = np.searchsorted(self.ids, partitions)
         rows = np.minimum(rows, max(len(self.ids) - 1, 0))
-        found = (self.ids[rows] == partitions) if len(self.ids) else np.zeros(len(partitions), dtype=bool)
+        found = ((self.ids[rows] == partitions) if len(self.ids)
+                 else np.zeros(len(partitions), dtype=bool))
         return np.where(found, rows, 0), found
 
     def _rows_for(self, partitions: np.ndarray) -> np.ndarray:
@@ -114,7 +122,8 @@ class LagHistory:
         merged = np.union1d(ids, partitions)
         old_rows = np.searchsorted(merged, ids)
         for name in ARRAYS:
-            new = np.full((len(merged), self.depth), UNKNOWN if name == "start" else 0, dtype=np.int64)
+            new = np.full((len(merged), self.depth), UNKNOWN if name == "start" else 0,
+                          dtype=np.int64)
             new[old_rows] = getattr(self, name)
             setattr(self, name, new)
         n = np.zeros(len(merged), dtype=np.int64)
@@ -123,11 +132,13 @@ class LagHistory:
         return np.searchsorted(merged, partitions)
 
     def retain_below(self, count: int) -> None:
-        """Drop the partitions numbered ``count`` and above (gone: the topic was re-created smaller)."""
+        """Drop the partitions numbered ``count`` and above (gone: the topic was re-created
+        smaller)."""
         self._keep_rows(self.ids < count)
 
     def retain(self, partitions: np.ndarray) -> None:
-        """Drop every partition but ``partitions`` (a live view keeps only those of its latest poll)."""
+        """Drop every partition but ``partitions`` (a live view keeps only those of its latest
+        poll)."""
         self._keep_rows(np.isin(self.ids, partitions))
 
     def _keep_rows(self, keep: np.ndarray) -> None:
@@ -138,12 +149,12 @@ class LagHistory:
         for name in ARRAYS:
             setattr(self, name, getattr(self, name)[keep])
 
-    # -- observing -------------------------------------------------------------------------------------
+    # -- observing ---------------------------------------------------------------------------------
 
     def observe(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray,
                 start: np.ndarray | None = None) -> Observed:
-        """Record one observation at ``ts`` of ``partitions`` (sorted, unique, each >= 0) with int64 offsets
-        (``start``: log start offsets, -1 or None where not read)."""
+        """Record one observation at ``ts`` of ``partitions`` (sorted, unique, each >= 0) with int64
+        offsets (``start``: log start offsets, -1 or None where not read)."""
         if len(partitions) == 0:
             return Observed(0, 0)
         self._changed()
@@ -159,10 +170,11 @@ class LagHistory:
         same = last == ts
         changed = int(newer.sum())
         if same.any():
-            # the same observation again: the furthest offsets win (end, then committed), so the result
-            # does not depend on the order the copies arrive in
+            # the same observation again: the furthest offsets win (end, then committed), so the
+            # result does not depend on the order the copies arrive in
             r, c = rows[same], col[same]
-            self.start[r, c] = np.maximum(self.start[r, c], start[same])  # the log start only moves up
+            # the log start only moves up
+            self.start[r, c] = np.maximum(self.start[r, c], start[same])
             old_end, old_committed = self.end[r, c], self.committed[r, c]
             new_end, new_committed = end[same], committed[same]
             further = (new_end > old_end) | ((new_end == old_end) & (new_committed > old_committed))
@@ -189,8 +201,9 @@ class LagHistory:
 
     def _append_all(self, ts: int, partitions: np.ndarray, committed: np.ndarray, end: np.ndarray,
                     start: np.ndarray) -> bool:
-        """The common case as whole-column writes: every known partition, nothing else, each with the same
-        number of observations, all older than ``ts``. Returns False (nothing done) otherwise."""
+        """The common case as whole-column writes: every known partition, nothing else, each with
+        the same number of observations, all older than ``ts``. Returns False (nothing done)
+        otherwise."""
         if len(partitions) != len(self.ids) or not np.array_equal(self.ids, partitions):
             return False
         filled = lag_time.filled_alike(self.n)
@@ -200,9 +213,10 @@ class LagHistory:
         return True
 
     def append(self, ts: int, committed: np.ndarray, end: np.ndarray, start: np.ndarray) -> None:
-        """One poll of every row (offsets in row order), later than each row's newest, on a history whose rows
-        all hold as many observations: what :meth:`observe` does then, without checking it (its caller has:
-        :meth:`observe` itself, or a block read ahead, :mod:`streaming.lag.ahead`)."""
+        """One poll of every row (offsets in row order), later than each row's newest, on a history
+        whose rows all hold as many observations: what :meth:`observe` does then, without checking
+        it (its caller has: :meth:`observe` itself, or a block read ahead,
+        :mod:`streaming.lag.ahead`)."""
         self._changed()
         filled = int(self.n[0]) if len(self.n) else 0
         if filled == self.depth:
@@ -216,27 +230,30 @@ class LagHistory:
         self.start[:, filled] = start
         self.n = np.full(len(self.n), filled + 1, dtype=np.int64)
 
-    def append_block(self, ts: np.ndarray, committed: np.ndarray, end: np.ndarray, start: np.ndarray) -> None:
-        """:meth:`append` of each poll of a block in turn (``ts``: (K,); offsets (K, rows)), written at once."""
+    def append_block(self, ts: np.ndarray, committed: np.ndarray, end: np.ndarray,
+                     start: np.ndarray) -> None:
+        """:meth:`append` of each poll of a block in turn (``ts``: (K,); offsets (K, rows)), written
+        at once."""
         self._changed()
         filled, polls, depth = (int(self.n[0]) if len(self.n) else 0), len(ts), self.depth
-        kept = min(filled, max(depth - polls, 0))  # the newest columns held that stay, before the polls
-        for name, polled in (("ts", np.broadcast_to(ts, (len(self.ids), polls))), ("committed", committed.T),
-                             ("end", end.T), ("start", start.T)):
+        # the newest columns held that stay, before the polls
+        kept = min(filled, max(depth - polls, 0))
+        for name, polled in (("ts", np.broadcast_to(ts, (len(self.ids), polls))),
+                             ("committed", committed.T), ("end", end.T), ("start", start.T)):
             arr = getattr(self, name)
             arr[:, :kept] = arr[:, filled - kept:filled].copy()
             arr[:, kept:kept + min(polls, depth)] = polled[:, max(polls - depth, 0):]
         self.n = np.full(len(self.n), min(filled + polls, depth), dtype=np.int64)
 
-    # -- views (one value per row, aligned with ``ids``) -------------------------------------------------
+    # -- views (one value per row, aligned with ``ids``) -------------------------------------------
 
     def view(self, key: object, compute):
         """A view of the history as it is (``compute()`` on first use), kept until it changes."""
         return self._view(key, compute)
 
     def seed(self, views: dict) -> None:
-        """Take ``views`` as views of the history as it is now (:mod:`streaming.lag.ahead` read them ahead, its
-        arrays read-only already: this runs at every poll read ahead)."""
+        """Take ``views`` as views of the history as it is now (:mod:`streaming.lag.ahead` read them
+        ahead, its arrays read-only already: this runs at every poll read ahead)."""
         self._views().update(views)
 
     def _filled(self) -> int | None:
@@ -258,8 +275,8 @@ class LagHistory:
         return self._view("run", lambda: lag_time.window(self.ts, self.committed, self.end, self.n))
 
     def aligned(self) -> int | None:
-        """The observations each row holds when all hold as many and each row's latest run is all of them
-        (the usual history: its run's first and last columns are plain columns), else None."""
+        """The observations each row holds when all hold as many and each row's latest run is all of
+        them (the usual history: its run's first and last columns are plain columns), else None."""
         def compute() -> int | None:
             filled = self._filled()
             if filled is None or filled < 2:
@@ -279,20 +296,22 @@ class LagHistory:
         return self._view("latest_lag", compute)
 
     def rate(self, which: str) -> np.ndarray:
-        """Records/s of the ``end`` (produce) or ``committed`` (consume) offset over the kept history."""
+        """Records/s of the ``end`` (produce) or ``committed`` (consume) offset over the kept
+        history."""
         def compute() -> np.ndarray:
             arr = self.end if which == "end" else self.committed
             dt = (self._last(self.ts) - self.ts[:, 0]) / 1000.0
-            delta = (self._last(arr) - arr[:, 0]).astype(np.float64)  # the int64 difference, then a float rate
+            # the int64 difference, then a float rate
+            delta = (self._last(arr) - arr[:, 0]).astype(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where((self.n >= 2) & (dt > 0), delta / np.where(dt > 0, dt, 1), 0.0)
             return _frozen(np.maximum(r, 0.0))
         return self._view(("rate", which), compute)
 
     def consume_rate(self) -> np.ndarray:
-        """Records/s of the committed offset over each row's latest run (nan: one observation), the rate
-        lag in seconds divides by (:mod:`streaming.lag.rules`; unlike :meth:`rate`, a counter reset starts a
-        new run instead of reading as 0)."""
+        """Records/s of the committed offset over each row's latest run (nan: one observation), the
+        rate lag in seconds divides by (:mod:`streaming.lag.rules`; unlike :meth:`rate`, a counter
+        reset starts a new run instead of reading as 0)."""
         def compute() -> np.ndarray:
             filled = self.aligned()
             if filled is None:
@@ -311,7 +330,8 @@ class LagHistory:
             lag_time.rate(self.ts, self.committed, self.end, self.n, "end", run=self._run())))
 
     def lag_age(self) -> lag_time.Age:
-        """Age of each row's oldest unconsumed record at its latest observation (:func:`lag_time.oldest_age`)."""
+        """Age of each row's oldest unconsumed record at its latest observation
+        (:func:`lag_time.oldest_age`)."""
         def compute() -> lag_time.Age:
             age = lag_time.oldest_age(self.ts, self.committed, self.end, self.n, run=self._run())
             return lag_time.Age(_frozen(age.seconds), _frozen(age.estimated))
@@ -336,10 +356,12 @@ class LagHistory:
         return self._view("window_s", compute)
 
     def retention(self) -> loss_risk.Risk:
-        """Per row, how soon its committed offset falls below its log start (:mod:`streaming.lag.loss_risk`)."""
+        """Per row, how soon its committed offset falls below its log start
+        (:mod:`streaming.lag.loss_risk`)."""
         def compute() -> loss_risk.Risk:
-            risk = loss_risk.risk(self._last(self.committed), self._last(self.end), self._last(self.start),
-                                  self.consume_rate(), loss_risk.start_rate(self.ts, self.start, self.n))
+            risk = loss_risk.risk(self._last(self.committed), self._last(self.end),
+                                  self._last(self.start), self.consume_rate(),
+                                  loss_risk.start_rate(self.ts, self.start, self.n))
             return loss_risk.Risk(*(_frozen(a) for a in risk))
         return self._view("retention", compute)
 
@@ -349,8 +371,9 @@ class LagHistory:
             filled = self.aligned()
             if filled is None or not 0 < k <= filled:
                 return lag_time.stuck_mask(self.committed, self.end, self.n, k)
-            # in an aligned run both offsets never go down: the last k committed offsets are one when the
-            # first and last of them are, and the ends all above it when the first of them is
+            # in an aligned run both offsets never go down: the last k committed offsets are one
+            # when the first and last of them are, and the ends all above it when the first of them
+            # is
             first, last = self.committed[:, filled - k], self.committed[:, filled - 1]
             return (last == first) & (self.end[:, filled - k] > first)
         return self._view(("stuck", k), lambda: _frozen(compute()))
@@ -362,10 +385,11 @@ class LagHistory:
         out[self.ids[keep]] = values[keep]
         return out
 
-    # -- serialization ---------------------------------------------------------------------------------
+    # -- serialization -----------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        return b"".join(a.tobytes() for a in (self.ids, self.ts, self.committed, self.end, self.start, self.n))
+        return b"".join(a.tobytes()
+                        for a in (self.ids, self.ts, self.committed, self.end, self.start, self.n))
 
     @classmethod
     def byte_length(cls, rows: int, depth: int, starts: bool = True) -> int:
@@ -374,9 +398,9 @@ class LagHistory:
     @classmethod
     def from_bytes(cls, blob: bytes, rows: int, depth: int, ids: np.ndarray | None = None,
                    starts: bool = True) -> LagHistory:
-        """The layout of :meth:`to_bytes`; with ``ids`` given, the blob has no id array (state version 2,
-        dense rows: row = partition number); without ``starts``, no log start array (state versions before 6:
-        every log start unknown)."""
+        """The layout of :meth:`to_bytes`; with ``ids`` given, the blob has no id array (state
+        version 2, dense rows: row = partition number); without ``starts``, no log start array
+        (state versions before 6: every log start unknown)."""
         h = cls.__new__(cls)
         h._memo, h._memo_of, h._lookups = {}, (), (None, {})
         flat = np.frombuffer(blob, dtype=np.int64)
@@ -395,9 +419,11 @@ class LagHistory:
         return h
 
     def check(self) -> None:
-        """Raise ValueError unless the arrays hold what every method assumes: partition numbers >= 0 in
-        increasing order, and 0 to ``depth`` filled observations per row (bytes read back from a state)."""
-        if len(self.n) != self.rows or any(getattr(self, a).shape != (self.rows, self.depth) for a in ARRAYS):
+        """Raise ValueError unless the arrays hold what every method assumes: partition numbers >= 0
+        in increasing order, and 0 to ``depth`` filled observations per row (bytes read back from a
+        state)."""
+        if len(self.n) != self.rows or any(getattr(self, a).shape != (self.rows, self.depth)
+                                           for a in ARRAYS):
             raise ValueError("lag history arrays of unequal shapes")
         if self.rows and (self.ids[0] < 0 or (np.diff(self.ids) <= 0).any()):
             raise ValueError("lag history partition numbers not increasing from 0")

@@ -1,30 +1,34 @@
 """Data-loss risk: how soon a group's committed offset falls below its partition's log start offset.
 
-Retention (``retention.ms``, ``retention.bytes``) deletes a partition's oldest segments and moves its log start
-offset up. A committed offset below the log start means the records between the two were deleted before the
-group read them: its consumers' next fetch is out of range and ``auto.offset.reset`` decides where they resume.
-Per partition, read off its lag history (:class:`~streaming.lag.history.LagHistory`: the job's state, or the
-collector's window of polls):
+Retention (``retention.ms``, ``retention.bytes``) deletes a partition's oldest segments and moves
+its log start offset up. A committed offset below the log start means the records between the two
+were deleted before the group read them: its consumers' next fetch is out of range and
+``auto.offset.reset`` decides where they resume. Per partition, read off its lag history
+(:class:`~streaming.lag.history.LagHistory`: the job's state, or the collector's window of polls):
 
-- **headroom** (records): committed - log start, what retention may still delete before the group loses any;
-  0 once lost;
-- **lost** (records): log start - committed when the committed offset is below it ("already lost"), else 0;
-- **seconds to loss**: headroom / (log start rate - consume rate) while the log start gains on the committed
-  offset; ``inf`` when it does not, or when the partition has no lag (nothing unread can be deleted); 0 once
-  lost; ``nan`` while unknown (no log start read, or a rate not known yet: one observation).
+- **headroom** (records): committed - log start, what retention may still delete before the group
+  loses any; 0 once lost;
+- **lost** (records): log start - committed when the committed offset is below it ("already lost"),
+  else 0;
+- **seconds to loss**: headroom / (log start rate - consume rate) while the log start gains on the
+  committed offset; ``inf`` when it does not, or when the partition has no lag (nothing unread can
+  be deleted); 0 once lost; ``nan`` while unknown (no log start read, or a rate not known yet: one
+  observation).
 
-Rates. The consume rate is the committed offset's growth over the row's latest run (:func:`streaming.lag.rules.rate`).
-The log start's (:func:`start_rate`) is its growth from the first to the last observation of the window that
-carries one. Retention deletes whole segments, so the log start moves in steps: over a window shorter than a
-segment's life it may read 0 (no risk in seconds, while the headroom in records stays exact); over longer
-windows it averages the steps. At steady state under either retention it approaches the produce rate, which is
-why a consumer slower than its producers runs out of headroom.
+Rates. The consume rate is the committed offset's growth over the row's latest run
+(:func:`streaming.lag.rules.rate`). The log start's (:func:`start_rate`) is its growth from the
+first to the last observation of the window that carries one. Retention deletes whole segments, so
+the log start moves in steps: over a window shorter than a segment's life it may read 0 (no risk in
+seconds, while the headroom in records stays exact); over longer windows it averages the steps. At
+steady state under either retention it approaches the produce rate, which is why a consumer slower
+than its producers runs out of headroom.
 
-Per member (:func:`member_risk`): the soonest seconds of its partitions, the headroom of that partition, and the
-records lost over all of them.
+Per member (:func:`member_risk`): the soonest seconds of its partitions, the headroom of that
+partition, and the records lost over all of them.
 
-Example: log start 1,000 rising 50/s (a log at its retention size, produced at 50/s), committed 4,000 rising
-20/s, end 9,000: headroom 3,000 records, closing at 30/s, so 100 s to loss. Committed at 900: lost 100, 0 s.
+Example: log start 1,000 rising 50/s (a log at its retention size, produced at 50/s), committed
+4,000 rising 20/s, end 9,000: headroom 3,000 records, closing at 30/s, so 100 s to loss. Committed
+at 900: lost 100, 0 s.
 """
 
 from __future__ import annotations
@@ -46,9 +50,9 @@ class Risk(NamedTuple):
 
 
 def start_rate(ts: np.ndarray, start: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Records/s of the log start over each row's observations that carry one (window arrays ``(rows, depth)``,
-    oldest first, ``n`` filled; -1: not read), first to last; ``nan`` with fewer than two, when the last has none,
-    or when it went down (a topic re-created)."""
+    """Records/s of the log start over each row's observations that carry one (window arrays
+    ``(rows, depth)``, oldest first, ``n`` filled; -1: not read), first to last; ``nan`` with fewer
+    than two, when the last has none, or when it went down (a topic re-created)."""
     rows, depth = ts.shape
     if not rows:
         return np.zeros(0)
@@ -70,23 +74,27 @@ def risk(committed: np.ndarray, end: np.ndarray, start: np.ndarray, consume_rate
     committed, end, start = (np.asarray(a, dtype=np.int64) for a in (committed, end, start))
     known = start >= 0
     low, high = np.minimum(committed, start), np.maximum(committed, start)
-    gap = high - np.where(known, low, high)  # |committed - start| where known, else 0: never overflows
+    # |committed - start| where known, else 0: never overflows
+    gap = high - np.where(known, low, high)
     lost = np.where(start > committed, gap, 0)
     headroom = np.where(start > committed, 0, gap)
-    closing = np.asarray(log_start_rate, dtype=np.float64) - np.asarray(consume_rate, dtype=np.float64)
+    closing = (np.asarray(log_start_rate, dtype=np.float64)
+               - np.asarray(consume_rate, dtype=np.float64))
     seconds = np.full(len(committed), np.nan)
     pending = known & (lost == 0)
-    safe = pending & ((end <= committed) | (closing <= 0))  # nothing unread, or the log start does not gain
-    np.divide(headroom.astype(np.float64), closing, out=seconds, where=pending & ~safe & (closing > 0))
+    # nothing unread, or the log start does not gain
+    safe = pending & ((end <= committed) | (closing <= 0))
+    np.divide(headroom.astype(np.float64), closing, out=seconds,
+              where=pending & ~safe & (closing > 0))
     seconds[safe] = np.inf
     seconds[lost > 0] = 0.0
     return Risk(headroom, lost, seconds)
 
 
 def member_risk(row_risk: Risk, member: np.ndarray, members: int) -> Risk:
-    """Per member ``0..members-1`` (``member``: each row's owner index): the soonest known seconds of its rows
-    (``nan`` when none is known; ``inf`` for a member without rows), the headroom of that row, and its records
-    lost."""
+    """Per member ``0..members-1`` (``member``: each row's owner index): the soonest known seconds
+    of its rows (``nan`` when none is known; ``inf`` for a member without rows), the headroom of
+    that row, and its records lost."""
     member = np.asarray(member, dtype=np.int64)
     seconds = np.full(members, np.inf)
     headroom = np.zeros(members, dtype=np.int64)

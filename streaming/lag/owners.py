@@ -63,8 +63,8 @@ def _read_only(values: list[int]) -> np.ndarray:
 
 
 class OwnerSums(NamedTuple):
-    """Per owner index, over its rows not stuck: latest lag (float64), consume rate of those that have one,
-    whether any has one, whether it has any such row."""
+    """Per owner index, over its rows not stuck: latest lag (float64), consume rate of those that
+    have one, whether any has one, whether it has any such row."""
 
     lag: np.ndarray
     rate: np.ndarray
@@ -73,13 +73,15 @@ class OwnerSums(NamedTuple):
 
 
 def key(parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> tuple:
-    """The sums' key among a history's views (the arrays themselves are kept with them: ids are only unique
-    among live objects)."""
+    """The sums' key among a history's views (the arrays themselves are kept with them: ids are only
+    unique among live objects)."""
     return "owners", id(parts), id(who), count, stuck_after
 
 
-def sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> OwnerSums:
-    """The history's rows of ``parts`` (owned by ``who``, indexes below ``count``) summed by owner."""
+def sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int
+         ) -> OwnerSums:
+    """The history's rows of ``parts`` (owned by ``who``, indexes below ``count``) summed by
+    owner."""
     held = hist.view(key(parts, who, count, stuck_after),
                      lambda: (parts, who, _sums(hist, parts, who, count, stuck_after)))
     if held[0] is parts and held[1] is who:
@@ -87,43 +89,50 @@ def sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck
     return _sums(hist, parts, who, count, stuck_after)  # another array under a reused id: not kept
 
 
-def _sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int) -> OwnerSums:
+def _sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int
+          ) -> OwnerSums:
     rows, found = hist.lookup(parts)
     keep = found & ~hist.stuck(stuck_after)[rows]
     rows, who = rows[keep], who[keep]
     r = hist.consume_rate()[rows]
     ok = ~np.isnan(r)
-    return _frozen(OwnerSums(np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count),
-                             np.bincount(who[ok], weights=r[ok], minlength=count),
-                             np.bincount(who[ok], minlength=count) > 0, np.bincount(who, minlength=count) > 0))
+    return _frozen(OwnerSums(
+        np.bincount(who, weights=hist.latest_lag()[rows].astype(np.float64), minlength=count),
+        np.bincount(who[ok], weights=r[ok], minlength=count),
+        np.bincount(who[ok], minlength=count) > 0, np.bincount(who, minlength=count) > 0))
 
 
-def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, lag: np.ndarray, rate: np.ndarray,
-               stuck: np.ndarray) -> OwnerSums:
-    """:func:`sums` after each poll of a block, from the history's per-row views after each (``lag``, ``rate``,
-    ``stuck``: (rows, K)); its rows must not change over the block. Each figure (K, count): row i is poll i's
-    :func:`sums` (:func:`at`). One bincount per figure for all polls: poll i's owner m is key
-    ``i * count + m``, each key's rows in the order :func:`sums` adds them."""
+def block_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, lag: np.ndarray,
+               rate: np.ndarray, stuck: np.ndarray) -> OwnerSums:
+    """:func:`sums` after each poll of a block, from the history's per-row views after each
+    (``lag``, ``rate``, ``stuck``: (rows, K)); its rows must not change over the block. Each figure
+    (K, count): row i is poll i's :func:`sums` (:func:`at`). One bincount per figure for all polls:
+    poll i's owner m is key ``i * count + m``, each key's rows in the order :func:`sums` adds
+    them."""
     keyed = _Keyed(hist, parts, who, count, stuck)
     r = rate[keyed.rows]
     ok = keyed.keep & ~np.isnan(r)
-    return _frozen(OwnerSums(keyed.summed(keyed.keep, lag[keyed.rows].astype(np.float64)), keyed.summed(ok, r),
-                             keyed.summed(ok) > 0, keyed.summed(keyed.keep) > 0))
+    return _frozen(OwnerSums(keyed.summed(keyed.keep, lag[keyed.rows].astype(np.float64)),
+                             keyed.summed(ok, r), keyed.summed(ok) > 0,
+                             keyed.summed(keyed.keep) > 0))
 
 
-def block_kept_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck: np.ndarray,
-                    figure: np.ndarray) -> np.ndarray:
-    """(K, count): after each poll of a block, ``figure`` ((rows, K) float64) summed by owner over its rows not
-    stuck, as :func:`streaming.lag.capacity.window` sums a history's per-row figure (its rows in the same order)."""
+def block_kept_sums(hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
+                    stuck: np.ndarray, figure: np.ndarray) -> np.ndarray:
+    """(K, count): after each poll of a block, ``figure`` ((rows, K) float64) summed by owner over
+    its rows not stuck, as :func:`streaming.lag.capacity.window` sums a history's per-row figure
+    (its rows in the same order)."""
     keyed = _Keyed(hist, parts, who, count, stuck)
     return keyed.summed(keyed.keep, figure[keyed.rows])
 
 
 class _Keyed:
-    """A block's rows owned (in :func:`sums`' order) and their bincount keys, (rows owned, K) as the figures are:
-    row by row, so each key (a poll's owner) adds its rows in their order, as :func:`sums` does."""
+    """A block's rows owned (in :func:`sums`' order) and their bincount keys, (rows owned, K) as the
+    figures are: row by row, so each key (a poll's owner) adds its rows in their order, as
+    :func:`sums` does."""
 
-    def __init__(self, hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int, stuck: np.ndarray) -> None:
+    def __init__(self, hist: LagHistory, parts: np.ndarray, who: np.ndarray, count: int,
+                 stuck: np.ndarray) -> None:
         rows, found = hist.lookup(parts)
         self.rows, who = rows[found], who[found]
         self.polls, self.count = stuck.shape[1], count

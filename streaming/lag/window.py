@@ -1,16 +1,19 @@
-"""The collector's own window of its last polls, per group, for live lag in seconds and stuck partitions.
+"""The collector's own window of its last polls, per group, for live lag in
+seconds and stuck partitions.
 
-The job's state keeps this history, but the job writes figures only with a recommendation; the collector
-sees every poll, so ``/metrics`` keeps the last ``depth`` observations (``policy.lag_history``) of each
-partition it exports, in the job's own ring buffer (:class:`~streaming.lag.history.LagHistory`, one per group
-and topic), and reads them with the job's rules (:mod:`streaming.lag.rules`): the age of the oldest unconsumed
-record, the consume rate, stuck after ``policy.stuck_observations`` observations, and the seconds until its
-committed offset falls below the log start (:mod:`streaming.lag.loss_risk`); per member, its capacity by the
-job's estimate (:mod:`streaming.lag.capacity`, its memory kept here per group). Per topic it keeps one more
-window of the end offsets of every partition, for produce rates (hot partitions, :mod:`streaming.lag.hot`). One
-poll is one observation at the snapshot's time; as in the job, a poll at the time of the last one kept counts as
-that observation again and an earlier one (a clock step back) is not kept. Memory: four int64 per partition and
-observation, for the partitions of each group's latest poll only (a group or topic not in a poll is forgotten).
+The job's state keeps this history, but the job writes figures only with a recommendation; the
+collector sees every poll, so ``/metrics`` keeps the last ``depth`` observations
+(``policy.lag_history``) of each partition it exports, in the job's own ring buffer
+(:class:`~streaming.lag.history.LagHistory`, one per group and topic), and reads them with the job's
+rules (:mod:`streaming.lag.rules`): the age of the oldest unconsumed record, the consume rate, stuck
+after ``policy.stuck_observations`` observations, and the seconds until its committed offset falls
+below the log start (:mod:`streaming.lag.loss_risk`); per member, its capacity by the job's estimate
+(:mod:`streaming.lag.capacity`, its memory kept here per group). Per topic it keeps one more window
+of the end offsets of every partition, for produce rates (hot partitions, :mod:`streaming.lag.hot`).
+One poll is one observation at the snapshot's time; as in the job, a poll at the time of the last
+one kept counts as that observation again and an earlier one (a clock step back) is not kept.
+Memory: four int64 per partition and observation, for the partitions of each group's latest poll
+only (a group or topic not in a poll is forgotten).
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ TP = tuple[str, int]
 
 @dataclass(frozen=True)
 class Live:
-    """Per partition of one group's latest poll: lag seconds (age, nan unknown), consume rate (nan unknown),
-    whether it is stuck, and seconds until its committed offset falls below the log start (0 lost, inf never at
-    these rates, nan unknown)."""
+    """Per partition of one group's latest poll: lag seconds (age, nan unknown), consume rate (nan
+    unknown), whether it is stuck, and seconds until its committed offset falls below the log start
+    (0 lost, inf never at these rates, nan unknown)."""
 
     age: Mapping[TP, float]
     rate: Mapping[TP, float]
@@ -49,8 +52,8 @@ class Windows:
         self._capacity: dict[str, capacity.Held] = {}
 
     def observe(self, ts: int, group: str, offsets: Iterable[tuple[TP, int, int, int]]) -> Live:
-        """One poll of ``group``: (partition, committed, end, log start or -1) for each partition with a committed
-        offset."""
+        """One poll of ``group``: (partition, committed, end, log start or -1) for each partition
+        with a committed offset."""
         by_topic: dict[str, dict[int, tuple[int, int, int]]] = {}
         for (topic, partition), committed, end, start in offsets:
             by_topic.setdefault(topic, {})[partition] = (committed, end, start)
@@ -64,27 +67,30 @@ class Windows:
         for topic, seen in sorted(by_topic.items()):
             history = held.setdefault(topic, LagHistory(self.depth))
             partitions = np.array(sorted(seen), dtype=np.int64)
-            offsets_ = np.array([seen[p] for p in partitions.tolist()], dtype=np.int64).reshape(-1, 3)
+            offsets_ = np.array([seen[p] for p in partitions.tolist()],
+                                dtype=np.int64).reshape(-1, 3)
             history.retain(partitions)
             history.observe(ts, partitions, offsets_[:, 0], offsets_[:, 1], offsets_[:, 2])
             tps = [(topic, p) for p in history.ids.tolist()]
             age |= zip(tps, history.lag_age().seconds.tolist(), strict=True)
             rate |= zip(tps, history.consume_rate().tolist(), strict=True)
-            stuck |= {tp for tp, s in zip(tps, history.stuck(self.stuck_after).tolist(), strict=True) if s}
+            stuck_now = history.stuck(self.stuck_after).tolist()
+            stuck |= {tp for tp, s in zip(tps, stuck_now, strict=True) if s}
             loss |= zip(tps, history.retention().seconds.tolist(), strict=True)
         return Live(age, rate, frozenset(stuck), loss)
 
     def capacities(self, ts: int, group: str, members: Sequence[Member]) -> dict[str, float] | None:
-        """member id -> its capacity (records/s) by :mod:`streaming.lag.capacity`, the job's rule, over this group's
-        window and its members' assignment at ``ts`` (call after :meth:`observe`); None while unknown."""
+        """member id -> its capacity (records/s) by :mod:`streaming.lag.capacity`, the job's rule,
+        over this group's window and its members' assignment at ``ts`` (call after :meth:`observe`);
+        None while unknown."""
         owners = Owners.of(members)
         held, lag = self._capacity.setdefault(group, {}), self._groups.get(group, {})
         capacity.observe(held, lag, owners, ts, self.stuck_after)
         return capacity.records_per_s(held, lag, lambda: owners, self.stuck_after)
 
     def observe_topics(self, ts: int, end: Mapping[TP, int]) -> None:
-        """One poll's end offsets of every partition read, for :meth:`produce_rates` (topics not in it are
-        forgotten)."""
+        """One poll's end offsets of every partition read, for :meth:`produce_rates` (topics not in
+        it are forgotten)."""
         by_topic: dict[str, dict[int, int]] = {}
         for (topic, partition), offset in end.items():
             by_topic.setdefault(topic, {})[partition] = offset
@@ -98,8 +104,8 @@ class Windows:
             history.observe(ts, partitions, ends, ends)
 
     def produce_rates(self, topic: str) -> dict[int, float]:
-        """partition -> records/s produced over the topic's window (nan: one observation); {} for a topic not
-        observed."""
+        """partition -> records/s produced over the topic's window (nan: one observation); {} for a
+        topic not observed."""
         history = self._topics.get(topic)
         if history is None:
             return {}

@@ -6,6 +6,8 @@ out).
   shows them, with racks, lag in seconds, data-loss risk, hot partitions and the consumers needed,
   and its per-group figures; ``rebalancer verify`` compares the rows with the latest
   recommendation and the collector's ``/metrics`` (:mod:`streaming.exporter`) exports the figures;
+- :mod:`.sentences`: what describe says of a group's data-loss risk, hot partitions and consumers
+  needed, in sentences, from those rows and figures;
 - :mod:`.share_groups`: a share group's rows (KIP-932), as ``kafka-share-groups --describe`` shows
   them.
 

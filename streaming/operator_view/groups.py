@@ -1,28 +1,30 @@
 """What an operator sees of a consumer group, computed from one live :class:`ClusterSnapshot`.
 
-Pure: a snapshot (as :class:`streaming.collector.poll.ClusterReader` reads it) and optionally the latest
-recommendation in, plain rows out. ``rebalancer describe`` prints these rows, ``rebalancer verify`` compares
-them with the recommendation and the collector's ``/metrics`` exports their per-group figures.
+Pure: a snapshot (as :class:`streaming.collector.poll.ClusterReader` reads it) and optionally the
+latest recommendation in, plain rows out. ``rebalancer describe`` prints these rows,
+``rebalancer verify`` compares them with the recommendation and the collector's ``/metrics`` exports
+their per-group figures.
 
-Rows follow ``kafka-consumer-groups --describe``: a partition appears when a member owns it or the group
-committed an offset for it; with no commit its current offset and lag are unknown (None). A share group
-(KIP-932) has rows of its own, as ``kafka-share-groups --describe`` shows it (:mod:`.share_groups`); in the
-figures no member owns its partitions (the broker hands their records to
-whichever member fetches), so its lag counts per topic and none per member. Cross-rack, as in
-:func:`assignors.metrics.cross_rack_partitions`: the owner has a rack and no replica of the partition is in
-it, while some replica's rack is known.
+Rows follow ``kafka-consumer-groups --describe``: a partition appears when a member owns it or the
+group committed an offset for it; with no commit its current offset and lag are unknown (None). A
+share group (KIP-932) has rows of its own, as ``kafka-share-groups --describe`` shows it
+(:mod:`.share_groups`); in the figures no member owns its partitions (the broker hands their records
+to whichever member fetches), so its lag counts per topic and none per member. Cross-rack, as in
+:func:`assignors.metrics.cross_rack_partitions`: the owner has a rack and no replica of the
+partition is in it, while some replica's rack is known.
 
-Lag in seconds comes from the caller (a snapshot has no history): ``describe`` passes the age of the record
-at each committed offset, the collector's ``/metrics`` its window of polls (:mod:`streaming.lag.window`). A
-member's is the
-max over its partitions whose figure is known; None when it has lag and none is known.
+Lag in seconds comes from the caller (a snapshot has no history): ``describe`` passes the age of the
+record at each committed offset, the collector's ``/metrics`` its window of polls
+(:mod:`streaming.lag.window`). A member's is the max over its partitions whose figure is known; None
+when it has lag and none is known.
 
-Data-loss risk (:mod:`streaming.lag.loss_risk`): the log start offset and, from it and the committed offset,
-the records until loss (headroom) or already lost come from the snapshot itself; the seconds until loss need
-rates, so they come from the caller's window like lag seconds (a member's: the soonest of its partitions). Hot
-partitions (:mod:`streaming.lag.hot`) need produce rates too: the caller passes them per topic. So do the
-consumers needed (:mod:`streaming.lag.sizing`), with the members' capacities (the collector's window estimates
-them as the job does; ``describe`` takes those of the latest recommendation).
+Data-loss risk (:mod:`streaming.lag.loss_risk`): the log start offset and, from it and the committed
+offset, the records until loss (headroom) or already lost come from the snapshot itself; the seconds
+until loss need rates, so they come from the caller's window like lag seconds (a member's: the
+soonest of its partitions). Hot partitions (:mod:`streaming.lag.hot`) need produce rates too: the
+caller passes them per topic. So do the consumers needed (:mod:`streaming.lag.sizing`), with the
+members' capacities (the collector's window estimates them as the job does; ``describe`` takes those
+of the latest recommendation).
 """
 
 from __future__ import annotations
@@ -59,18 +61,21 @@ class PartitionRow:
     cross_rack: bool | None
     """None when the owner's rack or every replica's rack is unknown (or nobody owns it)."""
     recommended_owner: str | None = None
-    """member id the latest recommendation gives the partition to (None: no recommendation covers it)."""
+    """member id the latest recommendation gives the partition to (None: no recommendation covers
+    it)."""
     lag_seconds: float | None = None
     """age of the oldest unconsumed record (0 without lag; None when not known)."""
     log_start_offset: int | None = None
     """the partition's log start offset (None: not read)."""
     retention_headroom: int | None = None
-    """records retention may delete before the group loses any: committed - log start (None: not known)."""
+    """records retention may delete before the group loses any: committed - log start (None: not
+    known)."""
     lost_records: int | None = None
-    """records deleted before the group read them: log start - committed when above it (None: not known)."""
+    """records deleted before the group read them: log start - committed when above it (None: not
+    known)."""
     loss_seconds: float | None = None
-    """seconds until the committed offset falls below the log start at current rates (0: lost; None: never at
-    these rates, or not known)."""
+    """seconds until the committed offset falls below the log start at current rates (0: lost; None:
+    never at these rates, or not known)."""
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -93,7 +98,8 @@ class MemberRow:
     lag_seconds: float | None = None
     """max of its partitions' known lag seconds (0 without lag; None with lag and none known)."""
     capacity: float | None = None
-    """records/s the latest recommendation took it at (:mod:`streaming.lag.capacity`; None: not known)."""
+    """records/s the latest recommendation took it at (:mod:`streaming.lag.capacity`; None: not
+    known)."""
     capacity_confidence_s: float | None = None
     """seconds of backlog that capacity rests on (0: the group's median, never measured)."""
     member_epoch: int | None = None
@@ -101,11 +107,13 @@ class MemberRow:
     target: tuple[TP, ...] | None = None
     """KIP-848 members: the partitions the group's target assignment gives it."""
     converging: bool | None = None
-    """KIP-848 members: still on the way to the target (:func:`streaming.collector.kip848.converging`)."""
+    """KIP-848 members: still on the way to the target
+    (:func:`streaming.collector.kip848.converging`)."""
     lost_records: int | None = None
     """records its partitions lost to retention (None: no log start read)."""
     loss_seconds: float | None = None
-    """the soonest seconds until one of its partitions loses records (0: lost; None: never, or not known)."""
+    """the soonest seconds until one of its partitions loses records (0: lost; None: never, or not
+    known)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,13 +126,14 @@ class Consumers:
     consumers: int
     """what to run: :func:`streaming.lag.sizing.to_run` (the value an autoscaler reads)."""
     fewest: int | None
-    """the fewest that keep each under its capacity with the headroom (None: capacity not known, or one
-    partition alone exceeds a consumer)."""
+    """the fewest that keep each under its capacity with the headroom (None: capacity not known, or
+    one partition alone exceeds a consumer)."""
     most: int
     """the most that all get a partition (the partition count)."""
     members: int
     capacity_records_per_s: float | None
-    """the capacity of one consumer the count rests on: the median of the members' (None: not known yet)."""
+    """the capacity of one consumer the count rests on: the median of the members' (None: not known
+    yet)."""
     headroom: float
     known: bool
     """the capacity and the rates are known (else ``consumers`` holds at the members there are)."""
@@ -146,20 +155,22 @@ class GroupFigures:
     partitions: int
     max_member_lag: int
     imbalance: float
-    """max member lag / mean member lag over members that own partitions (1.0 when there is no lag)."""
+    """max member lag / mean member lag over members that own partitions (1.0 when there is no
+    lag)."""
     cross_rack: int
     lag_by_topic: dict[str, int]
     max_member_lag_seconds: float | None = None
     """max over members of their lag seconds (None when some member with lag has none known)."""
     max_member_catch_up_seconds: float | None = None
-    """max over members of lag / consume rate, stuck partitions left out (inf: a member with lag consumed
-    nothing; None: not known)."""
+    """max over members of lag / consume rate, stuck partitions left out (inf: a member with lag
+    consumed nothing; None: not known)."""
     stuck_partitions: int = 0
     loss_seconds: float = math.nan
-    """the soonest seconds until a partition of the group loses records (0: lost; inf: none at these rates; nan:
-    not known, no log start or rate read)."""
+    """the soonest seconds until a partition of the group loses records (0: lost; inf: none at these
+    rates; nan: not known, no log start or rate read)."""
     retention_headroom: int | None = None
-    """the least records until loss over its partitions with lag (None: none with a log start read)."""
+    """the least records until loss over its partitions with lag (None: none with a log start
+    read)."""
     lost_records: int = 0
     hot_partitions: tuple[hot.HotPartition, ...] = ()
     consumers: Consumers | None = None
@@ -174,8 +185,9 @@ def is_cross_rack(rack: str | None, replica_racks: Sequence[str | None]) -> bool
 def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, str] | None = None,
                    lag_seconds: Mapping[TP, float | None] | None = None,
                    loss_seconds: Mapping[TP, float] | None = None) -> list[PartitionRow]:
-    """The group's rows, sorted by topic and partition; ``lag_seconds``: per partition with lag (nan or
-    absent: unknown); ``loss_seconds``: seconds to loss per partition (:mod:`streaming.lag.loss_risk`)."""
+    """The group's rows, sorted by topic and partition; ``lag_seconds``: per partition with lag (nan
+    or absent: unknown); ``loss_seconds``: seconds to loss per partition
+    (:mod:`streaming.lag.loss_risk`)."""
     info = snap.groups[group]
     committed = snap.committed.get(group, {})
     # several share consumers may be given one partition: none owns it
@@ -192,8 +204,9 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
         replica_racks = racks.get(tp, ())
         rows.append(PartitionRow(
             group, tp[0], tp[1], current, end, lag,
-            m.member_id if m else None, m.host if m else None, m.client_id if m else None, m.rack if m else None,
-            replica_racks, is_cross_rack(m.rack, replica_racks) if m else None,
+            m.member_id if m else None, m.host if m else None, m.client_id if m else None,
+            m.rack if m else None, replica_racks,
+            is_cross_rack(m.rack, replica_racks) if m else None,
             (recommended or {}).get(tp), _seconds(lag, (lag_seconds or {}).get(tp)),
             *_retention(current, snap.begin.get(tp), (loss_seconds or {}).get(tp))))
     return rows
@@ -201,13 +214,15 @@ def partition_rows(snap: ClusterSnapshot, group: str, recommended: Mapping[TP, s
 
 def _retention(committed: int | None, start: int | None, seconds: float | None
                ) -> tuple[int | None, int | None, int | None, float | None]:
-    """(log start, headroom, lost, seconds to loss) of a row: the records exact, the seconds finite or None."""
+    """(log start, headroom, lost, seconds to loss) of a row: the records exact, the seconds finite
+    or None."""
     if committed is None or start is None:
         return start, None, None, None
     lost = max(start - committed, 0)
     if lost:
         return start, 0, lost, 0.0
-    return start, committed - start, 0, round(seconds, 3) if seconds is not None and math.isfinite(seconds) else None
+    return (start, committed - start, 0,
+            round(seconds, 3) if seconds is not None and math.isfinite(seconds) else None)
 
 
 def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
@@ -225,18 +240,21 @@ def member_rows(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
         mine = by_member.get(m.member_id, [])
         lag = sum(r.lag or 0 for r in mine)
         known = [r.lag_seconds for r in mine if r.lag and r.lag_seconds is not None]
-        # 0 s only when every partition's lag is known to be 0: one never committed (lag unknown) or one
-        # whose age was not read leaves the member's unknown too, as its partitions show
+        # 0 s only when every partition's lag is known to be 0: one never committed (lag unknown) or
+        # one whose age was not read leaves the member's unknown too, as its partitions show
         settled = all(r.lag == 0 for r in mine)
-        rate, confidence = capacity.get(m.member_id) or capacity.get(f"client:{m.client_id}") or (None, None)
+        rate, confidence = (capacity.get(m.member_id) or capacity.get(f"client:{m.client_id}")
+                            or (None, None))
         read = [r for r in mine if r.lost_records is not None]
         soonest = [r.loss_seconds for r in read if r.loss_seconds is not None]
-        out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack, len(m.assigned),
-                             lag, sum(1 for r in mine if r.cross_rack),
+        out.append(MemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, m.rack,
+                             len(m.assigned), lag, sum(1 for r in mine if r.cross_rack),
                              max(known) if known else (0.0 if settled else None), rate, confidence,
                              m.member_epoch, m.target,
-                             kip848.converging(m.member_epoch, info.assignment_epoch, m.assigned, m.target),
-                             sum(r.lost_records or 0 for r in read) if read else None, min(soonest, default=None)))
+                             kip848.converging(m.member_epoch, info.assignment_epoch, m.assigned,
+                                               m.target),
+                             sum(r.lost_records or 0 for r in read) if read else None,
+                             min(soonest, default=None)))
     return sorted(out, key=lambda r: (r.client_id, r.consumer_id))
 
 
@@ -245,10 +263,11 @@ def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
             loss_seconds: Mapping[TP, float] | None = None,
             produce: Mapping[str, Mapping[int, float]] | None = None,
             needed: Consumers | None = None) -> GroupFigures:
-    """The group's figures; ``rates``: consume rate per partition (records/s, nan unknown) for the time to
-    catch up, ``stuck``: the partitions stuck now (counted, and left out of the time to catch up),
-    ``loss_seconds``: seconds to loss per partition (nan unknown, inf never), ``produce``: topic -> partition ->
-    produce rate, for the hot partitions of the group's topics; ``needed``: its :func:`consumers`."""
+    """The group's figures; ``rates``: consume rate per partition (records/s, nan unknown) for the
+    time to catch up, ``stuck``: the partitions stuck now (counted, and left out of the time to
+    catch up), ``loss_seconds``: seconds to loss per partition (nan unknown, inf never),
+    ``produce``: topic -> partition -> produce rate, for the hot partitions of the group's topics;
+    ``needed``: its :func:`consumers`."""
     info = snap.groups[group]
     members = member_rows(snap, group, rows)
     loads = [m.lag for m in members if m.partitions]
@@ -261,19 +280,21 @@ def figures(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
         (m.lag_seconds or 0.0 for m in owning), default=0.0)
     read = [r for r in rows if r.retention_headroom is not None]
     return GroupFigures(group, info.state, len(info.members), len(rows), max(loads, default=0),
-                        max(loads) / mean if mean > 0 else 1.0, sum(1 for r in rows if r.cross_rack), by_topic,
-                        seconds, _catch_up(rows, owning, rates, stuck) if rates is not None else None,
+                        max(loads) / mean if mean > 0 else 1.0,
+                        sum(1 for r in rows if r.cross_rack), by_topic, seconds,
+                        _catch_up(rows, owning, rates, stuck) if rates is not None else None,
                         sum(1 for r in rows if (r.topic, r.partition) in stuck),
                         _soonest_loss(read, loss_seconds or {}),
-                        min((r.retention_headroom or 0 for r in read if r.lag and not r.lost_records), default=None),
-                        sum(r.lost_records or 0 for r in read), tuple(hot_partitions(snap, group, produce or {})),
-                        needed)
+                        min((r.retention_headroom or 0 for r in read
+                             if r.lag and not r.lost_records), default=None),
+                        sum(r.lost_records or 0 for r in read),
+                        tuple(hot_partitions(snap, group, produce or {})), needed)
 
 
 def _soonest_loss(read: Sequence[PartitionRow], loss_seconds: Mapping[TP, float]) -> float:
-    """The soonest seconds to loss over rows with a log start read: 0 if one lost records, else the least finite
-    one; inf when every row is known never to lose any at these rates; else (some unknown, none finite, or no log
-    start read at all) nan."""
+    """The soonest seconds to loss over rows with a log start read: 0 if one lost records, else the
+    least finite one; inf when every row is known never to lose any at these rates; else (some
+    unknown, none finite, or no log start read at all) nan."""
     if any(r.lost_records for r in read):
         return 0.0
     figures = [loss_seconds.get((r.topic, r.partition), math.nan) for r in read]
@@ -283,10 +304,12 @@ def _soonest_loss(read: Sequence[PartitionRow], loss_seconds: Mapping[TP, float]
     return math.inf if figures and not any(math.isnan(s) for s in figures) else math.nan
 
 
-def consumers(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow], capacities: Mapping[str, float] | None,
-              produce: Mapping[str, Mapping[int, float]], headroom: float) -> Consumers:
-    """The consumers the group needs at the produce rates of its topics' partitions (``produce``: topic ->
-    partition -> records/s) and ``capacities`` (member id -> records/s; None: not known)."""
+def consumers(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow],
+              capacities: Mapping[str, float] | None, produce: Mapping[str, Mapping[int, float]],
+              headroom: float) -> Consumers:
+    """The consumers the group needs at the produce rates of its topics' partitions (``produce``:
+    topic -> partition -> records/s) and ``capacities`` (member id -> records/s; None: not
+    known)."""
     rates = [(produce.get(t) or {}).get(p, math.nan) for t in sorted(snap.group_topics(group))
              for p in range(len(snap.topics.get(t, ())))]
     members = sum(1 for m in snap.groups[group].members if m.member.topics)
@@ -294,13 +317,14 @@ def consumers(snap: ClusterSnapshot, group: str, rows: Sequence[PartitionRow], c
     known = capacity is not None and bool(rates) and not any(math.isnan(r) for r in rates)
     found = sizing.size(rates, capacity, headroom) if known and capacity is not None else None
     busy = any(r.lag for r in rows) or any(r > 0 for r in rates if not math.isnan(r))
-    return Consumers(sizing.to_run(found, members, busy), found.fewest if found else None, len(rates), members,
-                     capacity, headroom, known)
+    return Consumers(sizing.to_run(found, members, busy), found.fewest if found else None,
+                     len(rates), members, capacity, headroom, known)
 
 
 def hot_partitions(snap: ClusterSnapshot, group: str, produce: Mapping[str, Mapping[int, float]]
                    ) -> list[hot.HotPartition]:
-    """The hot partitions (:mod:`streaming.lag.hot`) of the topics the group reads, from their produce rates."""
+    """The hot partitions (:mod:`streaming.lag.hot`) of the topics the group reads, from their
+    produce rates."""
     rates = {}
     for t in sorted(snap.group_topics(group)):
         by_partition = produce.get(t) or {}
@@ -312,12 +336,14 @@ def hot_partitions(snap: ClusterSnapshot, group: str, produce: Mapping[str, Mapp
 
 def _catch_up(rows: Sequence[PartitionRow], owning: Sequence[MemberRow], rates: Mapping[TP, float],
               stuck: frozenset[TP]) -> float | None:
-    """Max member time to catch up (:func:`streaming.lag.rules.member_catch_up`); None when not known."""
+    """Max member time to catch up (:func:`streaming.lag.rules.member_catch_up`); None when not
+    known."""
     if not owning:
         return 0.0
     index = {m.consumer_id: i for i, m in enumerate(owning)}
     mine = [(index[r.consumer_id], r) for r in rows
-            if r.consumer_id is not None and r.consumer_id in index and (r.topic, r.partition) not in stuck]
+            if r.consumer_id is not None and r.consumer_id in index
+            and (r.topic, r.partition) not in stuck]
     per_member = lag_time.member_catch_up(
         np.array([r.lag or 0 for _, r in mine], dtype=np.float64),
         np.array([rates.get((r.topic, r.partition), math.nan) for _, r in mine], dtype=np.float64),
@@ -336,19 +362,20 @@ def _seconds(lag: int | None, seconds: float | None) -> float | None:
 
 
 def recommended_owners(rec: Mapping[str, Any] | None) -> dict[TP, str]:
-    """(topic, partition) -> member id, from a recommendations row (Delta: partitions as structs) or a feed
-    message (partitions as ``[topic, partition]`` pairs)."""
+    """(topic, partition) -> member id, from a recommendations row (Delta: partitions as structs) or
+    a feed message (partitions as ``[topic, partition]`` pairs)."""
     out: dict[TP, str] = {}
     for entry in (rec or {}).get("assignment") or ():
         for p in entry.get("partitions") or ():
-            tp = (p["topic"], int(p["partition"])) if isinstance(p, Mapping) else (str(p[0]), int(p[1]))
+            tp = ((p["topic"], int(p["partition"])) if isinstance(p, Mapping)
+                  else (str(p[0]), int(p[1])))
             out[tp] = entry["member_id"]
     return out
 
 
 def recommended_capacity(rec: Mapping[str, Any] | None) -> dict[str, tuple[float, float]]:
-    """member id, and ``client:`` + client id (a member that rejoined since), -> (records/s, confidence s)
-    the recommendation was made with."""
+    """member id, and ``client:`` + client id (a member that rejoined since), -> (records/s,
+    confidence s) the recommendation was made with."""
     out: dict[str, tuple[float, float]] = {}
     for e in (rec or {}).get("member_capacity") or ():
         figures = (float(e["records_per_s"]), float(e["confidence_s"]))
@@ -356,38 +383,3 @@ def recommended_capacity(rec: Mapping[str, Any] | None) -> dict[str, tuple[float
         if e.get("client_id"):
             out.setdefault(f"client:{e['client_id']}", figures)
     return out
-
-
-def retention_says(rows: Sequence[PartitionRow]) -> list[str]:
-    """What describe says of the group's data-loss risk: each partition that lost records ("already lost"), and
-    the soonest one losing records at current rates; nothing when no log start was read."""
-    out = [f"{r.topic}-{r.partition}: already lost: {r.lost_records} records (log start {r.log_start_offset}, "
-           f"committed {r.current_offset}{', member ' + r.consumer_id if r.consumer_id else ''})"
-           for r in rows if r.lost_records]
-    pending = [r for r in rows if not r.lost_records and r.loss_seconds is not None]
-    if pending:
-        r = min(pending, key=lambda x: x.loss_seconds or 0.0)
-        out.append(f"{r.topic}-{r.partition}: loses records in {r.loss_seconds:.0f} s at current rates (headroom "
-                   f"{r.retention_headroom} records above log start {r.log_start_offset})")
-    return out
-
-
-def hot_says(found: Sequence[hot.HotPartition]) -> list[str]:
-    """What describe says of the hot partitions (with the note that no assignment splits one)."""
-    if not found:
-        return []
-    named = ", ".join(f"{h.topic}-{h.partition} ({h.records_per_s:.1f}/s, {100 * h.share:.0f}% of {h.topic}, "
-                      f"median {h.topic_median_per_s:.1f}/s)" for h in found)
-    return [f"hot: {named}: {hot.NOTE}"]
-
-
-def consumers_says(c: Consumers) -> str:
-    """What ``describe --members`` says of the consumers the group needs."""
-    if not c.known:
-        return (f"{c.consumers} to run (as now: capacity or rates not known yet); at most {c.most} get work")
-    if c.fewest is None:
-        return (f"{c.consumers} to run: one partition alone exceeds a consumer of {c.capacity_records_per_s:.1f}/s "
-                f"with {100 * c.headroom:.0f}% headroom, so no count keeps up with it (see hot partitions); at most "
-                f"{c.most} get work")
-    return (f"{c.consumers} to run: the fewest that keep each under {c.capacity_records_per_s:.1f}/s with "
-            f"{100 * c.headroom:.0f}% headroom; at most {c.most} get work")

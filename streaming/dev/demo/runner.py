@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streaming.apply.plan import client_id_from_member_id
+from streaming.apply.identities import client_id_from_member_id
 from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.demo.loop import RATE_HORIZON_S, CollectorThread, GroupOptions, GroupRun, loop_config, stop_query

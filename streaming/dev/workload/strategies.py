@@ -35,7 +35,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 from assignors import lag as grantneale
 from assignors.model import Assignment, GroupSnapshot, Member, partition_lag
 from assignors.sticky import cooperative as coop
-from streaming.apply import plan
+from streaming.apply import identities
 from streaming.apply.assignor import RecommendationAssignor, member_of, replica_racks, topic_partitions
 from streaming.config import Config
 
@@ -145,7 +145,7 @@ class SnapshotAssignor(AbstractPartitionAssignor):
         for t, p in self.owned:
             by_topic.setdefault(t, []).append(p)
         return ConsumerProtocolSubscription(
-            version=3, topics=sorted(topics), user_data=plan.subscription_user_data(self.rack, self.client_id),
+            version=3, topics=sorted(topics), user_data=identities.subscription_user_data(self.rack, self.client_id),
             owned_partitions=[(t, sorted(ps)) for t, ps in sorted(by_topic.items())],
             generation_id=self.generation if self.generation is not None else -1, rack_id=self.rack)
 

@@ -11,7 +11,7 @@ import pytest
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from assignors.model import Member
-from streaming.apply import plan
+from streaming.apply import identities, plan
 from streaming.apply.assignor import RecommendationAssignor, member_of, strategy
 from streaming.apply.feed import LatestRecommendations
 from streaming.apply.rejoin import RejoinOnRecommendation
@@ -44,10 +44,10 @@ REC = rec({"c-0": [("t", 0), ("t", 1)], "c-1": [("t", 2)], "c-2": [("t", 3), ("t
 # -- identities ----------------------------------------------------------------------------------------
 
 def test_client_id_from_broker_member_id():
-    assert plan.client_id_from_member_id(mid("orders-1-rack-a")) == "orders-1-rack-a"
-    assert plan.client_id_from_member_id("no-uuid-here") is None
-    assert plan.client_id_from_member_id(f"-{UUIDS[0]}") is None
-    assert plan.client_id_from_member_id(None) is None
+    assert identities.client_id_from_member_id(mid("orders-1-rack-a")) == "orders-1-rack-a"
+    assert identities.client_id_from_member_id("no-uuid-here") is None
+    assert identities.client_id_from_member_id(f"-{UUIDS[0]}") is None
+    assert identities.client_id_from_member_id(None) is None
 
 
 def test_map_by_client_id_when_member_ids_changed():
@@ -147,9 +147,10 @@ def test_sticky_fallback_keeps_owned_partitions():
 
 def test_decision_user_data_round_trip():
     d = plan.decide("g", REC, members(), {"t": 6})
-    body = plan.read_user_data(d.user_data())
+    body = identities.read_user_data(d.user_data())
     assert body["source"] == "recommendation" and body["version"] == 3 and body["considered"] == 3
-    assert plan.read_user_data(b"\x00\x01binary") == {} and plan.read_user_data(None) == {}
+    assert (identities.read_user_data(b"\x00\x01binary") == {}
+            and identities.read_user_data(None) == {})
 
 
 def test_parse_recommendation_rejects_bad_values():
@@ -201,7 +202,8 @@ def test_metadata_is_subscription_v3_with_rack_owned_and_generation():
     sub = ConsumerProtocolSubscription.decode(a.metadata({"t"}).encode())
     assert sub.version == 3 and sub.rack_id == "b" and sub.generation_id == 7
     assert [(tp.topic, tp.partitions) for tp in sub.owned_partitions] == [("t", [0, 2])]
-    assert plan.read_user_data(sub.user_data) == {"rebalancer": 1, "rack": "b", "client_id": "c-1"}
+    assert identities.read_user_data(sub.user_data) == {"rebalancer": 1, "rack": "b",
+                                                         "client_id": "c-1"}
 
 
 def test_collector_reads_the_rack_from_the_subscription():

@@ -9,7 +9,8 @@ import urllib.request
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streaming.exporter.metrics import CollectorMetrics, JobMetrics, Server, reason_kind
+from streaming.exporter.metrics import CollectorMetrics, JobMetrics, reason_kind
+from streaming.exporter.server import Server
 from streaming.operator_view.groups import GroupFigures
 
 

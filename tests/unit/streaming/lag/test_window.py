@@ -17,6 +17,7 @@ from streaming.collector.snapshot import ClusterSnapshot, GroupInfo
 from streaming.exporter import CollectorExport, observe
 from streaming.lag.window import Windows
 from streaming.operator_view import groups as view
+from streaming.operator_view import sentences
 
 STEP = 10_000
 
@@ -158,11 +159,11 @@ def test_the_rows_say_headroom_then_already_lost():
         (1000, 2000, 0, None), (0, 0, 0, None), (0, 0, 0, None)]
     rows, members, _ = _figures(w, _retention_poll(1))
     assert rows[0].loss_seconds == 40.0 and [m.loss_seconds for m in members] == [40.0, None]
-    assert any("loses records in 40 s" in line for line in view.retention_says(rows))
+    assert any("loses records in 40 s" in line for line in sentences.retention_says(rows))
     for i in range(2, 7):
         rows, members, _ = _figures(w, _retention_poll(i))
     assert (rows[0].lost_records, rows[0].loss_seconds, members[0].lost_records) == (400, 0.0, 400)
-    assert view.retention_says(rows)[0].startswith("t-0: already lost: 400 records")
+    assert sentences.retention_says(rows)[0].startswith("t-0: already lost: 400 records")
 
 
 def test_capacities_by_the_jobs_rule_and_the_consumers_needed_over_http():

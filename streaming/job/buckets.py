@@ -39,6 +39,7 @@ import pandas as pd
 
 from streaming.config import PolicySettings
 from streaming.job import convert
+from streaming.job.rejection import reencoded, rejected_row
 from streaming.job.stateful import (
     Context,
     apply_group,
@@ -46,8 +47,6 @@ from streaming.job.stateful import (
     internal_error,
     output_frame,
     read_columns,
-    reencoded,
-    rejected_row,
     row_masks,
     set_timeout,
     validation_rejects,

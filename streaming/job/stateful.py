@@ -38,7 +38,8 @@ pyspark's own conversion then repeats one that already succeeded (Arrow's own va
 themselves), so no value can fail the task, and the query, after the function.
 
 A row rejected here carries the event re-encoded from its parsed fields as ``raw_value`` and its
-source (topic from its type, partition, offset); its ``kafka_ts`` is null.
+source (topic from its type, partition, offset); its ``kafka_ts`` is null
+(:mod:`streaming.job.rejection`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import contextlib
 import gc
 import json
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,10 +56,10 @@ import numpy as np
 import pandas as pd
 
 from streaming.config import PolicySettings
-from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, LAG_TYPES
+from streaming.contracts.events import LAG_DENSE, LAG_TYPES
 from streaming.job import convert, isolate
 from streaming.job.convert import ROW_COLUMNS
-from streaming.job.validate import RAW_VALUE_CHARS
+from streaming.job.rejection import reencoded, rejected_row
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 from streaming.state.readings import LOG_STARTS, READINGS, dense_sizes
@@ -366,39 +367,3 @@ def _at_or_below(ts: np.ndarray, watermark: int) -> np.ndarray:
         return ts <= watermark
     values = pd.to_numeric(pd.Series(ts), errors="coerce")
     return (values <= watermark).fillna(False).to_numpy(dtype=bool)
-
-
-def rejected_row(group: str, detail: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "rejected", "group": group or None, "rejected": json.dumps(detail, default=str)}
-
-
-def _scalar(value: Any) -> Any:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def reencoded(cols: dict[str, np.ndarray], i: int, group: str, reason: str,
-               topic_of: Callable[[str], str]) -> dict[str, Any]:
-    """The rejected-row detail of valid row ``i``: the event as parsed, and where it came from."""
-    kind = _scalar(cols["type"][i])
-    event: dict[str, Any] = {"type": kind, "ts": _scalar(cols["ts"][i]), "group": group}
-    if kind == LAG:
-        fields = ("topic", "partition", "committed_offset", "end_offset")
-        event |= {c: _scalar(cols[c][i]) for c in fields}
-    elif kind == LAG_DENSE:
-        packed = np.asarray(cols[READINGS][i], dtype=np.int64).reshape(3, -1)
-        event |= ({"topic": _scalar(cols["topic"][i])}
-                  | dict(zip(DENSE_ARRAYS, packed.tolist(), strict=True)))
-    else:
-        if _scalar(cols["topic"][i]) is not None:
-            event["topic"] = _scalar(cols["topic"][i])
-        try:
-            event |= json.loads(cols["detail"][i])
-        except Exception:
-            event["detail"] = str(cols["detail"][i])
-    raw = json.dumps(event, separators=(",", ":"), default=str)
-    return {"reason": reason, "raw_value": raw[:RAW_VALUE_CHARS],
-            "source_topic": topic_of(str(kind)),
-            "source_partition": _scalar(cols["source_partition"][i]),
-            "source_offset": _scalar(cols["source_offset"][i]), "kafka_ts": None}

@@ -1,5 +1,5 @@
-"""The stateful step keyed by buckets of groups: many groups per call, each group's state kept
-apart.
+"""The stateful step keyed by buckets of groups: many groups per call, each group's
+state kept apart.
 
 Keyed by group, pyspark pays a fixed cost per group per micro-batch (a call, an Arrow slice, a
 pandas frame, a state round trip through the JVM), whatever the group brings. Keyed by bucket
@@ -68,9 +68,9 @@ def bucket_of(group: str, buckets: int) -> int:
 
 
 def encode(buckets: int, bucket: int, held: Held) -> bytes:
-    """The bucket's state value: a header, then per group (in name order) its timeout, name and blob
-    lengths as arrays, then the names, then the blobs; no copy of a blob is decoded or compressed
-    again."""
+    """The bucket's state value: a header, then per group (in name order) its timeout, name
+    and blob lengths as arrays, then the names, then the blobs; no copy of a blob is decoded
+    or compressed again."""
     names = sorted(held)
     encoded = [n.encode("utf-8") for n in names]
     blobs = [held[n][1] for n in names]
@@ -239,9 +239,9 @@ def describe(recorded: dict[str, Any]) -> str:
 
 def layout_problem(checkpoint: str, recorded_text: str | None, used: bool,
                    buckets: int) -> str | None:
-    """Why this checkpoint cannot run with ``buckets``, or None. ``recorded_text``: its layout file
-    (None: absent); ``used``: whether it holds a batch already (else whatever it records may be
-    replaced)."""
+    """Why this checkpoint cannot run with ``buckets``, or None. ``recorded_text``: its layout
+    file (None: absent); ``used``: whether it holds a batch already (else whatever it records
+    may be replaced)."""
     if not used:
         return None
     try:
@@ -332,8 +332,8 @@ def layout_from_state(spark, checkpoint: str, buckets: int) -> dict[str, Any]:
 
 
 def groups_in_state(spark, checkpoint: str, buckets: int) -> set[str]:
-    """The groups a checkpoint's state holds (read with Spark's ``statestore`` source), in either
-    layout."""
+    """The groups a checkpoint's state holds (read with Spark's ``statestore`` source),
+    in either layout."""
     rows = spark.read.format("statestore").load(checkpoint).collect()
     if not buckets:
         return {r["key"]["group"] for r in rows}
@@ -343,6 +343,6 @@ def groups_in_state(spark, checkpoint: str, buckets: int) -> set[str]:
 
 
 def _state_bytes(value: dict[str, Any]) -> bytes:
-    """The state column of a ``statestore`` value row (Spark nests it as ``groupState`` beside the
-    timeout)."""
+    """The state column of a ``statestore`` value row (Spark nests it as ``groupState``
+    beside the timeout)."""
     return bytes(value["groupState"]["state"] if "groupState" in value else value["state"])

@@ -54,8 +54,8 @@ _STRING_VALUES = {
 }
 """The regex of each string field's value (with its quotes)."""
 _MORE_DIGITS = {"ts": 17, "partition": 9, "committed_offset": 17, "end_offset": 17, LOG_START: 17}
-"""Each integer field's digits after the first, at most: 18 digits fit a BIGINT, 10 cover an INT's
-range."""
+"""Each integer field's digits after the first, at most: 18 digits fit a BIGINT, 10 cover
+an INT's range."""
 LAG_KINDS = {n: "STRING" if n in _STRING_VALUES else "BIGINT" for n in LAG_FIELDS}
 """A lag event's fields and their JSON types, as ``schema_of_variant`` names them."""
 
@@ -149,11 +149,11 @@ def dense_read_ordered(value_str: Column, eligible: Column) -> Column:
 
 def dense_order(read: Column) -> Column:
     """Of a record :func:`dense_read` read: whether every entry's end offset is at or above its
-    committed offset (field ``committed``) and its log start offset (``starts``), as ``array_min``
-    of the entries' comparisons tells it (false: one is below; null: no entry compares, the arrays
-    null or empty or their entries null). The rules ask it of a record whose offsets are integers >=
-    0 (:func:`streaming.job.dense.ordered`); :func:`dense_read_ordered` says where it is
-    computed."""
+    committed offset (field ``committed``) and its log start offset (``starts``), as
+    ``array_min`` of the entries' comparisons tells it (false: one is below; null: no entry
+    compares, the arrays null or empty or their entries null). The rules ask it of a record whose
+    offsets are integers >= 0 (:func:`streaming.job.dense.ordered`); :func:`dense_read_ordered`
+    says where it is computed."""
     ends = read["end_offsets"]
     return F.struct(at_or_above(ends, read["committed_offsets"]).alias("committed"),
                     at_or_above(ends, read[LOG_STARTS]).alias("starts"))

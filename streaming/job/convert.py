@@ -32,9 +32,9 @@ from assignors.errors import RebalancerError
 from streaming.contracts.recommendation import OUTPUT_COLUMNS, OUTPUT_SCHEMA
 
 ROW_SCHEMA = "kind STRING, " + OUTPUT_SCHEMA + ", rejected STRING"
-"""The stateful step's output rows: ``kind`` is ``recommendation`` (the recommendation columns) or
-``rejected`` (``group`` and ``rejected``, the record's JSON detail in
-:data:`streaming.job.validate.REJECTED_SCHEMA`)."""
+"""The stateful step's output rows: ``kind`` is ``recommendation`` (the
+recommendation columns) or ``rejected`` (``group`` and ``rejected``, the record's
+JSON detail in :data:`streaming.job.validate.REJECTED_SCHEMA`)."""
 ROW_COLUMNS = ["kind", *OUTPUT_COLUMNS, "rejected"]
 
 # Keys and defaults as pyspark.worker.RunnerConf reads them; the JVM sends the session's values.

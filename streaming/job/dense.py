@@ -6,9 +6,9 @@ common fields (``type``, ``ts``, ``group``, the key, the topic) are checked by
 
 1. **The shape** (a broken one rejects the whole record, reason in ``rejected_events``):
    ``partitions``, ``committed_offsets`` and ``end_offsets`` are JSON arrays, ``no_commit`` and
-   ``log_start_offsets`` are absent, null or arrays, all of one length, and that length is not 0.
-   Unequal lengths leave no way to tell which offset belongs to which partition, so no entry can be
-   trusted.
+   ``log_start_offsets`` are absent, null or arrays, all of one length, and that length is not
+   0. Unequal lengths leave no way to tell which offset belongs to which partition, so no entry
+   can be trusted.
 2. **Each entry** i (``partitions[i]``, ``committed_offsets[i]``, ``end_offsets[i]``,
    ``no_commit[i]``) by the ``lag`` event's rules: a partition an integer in 0..2^31-1, offsets
    integers in 0..2^63-1 with the end at or above the committed one, ``no_commit`` a boolean or
@@ -61,8 +61,8 @@ NAMES = {"partitions": "partition", "committed_offsets": "committed_offset",
 """Each array and what one entry of it is called (as in a ``lag`` event)."""
 HOT_KINDS = {"partitions": "ARRAY<BIGINT>", "committed_offsets": "ARRAY<BIGINT>",
              "end_offsets": "ARRAY<BIGINT>"}
-"""The kinds of a record of integers only (``schema_of_variant``; a null entry shows as well, and is
-caught)."""
+"""The kinds of a record of integers only (``schema_of_variant``; a null entry shows as well,
+and is caught)."""
 _COMMON = {"type": "STRING", "ts": "BIGINT", "group": "STRING", "topic": "STRING"}
 HOT_SHAPES = tuple(_COMMON | HOT_KINDS | flags | starts
                    for flags in ({}, {"no_commit": "ARRAY<BOOLEAN>"})
@@ -72,8 +72,8 @@ HOT_SHAPES = tuple(_COMMON | HOT_KINDS | flags | starts
 
 
 Arrays = Callable[[str], Column]
-"""A walked record's arrays by name (``partitions``, ..., ``no_commit``, ``log_start_offsets``), as
-VARIANTs."""
+"""A walked record's arrays by name (``partitions``, ..., ``no_commit``,
+``log_start_offsets``), as VARIANTs."""
 
 
 def _c(name: str) -> Column:
@@ -198,10 +198,10 @@ def ordered(high: Column, low: Column, exact: Column, read_ahead: Column) -> Col
 def _no_null_nor_negative(x: Column) -> Column:
     """Every entry of the non-empty array ``x`` is a number >= 0 (null or false otherwise).
 
-    Without a lambda (``array_compact`` is one, interpreted per entry: ~15 us a 100-entry array):
-    ``arrays_overlap`` with ``[-1]`` is null exactly when ``x`` holds a null and no -1, true when it
-    holds a -1, and ``array_min`` (which skips nulls) rules out every negative entry, -1
-    included."""
+    Without a lambda (``array_compact`` is one, interpreted per entry: ~15 us a 100-entry
+    array): ``arrays_overlap`` with ``[-1]`` is null exactly when ``x`` holds a null and no -1,
+    true when it holds a -1, and ``array_min`` (which skips nulls) rules out every negative
+    entry, -1 included."""
     no_null = F.arrays_overlap(x, F.array(F.lit(-1).cast("bigint"))).isNotNull()
     return no_null & (F.array_min(x) >= 0)
 
@@ -244,8 +244,8 @@ def _entry_reason(i: Column, prev: Column, nxt: Column, arrays: Arrays) -> Colum
 
 
 def _walk(arrays: Arrays) -> Column:
-    """The entries in partition order (non-integers first) as (i: entry index, r: reason or
-    null)."""
+    """The entries in partition order (non-integers first) as (i: entry index, r:
+    reason or null)."""
     n = _c("n")
     ints = _c("partitions")
 

@@ -46,8 +46,8 @@ UNSUPPORTED = "Unsupported table features"
 
 
 class DriverAppender:
-    """Appends Arrow tables to local Delta tables; one per job, keeping each table open between
-    batches."""
+    """Appends Arrow tables to local Delta tables; one per job, keeping each table
+    open between batches."""
 
     def __init__(self, auto_compact: bool) -> None:
         self.auto_compact = auto_compact

@@ -1,7 +1,7 @@
 """A record's top-level fields as columns, read once per record so that no rule of
-:mod:`streaming.job.validate` looks a field up again: ``k_<name>``, the field's JSON type as
-``schema_of_variant`` names it (:func:`k`), and ``x_<name>``, its value when the type is right
-(:func:`x`).
+:mod:`streaming.job.validate` looks a field up again: ``k_<name>``, the field's JSON type
+as ``schema_of_variant`` names it (:func:`k`), and ``x_<name>``, its value when the type
+is right (:func:`x`).
 
 The hot path, a lag event of exactly the collector's shape, is recognised from the schema of the
 whole object (one call) and its values come from one cast to a struct; a record a fast path read
@@ -47,8 +47,8 @@ def x(name: str) -> Column:
 
 
 def with_fields(df: DataFrame) -> DataFrame:
-    """Adds the top-level field columns; ``members``/``partitions`` as arrays of VARIANTs (metadata
-    only)."""
+    """Adds the top-level field columns; ``members``/``partitions`` as arrays of
+    VARIANTs (metadata only)."""
     canonical = F.col("canonical")
     df = df.select("*", F.schema_of_variant("v").alias("shape"),
                    vf.get("v", "$", _VALUES).alias("values"))

@@ -157,8 +157,8 @@ class ProgressPrinter(StreamingQueryListener):
 def start(spark: SparkSession, cfg: Config, available_now: bool = False,
           checkpoint: str | None = None,
           lease: Lease | None = None) -> tuple[StreamingQuery, ProgressPrinter]:
-    """Start the query. Without ``lease`` it takes the checkpoint's own, given back when the query
-    ends."""
+    """Start the query. Without ``lease`` it takes the checkpoint's own, given back when
+    the query ends."""
     checkpoint = checkpoint or cfg.checkpoint_path(CHECKPOINT)
     own = lease is None
     lease = lease or Lease(spark, checkpoint, cfg.job.lease_timeout_s).acquire()
@@ -204,15 +204,15 @@ def run(spark: SparkSession, cfg: Config, available_now: bool = False,
         checkpoint: str | None = None, stop: threading.Event | None = None,
         now: threading.Event | None = None,
         totals: Totals | None = None) -> list[dict]:
-    """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set; return
-    the last :data:`RECENT_LINES` progress lines (``totals``, when given, counts every completed
-    batch).
+    """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set;
+    return the last :data:`RECENT_LINES` progress lines (``totals``, when given, counts
+    every completed batch).
 
-    ``stop`` stops the query at the next batch boundary, waiting at most ``job.stop_grace_s`` for
-    the running batch (``now`` set: at once). A failure that can heal (a broker outage) restarts the
-    query from its checkpoint after a backoff; one that cannot, or ``job.max_restarts`` in a row
-    without a completed batch, raises a ``RebalancerError``. The lease is given back however it
-    ends."""
+    ``stop`` stops the query at the next batch boundary, waiting at most ``job.stop_grace_s``
+    for the running batch (``now`` set: at once). A failure that can heal (a broker outage)
+    restarts the query from its checkpoint after a backoff; one that cannot, or
+    ``job.max_restarts`` in a row without a completed batch, raises a ``RebalancerError``. The
+    lease is given back however it ends."""
     stop = stop or threading.Event()
     now = now or threading.Event()
     totals = totals if totals is not None else Totals()

@@ -11,9 +11,9 @@ re-sends the same ``recommendation_id``.
 Every recommendation goes to Delta with its ``mode``; only those of mode ``auto`` (status ``auto``)
 and ``approve`` (status ``proposed``) go to the feed: ``observe`` never publishes.
 
-Each batch first checks that both tables are still Delta tables (an append would silently create a
-new one) and that this job still holds the checkpoint's lease; either failing stops the job (see
-supervisor.py).
+Each batch first checks that both tables are still Delta tables (an append would silently
+create a new one) and that this job still holds the checkpoint's lease; either failing stops
+the job (see supervisor.py).
 
 Fault points for the chaos tests (``REBALANCER_FAULT``, see faults.py) at the batch's start and end,
 around each Delta commit and around the feed write; unset, nothing happens.
@@ -54,8 +54,8 @@ log = logging.getLogger(__name__)
 FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip",
                           "kafka.max.request.size": str(16 * 1024 * 1024)}
 PUBLISHED_MODES = (APPROVE, AUTO)
-"""Modes whose recommendations go to the trigger feed (approve as proposals); observe only to
-Delta."""
+"""Modes whose recommendations go to the trigger feed (approve as proposals); observe
+only to Delta."""
 # recommendation columns the metrics read
 # (streaming.exporter.metrics.JobMetrics.observe_recommendations)
 METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag",
@@ -80,9 +80,9 @@ class BatchWriter:
         """a :class:`streaming.exporter.metrics.JobMetrics`, or None (metrics off)."""
         self.counts: dict[int, tuple[int, int]] = {}
         self.spent: dict[int, dict[str, int]] = {}
-        """batch id -> ms per phase of the write: ``check`` (tables and lease), ``compute`` (the
-        batch itself: Kafka read, validation, the stateful step), ``delta`` (both appends),
-        ``feed``."""
+        """batch id -> ms per phase of the write: ``check`` (tables and lease),
+        ``compute`` (the batch itself: Kafka read, validation, the stateful step),
+        ``delta`` (both appends), ``feed``."""
         self.driver = (DriverAppender(cfg.maintenance.auto_compact)
                        if cfg.job.delta_writer == "auto" else None)
         self.retention = Retention(cfg)
@@ -138,8 +138,8 @@ class BatchWriter:
         faults.hit("batch:end", batch_id)
 
     def _observe(self, batch: DataFrame, n_recs: int, n_rejected: int) -> None:
-        """The batch's figures to the metrics, once its writes are done (small collects of what it
-        wrote)."""
+        """The batch's figures to the metrics, once its writes are done (small collects of
+        what it wrote)."""
         try:
             if n_rejected:
                 reason = F.get_json_object("rejected", "$.reason").alias("reason")

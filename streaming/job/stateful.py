@@ -37,9 +37,9 @@ that made them, as above), and the call's other rows (rejected ones) in :func:`o
 pyspark's own conversion then repeats one that already succeeded (Arrow's own values convert to
 themselves), so no value can fail the task, and the query, after the function.
 
-A row rejected here carries the event re-encoded from its parsed fields as ``raw_value`` and its
-source (topic from its type, partition, offset); its ``kafka_ts`` is null
-(:mod:`streaming.job.rejection`).
+A row rejected here carries the event re-encoded from its parsed fields as
+``raw_value`` and its source (topic from its type, partition, offset); its ``kafka_ts``
+is null (:mod:`streaming.job.rejection`).
 """
 
 from __future__ import annotations
@@ -123,11 +123,11 @@ class Step:
 def make_update(policy: PolicySettings, timeout_ms: int,
                 version_floors: dict[str, int] | None = None, *,
                 lag_topic: str = "rebalancer.lag", metadata_topic: str = "rebalancer.metadata"):
-    """The update function keyed by group (``job.state_buckets = 0``): one call per group per batch,
-    the group's state in Spark's GroupState. ``lag_topic``/``metadata_topic`` name the source topic
-    of rows rejected here; pyspark's conversion settings are the active session's, read here on the
-    driver. :mod:`streaming.job.buckets` keys by buckets of groups around the same
-    :func:`apply_group`."""
+    """The update function keyed by group (``job.state_buckets = 0``): one call per group per
+    batch, the group's state in Spark's GroupState. ``lag_topic``/``metadata_topic`` name the
+    source topic of rows rejected here; pyspark's conversion settings are the active
+    session's, read here on the driver. :mod:`streaming.job.buckets` keys by buckets of groups
+    around the same :func:`apply_group`."""
     return update_function(Context(policy, timeout_ms, dict(version_floors or {}), lag_topic,
                                    metadata_topic, convert.Options.of_session()))
 
@@ -228,8 +228,8 @@ def read_columns(chunks: Iterable[pd.DataFrame],
 
     if len(chunks) == 1:
         return {c: column(chunks[0], c) for c in names}
-    # column by column: pd.concat checks every value of an all-null object column (detail, for lag
-    # rows)
+    # column by column: pd.concat checks every value of an all-null object column (detail,
+    # for lag rows)
     return {c: np.concatenate([column(chunk, c) for chunk in chunks]) for c in names}
 
 
@@ -285,8 +285,8 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
         recs = [{"kind": "recommendation", **rec.to_row()}
                 for rec in process(gs, events, ctx.policy)]
         if recs:
-            # converted before the state is kept: rows pyspark would refuse reject the group
-            # instead
+            # converted before the state is kept: rows pyspark would refuse reject
+            # the group instead
             rows += convert.converted(recs, ctx.arrow)
         return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
     except Exception:
@@ -330,8 +330,8 @@ def state_of(group: str, blob: bytes | None, ctx: Context) -> GroupState:
 
 
 def kept_timeout(blob: bytes, timeout_ms: int, watermark: int) -> int:
-    """The timeout of a state a failed call left as it was: it must still be set again, or it is
-    cleared."""
+    """The timeout of a state a failed call left as it was: it must still be set again, or
+    it is cleared."""
     try:
         return max(GroupState.from_bytes(blob).last_ts + timeout_ms, watermark + 1)
     except Exception:  # unreadable: give it the full timeout from now

@@ -29,10 +29,10 @@ read once into columns by :mod:`streaming.job.field_columns`:
 - members: ``generation`` in -1..2**31-1, ``protocol`` a string or null, ``members`` a list of
   objects with a non-empty string ``member_id`` (unique in a whole event), optional string
   ids/host/rack, ``topics`` legal topic names, ``assigned`` entries ``[topic, partition]``;
-- partitions: ``topic``, ``partitions`` a list of objects with ``partition`` in 0..2**31-1 (unique,
-  and exactly 0..n-1 in a whole event: downstream the list is a partition count), ``leader`` a
-  broker id or null, ``replicas`` broker ids (no null), ``replica_racks`` strings or null, one per
-  replica;
+- partitions: ``topic``, ``partitions`` a list of objects with ``partition`` in 0..2**31-1
+  (unique, and exactly 0..n-1 in a whole event: downstream the list is a partition count),
+  ``leader`` a broker id or null, ``replicas`` broker ids (no null), ``replica_racks`` strings or
+  null, one per replica;
 - ``part``/``parts`` of a split metadata event (:mod:`streaming.contracts.event_parts`) integers
   with ``0 <= part < parts <= MAX_PARTS``;
 - last, a lag event from the lag topic, a metadata event from the metadata topic (a row's type gives
@@ -62,8 +62,8 @@ from streaming.state.ingest import LOG_STARTS, READINGS
 INT_MAX = 2**31 - 1
 MAX_GROUP_CHARS = 32767  # a Kafka protocol STRING: int16 length
 RAW_VALUE_CHARS = 1000
-"""``raw_value`` of a rejected record keeps the first 1,000 characters of the value (invalid UTF-8
-replaced)."""
+"""``raw_value`` of a rejected record keeps the first 1,000 characters of the value
+(invalid UTF-8 replaced)."""
 
 # a JSON string, escapes included; possessive, so a long value cannot make the regex backtrack
 _JSON_STRING = r'(?s)"(?:[^"\\]|\\.)*+"'
@@ -81,12 +81,12 @@ validation and for a record without a Kafka timestamp)."""
 
 
 def _lag_rules(topic: Column) -> Column:
-    """The first rule a ``lag`` event breaks (``topic``: its topic field's own rule), null when
-    none."""
+    """The first rule a ``lag`` event breaks (``topic``: its topic field's own rule),
+    null when none."""
     return F.when(x("type") == LAG, F.coalesce(
         topic,
-        # a canonical topic's characters and length are proven by the regex (translate is costly per
-        # record)
+        # a canonical topic's characters and length are proven by the regex (translate is
+        # costly per record)
         F.when(F.when(F.col("canonical"), x("topic").isin(".", ".."))
                .otherwise(~vf.is_topic_name(x("topic"))), F.lit("invalid topic name")),
         field("partition", "an integer", x("partition").isNotNull()),
@@ -121,15 +121,15 @@ def _type_rules() -> Column:
 
 
 def _trailing(value_str: Column) -> Column:
-    """True when something other than whitespace follows the root object (which parsed as a
-    VARIANT).
+    """True when something other than whitespace follows the root object (which parsed
+    as a VARIANT).
 
-    The parsers ignore what follows the root value, so: with JSON strings blanked out to ``s``, the
-    text must end in ``}``, and hold no more ``}`` than the object itself (its canonical form,
-    strings blanked alike). Trailing text that ends in ``}`` has a ``}`` of its own outside any
-    string, so it adds one; anything else does not end in ``}``. Exact; and a text whose only ``}``
-    is its last character (every lag event) is the object alone, which is decided without a
-    regex."""
+    The parsers ignore what follows the root value, so: with JSON strings blanked out to ``s``,
+    the text must end in ``}``, and hold no more ``}`` than the object itself (its canonical
+    form, strings blanked alike). Trailing text that ends in ``}`` has a ``}`` of its own
+    outside any string, so it adds one; anything else does not end in ``}``. Exact; and a text
+    whose only ``}`` is its last character (every lag event) is the object alone, which is
+    decided without a regex."""
     def closing(s: Column) -> Column:
         return F.length(s) - F.length(F.replace(s, F.lit("}"), F.lit("")))
 
@@ -144,8 +144,8 @@ def _trailing(value_str: Column) -> Column:
 
 
 def _read_fast() -> Column:
-    """Read by a fast path (:mod:`streaming.job.canonical`): the text is proven JSON, the object
-    alone."""
+    """Read by a fast path (:mod:`streaming.job.canonical`): the text is proven JSON,
+    the object alone."""
     return F.col("canonical") | F.col("exact_dense")
 
 
@@ -261,8 +261,8 @@ def _narrow(checked: DataFrame) -> DataFrame:
         F.when(ok, x("group"))
         .otherwise(F.coalesce(x("group"), key_text, F.lit(""))).alias("group"),
         F.when(ok, x("type")).alias("type"),
-        # never null, so pandas keeps these columns int64, exact to 2**63-1 (with nulls: float64,
-        # rounded)
+        # never null, so pandas keeps these columns int64, exact to 2**63-1 (with
+        # nulls: float64, rounded)
         F.when(ok, x("ts")).otherwise(F.lit(0).cast("bigint")).alias("ts"),
         event_time.column(x("ts"), ok).alias("event_time"),
         F.when(ok, x("topic")).alias("topic"),

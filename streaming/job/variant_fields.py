@@ -41,8 +41,8 @@ def is_int(v: Column | str, path: str, lo: int, hi: int) -> Column:
 
 
 def is_long(v: Column | str, path: str) -> Column:
-    """The field is an integer that fits a LONG (2**63 is a DECIMAL, 1000.0 a DECIMAL, 1e400 a
-    DOUBLE)."""
+    """The field is an integer that fits a LONG (2**63 is a DECIMAL, 1000.0 a DECIMAL,
+    1e400 a DOUBLE)."""
     return F.coalesce(kind(v, path) == "BIGINT", F.lit(False))
 
 

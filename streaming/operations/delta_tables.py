@@ -1,5 +1,5 @@
-"""The job's Delta tables at start: created once, checked every other time, never silently
-recreated.
+"""The job's Delta tables at start: created once, checked every other time,
+never silently recreated.
 
 - no checkpoint batches and no table: the table is created (schema, Change Data Feed on
   recommendations, and the upkeep properties of :func:`table_properties`: log and deleted-file
@@ -11,21 +11,21 @@ recreated.
   when nothing else differs; columns whose type changed since (``contracts.tables.OLDER_TYPES``: the
   figures in records, DOUBLE then, BIGINT now) keep their older type, and every append of the run
   casts to it (:data:`KEPT_TYPES`);
-- a table with other columns or types, not a Delta table, or recommendations without the Change Data
-  Feed: stops with what differs (every batch would fail, or consumers of the feed would miss
-  changes).
+- a table with other columns or types, not a Delta table, or recommendations without the
+  Change Data Feed: stops with what differs (every batch would fail, or consumers of the feed
+  would miss changes).
 
-Also the per-group version floors (:func:`version_floors`): versions, and the recommendation ids
-derived from them, continue after the highest already in the table, whatever happened to the
-checkpoint.
+Also the per-group version floors (:func:`version_floors`): versions, and the
+recommendation ids derived from them, continue after the highest already in the table,
+whatever happened to the checkpoint.
 
 Upkeep (``rebalancer maintain``): :func:`optimize` compacts the small files every micro-batch
 leaves, :func:`expire_rejected` and :func:`expire_recommendations` delete rows older than their
 retention windows (each group's latest recommendation stays), :func:`vacuum` removes the files no
 table version within the retention still references. Each runs beside the job's appends:
-:func:`retry_conflicts` runs it again when Delta refuses its commit for a concurrent one (a DELETE
-that read the rows an append then added to, an OPTIMIZE whose files the job's own compaction removed
-first).
+:func:`retry_conflicts` runs it again when Delta refuses its commit for a concurrent one (a
+DELETE that read the rows an append then added to, an OPTIMIZE whose files the job's own
+compaction removed first).
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ CONFLICT_ATTEMPTS = 6
 s, far longer than a batch's append, which is what the step races)."""
 TABLES = ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True), (REJECTED, REJECTED_DDL, False))
 KEPT_TYPES: dict[str, dict[str, str]] = {}
-"""table location -> column -> the older type it keeps (``contracts.tables.OLDER_TYPES``); filled by
-:func:`prepare` when the job starts, read by every append of the run
-(:mod:`streaming.job.sinks`)."""
+"""table location -> column -> the older type it keeps
+(``contracts.tables.OLDER_TYPES``); filled by :func:`prepare` when the job starts, read
+by every append of the run (:mod:`streaming.job.sinks`)."""
 
 
 def checkpoint_committed(spark: SparkSession, checkpoint: str) -> bool:
@@ -85,8 +85,8 @@ def schema_differences(expected: StructType, actual: StructType) -> list[str]:
 
 
 def is_delta_table(spark: SparkSession, location: str) -> bool:
-    """Cheap (one file-system call, no Delta log cache): the table's ``_delta_log`` folder
-    exists."""
+    """Cheap (one file-system call, no Delta log cache): the table's
+    ``_delta_log`` folder exists."""
     return hfs.exists(spark, location, "_delta_log")
 
 
@@ -108,8 +108,8 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
                     "new checkpoint (--checkpoint) to rebuild it from the topics")
             props = ", ".join(f"{k} = '{v}'" for k, v in table_properties(cfg, cdf).items())
             props = f" TBLPROPERTIES ({props})"
-            # no IF NOT EXISTS: a table appearing in between is another writer, and must not pass
-            # silently
+            # no IF NOT EXISTS: a table appearing in between is another writer, and must
+            # not pass silently
             spark.sql(f"CREATE TABLE delta.`{location}` ({ddl}) USING DELTA{props}")
             log.info("created table %s at %s", name, location)
             created.add(name)
@@ -209,8 +209,8 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str,
 # -- upkeep ----------------------------------------------------------------------------------------
 
 def table_properties(cfg: Config, cdf: bool) -> dict[str, str]:
-    """Delta properties the job's tables are created with (``maintain`` sets them on older
-    tables)."""
+    """Delta properties the job's tables are created with (``maintain`` sets them
+    on older tables)."""
     m = cfg.maintenance
     props = {"delta.logRetentionDuration": m.log_retention,
              "delta.deletedFileRetentionDuration": m.deleted_file_retention,

@@ -1,5 +1,5 @@
-"""Named crash points: SIGKILL the job at one I/O step of its start-up or of a batch (chaos tests
-only).
+"""Named crash points: SIGKILL the job at one I/O step of its start-up or of a batch
+(chaos tests only).
 
 ``REBALANCER_FAULT=<point>[@<n>]`` arms one point of :data:`POINTS`. A point reached with a batch id
 (the steps of ``foreachBatch`` and the Delta commits) fires in batch ``n``; any other point fires at
@@ -58,8 +58,8 @@ class Fault:
 
 
 def parse(value: str | None) -> Fault | None:
-    """The armed fault of ``REBALANCER_FAULT``'s value, or None; raises ValueError on an unknown
-    point."""
+    """The armed fault of ``REBALANCER_FAULT``'s value, or None; raises ValueError on
+    an unknown point."""
     if not value:
         return None
     armed, _, hold = value.strip().partition("~")
@@ -74,8 +74,8 @@ _hits: dict[str, int] = {}
 
 
 def should_fire(fault: Fault | None, point: str, batch: int | None, hits: dict[str, int]) -> bool:
-    """Whether ``point`` reached (in ``batch``, if it has one) fires ``fault``; counts the hit in
-    ``hits``."""
+    """Whether ``point`` reached (in ``batch``, if it has one) fires ``fault``; counts the
+    hit in ``hits``."""
     if fault is None or fault.point != point:
         return False
     if batch is not None and fault.n is not None:
@@ -103,8 +103,8 @@ def hit(point: str, batch: int | None = None) -> None:
 
 
 def job_group() -> int:
-    """The driver's process group: this process's, unless an ancestor is the JVM (a Python
-    worker)."""
+    """The driver's process group: this process's, unless an ancestor is the JVM
+    (a Python worker)."""
     pid = os.getpid()
     while pid > 1:
         try:
@@ -121,8 +121,8 @@ def job_group() -> int:
 
 
 def in_worker(update):
-    """``update`` (the stateful step's function) with the ``stateful`` point at its start, when
-    armed."""
+    """``update`` (the stateful step's function) with the ``stateful`` point at its
+    start, when armed."""
     if _armed is None or _armed.point != "stateful":
         return update
 

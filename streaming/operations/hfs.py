@@ -67,8 +67,8 @@ def read_text(spark: SparkSession, location: str, *children: str) -> str | None:
 
 
 def write_text(spark: SparkSession, location: str, name: str, text: str, overwrite: bool) -> bool:
-    """Write ``location/name`` whole or not at all; with ``overwrite`` False, return False if it
-    exists.
+    """Write ``location/name`` whole or not at all; with ``overwrite`` False, return False
+    if it exists.
 
     The text goes to a hidden temporary file in the same folder (``.name.<uuid>.tmp``: Spark and
     :func:`has_files` ignore it), which is then moved into place, so a kill at any moment leaves the
@@ -128,8 +128,8 @@ def _place_local(fs: Any, tmp: Any, path: Any, overwrite: bool) -> bool:
 
 
 def _place(spark: SparkSession, tmp: Any, path: Any, overwrite: bool) -> bool:
-    """Rename ``tmp`` to ``path`` through Hadoop: replacing it, or only when it does not exist (else
-    False)."""
+    """Rename ``tmp`` to ``path`` through Hadoop: replacing it, or only when it does not
+    exist (else False)."""
     jvm_ = jvm(spark)
     rename = jvm_.org.apache.hadoop.fs.Options.Rename
     gateway = spark.sparkContext._gateway
@@ -149,8 +149,8 @@ def _place(spark: SparkSession, tmp: Any, path: Any, overwrite: bool) -> bool:
 
 
 def _drop_leftovers(spark: SparkSession, fs: Any, path: Any) -> None:
-    """Delete temporary files of ``path`` that a killed writer left (an old run's: the lease is
-    held)."""
+    """Delete temporary files of ``path`` that a killed writer left (an old run's: the
+    lease is held)."""
     pattern = jvm(spark).org.apache.hadoop.fs.Path(path.getParent(), f".{path.getName()}.*.tmp")
     for status in fs.globStatus(pattern) or []:
         fs.delete(status.getPath(), False)
@@ -162,8 +162,8 @@ def delete(spark: SparkSession, location: str, name: str) -> None:
 
 
 def modified_ms(spark: SparkSession, location: str, name: str) -> int | None:
-    """The file's modification time (the store's clock, ms since the epoch), or None when it is
-    absent."""
+    """The file's modification time (the store's clock, ms since the epoch), or None when
+    it is absent."""
     fs, path = _fs_path(spark, location, name)
     if not fs.exists(path):
         return None

@@ -116,8 +116,8 @@ class Lease:
         return hfs.write_text(self.spark, self.checkpoint, LEASE_FILE, body, overwrite=overwrite)
 
     def acquire(self, active: Callable[[], bool] = lambda: True) -> Lease:
-        """Take the lease or raise :class:`JobError` naming its holder; then keep it fresh while
-        ``active()``."""
+        """Take the lease or raise :class:`JobError` naming its holder; then keep it
+        fresh while ``active()``."""
         holder = self._read()
         state = holder_state(holder, hfs.modified_ms(self.spark, self.checkpoint, LEASE_FILE),
                              int(time.time() * 1000), self.timeout_s, self.me["host"],
@@ -143,8 +143,8 @@ class Lease:
         return self
 
     def check(self) -> None:
-        """Raise :class:`JobError` unless the lease file still names this run (called at every
-        batch)."""
+        """Raise :class:`JobError` unless the lease file still names this run (called
+        at every batch)."""
         holder = self._read()
         for _ in range(5):  # a refresh in flight can leave the file empty or absent for a moment
             if holder is not None and holder.get("run_id") != UNREADABLE:
@@ -157,8 +157,8 @@ class Lease:
                            "that only one job writes")
 
     def keep_fresh(self, active: Callable[[], bool]) -> None:
-        """Rewrite the lease every timeout/4 from a daemon thread until ``active()`` turns false or
-        release."""
+        """Rewrite the lease every timeout/4 from a daemon thread until ``active()`` turns
+        false or release."""
         self._active = active
         if self._thread is not None:
             return

@@ -72,9 +72,9 @@ def sweep(table: Path) -> int:
 
 
 def expire_log(table: Path) -> bool:
-    """Checkpoint the local table at ``table`` when commits came since its last checkpoint, then
-    delete the log entries its ``delta.logRetentionDuration`` has expired; whether a checkpoint was
-    written.
+    """Checkpoint the local table at ``table`` when commits came since its last checkpoint,
+    then delete the log entries its ``delta.logRetentionDuration`` has expired; whether a
+    checkpoint was written.
 
     delta-rs cleans the log only when it writes a checkpoint of its own, every
     ``delta.checkpointInterval`` commits (100): a table that commits a few times a minute

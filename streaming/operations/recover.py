@@ -1,5 +1,5 @@
-"""Side files rebuilt from the Delta tables' logs: the checkpoint's Delta app id and its version
-floors.
+"""Side files rebuilt from the Delta tables' logs: the checkpoint's Delta app id and
+its version floors.
 
 The job's side files are written whole or not at all (:func:`streaming.operations.hfs.write_text`),
 but a file left empty by an older release, damaged, or lost must not stop the job for good, nor
@@ -54,8 +54,8 @@ class Txn:
 
 
 def parse_floors(text: str | None) -> dict[str, int] | None:
-    """The floors of a floors file's text, or None when it is empty or not a JSON object of
-    integers."""
+    """The floors of a floors file's text, or None when it is empty or not a JSON
+    object of integers."""
     try:
         value = json.loads(text or "")
     except ValueError:

@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 def row_retention(m: MaintenanceSettings, rejected_days: float | None = None
                   ) -> tuple[tuple[str, float, Callable[[SparkSession, str, float], int]], ...]:
     """(table, retention in days, the function that deletes past it) of both tables;
-    ``rejected_days`` in place of ``maintenance.rejected_retention_days`` (``rebalancer maintain
-    --retention-days``)."""
+    ``rejected_days`` in place of ``maintenance.rejected_retention_days``
+    (``rebalancer maintain --retention-days``)."""
     rejected = m.rejected_retention_days if rejected_days is None else rejected_days
     return ((RECOMMENDATIONS, m.recommendations_retention_days,
              delta_tables.expire_recommendations),

@@ -1,5 +1,5 @@
-"""Stopping the job on a signal: at a batch boundary, within a grace period, with one line saying
-so.
+"""Stopping the job on a signal: at a batch boundary, within a grace period, with one
+line saying so.
 
 ``rebalancer run`` is stopped by SIGTERM (Kubernetes, systemd) or by Ctrl-C (SIGINT to the
 terminal's foreground process group), and alike by SIGHUP (its terminal closed, a supervisor's

@@ -25,9 +25,9 @@ from streaming.state.errors import UNREADABLE
 
 log = logging.getLogger(__name__)
 
-# Text of failures that a restart cannot fix. A Python exception raised in foreachBatch reaches the
-# driver as a StreamingQueryException whose message carries the Python traceback, hence the class
-# names.
+# Text of failures that a restart cannot fix. A Python exception raised in foreachBatch
+# reaches the driver as a StreamingQueryException whose message carries the Python traceback,
+# hence the class names.
 FATAL_MARKERS = (
     "JobError", "ConfigError", "AnalysisException",
     "org.apache.kafka.common.config.ConfigException",
@@ -40,9 +40,9 @@ FATAL_MARKERS = (
 
 @dataclass(frozen=True)
 class Attempt:
-    """How one run of the query ended: ``error`` None when it stopped cleanly (available-now
-    drained, or stopped); ``progressed`` when at least one batch with input completed during the
-    run."""
+    """How one run of the query ended: ``error`` None when it stopped cleanly
+    (available-now drained, or stopped); ``progressed`` when at least one batch with input
+    completed during the run."""
 
     error: BaseException | None
     progressed: bool
@@ -101,10 +101,10 @@ def supervise(
 ) -> int:
     """Run attempts until one ends cleanly or ``stopped()``; return how many restarts it took.
 
-    ``run_attempt`` starts the query and waits for its end; an exception it raises (a failed start)
-    counts as a failed attempt without progress. Raises :class:`JobError` (or the fatal error itself
-    when it is ours) on a fatal error or after ``max_restarts`` consecutive failures without
-    progress."""
+    ``run_attempt`` starts the query and waits for its end; an exception it raises (a failed
+    start) counts as a failed attempt without progress. Raises :class:`JobError` (or the fatal
+    error itself when it is ours) on a fatal error or after ``max_restarts`` consecutive
+    failures without progress."""
     secrets = list(secrets)
     failures = 0  # consecutive, without a completed batch
     restarts = 0

@@ -8,7 +8,7 @@
 - ``lag_seconds``: each member's time to catch up, a recommendation's before/after figures and its
   lag's age.
 
-The metadata triggers (membership, partition count, rack set) are detected where the state changes
-(:mod:`streaming.state.changes`), and stuck partitions where their lag is kept
-(:func:`streaming.lag.rules.stuck_mask`).
+The metadata triggers (membership, partition count, rack set) are detected where the
+state changes (:mod:`streaming.state.changes`), and stuck partitions where their lag
+is kept (:func:`streaming.lag.rules.stuck_mask`).
 """

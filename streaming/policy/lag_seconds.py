@@ -24,12 +24,12 @@ records/s in all; C1 owns two with 100 each and consumes 40/s, so it keeps up (2
 behind, so both members are taken at 100/s: before, max(17,000, 200) / 100 = 170 s; after a split
 9,100 / 8,100, 91 s.
 
-``after`` can equal or exceed ``before`` while the max member lag in records drops: the records
-count stuck partitions and the seconds do not. A member holding one lagging partition and one stuck
-one gives the lagging one to a member that keeps up: in records its max drops by the stuck lag; in
-seconds the lagging partition takes as long as before (at the same reference rate) plus the new
-owner's own lag (docs/operating.md's metrics example,
-``tests/unit/streaming/policy/test_skew_on_seconds.py``).
+``after`` can equal or exceed ``before`` while the max member lag in records drops: the
+records count stuck partitions and the seconds do not. A member holding one lagging
+partition and one stuck one gives the lagging one to a member that keeps up: in records
+its max drops by the stuck lag; in seconds the lagging partition takes as long as
+before (at the same reference rate) plus the new owner's own lag (docs/operating.md's
+metrics example, ``tests/unit/streaming/policy/test_skew_on_seconds.py``).
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ class LagSeconds(NamedTuple):
 
 
 class MemberLag(NamedTuple):
-    """Per member (by index): lag in records (stuck partitions left out) and the rate it is divided
-    by."""
+    """Per member (by index): lag in records (stuck partitions left out) and the rate it
+    is divided by."""
 
     lag: np.ndarray
     capacity: np.ndarray
@@ -80,8 +80,8 @@ _UNREAD = object()
 
 
 class LagPass:
-    """One observation's read of the group's lag history, each topic's arrays computed on first
-    use."""
+    """One observation's read of the group's lag history, each topic's arrays computed
+    on first use."""
 
     def __init__(self, state: GroupState, stuck_after: int) -> None:
         self.hist = state.lag
@@ -140,8 +140,8 @@ def member_lag(lp: LagPass, by_topic: ByTopic, count: int) -> np.ndarray:
 
 
 def members(lp: LagPass, by_topic: ByTopic, ids: Sequence[str]) -> MemberLag:
-    """Per member (``ids``, by index) under ``by_topic`` (the current assignment): lag and
-    capacity."""
+    """Per member (``ids``, by index) under ``by_topic`` (the current assignment):
+    lag and capacity."""
     count = len(ids)
     lag = np.zeros(count)
     rate = np.zeros(count)
@@ -162,8 +162,8 @@ def members(lp: LagPass, by_topic: ByTopic, ids: Sequence[str]) -> MemberLag:
 
 
 def _max(values: np.ndarray) -> float:
-    """The max; inf if any is inf, else nan if any is unknown (the max could be that one), 0 for no
-    value."""
+    """The max; inf if any is inf, else nan if any is unknown (the max could be that one), 0
+    for no value."""
     if not len(values):
         return 0.0
     if np.isinf(values).any():
@@ -193,8 +193,8 @@ def figures(state: GroupState, ids: Sequence[str], current: Mapping[str, Sequenc
 
 def by_topic(assignment: Mapping[str, Sequence[tuple[str, int]]], index: Mapping[str, int]
              ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """topic -> (partitions, member indexes) of ``assignment`` (members not in ``index`` left
-    out)."""
+    """topic -> (partitions, member indexes) of ``assignment`` (members not in
+    ``index`` left out)."""
     out: dict[str, tuple[list[int], list[int]]] = {}
     for member, tps in assignment.items():
         i = index.get(member)

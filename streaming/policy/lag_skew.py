@@ -1,5 +1,5 @@
-"""Lag skew: the current assignment leaves one member with far more lag than the others, for long
-enough.
+"""Lag skew: the current assignment leaves one member with far more lag than the others,
+for long enough.
 
 Four conditions, all required:
 
@@ -11,22 +11,22 @@ Four conditions, all required:
    (a fraction), checked by ``decide`` once the assignor has run;
 4. a stuck partition's lag is left out of the skew reading: moving it would not help.
 
-Example (threshold 1.5, N = 3): C0 holds 9,000 records of lag, C1 holds 1,000; imbalance 1.8. After
-three polls in a row at 1.8 the streak reaches 3 and ``balanced`` proposes a split with max 5,200
-(-42%), so a recommendation is made. A one-poll spike to 1.8 followed by 1.1 resets the streak:
-nothing.
+Example (threshold 1.5, N = 3): C0 holds 9,000 records of lag, C1 holds 1,000; imbalance 1.8.
+After three polls in a row at 1.8 the streak reaches 3 and ``balanced`` proposes a split with
+max 5,200 (-42%), so a recommendation is made. A one-poll spike to 1.8 followed by 1.1 resets
+the streak: nothing.
 
-**Records or seconds** (``policy.skew_on``). Members consume at different rates, so the same records
-can mean very different waits: C0 is 10,000 records behind and consumes 1,000/s (10 s to catch up),
-C1 is 2,000 behind at 20/s (100 s). Records make C0 the heavy member (10,000 / mean 6,000: 1.67),
-and a rebalance would take lag off the one that is done in 10 s; seconds make it C1 (100 s / mean 55
-s: 1.82), the one the group waits for. Were C1 at 200/s (10 s each), records would still call the
-group skewed, seconds balanced (1.0). (Both are behind here, e.g. over a 5 s window: a member that
-keeps up is taken at the rate of those behind.) With ``"seconds"`` a member's lag is its time to
-catch up (:mod:`streaming.policy.lag_seconds`: its lag, stuck partitions left out, over its
-capacity), the imbalance is max / mean of those, and the improvement (3.) compares the max member
-time to catch up before and after (each member at the same capacity). ``min_total_lag`` stays in
-records.
+**Records or seconds** (``policy.skew_on``). Members consume at different rates, so the same
+records can mean very different waits: C0 is 10,000 records behind and consumes 1,000/s (10 s to
+catch up), C1 is 2,000 behind at 20/s (100 s). Records make C0 the heavy member (10,000 / mean
+6,000: 1.67), and a rebalance would take lag off the one that is done in 10 s; seconds make it C1
+(100 s / mean 55 s: 1.82), the one the group waits for. Were C1 at 200/s (10 s each), records would
+still call the group skewed, seconds balanced (1.0). (Both are behind here, e.g. over a 5 s window:
+a member that keeps up is taken at the rate of those behind.) With ``"seconds"`` a member's lag is
+its time to catch up (:mod:`streaming.policy.lag_seconds`: its lag, stuck partitions left out, over
+its capacity), the imbalance is max / mean of those, and the improvement (3.) compares the max
+member time to catch up before and after (each member at the same capacity). ``min_total_lag``
+stays in records.
 
 With ``"records"`` and members of known, different capacities (:mod:`streaming.lag.capacity`), the
 imbalance and the improvement read each member's lag in records at the fastest member's rate
@@ -56,16 +56,16 @@ from streaming.config import RECORDS, SECONDS
 @dataclass(frozen=True)
 class SkewReading:
     imbalance: float
-    """max / mean of member lag in the unit ``on``; nan: unknown (a seconds reading with a member at
-    nan/inf)."""
+    """max / mean of member lag in the unit ``on``; nan: unknown (a seconds reading with a
+    member at nan/inf)."""
     total_lag: float
     max_member_lag: float
     on: str = RECORDS
     max_member_s: float | None = None
     mean_member_s: float | None = None
     max_member_scaled: float | None = None
-    """records: the max member lag at the fastest member's rate, when capacities weighed the
-    reading."""
+    """records: the max member lag at the fastest member's rate, when capacities
+    weighed the reading."""
 
     @property
     def known(self) -> bool:
@@ -121,8 +121,8 @@ def next_streak(streak: int, reading: SkewReading, threshold: float, min_total_l
 
 
 def streak_after(streak: int, imbalance: float, enough_lag: bool, threshold: float) -> int:
-    """:func:`next_streak` given the reading's imbalance and whether its total lag is at least
-    ``min_total_lag``."""
+    """:func:`next_streak` given the reading's imbalance and whether its total lag is
+    at least ``min_total_lag``."""
     if enough_lag and math.isnan(imbalance):
         return streak
     return streak + 1 if enough_lag and imbalance >= threshold else 0
@@ -148,7 +148,7 @@ def in_cooldown(now_ms: int, last_rec_ms: int | None, cooldown_s: float) -> bool
 
 
 def improves(before_max: float, after_max: float, min_improvement: float) -> bool:
-    """Whether ``after_max`` is at least ``min_improvement`` (a fraction) below ``before_max`` (both
-    finite)."""
+    """Whether ``after_max`` is at least ``min_improvement`` (a fraction) below
+    ``before_max`` (both finite)."""
     return (math.isfinite(before_max) and math.isfinite(after_max) and before_max > 0
             and (before_max - after_max) / before_max >= min_improvement)

@@ -5,18 +5,18 @@ events to the state in a fixed order, one observation (one ``ts``) at a time, an
 decides whether the group gets a recommendation (:func:`recommend`). The same events give the same
 recommendations however they were cut into micro-batches, re-sent or replayed: each observation
 counts once towards the skew streak. A re-sent poll changes nothing, and the rest of a poll split
-across batches (or its metadata arriving a batch late) reads that observation again from the streak
-before it rather than counting it twice; a decision already made on the part of a poll that arrived
-first stands (with the lag in seconds it read then: the history held that observation's first part
-only).
+across batches (or its metadata arriving a batch late) reads that observation again from the
+streak before it rather than counting it twice; a decision already made on the part of a poll that
+arrived first stands (with the lag in seconds it read then: the history held that observation's
+first part only).
 
 After each observation:
 
 - metadata changes (membership, partition count, rack set; :mod:`streaming.state.changes`) are
   triggers of their own;
-- an observation with lag where a member is about to lose records to retention, or did, is the
-  ``retention_risk`` trigger at once (:mod:`streaming.policy.retention_risk`), whatever the skew
-  streak;
+- an observation with lag where a member is about to lose records to retention, or did, is
+  the ``retention_risk`` trigger at once (:mod:`streaming.policy.retention_risk`), whatever
+  the skew streak;
 - an observation with lag updates the skew streak, and a streak of N outside the cooldown is the
   ``lag_skew`` trigger; member lag is read in records or, with ``policy.skew_on = "seconds"``, as
   each member's time to catch up (:mod:`streaming.policy.lag_skew`);
@@ -168,9 +168,9 @@ def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dic
 
 def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings,
                  owners: Owners | None, lp: lag_seconds.LagPass) -> tuple[bool, dict | None]:
-    """The skew streak moved on by this observation: (False, None) when no member owns anything (the
-    streak restarts and nothing is recommended), else (True, the ``lag_skew`` trigger's figures or
-    None)."""
+    """The skew streak moved on by this observation: (False, None) when no member owns anything
+    (the streak restarts and nothing is recommended), else (True, the ``lag_skew`` trigger's
+    figures or None)."""
     if skew is Skew.NEW:
         state.skew_prev, state.skew_ts = state.skew_streak, ts
     reading = skew_reading(state, policy.stuck_observations, owners, policy.skew_on, lp)
@@ -188,8 +188,8 @@ def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings,
 
 
 def propose(state: GroupState, policy: PolicySettings) -> Proposal | None:
-    """The assignor's proposal and both assignments' metrics; None without a snapshot or when it
-    fails."""
+    """The assignor's proposal and both assignments' metrics; None without a snapshot or
+    when it fails."""
     snapshot = to_snapshot(state, policy.stuck_observations)
     if snapshot is None:
         return None
@@ -227,8 +227,8 @@ def keep_what_stands(
         seconds = seconds_figures()
         top = (seconds.before, seconds.after)
     else:
-        # in records at the fastest member's rate: what balanced minimised (plain records when
-        # alike)
+        # in records at the fastest member's rate: what balanced minimised (plain
+        # records when alike)
         top = (metrics.max_scaled_load(proposal.snapshot, before),
                metrics.max_scaled_load(proposal.snapshot, after))
     if lag_skew.improves(*top, policy.min_improvement):
@@ -250,8 +250,8 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         state.risk_ts = ts
     by_id = {m.member_id: m for m in state.members or []}
     after = proposal.after
-    # the job sees the members event's assignor only (not the group's type): enough for what cannot
-    # apply
+    # the job sees the members event's assignor only (not the group's type): enough for
+    # what cannot apply
     found = serving.verdict(None, None, state.protocol)
     mode = policy.mode_for(state.group) if found.published else OBSERVE
     rec = Recommendation(
@@ -288,8 +288,8 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
 
 
 def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
-    """The capacities the recommendation was made with, per member (None: unknown, the members
-    alike)."""
+    """The capacities the recommendation was made with, per member (None: unknown,
+    the members alike)."""
     found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after)
     if found is None:
         return None
@@ -326,8 +326,8 @@ def load_model_of(snapshot: GroupSnapshot, policy: PolicySettings) -> dict[str, 
 
 
 def _figures(m: metrics.Metrics) -> dict[str, float | None]:
-    """The before/after figures: lag in exact, saturated records; imbalance a finite double or
-    None."""
+    """The before/after figures: lag in exact, saturated records; imbalance a finite
+    double or None."""
     imbalance = finite(m.imbalance)
     return {"max_member_lag": records(m.max_load),
             "imbalance": None if imbalance is None else round(imbalance, 6),

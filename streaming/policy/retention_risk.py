@@ -59,8 +59,8 @@ def members_at_risk(state: GroupState, owners: Owners, threshold_s: float) -> di
 
 def trigger(state: GroupState, ts: int, policy: PolicySettings,
             owners: Owners | None) -> dict | None:
-    """The trigger's figures at this observation, or None (off, in its cooldown, or nobody at
-    risk)."""
+    """The trigger's figures at this observation, or None (off, in its cooldown, or
+    nobody at risk)."""
     if not may_trigger(state, ts, policy) or owners is None or not owners.count:
         return None
     members = members_at_risk(state, owners, policy.retention_risk_s)

@@ -8,11 +8,11 @@
 - partition count: a subscribed topic gained (or, after a re-creation, lost) partitions. Kafka's
   assignors see new partitions only at the next rebalance; until then nobody reads them. Example: t0
   had 4 partitions and gets 6: t0p4 and t0p5 are unassigned until a rebalance.
-- rack change: the set of replica racks of a partition changed, KIP-881's rule for when a rack-aware
-  group must rebalance (a reassignment or a broker move changes which racks hold it, and consumers
-  keep reading across racks until the next rebalance). Example: t0p0 was on racks {a, b} and moves
-  to {b, c}. Whether that is worth a recommendation is the policy's call (cross-rack partitions must
-  drop).
+- rack change: the set of replica racks of a partition changed, KIP-881's rule for when a
+  rack-aware group must rebalance (a reassignment or a broker move changes which racks hold it, and
+  consumers keep reading across racks until the next rebalance). Example: t0p0 was on racks {a, b}
+  and moves to {b, c}. Whether that is worth a recommendation is the policy's call (cross-rack
+  partitions must drop).
 
 :class:`Changes` collects what :mod:`streaming.state.update` saw while applying one observation.
 """
@@ -70,8 +70,8 @@ def partition_count_change(before: int, after: int) -> dict | None:
 
 def rack_changes(old: Sequence[Sequence[str | None]],
                  new: Sequence[Sequence[str | None]]) -> list[dict]:
-    """Partitions (present in both) whose set of replica racks differs; racks of None are
-    ignored."""
+    """Partitions (present in both) whose set of replica racks differs; racks of
+    None are ignored."""
     out = []
     for p in range(min(len(old), len(new))):
         before = {r for r in old[p] if r is not None}

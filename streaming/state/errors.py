@@ -5,8 +5,8 @@ from __future__ import annotations
 from assignors.errors import RebalancerError
 
 UNREADABLE = "the job's group state cannot be read"
-"""The start of every :class:`UnreadableState` message: a marker the job's supervisor treats as
-fatal."""
+"""The start of every :class:`UnreadableState` message: a marker the job's supervisor
+treats as fatal."""
 
 WAY_OUT = ("run the version that wrote this checkpoint, or start the job on a new checkpoint "
            "(rebalancer run --checkpoint NEW_PATH: the tables keep their history and "

@@ -41,9 +41,9 @@ LZ4_MARK = b"RGS\x04"
 _LENGTH = struct.Struct("<I")
 _LZ4 = pa.Codec("lz4_raw")
 
-# A topic known from lag rows alone gets its partition count from the highest partition number seen;
-# past this a bogus number would make the assignors allocate per partition, so such a topic is left
-# out.
+# A topic known from lag rows alone gets its partition count from the highest partition number
+# seen; past this a bogus number would make the assignors allocate per partition, so such a topic
+# is left out.
 MAX_INFERRED_PARTITIONS = 1 << 20
 
 COUNTERS = ("late_metadata", "duplicate_metadata", "late_lag", "invalid_parts")
@@ -68,12 +68,12 @@ class GroupState:
     generation: int | None = None
     protocol: str | None = None
     members: list[Member] | None = None
-    """The newest ``members`` event's members, by member id (``owned``: what each holds now); None
-    until the first one (the baseline). Saved as the JSON objects the state layout has always
-    held."""
+    """The newest ``members`` event's members, by member id (``owned``: what each holds
+    now); None until the first one (the baseline). Saved as the JSON objects the state
+    layout has always held."""
     members_ts: int | None = None
-    """``ts`` of the members event held: with ``generation``, the order key older events lose
-    against."""
+    """``ts`` of the members event held: with ``generation``, the order key older
+    events lose against."""
     partitions: dict[str, list[PartitionMeta]] = field(default_factory=dict)
     """topic -> partition metadata, from ``partitions`` events."""
     partitions_ts: dict[str, int] = field(default_factory=dict)
@@ -89,11 +89,11 @@ class GroupState:
     last_rec_id: str | None = None
     skew_streak: int = 0
     skew_ts: int = 0
-    """``ts`` of the newest lag observation counted in ``skew_streak``: each observation counts
-    once."""
+    """``ts`` of the newest lag observation counted in ``skew_streak``: each
+    observation counts once."""
     skew_prev: int = 0
-    """The streak before ``skew_ts`` counted, to read that observation again when more of it
-    arrives."""
+    """The streak before ``skew_ts`` counted, to read that observation again when more
+    of it arrives."""
     risk_ts: int | None = None
     """``ts`` of the latest recommendation a ``retention_risk`` trigger made (its own cooldown)."""
     capacity: dict[str, list[Any]] = field(default_factory=dict)
@@ -137,8 +137,8 @@ class GroupState:
     # -- serialization -------------------------------------------------------------------------
 
     def held_members(self) -> MembersMemo | None:
-        """The decoded members' memo while ``members`` still holds exactly the members decoded, else
-        None."""
+        """The decoded members' memo while ``members`` still holds exactly the members
+        decoded, else None."""
         memo, members = self.members_memo, self.members
         if memo is None or members is None or len(members) != len(memo.members):
             return None

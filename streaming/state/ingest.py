@@ -98,8 +98,8 @@ def _log_starts_of(event: dict[str, Any]) -> list[int] | None:
 
 
 def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
-    """Row ``i`` as the event dict; the job's rows carry the metadata fields as JSON in
-    ``detail``."""
+    """Row ``i`` as the event dict; the job's rows carry the metadata fields as
+    JSON in ``detail``."""
     e = {n: v[i] for n, v in cols.items() if n not in ("detail", READINGS)}
     e = {k: (None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else v)
          for k, v in e.items()}
@@ -133,8 +133,8 @@ class Block:
     owners: Owners
     topic: str
     starts_read: bool
-    """Whether a log start is known in the history or the polls (else no retention figure can say
-    anything)."""
+    """Whether a log start is known in the history or the polls (else no retention figure
+    can say anything)."""
 
     def __post_init__(self) -> None:
         self.windows = self.views.windows if list(self.owners.by_topic) == [self.topic] else None
@@ -189,8 +189,8 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
 
 def _metadata_by_ts(state: GroupState, cols: dict[str, np.ndarray],
                     rows: np.ndarray) -> dict[int, list[dict]]:
-    """The metadata events of the rows (parts put together with those the state holds) by ts, in
-    order."""
+    """The metadata events of the rows (parts put together with those the state holds) by
+    ts, in order."""
     by_ts: dict[int, list[dict]] = {}
     if not len(rows):
         return by_ts
@@ -204,8 +204,8 @@ def _metadata_by_ts(state: GroupState, cols: dict[str, np.ndarray],
 
 @dataclass
 class _LagRows:
-    """A call's lag rows sorted by (ts, topic, partition), one row each, and the row range of each
-    ts."""
+    """A call's lag rows sorted by (ts, topic, partition), one row each, and the row range
+    of each ts."""
 
     topic_names: np.ndarray
     topic_codes: np.ndarray
@@ -235,8 +235,8 @@ class _LagRows:
         polls = polls_in_order(cols, is_lag, is_dense)
         if polls is not None:
             return cls(*polls)
-        # every row lag (the usual batch of a group in the per-partition form): the columns as they
-        # are
+        # every row lag (the usual batch of a group in the per-partition form): the columns
+        # as they are
         rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
         topics, ts, part, committed, end = (cols["topic"][rows],
                                             *(ints(cols, c, rows) for c in LAG_COLUMNS))
@@ -251,8 +251,8 @@ class _LagRows:
             names, codes = np.array([str(topics[0])]), np.zeros(len(topics), dtype=np.int64)
         else:
             names, codes = np.unique(topics.astype(str), return_inverse=True)
-        # the usual batch of a group, one poll of one topic in partition order, is sorted and unique
-        # already
+        # the usual batch of a group, one poll of one topic in partition order, is sorted
+        # and unique already
         if len(names) == 1 and (ts == ts[0]).all() and (part[1:] > part[:-1]).all():
             return cls(names, codes, ts, part, committed, end, start, {int(ts[0]): (0, len(ts))})
         order = np.lexsort((start, end, committed, part, codes, ts))
@@ -270,8 +270,8 @@ class _LagRows:
         return cls(names, codes, ts, part, committed, end, start, slices)
 
     def observe(self, state: GroupState, t: int, lag_depth: int) -> bool:
-        """The observation at ``t`` into the state's lag histories, one topic at a time; whether any
-        changed."""
+        """The observation at ``t`` into the state's lag histories, one topic at a time;
+        whether any changed."""
         a, b = self.slices[t]
         codes = self.topic_codes[a:b]
         cuts = ([0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a]

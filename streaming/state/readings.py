@@ -14,12 +14,12 @@ from streaming.contracts.events import DENSE_ARRAYS, LAG_DENSE
 from streaming.lag.history import UNKNOWN
 
 READINGS = "readings"
-"""The column of a ``lag_dense`` row's readings: partitions, committed offsets, end offsets,
-concatenated."""
+"""The column of a ``lag_dense`` row's readings: partitions, committed offsets,
+end offsets, concatenated."""
 LOG_STARTS = "log_starts"
-"""The column of a lag row's log start offsets: one per reading of a ``lag_dense`` row, a ``lag``
-row's one; null when the event carried none (:data:`streaming.lag.history.UNKNOWN` in the
-history)."""
+"""The column of a lag row's log start offsets: one per reading of a ``lag_dense`` row, a
+``lag`` row's one; null when the event carried none (:data:`streaming.lag.history.UNKNOWN`
+in the history)."""
 
 
 def packed(event: dict[str, Any]) -> np.ndarray:
@@ -52,10 +52,10 @@ def ints(cols: dict[str, np.ndarray], name: str, rows: np.ndarray | slice) -> np
 
 def polls_in_order(cols: dict[str, np.ndarray], is_lag: np.ndarray,
                    is_dense: np.ndarray) -> tuple | None:
-    """The call's lag rows (:mod:`streaming.state.ingest`) when every row is a ``lag_dense`` record
-    of one topic, in ts order, each in partition order (a group's usual batch in the dense form: its
-    polls): sorted and unique already, so made as the general path makes them without its sort; else
-    None."""
+    """The call's lag rows (:mod:`streaming.state.ingest`) when every row is a ``lag_dense``
+    record of one topic, in ts order, each in partition order (a group's usual batch in the dense
+    form: its polls): sorted and unique already, so made as the general path makes them without
+    its sort; else None."""
     if not is_dense.all() or is_lag.any():
         return None
     stamps = ints(cols, "ts", slice(None))
@@ -97,8 +97,8 @@ def dense_readings(cols: dict[str, np.ndarray], is_dense: np.ndarray) -> tuple[n
 
 
 def dense_starts(cols: dict[str, np.ndarray], rows: Sequence[int], sizes: list[int]) -> np.ndarray:
-    """The log starts of ``lag_dense`` rows (``sizes`` readings each), :data:`UNKNOWN` for a row
-    without."""
+    """The log starts of ``lag_dense`` rows (``sizes`` readings each), :data:`UNKNOWN` for
+    a row without."""
     held = cols.get(LOG_STARTS)
     if held is None or all(held[i] is None for i in rows):
         return np.full(sum(sizes), UNKNOWN, dtype=np.int64)

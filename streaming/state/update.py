@@ -59,8 +59,8 @@ def _key(e: dict[str, Any]) -> tuple[int, int]:
 
 
 def _held_key(state: GroupState, e: dict[str, Any]) -> tuple[int, int] | None:
-    """Order key of the metadata the state holds for ``e``'s kind (None: nothing, or a version 2
-    state)."""
+    """Order key of the metadata the state holds for ``e``'s kind (None: nothing, or a
+    version 2 state)."""
     if e["type"] == MEMBERS:
         if state.members_ts is None:
             return None
@@ -72,9 +72,9 @@ def _held_key(state: GroupState, e: dict[str, Any]) -> tuple[int, int] | None:
 def collect_parts(state: GroupState, parts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep the parts of split events in ``state``; return the events whose parts are now all there.
 
-    A part of an event no newer than the metadata held is dropped at once (the event counted once,
-    at its part 0, as late or duplicate metadata), so a lost part never pins memory past a newer
-    event."""
+    A part of an event no newer than the metadata held is dropped at once (the event counted
+    once, at its part 0, as late or duplicate metadata), so a lost part never pins memory past
+    a newer event."""
     done: list[dict[str, Any]] = []
     touched: set[str] = set()
     for raw in parts:
@@ -161,8 +161,8 @@ def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) ->
             changes.racks[topic] = racks
     state.partitions[topic] = new
     state.partitions_ts[topic] = int(e["ts"])
-    # the lag history follows the partition count (partitions beyond it are gone: a re-created
-    # topic)
+    # the lag history follows the partition count (partitions beyond it are gone:
+    # a re-created topic)
     lag = state.lag.get(topic)
     if lag is not None:
         lag.retain_below(len(new))

@@ -6,9 +6,9 @@ common fields (``type``, ``ts``, ``group``, the key, the topic) are checked by
 
 1. **The shape** (a broken one rejects the whole record, reason in ``rejected_events``):
    ``partitions``, ``committed_offsets`` and ``end_offsets`` are JSON arrays, ``no_commit`` and
-   ``log_start_offsets`` are absent, null or arrays, all of one length, and that length is not
-   0. Unequal lengths leave no way to tell which offset belongs to which partition, so no entry
-   can be trusted.
+   ``log_start_offsets`` are absent, null or arrays, all of one length, and that length is not 0.
+   Unequal lengths leave no way to tell which offset belongs to which partition, so no entry can
+   be trusted.
 2. **Each entry** i (``partitions[i]``, ``committed_offsets[i]``, ``end_offsets[i]``,
    ``no_commit[i]``) by the ``lag`` event's rules: a partition an integer in 0..2^31-1, offsets
    integers in 0..2^63-1 with the end at or above the committed one, ``no_commit`` a boolean or

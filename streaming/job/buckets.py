@@ -1,23 +1,28 @@
-"""The stateful step keyed by buckets of groups: many groups per call, each group's state kept apart.
+"""The stateful step keyed by buckets of groups: many groups per call, each group's
+state kept apart.
 
-Keyed by group, pyspark pays a fixed cost per group per micro-batch (a call, an Arrow slice, a pandas frame,
-a state round trip through the JVM), whatever the group brings. Keyed by bucket (``job.state_buckets``
-buckets; a group's bucket is the CRC-32 of its UTF-8 name modulo the count, the same in Spark's ``crc32``
-and Python's ``zlib.crc32``, never ``hash()``), one call gets every group of a bucket with rows in the batch:
+Keyed by group, pyspark pays a fixed cost per group per micro-batch (a call, an Arrow slice, a
+pandas frame, a state round trip through the JVM), whatever the group brings. Keyed by bucket
+(``job.state_buckets`` buckets; a group's bucket is the CRC-32 of its UTF-8 name modulo the count,
+the same in Spark's ``crc32`` and Python's ``zlib.crc32``, never ``hash()``), one call gets every
+group of a bucket with rows in the batch:
 
-- the rows are split by group with one stable sort, groups in name order, and each group goes through
-  :func:`streaming.job.stateful.apply_group` exactly as when keyed by group: the same recommendations for the
-  same events, the same rejected rows; a group whose call fails keeps its state as it was;
-- the bucket's state value maps group -> (the group's event-time timeout, its ``GroupState.to_bytes()``),
-  so a group is read and rewritten only when it has rows, and one group's blob never touches another's;
-- per-group timeouts keep their meaning: a group whose timeout is below the watermark leaves the bucket
-  (as a timed-out key leaves Spark's state), in the call of its bucket or in the bucket's own timeout
-  call; the bucket's timeout is the earliest of its groups'.
+- the rows are split by group with one stable sort, groups in name order, and each group goes
+  through :func:`streaming.job.stateful.apply_group` exactly as when keyed by group: the same
+  recommendations for the same events, the same rejected rows; a group whose call fails keeps its
+  state as it was;
+- the bucket's state value maps group -> (the group's event-time timeout, its
+  ``GroupState.to_bytes()``), so a group is read and rewritten only when it has rows, and one
+  group's blob never touches another's;
+- per-group timeouts keep their meaning: a group whose timeout is below the watermark leaves the
+  bucket (as a timed-out key leaves Spark's state), in the call of its bucket or in the bucket's own
+  timeout call; the bucket's timeout is the earliest of its groups'.
 
-A checkpoint's state layout (keyed by group, or by N buckets) is fixed when it starts: it is recorded in
-``state_layout.json`` beside the checkpoint's data, and :func:`check_layout` refuses, with what to do,
-a configuration that would read it with another layout. A bucket value also carries its bucket count, so
-a value read under another count is an internal error on its groups' rows, never silently wrong state.
+A checkpoint's state layout (keyed by group, or by N buckets) is fixed when it starts: it is
+recorded in ``state_layout.json`` beside the checkpoint's data, and :func:`check_layout` refuses,
+with what to do, a configuration that would read it with another layout. A bucket value also carries
+its bucket count, so a value read under another count is an internal error on its groups' rows,
+never silently wrong state.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import pandas as pd
 
 from streaming.config import PolicySettings
 from streaming.job import convert
+from streaming.job.rejection import reencoded, rejected_row
 from streaming.job.stateful import (
     Context,
     apply_group,
@@ -41,8 +47,6 @@ from streaming.job.stateful import (
     internal_error,
     output_frame,
     read_columns,
-    reencoded,
-    rejected_row,
     row_masks,
     set_timeout,
     validation_rejects,
@@ -58,13 +62,15 @@ Held = dict[str, tuple[int, bytes]]
 
 
 def bucket_of(group: str, buckets: int) -> int:
-    """The group's bucket: CRC-32 of its UTF-8 bytes modulo ``buckets`` (Spark: ``pmod(crc32(group), n)``)."""
+    """The group's bucket: CRC-32 of its UTF-8 bytes modulo ``buckets`` (Spark:
+    ``pmod(crc32(group), n)``)."""
     return zlib.crc32(group.encode("utf-8")) % buckets
 
 
 def encode(buckets: int, bucket: int, held: Held) -> bytes:
-    """The bucket's state value: a header, then per group (in name order) its timeout, name and blob
-    lengths as arrays, then the names, then the blobs; no copy of a blob is decoded or compressed again."""
+    """The bucket's state value: a header, then per group (in name order) its timeout, name
+    and blob lengths as arrays, then the names, then the blobs; no copy of a blob is decoded
+    or compressed again."""
     names = sorted(held)
     encoded = [n.encode("utf-8") for n in names]
     blobs = [held[n][1] for n in names]
@@ -79,11 +85,12 @@ def encode(buckets: int, bucket: int, held: Held) -> bytes:
 def decode(value: bytes, buckets: int, bucket: int) -> Held:
     """A bucket's state value written by :func:`encode` for this bucket count and bucket."""
     if len(value) < _HEAD.size or value[:4] != MAGIC:
-        raise UnreadableState("the state value is not a bucket of groups (a checkpoint keyed otherwise?)")
+        raise UnreadableState(
+            "the state value is not a bucket of groups (a checkpoint keyed otherwise?)")
     _, written_buckets, written_bucket, n = _HEAD.unpack_from(value)
     if (written_buckets, written_bucket) != (buckets, bucket):
-        raise UnreadableState(f"state of bucket {written_bucket} of {written_buckets} read as bucket {bucket} of "
-                              f"{buckets} (job.state_buckets changed?)")
+        raise UnreadableState(f"state of bucket {written_bucket} of {written_buckets} read as "
+                              f"bucket {bucket} of {buckets} (job.state_buckets changed?)")
     off = _HEAD.size + 16 * n  # names, then blobs
     try:
         timeouts = np.frombuffer(value, "<i8", n, _HEAD.size).tolist()
@@ -97,24 +104,27 @@ def decode(value: bytes, buckets: int, bucket: int) -> Held:
     starts = [off, *ends[:-1]]
     try:
         for i, t in enumerate(timeouts):
-            held[value[starts[i]:ends[i]].decode("utf-8")] = (t, value[starts[n + i]:ends[n + i]])
+            name = value[starts[i]:ends[i]].decode("utf-8")
+            held[name] = (t, value[starts[n + i]:ends[n + i]])
     except UnicodeDecodeError:
         raise UnreadableState("a group name in the bucket's state value is not UTF-8") from None
     return held
 
 
-def make_update(policy: PolicySettings, timeout_ms: int, buckets: int, version_floors: dict[str, int] | None = None,
-                *, lag_topic: str = "rebalancer.lag", metadata_topic: str = "rebalancer.metadata"):
+def make_update(policy: PolicySettings, timeout_ms: int, buckets: int,
+                version_floors: dict[str, int] | None = None, *, lag_topic: str = "rebalancer.lag",
+                metadata_topic: str = "rebalancer.metadata"):
     """The update function keyed by bucket (``job.state_buckets`` > 0); arguments as
     :func:`streaming.job.stateful.make_update`. The key's one value is the bucket number."""
-    return update_function(Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic,
-                                   convert.Options.of_session()), buckets)
+    ctx = Context(policy, timeout_ms, dict(version_floors or {}), lag_topic, metadata_topic,
+                  convert.Options.of_session())
+    return update_function(ctx, buckets)
 
 
 def update_function(ctx: Context, buckets: int):
-    """The update function keyed by bucket, for ``ctx``. Each group's recommendations are converted as
-    pyspark will convert them before its state is kept, and the call's other rows at the end, as keyed by
-    group."""
+    """The update function keyed by bucket, for ``ctx``. Each group's recommendations are converted
+    as pyspark will convert them before its state is kept, and the call's other rows at the end, as
+    keyed by group."""
 
     def update(key: tuple, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         rows = bucket_rows(int(key[0]), buckets, chunks, state, ctx)
@@ -124,9 +134,10 @@ def update_function(ctx: Context, buckets: int):
     return update
 
 
-def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state, ctx: Context) -> list[dict[str, Any]]:
-    """The output rows of one bucket's call; raises only for a state that cannot be read (the job stops,
-    :mod:`streaming.job.stateful`). ``state`` is pyspark's GroupState (or alike)."""
+def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state,
+                ctx: Context) -> list[dict[str, Any]]:
+    """The output rows of one bucket's call; raises only for a state that cannot be read (the job
+    stops, :mod:`streaming.job.stateful`). ``state`` is pyspark's GroupState (or alike)."""
     watermark = current_watermark(state)
     held = decode(state.get[0], buckets, bucket) if state.exists else {}
     rows: list[dict[str, Any]] = []
@@ -142,7 +153,8 @@ def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state
                 held = updated
             except UnreadableState:
                 raise
-            except Exception as exc:  # outside any group (apply_group raises only UnreadableState)
+            except Exception as exc:
+                # outside any group (apply_group raises only UnreadableState)
                 try:
                     rows = _rejected_all(cols, watermark, ctx, internal_error(exc))
                 except Exception:
@@ -158,11 +170,14 @@ def bucket_rows(bucket: int, buckets: int, chunks: Iterator[pd.DataFrame], state
     return rows
 
 
-def _apply_groups(cols: dict[str, np.ndarray], held: Held, watermark: int, ctx: Context) -> list[dict[str, Any]]:
-    """Every group's rows of the call through apply_group, groups in name order; ``held`` updated in place."""
+def _apply_groups(cols: dict[str, np.ndarray], held: Held, watermark: int,
+                  ctx: Context) -> list[dict[str, Any]]:
+    """Every group's rows of the call through apply_group, groups in name order; ``held`` updated
+    in place."""
     valid, late = row_masks(cols, watermark)
     groups = cols["group"]
-    if pd.isna(groups).any():  # validate.parse gives every row a group; "" stands in for a missing one
+    # validate.parse gives every row a group; "" stands in for a missing one
+    if pd.isna(groups).any():
         groups = np.where(pd.isna(groups), "", groups)
     codes, uniques = pd.factorize(groups)
     names = [str(g) for g in uniques.tolist()]
@@ -188,7 +203,8 @@ def _apply_groups(cols: dict[str, np.ndarray], held: Held, watermark: int, ctx: 
     return rows
 
 
-def _rejected_all(cols: dict[str, np.ndarray], watermark: int, ctx: Context, reason: str) -> list[dict[str, Any]]:
+def _rejected_all(cols: dict[str, np.ndarray], watermark: int, ctx: Context,
+                  reason: str) -> list[dict[str, Any]]:
     """Every row of the call rejected: as validated (rejected already), late, or with ``reason``."""
     valid, late = row_masks(cols, watermark)
     groups = cols["group"]
@@ -196,30 +212,36 @@ def _rejected_all(cols: dict[str, np.ndarray], watermark: int, ctx: Context, rea
                                   for i, d in validation_rejects(cols)]
     for i in np.flatnonzero(valid).tolist():
         group = str(groups[i] or "")
-        rows.append(rejected_row(group, reencoded(cols, i, group, "late" if late[i] else reason, ctx.topic_of)))
+        why = "late" if late[i] else reason
+        rows.append(rejected_row(group, reencoded(cols, i, group, why, ctx.topic_of)))
     return rows
 
 
-# -- the checkpoint's layout -----------------------------------------------------------------------------
+# -- the checkpoint's layout -----------------------------------------------------------------------
 
 LAYOUT_FILE = "state_layout.json"
 
 
 def layout(buckets: int) -> dict[str, Any]:
     """The state layout of ``job.state_buckets = buckets``, as recorded in the checkpoint."""
-    return {"keyed_by": "bucket", "buckets": buckets, "format": MAGIC.decode()} if buckets > 0 else {
-        "keyed_by": "group"}
+    if buckets > 0:
+        return {"keyed_by": "bucket", "buckets": buckets, "format": MAGIC.decode()}
+    return {"keyed_by": "group"}
 
 
 def describe(recorded: dict[str, Any]) -> str:
     if recorded.get("keyed_by") == "bucket":
-        return f"in {recorded.get('buckets')} buckets of groups (job.state_buckets = {recorded.get('buckets')})"
-    return "by consumer group (job.state_buckets = 0, or a checkpoint from before job.state_buckets)"
+        n = recorded.get("buckets")
+        return f"in {n} buckets of groups (job.state_buckets = {n})"
+    return ("by consumer group (job.state_buckets = 0, or a checkpoint from before "
+            "job.state_buckets)")
 
 
-def layout_problem(checkpoint: str, recorded_text: str | None, used: bool, buckets: int) -> str | None:
-    """Why this checkpoint cannot run with ``buckets``, or None. ``recorded_text``: its layout file (None:
-    absent); ``used``: whether it holds a batch already (else whatever it records may be replaced)."""
+def layout_problem(checkpoint: str, recorded_text: str | None, used: bool,
+                   buckets: int) -> str | None:
+    """Why this checkpoint cannot run with ``buckets``, or None. ``recorded_text``: its layout
+    file (None: absent); ``used``: whether it holds a batch already (else whatever it records
+    may be replaced)."""
     if not used:
         return None
     try:
@@ -228,19 +250,23 @@ def layout_problem(checkpoint: str, recorded_text: str | None, used: bool, bucke
         recorded = {"keyed_by": "unreadable"}
     if recorded == layout(buckets):
         return None
-    go_on = (f"set job.state_buckets = {recorded['buckets'] if recorded.get('keyed_by') == 'bucket' else 0} to go "
-             f"on with this checkpoint, or " if recorded.get("keyed_by") in ("bucket", "group") else "")
-    return (f"checkpoint {checkpoint} keeps its group state {describe(recorded)}, but the configuration keys it "
-            f"{describe(layout(buckets))}; a checkpoint's state layout cannot change. Either {go_on}start a new "
-            f"checkpoint (move or delete this one, or set paths.checkpoints elsewhere): the new query reads Kafka "
-            f"from job.starting_offsets, rebuilds each group's state from the events (a group's first snapshot is "
-            f"a baseline again) and continues recommendation versions after those in the recommendations table")
+    keyed_by = recorded.get("keyed_by")
+    count = recorded["buckets"] if keyed_by == "bucket" else 0
+    go_on = (f"set job.state_buckets = {count} to go on with this checkpoint, or "
+             if keyed_by in ("bucket", "group") else "")
+    return (f"checkpoint {checkpoint} keeps its group state {describe(recorded)}, but the "
+            f"configuration keys it {describe(layout(buckets))}; a checkpoint's state layout "
+            f"cannot change. Either {go_on}start a new checkpoint (move or delete this one, or set "
+            f"paths.checkpoints elsewhere): the new query reads Kafka from job.starting_offsets, "
+            f"rebuilds each group's state from the events (a group's first snapshot is a baseline "
+            f"again) and continues recommendation versions after those in the recommendations "
+            f"table")
 
 
 def check_layout(spark, checkpoint: str, buckets: int) -> None:
-    """Refuse (:class:`~streaming.errors.JobError`) a checkpoint written with another state layout; record
-    the layout of a checkpoint that has no batch yet, and rebuild an empty or damaged record from the state
-    (:func:`layout_from_state`). Called with the checkpoint's lease held."""
+    """Refuse (:class:`~streaming.errors.JobError`) a checkpoint written with another state layout;
+    record the layout of a checkpoint that has no batch yet, and rebuild an empty or damaged record
+    from the state (:func:`layout_from_state`). Called with the checkpoint's lease held."""
     from streaming.errors import JobError
     from streaming.operations import hfs
 
@@ -248,14 +274,16 @@ def check_layout(spark, checkpoint: str, buckets: int) -> None:
     text = hfs.read_text(spark, checkpoint, LAYOUT_FILE)
     if used and text is not None and parse_layout(text) is None:
         rebuilt = json.dumps(layout_from_state(spark, checkpoint, buckets), sort_keys=True)
-        log.warning("%s/%s was empty or unreadable (%r); rebuilt as %s", checkpoint, LAYOUT_FILE, text[:40], rebuilt)
+        log.warning("%s/%s was empty or unreadable (%r); rebuilt as %s", checkpoint, LAYOUT_FILE,
+                    text[:40], rebuilt)
         hfs.write_text(spark, checkpoint, LAYOUT_FILE, rebuilt, overwrite=True)
         text = rebuilt
     problem = layout_problem(checkpoint, text, used, buckets)
     if problem:
         raise JobError(problem)
     if not used:
-        hfs.write_text(spark, checkpoint, LAYOUT_FILE, json.dumps(layout(buckets), sort_keys=True), overwrite=True)
+        hfs.write_text(spark, checkpoint, LAYOUT_FILE, json.dumps(layout(buckets), sort_keys=True),
+                       overwrite=True)
 
 
 def parse_layout(text: str) -> dict[str, Any] | None:
@@ -271,42 +299,50 @@ def parse_layout(text: str) -> dict[str, Any] | None:
 
 
 def layout_from_state(spark, checkpoint: str, buckets: int) -> dict[str, Any]:
-    """The layout the checkpoint's state was written with: the configured one while no batch is committed
-    (no state to read, or Spark's schema check guards it), else the state's key (group or bucket) and a
-    bucket value's own count. Raises :class:`~streaming.errors.JobError` naming the file when it cannot."""
+    """The layout the checkpoint's state was written with: the configured one while no batch is
+    committed (no state to read, or Spark's schema check guards it), else the state's key (group or
+    bucket) and a bucket value's own count. Raises :class:`~streaming.errors.JobError` naming the
+    file when it cannot."""
     from streaming.errors import JobError
     from streaming.operations import hfs
 
-    if not hfs.has_files(spark, checkpoint, "commits") or not hfs.has_files(spark, checkpoint, "state"):
+    if (not hfs.has_files(spark, checkpoint, "commits")
+            or not hfs.has_files(spark, checkpoint, "state")):
         return layout(buckets)
     try:
         state = spark.read.format("statestore").load(checkpoint)
         keys = state.schema["key"].dataType.fieldNames()
         first = state.limit(1).collect()
     except Exception as e:
-        raise JobError(f"{checkpoint}/{LAYOUT_FILE} is empty or unreadable and the state cannot be read to rebuild "
-                       f"it ({type(e).__name__}); write it back ({json.dumps(layout(buckets))} is the configured "
-                       "layout) or start a new checkpoint") from e
+        raise JobError(f"{checkpoint}/{LAYOUT_FILE} is empty or unreadable and the state cannot "
+                       f"be read to rebuild it ({type(e).__name__}); write it back "
+                       f"({json.dumps(layout(buckets))} is the configured layout) or start a new "
+                       "checkpoint") from e
     if "group" in keys:
         return layout(0)
-    if not first and buckets > 0:  # keyed by bucket, no group held: the configured count cannot contradict it
+    if not first and buckets > 0:
+        # keyed by bucket, no group held: the configured count cannot contradict it
         return layout(buckets)
     if not first:
-        raise JobError(f"{checkpoint}/{LAYOUT_FILE} is empty or unreadable and the state, keyed by bucket, holds no "
-                       "group to tell the bucket count: set job.state_buckets to the count it was started with, or "
-                       "start a new checkpoint")
-    return layout(_HEAD.unpack_from(_state_bytes(first[0]["value"].asDict(recursive=True)))[1])
+        raise JobError(f"{checkpoint}/{LAYOUT_FILE} is empty or unreadable and the state, keyed "
+                       "by bucket, holds no group to tell the bucket count: set job.state_buckets "
+                       "to the count it was started with, or start a new checkpoint")
+    value = _state_bytes(first[0]["value"].asDict(recursive=True))
+    return layout(_HEAD.unpack_from(value)[1])
 
 
 def groups_in_state(spark, checkpoint: str, buckets: int) -> set[str]:
-    """The groups a checkpoint's state holds (read with Spark's ``statestore`` source), in either layout."""
+    """The groups a checkpoint's state holds (read with Spark's ``statestore`` source),
+    in either layout."""
     rows = spark.read.format("statestore").load(checkpoint).collect()
     if not buckets:
         return {r["key"]["group"] for r in rows}
     return {g for r in rows
-            for g in decode(_state_bytes(r["value"].asDict(recursive=True)), buckets, r["key"]["bucket"])}
+            for g in decode(_state_bytes(r["value"].asDict(recursive=True)), buckets,
+                            r["key"]["bucket"])}
 
 
 def _state_bytes(value: dict[str, Any]) -> bytes:
-    """The state column of a ``statestore`` value row (Spark nests it as ``groupState`` beside the timeout)."""
+    """The state column of a ``statestore`` value row (Spark nests it as ``groupState``
+    beside the timeout)."""
     return bytes(value["groupState"]["state"] if "groupState" in value else value["state"])

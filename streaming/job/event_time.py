@@ -38,7 +38,8 @@ from pyspark.sql import functions as F
 
 from streaming.contracts.validated import MAX_TS_MS
 
-__all__ = ["MAX_TS_MS", "NO_KAFKA_TIMESTAMP", "column", "kafka_millis", "known_kafka_millis", "reason"]
+__all__ = ["MAX_TS_MS", "NO_KAFKA_TIMESTAMP", "column", "kafka_millis", "known_kafka_millis",
+           "reason"]
 NO_KAFKA_TIMESTAMP = "no Kafka timestamp"
 """The start of the reason of a record without one (its ``ts`` cannot be bounded)."""
 
@@ -49,8 +50,8 @@ def kafka_millis(timestamp: Column) -> Column:
 
 
 def known_kafka_millis(timestamp: Column) -> Column:
-    """:func:`kafka_millis`, null for a record without a timestamp: a rejected row's ``kafka_ts`` (Spark reads
-    Kafka's -1 as 1969-12-31 23:59:59.999, a time the record was not made)."""
+    """:func:`kafka_millis`, null for a record without a timestamp: a rejected row's ``kafka_ts``
+    (Spark reads Kafka's -1 as 1969-12-31 23:59:59.999, a time the record was not made)."""
     ms = kafka_millis(timestamp)
     return F.when(ms >= 0, ms)
 

@@ -5,9 +5,9 @@
          (job.state_buckets buckets, see buckets.py; 0: groupBy(group), see stateful.py)
       -> foreachBatch: rejected_events + recommendations (Delta, idempotent) + trigger feed (Kafka)
 
-:func:`start` takes the checkpoint's lease (one job per checkpoint), checks the checkpoint's state layout,
-creates or checks the tables and reads the version floors before the query starts; :func:`run` keeps the
-query going through faults that heal (see supervisor.py).
+:func:`start` takes the checkpoint's lease (one job per checkpoint), checks the checkpoint's state
+layout, creates or checks the tables and reads the version floors before the query starts;
+:func:`run` keeps the query going through faults that heal (see supervisor.py).
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ from streaming.operations.supervisor import Attempt, supervise
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "rebalancer"
-# Progress lines kept in memory (the last ones; totals are counted apart): a job that runs for months must
-# not keep one per batch.
+# Progress lines kept in memory (the last ones; totals are counted apart): a job that runs for
+# months must not keep one per batch.
 RECENT_LINES = 1000
 
 
-# Consumer settings of Spark's Kafka source unless [kafka.options] says otherwise. A task reads up to the
-# batch's end offset; the fetch that reaches it finds no more data and the broker holds it for
-# fetch.max.wait.ms (500 ms by default) before answering, so every batch paid ~0.5 s per wave of tasks
-# (measured: a 101k-record batch 1.8 s -> 0.3 s). Larger polls cut per-poll overhead.
+# Consumer settings of Spark's Kafka source unless [kafka.options] says otherwise. A task reads up
+# to the batch's end offset; the fetch that reaches it finds no more data and the broker holds it
+# for fetch.max.wait.ms (500 ms by default) before answering, so every batch paid ~0.5 s per wave of
+# tasks (measured: a 101k-record batch 1.8 s -> 0.3 s). Larger polls cut per-poll overhead.
 SOURCE_CONSUMER_DEFAULTS = {"kafka.fetch.max.wait.ms": "10", "kafka.max.poll.records": "10000"}
 
 
@@ -60,14 +60,15 @@ def source(spark: SparkSession, cfg: Config) -> DataFrame:
     return reader.load()
 
 
-def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | None = None) -> DataFrame:
-    events = validate.parse(source(spark, cfg), cfg.job.max_value_bytes, int(cfg.job.max_clock_skew_s * 1000),
-                            cfg.kafka.lag_topic)
+def pipeline(spark: SparkSession, cfg: Config,
+             version_floors: dict[str, int] | None = None) -> DataFrame:
+    events = validate.parse(source(spark, cfg), cfg.job.max_value_bytes,
+                            int(cfg.job.max_clock_skew_s * 1000), cfg.kafka.lag_topic)
     watermarked = events.withWatermark("event_time", cfg.job.watermark_delay)
-    # The watermark follows event_time. Before the stateful step the column is replaced by a null one that
-    # keeps its watermark marker (event-time timeouts require one): Spark's late-row filter reads that
-    # column, so no row is dropped there, and the function rejects late rows itself (reason "late")
-    # instead of letting them vanish.
+    # The watermark follows event_time. Before the stateful step the column is replaced by a null
+    # one that keeps its watermark marker (event-time timeouts require one): Spark's late-row filter
+    # reads that column, so no row is dropped there, and the function rejects late rows itself
+    # (reason "late") instead of letting them vanish.
     marker = watermarked.schema["event_time"].metadata
     watermarked = watermarked.select(
         *(c for c in watermarked.columns if c != "event_time"),
@@ -76,16 +77,16 @@ def pipeline(spark: SparkSession, cfg: Config, version_floors: dict[str, int] | 
     topics = {"lag_topic": cfg.kafka.lag_topic, "metadata_topic": cfg.kafka.metadata_topic}
     n = cfg.job.state_buckets
     if n > 0:
-        # the same bucket as buckets.bucket_of: CRC-32 of the name's UTF-8 bytes, modulo n
-        # (a column of its own: applyInPandasWithState does not resolve a grouping expression's alias)
-        grouped = watermarked.withColumn(
-            "bucket", F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(n)).cast("int")).groupBy("bucket")
+        # the same bucket as buckets.bucket_of: CRC-32 of the name's UTF-8 bytes, modulo n (a column
+        # of its own: applyInPandasWithState does not resolve a grouping expression's alias)
+        bucket = F.pmod(F.crc32(F.col("group").cast("binary")), F.lit(n)).cast("int")
+        grouped = watermarked.withColumn("bucket", bucket).groupBy("bucket")
         update = buckets.make_update(cfg.policy, timeout_ms, n, version_floors, **topics)
     else:
         grouped = watermarked.groupBy("group")
         update = stateful.make_update(cfg.policy, timeout_ms, version_floors, **topics)
-    return grouped.applyInPandasWithState(faults.in_worker(update), convert.ROW_SCHEMA, stateful.STATE_SCHEMA,
-                                          "append", "EventTimeTimeout")
+    return grouped.applyInPandasWithState(faults.in_worker(update), convert.ROW_SCHEMA,
+                                          stateful.STATE_SCHEMA, "append", "EventTimeTimeout")
 
 
 def ensure_topics(cfg: Config) -> None:
@@ -94,11 +95,11 @@ def ensure_topics(cfg: Config) -> None:
 
 
 class ProgressPrinter(StreamingQueryListener):
-    """One line per batch: input rows, keys in state, recommendations, rejected (the step rejects late rows itself,
-    reason ``late``), rows Spark's watermark dropped (none by design), batch time.
+    """One line per batch: input rows, keys in state, recommendations, rejected (the step rejects
+    late rows itself, reason ``late``), rows Spark's watermark dropped (none by design), batch time.
 
-    ``groups`` of a line is the state operator's row count: groups when keyed by group, buckets of groups
-    otherwise (``state_keys`` names them in the printed line). ``batches`` holds the last
+    ``groups`` of a line is the state operator's row count: groups when keyed by group, buckets of
+    groups otherwise (``state_keys`` names them in the printed line). ``batches`` holds the last
     :data:`RECENT_LINES` lines, ``totals`` counts them all."""
 
     def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print, metrics=None,
@@ -126,8 +127,8 @@ class ProgressPrinter(StreamingQueryListener):
             "recommendations": recs, "rejected": rejected,
             "late": state.numRowsDroppedByWatermark if state else 0,
             "batch_ms": p.batchDuration,
-            # where the batch's time went: the stateful step (its input read, Arrow both ways, the Python
-            # function) and its state store commit, beside the whole batch
+            # where the batch's time went: the stateful step (its input read, Arrow both ways, the
+            # Python function) and its state store commit, beside the whole batch
             "state_update_ms": state.allUpdatesTimeMs if state else 0,
             "state_commit_ms": state.commitTimeMs if state else 0,
             # Spark's own phases (addBatch holds the write, i.e. everything the writer spent)
@@ -137,10 +138,12 @@ class ProgressPrinter(StreamingQueryListener):
         self.batches.append(line)
         self.totals.add(line)
         if self.metrics is not None:
-            self.metrics.observe_batch(p.batchId, p.numInputRows, p.batchDuration / 1000.0, line["groups"])
+            self.metrics.observe_batch(p.batchId, p.numInputRows, p.batchDuration / 1000.0,
+                                       line["groups"])
         self.out(
-            f"batch {line['batch']}: {line['input_rows']} input rows, {line['groups']} {self.state_keys} in state, "
-            f"{recs} recommendations, {rejected} rejected (late ones included), {line['late']} dropped by Spark's "
+            f"batch {line['batch']}: {line['input_rows']} input rows, "
+            f"{line['groups']} {self.state_keys} in state, {recs} recommendations, "
+            f"{rejected} rejected (late ones included), {line['late']} dropped by Spark's "
             f"watermark, {line['batch_ms']} ms"
         )
 
@@ -151,9 +154,11 @@ class ProgressPrinter(StreamingQueryListener):
         pass
 
 
-def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoint: str | None = None,
+def start(spark: SparkSession, cfg: Config, available_now: bool = False,
+          checkpoint: str | None = None,
           lease: Lease | None = None) -> tuple[StreamingQuery, ProgressPrinter]:
-    """Start the query. Without ``lease`` it takes the checkpoint's own, given back when the query ends."""
+    """Start the query. Without ``lease`` it takes the checkpoint's own, given back when
+    the query ends."""
     checkpoint = checkpoint or cfg.checkpoint_path(CHECKPOINT)
     own = lease is None
     lease = lease or Lease(spark, checkpoint, cfg.job.lease_timeout_s).acquire()
@@ -163,7 +168,8 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
         faults.hit("tables:before-create")
         created = sinks.create_tables(spark, cfg, checkpoint)
         faults.hit("tables:after-create")
-        floors = delta_tables.version_floors(spark, cfg, checkpoint, fresh=RECOMMENDATIONS in created)
+        floors = delta_tables.version_floors(spark, cfg, checkpoint,
+                                             fresh=RECOMMENDATIONS in created)
         metrics = exporter.for_job(cfg)  # None unless metrics.enabled; one server for every restart
         writer = sinks.BatchWriter(cfg, recover.app_id(checkpoint, spark, cfg), lease, metrics)
         printer = ProgressPrinter(writer, cfg.job.query_name, metrics=metrics,
@@ -194,16 +200,19 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False, checkpo
     return query, printer
 
 
-def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoint: str | None = None,
-        stop: threading.Event | None = None, now: threading.Event | None = None,
+def run(spark: SparkSession, cfg: Config, available_now: bool = False,
+        checkpoint: str | None = None, stop: threading.Event | None = None,
+        now: threading.Event | None = None,
         totals: Totals | None = None) -> list[dict]:
-    """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set; return the last
-    :data:`RECENT_LINES` progress lines (``totals``, when given, counts every completed batch).
+    """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set;
+    return the last :data:`RECENT_LINES` progress lines (``totals``, when given, counts
+    every completed batch).
 
-    ``stop`` stops the query at the next batch boundary, waiting at most ``job.stop_grace_s`` for the running
-    batch (``now`` set: at once). A failure that can heal (a broker outage) restarts the query from its
-    checkpoint after a backoff; one that cannot, or ``job.max_restarts`` in a row without a completed batch,
-    raises a ``RebalancerError``. The lease is given back however it ends."""
+    ``stop`` stops the query at the next batch boundary, waiting at most ``job.stop_grace_s``
+    for the running batch (``now`` set: at once). A failure that can heal (a broker outage)
+    restarts the query from its checkpoint after a backoff; one that cannot, or
+    ``job.max_restarts`` in a row without a completed batch, raises a ``RebalancerError``. The
+    lease is given back however it ends."""
     stop = stop or threading.Event()
     now = now or threading.Event()
     totals = totals if totals is not None else Totals()
@@ -217,7 +226,8 @@ def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoin
             while not query.awaitTermination(1):
                 if stop.is_set():  # a batch still running at the stop is said in the stop line
                     totals.interrupted = not stop_at_boundary(query, cfg.job.stop_grace_s, now)
-        except KeyboardInterrupt:  # in-process callers without the signal handlers of `rebalancer run`
+        except KeyboardInterrupt:
+            # in-process callers without the signal handlers of `rebalancer run`
             query.stop()
         except Exception:  # the query failed: its exception() says why
             pass
@@ -232,15 +242,17 @@ def run(spark: SparkSession, cfg: Config, available_now: bool = False, checkpoin
     secrets = [v for k, v in cfg.kafka.options.items() if any(h in k.lower() for h in SECRET_HINTS)]
     try:
         supervise(attempt, max_restarts=cfg.job.max_restarts, base_s=cfg.job.retry_backoff_s,
-                  max_s=cfg.job.retry_backoff_max_s, secrets=secrets, sleep=stop.wait, stopped=stop.is_set)
+                  max_s=cfg.job.retry_backoff_max_s, secrets=secrets, sleep=stop.wait,
+                  stopped=stop.is_set)
     finally:
         lease.release()
     return list(batches)
 
 
-def _drain(query: StreamingQuery, printer: ProgressPrinter, now: threading.Event, timeout_s: float = 5.0) -> None:
-    """Wait until the listener has the query's last progress (events reach it asynchronously), at most
-    ``timeout_s``, so that the lines and totals cover every batch the query completed."""
+def _drain(query: StreamingQuery, printer: ProgressPrinter, now: threading.Event,
+           timeout_s: float = 5.0) -> None:
+    """Wait until the listener has the query's last progress (events reach it asynchronously), at
+    most ``timeout_s``, so that the lines and totals cover every batch the query completed."""
     try:
         last = query.lastProgress
     except Exception:  # the session is gone
@@ -248,5 +260,6 @@ def _drain(query: StreamingQuery, printer: ProgressPrinter, now: threading.Event
     if not last:
         return
     deadline = time.monotonic() + timeout_s
-    while printer.totals.last_batch != last["batchId"] and time.monotonic() < deadline and not now.is_set():
+    while (printer.totals.last_batch != last["batchId"] and time.monotonic() < deadline
+           and not now.is_set()):
         time.sleep(0.05)

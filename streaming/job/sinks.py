@@ -1,19 +1,22 @@
-"""``foreachBatch``: the batch's recommendations and rejected records to Delta, recommendations to the feed.
+"""``foreachBatch``: the batch's recommendations and rejected records to Delta, recommendations to
+the feed.
 
 Delta appends are idempotent per batch: each carries ``txnAppId`` (stable per checkpoint) and
-``txnVersion`` (the batch id), and Delta skips a write whose version it already committed for that app
-id. A batch replayed after a crash therefore adds nothing twice. A local table's rows are gathered on the
-driver and committed with delta-rs, the same way and ~20x faster (driver_delta.py; ``job.delta_writer``).
-The Kafka trigger feed is at-least-once (Spark's Kafka sink); a replay re-sends the same ``recommendation_id``.
+``txnVersion`` (the batch id), and Delta skips a write whose version it already committed for that
+app id. A batch replayed after a crash therefore adds nothing twice. A local table's rows are
+gathered on the driver and committed with delta-rs, the same way and ~20x faster (driver_delta.py;
+``job.delta_writer``). The Kafka trigger feed is at-least-once (Spark's Kafka sink); a replay
+re-sends the same ``recommendation_id``.
 
-Every recommendation goes to Delta with its ``mode``; only those of mode ``auto`` (status ``auto``) and
-``approve`` (status ``proposed``) go to the feed: ``observe`` never publishes.
+Every recommendation goes to Delta with its ``mode``; only those of mode ``auto`` (status ``auto``)
+and ``approve`` (status ``proposed``) go to the feed: ``observe`` never publishes.
 
-Each batch first checks that both tables are still Delta tables (an append would silently create a new one)
-and that this job still holds the checkpoint's lease; either failing stops the job (see supervisor.py).
+Each batch first checks that both tables are still Delta tables (an append would silently
+create a new one) and that this job still holds the checkpoint's lease; either failing stops
+the job (see supervisor.py).
 
-Fault points for the chaos tests (``REBALANCER_FAULT``, see faults.py) at the batch's start and end, around
-each Delta commit and around the feed write; unset, nothing happens.
+Fault points for the chaos tests (``REBALANCER_FAULT``, see faults.py) at the batch's start and end,
+around each Delta commit and around the feed write; unset, nothing happens.
 """
 
 from __future__ import annotations
@@ -44,16 +47,20 @@ from streaming.paths import local_path
 
 log = logging.getLogger(__name__)
 
-# Producer settings of the feed sink unless [kafka.options] says otherwise. A recommendation for a group of
-# 10,000 members over 50,000 partitions is ~1.8 MB of JSON, over Kafka's 1 MB request default; compressed it
-# is a few hundred KB. The feed topic is created with kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
-FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip", "kafka.max.request.size": str(16 * 1024 * 1024)}
+# Producer settings of the feed sink unless [kafka.options] says otherwise. A recommendation for a
+# group of 10,000 members over 50,000 partitions is ~1.8 MB of JSON, over Kafka's 1 MB request
+# default; compressed it is a few hundred KB. The feed topic is created with
+# kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
+FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip",
+                          "kafka.max.request.size": str(16 * 1024 * 1024)}
 PUBLISHED_MODES = (APPROVE, AUTO)
-"""Modes whose recommendations go to the trigger feed (approve as proposals); observe only to Delta."""
-# recommendation columns the metrics read (streaming.exporter.metrics.JobMetrics.observe_recommendations)
-METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag", "before_imbalance",
-                  "after_imbalance", "before_cross_rack", "after_cross_rack", "stuck_partitions", *LAG_SECONDS_COLUMNS,
-                  "member_capacity")
+"""Modes whose recommendations go to the trigger feed (approve as proposals); observe
+only to Delta."""
+# recommendation columns the metrics read
+# (streaming.exporter.metrics.JobMetrics.observe_recommendations)
+METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag",
+                  "before_imbalance", "after_imbalance", "before_cross_rack", "after_cross_rack",
+                  "stuck_partitions", *LAG_SECONDS_COLUMNS, "member_capacity")
 
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
     """Create the tables on a first start, else check they are the job's (see
@@ -62,7 +69,8 @@ def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]
 
 
 class BatchWriter:
-    """The ``foreachBatch`` function. ``counts[batch_id]`` = (recommendations, rejected) for the progress line."""
+    """The ``foreachBatch`` function. ``counts[batch_id]`` = (recommendations, rejected) for the
+    progress line."""
 
     def __init__(self, cfg: Config, app: str, lease=None, metrics=None) -> None:
         self.cfg = cfg
@@ -72,16 +80,19 @@ class BatchWriter:
         """a :class:`streaming.exporter.metrics.JobMetrics`, or None (metrics off)."""
         self.counts: dict[int, tuple[int, int]] = {}
         self.spent: dict[int, dict[str, int]] = {}
-        """batch id -> ms per phase of the write: ``check`` (tables and lease), ``compute`` (the batch itself:
-        Kafka read, validation, the stateful step), ``delta`` (both appends), ``feed``."""
-        self.driver = DriverAppender(cfg.maintenance.auto_compact) if cfg.job.delta_writer == "auto" else None
+        """batch id -> ms per phase of the write: ``check`` (tables and lease),
+        ``compute`` (the batch itself: Kafka read, validation, the stateful step),
+        ``delta`` (both appends), ``feed``."""
+        self.driver = (DriverAppender(cfg.maintenance.auto_compact)
+                       if cfg.job.delta_writer == "auto" else None)
         self.retention = Retention(cfg)
 
     def _check(self, spark: SparkSession) -> None:
         for table in (RECOMMENDATIONS, REJECTED):
             if not delta_tables.is_delta_table(spark, self.cfg.table_path(table)):
-                raise JobError(f"table {table} at {self.cfg.table_path(table)} was deleted while the job ran; "
-                               "not recreating it. Restore it, or start over with a new checkpoint")
+                raise JobError(f"table {table} at {self.cfg.table_path(table)} was deleted while "
+                               "the job ran; not recreating it. Restore it, or start over with a "
+                               "new checkpoint")
         if self.lease is not None:
             self.lease.check()
 
@@ -92,12 +103,12 @@ class BatchWriter:
         marks.append(time.monotonic())
         batch = batch.persist()
         try:
-            # one job counts both kinds and sizes their large texts; empty outputs are not written (no empty
-            # Delta commits)
+            # one job counts both kinds and sizes their large texts; empty outputs are not written
+            # (no empty Delta commits)
             size = F.length(F.coalesce("rejected", "assignment", F.lit(""))) + F.coalesce(
                 F.length("member_figures"), F.lit(0))
-            kinds = {r["kind"]: (r["n"], r["chars"] or 0)
-                     for r in batch.groupBy("kind").agg(F.count("*").alias("n"), F.sum(size).alias("chars")).collect()}
+            counted = batch.groupBy("kind").agg(F.count("*").alias("n"), F.sum(size).alias("chars"))
+            kinds = {r["kind"]: (r["n"], r["chars"] or 0) for r in counted.collect()}
             marks.append(time.monotonic())
             n_recs, rec_chars = kinds.get("recommendation", (0, 0))
             n_rejected, rejected_chars = kinds.get("rejected", (0, 0))
@@ -106,7 +117,8 @@ class BatchWriter:
             if n_recs:
                 # a batch's recommendations are few: one task, one file, one producer
                 recs = batch.filter(F.col("kind") == "recommendation").coalesce(1)
-                self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id, rec_chars)
+                self._append(recommendation_rows(recs, batch_id), RECOMMENDATIONS, batch_id,
+                             rec_chars)
             marks.append(time.monotonic())
             faults.hit("feed:before", batch_id)
             if n_recs:
@@ -114,34 +126,41 @@ class BatchWriter:
             faults.hit("feed:after", batch_id)
             marks.append(time.monotonic())
             self.counts[batch_id] = (n_recs, n_rejected)
+            phases = ("check", "compute", "delta", "feed")
             self.spent[batch_id] = {k: round(1000 * (b - a)) for k, a, b in
-                                    zip(("check", "compute", "delta", "feed"), marks[:-1], marks[1:], strict=True)}
+                                    zip(phases, marks[:-1], marks[1:], strict=True)}
             if self.metrics is not None:
                 self._observe(batch, n_recs, n_rejected)
         finally:
             batch.unpersist()
-        self.retention.after_batch(batch.sparkSession, batch_id)  # between two of the job's own appends: no race
+        # between two of the job's own appends: no race
+        self.retention.after_batch(batch.sparkSession, batch_id)
         faults.hit("batch:end", batch_id)
 
     def _observe(self, batch: DataFrame, n_recs: int, n_rejected: int) -> None:
-        """The batch's figures to the metrics, once its writes are done (small collects of what it wrote)."""
+        """The batch's figures to the metrics, once its writes are done (small collects of
+        what it wrote)."""
         try:
             if n_rejected:
+                reason = F.get_json_object("rejected", "$.reason").alias("reason")
                 reasons = (batch.filter(F.col("kind") == "rejected")
-                           .groupBy(F.get_json_object("rejected", "$.reason").alias("reason")).count().collect())
+                           .groupBy(reason).count().collect())
                 self.metrics.observe_rejected({r["reason"]: r["count"] for r in reasons})
             if n_recs:
-                rows = batch.filter(F.col("kind") == "recommendation").select(*METRIC_COLUMNS).collect()
+                recs = batch.filter(F.col("kind") == "recommendation")
+                rows = recs.select(*METRIC_COLUMNS).collect()
                 self.metrics.observe_recommendations([r.asDict() for r in rows])
         except Exception:  # the batch is written; its metrics are not worth failing it
             log.warning("metrics of the batch not updated", exc_info=True)
 
     def _append(self, df: DataFrame, table: str, batch_id: int, chars: int) -> None:
         location = self.cfg.table_path(table)
-        for column, kind in delta_tables.KEPT_TYPES.get(location, {}).items():  # an older table keeps its types
+        # an older table keeps its types
+        for column, kind in delta_tables.KEPT_TYPES.get(location, {}).items():
             df = df.withColumn(column, F.col(column).cast(kind))
         local = local_path(location)
-        if self.driver is not None and local is not None and self.driver.can_append(local) and chars <= MAX_BYTES:
+        if (self.driver is not None and local is not None and self.driver.can_append(local)
+                and chars <= MAX_BYTES):
             try:
                 self.driver.append(local, df.toArrow(), f"{self.app}/{table}", batch_id)
                 return
@@ -174,20 +193,23 @@ def recommendation_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         "trigger_details", "assignor",
         F.from_json("assignment", ASSIGNMENT_TYPE).alias("assignment"),
         "before_max_lag", "after_max_lag", finite("before_imbalance"), finite("after_imbalance"),
-        finite("lower_bound"), "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
+        finite("lower_bound"), "before_cross_rack", "after_cross_rack", "partitions_moved",
+        "lag_moved",
         F.from_json("stuck_partitions", STUCK_TYPE).alias("stuck_partitions"),
         "mode", *(finite(c) for c in LAG_SECONDS_COLUMNS),
         F.from_json("member_capacity", CAPACITY_TYPE).alias("member_capacity"),
-        "rack_placement", "serving", F.from_json("member_figures", MEMBER_FIGURES_TYPE).alias("member_figures"),
+        "rack_placement", "serving",
+        F.from_json("member_figures", MEMBER_FIGURES_TYPE).alias("member_figures"),
         F.from_json("hot_partitions", HOT_TYPE).alias("hot_partitions"),
     )
 
 
 def finite(column: str):
-    """A double column with every value that is not finite (NaN, infinite) as null: the stateful step emits
-    none, and no table row ever holds one."""
+    """A double column with every value that is not finite (NaN, infinite) as null: the stateful
+    step emits none, and no table row ever holds one."""
     c = F.col(column)
-    return F.when(F.isnan(c) | (F.abs(c) == float("inf")), F.lit(None).cast("double")).otherwise(c).alias(column)
+    not_finite = F.isnan(c) | (F.abs(c) == float("inf"))
+    return F.when(not_finite, F.lit(None).cast("double")).otherwise(c).alias(column)
 
 
 def rejected_rows(batch: DataFrame, batch_id: int) -> DataFrame:
@@ -195,6 +217,7 @@ def rejected_rows(batch: DataFrame, batch_id: int) -> DataFrame:
         "group", F.from_json("rejected", validate.REJECTED_SCHEMA).alias("r"))
     return rejected.select(
         F.lit(batch_id).cast("long").alias("batch_id"),
-        "group", "r.reason", "r.raw_value", "r.source_topic", "r.source_partition", "r.source_offset",
+        "group", "r.reason", "r.raw_value", "r.source_topic", "r.source_partition",
+        "r.source_offset",
         F.timestamp_millis("r.kafka_ts").alias("kafka_timestamp"),
     )

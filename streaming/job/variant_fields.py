@@ -1,10 +1,11 @@
-"""One field of a JSON record parsed as a Spark VARIANT, checked without converting the record: its JSON type as
-``schema_of_variant`` names it and its value where that type is right (:mod:`streaming.job.validate`'s rules).
-Every check is null-safe (an absent field is not an integer, not a string, ...), so a rule never reads null.
+"""One field of a JSON record parsed as a Spark VARIANT, checked without converting the record: its
+JSON type as ``schema_of_variant`` names it and its value where that type is right
+(:mod:`streaming.job.validate`'s rules). Every check is null-safe (an absent field is not an
+integer, not a string, ...), so a rule never reads null.
 
-Example: ``{"partition": 1e400}`` has kind DOUBLE, so ``is_int(v, "$.partition", 0, INT_MAX)`` is false, as is
-``is_long`` of ``2**63`` (a DECIMAL); ``{"topic": ".."}`` is a string but no topic name (Kafka refuses ``.``
-and ``..``).
+Example: ``{"partition": 1e400}`` has kind DOUBLE, so ``is_int(v, "$.partition", 0, INT_MAX)`` is
+false, as is ``is_long`` of ``2**63`` (a DECIMAL); ``{"topic": ".."}`` is a string but no topic name
+(Kafka refuses ``.`` and ``..``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ def get(v: Column | str, path: str, type_name: str = "variant") -> Column:
 
 
 def kind(v: Column | str, path: str) -> Column:
-    """The JSON type of a field as Spark names it: BIGINT (an integer that fits a LONG), STRING, BOOLEAN,
-    VOID (JSON null), DECIMAL(p,s) / DOUBLE (other numbers), OBJECT<..>, ARRAY<..>; null when absent."""
+    """The JSON type of a field as Spark names it: BIGINT (an integer that fits a LONG), STRING,
+    BOOLEAN, VOID (JSON null), DECIMAL(p,s) / DOUBLE (other numbers), OBJECT<..>, ARRAY<..>; null
+    when absent."""
     return F.schema_of_variant(get(v, path))
 
 
@@ -34,11 +36,13 @@ def absent(v: Column | str, path: str) -> Column:
 
 def is_int(v: Column | str, path: str, lo: int, hi: int) -> Column:
     """The field is an integer in [lo, hi]; a float such as 1000.0 or 1e400 is not."""
-    return F.coalesce((kind(v, path) == "BIGINT") & get(v, path, "bigint").between(lo, hi), F.lit(False))
+    return F.coalesce((kind(v, path) == "BIGINT") & get(v, path, "bigint").between(lo, hi),
+                      F.lit(False))
 
 
 def is_long(v: Column | str, path: str) -> Column:
-    """The field is an integer that fits a LONG (2**63 is a DECIMAL, 1000.0 a DECIMAL, 1e400 a DOUBLE)."""
+    """The field is an integer that fits a LONG (2**63 is a DECIMAL, 1000.0 a DECIMAL,
+    1e400 a DOUBLE)."""
     return F.coalesce(kind(v, path) == "BIGINT", F.lit(False))
 
 

@@ -1,15 +1,17 @@
-"""Named crash points: SIGKILL the job at one I/O step of its start-up or of a batch (chaos tests only).
+"""Named crash points: SIGKILL the job at one I/O step of its start-up or of a batch
+(chaos tests only).
 
-``REBALANCER_FAULT=<point>[@<n>]`` arms one point of :data:`POINTS`. A point reached with a batch id (the
-steps of ``foreachBatch`` and the Delta commits) fires in batch ``n``; any other point fires at its ``n``-th
-hit in the process (the first when ``@n`` is left out). Firing kills the job's whole process group (driver,
-JVM, Python workers) with SIGKILL, as ``kill -9`` of the group or a lost machine would: nothing after the
-point runs, no ``finally`` either. ``<point>[@<n>]~<seconds>`` holds there instead (a batch that takes that long,
-for the tests of a stop during a batch), saying so on stderr first. Unset (the job's normal life), :func:`hit`
-is one dictionary lookup.
+``REBALANCER_FAULT=<point>[@<n>]`` arms one point of :data:`POINTS`. A point reached with a batch id
+(the steps of ``foreachBatch`` and the Delta commits) fires in batch ``n``; any other point fires at
+its ``n``-th hit in the process (the first when ``@n`` is left out). Firing kills the job's whole
+process group (driver, JVM, Python workers) with SIGKILL, as ``kill -9`` of the group or a lost
+machine would: nothing after the point runs, no ``finally`` either. ``<point>[@<n>]~<seconds>``
+holds there instead (a batch that takes that long, for the tests of a stop during a batch), saying
+so on stderr first. Unset (the job's normal life), :func:`hit` is one dictionary lookup.
 
-In a Python worker of the stateful step (started by the JVM, in a process group of its own) the driver's
-group is the one of the JVM that is an ancestor of the worker (found through ``/proc``, Linux only).
+In a Python worker of the stateful step (started by the JVM, in a process group of its own) the
+driver's group is the one of the JVM that is an ancestor of the worker (found through ``/proc``,
+Linux only).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ POINTS: dict[str, str] = {
     "tables:before-create": "start-up, before the tables are created or checked",
     "tables:after-create": "start-up, after the tables are created or checked",
     "query:before-start": "start-up, everything prepared, before the streaming query starts",
-    "batch:start": "start of foreachBatch: Spark wrote the batch's offsets, nothing of its output yet",
+    "batch:start": ("start of foreachBatch: Spark wrote the batch's offsets, nothing of its output "
+                    "yet"),
     "stateful": "inside the stateful step (a Python worker), the batch's state not committed",
     "delta-rs:before-commit": "driver-side Delta append (delta-rs), before its commit",
     "delta-rs:after-commit": "driver-side Delta append (delta-rs), after its commit",
@@ -37,7 +40,8 @@ POINTS: dict[str, str] = {
     "spark-delta:after-commit": "Spark's Delta append, after its commit",
     "feed:before": "before the trigger feed write (both Delta commits done)",
     "feed:after": "after the trigger feed write",
-    "retention:before": "the job's row retention round, after the batch's writes, before its deletes",
+    "retention:before": ("the job's row retention round, after the batch's writes, before its "
+                         "deletes"),
     "retention:after": "the job's row retention round, after its deletes",
     "batch:end": "foreachBatch returned, before Spark writes the batch to its commit log",
 }
@@ -54,7 +58,8 @@ class Fault:
 
 
 def parse(value: str | None) -> Fault | None:
-    """The armed fault of ``REBALANCER_FAULT``'s value, or None; raises ValueError on an unknown point."""
+    """The armed fault of ``REBALANCER_FAULT``'s value, or None; raises ValueError on
+    an unknown point."""
     if not value:
         return None
     armed, _, hold = value.strip().partition("~")
@@ -69,7 +74,8 @@ _hits: dict[str, int] = {}
 
 
 def should_fire(fault: Fault | None, point: str, batch: int | None, hits: dict[str, int]) -> bool:
-    """Whether ``point`` reached (in ``batch``, if it has one) fires ``fault``; counts the hit in ``hits``."""
+    """Whether ``point`` reached (in ``batch``, if it has one) fires ``fault``; counts the
+    hit in ``hits``."""
     if fault is None or fault.point != point:
         return False
     if batch is not None and fault.n is not None:
@@ -79,7 +85,8 @@ def should_fire(fault: Fault | None, point: str, batch: int | None, hits: dict[s
 
 
 def hit(point: str, batch: int | None = None) -> None:
-    """Kill the job (or hold) here when ``point`` is the armed fault (see the module's docstring); else nothing."""
+    """Kill the job (or hold) here when ``point`` is the armed fault (see the module's docstring);
+    else nothing."""
     if _armed is None:
         return
     if point not in POINTS:
@@ -96,7 +103,8 @@ def hit(point: str, batch: int | None = None) -> None:
 
 
 def job_group() -> int:
-    """The driver's process group: this process's, unless an ancestor is the JVM (a Python worker)."""
+    """The driver's process group: this process's, unless an ancestor is the JVM
+    (a Python worker)."""
     pid = os.getpid()
     while pid > 1:
         try:
@@ -113,7 +121,8 @@ def job_group() -> int:
 
 
 def in_worker(update):
-    """``update`` (the stateful step's function) with the ``stateful`` point at its start, when armed."""
+    """``update`` (the stateful step's function) with the ``stateful`` point at its
+    start, when armed."""
     if _armed is None or _armed.point != "stateful":
         return update
 

@@ -1,19 +1,21 @@
 """Checksum files a local Delta log keeps after the commit they belong to is gone.
 
-The job appends with delta-rs, whose expired-log cleanup (after the checkpoints it writes) deletes a version's
-``N.json`` and checkpoint but not the files Spark's writer left beside them: the version checksum ``N.crc``
-(Spark's commits: table creation, ``maintain``, the job's retention rounds) and Hadoop's hidden sidecar checksums
-(``.N.json.crc``, ``.N.crc.crc``: Spark writes a local table through Hadoop's checksummed file system). The
-2,000-batch soak found ~100 such files per table after 87 minutes, one set per Spark commit, never deleted.
+The job appends with delta-rs, whose expired-log cleanup (after the checkpoints it writes) deletes a
+version's ``N.json`` and checkpoint but not the files Spark's writer left beside them: the version
+checksum ``N.crc`` (Spark's commits: table creation, ``maintain``, the job's retention rounds) and
+Hadoop's hidden sidecar checksums (``.N.json.crc``, ``.N.crc.crc``: Spark writes a local table
+through Hadoop's checksummed file system). The 2,000-batch soak found ~100 such files per table
+after 87 minutes, one set per Spark commit, never deleted.
 
-The rule: in a ``_delta_log`` whose oldest commit kept is version ``V``, a file of a version below ``V`` is an
-orphan when it is a version checksum (``N.crc``), or a hidden sidecar (``.F.crc``) whose ``F`` is gone or is
-itself an orphan. Nothing at or above ``V`` is touched, so no commit being written can be involved (versions
-only grow), and no reader needs a checksum of a version it can no longer read.
+The rule: in a ``_delta_log`` whose oldest commit kept is version ``V``, a file of a version below
+``V`` is an orphan when it is a version checksum (``N.crc``), or a hidden sidecar (``.F.crc``) whose
+``F`` is gone or is itself an orphan. Nothing at or above ``V`` is touched, so no commit being
+written can be involved (versions only grow), and no reader needs a checksum of a version it can no
+longer read.
 
 Example: ``.00..57.json.crc``, ``00..57.crc``, ``.00..57.crc.crc``, ``00..90.checkpoint.parquet``,
-``.00..90.checkpoint.parquet.crc``, ``00..90.json``, ``00..91.json``: the oldest commit kept is 90; version 57's
-three files are orphans; the checkpoint's sidecar stays (its file is there).
+``.00..90.checkpoint.parquet.crc``, ``00..90.json``, ``00..91.json``: the oldest commit kept is 90;
+version 57's three files are orphans; the checkpoint's sidecar stays (its file is there).
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ def orphans(names: Iterable[str]) -> list[str]:
 
     gone = {n for n in present if below(n) and not n.startswith(".") and n.endswith(".crc")}
     kept = present - gone
-    gone |= {n for n in present if below(n) and n.startswith(".") and n.endswith(".crc") and n[1:-4] not in kept}
+    gone |= {n for n in present
+             if below(n) and n.startswith(".") and n.endswith(".crc") and n[1:-4] not in kept}
     return sorted(gone)
 
 
 def sweep(table: Path) -> int:
-    """Delete the orphan checksum files of the local table at ``table``; how many went. A file already gone
-    (another sweep) is not an error."""
+    """Delete the orphan checksum files of the local table at ``table``; how many went. A file
+    already gone (another sweep) is not an error."""
     log_dir = table / "_delta_log"
     try:
         names = [p.name for p in log_dir.iterdir()]
@@ -69,13 +72,15 @@ def sweep(table: Path) -> int:
 
 
 def expire_log(table: Path) -> bool:
-    """Checkpoint the local table at ``table`` when commits came since its last checkpoint, then delete the
-    log entries its ``delta.logRetentionDuration`` has expired; whether a checkpoint was written.
+    """Checkpoint the local table at ``table`` when commits came since its last checkpoint,
+    then delete the log entries its ``delta.logRetentionDuration`` has expired; whether a
+    checkpoint was written.
 
-    delta-rs cleans the log only when it writes a checkpoint of its own, every ``delta.checkpointInterval``
-    commits (100): a table that commits a few times a minute (``rejected_events``) kept every commit of the
-    last 100 on top of its retention window, so its log grew for half an hour at a stretch (the soak of
-    2026-11-26, run 4). Checkpointed at each retention round, the log holds the retention window's commits."""
+    delta-rs cleans the log only when it writes a checkpoint of its own, every
+    ``delta.checkpointInterval`` commits (100): a table that commits a few times a minute
+    (``rejected_events``) kept every commit of the last 100 on top of its retention window, so its
+    log grew for half an hour at a stretch (the soak of 2026-11-26, run 4). Checkpointed at each
+    retention round, the log holds the retention window's commits."""
     from deltalake import DeltaTable
 
     if not (table / "_delta_log").is_dir():

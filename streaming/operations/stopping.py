@@ -1,15 +1,17 @@
-"""Stopping the job on a signal: at a batch boundary, within a grace period, with one line saying so.
+"""Stopping the job on a signal: at a batch boundary, within a grace period, with one
+line saying so.
 
-``rebalancer run`` is stopped by SIGTERM (Kubernetes, systemd) or by Ctrl-C (SIGINT to the terminal's
-foreground process group), and alike by SIGHUP (its terminal closed, a supervisor's reload) and SIGQUIT
-(Ctrl-\\), whose defaults would end it without its stop line or giving its lease back. :class:`Stop` replaces
-the handlers of all four: a handler only records the signal and sets an event, because a handler runs on the
-main thread between two bytecodes, possibly in the middle of a py4j call whose socket it would re-enter
-(pyspark's own SIGINT handler calls ``cancelAllJobs`` from there: "reentrant call", then a KeyboardInterrupt
-through py4j). The first signal asks for a stop at the next batch
-boundary (:func:`stop_at_boundary`), a second one for a stop at once, which Spark bounds: its stream thread
-gets :data:`streaming.spark_session.STOP_TIMEOUT_MS` to end (``spark.sql.streaming.stopTimeout``; Spark's
-default waits forever), then ``stop()`` raises and the lease is given back all the same.
+``rebalancer run`` is stopped by SIGTERM (Kubernetes, systemd) or by Ctrl-C (SIGINT to the
+terminal's foreground process group), and alike by SIGHUP (its terminal closed, a supervisor's
+reload) and SIGQUIT (Ctrl-\\), whose defaults would end it without its stop line or giving its lease
+back. :class:`Stop` replaces the handlers of all four: a handler only records the signal and sets an
+event, because a handler runs on the main thread between two bytecodes, possibly in the middle of a
+py4j call whose socket it would re-enter (pyspark's own SIGINT handler calls ``cancelAllJobs`` from
+there: "reentrant call", then a KeyboardInterrupt through py4j). The first signal asks for a stop at
+the next batch boundary (:func:`stop_at_boundary`), a second one for a stop at once, which Spark
+bounds: its stream thread gets :data:`streaming.spark_session.STOP_TIMEOUT_MS` to end
+(``spark.sql.streaming.stopTimeout``; Spark's default waits forever), then ``stop()`` raises and the
+lease is given back all the same.
 
 Totals of a run (batches, recommendations, rejected rows whose batch completed) are counted in
 :class:`Totals`, so the job keeps a bounded number of progress lines however long it runs.
@@ -32,7 +34,8 @@ POLL_S = 0.05  # how often the trigger's state is read while waiting for a batch
 
 @dataclass
 class Totals:
-    """Batches whose progress arrived (offsets, state and tables committed) in this process, and their rows."""
+    """Batches whose progress arrived (offsets, state and tables committed) in this process, and
+    their rows."""
 
     batches: int = 0
     recommendations: int = 0
@@ -56,8 +59,8 @@ class Totals:
 
 
 class Stop:
-    """SIGTERM, SIGINT, SIGHUP and SIGQUIT as two events: ``requested`` (first signal), ``now`` (a second
-    one)."""
+    """SIGTERM, SIGINT, SIGHUP and SIGQUIT as two events: ``requested`` (first signal), ``now`` (a
+    second one)."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
@@ -68,8 +71,8 @@ class Stop:
         self.count = 0
 
     def install(self) -> Stop:
-        """Take over the signals (main thread only). Install after the SparkContext exists: it sets a SIGINT
-        handler of its own, which this one replaces."""
+        """Take over the signals (main thread only). Install after the SparkContext exists: it sets
+        a SIGINT handler of its own, which this one replaces."""
         for sig in self.SIGNALS:
             signal.signal(sig, self._handle)
         return self
@@ -85,10 +88,10 @@ class Stop:
 
 
 def stop_at_boundary(query: StreamingQuery, grace_s: float, now: threading.Event) -> bool:
-    """Stop ``query`` between two batches: wait until no trigger runs (at most ``grace_s``, or until ``now``
-    is set), then stop it. Returns False when a batch was still running at the stop (it is interrupted and
-    its batch replayed by the next run; Delta skips what it already committed), or when the stop did not
-    end the stream thread within Spark's stop timeout."""
+    """Stop ``query`` between two batches: wait until no trigger runs (at most ``grace_s``, or until
+    ``now`` is set), then stop it. Returns False when a batch was still running at the stop (it is
+    interrupted and its batch replayed by the next run; Delta skips what it already committed), or
+    when the stop did not end the stream thread within Spark's stop timeout."""
     deadline = time.monotonic() + grace_s
     idle = False
     while not now.is_set() and time.monotonic() < deadline:
@@ -105,14 +108,16 @@ def stop_at_boundary(query: StreamingQuery, grace_s: float, now: threading.Event
         quiet(query)
     try:
         query.stop()
-    except Exception:  # its stream thread outlived spark.sql.streaming.stopTimeout: it ends with the JVM
+    except Exception:
+        # its stream thread outlived spark.sql.streaming.stopTimeout: it ends with the JVM
         return False
     return idle
 
 
 def quiet(query: StreamingQuery) -> None:
-    """Before interrupting a batch: the cancelled tasks, the py4j callback cut mid-call and the stream thread
-    all log their interruption at ERROR with stack traces, which the stop line already says in one line."""
+    """Before interrupting a batch: the cancelled tasks, the py4j callback cut mid-call and the
+    stream thread all log their interruption at ERROR with stack traces, which the stop line already
+    says in one line."""
     logging.getLogger("py4j").setLevel(logging.CRITICAL)
     spark = SparkSession.getActiveSession()
     with contextlib.suppress(Exception):  # a session already stopping: nothing left to quiet

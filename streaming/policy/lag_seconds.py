@@ -1,33 +1,35 @@
-"""Lag in seconds for the policy: each member's time to catch up, and a recommendation's before/after figures.
+"""Lag in seconds for the policy: each member's time to catch up, and a recommendation's
+before/after figures.
 
 The figures are those of :mod:`streaming.lag.rules`, read off the group's lag history:
 
-- per member (:func:`members`): its lag (stuck partitions left out: they never catch up wherever they go,
-  and are reported apart) over its capacity: the state's estimate (:mod:`streaming.lag.capacity`, the
-  one the assignor is given), else, while the estimates are unknown,
-  :func:`streaming.lag.rules.member_capacity` (its consume rate when it is behind, else the rate members
-  that are behind reach). The skew reading uses these when ``policy.skew_on = "seconds"``
-  (:mod:`streaming.policy.lag_skew`);
-- ``before`` / ``after`` (:func:`figures`): the largest member time to catch up under the current and under
-  the recommended assignment, each member's lag divided by the same capacity in both, so the two differ by
-  the assignment alone. ``inf`` when a member with lag has no rate (nothing consumed), ``nan`` when no rate
-  is known yet (one observation);
-- ``age``: the oldest unconsumed record of the group's assigned partitions, stuck ones included (the same
-  whatever the assignment; ``nan`` when unknown).
+- per member (:func:`members`): its lag (stuck partitions left out: they never catch up wherever
+  they go, and are reported apart) over its capacity: the state's estimate
+  (:mod:`streaming.lag.capacity`, the one the assignor is given), else, while the estimates are
+  unknown, :func:`streaming.lag.rules.member_capacity` (its consume rate when it is behind, else the
+  rate members that are behind reach). The skew reading uses these when ``policy.skew_on =
+  "seconds"`` (:mod:`streaming.policy.lag_skew`);
+- ``before`` / ``after`` (:func:`figures`): the largest member time to catch up under the current
+  and under the recommended assignment, each member's lag divided by the same capacity in both, so
+  the two differ by the assignment alone. ``inf`` when a member with lag has no rate (nothing
+  consumed), ``nan`` when no rate is known yet (one observation);
+- ``age``: the oldest unconsumed record of the group's assigned partitions, stuck ones included (the
+  same whatever the assignment; ``nan`` when unknown).
 
-One :class:`LagPass` per observation reads each topic's history once (lag, stuck rows, rates, ages, each on
-first use), shared by the skew reading and the figures.
+One :class:`LagPass` per observation reads each topic's history once (lag, stuck rows, rates, ages,
+each on first use), shared by the skew reading and the figures.
 
 Example (a 20 s window): C0 owns two partitions with 9,000 and 8,000 records of lag and consumes 100
-records/s in all; C1 owns two with 100 each and consumes 40/s, so it keeps up (200 < 40 x 20). C0 is behind,
-so both members are taken at 100/s: before, max(17,000, 200) / 100 = 170 s; after a split 9,100 / 8,100,
-91 s.
+records/s in all; C1 owns two with 100 each and consumes 40/s, so it keeps up (200 < 40 x 20). C0 is
+behind, so both members are taken at 100/s: before, max(17,000, 200) / 100 = 170 s; after a split
+9,100 / 8,100, 91 s.
 
-``after`` can equal or exceed ``before`` while the max member lag in records drops: the records count stuck
-partitions and the seconds do not. A member holding one lagging partition and one stuck one gives the lagging
-one to a member that keeps up: in records its max drops by the stuck lag; in seconds the lagging partition
-takes as long as before (at the same reference rate) plus the new owner's own lag (docs/operating.md's metrics
-example, ``tests/unit/streaming/policy/test_skew_on_seconds.py``).
+``after`` can equal or exceed ``before`` while the max member lag in records drops: the
+records count stuck partitions and the seconds do not. A member holding one lagging
+partition and one stuck one gives the lagging one to a member that keeps up: in records
+its max drops by the stuck lag; in seconds the lagging partition takes as long as
+before (at the same reference rate) plus the new owner's own lag (docs/operating.md's
+metrics example, ``tests/unit/streaming/policy/test_skew_on_seconds.py``).
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]
 
 
 class MemberSeconds(NamedTuple):
-    """Per member (the ``ids`` of :func:`figures`, by index): its time to catch up under the current and the
-    recommended assignment, and the rate both divide its lag by."""
+    """Per member (the ``ids`` of :func:`figures`, by index): its time to catch up under the current
+    and the recommended assignment, and the rate both divide its lag by."""
 
     before: np.ndarray
     after: np.ndarray
@@ -64,7 +66,8 @@ class LagSeconds(NamedTuple):
 
 
 class MemberLag(NamedTuple):
-    """Per member (by index): lag in records (stuck partitions left out) and the rate it is divided by."""
+    """Per member (by index): lag in records (stuck partitions left out) and the rate it
+    is divided by."""
 
     lag: np.ndarray
     capacity: np.ndarray
@@ -77,7 +80,8 @@ _UNREAD = object()
 
 
 class LagPass:
-    """One observation's read of the group's lag history, each topic's arrays computed on first use."""
+    """One observation's read of the group's lag history, each topic's arrays computed
+    on first use."""
 
     def __init__(self, state: GroupState, stuck_after: int) -> None:
         self.hist = state.lag
@@ -110,8 +114,8 @@ class LagPass:
 
     @property
     def capacity(self) -> dict[str, float] | None:
-        """member id -> the state's capacity estimate; None while unknown (read once: functools.cached_property
-        takes a lock on every read, and each observation asks)."""
+        """member id -> the state's capacity estimate; None while unknown (read once:
+        functools.cached_property takes a lock on every read, and each observation asks)."""
         if self._capacity is _UNREAD:
             state = self._state
             self._capacity = capacity.records_per_s(state.capacity, state.lag, state.owners,
@@ -126,8 +130,8 @@ class LagPass:
 
 
 def member_lag(lp: LagPass, by_topic: ByTopic, count: int) -> np.ndarray:
-    """Per member: its partitions' lag (records, float), stuck partitions left out (the sums the capacity
-    estimate made of this observation, when it did)."""
+    """Per member: its partitions' lag (records, float), stuck partitions left out (the sums the
+    capacity estimate made of this observation, when it did)."""
     out = np.zeros(count)
     for topic, (parts, who) in by_topic.items():
         if topic in lp.hist:
@@ -136,7 +140,8 @@ def member_lag(lp: LagPass, by_topic: ByTopic, count: int) -> np.ndarray:
 
 
 def members(lp: LagPass, by_topic: ByTopic, ids: Sequence[str]) -> MemberLag:
-    """Per member (``ids``, by index) under ``by_topic`` (the current assignment): lag and capacity."""
+    """Per member (``ids``, by index) under ``by_topic`` (the current assignment):
+    lag and capacity."""
     count = len(ids)
     lag = np.zeros(count)
     rate = np.zeros(count)
@@ -157,7 +162,8 @@ def members(lp: LagPass, by_topic: ByTopic, ids: Sequence[str]) -> MemberLag:
 
 
 def _max(values: np.ndarray) -> float:
-    """The max; inf if any is inf, else nan if any is unknown (the max could be that one), 0 for no value."""
+    """The max; inf if any is inf, else nan if any is unknown (the max could be that one), 0
+    for no value."""
     if not len(values):
         return 0.0
     if np.isinf(values).any():
@@ -168,8 +174,8 @@ def _max(values: np.ndarray) -> float:
 def figures(state: GroupState, ids: Sequence[str], current: Mapping[str, Sequence[tuple[str, int]]],
             proposed: Mapping[str, Sequence[tuple[str, int]]], stuck_after: int,
             lp: LagPass | None = None) -> LagSeconds:
-    """``ids``: the member ids; ``current`` / ``proposed``: member id -> its (topic, partition) list;
-    ``lp``: this observation's pass when the caller has one."""
+    """``ids``: the member ids; ``current`` / ``proposed``: member id -> its (topic, partition)
+    list; ``lp``: this observation's pass when the caller has one."""
     lp = lp or LagPass(state, stuck_after)
     index = {m: i for i, m in enumerate(ids)}
     now_by, after_by = by_topic(current, index), by_topic(proposed, index)
@@ -181,12 +187,14 @@ def figures(state: GroupState, ids: Sequence[str], current: Mapping[str, Sequenc
             rows, found = lp.hist[t].lookup(parts)
             ages.append(lp.age(t)[rows[found]])
     each = MemberSeconds(now.seconds(), lag_time.catch_up(after, now.capacity), now.capacity)
-    return LagSeconds(_max(each.before), _max(each.after), _max(np.concatenate(ages)) if ages else float("nan"), each)
+    return LagSeconds(_max(each.before), _max(each.after),
+                      _max(np.concatenate(ages)) if ages else float("nan"), each)
 
 
 def by_topic(assignment: Mapping[str, Sequence[tuple[str, int]]], index: Mapping[str, int]
              ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """topic -> (partitions, member indexes) of ``assignment`` (members not in ``index`` left out)."""
+    """topic -> (partitions, member indexes) of ``assignment`` (members not in
+    ``index`` left out)."""
     out: dict[str, tuple[list[int], list[int]]] = {}
     for member, tps in assignment.items():
         i = index.get(member)
@@ -196,4 +204,5 @@ def by_topic(assignment: Mapping[str, Sequence[tuple[str, int]]], index: Mapping
             parts, who = out.setdefault(t, ([], []))
             parts.append(int(p))
             who.append(i)
-    return {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64)) for t, (p, w) in out.items()}
+    return {t: (np.asarray(p, dtype=np.int64), np.asarray(w, dtype=np.int64))
+            for t, (p, w) in out.items()}

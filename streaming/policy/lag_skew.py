@@ -1,4 +1,5 @@
-"""Lag skew: the current assignment leaves one member with far more lag than the others, for long enough.
+"""Lag skew: the current assignment leaves one member with far more lag than the others,
+for long enough.
 
 Four conditions, all required:
 
@@ -10,31 +11,34 @@ Four conditions, all required:
    (a fraction), checked by ``decide`` once the assignor has run;
 4. a stuck partition's lag is left out of the skew reading: moving it would not help.
 
-Example (threshold 1.5, N = 3): C0 holds 9,000 records of lag, C1 holds 1,000; imbalance 1.8. After three
-polls in a row at 1.8 the streak reaches 3 and ``balanced`` proposes a split with max 5,200 (-42%), so a
-recommendation is made. A one-poll spike to 1.8 followed by 1.1 resets the streak: nothing.
+Example (threshold 1.5, N = 3): C0 holds 9,000 records of lag, C1 holds 1,000; imbalance 1.8.
+After three polls in a row at 1.8 the streak reaches 3 and ``balanced`` proposes a split with
+max 5,200 (-42%), so a recommendation is made. A one-poll spike to 1.8 followed by 1.1 resets
+the streak: nothing.
 
-**Records or seconds** (``policy.skew_on``). Members consume at different rates, so the same records can
-mean very different waits: C0 is 10,000 records behind and consumes 1,000/s (10 s to catch up), C1 is 2,000
-behind at 20/s (100 s). Records make C0 the heavy member (10,000 / mean 6,000: 1.67), and a rebalance would
-take lag off the one that is done in 10 s; seconds make it C1 (100 s / mean 55 s: 1.82), the one the group
-waits for. Were C1 at 200/s (10 s each), records would still call the group skewed, seconds balanced (1.0).
-(Both are behind here, e.g. over a 5 s window: a member that keeps up is taken at the rate of those behind.)
-With ``"seconds"`` a member's lag is its time to catch up (:mod:`streaming.policy.lag_seconds`: its lag,
-stuck partitions left out, over its capacity), the imbalance is max / mean of those, and the improvement
-(3.) compares the max member time to catch up before and after (each member at the same capacity).
-``min_total_lag`` stays in records.
+**Records or seconds** (``policy.skew_on``). Members consume at different rates, so the same
+records can mean very different waits: C0 is 10,000 records behind and consumes 1,000/s (10 s to
+catch up), C1 is 2,000 behind at 20/s (100 s). Records make C0 the heavy member (10,000 / mean
+6,000: 1.67), and a rebalance would take lag off the one that is done in 10 s; seconds make it C1
+(100 s / mean 55 s: 1.82), the one the group waits for. Were C1 at 200/s (10 s each), records would
+still call the group skewed, seconds balanced (1.0). (Both are behind here, e.g. over a 5 s window:
+a member that keeps up is taken at the rate of those behind.) With ``"seconds"`` a member's lag is
+its time to catch up (:mod:`streaming.policy.lag_seconds`: its lag, stuck partitions left out, over
+its capacity), the imbalance is max / mean of those, and the improvement (3.) compares the max
+member time to catch up before and after (each member at the same capacity). ``min_total_lag``
+stays in records.
 
 With ``"records"`` and members of known, different capacities (:mod:`streaming.lag.capacity`), the
 imbalance and the improvement read each member's lag in records at the fastest member's rate
-(:func:`assignors.metrics.capacity_scales`), the unit ``balanced`` minimises: C1 above, 2,000 records at 20/s
-next to C0 at 1,000/s, weighs 100,000. Equal or unknown capacities leave every figure in plain records.
+(:func:`assignors.metrics.capacity_scales`), the unit ``balanced`` minimises: C1 above, 2,000
+records at 20/s next to C0 at 1,000/s, weighs 100,000. Equal or unknown capacities leave every
+figure in plain records.
 
-A seconds reading is *unknown* when a member with lag has no finite time: no rate is known yet (``nan``,
-the group's first observation) or it consumed nothing over its window (``inf``, a member stalled or about to
-count as stuck; once stuck, its partitions leave the reading). An unknown reading neither counts nor resets
-the streak (it holds) and never triggers; total lag under ``min_total_lag`` still resets it. A figure that
-is not finite never shows an improvement.
+A seconds reading is *unknown* when a member with lag has no finite time: no rate is known yet
+(``nan``, the group's first observation) or it consumed nothing over its window (``inf``, a member
+stalled or about to count as stuck; once stuck, its partitions leave the reading). An unknown
+reading neither counts nor resets the streak (it holds) and never triggers; total lag under
+``min_total_lag`` still resets it. A figure that is not finite never shows an improvement.
 """
 
 from __future__ import annotations
@@ -52,14 +56,16 @@ from streaming.config import RECORDS, SECONDS
 @dataclass(frozen=True)
 class SkewReading:
     imbalance: float
-    """max / mean of member lag in the unit ``on``; nan: unknown (a seconds reading with a member at nan/inf)."""
+    """max / mean of member lag in the unit ``on``; nan: unknown (a seconds reading with a
+    member at nan/inf)."""
     total_lag: float
     max_member_lag: float
     on: str = RECORDS
     max_member_s: float | None = None
     mean_member_s: float | None = None
     max_member_scaled: float | None = None
-    """records: the max member lag at the fastest member's rate, when capacities weighed the reading."""
+    """records: the max member lag at the fastest member's rate, when capacities
+    weighed the reading."""
 
     @property
     def known(self) -> bool:
@@ -67,7 +73,8 @@ class SkewReading:
 
     def details(self) -> dict[str, object]:
         """What the ``lag_skew`` trigger says about the reading it was decided on."""
-        out: dict[str, object] = {"on": self.on, "imbalance": round(self.imbalance, 4), "total_lag": self.total_lag,
+        out: dict[str, object] = {"on": self.on, "imbalance": round(self.imbalance, 4),
+                                  "total_lag": self.total_lag,
                                   "max_member_lag": self.max_member_lag}
         if self.on == SECONDS:
             out |= {"max_member_catch_up_s": round(self.max_member_s or 0.0, 3),
@@ -77,23 +84,26 @@ class SkewReading:
         return out
 
 
-def reading(lag: np.ndarray, seconds: np.ndarray | None = None, scaled: np.ndarray | None = None) -> SkewReading:
-    """The reading of member ``lag`` (records), decided on ``seconds`` (per member) when given, else on
-    ``scaled`` (records at the fastest member's rate) when given, else on ``lag``."""
+def reading(lag: np.ndarray, seconds: np.ndarray | None = None,
+            scaled: np.ndarray | None = None) -> SkewReading:
+    """The reading of member ``lag`` (records), decided on ``seconds`` (per member) when given, else
+    on ``scaled`` (records at the fastest member's rate) when given, else on ``lag``."""
     total, top = float(lag.sum()), float(lag.max())
     if seconds is None:
         if scaled is None:
             return SkewReading(metrics.imbalance(lag.tolist()), total, top)
-        return SkewReading(metrics.imbalance(scaled.tolist()), total, top, max_member_scaled=float(scaled.max()))
+        return SkewReading(metrics.imbalance(scaled.tolist()), total, top,
+                           max_member_scaled=float(scaled.max()))
     if not np.isfinite(seconds).all():
         return SkewReading(math.nan, total, top, SECONDS)
-    return SkewReading(metrics.imbalance(seconds.tolist()), total, top, SECONDS, float(seconds.max()),
-                       float(seconds.mean()))
+    return SkewReading(metrics.imbalance(seconds.tolist()), total, top, SECONDS,
+                       float(seconds.max()), float(seconds.mean()))
 
 
-def records_reading(lag: np.ndarray, capacity: dict[str, float] | None, ids: Sequence[str]) -> SkewReading:
-    """The reading in records of member ``lag`` (``ids``' order), at the fastest member's rate when the capacities
-    (member id -> records/s) are known, as balanced weighs them."""
+def records_reading(lag: np.ndarray, capacity: dict[str, float] | None,
+                    ids: Sequence[str]) -> SkewReading:
+    """The reading in records of member ``lag`` (``ids``' order), at the fastest member's rate when
+    the capacities (member id -> records/s) are known, as balanced weighs them."""
     if capacity is None:
         return reading(lag)
     fastest = max(capacity[m] for m in ids)
@@ -105,24 +115,27 @@ def is_skewed(reading: SkewReading, threshold: float, min_total_lag: float) -> b
 
 
 def next_streak(streak: int, reading: SkewReading, threshold: float, min_total_lag: float) -> int:
-    """The streak after one more observation: +1 while skewed, back to 0 as soon as it is not, unchanged while
-    the reading is unknown (above the records floor)."""
+    """The streak after one more observation: +1 while skewed, back to 0 as soon as it is not,
+    unchanged while the reading is unknown (above the records floor)."""
     return streak_after(streak, reading.imbalance, reading.total_lag >= min_total_lag, threshold)
 
 
 def streak_after(streak: int, imbalance: float, enough_lag: bool, threshold: float) -> int:
-    """:func:`next_streak` given the reading's imbalance and whether its total lag is at least ``min_total_lag``."""
+    """:func:`next_streak` given the reading's imbalance and whether its total lag is
+    at least ``min_total_lag``."""
     if enough_lag and math.isnan(imbalance):
         return streak
     return streak + 1 if enough_lag and imbalance >= threshold else 0
 
 
 def totals_at_least(lag: np.ndarray, floor: float) -> list[bool]:
-    """Per row of ``lag`` ((readings, members), each at least 0): whether its total lag as :func:`reading` sums it
-    (``float(row.sum())``) is at least ``floor``. The rows are summed at once; a row whose sum lies so close to
-    the floor that another order of the same additions could fall on its other side is summed alone."""
+    """Per row of ``lag`` ((readings, members), each at least 0): whether its total lag as
+    :func:`reading` sums it (``float(row.sum())``) is at least ``floor``. The rows are summed at
+    once; a row whose sum lies so close to the floor that another order of the same additions could
+    fall on its other side is summed alone."""
     totals = lag.sum(axis=1)
-    # two orders of n additions of non-negative numbers differ by under 2n units in the last place of the sum
+    # two orders of n additions of non-negative numbers differ by under 2n units in the last place
+    # of the sum
     near = np.abs(totals - floor) <= totals * (4 * lag.shape[1] * np.finfo(np.float64).eps)
     out = (totals >= floor).tolist()
     for i in np.flatnonzero(near).tolist():
@@ -135,6 +148,7 @@ def in_cooldown(now_ms: int, last_rec_ms: int | None, cooldown_s: float) -> bool
 
 
 def improves(before_max: float, after_max: float, min_improvement: float) -> bool:
-    """Whether ``after_max`` is at least ``min_improvement`` (a fraction) below ``before_max`` (both finite)."""
+    """Whether ``after_max`` is at least ``min_improvement`` (a fraction) below
+    ``before_max`` (both finite)."""
     return (math.isfinite(before_max) and math.isfinite(after_max) and before_max > 0
             and (before_max - after_max) / before_max >= min_improvement)

@@ -1,28 +1,30 @@
 """One group, one batch of its events: update the state and recommend, observation by observation.
 
-:func:`process` is the job's entry. It lets :func:`streaming.state.ingest.observations` apply the events
-to the state in a fixed order, one observation (one ``ts``) at a time, and after each one decides
-whether the group gets a recommendation (:func:`recommend`). The same events give the same
-recommendations however they were cut into micro-batches, re-sent or replayed: each observation counts
-once towards the skew streak. A re-sent poll changes nothing, and the rest of a poll split across
-batches (or its metadata arriving a batch late) reads that observation again from the streak before it
-rather than counting it twice; a decision already made on the part of a poll that arrived first stands
-(with the lag in seconds it read then: the history held that observation's first part only).
+:func:`process` is the job's entry. It lets :func:`streaming.state.ingest.observations` apply the
+events to the state in a fixed order, one observation (one ``ts``) at a time, and after each one
+decides whether the group gets a recommendation (:func:`recommend`). The same events give the same
+recommendations however they were cut into micro-batches, re-sent or replayed: each observation
+counts once towards the skew streak. A re-sent poll changes nothing, and the rest of a poll split
+across batches (or its metadata arriving a batch late) reads that observation again from the
+streak before it rather than counting it twice; a decision already made on the part of a poll that
+arrived first stands (with the lag in seconds it read then: the history held that observation's
+first part only).
 
 After each observation:
 
 - metadata changes (membership, partition count, rack set; :mod:`streaming.state.changes`) are
   triggers of their own;
-- an observation with lag where a member is about to lose records to retention, or did, is the
-  ``retention_risk`` trigger at once (:mod:`streaming.policy.retention_risk`), whatever the skew streak;
+- an observation with lag where a member is about to lose records to retention, or did, is
+  the ``retention_risk`` trigger at once (:mod:`streaming.policy.retention_risk`), whatever
+  the skew streak;
 - an observation with lag updates the skew streak, and a streak of N outside the cooldown is the
-  ``lag_skew`` trigger; member lag is read in records or, with ``policy.skew_on = "seconds"``, as each
-  member's time to catch up (:mod:`streaming.policy.lag_skew`);
+  ``lag_skew`` trigger; member lag is read in records or, with ``policy.skew_on = "seconds"``, as
+  each member's time to catch up (:mod:`streaming.policy.lag_skew`);
 - with any trigger, the configured assignor proposes an assignment for the group as it is now; a
-  ``rack_change`` stands only if cross-rack partitions drop, a ``retention_risk`` only if a member at risk
-  gets less load, a ``lag_skew`` only if the max member lag (in the unit of ``skew_on``) drops by
-  ``min_improvement``; whatever stands becomes one recommendation
-  with before/after figures, in records and in seconds (:mod:`streaming.policy.lag_seconds`). One
+  ``rack_change`` stands only if cross-rack partitions drop, a ``retention_risk`` only if a member
+  at risk gets less load, a ``lag_skew`` only if the max member lag (in the unit of ``skew_on``)
+  drops by ``min_improvement``; whatever stands becomes one recommendation with before/after
+  figures, in records and in seconds (:mod:`streaming.policy.lag_seconds`). One
   :class:`~streaming.policy.lag_seconds.LagPass` per observation serves the reading and the figures.
 """
 
@@ -65,8 +67,8 @@ log = logging.getLogger(__name__)
 
 
 def process(state: GroupState, events: Events, policy: PolicySettings) -> list[Recommendation]:
-    """Apply a group's events and return its recommendations. ``events``: parsed rows as a DataFrame, a
-    dict of column arrays, or a list of dicts."""
+    """Apply a group's events and return its recommendations. ``events``: parsed rows as a
+    DataFrame, a dict of column arrays, or a list of dicts."""
     out = []
     decide = functools.partial(block.decided, state, policy=policy)
     for seen in observations(state, events, policy.lag_history, policy.stuck_observations, decide):
@@ -76,7 +78,8 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
         skew: Skew | None = None
         if seen.lag_changed and t > state.skew_ts:
             skew = Skew.NEW
-        elif t == state.skew_ts and (seen.lag_changed or seen.changes.applied) and state.last_rec_ts != t:
+        elif (t == state.skew_ts and (seen.lag_changed or seen.changes.applied)
+              and state.last_rec_ts != t):
             skew = Skew.AGAIN
         rec = recommend(state, seen.changes, skew, t, policy, seen.owners)
         if rec is not None:
@@ -84,7 +87,8 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     return out
 
 
-def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = None, on: str = lag_skew.RECORDS,
+def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = None,
+                 on: str = lag_skew.RECORDS,
                  lp: lag_seconds.LagPass | None = None) -> lag_skew.SkewReading | None:
     """Lag per member under the current assignment, stuck partitions left out, in records or (``on``
     "seconds") as times to catch up; ``lp``: this observation's pass when the caller has one."""
@@ -96,7 +100,8 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
     if on == lag_skew.SECONDS:
         now = lag_seconds.members(lp, owners.by_topic, ids)
         return lag_skew.reading(now.lag, now.seconds())
-    return lag_skew.records_reading(lag_seconds.member_lag(lp, owners.by_topic, owners.count), lp.capacity, ids)
+    lag = lag_seconds.member_lag(lp, owners.by_topic, owners.count)
+    return lag_skew.records_reading(lag, lp.capacity, ids)
 
 
 class Skew(enum.Enum):
@@ -119,8 +124,8 @@ class Proposal:
     after: metrics.Metrics
 
 
-def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, policy: PolicySettings,
-              owners: Owners | None = None) -> Recommendation | None:
+def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int,
+              policy: PolicySettings, owners: Owners | None = None) -> Recommendation | None:
     """The recommendation this observation of the group triggers, or None; updates the skew streak.
     ``skew``: how the observation reads lag skew, None when it reads none."""
     triggers = metadata_triggers(changes, policy)
@@ -141,8 +146,9 @@ def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int, p
         return None
 
     def seconds_figures() -> lag_seconds.LagSeconds:
-        return lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members], proposal.current,
-                                   proposal.proposed, policy.stuck_observations, lp)
+        return lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members],
+                                   proposal.current, proposal.proposed,
+                                   policy.stuck_observations, lp)
 
     seconds = keep_what_stands(triggers, proposal, policy, seconds_figures)
     if not triggers:
@@ -154,15 +160,17 @@ def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dic
     """The metadata changes of the observation that are triggers under ``policy``."""
     if not changes.any():
         return {}  # the usual observation, lag alone
-    on = {MEMBERSHIP_CHANGE: policy.membership_change, PARTITION_COUNT_CHANGE: policy.partition_count_change,
+    on = {MEMBERSHIP_CHANGE: policy.membership_change,
+          PARTITION_COUNT_CHANGE: policy.partition_count_change,
           RACK_CHANGE: policy.rack_change}
     return {name: figures for name, figures in changes.triggers().items() if on.get(name, False)}
 
 
-def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings, owners: Owners | None,
-                 lp: lag_seconds.LagPass) -> tuple[bool, dict | None]:
-    """The skew streak moved on by this observation: (False, None) when no member owns anything (the streak
-    restarts and nothing is recommended), else (True, the ``lag_skew`` trigger's figures or None)."""
+def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings,
+                 owners: Owners | None, lp: lag_seconds.LagPass) -> tuple[bool, dict | None]:
+    """The skew streak moved on by this observation: (False, None) when no member owns anything
+    (the streak restarts and nothing is recommended), else (True, the ``lag_skew`` trigger's
+    figures or None)."""
     if skew is Skew.NEW:
         state.skew_prev, state.skew_ts = state.skew_streak, ts
     reading = skew_reading(state, policy.stuck_observations, owners, policy.skew_on, lp)
@@ -170,15 +178,18 @@ def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings,
         state.skew_streak = 0
         return False, None
     # counted from the streak before this observation: reading it again never counts it twice
-    state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold, policy.min_total_lag)
-    if reading.known and state.skew_streak >= policy.skew_observations and not lag_skew.in_cooldown(
-            ts, state.last_rec_ts, policy.cooldown_s):
-        return True, reading.details() | {"observations": state.skew_streak, "threshold": policy.skew_threshold}
+    state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold,
+                                             policy.min_total_lag)
+    if (reading.known and state.skew_streak >= policy.skew_observations
+            and not lag_skew.in_cooldown(ts, state.last_rec_ts, policy.cooldown_s)):
+        return True, reading.details() | {"observations": state.skew_streak,
+                                          "threshold": policy.skew_threshold}
     return True, None
 
 
 def propose(state: GroupState, policy: PolicySettings) -> Proposal | None:
-    """The assignor's proposal and both assignments' metrics; None without a snapshot or when it fails."""
+    """The assignor's proposal and both assignments' metrics; None without a snapshot or
+    when it fails."""
     snapshot = to_snapshot(state, policy.stuck_observations)
     if snapshot is None:
         return None
@@ -188,24 +199,26 @@ def propose(state: GroupState, policy: PolicySettings) -> Proposal | None:
     except AssignorError as e:
         log.warning("group %s: assignor %s failed: %s", state.group, policy.assignor, e)
         return None
-    before = metrics.compute_metrics(snapshot, current, current=current, horizon_s=policy.rate_horizon_s)
-    after = metrics.compute_metrics(snapshot, proposed, current=current, horizon_s=policy.rate_horizon_s,
-                                    bound=before.lower_bound)
+    before = metrics.compute_metrics(snapshot, current, current=current,
+                                     horizon_s=policy.rate_horizon_s)
+    after = metrics.compute_metrics(snapshot, proposed, current=current,
+                                    horizon_s=policy.rate_horizon_s, bound=before.lower_bound)
     return Proposal(snapshot, current, proposed, before, after)
 
 
-def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: PolicySettings,
-                     seconds_figures: Callable[[], lag_seconds.LagSeconds]) -> lag_seconds.LagSeconds | None:
-    """Drop the triggers the proposal does not serve: ``rack_change`` unless cross-rack partitions drop,
-    ``retention_risk`` unless a member at risk gets less load, ``lag_skew`` unless the max member lag (in the unit
-    of ``skew_on``) drops by ``min_improvement``. Returns
-    the figures in seconds when the decision needed them (a skew streak whose proposals do not improve enough
+def keep_what_stands(
+        triggers: dict[str, dict], proposal: Proposal, policy: PolicySettings,
+        seconds_figures: Callable[[], lag_seconds.LagSeconds]) -> lag_seconds.LagSeconds | None:
+    """Drop the triggers the proposal does not serve: ``rack_change`` unless cross-rack partitions
+    drop, ``retention_risk`` unless a member at risk gets less load, ``lag_skew`` unless the max
+    member lag (in the unit of ``skew_on``) drops by ``min_improvement``. Returns the figures in
+    seconds when the decision needed them (a skew streak whose proposals do not improve enough
     reaches this point at every observation, so they are not computed otherwise)."""
     before, after = proposal.before, proposal.after
     if RACK_CHANGE in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:
         del triggers[RACK_CHANGE]
-    if RETENTION_RISK in triggers and not retention_risk.stands(triggers[RETENTION_RISK], before.member_loads,
-                                                                after.member_loads):
+    if RETENTION_RISK in triggers and not retention_risk.stands(
+            triggers[RETENTION_RISK], before.member_loads, after.member_loads):
         del triggers[RETENTION_RISK]
     if LAG_SKEW not in triggers:
         return None
@@ -213,8 +226,11 @@ def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: Poli
     if policy.skew_on == lag_skew.SECONDS:
         seconds = seconds_figures()
         top = (seconds.before, seconds.after)
-    else:  # in records at the fastest member's rate: what balanced minimised (plain records when alike)
-        top = (metrics.max_scaled_load(proposal.snapshot, before), metrics.max_scaled_load(proposal.snapshot, after))
+    else:
+        # in records at the fastest member's rate: what balanced minimised (plain
+        # records when alike)
+        top = (metrics.max_scaled_load(proposal.snapshot, before),
+               metrics.max_scaled_load(proposal.snapshot, after))
     if lag_skew.improves(*top, policy.min_improvement):
         triggers[LAG_SKEW]["improvement"] = round((top[0] - top[1]) / top[0], 4)
     else:
@@ -224,9 +240,9 @@ def keep_what_stands(triggers: dict[str, dict], proposal: Proposal, policy: Poli
 
 def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Proposal,
            seconds: lag_seconds.LagSeconds, policy: PolicySettings) -> Recommendation:
-    """The recommendation, counted in the state (its version, time and id; the skew streak starts over). A group
-    whose members cannot apply one (:mod:`streaming.contracts.serving`: Kafka Streams) gets it in mode observe,
-    never published, with the reason in ``serving``."""
+    """The recommendation, counted in the state (its version, time and id; the skew streak starts
+    over). A group whose members cannot apply one (:mod:`streaming.contracts.serving`: Kafka
+    Streams) gets it in mode observe, never published, with the reason in ``serving``."""
     state.version += 1
     state.last_rec_ts = ts if state.last_rec_ts is None else max(state.last_rec_ts, ts)
     state.skew_streak = 0
@@ -234,46 +250,54 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         state.risk_ts = ts
     by_id = {m.member_id: m for m in state.members or []}
     after = proposal.after
-    # the job sees the members event's assignor only (not the group's type): enough for what cannot apply
+    # the job sees the members event's assignor only (not the group's type): enough for
+    # what cannot apply
     found = serving.verdict(None, None, state.protocol)
     mode = policy.mode_for(state.group) if found.published else OBSERVE
     rec = Recommendation(
-        group=state.group, version=state.version, event_ts=ts, generation=state.generation, triggers=triggers,
-        assignor=policy.assignor,
+        group=state.group, version=state.version, event_ts=ts, generation=state.generation,
+        triggers=triggers, assignor=policy.assignor,
         assignment=[
             {"member_id": mid, "instance_id": by_id[mid].instance_id if mid in by_id else None,
              "client_id": by_id[mid].client_id if mid in by_id else None,
              "rack": by_id[mid].rack if mid in by_id else None, "partitions": sorted(parts)}
             for mid, parts in sorted(proposal.proposed.items())
         ],
-        before=_figures(proposal.before), after=_figures(after), lower_bound=bound_below(after.lower_bound),
+        before=_figures(proposal.before), after=_figures(after),
+        lower_bound=bound_below(after.lower_bound),
         partitions_moved=after.partitions_moved, lag_moved=records(after.load_moved),
         stuck_partitions=sorted(proposal.snapshot.stuck), mode=mode,
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
-                     "after_catch_up_s": finite_or_none(seconds.after), "lag_age_s": finite_or_none(seconds.age)},
+                     "after_catch_up_s": finite_or_none(seconds.after),
+                     "lag_age_s": finite_or_none(seconds.age)},
         member_capacity=member_capacity(state, policy.stuck_observations),
         load_model=load_model_of(proposal.snapshot, policy),
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
         rack_placement=rack_placement.of_snapshot(proposal.snapshot, None).verdict,
         serving=found.says(),
-        member_figures=member_figures.of(proposal.snapshot, proposal.current, proposal.proposed, proposal.before,
-                                         after, seconds.members),
-        proposal=expiry.basis(proposal.snapshot.members, proposal.snapshot.topics, ts, policy.proposal_expiry_s)
+        member_figures=member_figures.of(proposal.snapshot, proposal.current, proposal.proposed,
+                                         proposal.before, after, seconds.members),
+        proposal=expiry.basis(proposal.snapshot.members, proposal.snapshot.topics, ts,
+                              policy.proposal_expiry_s)
         if mode == APPROVE else None,
-        hot_partitions=None if (hot := hot_partitions(state)) is None else [h.as_dict() for h in hot],
+        hot_partitions=(None if (hot := hot_partitions(state)) is None
+                        else [h.as_dict() for h in hot]),
     )
     state.last_rec_id = rec.id
     return rec
 
 
 def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
-    """The capacities the recommendation was made with, per member (None: unknown, the members alike)."""
+    """The capacities the recommendation was made with, per member (None: unknown,
+    the members alike)."""
     found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after)
     if found is None:
         return None
     client = {m.member_id: m.client_id for m in state.members or []}
-    return [{"member_id": mid, "client_id": client.get(mid), "records_per_s": round(c.records_per_s, 3),
-             "confidence_s": round(c.confidence_s, 3), "measured": c.measured} for mid, c in sorted(found.items())]
+    return [{"member_id": mid, "client_id": client.get(mid),
+             "records_per_s": round(c.records_per_s, 3),
+             "confidence_s": round(c.confidence_s, 3), "measured": c.measured}
+            for mid, c in sorted(found.items())]
 
 
 def load_model_of(snapshot: GroupSnapshot, policy: PolicySettings) -> dict[str, Any] | None:
@@ -302,7 +326,9 @@ def load_model_of(snapshot: GroupSnapshot, policy: PolicySettings) -> dict[str, 
 
 
 def _figures(m: metrics.Metrics) -> dict[str, float | None]:
-    """The before/after figures: lag in exact, saturated records; imbalance a finite double or None."""
+    """The before/after figures: lag in exact, saturated records; imbalance a finite
+    double or None."""
     imbalance = finite(m.imbalance)
-    return {"max_member_lag": records(m.max_load), "imbalance": None if imbalance is None else round(imbalance, 6),
+    return {"max_member_lag": records(m.max_load),
+            "imbalance": None if imbalance is None else round(imbalance, 6),
             "cross_rack_partitions": m.cross_rack_partitions}

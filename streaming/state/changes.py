@@ -1,17 +1,18 @@
 """The metadata changes one observation of a group can bring, each a possible trigger of the policy.
 
 - membership: members joined or left. Member ids change on every rejoin, so members are matched by a
-  stable identity (:attr:`assignors.model.Member.identity`): ``group.instance.id`` when set, else client id
-  and host, else the member id. A new generation with the same identities (a rebalance that only moved
-  partitions, e.g. onto a recommendation) is no change. Example: generation 7 has C0 and C1,
-  generation 8 has C0, C1 and C2: C2 joined.
+  stable identity (:attr:`assignors.model.Member.identity`): ``group.instance.id`` when set, else
+  client id and host, else the member id. A new generation with the same identities (a rebalance
+  that only moved partitions, e.g. onto a recommendation) is no change. Example: generation 7 has C0
+  and C1, generation 8 has C0, C1 and C2: C2 joined.
 - partition count: a subscribed topic gained (or, after a re-creation, lost) partitions. Kafka's
   assignors see new partitions only at the next rebalance; until then nobody reads them. Example: t0
   had 4 partitions and gets 6: t0p4 and t0p5 are unassigned until a rebalance.
-- rack change: the set of replica racks of a partition changed, KIP-881's rule for when a rack-aware
-  group must rebalance (a reassignment or a broker move changes which racks hold it, and consumers keep
-  reading across racks until the next rebalance). Example: t0p0 was on racks {a, b} and moves to
-  {b, c}. Whether that is worth a recommendation is the policy's call (cross-rack partitions must drop).
+- rack change: the set of replica racks of a partition changed, KIP-881's rule for when a
+  rack-aware group must rebalance (a reassignment or a broker move changes which racks hold it, and
+  consumers keep reading across racks until the next rebalance). Example: t0p0 was on racks {a, b}
+  and moves to {b, c}. Whether that is worth a recommendation is the policy's call (cross-rack
+  partitions must drop).
 
 :class:`Changes` collects what :mod:`streaming.state.update` saw while applying one observation.
 """
@@ -23,7 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.model import Member
-from streaming.contracts.recommendation import MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE
+from streaming.contracts.recommendation import (
+    MEMBERSHIP_CHANGE,
+    PARTITION_COUNT_CHANGE,
+    RACK_CHANGE,
+)
 
 
 @dataclass
@@ -63,8 +68,10 @@ def partition_count_change(before: int, after: int) -> dict | None:
     return None if before == after else {"before": before, "after": after}
 
 
-def rack_changes(old: Sequence[Sequence[str | None]], new: Sequence[Sequence[str | None]]) -> list[dict]:
-    """Partitions (present in both) whose set of replica racks differs; racks of None are ignored."""
+def rack_changes(old: Sequence[Sequence[str | None]],
+                 new: Sequence[Sequence[str | None]]) -> list[dict]:
+    """Partitions (present in both) whose set of replica racks differs; racks of
+    None are ignored."""
     out = []
     for p in range(min(len(old), len(new))):
         before = {r for r in old[p] if r is not None}

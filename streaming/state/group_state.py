@@ -1,19 +1,19 @@
 """What the job remembers of one consumer group between micro-batches.
 
 State lives in one binary column: pyspark 4.2.0's ``applyInPandasWithState`` crashes on array or map
-types in the state schema. The blob is a JSON header (partitions, counters, parts of split events still
-incomplete), the members' JSON, then the raw int64 lag-history arrays, compressed. Everything here is
-plain data (and numpy) so the policy and the tests use it without Spark.
+types in the state schema. The blob is a JSON header (partitions, counters, parts of split events
+still incomplete), the members' JSON, then the raw int64 lag-history arrays, compressed. Everything
+here is plain data (and numpy) so the policy and the tests use it without Spark.
 
-The header carries the layout version (``_v``). Version 6 (this one) is version 5 with each lag history's log
-start offsets (a fourth array; an older state reads with every log start unknown, -1). Version 5 is version 4
-with the members' capacity estimates in the header (:mod:`streaming.lag.capacity`; an older state reads with
-none).
-Version 4 is LZ4 (a raw block, after a 4-byte mark and the uncompressed length): every group's state is
-written and read once per batch, and zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x
-larger (RocksDB compresses them again on disk). The members have a segment of their own so that
-unchanged members are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 5 (2 and 3
-zlib; version 2 with dense lag rows and no ordering fields) still read; any other version fails
+The header carries the layout version (``_v``). Version 6 (this one) is version 5 with each lag
+history's log start offsets (a fourth array; an older state reads with every log start unknown, -1).
+Version 5 is version 4 with the members' capacity estimates in the header
+(:mod:`streaming.lag.capacity`; an older state reads with none). Version 4 is LZ4 (a raw block,
+after a 4-byte mark and the uncompressed length): every group's state is written and read once per
+batch, and zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x larger (RocksDB
+compresses them again on disk). The members have a segment of their own so that unchanged members
+are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 5 (2 and 3 zlib; version
+2 with dense lag rows and no ordering fields) still read; any other version fails
 (:class:`~streaming.state.errors.UnreadableState`, which stops the job with the way out), as do
 bytes that do not decode.
 """
@@ -41,14 +41,16 @@ LZ4_MARK = b"RGS\x04"
 _LENGTH = struct.Struct("<I")
 _LZ4 = pa.Codec("lz4_raw")
 
-# A topic known from lag rows alone gets its partition count from the highest partition number seen; past
-# this a bogus number would make the assignors allocate per partition, so such a topic is left out.
+# A topic known from lag rows alone gets its partition count from the highest partition number
+# seen; past this a bogus number would make the assignors allocate per partition, so such a topic
+# is left out.
 MAX_INFERRED_PARTITIONS = 1 << 20
 
 COUNTERS = ("late_metadata", "duplicate_metadata", "late_lag", "invalid_parts")
-"""``late_metadata``: members/partitions events older than the ones held, ignored; ``duplicate_metadata``:
-the held event again (same ts and generation), ignored; ``late_lag``: lag rows older than the newest
-observation of their partition, ignored; ``invalid_parts``: parts of split events with a bad index."""
+"""``late_metadata``: members/partitions events older than the ones held, ignored;
+``duplicate_metadata``: the held event again (same ts and generation), ignored; ``late_lag``: lag
+rows older than the newest observation of their partition, ignored; ``invalid_parts``: parts of
+split events with a bad index."""
 
 
 @dataclass
@@ -66,33 +68,37 @@ class GroupState:
     generation: int | None = None
     protocol: str | None = None
     members: list[Member] | None = None
-    """The newest ``members`` event's members, by member id (``owned``: what each holds now); None until the
-    first one (the baseline). Saved as the JSON objects the state layout has always held."""
+    """The newest ``members`` event's members, by member id (``owned``: what each holds
+    now); None until the first one (the baseline). Saved as the JSON objects the state
+    layout has always held."""
     members_ts: int | None = None
-    """``ts`` of the members event held: with ``generation``, the order key older events lose against."""
+    """``ts`` of the members event held: with ``generation``, the order key older
+    events lose against."""
     partitions: dict[str, list[PartitionMeta]] = field(default_factory=dict)
     """topic -> partition metadata, from ``partitions`` events."""
     partitions_ts: dict[str, int] = field(default_factory=dict)
     """topic -> ``ts`` of the partitions event held."""
     lag: dict[str, LagHistory] = field(default_factory=dict)
     """topic -> recent lag observations of its partitions; never an empty history (a topic whose
-    partitions all went is dropped, :mod:`streaming.state.update`): a history's lookups give row 0 for
-    a partition it does not hold, masked out after the read (:meth:`LagHistory.lookup`), and an empty
-    one has no row 0 to read."""
+    partitions all went is dropped, :mod:`streaming.state.update`): a history's lookups give row 0
+    for a partition it does not hold, masked out after the read (:meth:`LagHistory.lookup`), and an
+    empty one has no row 0 to read."""
     version: int = 0
     """Recommendations made for this group so far."""
     last_rec_ts: int | None = None
     last_rec_id: str | None = None
     skew_streak: int = 0
     skew_ts: int = 0
-    """``ts`` of the newest lag observation counted in ``skew_streak``: each observation counts once."""
+    """``ts`` of the newest lag observation counted in ``skew_streak``: each
+    observation counts once."""
     skew_prev: int = 0
-    """The streak before ``skew_ts`` counted, to read that observation again when more of it arrives."""
+    """The streak before ``skew_ts`` counted, to read that observation again when more
+    of it arrives."""
     risk_ts: int | None = None
     """``ts`` of the latest recommendation a ``retention_risk`` trigger made (its own cooldown)."""
     capacity: dict[str, list[Any]] = field(default_factory=dict)
-    """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged observation,
-    then the same three before it, null for none] (:mod:`streaming.lag.capacity`)."""
+    """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged
+    observation, then the same three before it, null for none] (:mod:`streaming.lag.capacity`)."""
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Split events still missing parts: event key -> {part index (str) -> part event}."""
@@ -105,7 +111,8 @@ class GroupState:
         return sorted({t for m in self.members or [] for t in m.topics})
 
     def partition_count(self, topic: str) -> int:
-        """From the topic's partitions event, else implied by its lag rows (0 if implausibly large)."""
+        """From the topic's partitions event, else implied by its lag rows (0 if implausibly
+        large)."""
         if topic in self.partitions:
             return len(self.partitions[topic])
         seen = self.lag.get(topic)
@@ -130,7 +137,8 @@ class GroupState:
     # -- serialization -------------------------------------------------------------------------
 
     def held_members(self) -> MembersMemo | None:
-        """The decoded members' memo while ``members`` still holds exactly the members decoded, else None."""
+        """The decoded members' memo while ``members`` still holds exactly the members
+        decoded, else None."""
         memo, members = self.members_memo, self.members
         if memo is None or members is None or len(members) != len(memo.members):
             return None
@@ -152,13 +160,16 @@ class GroupState:
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> GroupState:
-        """The state :meth:`to_bytes` wrote (any readable layout); :class:`UnreadableState` otherwise."""
+        """The state :meth:`to_bytes` wrote (any readable layout); :class:`UnreadableState`
+        otherwise."""
         try:
             return cls._decode(blob)
         except UnreadableState:
             raise
-        except Exception as exc:  # bytes that do not decode: damaged, or not a group's state at all
-            raise UnreadableState(f"a group's state does not decode ({type(exc).__name__}: {exc})") from exc
+        except Exception as exc:
+            # bytes that do not decode: damaged, or not a group's state at all
+            raise UnreadableState(
+                f"a group's state does not decode ({type(exc).__name__}: {exc})") from exc
 
     @classmethod
     def _decode(cls, blob: bytes) -> GroupState:
@@ -171,8 +182,9 @@ class GroupState:
         header = json.loads(raw[4:4 + size])
         layout = header.pop("_v", None)
         if layout not in READABLE_VERSIONS:
-            raise UnreadableState(f"written by an incompatible version (group state layout {layout}; this "
-                                  f"version reads {', '.join(map(str, READABLE_VERSIONS))})")
+            raise UnreadableState(f"written by an incompatible version (group state layout "
+                                  f"{layout}; this version reads "
+                                  f"{', '.join(map(str, READABLE_VERSIONS))})")
         offset = 4 + size
         memo = None
         if layout >= 4:  # the members, a JSON segment of their own
@@ -197,7 +209,8 @@ class GroupState:
             header["members"] = None if memo.text == b"null" else list(memo.members)
         elif header.get("members") is not None:
             header["members"] = [member_from_json(m) for m in header["members"]]
-        header["partitions"] = {t: [PartitionMeta(*m) for m in parts] for t, parts in header["partitions"].items()}
+        header["partitions"] = {t: [PartitionMeta(*m) for m in parts]
+                                for t, parts in header["partitions"].items()}
         header["counters"] = dict.fromkeys(COUNTERS, 0) | header.get("counters", {})
         state = cls(lag=lag, **header)
         state.members_memo = memo
@@ -208,10 +221,10 @@ class MembersMemo:
     """A group's members as its state's bytes held them, decoded once per worker process.
 
     Members change far less often than lag: most batches read a group's members and write them back
-    unchanged. Decoding (and the owner arrays built from them, :meth:`GroupState.owners`)
-    is memoized by the members' exact JSON bytes, and an unchanged list is written back as those bytes.
-    Members are frozen, so states sharing a memo share nothing they can change; ``derived`` holds what is
-    computed from the members alone (read-only)."""
+    unchanged. Decoding (and the owner arrays built from them, :meth:`GroupState.owners`) is
+    memoized by the members' exact JSON bytes, and an unchanged list is written back as those bytes.
+    Members are frozen, so states sharing a memo share nothing they can change; ``derived`` holds
+    what is computed from the members alone (read-only)."""
 
     __slots__ = ("derived", "members", "text")
     _memo: ClassVar[dict[bytes, MembersMemo]] = {}
@@ -243,16 +256,19 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
 
 
-_HEADER_FIELDS = tuple(f.name for f in fields(GroupState) if f.name not in ("lag", "members", "members_memo"))
+_HEADER_FIELDS = tuple(f.name for f in fields(GroupState)
+                       if f.name not in ("lag", "members", "members_memo"))
 
 
 def member_json(m: Member) -> dict[str, Any]:
     """A member as the state's header keeps it (the layout's field names; ``assigned`` = owned)."""
-    return {"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id, "host": m.host,
-            "rack": m.rack, "topics": list(m.topics), "assigned": [[t, p] for t, p in m.owned]}
+    return {"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
+            "host": m.host, "rack": m.rack, "topics": list(m.topics),
+            "assigned": [[t, p] for t, p in m.owned]}
 
 
 def member_from_json(m: dict[str, Any]) -> Member:
-    return Member(member_id=m["member_id"], topics=tuple(m["topics"]), instance_id=m.get("instance_id"),
-                  rack=m.get("rack"), owned=tuple((str(t), int(p)) for t, p in m["assigned"]),
+    return Member(member_id=m["member_id"], topics=tuple(m["topics"]),
+                  instance_id=m.get("instance_id"), rack=m.get("rack"),
+                  owned=tuple((str(t), int(p)) for t, p in m["assigned"]),
                   client_id=m.get("client_id"), host=m.get("host"))

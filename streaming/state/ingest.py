@@ -1,25 +1,26 @@
 """A group's batch of parsed event rows, applied to its state one observation at a time.
 
-An observation is every event of the group with one ``ts`` (the collector stamps a whole poll with one
-time). :func:`observations` applies them in a fixed order (ts, then members, partitions, lag, then
-content), so the same events give the same state however they were cut into micro-batches, re-sent or
-replayed:
+An observation is every event of the group with one ``ts`` (the collector stamps a whole poll with
+one time). :func:`observations` applies them in a fixed order (ts, then members, partitions, lag,
+then content), so the same events give the same state however they were cut into micro-batches,
+re-sent or replayed:
 
-- metadata older than what the state holds is ignored and counted (:mod:`streaming.state.update`), and
-  the parts of a split event wait in the state until the event is whole;
+- metadata older than what the state holds is ignored and counted (:mod:`streaming.state.update`),
+  and the parts of a split event wait in the state until the event is whole;
 - a lag row older than its partition's newest observation never moves its offsets back.
 
 It yields after each observation, so the caller (the policy) can act on the state as it is at that
 ``ts`` before the next one is applied. Lag rows never become Python objects one by one: they are
 sorted, de-duplicated and applied as numpy arrays, one topic's poll at a time.
 
-A ``lag_dense`` row (one poll of one topic) carries its readings in one int64 array, :data:`READINGS`: its n
-partitions, then their n committed offsets, then their n end offsets. Its entries are not made rows: the array
-is cut in three and joined to the ``lag`` rows' columns (one slice per record), so a poll of n partitions costs
-a few numpy calls whatever n. Example: ``readings = [0, 1, 800, 1200, 900, 5000]`` is partition 0 at 800 of
-900 and partition 1 at 1200 of 5000, exactly the two ``lag`` rows (0, 800, 900) and (1, 1200, 5000): the same
-readings in either form give the same state. Log start offsets ride beside, in :data:`LOG_STARTS` (a ``lag_dense``
-row's n, a ``lag`` row's one, or null when the event had none: -1, unknown, in the history).
+A ``lag_dense`` row (one poll of one topic) carries its readings in one int64 array,
+:data:`READINGS`: its n partitions, then their n committed offsets, then their n end offsets. Its
+entries are not made rows: the array is cut in three and joined to the ``lag`` rows' columns (one
+slice per record), so a poll of n partitions costs a few numpy calls whatever n. Example: ``readings
+= [0, 1, 800, 1200, 900, 5000]`` is partition 0 at 800 of 900 and partition 1 at 1200 of 5000,
+exactly the two ``lag`` rows (0, 800, 900) and (1, 1200, 5000): the same readings in either form
+give the same state. Log start offsets ride beside, in :data:`LOG_STARTS` (a ``lag_dense`` row's n,
+a ``lag`` row's one, or null when the event had none: -1, unknown, in the history).
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ from streaming.state.readings import (
 Events = pd.DataFrame | dict[str, np.ndarray] | Iterable[dict[str, Any]]
 LAG_COLUMNS = ("ts", "partition", "committed_offset", "end_offset")
 def event_order(e: dict[str, Any]) -> tuple:
-    """Metadata events of one ts: members, then partitions, by topic; the event's own content breaks a tie,
-    so the order never depends on how the events reached the job."""
+    """Metadata events of one ts: members, then partitions, by topic; the event's own content breaks
+    a tie, so the order never depends on how the events reached the job."""
     return (int(e["ts"]), update.TYPE_ORDER[e["type"]], e.get("topic") or "",
             json.dumps(e, sort_keys=True, separators=(",", ":"), default=str))
 
@@ -71,11 +72,14 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
         # (pandas takes any scalar as na_value, None included; its stubs list no None)
         return {c: events[c].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
                 if events[c].dtype.kind == "i"
-                and isinstance(events[c].dtype, pd.api.extensions.ExtensionDtype) else events[c].to_numpy()
+                and isinstance(events[c].dtype, pd.api.extensions.ExtensionDtype)
+                else events[c].to_numpy()
                 for c in events.columns}
-    rows = [e | {READINGS: packed(e)} if e.get("type") == LAG_DENSE and READINGS not in e else e for e in events]
-    rows = [e | {LOG_STARTS: _log_starts_of(e)} if LOG_STARTS not in e and e.get("type") in (LAG, LAG_DENSE)
-            else e for e in rows]
+    rows = [e | {READINGS: packed(e)} if e.get("type") == LAG_DENSE and READINGS not in e else e
+            for e in events]
+    rows = [e | {LOG_STARTS: _log_starts_of(e)}
+            if LOG_STARTS not in e and e.get("type") in (LAG, LAG_DENSE) else e
+            for e in rows]
     names = sorted({k for e in rows for k in e})
     cols = {}
     for name in names:
@@ -94,9 +98,11 @@ def _log_starts_of(event: dict[str, Any]) -> list[int] | None:
 
 
 def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
-    """Row ``i`` as the event dict; the job's rows carry the metadata fields as JSON in ``detail``."""
+    """Row ``i`` as the event dict; the job's rows carry the metadata fields as
+    JSON in ``detail``."""
     e = {n: v[i] for n, v in cols.items() if n not in ("detail", READINGS)}
-    e = {k: (None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else v) for k, v in e.items()}
+    e = {k: (None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else v)
+         for k, v in e.items()}
     detail = cols["detail"][i] if "detail" in cols else None
     if isinstance(detail, str):
         e |= json.loads(detail)
@@ -105,8 +111,8 @@ def _metadata_event(cols: dict[str, np.ndarray], i: int) -> dict[str, Any]:
 
 @dataclass
 class Observation:
-    """One observation applied to the state: its time, the metadata changes it brought, whether it moved
-    any lag row, and (when it carried lag) who owns what now."""
+    """One observation applied to the state: its time, the metadata changes it brought, whether it
+    moved any lag row, and (when it carried lag) who owns what now."""
 
     ts: int
     changes: Changes
@@ -116,8 +122,9 @@ class Observation:
 
 @dataclass
 class Block:
-    """Polls of one topic read ahead (:mod:`streaming.lag.ahead`) from an observation on, not applied yet, in a
-    call with no metadata: per poll its time and the figures its history will give after it, under ``owners``."""
+    """Polls of one topic read ahead (:mod:`streaming.lag.ahead`) from an observation on, not
+    applied yet, in a call with no metadata: per poll its time and the figures its history will give
+    after it, under ``owners``."""
 
     stamps: list[int]
     views: BlockViews
@@ -126,26 +133,29 @@ class Block:
     owners: Owners
     topic: str
     starts_read: bool
-    """Whether a log start is known in the history or the polls (else no retention figure can say anything)."""
+    """Whether a log start is known in the history or the polls (else no retention figure
+    can say anything)."""
 
     def __post_init__(self) -> None:
         self.windows = self.views.windows if list(self.owners.by_topic) == [self.topic] else None
-        """The polls' capacity windows and owners' lag sums (rows ``first`` on), when the owners' figures are
-        this topic's alone (they own partitions of no other), else None."""
+        """The polls' capacity windows and owners' lag sums (rows ``first`` on), when the owners'
+        figures are this topic's alone (they own partitions of no other), else None."""
 
 
 Decide = Callable[[Block], int]
-"""Decides the first polls of a block in one pass (the caller's part of each observation: its policy), returns how
-many it decided (they are then applied at once); it stops before a poll it must see applied."""
+"""Decides the first polls of a block in one pass (the caller's part of each observation: its
+policy), returns how many it decided (they are then applied at once); it stops before a poll it must
+see applied."""
 
 
 def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None,
                  decide: Decide | None = None) -> Iterator[Observation]:
     """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
-    parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the number of
-    observations each partition's lag history keeps; ``stuck_after``: the stuck rule the caller reads (given,
-    a call of lag polls alone has its histories' views read ahead, :mod:`streaming.lag.ahead`); ``decide``: given,
-    the polls of a block read ahead it decided are applied at once, never yielded."""
+    parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the
+    number of observations each partition's lag history keeps; ``stuck_after``: the stuck rule the
+    caller reads (given, a call of lag polls alone has its histories' views read ahead,
+    :mod:`streaming.lag.ahead`); ``decide``: given, the polls of a block read ahead it decided are
+    applied at once, never yielded."""
     cols = _columns(events)
     if not cols or len(cols["type"]) == 0:
         return
@@ -154,7 +164,8 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
     meta_rows = np.flatnonzero(~(is_lag | is_dense))
     meta_by_ts = _metadata_by_ts(state, cols, meta_rows)
     lag = _LagRows.of(cols, is_lag, is_dense) if len(meta_rows) < len(is_lag) else None
-    if lag is not None and not meta_by_ts:  # nothing but lag changes the histories: they can be read ahead
+    # nothing but lag changes the histories: they can be read ahead
+    if lag is not None and not meta_by_ts:
         lag.stuck_after = stuck_after
     owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
@@ -176,8 +187,10 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
         update.prune_parts(state)
 
 
-def _metadata_by_ts(state: GroupState, cols: dict[str, np.ndarray], rows: np.ndarray) -> dict[int, list[dict]]:
-    """The metadata events of the rows (parts put together with those the state holds) by ts, in order."""
+def _metadata_by_ts(state: GroupState, cols: dict[str, np.ndarray],
+                    rows: np.ndarray) -> dict[int, list[dict]]:
+    """The metadata events of the rows (parts put together with those the state holds) by
+    ts, in order."""
     by_ts: dict[int, list[dict]] = {}
     if not len(rows):
         return by_ts
@@ -191,7 +204,8 @@ def _metadata_by_ts(state: GroupState, cols: dict[str, np.ndarray], rows: np.nda
 
 @dataclass
 class _LagRows:
-    """A call's lag rows sorted by (ts, topic, partition), one row each, and the row range of each ts."""
+    """A call's lag rows sorted by (ts, topic, partition), one row each, and the row range
+    of each ts."""
 
     topic_names: np.ndarray
     topic_codes: np.ndarray
@@ -215,45 +229,53 @@ class _LagRows:
     tried_at: int | None = None
 
     @classmethod
-    def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray, is_dense: np.ndarray) -> _LagRows | None:
+    def of(cls, cols: dict[str, np.ndarray], is_lag: np.ndarray,
+           is_dense: np.ndarray) -> _LagRows | None:
         """The ``lag`` rows and the readings of the ``lag_dense`` rows; None when there are none."""
         polls = polls_in_order(cols, is_lag, is_dense)
         if polls is not None:
             return cls(*polls)
-        # every row lag (the usual batch of a group in the per-partition form): the columns as they are
+        # every row lag (the usual batch of a group in the per-partition form): the columns
+        # as they are
         rows = slice(None) if is_lag.all() else np.flatnonzero(is_lag)
-        topics, ts, part, committed, end = cols["topic"][rows], *(ints(cols, c, rows) for c in LAG_COLUMNS)
+        topics, ts, part, committed, end = (cols["topic"][rows],
+                                            *(ints(cols, c, rows) for c in LAG_COLUMNS))
         start = row_starts(cols, rows)
         if is_dense.any():
-            topics, ts, part, committed, end, start = joined((topics, ts, part, committed, end, start),
-                                                              dense_readings(cols, is_dense))
+            topics, ts, part, committed, end, start = joined(
+                (topics, ts, part, committed, end, start), dense_readings(cols, is_dense))
         if not len(ts):
             return None
-        if (topics == topics[0]).all():  # the usual case, a group of one topic: no sort of the names
+        # the usual case, a group of one topic: no sort of the names
+        if (topics == topics[0]).all():
             names, codes = np.array([str(topics[0])]), np.zeros(len(topics), dtype=np.int64)
         else:
             names, codes = np.unique(topics.astype(str), return_inverse=True)
-        # the usual batch of a group, one poll of one topic in partition order, is sorted and unique already
+        # the usual batch of a group, one poll of one topic in partition order, is sorted
+        # and unique already
         if len(names) == 1 and (ts == ts[0]).all() and (part[1:] > part[:-1]).all():
             return cls(names, codes, ts, part, committed, end, start, {int(ts[0]): (0, len(ts))})
         order = np.lexsort((start, end, committed, part, codes, ts))
-        ts, part, committed, end, start, codes = (a[order] for a in (ts, part, committed, end, start, codes))
-        # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the furthest
-        # offsets, whatever order the copies came in
+        ts, part, committed, end, start, codes = (
+            a[order] for a in (ts, part, committed, end, start, codes))
+        # one row per (ts, topic, partition): a duplicate (a replay, a resent poll) keeps the
+        # furthest offsets, whatever order the copies came in
         keep = np.ones(len(ts), dtype=bool)
         keep[:-1] = (ts[1:] != ts[:-1]) | (codes[1:] != codes[:-1]) | (part[1:] != part[:-1])
-        ts, part, committed, end, start, codes = (a[keep] for a in (ts, part, committed, end, start, codes))
+        ts, part, committed, end, start, codes = (
+            a[keep] for a in (ts, part, committed, end, start, codes))
         # lists, not np.r_: this runs per group per batch, and an np.r_ costs ~10 us
         bounds = [*(np.flatnonzero(ts[1:] != ts[:-1]) + 1).tolist(), len(ts)]
         slices = {int(ts[a]): (a, b) for a, b in itertools.pairwise([0, *bounds])}
         return cls(names, codes, ts, part, committed, end, start, slices)
 
     def observe(self, state: GroupState, t: int, lag_depth: int) -> bool:
-        """The observation at ``t`` into the state's lag histories, one topic at a time; whether any changed."""
+        """The observation at ``t`` into the state's lag histories, one topic at a time;
+        whether any changed."""
         a, b = self.slices[t]
         codes = self.topic_codes[a:b]
-        cuts = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a] if len(self.topic_names) > 1 \
-            else [0, b - a]
+        cuts = ([0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), b - a]
+                if len(self.topic_names) > 1 else [0, b - a])
         self._read_ahead(state, t)
         if t in self.ahead:  # checked when read ahead: appended to every row, as observe_lag would
             hist = state.lag[str(self.topic_names[0])]
@@ -263,16 +285,18 @@ class _LagRows:
             return True
         changed = False
         for lo, hi in itertools.pairwise(cuts):
-            seen = update.observe_lag(state, str(self.topic_names[codes[lo]]), t, self.part[a + lo:a + hi],
-                                      self.committed[a + lo:a + hi], self.end[a + lo:a + hi], lag_depth,
-                                      self.start[a + lo:a + hi])
+            rows = slice(a + lo, a + hi)
+            seen = update.observe_lag(state, str(self.topic_names[codes[lo]]), t, self.part[rows],
+                                      self.committed[rows], self.end[rows], lag_depth,
+                                      self.start[rows])
             changed |= seen.changed > 0
         return changed
 
     def _read_ahead(self, state: GroupState, t: int) -> None:
-        """The views after each observation from ``t`` on, when they are polls of one topic's partitions the
-        history holds, the same ones each time (tried three times in a call: a new group's history only exists
-        after its first observation, and a block read ahead ends at a counter reset)."""
+        """The views after each observation from ``t`` on, when they are polls of one topic's
+        partitions the history holds, the same ones each time (tried three times in a call: a new
+        group's history only exists after its first observation, and a block read ahead ends at a
+        counter reset)."""
         if self.stuck_after is None or t in self.ahead or self.tries >= 3 or t == self.tried_at:
             return
         self.tries, self.tried_at = self.tries + 1, t
@@ -288,16 +312,18 @@ class _LagRows:
             return
         held = state.owners()  # no metadata in the call: the owners of its every observation
         mine = held.by_topic.get(str(self.topic_names[0]))
-        views = ahead.block_views(hist, np.asarray(stamps, dtype=np.int64), self.committed[a:].reshape(-1, n),
+        views = ahead.block_views(hist, np.asarray(stamps, dtype=np.int64),
+                                  self.committed[a:].reshape(-1, n),
                                   self.end[a:].reshape(-1, n), self.stuck_after or 0,
                                   None if mine is None else (*mine, held.count))
         if views is not None:
-            self.ahead = {s: i for i, s in enumerate(stamps[:len(views)])}  # the block may end early
+            # the block may end early
+            self.ahead = {s: i for i, s in enumerate(stamps[:len(views)])}
             self.views, self.ahead_owners = views, held
 
     def take_block(self, state: GroupState, t: int, decide: Decide) -> bool:
-        """The polls read ahead from ``t`` on that ``decide`` decides, applied at once (the history written once,
-        the views of the last of them kept); whether it decided any."""
+        """The polls read ahead from ``t`` on that ``decide`` decides, applied at once (the history
+        written once, the views of the last of them kept); whether it decided any."""
         self._read_ahead(state, t)
         if t not in self.ahead or self.ahead_owners is None:
             return False
@@ -305,12 +331,14 @@ class _LagRows:
         hist, a = state.lag[topic], self.slices[t][0]
         starts_read = bool((hist.start >= 0).any() or (self.start[a:] >= 0).any())
         stamps = list(self.ahead)  # from t on: a poll is popped once applied
-        n = decide(Block(stamps, self.views, self.ahead[t], self.ahead_owners, topic, starts_read))  # type: ignore[arg-type]
+        block = Block(stamps, self.views,  # type: ignore[arg-type]
+                      self.ahead[t], self.ahead_owners, topic, starts_read)
+        n = decide(block)
         if not n:
             return False
         b = self.slices[stamps[n - 1]][1]
-        hist.append_block(self.ts[a:b:(b - a) // n], *(x[a:b].reshape(n, -1) for x in (self.committed, self.end,
-                                                                                         self.start)))
+        hist.append_block(self.ts[a:b:(b - a) // n],
+                          *(x[a:b].reshape(n, -1) for x in (self.committed, self.end, self.start)))
         for s in stamps[:n]:  # nothing reads the views of a poll decided: none is seeded
             del self.ahead[s]
         state.last_ts = max(state.last_ts, stamps[n - 1])

@@ -12,12 +12,13 @@ from streaming.state.group_state import GroupState
 
 
 def stuck_partitions(state: GroupState, k: int) -> list[tuple[str, int]]:
-    return sorted((topic, int(p)) for topic, hist in state.lag.items() for p in hist.ids[hist.stuck(k)].tolist())
+    return sorted((topic, int(p)) for topic, hist in state.lag.items()
+                  for p in hist.ids[hist.stuck(k)].tolist())
 
 
 def hot_partitions(state: GroupState) -> list[hot.HotPartition] | None:
-    """The hot partitions (:mod:`streaming.lag.hot`) of the group's topics, by the produce rates over each
-    partition's latest run; None while no rate is known (one observation)."""
+    """The hot partitions (:mod:`streaming.lag.hot`) of the group's topics, by the produce rates
+    over each partition's latest run; None while no rate is known (one observation)."""
     rates: dict[str, np.ndarray] = {}
     for t in state.subscribed_topics():
         n, hist = state.partition_count(t), state.lag.get(t)
@@ -53,14 +54,17 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
         produce[t] = hist.dense(hist.rate("end"), n, np.float64).tolist()
         consume[t] = hist.dense(hist.rate("committed"), n, np.float64).tolist()
     racks = None
-    if any(r is not None for t in topics for meta in state.partitions.get(t, []) for r in meta.racks):
+    if any(r is not None
+           for t in topics for meta in state.partitions.get(t, []) for r in meta.racks):
         racks = {
-            t: [tuple(meta.racks) for meta in state.partitions[t]] if t in state.partitions else [()] * n
+            t: [tuple(meta.racks) for meta in state.partitions[t]] if t in state.partitions
+            else [()] * n
             for t, n in topics.items()
         }
     # what each holds, within the partitions that exist now; the group's generation for every member
     members = tuple(
-        dataclasses.replace(m, owned=tuple((t, p) for t, p in m.owned if t in topics and p < topics[t]),
+        dataclasses.replace(m, owned=tuple((t, p) for t, p in m.owned
+                                           if t in topics and p < topics[t]),
                             generation=state.generation)
         for m in state.members
         if m.topics
@@ -68,7 +72,8 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
     if not members:
         return None
     return GroupSnapshot(
-        topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce, consume_rate=consume,
+        topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce,
+        consume_rate=consume,
         stuck=frozenset(stuck_partitions(state, stuck_after)),
         capacity=capacity.records_per_s(state.capacity, state.lag, state.owners, stuck_after),
     )

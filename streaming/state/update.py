@@ -1,18 +1,19 @@
 """Applying events to a group's state, and noticing the metadata changes that may trigger.
 
-Metadata events come as plain dicts (the parsed, validated rows of the metadata topic) and change the
-state in place through :func:`apply_metadata`, which records what it saw in a
+Metadata events come as plain dicts (the parsed, validated rows of the metadata topic) and change
+the state in place through :func:`apply_metadata`, which records what it saw in a
 :class:`~streaming.state.changes.Changes`: members joined/left, partition counts and replica racks
-changed. Lag events come as arrays, one topic's poll at a time
-(:func:`observe_lag`). The first ``members`` event, and the first ``partitions`` event of a topic, are
-the group's baseline: they change nothing that could trigger.
+changed. Lag events come as arrays, one topic's poll at a time (:func:`observe_lag`). The first
+``members`` event, and the first ``partitions`` event of a topic, are the group's baseline: they
+change nothing that could trigger.
 
 Order: metadata held is replaced only by newer metadata. ``members`` events are ordered by ``(ts,
-generation)`` (a missing generation counts as -1), a topic's ``partitions`` events by ``ts``; an event
-older than the one held is ignored and counted (``late_metadata``), one with the same key is the held
-event again and ignored too (``duplicate_metadata``). Lag rows older than their partition's newest
-observation are ignored (``late_lag``). Parts of a split event (:mod:`streaming.contracts.event_parts`) wait in the
-state until all have arrived (:func:`collect_parts`); the whole event then goes through the same rules.
+generation)`` (a missing generation counts as -1), a topic's ``partitions`` events by ``ts``; an
+event older than the one held is ignored and counted (``late_metadata``), one with the same key is
+the held event again and ignored too (``duplicate_metadata``). Lag rows older than their partition's
+newest observation are ignored (``late_lag``). Parts of a split event
+(:mod:`streaming.contracts.event_parts`) wait in the state until all have arrived
+(:func:`collect_parts`); the whole event then goes through the same rules.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ TYPE_ORDER = {MEMBERS: 0, PARTITIONS: 1, LAG: 2}
 
 
 def apply_metadata(state: GroupState, events: Iterable[dict[str, Any]], changes: Changes) -> None:
-    """Apply one observation's metadata events (members before partitions) to ``state``; events older
-    than (or the same as) what the state holds are counted and skipped."""
+    """Apply one observation's metadata events (members before partitions) to ``state``; events
+    older than (or the same as) what the state holds are counted and skipped."""
     for e in events:
         ts = int(e["ts"])
         state.last_ts = max(state.last_ts, ts)
@@ -58,7 +59,8 @@ def _key(e: dict[str, Any]) -> tuple[int, int]:
 
 
 def _held_key(state: GroupState, e: dict[str, Any]) -> tuple[int, int] | None:
-    """Order key of the metadata the state holds for ``e``'s kind (None: nothing, or a version 2 state)."""
+    """Order key of the metadata the state holds for ``e``'s kind (None: nothing, or a
+    version 2 state)."""
     if e["type"] == MEMBERS:
         if state.members_ts is None:
             return None
@@ -70,8 +72,9 @@ def _held_key(state: GroupState, e: dict[str, Any]) -> tuple[int, int] | None:
 def collect_parts(state: GroupState, parts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep the parts of split events in ``state``; return the events whose parts are now all there.
 
-    A part of an event no newer than the metadata held is dropped at once (the event counted once, at
-    its part 0, as late or duplicate metadata), so a lost part never pins memory past a newer event."""
+    A part of an event no newer than the metadata held is dropped at once (the event counted
+    once, at its part 0, as late or duplicate metadata), so a lost part never pins memory past
+    a newer event."""
     done: list[dict[str, Any]] = []
     touched: set[str] = set()
     for raw in parts:
@@ -107,10 +110,11 @@ def prune_parts(state: GroupState) -> None:
             del state.parts[k]
 
 
-def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray, committed: np.ndarray,
-                end: np.ndarray, depth: int, start: np.ndarray | None = None) -> Observed:
-    """One poll of one topic's lag: sorted unique partitions with their int64 committed, end and (-1: not read)
-    log start offsets."""
+def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray,
+                committed: np.ndarray, end: np.ndarray, depth: int,
+                start: np.ndarray | None = None) -> Observed:
+    """One poll of one topic's lag: sorted unique partitions with their int64 committed, end and
+    (-1: not read) log start offsets."""
     if not len(partitions):  # no reading: no history (GroupState.lag holds no empty one)
         return Observed(0, 0)
     hist = state.lag.get(topic)
@@ -157,7 +161,8 @@ def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) ->
             changes.racks[topic] = racks
     state.partitions[topic] = new
     state.partitions_ts[topic] = int(e["ts"])
-    # the lag history follows the partition count (partitions beyond it are gone: a re-created topic)
+    # the lag history follows the partition count (partitions beyond it are gone:
+    # a re-created topic)
     lag = state.lag.get(topic)
     if lag is not None:
         lag.retain_below(len(new))

@@ -1,8 +1,8 @@
 """The ``rebalancer`` command line.
 
-Each subcommand lives in ``streaming/commands/<name>.py`` and exposes ``register(subparsers)``, which
-adds its parser and sets ``func`` (``args -> exit status``). Command modules import heavy libraries
-(pyspark, kafka-python) inside ``func`` only, so ``rebalancer --help`` stays instant.
+Each subcommand lives in ``streaming/commands/<name>.py`` and exposes ``register(subparsers)``,
+which adds its parser and sets ``func`` (``args -> exit status``). Command modules import heavy
+libraries (pyspark, kafka-python) inside ``func`` only, so ``rebalancer --help`` stays instant.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "re
 
 
 def version() -> str:
-    """The installed package's version (``unknown`` when run from a tree that was never installed)."""
+    """The installed package's version (``unknown`` when run from a tree that was never
+    installed)."""
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
@@ -49,10 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def setup_logging(args: argparse.Namespace) -> None:
     """Commands print their answer; the log says how they got there. A command with a live display
-    (``set_defaults(log_file=NAME)``) logs to a file whose path it prints, so the display does not scroll
-    away; ``-v`` brings every log line back to the terminal, at DEBUG. Without ``-v``, kafka-python and py4j
-    say only their errors (their warnings, e.g. kafka-python's "Task ... ran for 0.109s ... blocking the event
-    loop" under load, are noise to someone who asked for a verdict)."""
+    (``set_defaults(log_file=NAME)``) logs to a file whose path it prints, so the display does not
+    scroll away; ``-v`` brings every log line back to the terminal, at DEBUG. Without ``-v``,
+    kafka-python and py4j say only their errors (their warnings, e.g. kafka-python's "Task ... ran
+    for 0.109s ... blocking the event loop" under load, are noise to someone who asked for a
+    verdict)."""
     handler: logging.Handler | None = None
     name = getattr(args, "log_file", None)
     if name and not args.verbose:
@@ -84,10 +86,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    """The ``rebalancer`` command: :func:`main`, then exit. Once ``deltalake`` has been used (a table read, the
-    job's driver-side appends) the process leaves without interpreter finalization: delta-rs' native threads
-    can still be winding down then, and the process aborted (SIGABRT, "terminate called without an active
-    exception", delta-io/delta-rs#2184) after its output was complete (seen twice in this project's test runs)."""
+    """The ``rebalancer`` command: :func:`main`, then exit. Once ``deltalake`` has been used (a
+    table read, the job's driver-side appends) the process leaves without interpreter finalization:
+    delta-rs' native threads can still be winding down then, and the process aborted (SIGABRT,
+    "terminate called without an active exception", delta-io/delta-rs#2184) after its output was
+    complete (seen twice in this project's test runs)."""
     code = main()
     if "deltalake" in sys.modules:
         sys.stdout.flush()

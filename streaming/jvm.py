@@ -1,9 +1,10 @@
 """JVM artifacts: resolve them once from Maven Central into the jar cache, then run offline.
 
-The cache is ``.cache/jars`` in a checkout, ``~/.cache/kafka-rebalancer/jars`` when installed from the wheel
-(``REBALANCER_CACHE`` / ``REBALANCER_HOME`` move it: see streaming/paths.py). ``conf/maven/pom.xml``
-(package data when installed) pins every version. ``resolve()`` runs Maven only when the poms changed since
-the last successful resolve (a stamp holds their hash), so the second start costs nothing.
+The cache is ``.cache/jars`` in a checkout, ``~/.cache/kafka-rebalancer/jars`` when installed from
+the wheel (``REBALANCER_CACHE`` / ``REBALANCER_HOME`` move it: see streaming/paths.py).
+``conf/maven/pom.xml`` (package data when installed) pins every version. ``resolve()`` runs Maven
+only when the poms changed since the last successful resolve (a stamp holds their hash), so the
+second start costs nothing.
 """
 
 from __future__ import annotations
@@ -120,8 +121,9 @@ def kafka_classpath() -> str:
 
 
 def zoo_classpath() -> str:
-    """Classpath of the zoo's Kafka Streams application and Connect worker (tests/integration/zoo.py): their
-    own directory, so Connect's Jetty and Jersey never reach the broker's classpath."""
+    """Classpath of the zoo's Kafka Streams application and Connect worker
+    (tests/integration/zoo.py): their own directory, so Connect's Jetty and Jersey never reach the
+    broker's classpath."""
     return str(_require("zoo") / "*")
 
 

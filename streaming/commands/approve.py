@@ -1,14 +1,15 @@
-"""``rebalancer approve GROUP [--version N]`` and ``rebalancer reject GROUP [--version N]``: decide on a
-group's proposed recommendation (``policy.mode = approve``).
+"""``rebalancer approve GROUP [--version N]`` and ``rebalancer reject GROUP [--version N]``: decide
+on a group's proposed recommendation (``policy.mode = approve``).
 
 The decision goes to the trigger feed as the same recommendation with ``status`` ``approved`` or
-``rejected`` and ``decided_at`` (epoch ms), under the same key (the group): the compacted topic keeps it as
-the group's latest record, and the apply helpers act on an approved one as on an ``auto`` one. The
-recommendation is the group's latest record in the feed; ``--version`` makes sure it is the one reviewed
-(a newer proposal since then is refused: review that one). A proposal that has expired (the group's members
-or partitions changed since, or it is older than ``policy.proposal_expiry_s``: :mod:`streaming.proposals.expiry`,
-against the group as read live now) is refused too, with the reason. Deciding again is allowed (the later
-decision wins); deciding what is already so changes nothing.
+``rejected`` and ``decided_at`` (epoch ms), under the same key (the group): the compacted topic
+keeps it as the group's latest record, and the apply helpers act on an approved one as on an
+``auto`` one. The recommendation is the group's latest record in the feed; ``--version`` makes sure
+it is the one reviewed (a newer proposal since then is refused: review that one). A proposal that
+has expired (the group's members or partitions changed since, or it is older than
+``policy.proposal_expiry_s``: :mod:`streaming.proposals.expiry`, against the group as read live now)
+is refused too, with the reason. Deciding again is allowed (the later decision wins); deciding what
+is already so changes nothing.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ class Refused(UsageError):
 
 def decided(rec: dict[str, Any] | None, group: str, decision: str, version: int | None,
             now_ms: int, expired: str | None = None) -> dict[str, Any] | None:
-    """The feed record to publish for ``decision`` on ``rec`` (the group's latest feed record), None when it
-    is already so; :class:`Refused` when there is nothing to decide on, or when approving a proposal that has
-    ``expired`` (why, :func:`streaming.proposals.expiry.reason`)."""
+    """The feed record to publish for ``decision`` on ``rec`` (the group's latest feed record), None
+    when it is already so; :class:`Refused` when there is nothing to decide on, or when approving a
+    proposal that has ``expired`` (why, :func:`streaming.proposals.expiry.reason`)."""
     from streaming.apply.plan import status_of
 
     if rec is None:
@@ -69,7 +70,8 @@ def decided(rec: dict[str, Any] | None, group: str, decision: str, version: int 
 
 
 def expiry_reason(cfg, rec: dict[str, Any] | None, group: str, now_ms: int) -> str | None:
-    """Why ``rec``, a proposal not approved yet, has expired for the group as read live now (None: it has not)."""
+    """Why ``rec``, a proposal not approved yet, has expired for the group as read live now (None:
+    it has not)."""
     from streaming.apply.plan import status_of
     from streaming.apply.verification import LiveGroup
     from streaming.commands import live_read
@@ -102,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     if record is None:
         print(f"recommendation v{rec['version']} of group {args.group} is already {args.decision}")
         return 0
-    # as the job's feed sink writes (sinks.FEED_PRODUCER_DEFAULTS): a large group's recommendation exceeds 1 MB
+    # as the job's feed sink writes (sinks.FEED_PRODUCER_DEFAULTS): a large group's recommendation
+    # exceeds 1 MB
     p = producer(cfg, compression_type="gzip",
                  max_request_size=int(FEED_PRODUCER_DEFAULTS["kafka.max.request.size"]))
     try:

@@ -1,12 +1,13 @@
-"""``rebalancer assign``: run one assignor on scenarios in the conformance schema and print the result.
+"""``rebalancer assign``: run one assignor on scenarios in the conformance schema and print the
+result.
 
-Input is one scenario object or an array of them (an element with ``"_schema": true`` is skipped), from
-a file or stdin. Output is ``{"assignor", "assignment", "metrics"}`` per scenario (an array for an
-array), or a table for a person with ``--format table``.
+Input is one scenario object or an array of them (an element with ``"_schema": true`` is skipped),
+from a file or stdin. Output is ``{"assignor", "assignment", "metrics"}`` per scenario (an array for
+an array), or a table for a person with ``--format table``.
 
-``--option key=value`` (repeatable) sets the assignor's options as ``assignors.registry`` declares them,
-checked before any input is read; a scenario's ``prefer_rack_aware_logic`` reaches only the assignors that
-take it.
+``--option key=value`` (repeatable) sets the assignor's options as ``assignors.registry`` declares
+them, checked before any input is read; a scenario's ``prefer_rack_aware_logic`` reaches only the
+assignors that take it.
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def _options_help(registry: Any) -> str:
 
 
 def user_options(assignor: str, pairs: list[str], horizon: float | None) -> tuple[dict[str, Any], float]:
-    """The validated ``--option`` values (with ``--horizon`` as horizon_s where the assignor takes it)
-    and the horizon the metrics use; :class:`UsageError` naming the key on a bad one."""
+    """The validated ``--option`` values (with ``--horizon`` as horizon_s where the assignor takes
+    it) and the horizon the metrics use; :class:`UsageError` naming the key on a bad one."""
     from assignors import registry
 
     if horizon is not None and horizon < 0:
@@ -118,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _scenarios(data: Any) -> list[tuple[int | None, Any]]:
-    """(index, raw scenario) of the input: one object (index None), or each of an array but its schema entry."""
+    """(index, raw scenario) of the input: one object (index None), or each of an array but its
+    schema entry."""
     if isinstance(data, dict):
         return [(None, data)]
     if isinstance(data, list):

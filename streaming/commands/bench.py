@@ -1,12 +1,12 @@
 """``rebalancer bench``: the benchmarks, from the command line.
 
-    rebalancer bench quality [--seed N] [--cases N] [--suites a,b] [--save]
-    rebalancer bench speed [--quick] [--assignors a,b] [--cases a,b] [--no-java] [--timeout S] [--save]
+    rebalancer bench quality [--seed N] [--cases N] [--suites a,b] [--save] rebalancer bench speed
+    [--quick] [--assignors a,b] [--cases a,b] [--no-java] [--timeout S] [--save]
 
 ``quality`` compares every assignor on generated, seeded groups (:mod:`benchmarks.quality`);
 ``speed`` times ours beside Kafka's Java assignors (:mod:`benchmarks.speed`). Both are imported only
-when run, so ``rebalancer --help`` stays instant. The benchmarks live in the repository, not in the wheel:
-installed from the wheel, ``bench`` says so.
+when run, so ``rebalancer --help`` stays instant. The benchmarks live in the repository, not in the
+wheel: installed from the wheel, ``bench`` says so.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ def _benchmark(name: str) -> ModuleType:
     from streaming.errors import UsageError
     from streaming.paths import FROM_CHECKOUT, SOURCE_ROOT
 
-    # from a checkout benchmarks/ sits beside the package, but the editable install maps only the packages
-    # of the wheel, and the `rebalancer` script does not put the working directory on sys.path
+    # from a checkout benchmarks/ sits beside the package, but the editable install maps only the
+    # packages of the wheel, and the `rebalancer` script does not put the working directory on
+    # sys.path
     if FROM_CHECKOUT and str(SOURCE_ROOT) not in sys.path:
         sys.path.append(str(SOURCE_ROOT))
     try:

@@ -82,8 +82,8 @@ def _options(args: argparse.Namespace):
 
 
 def _shards(args: argparse.Namespace):
-    """--shard / --shards checked: a function of the (live) configuration that makes the collector's shards
-    (None: every group)."""
+    """--shard / --shards checked: a function of the (live) configuration that makes the collector's
+    shards (None: every group)."""
     from streaming.collector.coordination import COORDINATION_GROUP, DynamicShards
     from streaming.collector.errors import ShardSpecError
     from streaming.collector.shards import StaticShards

@@ -1,33 +1,37 @@
-"""``rebalancer describe``: consumer groups as ``kafka-consumer-groups --describe`` shows them, with racks.
+"""``rebalancer describe``: consumer groups as ``kafka-consumer-groups --describe`` shows them, with
+racks.
 
-One live read with the collector's code (:mod:`streaming.commands.live_read`): per partition the tool's columns
-(GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID), then the owner's RACK,
-the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack holds no replica) and
-LAG-SECONDS, the age of the oldest unconsumed record (now minus the timestamp of the record at the committed
-offset, read once per lagging partition within ``--lag-seconds-timeout``; ``-`` when not read), and
-RECOMMENDED-OWNER, the member id the group's latest recommendation gives the partition to. ``--members``
-gives one line per member instead (its LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the
-latest recommendation took it at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the
-group's median). Under each group's header, whether rack-aware placement saves anything there
-(:mod:`assignors.rack_placement`, with follower fetching read from the brokers' ``replica.selector.class``), and whether
-its members can take a recommendation, and why not (:mod:`streaming.contracts.serving`). A share group
-(KIP-932) is shown as ``kafka-share-groups --describe`` shows it: per share-partition GROUP TOPIC PARTITION
-LEADER-EPOCH START-OFFSET LAG (the broker's share-partition lag, KIP-1226), then LOG-END-OFFSET; with
-``--members`` GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS MEMBER-EPOCH ASSIGNMENT, then RACK. Groups the
-collector does not read (Kafka Connect workers, ...) are listed last with the reason.
+One live read with the collector's code (:mod:`streaming.commands.live_read`): per partition the
+tool's columns (GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID),
+then the owner's RACK, the partition's REPLICA-RACKS, CROSS-RACK (``yes`` when the owner's rack
+holds no replica) and LAG-SECONDS, the age of the oldest unconsumed record (now minus the timestamp
+of the record at the committed offset, read once per lagging partition within
+``--lag-seconds-timeout``; ``-`` when not read), and RECOMMENDED-OWNER, the member id the group's
+latest recommendation gives the partition to. ``--members`` gives one line per member instead (its
+LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the latest recommendation took it
+at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the group's median). Under each
+group's header, whether rack-aware placement saves anything there (:mod:`assignors.rack_placement`,
+with follower fetching read from the brokers' ``replica.selector.class``), and whether its members
+can take a recommendation, and why not (:mod:`streaming.contracts.serving`). A share group (KIP-932)
+is shown as ``kafka-share-groups --describe`` shows it: per share-partition GROUP TOPIC PARTITION
+LEADER-EPOCH START-OFFSET LAG (the broker's share-partition lag, KIP-1226), then LOG-END-OFFSET;
+with ``--members`` GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS MEMBER-EPOCH ASSIGNMENT, then RACK.
+Groups the collector does not read (Kafka Connect workers, ...) are listed last with the reason.
 
-A consumer-protocol group (KIP-848) also shows, as KIP-1099 has ``kafka-consumer-groups --describe --verbose``
-show them, its group epoch and target assignment epoch in the header, and with ``--members`` each member's
-CURRENT-EPOCH, the TARGET-EPOCH and CONVERGING: ``yes`` while the member is still on its way to the target
-assignment (:func:`streaming.collector.kip848.converging`); the header counts those members.
+A consumer-protocol group (KIP-848) also shows, as KIP-1099 has
+``kafka-consumer-groups --describe --verbose`` show them, its group epoch and target assignment
+epoch in the header, and with ``--members`` each member's CURRENT-EPOCH, the TARGET-EPOCH and
+CONVERGING: ``yes`` while the member is still on its way to the target assignment
+(:func:`streaming.collector.kip848.converging`); the header counts those members.
 
-Data-loss risk (:mod:`streaming.lag.loss_risk`): LOG-START-OFFSET, HEADROOM (committed - log start, the records
-retention may still delete before the group loses any) and LOST (records deleted before the group read them,
-"already lost"), per member too. With ``--rate-window S`` the cluster is read twice, S seconds apart, for rates:
-then LOSS-IN-S (seconds until the committed offset falls below the log start at current rates) and the group's
-hot partitions (:mod:`streaming.lag.hot`) too; a line under the header says what is at risk. ``--members`` then
-also says how many consumers the group needs (:mod:`streaming.lag.sizing`, at the capacities of its latest
-recommendation and ``policy.capacity_headroom``).
+Data-loss risk (:mod:`streaming.lag.loss_risk`): LOG-START-OFFSET, HEADROOM (committed - log start,
+the records retention may still delete before the group loses any) and LOST (records deleted before
+the group read them, "already lost"), per member too. With ``--rate-window S`` the cluster is read
+twice, S seconds apart, for rates: then LOSS-IN-S (seconds until the committed offset falls below
+the log start at current rates) and the group's hot partitions (:mod:`streaming.lag.hot`) too; a
+line under the header says what is at risk. ``--members`` then also says how many consumers the
+group needs (:mod:`streaming.lag.sizing`, at the capacities of its latest recommendation and
+``policy.capacity_headroom``).
 """
 
 from __future__ import annotations
@@ -128,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def share_group(snap: ClusterSnapshot, g: str) -> dict:
-    """A share group as describe shows it (no recommendation: :data:`streaming.contracts.serving.LAG_ONLY`)."""
+    """A share group as describe shows it (no recommendation:
+    :data:`streaming.contracts.serving.LAG_ONLY`)."""
     from streaming.operator_view import share_groups
 
     info = snap.groups[g]
@@ -141,14 +146,16 @@ def share_group(snap: ClusterSnapshot, g: str) -> dict:
 
 
 def render_skipped(skipped: Sequence[dict]) -> list[str]:
-    """The groups the collector does not read, one line each with the reason (nothing when there are none)."""
+    """The groups the collector does not read, one line each with the reason (nothing when there are
+    none)."""
     if not skipped:
         return []
     return ["\n".join(["Groups not read:", *(f"  {s['group']}: {s['reason']}" for s in skipped)])]
 
 
 def lag_seconds(cfg: Config, snap: ClusterSnapshot, timeout_s: float) -> dict[str, dict[tuple[str, int], float]]:
-    """group -> partition -> age (s) of the record at its committed offset, for the lagging partitions read."""
+    """group -> partition -> age (s) of the record at its committed offset, for the lagging
+    partitions read."""
     from streaming.commands import live_read
     from streaming.lag.rules import MIN_AGE_S
 
@@ -201,7 +208,8 @@ def table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
 
 
 def render(groups: list[dict], members: bool) -> str:
-    """kafka-consumer-groups' layout: a header per group, padded columns, ``-`` for an unknown value."""
+    """kafka-consumer-groups' layout: a header per group, padded columns, ``-`` for an unknown
+    value."""
     blocks = []
     for g in groups:
         if g["group_protocol"] == SHARE:
@@ -256,7 +264,8 @@ def render_share(g: dict, members: bool) -> str:
 
 
 def assignment_cell(assignment: Sequence[Sequence]) -> str:
-    """``[[t, 0], [t, 2], [u, 1]]`` as the Kafka tools print an assignment: ``t:0,2;u:1`` (``-``: none)."""
+    """``[[t, 0], [t, 2], [u, 1]]`` as the Kafka tools print an assignment: ``t:0,2;u:1`` (``-``:
+    none)."""
     by_topic: dict[str, list[int]] = {}
     for t, p in assignment:
         by_topic.setdefault(t, []).append(int(p))

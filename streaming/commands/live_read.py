@@ -1,14 +1,15 @@
-"""One live read of the cluster for ``describe`` and ``verify``, and the latest recommendations beside it.
+"""One live read of the cluster for ``describe`` and ``verify``, and the latest recommendations
+beside it.
 
-The read is the collector's own (:class:`streaming.collector.poll.ClusterReader`, the same requests and
-the same rack rules); nothing joins a group or commits. The latest recommendation per group comes from the
-recommendations table as ``rebalancer recommendations --latest`` reads it (deltalake for a local table,
-Spark otherwise).
+The read is the collector's own (:class:`streaming.collector.poll.ClusterReader`, the same requests
+and the same rack rules); nothing joins a group or commits. The latest recommendation per group
+comes from the recommendations table as ``rebalancer recommendations --latest`` reads it (deltalake
+for a local table, Spark otherwise).
 
-Lag in seconds needs no history here: :func:`record_times` reads the timestamp of the record at each lagging
-partition's committed offset (the oldest unconsumed one) with one consumer outside any group (assign, seek,
-one record per partition, bounded time), so ``now - timestamp`` is its exact age, by the topic's timestamp
-type (the producer's CreateTime unless the topic says LogAppendTime).
+Lag in seconds needs no history here: :func:`record_times` reads the timestamp of the record at each
+lagging partition's committed offset (the oldest unconsumed one) with one consumer outside any group
+(assign, seek, one record per partition, bounded time), so ``now - timestamp`` is its exact age, by
+the topic's timestamp type (the producer's CreateTime unless the topic says LogAppendTime).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ def add_read_args(p: argparse.ArgumentParser) -> None:
 
 
 def live_config(cfg: Config, bootstrap: str | None) -> Config:
-    """``cfg`` pointing at the cluster to read: ``--bootstrap``, the configured one, or for ``embedded`` the
-    cluster ``rebalancer kafka up`` left running."""
+    """``cfg`` pointing at the cluster to read: ``--bootstrap``, the configured one, or for
+    ``embedded`` the cluster ``rebalancer kafka up`` left running."""
     from streaming.errors import UsageError
 
     if bootstrap:
@@ -84,10 +85,10 @@ def read(cfg: Config, args: argparse.Namespace, group: str | None = None, groups
 
 def read_with_rates(cfg: Config, args: argparse.Namespace, window_s: float, group: str | None = None,
                     groups: str | None = None) -> tuple[Any, dict[str, Any], dict[str, dict[int, float]]]:
-    """(snapshot, group -> :class:`streaming.lag.window.Live`, topic -> partition -> produce rate). With
-    ``window_s`` > 0 the cluster is read twice, that far apart, and both reads go into a
-    :class:`streaming.lag.window.Windows` as two polls, so the rates, seconds to loss and hot partitions are the
-    collector's own figures over them; else one read and no rates ({})."""
+    """(snapshot, group -> :class:`streaming.lag.window.Live`, topic -> partition -> produce rate).
+    With ``window_s`` > 0 the cluster is read twice, that far apart, and both reads go into a
+    :class:`streaming.lag.window.Windows` as two polls, so the rates, seconds to loss and hot
+    partitions are the collector's own figures over them; else one read and no rates ({})."""
     from streaming.exporter import observe
     from streaming.lag.window import Windows
 
@@ -106,9 +107,10 @@ def read_with_rates(cfg: Config, args: argparse.Namespace, window_s: float, grou
 
 
 def follower_fetching(cfg: Config, broker_ids: Iterable[int]) -> bool | None:
-    """Whether the brokers serve fetches from the reader's rack (:func:`assignors.rack_placement.follower_fetching`
-    over each broker's ``replica.selector.class``, read with DescribeConfigs); None when it cannot be read
-    (an ACL without DescribeConfigs on the cluster, say)."""
+    """Whether the brokers serve fetches from the reader's rack
+    (:func:`assignors.rack_placement.follower_fetching` over each broker's
+    ``replica.selector.class``, read with DescribeConfigs); None when it cannot be read (an ACL
+    without DescribeConfigs on the cluster, say)."""
     from kafka.admin import ConfigResource, ConfigResourceType
 
     from assignors.rack_placement import SELECTOR_CONFIG, follower_fetching
@@ -132,8 +134,8 @@ def follower_fetching(cfg: Config, broker_ids: Iterable[int]) -> bool | None:
 
 def latest_recommendations(cfg: Config, group: str | None = None, table: str | None = None,
                            engine: str = "auto") -> dict[str, dict[str, Any]]:
-    """group -> its latest recommendations row ({} when there is no table yet); ``table``: by that catalog
-    name (through Spark), as ``rebalancer recommendations --table`` reads it."""
+    """group -> its latest recommendations row ({} when there is no table yet); ``table``: by that
+    catalog name (through Spark), as ``rebalancer recommendations --table`` reads it."""
     from streaming.commands import recommendations
     from streaming.paths import local_path
 
@@ -156,7 +158,8 @@ def latest_recommendations(cfg: Config, group: str | None = None, table: str | N
 
 
 def read_rounds(wanted: Iterable[tuple[tuple[str, int], int]]) -> list[dict[tuple[str, int], int]]:
-    """The (partition, offset) pairs as rounds of one offset per partition (a consumer holds one position)."""
+    """The (partition, offset) pairs as rounds of one offset per partition (a consumer holds one
+    position)."""
     rounds: list[dict[tuple[str, int], int]] = []
     for tp, offset in sorted(set(wanted)):
         free = next((r for r in rounds if tp not in r), None)
@@ -169,10 +172,11 @@ def read_rounds(wanted: Iterable[tuple[tuple[str, int], int]]) -> list[dict[tupl
 
 def record_times(cfg: Config, wanted: Iterable[tuple[tuple[str, int], int]], timeout_s: float
                  ) -> dict[tuple[tuple[str, int], int], int]:
-    """((topic, partition), offset) -> timestamp (ms) of the first record at or after that offset, for those
-    read within ``timeout_s`` in all. Partitions wanted at several offsets (groups sharing a topic) are read in
-    rounds, one offset each. An offset below the log start (deleted by retention) reads the log's first
-    record. Never raises: a failure (no read permission, say) is logged and what was read so far returned."""
+    """((topic, partition), offset) -> timestamp (ms) of the first record at or after that offset,
+    for those read within ``timeout_s`` in all. Partitions wanted at several offsets (groups sharing
+    a topic) are read in rounds, one offset each. An offset below the log start (deleted by
+    retention) reads the log's first record. Never raises: a failure (no read permission, say) is
+    logged and what was read so far returned."""
     rounds = read_rounds(wanted)
     out: dict[tuple[tuple[str, int], int], int] = {}
     if not rounds or timeout_s <= 0:

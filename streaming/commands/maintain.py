@@ -1,7 +1,7 @@
 """``rebalancer maintain``: upkeep of the job's Delta tables (compaction, retention, VACUUM).
 
-Every micro-batch that writes adds a file or two; after weeks the tables are thousands of small files and
-every read lists them all. In order, per table: the upkeep properties of
+Every micro-batch that writes adds a file or two; after weeks the tables are thousands of small
+files and every read lists them all. In order, per table: the upkeep properties of
 :func:`streaming.operations.delta_tables.table_properties` are set where they differ (tables made
 before they existed), OPTIMIZE compacts the files, ``rejected_events`` loses rows older than
 ``maintenance.rejected_retention_days`` and ``recommendations`` those older than
@@ -77,8 +77,8 @@ def maintain(spark, cfg, days: float, optimize: bool = True, vacuum: bool = True
 
 def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, vacuum: bool, vacuum_now: bool,
             out) -> None:
-    """One table's steps, each committed on its own and run again when a concurrent commit (the job's append
-    or compaction) wins the race."""
+    """One table's steps, each committed on its own and run again when a concurrent commit (the
+    job's append or compaction) wins the race."""
     from streaming.operations import delta_tables, log_orphans
     from streaming.paths import local_path
 
@@ -105,9 +105,9 @@ def _upkeep(spark, cfg, name: str, location: str, days: float, optimize: bool, v
 
 
 def _expire(spark, cfg, name: str, location: str, days: float, out) -> None:
-    """The table's row retention. Beside a job appending every second it can lose every retry (open-source
-    Delta's DELETE and MERGE are Serializable): that is no failure, the running job deletes those rows itself
-    (:mod:`streaming.operations.row_retention`)."""
+    """The table's row retention. Beside a job appending every second it can lose every retry
+    (open-source Delta's DELETE and MERGE are Serializable): that is no failure, the running job
+    deletes those rows itself (:mod:`streaming.operations.row_retention`)."""
     from streaming.operations import delta_tables
     from streaming.operations.row_retention import row_retention
 

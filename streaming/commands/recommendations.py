@@ -1,13 +1,14 @@
 """``rebalancer recommendations``: read the recommendations Delta table.
 
-A local table (a plain path or a ``file:`` URI) is read with ``deltalake`` (delta-rs): no Maven, no JVM, no
-Spark session, so the command answers in about a second. Other URIs (``s3a://``, ``abfss://``, ``hdfs://``)
-are read through Spark, whose Hadoop configuration holds their credentials; so is a table deltalake cannot
-read (a table feature it lacks), and the command says so on stderr. Both give the same rows.
+A local table (a plain path or a ``file:`` URI) is read with ``deltalake`` (delta-rs): no Maven, no
+JVM, no Spark session, so the command answers in about a second. Other URIs (``s3a://``,
+``abfss://``, ``hdfs://``) are read through Spark, whose Hadoop configuration holds their
+credentials; so is a table deltalake cannot read (a table feature it lacks), and the command says so
+on stderr. Both give the same rows.
 
-``--diff`` reviews the group's latest recommendation member by member (:mod:`streaming.proposals.diff`): the
-partitions each member gains and loses, its load, produce rate and time to catch up, and its cross-rack
-partitions, before and after.
+``--diff`` reviews the group's latest recommendation member by member
+(:mod:`streaming.proposals.diff`): the partitions each member gains and loses, its load, produce
+rate and time to catch up, and its cross-rack partitions, before and after.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def add_table_arg(p: argparse.ArgumentParser) -> None:
 
 
 def by_name(cfg, table: str | None, engine: str) -> str | None:
-    """The catalog name to read the table by: ``--table``, else the configured one under ``--engine spark``."""
+    """The catalog name to read the table by: ``--table``, else the configured one under
+    ``--engine spark``."""
     from streaming import catalog
 
     if table:
@@ -122,7 +124,8 @@ def _no_table(path: str) -> Exception:
 
 def _read_deltalake(local: Path, path: str, group: str | None, latest: bool, limit: int,
                     strict: bool) -> list[dict] | None:
-    """The rows, or None (after saying why) when deltalake cannot read this table and Spark should."""
+    """The rows, or None (after saying why) when deltalake cannot read this table and Spark
+    should."""
     import pyarrow as pa
     from deltalake.exceptions import DeltaError
 
@@ -163,7 +166,8 @@ def _as_spark_collects(row: dict[str, Any]) -> dict[str, Any]:
 
 def read_with_spark(cfg, path: str, group: str | None, latest: bool, limit: int, local: Path | None,
                     name: str | None = None) -> list[dict]:
-    """The rows through Spark, from the table at ``path`` or, given ``name``, the catalog's table of that name."""
+    """The rows through Spark, from the table at ``path`` or, given ``name``, the catalog's table of
+    that name."""
     from streaming import jvm
     from streaming.spark_session import get_spark
 
@@ -240,5 +244,6 @@ def _arrow(pair: tuple[Any, Any], fmt: str) -> str:
 
 
 def _seconds(value: float | None) -> str:
-    """A lag-seconds column: ``-`` for null (unbounded, not known yet, or a row from before the columns)."""
+    """A lag-seconds column: ``-`` for null (unbounded, not known yet, or a row from before the
+    columns)."""
     return "-" if value is None or math.isnan(value) else f"{value:,.1f}"

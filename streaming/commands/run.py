@@ -1,4 +1,5 @@
-"""``rebalancer run``: the streaming rebalancer (long-running, or ``--available-now`` to drain and exit)."""
+"""``rebalancer run``: the streaming rebalancer (long-running, or ``--available-now`` to drain and
+exit)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"Kafka {cfg.kafka.bootstrap_servers} (options {cfg.kafka.redacted()}); tables in {cfg.paths.tables}",
           flush=True)
     spark = get_spark(cfg)
-    # after the SparkContext: it installs a SIGINT handler that calls the JVM from inside the handler
+    # after the SparkContext: it installs a SIGINT handler that calls the JVM from inside the
+    # handler
     stop = Stop().install()
     totals = Totals()
     try:

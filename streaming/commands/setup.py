@@ -1,6 +1,6 @@
-"""``rebalancer setup``: resolve the JVM artifacts (Maven Central) and Prometheus with promtool (Debian's
-package), once; then everything runs offline. Prometheus is only for the alert-rule tests: where
-it cannot be obtained (no apt), setup says so in one line and still succeeds."""
+"""``rebalancer setup``: resolve the JVM artifacts (Maven Central) and Prometheus with promtool
+(Debian's package), once; then everything runs offline. Prometheus is only for the alert-rule tests:
+where it cannot be obtained (no apt), setup says so in one line and still succeeds."""
 
 from __future__ import annotations
 

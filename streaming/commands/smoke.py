@@ -1,4 +1,5 @@
-"""``rebalancer smoke``: records through Kafka, Spark's Kafka source and Delta, compared on the way out."""
+"""``rebalancer smoke``: records through Kafka, Spark's Kafka source and Delta, compared on the way
+out."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
     from streaming.spark_session import get_spark
 
     cfg = load_config(args)
-    # Maven only for the jars this run uses: Spark's (unless spark-submit brings them) or the embedded broker's
+    # Maven only for the jars this run uses: Spark's (unless spark-submit brings them) or the
+    # embedded broker's
     if cfg.spark.use_cached_jars or cfg.kafka.bootstrap_servers == EMBEDDED:
         jvm.resolve()
     with kafka_for(cfg) as live:

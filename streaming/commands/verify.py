@@ -1,8 +1,8 @@
 """``rebalancer verify GROUP``: is the group's latest recommendation what the group runs now?
 
-This module reads (the group live, with the collector's code; the latest row of the recommendations table;
-for ``approve`` mode, the trigger feed) and renders; the verdicts and how they are reached are
-:mod:`streaming.apply.verification`'s.
+This module reads (the group live, with the collector's code; the latest row of the recommendations
+table; for ``approve`` mode, the trigger feed) and renders; the verdicts and how they are reached
+are :mod:`streaming.apply.verification`'s.
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ def feed_record(cfg, group: str) -> dict[str, Any] | None:
 
 def verify(snap, group: str, rec: dict[str, Any] | None, pending_for_s: float, now_s: float,
            feed_rec: dict[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`streaming.apply.verification.verify` of the group in the collector's snapshot, as a plain dict
-    (``status``, ``reason``, ``differences``, the recommendation's ``version`` ...) for rendering and JSON."""
+    """:func:`streaming.apply.verification.verify` of the group in the collector's snapshot, as a
+    plain dict (``status``, ``reason``, ``differences``, the recommendation's ``version`` ...) for
+    rendering and JSON."""
     return verification.verify(LiveGroup.of_snapshot(snap, group), rec, pending_for_s, now_s, feed_rec).as_dict()
 
 

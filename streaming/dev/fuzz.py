@@ -1,14 +1,15 @@
-"""Seeded malformed, extreme and adversarial Kafka records for the job's event topics, each labelled.
+"""Seeded malformed, extreme and adversarial Kafka records for the job's event topics, each
+labelled.
 
 Every record says what the job must do with it: ``expected`` is the start of the reason it must be
-rejected with (:mod:`streaming.job.validate`), :data:`VALID` for an extreme record that must be accepted,
-or :data:`LATE` for one that must come out as rejected with reason ``late`` once the watermark is past
-it. Each record gets a group of its own (``fz-<i>``, unless the kind is about the group), so what the
-stateful step does with one cannot change another; or (``groups``) they share a few groups,
-where nothing one record does may cost another.
+rejected with (:mod:`streaming.job.validate`), :data:`VALID` for an extreme record that must be
+accepted, or :data:`LATE` for one that must come out as rejected with reason ``late`` once the
+watermark is past it. Each record gets a group of its own (``fz-<i>``, unless the kind is about the
+group), so what the stateful step does with one cannot change another; or (``groups``) they share a
+few groups, where nothing one record does may cost another.
 
-Pure Python, no Spark or Kafka: the fuzz integration test and ``python -m benchmarks.fuzz`` send these
-through the real job. The same seed, ``ts`` and size limit give the same records.
+Pure Python, no Spark or Kafka: the fuzz integration test and ``python -m benchmarks.fuzz`` send
+these through the real job. The same seed, ``ts`` and size limit give the same records.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from streaming.contracts import events as ev
 VALID = "valid"
 LATE = "late"
 ANY = "any"
-"""The label of a record drawn from the contract (:mod:`streaming.dev.contract`): valid, or rejected with a
-reason, whichever the rules say."""
+"""The label of a record drawn from the contract (:mod:`streaming.dev.contract`): valid, or rejected
+with a reason, whichever the rules say."""
 LAG_ROLE = "lag"
 META_ROLE = "metadata"
 LONG_MAX = 2**63 - 1
@@ -47,7 +48,8 @@ class Record:
 
 @dataclass(frozen=True)
 class Ctx:
-    """What one record's maker gets: a seeded random source, its group, an on-time ``ts``, the size limit."""
+    """What one record's maker gets: a seeded random source, its group, an on-time ``ts``, the size
+    limit."""
 
     rng: random.Random
     group: str
@@ -90,7 +92,8 @@ def _without(event: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _text(event: dict[str, Any], old: str, new: str) -> bytes:
-    """The event's JSON with one literal piece of text replaced (for what json.dumps cannot write)."""
+    """The event's JSON with one literal piece of text replaced (for what json.dumps cannot
+    write)."""
     raw = _dumps(event).decode()
     assert old in raw, (old, raw)
     return raw.replace(old, new, 1).encode()
@@ -293,10 +296,10 @@ def make(kind: str, i: int, rng: random.Random, ts: int, max_value_bytes: int,
 
 
 def generate(seed: int, n: int, ts: int, max_value_bytes: int, groups: int = 0) -> list[Record]:
-    """``n`` records cycling through every kind (all kinds once when ``n >= len(KINDS)``), in a seeded
-    shuffled order; record ``i`` has group ``fz-<i>``, or with ``groups`` > 0 ``fz-<i % groups>``:
-    valid, extreme and malformed records mixed in each group's batch, so that one record's fault
-    would show on the others (issue #47: a blast radius of one record)."""
+    """``n`` records cycling through every kind (all kinds once when ``n >= len(KINDS)``), in a
+    seeded shuffled order; record ``i`` has group ``fz-<i>``, or with ``groups`` > 0
+    ``fz-<i % groups>``: valid, extreme and malformed records mixed in each group's batch, so that
+    one record's fault would show on the others (issue #47: a blast radius of one record)."""
     rng = random.Random(seed)
     kinds = [k for _ in range(n // len(KINDS) + 1) for k in sorted(KINDS)][:n]
     rng.shuffle(kinds)
@@ -304,7 +307,8 @@ def generate(seed: int, n: int, ts: int, max_value_bytes: int, groups: int = 0) 
 
 
 def skewed_group(group: str, t0: int, polls: int = 10, step_ms: int = 10_000) -> list[dict[str, Any]]:
-    """A valid group whose lag sits on one member for ``polls`` polls: the job must recommend (lag_skew)."""
+    """A valid group whose lag sits on one member for ``polls`` polls: the job must recommend
+    (lag_skew)."""
     out = [ev.members_event(t0, group, 1, "range", [_member("C0", [0, 1]), _member("C1", [2, 3])])]
     for i in range(polls):
         ts = t0 + i * step_ms

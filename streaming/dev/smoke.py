@@ -87,7 +87,8 @@ def run(spark, cfg: Config, n: int = 1000) -> SmokeResult:
 def cleanup(result: SmokeResult, cfg: Config) -> None:
     from streaming.paths import local_path
 
-    # local outputs only (paths and file: URIs); on an object store or HDFS they stay where they were written
+    # local outputs only (paths and file: URIs); on an object store or HDFS they stay where they
+    # were written
     for location in (result.table, cfg.checkpoint_path(f"smoke-{result.table.rsplit('-', 1)[-1]}")):
         local = local_path(location)
         if local is not None:

@@ -1,9 +1,10 @@
-"""A Spark standalone cluster on loopback: one master and N workers from pyspark's own distribution (for the
-integration tests and ``python -m benchmarks.job --standalone-workers``).
+"""A Spark standalone cluster on loopback: one master and N workers from pyspark's own distribution
+(for the integration tests and ``python -m benchmarks.job --standalone-workers``).
 
-Each daemon runs in the foreground (``bin/spark-class``) in a process group of its own, so ``stop()`` ends it
-with everything it started (executors and their Python workers) and can check that nothing is left. Ports are
-free ones picked on 127.0.0.1; logs and work dirs stay under ``base_dir``.
+Each daemon runs in the foreground (``bin/spark-class``) in a process group of its own, so
+``stop()`` ends it with everything it started (executors and their Python workers) and can check
+that nothing is left. Ports are free ones picked on 127.0.0.1; logs and work dirs stay under
+``base_dir``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def _group_alive(pgid: int) -> bool:
 
 
 class StandaloneCluster:
-    """``with StandaloneCluster(tmp) as c:`` -> ``c.master_url`` (``spark://127.0.0.1:P``) with workers registered."""
+    """``with StandaloneCluster(tmp) as c:`` -> ``c.master_url`` (``spark://127.0.0.1:P``) with
+    workers registered."""
 
     def __init__(self, base_dir: Path, workers: int = 2, cores: int = 1, memory: str = "1g") -> None:
         self.base_dir = Path(base_dir)
@@ -53,7 +55,7 @@ class StandaloneCluster:
         self.procs: list[subprocess.Popen] = []
         self.work_dirs: list[Path] = []
 
-    # -- lifecycle -----------------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self, timeout: float = 120.0) -> None:
         conf_dir = self.base_dir / "conf"  # empty: no spark-defaults.conf or spark-env.sh from elsewhere
@@ -128,7 +130,7 @@ class StandaloneCluster:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # -- state ---------------------------------------------------------------------------------------------
+    # -- state -------------------------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
         """The master's JSON status (workers, active and completed applications)."""
@@ -136,7 +138,8 @@ class StandaloneCluster:
             return json.load(r)
 
     def completed_app(self, app_id: str, timeout: float = 60.0) -> dict[str, Any]:
-        """The master's record of a finished application (it learns of the end just after the driver)."""
+        """The master's record of a finished application (it learns of the end just after the
+        driver)."""
         self._wait(lambda s: any(a["id"] == app_id for a in s.get("completedapps", [])), timeout,
                    f"the master to list {app_id} as completed")
         return next(a for a in self.state()["completedapps"] if a["id"] == app_id)

@@ -42,8 +42,9 @@ JVM_OPTS = [
 
 
 def new_cluster_id() -> str:
-    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. Like Kafka's Uuid.randomUuid,
-    never one starting with '-', which the storage tool's argument parser would take for an option."""
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. Like Kafka's
+    Uuid.randomUuid, never one starting with '-', which the storage tool's argument parser would
+    take for an option."""
     while True:
         cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         if not cid.startswith("-"):
@@ -77,7 +78,8 @@ class Node:
 
 
 class KafkaCluster:
-    """A KRaft cluster of ``brokers`` combined nodes under ``base_dir`` (a temp folder by default)."""
+    """A KRaft cluster of ``brokers`` combined nodes under ``base_dir`` (a temp folder by
+    default)."""
 
     def __init__(
         self,
@@ -118,7 +120,8 @@ class KafkaCluster:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self, timeout_s: float = 120.0) -> str:
-        """Format and start every node, wait until all brokers answer; return the bootstrap servers."""
+        """Format and start every node, wait until all brokers answer; return the bootstrap
+        servers."""
         java = jvm.java_executable()
         classpath = jvm.kafka_classpath()
         if self.security:
@@ -179,8 +182,9 @@ class KafkaCluster:
             node.process.wait(10)
 
     def start_broker(self, node_id: int, timeout_s: float = 90.0) -> None:
-        """Bring a stopped node back and wait until it is registered and leads its preferred partitions
-        again, so the leadership move does not happen later in the middle of other work."""
+        """Bring a stopped node back and wait until it is registered and leads its preferred
+        partitions again, so the leadership move does not happen later in the middle of other
+        work."""
         node = self._node(node_id)
         self._launch(node, jvm.java_executable(), jvm.kafka_classpath())
         self._wait_ready(timeout_s)
@@ -249,8 +253,9 @@ class KafkaCluster:
             "share.coordinator.state.topic.min.isr": "1",
             "min.insync.replicas": "1",
             "group.initial.rebalance.delay.ms": "0",
-            # after a broker restart, move leaders back within seconds rather than at the next 5-minute check,
-            # so the move does not land minutes later in the middle of unrelated work
+            # after a broker restart, move leaders back within seconds rather than at the next
+            # 5-minute check, so the move does not land minutes later in the middle of unrelated
+            # work
             "leader.imbalance.check.interval.seconds": "10",
             "auto.create.topics.enable": "false",
             "log.segment.bytes": str(64 * 1024 * 1024),
@@ -301,7 +306,8 @@ class KafkaCluster:
     def _wait_ready(self, timeout_s: float) -> None:
         from kafka import KafkaAdminClient
 
-        # kafka-python logs every refused connection while the brokers start; those are expected here
+        # kafka-python logs every refused connection while the brokers start; those are expected
+        # here
         kafka_log = logging.getLogger("kafka")
         level = kafka_log.level
         kafka_log.setLevel(logging.CRITICAL)
@@ -339,7 +345,8 @@ class KafkaCluster:
     # -- detached clusters (rebalancer kafka up/down) ----------------------------------------------
 
     def save_state(self) -> None:
-        """Record the cluster for ``kafka down`` (:mod:`streaming.embedded.detached`); it outlives this process."""
+        """Record the cluster for ``kafka down`` (:mod:`streaming.embedded.detached`); it outlives
+        this process."""
         detached.record({
             "bootstrap_servers": self.bootstrap_servers,
             "base_dir": str(self.base_dir),

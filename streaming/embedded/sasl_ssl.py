@@ -1,26 +1,28 @@
-"""SASL_SSL for the embedded cluster: a CA and broker certificate made on the fly, SCRAM-SHA-512 users
-created at format time, Kafka's StandardAuthorizer with ACLs per principal, and one client .properties
-file per principal (mode 0600) that the rest of the project reads with ``--command-config``.
+"""SASL_SSL for the embedded cluster: a CA and broker certificate made on the fly, SCRAM-SHA-512
+users created at format time, Kafka's StandardAuthorizer with ACLs per principal, and one client
+.properties file per principal (mode 0600) that the rest of the project reads with
+``--command-config``.
 
 Listeners (all on loopback):
 
 - ``SASL_SSL`` for clients and between brokers: TLS with the broker certificate, SCRAM-SHA-512; the
   brokers authenticate as ``admin``, the super user;
-- ``CONTROLLER`` over ``SSL`` with client certificates required: only holders of the broker certificate
-  (principal ``User:CN=broker``, a super user) reach the controllers. SCRAM cannot protect this listener
-  (its credentials live in the metadata the controllers serve).
+- ``CONTROLLER`` over ``SSL`` with client certificates required: only holders of the broker
+  certificate (principal ``User:CN=broker``, a super user) reach the controllers. SCRAM cannot
+  protect this listener (its credentials live in the metadata the controllers serve).
 
 Principals and what the ACLs let them do (``allow.everyone.if.no.acl.found`` stays false):
 
 - ``admin``: everything (super user);
-- ``rebalancer`` (the streaming job): read the event topics, write the trigger feed, create all three;
-- ``collector``: write the event topics, describe every topic and group (offsets, members, metadata),
-  create the rebalancer topics;
+- ``rebalancer`` (the streaming job): read the event topics, write the trigger feed, create all
+  three;
+- ``collector``: write the event topics, describe every topic and group (offsets, members,
+  metadata), create the rebalancer topics;
 - ``consumer`` (applications): read and describe the trigger feed, nothing else on it; everything on
   topics and groups under the application prefixes.
 
-Passwords are random, live in files only (never in argv: the storage tool reads an ``@``-argument file
-that is deleted once formatting is done), and never in a repr.
+Passwords are random, live in files only (never in argv: the storage tool reads an ``@``-argument
+file that is deleted once formatting is done), and never in a repr.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def jaas_config(username: str, password: str) -> str:
 
 @dataclass
 class EmbeddedSecurity:
-    """The TLS material, users and ACLs of one secured embedded cluster, kept under ``directory``."""
+    """The TLS material, users and ACLs of one secured embedded cluster, kept under
+    ``directory``."""
 
     directory: Path
     app_prefixes: tuple[str, ...] = DEFAULT_APP_PREFIXES
@@ -85,8 +88,9 @@ class EmbeddedSecurity:
     # -- TLS ---------------------------------------------------------------------------------------
 
     def make_certificates(self) -> None:
-        """A CA and a broker certificate for 127.0.0.1/localhost signed by it; the broker's key and chain
-        as a PKCS12 keystore, the CA as PEM (Java and kafka-python both read PEM trust stores)."""
+        """A CA and a broker certificate for 127.0.0.1/localhost signed by it; the broker's key and
+        chain as a PKCS12 keystore, the CA as PEM (Java and kafka-python both read PEM trust
+        stores)."""
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec
@@ -127,7 +131,8 @@ class EmbeddedSecurity:
     # -- broker configuration and formatting -------------------------------------------------------
 
     def broker_properties(self, port: int, controller_port: int) -> dict[str, str]:
-        """server.properties entries replacing the plaintext listeners (the file is written 0600)."""
+        """server.properties entries replacing the plaintext listeners (the file is written
+        0600)."""
         return {
             "listeners": f"SASL_SSL://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
             "advertised.listeners": f"SASL_SSL://127.0.0.1:{port}",
@@ -159,7 +164,8 @@ class EmbeddedSecurity:
         return path
 
     def grant(self, bootstrap_servers: str) -> None:
-        """Once the cluster is up: the ACLs, the clients' .properties files; the format arguments go."""
+        """Once the cluster is up: the ACLs, the clients' .properties files; the format arguments
+        go."""
         (self.directory / "format.args").unlink(missing_ok=True)
         self.create_acls(bootstrap_servers)
         self.write_client_properties(bootstrap_servers)
@@ -191,7 +197,8 @@ class EmbeddedSecurity:
         return files
 
     def python_admin_options(self) -> dict[str, Any]:
-        """kafka-python options of the super user (the cluster's own readiness checks and ACL set-up)."""
+        """kafka-python options of the super user (the cluster's own readiness checks and ACL
+        set-up)."""
         from streaming.kafka_clients.properties import to_kafka_python
 
         props = self.client_properties(SUPER_USER, "")

@@ -1,8 +1,9 @@
 """kafka-python clients built from the configuration, and the embedded-cluster switch.
 
 The configuration names Kafka settings the Java way (``security.protocol``), as Spark's ``kafka.*``
-options do; :mod:`streaming.kafka_clients.properties` translates them for kafka-python, completely: a setting
-it cannot use is an error naming the key, except the Java-only ones it lists, which go to Spark alone.
+options do; :mod:`streaming.kafka_clients.properties` translates them for kafka-python, completely:
+a setting it cannot use is an error naming the key, except the Java-only ones it lists, which go to
+Spark alone.
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ log = logging.getLogger(__name__)
 
 
 def python_client_options(cfg: Config, client: str) -> dict[str, Any]:
-    """``cfg.kafka`` as keyword arguments for kafka-python's ``client`` (see :func:`client_options`)."""
+    """``cfg.kafka`` as keyword arguments for kafka-python's ``client`` (see
+    :func:`client_options`)."""
     return client_options(cfg.kafka, client)
 
 
 def client_options(kafka: KafkaSettings, client: str) -> dict[str, Any]:
-    """The Kafka settings as keyword arguments for kafka-python's ``client`` (admin, producer, consumer),
-    values typed as kafka-python wants them (``--conf`` values arrive as strings).
+    """The Kafka settings as keyword arguments for kafka-python's ``client`` (admin, producer,
+    consumer), values typed as kafka-python wants them (``--conf`` values arrive as strings).
 
-    Secured settings are checked against the broker the first time (one TLS handshake and SASL login,
-    bounded): wrong credentials or an untrusted certificate raise KafkaSecurityError at once."""
+    Secured settings are checked against the broker the first time (one TLS handshake and SASL
+    login, bounded): wrong credentials or an untrusted certificate raise KafkaSecurityError at
+    once."""
     from streaming.kafka_clients.properties import to_kafka_python
     from streaming.kafka_clients.security import check_access, install_log_redaction, register_secret, register_secrets
 
@@ -58,13 +61,14 @@ def producer(cfg: Config, **extra: Any):
 
 def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: float = 30.0,
                   bootstrap_timeout_s: float = 30.0) -> None:
-    """Create the topics that do not exist yet and wait until every broker sees every partition of each
-    with a leader.
+    """Create the topics that do not exist yet and wait until every broker sees every partition of
+    each with a leader.
 
-    ``topics``: name -> {num_partitions, replication_factor, configs}. Waiting matters: a client that
-    subscribes before the metadata has spread sees no partitions, and kafka-python refreshes metadata
-    only every ``metadata_max_age_ms`` (5 minutes by default). Every broker, not one: KRaft brokers apply
-    the controller's records each at its own pace, and a client asks whichever broker is least loaded."""
+    ``topics``: name -> {num_partitions, replication_factor, configs}. Waiting matters: a client
+    that subscribes before the metadata has spread sees no partitions, and kafka-python refreshes
+    metadata only every ``metadata_max_age_ms`` (5 minutes by default). Every broker, not one: KRaft
+    brokers apply the controller's records each at its own pace, and a client asks whichever broker
+    is least loaded."""
     from kafka.errors import TopicAlreadyExistsError
 
     client = admin(cfg, bootstrap_timeout_ms=int(bootstrap_timeout_s * 1000))
@@ -93,8 +97,8 @@ async def _seen_by_every_broker(client: Any, topics: dict[str, dict[str, Any]]) 
 
     request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
                               allow_auto_topic_creation=False)
-    # kafka-python's admin has no public per-broker metadata call; its send to a node id is what its own
-    # calls use (as streaming.collector.kip848 does for group coordinators)
+    # kafka-python's admin has no public per-broker metadata call; its send to a node id is what its
+    # own calls use (as streaming.collector.kip848 does for group coordinators)
     for broker in client._manager.cluster.brokers():
         response = (await client._manager.send(request, node_id=broker.node_id)).to_dict()
         ready = {
@@ -109,16 +113,19 @@ async def _seen_by_every_broker(client: Any, topics: dict[str, dict[str, Any]]) 
 
 EVENT_PARTITIONS = 6
 FEED_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-"""The trigger feed topic's message limit: one recommendation of a very large group is a few MB (compressed
-less); the job's feed sink sends up to this much (streaming.job.sinks.FEED_PRODUCER_DEFAULTS)."""
+"""The trigger feed topic's message limit: one recommendation of a very large group is a few MB
+(compressed less); the job's feed sink sends up to this much
+(streaming.job.sinks.FEED_PRODUCER_DEFAULTS)."""
 
 
 def ensure_rebalancer_topics(cfg: Config) -> None:
-    """The lag and metadata topics and the compacted trigger feed, created if missing, one definition for
-    every process that may start first (collector, job, demo). Replication is the broker's default.
+    """The lag and metadata topics and the compacted trigger feed, created if missing, one
+    definition for every process that may start first (collector, job, demo). Replication is the
+    broker's default.
 
-    This is where a process first touches Kafka: an unreachable cluster is retried ``job.start_retries``
-    times with exponential backoff (one warning line each), then ends in :class:`KafkaUnreachableError`."""
+    This is where a process first touches Kafka: an unreachable cluster is retried
+    ``job.start_retries`` times with exponential backoff (one warning line each), then ends in
+    :class:`KafkaUnreachableError`."""
     from kafka.errors import KafkaError
 
     topics: dict[str, dict[str, Any]] = {
@@ -144,8 +151,8 @@ def ensure_rebalancer_topics(cfg: Config) -> None:
 
 @contextlib.contextmanager
 def _quiet_kafka_logs() -> Iterator[None]:
-    """kafka-python logs every refused connection at ERROR; while we retry, our one line per attempt says it
-    (with -v, i.e. the kafka logger at DEBUG, everything still shows)."""
+    """kafka-python logs every refused connection at ERROR; while we retry, our one line per attempt
+    says it (with -v, i.e. the kafka logger at DEBUG, everything still shows)."""
     logger = logging.getLogger("kafka")
     level = logger.level
     if level != logging.DEBUG:

@@ -1,11 +1,12 @@
-"""Kafka client settings in Kafka's own names, translated once, completely, for kafka-python and for Spark
-(read from .properties files and with ``${ENV}`` references expanded by :mod:`streaming.java_properties`).
+"""Kafka client settings in Kafka's own names, translated once, completely, for kafka-python and for
+Spark (read from .properties files and with ``${ENV}`` references expanded by
+:mod:`streaming.java_properties`).
 
-Spark's Kafka source and sink take the settings as they are (``kafka.``-prefixed). kafka-python spells
-them differently and reads TLS material as PEM files only, so :func:`to_kafka_python` maps every setting
-it knows; a setting that only Java clients understand (:data:`JAVA_ONLY`) is left to Spark; anything
-else is a :class:`~streaming.errors.ConfigError` that names the key (never the value). A password travels as a
-:class:`Secret`, which never prints itself.
+Spark's Kafka source and sink take the settings as they are (``kafka.``-prefixed). kafka-python
+spells them differently and reads TLS material as PEM files only, so :func:`to_kafka_python` maps
+every setting it knows; a setting that only Java clients understand (:data:`JAVA_ONLY`) is left to
+Spark; anything else is a :class:`~streaming.errors.ConfigError` that names the key (never the
+value). A password travels as a :class:`Secret`, which never prints itself.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ REDACTED = "***"
 
 
 class Secret(str):
-    """A string that never prints itself: ``repr``, ``str()``, ``%s`` and f-strings show ``***``. Its
-    characters are still there for whoever encodes it (``secret.encode()``), as SASL and TLS do."""
+    """A string that never prints itself: ``repr``, ``str()``, ``%s`` and f-strings show ``***``.
+    Its characters are still there for whoever encodes it (``secret.encode()``), as SASL and TLS
+    do."""
 
     __slots__ = ()
 
@@ -43,7 +45,8 @@ class Secret(str):
 SECRET_KEYS = frozenset({"sasl.jaas.config", "sasl.password", "ssl.key.password", "ssl.keystore.password",
                          "ssl.truststore.password", "ssl.keystore.key"})
 
-# Settings meaningful to Java clients only: Spark gets them, kafka-python has no equivalent and ignores them.
+# Settings meaningful to Java clients only: Spark gets them, kafka-python has no equivalent and
+# ignores them.
 JAVA_ONLY = frozenset({
     "default.api.timeout.ms", "socket.connection.setup.timeout.ms", "socket.connection.setup.timeout.max.ms",
     "interceptor.classes", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
@@ -130,7 +133,8 @@ def parse_jaas(value: str) -> tuple[str, dict[str, str]]:
 
 
 def credentials(options: Mapping[str, str]) -> tuple[str, str] | None:
-    """(username, password) from sasl.jaas.config or sasl.username/sasl.password; None without SASL."""
+    """(username, password) from sasl.jaas.config or sasl.username/sasl.password; None without
+    SASL."""
     mechanism = options.get("sasl.mechanism", "GSSAPI")
     if "sasl.jaas.config" in options:
         module, opts = parse_jaas(options["sasl.jaas.config"])
@@ -153,8 +157,9 @@ def credentials(options: Mapping[str, str]) -> tuple[str, str] | None:
 
 
 def to_kafka_python(options: Mapping[str, str], client: str) -> dict[str, Any]:
-    """``options`` (Kafka's names, without ``kafka.``) as keyword arguments of kafka-python's ``client``
-    (``admin``, ``producer`` or ``consumer``). Raises ConfigError naming the first key it cannot use."""
+    """``options`` (Kafka's names, without ``kafka.``) as keyword arguments of kafka-python's
+    ``client`` (``admin``, ``producer`` or ``consumer``). Raises ConfigError naming the first key it
+    cannot use."""
 
     known = _kafka_python_defaults(client)
     out: dict[str, Any] = {}

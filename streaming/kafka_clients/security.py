@@ -1,14 +1,16 @@
 """Keeping Kafka secrets secret, and saying clearly when authentication or TLS fails.
 
-- :class:`~streaming.kafka_clients.properties.Secret` (beside the settings it wraps): kafka-python gets passwords as
-  Secrets, so its DEBUG dump of a client's configuration cannot show them;
-- :func:`install_log_redaction`: a filter on every ``kafka`` and ``py4j`` logger (py4j logs the commands
-  that carry Spark's Kafka options) that replaces any registered secret in a record with ``***``, at
-  every level, registered by the factories that hand the settings to a client (kafka-python's in
-  :mod:`streaming.kafka_clients.factories`, Spark's in :mod:`streaming.spark_session`), not by loading a configuration;
+- :class:`~streaming.kafka_clients.properties.Secret` (beside the settings it wraps): kafka-python
+  gets passwords as Secrets, so its DEBUG dump of a client's configuration cannot show them;
+- :func:`install_log_redaction`: a filter on every ``kafka`` and ``py4j`` logger (py4j logs the
+  commands that carry Spark's Kafka options) that replaces any registered secret in a record with
+  ``***``, at every level, registered by the factories that hand the settings to a client
+  (kafka-python's in :mod:`streaming.kafka_clients.factories`, Spark's in
+  :mod:`streaming.spark_session`), not by loading a configuration;
 - :func:`check_access`: before the first kafka-python client of a secured configuration, one TLS
-  handshake and one SASL login with a bounded timeout, so a wrong password or an untrusted certificate
-  ends at once in :class:`KafkaSecurityError` naming the cause, rather than in retries without end.
+  handshake and one SASL login with a bounded timeout, so a wrong password or an untrusted
+  certificate ends at once in :class:`KafkaSecurityError` naming the cause, rather than in retries
+  without end.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ def register_secret(value: str | None) -> None:
 
 
 def register_secrets(options: Mapping[str, str]) -> None:
-    """Register the secrets among Kafka client settings (Kafka's names): secret-looking values, and the
-    password inside a JAAS line. The log filter is installed too."""
+    """Register the secrets among Kafka client settings (Kafka's names): secret-looking values, and
+    the password inside a JAAS line. The log filter is installed too."""
     found = [v for k, v in options.items()
              if k in SECRET_KEYS or any(h in k.lower() for h in ("password", "secret", "token"))]
     if "sasl.jaas.config" in options:
@@ -78,9 +80,9 @@ _FILTER = RedactSecrets()
 
 
 def install_log_redaction() -> None:
-    """Put the filter on ``kafka`` and each of its child loggers (a logger's filter sees the records made on
-    that very logger only, so each one gets it), and on the root logger's handlers, which see a record of
-    any logger created later. Idempotent."""
+    """Put the filter on ``kafka`` and each of its child loggers (a logger's filter sees the records
+    made on that very logger only, so each one gets it), and on the root logger's handlers, which
+    see a record of any logger created later. Idempotent."""
     # kafka-python's modules create their loggers on import
     import kafka.net.sasl  # noqa: F401
 
@@ -92,16 +94,17 @@ def install_log_redaction() -> None:
             filtered.addFilter(_FILTER)
 
 
-# -- the first connection ----------------------------------------------------------------------------
+# -- the first connection --------------------------------------------------------------------------
 
 _checked: set[str] = set()
 
 
 def check_access(opts: Mapping[str, Any], timeout_s: float = CHECK_TIMEOUT_S) -> None:
-    """Raise :class:`KafkaSecurityError` if the broker rejects these kafka-python settings' TLS or SASL.
+    """Raise :class:`KafkaSecurityError` if the broker rejects these kafka-python settings' TLS or
+    SASL.
 
-    Plaintext settings are not checked; an unreachable broker is left to the caller's own retries (it
-    may be starting). Each distinct set of settings is checked once per process."""
+    Plaintext settings are not checked; an unreachable broker is left to the caller's own retries
+    (it may be starting). Each distinct set of settings is checked once per process."""
     protocol = opts.get("security_protocol", "PLAINTEXT")
     if protocol == "PLAINTEXT":
         return
@@ -123,7 +126,8 @@ def _fingerprint(opts: Mapping[str, Any]) -> str:
 
 
 def _tls_check(opts: Mapping[str, Any], host: str, port: int, timeout_s: float) -> bool:
-    """One TLS handshake as kafka-python would make it; False if the broker cannot be reached at all."""
+    """One TLS handshake as kafka-python would make it; False if the broker cannot be reached at
+    all."""
     from streaming.errors import ConfigError
 
     try:
@@ -162,11 +166,12 @@ def _tls_check(opts: Mapping[str, Any], host: str, port: int, timeout_s: float) 
 
 
 def _sasl_check(opts: Mapping[str, Any], timeout_s: float, attempts: int = 3) -> bool:
-    """Single connections to the first bootstrap broker with these credentials, without kafka-python's
-    bootstrap loop (which retries a refused login until its timeout). A broker answers a wrong password
-    with an error, or (its failed-authentication delay racing the answer) by closing the connection in the
-    middle of the SASL exchange; a connection that answered ApiVersions and then closed during SASL, on
-    every attempt, counts as refused. False if the broker did not get that far."""
+    """Single connections to the first bootstrap broker with these credentials, without
+    kafka-python's bootstrap loop (which retries a refused login until its timeout). A broker
+    answers a wrong password with an error, or (its failed-authentication delay racing the answer)
+    by closing the connection in the middle of the SASL exchange; a connection that answered
+    ApiVersions and then closed during SASL, on every attempt, counts as refused. False if the
+    broker did not get that far."""
     from kafka.errors import KafkaError, SaslAuthenticationFailedError
     from kafka.net.manager import KafkaConnectionManager
     from kafka.net.selector import NetworkSelector
@@ -198,7 +203,8 @@ def _sasl_check(opts: Mapping[str, Any], timeout_s: float, attempts: int = 3) ->
         except SaslAuthenticationFailedError:
             raise refused from None
         except (KafkaError, OSError) as e:
-            # broker_version is known once ApiVersions was answered: the loss came after, during SASL
+            # broker_version is known once ApiVersions was answered: the loss came after, during
+            # SASL
             if conns and conns[0].broker_version is not None:
                 closed_in_sasl += 1
             log.debug("SASL check attempt ended without an answer to the login: %s", type(e).__name__)

@@ -1,16 +1,17 @@
-"""``rebalancer demo --consumers java``: the closed loop with real Java consumers, beside a ``range`` baseline.
+"""``rebalancer demo --consumers java``: the closed loop with real Java consumers, beside a
+``range`` baseline.
 
-1. a Kafka cluster (three brokers on racks a, b, c when embedded), the streaming job and the trigger-feed
-   reader start, as in :mod:`streaming.dev.demo.runner`;
-2. two groups of three Java consumers (one per rack, :mod:`streaming.dev.demo.java_members`) read the same
-   12-partition topic: ``orders-java`` uses the project's ``RecommendationAssignor`` (clients/java;
-   cooperative-sticky until a recommendation fits) and asks for a rebalance with
-   ``RebalanceOnRecommendation``; ``orders-range`` uses Kafka's ``RangeAssignor``. Once both hold their
-   partitions, a skewed producer starts (one hot partition): both groups see the same load;
+1. a Kafka cluster (three brokers on racks a, b, c when embedded), the streaming job and the
+   trigger-feed reader start, as in :mod:`streaming.dev.demo.runner`;
+2. two groups of three Java consumers (one per rack, :mod:`streaming.dev.demo.java_members`) read
+   the same 12-partition topic: ``orders-java`` uses the project's ``RecommendationAssignor``
+   (clients/java; cooperative-sticky until a recommendation fits) and asks for a rebalance with
+   ``RebalanceOnRecommendation``; ``orders-range`` uses Kafka's ``RangeAssignor``. Once both hold
+   their partitions, a skewed producer starts (one hot partition): both groups see the same load;
 3. the collector polls both groups; the job recommends for ``orders-java``; its leader applies the
    recommendation and the lag drains, while range's first consumer falls further behind;
-4. 30 s before the end one member of ``orders-java`` leaves: the recommendation no longer fits, and the
-   leader falls back and logs why;
+4. 30 s before the end one member of ``orders-java`` leaves: the recommendation no longer fits, and
+   the leader falls back and logs why;
 5. the summary compares the two groups' max consumer lag over the 30 s before the member left.
 """
 
@@ -43,10 +44,11 @@ ASKING = re.compile(r"asking for a rebalance: (.*)")
 class JavaDemoOptions:
     duration_s: float = 180.0
     leave_at_s: float | None = None
-    """when a member of the Java group leaves; default ``window_s`` before the end; ``inf``: never."""
+    """when a member of the Java group leaves; default ``window_s`` before the end; ``inf``:
+    never."""
     leave_after_applied_s: float | None = None
-    """instead of ``leave_at_s``: this long after the first recommendation was applied; the run then ends
-    ``tail_s`` after the member left (or at ``duration_s``)."""
+    """instead of ``leave_at_s``: this long after the first recommendation was applied; the run then
+    ends ``tail_s`` after the member left (or at ``duration_s``)."""
     tail_s: float = 20.0
     window_s: float = 30.0
     """the lag of the two groups is compared over this long before the member leaves."""
@@ -57,14 +59,15 @@ class JavaDemoOptions:
     min_total_lag: int = 200
     group: GroupOptions = field(default_factory=lambda: GroupOptions(
         group="orders-java", produce_rate=340.0, hot=(0,), hot_factor=6.0, consume_rate=145.0))
-    """the Java group on RecommendationAssignor. The load: one hot partition at 120 records/s, eleven at 20.
-    Any assignment that balances counts (four partitions each: range, cooperative-sticky, rack-aware or not,
-    whatever the join order) gives the hot partition's owner 180 records/s; a load-aware one can keep every
-    consumer at or below 120 (the hot partition alone, 5 and 6 of the others). 145 records/s per consumer
-    sits between the two with about 20% to spare on each side, so the outcome does not hang on this
-    machine's pace or on the topic's random replica placement. (A Zipf load leaves only a few percent between
-    the best count-balanced split and the best split: a run whose sticky split happened to be good kept up
-    and nothing was recommended.)"""
+    """the Java group on RecommendationAssignor. The load: one hot partition at 120 records/s,
+    eleven at 20. Any assignment that balances counts (four partitions each: range,
+    cooperative-sticky, rack-aware or not, whatever the join order) gives the hot partition's owner
+    180 records/s; a load-aware one can keep every consumer at or below 120 (the hot partition
+    alone, 5 and 6 of the others). 145 records/s per consumer sits between the two with about 20% to
+    spare on each side, so the outcome does not hang on this machine's pace or on the topic's random
+    replica placement. (A Zipf load leaves only a few percent between the best count-balanced split
+    and the best split: a run whose sticky split happened to be good kept up and nothing was
+    recommended.)"""
     baseline_group: str = "orders-range"
     out_dir: Path | None = None
     """default data/demo/<timestamp>-java."""
@@ -117,7 +120,8 @@ class JavaDemo:
         self.say(f"[{m.t:5.0f}s] >> {m.text}")
 
     def _on_line(self, member: JavaConsumer, text: str) -> None:
-        """A log line of a Java consumer: the assignor's decisions become marks and lines of the display."""
+        """A log line of a Java consumer: the assignor's decisions become marks and lines of the
+        display."""
         who = self._short(member.client_id)
         if (hit := APPLYING.search(text)) is not None:
             version = int(hit.group(1))
@@ -197,7 +201,8 @@ class JavaDemo:
         return self._result()
 
     def _start_groups(self, classpath: str, query: Any, stop: threading.Event) -> list[JavaGroup]:
-        """The topic and both Java groups (ours and Kafka's range), once every member holds its partitions."""
+        """The topic and both Java groups (ours and Kafka's range), once every member holds its
+        partitions."""
         from streaming.kafka_clients import factories as kafka_clients
 
         g, cfg = self.options.group, self.cfg
@@ -250,7 +255,8 @@ class JavaDemo:
                                    f"{self.out_dir / 'java' / (m.client_id + '.log')})")
 
     def _leave(self, java: JavaGroup, settle_s: float = 20.0) -> None:
-        """Compare the group's assignment with the recommendation it applied last, then one member leaves."""
+        """Compare the group's assignment with the recommendation it applied last, then one member
+        leaves."""
         if self.applied:
             version = self.applied[-1]
             wanted = {e["client_id"]: {(t, p) for t, p in e["partitions"]}
@@ -291,8 +297,8 @@ def _mean_max(samples: list[Sample]) -> float | None:
 
 def summarize(java: GroupMonitor, rng: GroupMonitor, recs: list[dict[str, Any]], fallbacks: list[dict[str, Any]],
               match: dict[str, Any] | None, left: dict[str, Any] | None, window_s: float) -> dict[str, Any]:
-    """The two groups' max consumer lag before the first applied recommendation and over the ``window_s``
-    seconds before the member left (or before the end)."""
+    """The two groups' max consumer lag before the first applied recommendation and over the
+    ``window_s`` seconds before the member left (or before the end)."""
     applied = java.first_mark("applied")
     end = max((s.t for s in java.samples + rng.samples), default=0.0)
     until = left["at_s"] if left else end
@@ -371,7 +377,8 @@ def render(s: dict[str, Any], table: str, plots: list[Path]) -> list[str]:
 
 
 def run(cfg: Config, options: JavaDemoOptions, out: Callable[[str], None] = print) -> DemoResult:
-    """Check the Java build, then as :func:`streaming.dev.demo.runner.run` with :class:`JavaDemo`."""
+    """Check the Java build, then as :func:`streaming.dev.demo.runner.run` with
+    :class:`JavaDemo`."""
     from streaming import jvm
     from streaming.dev.demo import runner
 

@@ -1,12 +1,12 @@
 """What the demo shows, computed from the collector's own events (pure: events in, figures out).
 
-:class:`GroupMonitor` follows one group: each ``members`` event gives the current assignment and racks,
-each ``partitions`` event a topic's replica racks, and each poll's ``lag`` events the lag per partition.
-After every poll that carried lag it records a :class:`Sample`: the lag of each consumer (the sum over
-the partitions it is assigned), the max and the imbalance (max / mean), and the cross-rack partitions
-(assigned to a consumer whose rack holds no replica); the last two are :mod:`assignors.metrics`'
-figures. Marks (recommendations, rebalances, replica
-moves) are kept beside the samples for the display and the plot.
+:class:`GroupMonitor` follows one group: each ``members`` event gives the current assignment and
+racks, each ``partitions`` event a topic's replica racks, and each poll's ``lag`` events the lag per
+partition. After every poll that carried lag it records a :class:`Sample`: the lag of each consumer
+(the sum over the partitions it is assigned), the max and the imbalance (max / mean), and the
+cross-rack partitions (assigned to a consumer whose rack holds no replica); the last two are
+:mod:`assignors.metrics`' figures. Marks (recommendations, rebalances, replica moves) are kept
+beside the samples for the display and the plot.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ class GroupMonitor:
     # -- input -------------------------------------------------------------------------------------
 
     def observe(self, events: Iterable[Mapping[str, Any]], now: float) -> Sample | None:
-        """One collector poll's events (any groups); a sample when the poll carried this group's lag."""
+        """One collector poll's events (any groups); a sample when the poll carried this group's
+        lag."""
         lag: dict[tuple[str, int], int] = {}
         for e in events:
             if e.get("group") != self.group:
@@ -108,8 +109,8 @@ class GroupMonitor:
     # -- figures -----------------------------------------------------------------------------------
 
     def cross_rack(self) -> int | None:
-        """:func:`assignors.metrics.cross_rack_partitions` of the current assignment (None before any
-        partitions event)."""
+        """:func:`assignors.metrics.cross_rack_partitions` of the current assignment (None before
+        any partitions event)."""
         if not self.replica_racks:
             return None
         topics: dict[str, int] = {}
@@ -134,8 +135,8 @@ class GroupMonitor:
 
 
 def final_max_lag(samples: list[Sample], window_s: float = 6.0) -> float:
-    """The mean of the group's max consumer lag over the samples of the last ``window_s`` seconds: what a
-    run ends with, less noisy than the last sample alone."""
+    """The mean of the group's max consumer lag over the samples of the last ``window_s`` seconds:
+    what a run ends with, less noisy than the last sample alone."""
     last = [s.max_lag for s in samples if s.t >= samples[-1].t - window_s]
     return sum(last) / len(last)
 
@@ -154,8 +155,8 @@ def line(sample: Sample, group: str, note: str = "") -> str:
 
 
 def recommendation_text(rec: Mapping[str, Any], horizon_s: float = 0.0) -> str:
-    """One line for a recommendation. Its figures are the job's member loads: lag, plus ``horizon_s``
-    seconds of production when the policy counts rates."""
+    """One line for a recommendation. Its figures are the job's member loads: lag, plus
+    ``horizon_s`` seconds of production when the policy counts rates."""
     b, a = rec.get("before") or {}, rec.get("after") or {}
 
     def fig(key: str, fmt: str) -> str:

@@ -1,13 +1,15 @@
-"""``rebalancer demo``: the whole loop on one machine, shown live, with a summary and a plot at the end.
+"""``rebalancer demo``: the whole loop on one machine, shown live, with a summary and a plot at the
+end.
 
-1. a Kafka cluster (three brokers on racks a, b, c when embedded), the streaming job (in this process,
-   Spark local mode, short trigger interval) and the trigger-feed reader start;
-2. the workload: a Zipf-skewed producer on a 12-partition topic (one replica per partition) and a group
-   of three consumers (one per rack) using :class:`~streaming.apply.assignor.RecommendationAssignor`;
-   with no recommendation yet they run Kafka's ``range`` assignment, which gives the first consumer two
-   thirds of the traffic: its lag grows;
-3. the collector polls every few seconds; the job sees the skew, recommends; the group rebalances onto
-   the recommendation and the lag drains;
+1. a Kafka cluster (three brokers on racks a, b, c when embedded), the streaming job (in this
+   process, Spark local mode, short trigger interval) and the trigger-feed reader start;
+2. the workload: a Zipf-skewed producer on a 12-partition topic (one replica per partition) and a
+   group of three consumers (one per rack) using
+   :class:`~streaming.apply.assignor.RecommendationAssignor`; with no recommendation yet they run
+   Kafka's ``range`` assignment, which gives the first consumer two thirds of the traffic: its lag
+   grows;
+3. the collector polls every few seconds; the job sees the skew, recommends; the group rebalances
+   onto the recommendation and the lag drains;
 4. midway every replica moves to the next rack: a ``rack_change`` recommendation follows;
 5. after ``duration`` (or Ctrl-C) everything stops, and the summary and plot are written.
 """
@@ -45,8 +47,8 @@ class DemoOptions:
     cooldown_s: float = 30.0
     rate_horizon_s: float = RATE_HORIZON_S
     min_total_lag: int = 200
-    """the demo's group is small (12 partitions, hundreds of records of lag): the production default of
-    1,000 records would keep its lag skew below the floor"""
+    """the demo's group is small (12 partitions, hundreds of records of lag): the production default
+    of 1,000 records would keep its lag skew below the floor"""
     group: GroupOptions = field(default_factory=GroupOptions)
     out_dir: Path | None = None
     """default data/demo/<timestamp>."""
@@ -148,7 +150,8 @@ class Demo:
         return self._result()
 
     def _start_group(self, feed) -> GroupRun:
-        """The workload and the consumer group on RecommendationAssignor, once it has its partitions."""
+        """The workload and the consumer group on RecommendationAssignor, once it has its
+        partitions."""
         g = self.options.group
         run = GroupRun(self.cfg, g, feed, out=None, on_decision=self._on_decision)
         self.say(f"workload: topic {g.topic} ({g.partitions} partitions, one replica each, racks a/b/c), "
@@ -161,7 +164,8 @@ class Demo:
         return run
 
     def _wait(self, query, run: GroupRun, stop: threading.Event) -> None:
-        """Until the duration is over, Ctrl-C or ``stop``; the replicas move racks once, midway by default."""
+        """Until the duration is over, Ctrl-C or ``stop``; the replicas move racks once, midway by
+        default."""
         o = self.options
         assert self.monitor is not None
         move_at = o.move_replicas_at_s if o.move_replicas_at_s is not None else o.duration_s / 2
@@ -298,15 +302,16 @@ def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
         demo: Callable[..., Any] | None = None) -> DemoResult:
     """Start (or use) the cluster, Spark, run the demo, stop everything; return the result.
 
-    ``demo``: the class to run, ``Demo`` (with :class:`DemoOptions`) or another taking the same arguments
-    (:class:`~streaming.dev.demo.java.JavaDemo` with its own options)."""
+    ``demo``: the class to run, ``Demo`` (with :class:`DemoOptions`) or another taking the same
+    arguments (:class:`~streaming.dev.demo.java.JavaDemo` with its own options)."""
     from streaming import jvm
     from streaming.config import EMBEDDED
     from streaming.embedded.live_cluster import kafka_for
     from streaming.spark_session import get_spark
 
     jvm.resolve()
-    # pandas' FutureWarning from inside pyspark's Arrow serializer, once per batch in every Python worker
+    # pandas' FutureWarning from inside pyspark's Arrow serializer, once per batch in every Python
+    # worker
     os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
     if cfg.kafka.bootstrap_servers == EMBEDDED:
         cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, embedded_brokers=3))

@@ -1,4 +1,5 @@
-"""The workload: a skewed producer and a live consumer group on one topic, driven from Python or the CLI.
+"""The workload: a skewed producer and a live consumer group on one topic, driven from Python or the
+CLI.
 
 ::
 
@@ -134,7 +135,8 @@ class Workload:
         return worker
 
     def stop_consumer(self, client_id: str | None = None) -> str:
-        """Close one consumer (the newest, or the one named) so it leaves the group; return its client id."""
+        """Close one consumer (the newest, or the one named) so it leaves the group; return its
+        client id."""
         with self._lock:
             if not self.consumers:
                 raise ValueError("no consumer left to stop")
@@ -170,7 +172,8 @@ class Workload:
 
     def pause(self, timeout_s: float = 30.0) -> None:
         """Stop producing and consuming; returns once every sent record is acknowledged and every
-        consumer committed what it processed, so end and committed offsets stay put until resume()."""
+        consumer committed what it processed, so end and committed offsets stay put until
+        resume()."""
         if self.producer is not None and not self.producer.pause(timeout_s):
             raise TimeoutError("the producer did not pause")
         with self._lock:

@@ -1,19 +1,23 @@
 """Assignment strategies for live kafka-python groups, side by side in a closed-loop benchmark.
 
-Each strategy is a ``partition_assignment_strategy`` list for one consumer (see :func:`assignors_for`):
+Each strategy is a ``partition_assignment_strategy`` list for one consumer (see
+:func:`assignors_for`):
 
 - ``range``: kafka-python's own ``RangePartitionAssignor`` (eager);
-- ``cooperative-sticky``: Kafka's ``CooperativeStickyAssignor`` as :mod:`assignors.sticky.cooperative`
-  computes it bit for bit with kafka-clients 4.3, rack-aware (KIP-881), on kafka-python's cooperative
-  protocol (KIP-429: a moving partition is withheld one round, its old owner revokes it and rejoins).
-  kafka-python's own ``cooperative-sticky`` is cooperative too but sends no rack and ignores racks, so
-  it is not what a Java group with ``client.rack`` runs; it is available as ``cooperative-sticky-py``;
-- ``lag``: grantneale's lag-based assignor (:mod:`assignors.lag`), run by the leader at each rebalance
-  on the lag it reads then (committed offsets of the group and end offsets, :func:`offsets_lag`);
+- ``cooperative-sticky``: Kafka's ``CooperativeStickyAssignor`` as
+  :mod:`assignors.sticky.cooperative` computes it bit for bit with kafka-clients 4.3, rack-aware
+  (KIP-881), on kafka-python's cooperative protocol (KIP-429: a moving partition is withheld one
+  round, its old owner revokes it and rejoins). kafka-python's own ``cooperative-sticky`` is
+  cooperative too but sends no rack and ignores racks, so it is not what a Java group with
+  ``client.rack`` runs; it is available as ``cooperative-sticky-py``;
+- ``lag``: grantneale's lag-based assignor (:mod:`assignors.lag`), run by the leader at each
+  rebalance on the lag it reads then (committed offsets of the group and end offsets,
+  :func:`offsets_lag`);
 - ``rebalancer``: :class:`~streaming.apply.assignor.RecommendationAssignor`, the project's
-  recommendations (built by the caller, which owns the feed; :class:`RecordingRecommendationAssignor`);
-- ``oracle``: a given assignment, the leader asking a plan for the members it has (built by the caller,
-  which knows the workload: :func:`planned_assignor`; eager, like ``range``).
+  recommendations (built by the caller, which owns the feed;
+  :class:`RecordingRecommendationAssignor`);
+- ``oracle``: a given assignment, the leader asking a plan for the members it has (built by the
+  caller, which knows the workload: :func:`planned_assignor`; eager, like ``range``).
 
 Every assignor reports each assignment a member receives to a :class:`RebalanceLog`, from which the
 benchmark counts rebalances and partitions moved: the group's own record, not the collector's polls,
@@ -80,8 +84,9 @@ class RebalanceLog:
 
 
 def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagSource:
-    """A lag source for a leader: topic -> lag per partition, from the group's committed offsets and the
-    end offsets at the moment of the call (what grantneale's assignor reads at each rebalance)."""
+    """A lag source for a leader: topic -> lag per partition, from the group's committed offsets and
+    the end offsets at the moment of the call (what grantneale's assignor reads at each
+    rebalance)."""
 
     def read(topics: Mapping[str, int]) -> Mapping[str, Sequence[int]] | None:
         from kafka import KafkaConsumer, TopicPartition
@@ -114,9 +119,9 @@ def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagS
 
 class SnapshotAssignor(AbstractPartitionAssignor):
     """A kafka-python assignor around a pure one of :mod:`assignors`: the leader builds the
-    :class:`~assignors.model.GroupSnapshot` (members with racks, owned partitions and generations from
-    subscription v3; replica racks from the metadata; lag from ``lag_source`` when given) and returns
-    what ``assign_fn`` computes. One instance per consumer."""
+    :class:`~assignors.model.GroupSnapshot` (members with racks, owned partitions and generations
+    from subscription v3; replica racks from the metadata; lag from ``lag_source`` when given) and
+    returns what ``assign_fn`` computes. One instance per consumer."""
 
     version = 3
 
@@ -184,7 +189,8 @@ class SnapshotAssignor(AbstractPartitionAssignor):
 
 
 class Recording(AbstractPartitionAssignor):
-    """A kafka-python built-in assignor that also reports each assignment to a :class:`RebalanceLog`."""
+    """A kafka-python built-in assignor that also reports each assignment to a
+    :class:`RebalanceLog`."""
 
     def __init__(self, inner: Any, client_id: str, rebalances: RebalanceLog) -> None:
         self.inner = inner
@@ -211,7 +217,8 @@ class Recording(AbstractPartitionAssignor):
 
 
 class RecordingRecommendationAssignor(RecommendationAssignor):
-    """:class:`RecommendationAssignor` that also reports each assignment to a :class:`RebalanceLog`."""
+    """:class:`RecommendationAssignor` that also reports each assignment to a
+    :class:`RebalanceLog`."""
 
     def __init__(self, *args: Any, rebalances: RebalanceLog, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -224,8 +231,9 @@ class RecordingRecommendationAssignor(RecommendationAssignor):
 
 def planned_assignor(plan: Plan, client_id: str, rack: str | None, rebalances: RebalanceLog,
                      name: str = "oracle") -> SnapshotAssignor:
-    """An assignor whose leader hands out what ``plan`` says for the members present, by client id. A client id
-    twice in the group (a member that rejoined before its old self left) gets its partitions once."""
+    """An assignor whose leader hands out what ``plan`` says for the members present, by client id.
+    A client id twice in the group (a member that rejoined before its old self left) gets its
+    partitions once."""
 
     def assign(snapshot: GroupSnapshot) -> Assignment:
         ids = [m.client_id or m.member_id for m in snapshot.members]
@@ -241,8 +249,8 @@ def planned_assignor(plan: Plan, client_id: str, rack: str | None, rebalances: R
 
 def assignors_for(strategy: str, cfg: Config, group: str, client_id: str, rack: str | None,
                   rebalances: RebalanceLog) -> list[Any]:
-    """The assignor list of one consumer of ``group`` for one of the Kafka strategies (``rebalancer``
-    needs a feed: see :class:`RecordingRecommendationAssignor`)."""
+    """The assignor list of one consumer of ``group`` for one of the Kafka strategies
+    (``rebalancer`` needs a feed: see :class:`RecordingRecommendationAssignor`)."""
     from streaming.dev.workload.consumers import builtin_assignor
 
     if strategy == "range":

@@ -10,8 +10,9 @@ from typing import Any
 
 
 class PausableWorker(threading.Thread):
-    """``run`` of a subclass checks ``_halt`` and ``_pause``; it sets ``_paused`` once its work so far is
-    settled (records acknowledged or offsets committed), which is what :meth:`pause` waits for."""
+    """``run`` of a subclass checks ``_halt`` and ``_pause``; it sets ``_paused`` once its work so
+    far is settled (records acknowledged or offsets committed), which is what :meth:`pause` waits
+    for."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name=name, daemon=True)
@@ -34,9 +35,9 @@ class PausableWorker(threading.Thread):
 
 
 def describe_consumers(workers: Iterable[Any]) -> str:
-    """One paragraph per consumer thread (a worker with ``client_id``, ``assigned``, ``consumer``, ``failure``):
-    what it holds, its group coordinator's state and member id, and its thread's stack, so a group that never
-    settles can be diagnosed from the log alone."""
+    """One paragraph per consumer thread (a worker with ``client_id``, ``assigned``, ``consumer``,
+    ``failure``): what it holds, its group coordinator's state and member id, and its thread's
+    stack, so a group that never settles can be diagnosed from the log alone."""
     frames = sys._current_frames()
     out = []
     for w in workers:
@@ -52,10 +53,11 @@ def describe_consumers(workers: Iterable[Any]) -> str:
 
 def join_state(coordinator: Any) -> str:
     """What a kafka-python group coordinator's join machinery is doing: whether kafka-python's own
-    ``need_rejoin()`` wants a rejoin (the class's method, so a guard's latch is not triggered from here) and
-    whether one is flagged, its JoinGroup/SyncGroup task (none, pending, or done and with what), and
-    whether heartbeats are on. A member rebalancing with ``need_rejoin=False``, nothing flagged and a done
-    join is one whose finished join nobody applies (see streaming.kafka_clients.join_guard)."""
+    ``need_rejoin()`` wants a rejoin (the class's method, so a guard's latch is not triggered from
+    here) and whether one is flagged, its JoinGroup/SyncGroup task (none, pending, or done and with
+    what), and whether heartbeats are on. A member rebalancing with ``need_rejoin=False``, nothing
+    flagged and a done join is one whose finished join nobody applies (see
+    streaming.kafka_clients.join_guard)."""
     if coordinator is None:
         return "no group coordinator"
     try:

@@ -20,8 +20,8 @@ from streaming.errors import RebalancerError
 
 DISTRIBUTION = "kafka-rebalancer"  # the name in pyproject.toml
 # Order is the order of --help.
-COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "recommendations", "describe", "verify",
-            "approve", "reject", "maintain", "assign", "bench")
+COMMANDS = ("setup", "kafka", "smoke", "demo", "collect", "workload", "run", "recommendations",
+            "describe", "verify", "approve", "reject", "maintain", "assign", "bench")
 
 
 def version() -> str:
@@ -65,8 +65,8 @@ def setup_logging(args: argparse.Namespace) -> None:
         handler = logging.FileHandler(path)
         print(f"logs: {path} (-v shows them here)", flush=True)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S",
-                        handlers=[handler] if handler else None, force=True)
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        datefmt="%H:%M:%S", handlers=[handler] if handler else None, force=True)
     for noisy in ("kafka", "py4j"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if args.verbose else logging.ERROR)
 

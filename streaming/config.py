@@ -47,7 +47,8 @@ class KafkaSettings:
     """Client settings without the ``kafka.`` prefix (security.protocol, sasl.mechanism, ...)."""
 
     def redacted(self) -> dict[str, str]:
-        return {k: ("***" if any(h in k.lower() for h in SECRET_HINTS) else v) for k, v in self.options.items()}
+        return {k: ("***" if any(h in k.lower() for h in SECRET_HINTS) else v)
+                for k, v in self.options.items()}
 
 
 @dataclass(frozen=True)
@@ -146,18 +147,24 @@ class PolicySettings:
                     " (to switch assignor, clear the table first: --conf policy.assignor_options=)")
             raise ConfigError(f"policy.assignor_options.{e}{hint}") from None
         object.__setattr__(self, "assignor_options", typed)
-        for name, value, allowed in (("mode", self.mode, MODES), ("skew_on", self.skew_on, SKEW_UNITS)):
+        for name, value, allowed in (("mode", self.mode, MODES),
+                                     ("skew_on", self.skew_on, SKEW_UNITS)):
             if value not in allowed:
                 raise ConfigError(f"policy.{name}: {value!r} is not one of {', '.join(allowed)}")
-        if not 0 < self.proposal_expiry_s < 1e12:  # NaN and infinity fail too: the deadline is an epoch ms
-            raise ConfigError(f"policy.proposal_expiry_s: {self.proposal_expiry_s} is not a positive number of seconds")
+        # NaN and infinity fail too: the deadline is an epoch ms
+        if not 0 < self.proposal_expiry_s < 1e12:
+            raise ConfigError(f"policy.proposal_expiry_s: {self.proposal_expiry_s} is not a "
+                              "positive number of seconds")
         for pattern, mode in self.mode_overrides.items():
             if mode not in MODES:
-                raise ConfigError(f"policy.mode_overrides.{pattern}: {mode!r} is not one of {', '.join(MODES)}")
+                raise ConfigError(
+                    f"policy.mode_overrides.{pattern}: {mode!r} is not one of {', '.join(MODES)}")
             try:
                 re.compile(pattern)
             except re.error as e:
-                raise ConfigError(f"policy.mode_overrides: {pattern!r} is not a regular expression: {e}") from None
+                raise ConfigError(
+                    f"policy.mode_overrides: {pattern!r} is not a regular expression: "
+                    f"{e}") from None
 
     def mode_for(self, group: str) -> str:
         """The mode of ``group``: the first override whose regex matches it, else ``mode``."""
@@ -229,9 +236,11 @@ class JobSettings:
 
     def __post_init__(self) -> None:
         if self.state_buckets < 0:
-            raise ConfigError(f"job.state_buckets: {self.state_buckets} is negative (0 keys the state by group)")
+            raise ConfigError(
+                f"job.state_buckets: {self.state_buckets} is negative (0 keys the state by group)")
         if self.delta_writer not in DELTA_WRITERS:
-            raise ConfigError(f"job.delta_writer: {self.delta_writer!r} is not one of {', '.join(DELTA_WRITERS)}")
+            raise ConfigError(f"job.delta_writer: {self.delta_writer!r} is not one of "
+                              f"{', '.join(DELTA_WRITERS)}")
 
 
 @dataclass(frozen=True)
@@ -290,7 +299,8 @@ class CatalogSettings:
     def __post_init__(self) -> None:
         for key in ("schema", "catalog", "recommendations", "rejected_events"):
             if not re.fullmatch(r"[A-Za-z0-9_]*", getattr(self, key)):
-                raise ConfigError(f"catalog.{key}: {getattr(self, key)!r}: letters, digits and _ only")
+                raise ConfigError(
+                    f"catalog.{key}: {getattr(self, key)!r}: letters, digits and _ only")
 
 
 @dataclass(frozen=True)
@@ -348,7 +358,8 @@ def expand_kafka_env(cfg: Config) -> Config:
     """``${NAME}`` in Kafka client settings replaced by the environment variable (for secrets)."""
     options = expand_env(cfg.kafka.options)
     bootstrap = expand_env({"bootstrap_servers": cfg.kafka.bootstrap_servers})["bootstrap_servers"]
-    return dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, bootstrap_servers=bootstrap, options=options))
+    return dataclasses.replace(
+        cfg, kafka=dataclasses.replace(cfg.kafka, bootstrap_servers=bootstrap, options=options))
 
 
 POLICY_MAPS = {"mode_overrides": "REGEX=MODE", "assignor_options": "KEY=VALUE"}
@@ -363,7 +374,8 @@ def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Conf
             key = "kafka.bootstrap_servers"
         section, _, name = key.partition(".")
         if section == "spark" and not _is_field(SparkSettings, name):
-            cfg = dataclasses.replace(cfg, spark=dataclasses.replace(cfg.spark, conf=cfg.spark.conf | {key: value}))
+            spark = dataclasses.replace(cfg.spark, conf=cfg.spark.conf | {key: value})
+            cfg = dataclasses.replace(cfg, spark=spark)
         elif section == "kafka" and not _is_field(KafkaSettings, name):
             opts = cfg.kafka.options | {name: value}
             cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, options=opts))
@@ -375,10 +387,12 @@ def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Conf
             if not entry and value:
                 raise ConfigError(f"--conf {key}: expected policy.{field}.{POLICY_MAPS[field]}")
             entries: dict[str, Any] = getattr(cfg.policy, field) | {entry: value} if entry else {}
-            cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, **{field: entries}))  # type: ignore[arg-type]
+            policy = dataclasses.replace(cfg.policy, **{field: entries})  # type: ignore[arg-type]
+            cfg = dataclasses.replace(cfg, policy=policy)
         else:
             sub: Any = getattr(cfg, section, None)
-            if not name or sub is None or not dataclasses.is_dataclass(sub) or isinstance(sub, type):
+            if (not name or sub is None or not dataclasses.is_dataclass(sub)
+                    or isinstance(sub, type)):
                 raise ConfigError(f"--conf {key}: unknown section {section!r}")
             known = {f.name: f for f in dataclasses.fields(sub)}
             if name not in known:

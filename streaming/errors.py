@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from assignors.errors import RebalancerError
 
-__all__ = ["ConfigError", "JobError", "KafkaClusterError", "KafkaSecurityError", "KafkaUnreachableError",
-           "RebalancerError", "SetupError", "UsageError"]
+__all__ = ["ConfigError", "JobError", "KafkaClusterError", "KafkaSecurityError",
+           "KafkaUnreachableError", "RebalancerError", "SetupError", "UsageError"]
 
 
 class UsageError(RebalancerError):

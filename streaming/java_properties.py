@@ -117,7 +117,8 @@ def expand_env(options: Mapping[str, str], env: Mapping[str, str] | None = None,
         def sub(m: re.Match[str]) -> str:
             name = m.group(1)
             if name not in env:
-                raise ConfigError(f"{where}.{key} refers to ${{{name}}}, which is not set in the environment")
+                raise ConfigError(
+                    f"{where}.{key} refers to ${{{name}}}, which is not set in the environment")
             return env[name]
         return _ENV_REF.sub(sub, value)
 

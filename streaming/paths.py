@@ -36,7 +36,8 @@ def layout(source_root: Path, env: Mapping[str, str], cwd: Path, user_home: Path
     """Where things go for a package whose sources sit in ``source_root`` (pure: the caller passes
     the world)."""
     # a checkout holds pyproject.toml and conf/ beside the package; site-packages does not
-    checkout = (source_root / "pyproject.toml").is_file() and (source_root / "conf" / "rebalancer.toml").is_file()
+    checkout = ((source_root / "pyproject.toml").is_file()
+                and (source_root / "conf" / "rebalancer.toml").is_file())
     home = env.get("REBALANCER_HOME")
     root = (cwd / home) if home else (source_root if checkout else cwd)
     if env.get("REBALANCER_CACHE"):

@@ -112,7 +112,8 @@ def _running_master() -> str | None:
     if active is not None:
         return active.master
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
-        SparkContext._ensure_initialized()  # connects to that gateway; SparkConf() then reads the JVM's settings
+        # connects to that gateway; SparkConf() then reads the JVM's settings
+        SparkContext._ensure_initialized()
         return SparkConf().get("spark.master", None)
     return None
 
@@ -126,8 +127,9 @@ def _running_master() -> str | None:
 # JVM's samples in a dense run's steady state, JFR from launch; benchmarks/results/job.txt, session
 # 23). A larger node budget for Spark's generated iterators only lets C2 compile it (~7 s of a
 # compiler thread); `quiet` keeps the command from printing at JVM start.
-HUGE_METHODS = ("-XX:-DontCompileHugeMethods -XX:CompileCommand=quiet "
-                "-XX:CompileCommand=MaxNodeLimit,*GeneratedIteratorForCodegenStage*.processNext,240000")
+HUGE_METHODS = (
+    "-XX:-DontCompileHugeMethods -XX:CompileCommand=quiet "
+    "-XX:CompileCommand=MaxNodeLimit,*GeneratedIteratorForCodegenStage*.processNext,240000")
 
 
 def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
@@ -164,14 +166,16 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         # the log4j file is on this machine only; a cluster's executors keep their own logging (and
         # JVM flags: docs/deploying.md's cluster recipe gives them HUGE_METHODS too)
         options = f"{log4j} {HUGE_METHODS}"
-        conf |= LOCAL_ONLY | {"spark.driver.extraJavaOptions": options, "spark.executor.extraJavaOptions": options}
+        conf |= LOCAL_ONLY | {"spark.driver.extraJavaOptions": options,
+                              "spark.executor.extraJavaOptions": options}
     conf |= catalog.embedded_metastore(cfg, conf.get("spark.driver.extraJavaOptions", ""))
     if cfg.spark.use_cached_jars:
         conf["spark.jars"] = ",".join(jvm.spark_jars())
     return conf
 
 
-def get_spark(cfg: Config):  # -> pyspark.sql.SparkSession (imported lazily: pyspark is slow to import)
+# -> pyspark.sql.SparkSession (imported lazily: pyspark is slow to import)
+def get_spark(cfg: Config):
     """Build (or return the running) SparkSession for ``cfg``."""
     master = choose_master(cfg.spark.master, os.environ, _running_master())
     if master.local:
@@ -189,8 +193,8 @@ def get_spark(cfg: Config):  # -> pyspark.sql.SparkSession (imported lazily: pys
     if master.ours:
         builder = builder.master(master.url)
     elif master.url != cfg.spark.master:
-        print(f"Spark master {master.url} (from {master.source}); the configured {cfg.spark.master} is not used",
-              flush=True)
+        print(f"Spark master {master.url} (from {master.source}); the configured "
+              f"{cfg.spark.master} is not used", flush=True)
     for key, value in (spark_defaults(cfg, master.local) | cfg.spark.conf).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -101,8 +101,9 @@ class DynamicShards:
         self._consumer = self._make_consumer()
         count = self._partition_count()
         if count != self.requested:
-            log.warning("coordination topic %s has %d partitions, not the %d of --shards: %d shards it is "
-                        "(every collector takes the topic's count)", self.topic, count, self.requested, count)
+            log.warning("coordination topic %s has %d partitions, not the %d of --shards: %d "
+                        "shards it is (every collector takes the topic's count)", self.topic, count,
+                        self.requested, count)
         self.shards = ShardSet(count)
         self._consumer.subscribe([self.topic], listener=_Listener(self.shards, self.topic))
         return self
@@ -121,8 +122,9 @@ class DynamicShards:
         # guarded: a collector left "rebalancing" by kafka-python would hold its shards while the
         # others settle without it (streaming.kafka_clients.join_guard)
         return keep_rejoin_until_joined(KafkaConsumer(**{
-            "client_id": f"{self.group}-member", **opts, "group_id": self.group, "enable_auto_commit": False,
-            "auto_offset_reset": "latest", "partition_assignment_strategy": (RoundRobinPartitionAssignor,)}))
+            "client_id": f"{self.group}-member", **opts, "group_id": self.group,
+            "enable_auto_commit": False, "auto_offset_reset": "latest",
+            "partition_assignment_strategy": (RoundRobinPartitionAssignor,)}))
 
     def _partition_count(self, timeout_s: float = 30.0) -> int:
         deadline = time.monotonic() + timeout_s
@@ -131,7 +133,8 @@ class DynamicShards:
             if parts:
                 return len(parts)
             if time.monotonic() > deadline:
-                raise TimeoutError(f"coordination topic {self.topic} has no partitions after {timeout_s:.0f}s")
+                raise TimeoutError(
+                    f"coordination topic {self.topic} has no partitions after {timeout_s:.0f}s")
             time.sleep(0.2)
 
     @property
@@ -178,6 +181,7 @@ class DynamicShards:
         if self._consumer is not None:
             try:
                 self._consumer.close(autocommit=False)
-            except Exception:  # leaving a dead cluster's group may fail; the session timeout does the rest
+            except Exception:
+                # leaving a dead cluster's group may fail; the session timeout does the rest
                 log.debug("closing the coordination consumer failed", exc_info=True)
             self._consumer = None

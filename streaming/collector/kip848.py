@@ -38,8 +38,9 @@ CONSUMER = "consumer"
 
 # KIP-848 group states as ConsumerGroupDescribe spells them, mapped to the classic ones the
 # collector reasons with: members are settled only when every member runs the target assignment.
-_STATES = {"empty": "Empty", "assigning": "PreparingRebalance", "reconciling": "CompletingRebalance",
-           "stable": "Stable", "dead": "Dead", "notready": "PreparingRebalance"}
+_STATES = {"empty": "Empty", "assigning": "PreparingRebalance",
+           "reconciling": "CompletingRebalance", "stable": "Stable", "dead": "Dead",
+           "notready": "PreparingRebalance"}
 
 
 # kafka-python ships no types, so mypy checks ApiMessage's class keyword against object's
@@ -52,7 +53,8 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ig
     pass
 
 
-def converging(member_epoch: int | None, assignment_epoch: int | None, assigned: Iterable[tuple[str, int]],
+def converging(member_epoch: int | None, assignment_epoch: int | None,
+               assigned: Iterable[tuple[str, int]],
                target: Iterable[tuple[str, int]] | None) -> bool | None:
     """Whether a KIP-848 member is still on its way to the group's target assignment: its epoch is
     behind the target assignment's, or what it holds is not its target yet (it revokes or awaits
@@ -84,7 +86,8 @@ def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: 
     client_id = described.get("client_id") or ""
     host = normalise_host(described.get("client_host"))
     regex = described.get("subscribed_topic_regex")
-    topics = set(described.get("subscribed_topic_names") or ()) | (set(matching(regex)) if regex else set())
+    topics = (set(described.get("subscribed_topic_names") or ())
+              | (set(matching(regex)) if regex else set()))
     member = Member(
         member_id=described["member_id"],
         topics=tuple(sorted(topics)),
@@ -93,11 +96,13 @@ def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: 
         owned=partitions_of(described.get("assignment")),
         client_id=client_id,
     )
-    return ObservedMember(member, host, generation_hint=group_epoch, member_epoch=described.get("member_epoch"),
+    return ObservedMember(member, host, generation_hint=group_epoch,
+                          member_epoch=described.get("member_epoch"),
                           target=partitions_of(described.get("target_assignment")))
 
 
-def regex_matcher(list_topics: Callable[[], Iterable[str]], warn: Callable[[str], None]) -> Callable[[str], set[str]]:
+def regex_matcher(list_topics: Callable[[], Iterable[str]],
+                  warn: Callable[[str], None]) -> Callable[[str], set[str]]:
     """regex -> the topics of ``list_topics()`` it matches whole (RE2J, as the broker matches a
     ``SubscriptionPattern``; Python's re reads the syntax both share the same). The list is read
     once, at the first regex; what cannot be read or compiled is warned of and matches nothing."""
@@ -111,7 +116,8 @@ def regex_matcher(list_topics: Callable[[], Iterable[str]], warn: Callable[[str]
             try:
                 names.extend(list_topics())
             except Exception as e:
-                warn(f"topic list unreadable ({type(e).__name__}: {e}); regex members' topics unknown this poll")
+                warn(f"topic list unreadable ({type(e).__name__}: {e}); regex members' topics "
+                     "unknown this poll")
         try:
             pattern = re.compile(regex)
         except re.error as e:
@@ -133,7 +139,8 @@ def group_result(group: Any) -> dict[str, Any]:
     return result
 
 
-async def per_coordinator(admin: Any, group_ids: list[str], ask: Callable[[list[str]], Any]) -> list[Any]:
+async def per_coordinator(admin: Any, group_ids: list[str],
+                          ask: Callable[[list[str]], Any]) -> list[Any]:
     """The responses of ``ask(groups)`` sent to each group coordinator with the groups of
     ``group_ids`` it coordinates (the share-group APIs, :mod:`streaming.collector.kip932`, are asked
     the same way)."""
@@ -143,13 +150,17 @@ async def per_coordinator(admin: Any, group_ids: list[str], ask: Callable[[list[
     by_node: dict[int, list[str]] = defaultdict(list)
     for group, node in coordinators.items():
         by_node[node].append(group)
-    return [await admin._manager.send(ask(groups), node_id=node) for node, groups in by_node.items()]
+    return [await admin._manager.send(ask(groups), node_id=node)
+            for node, groups in by_node.items()]
 
 
 async def _describe(admin: Any, group_ids: list[str]) -> dict[str, dict[str, Any]]:
-    responses = await per_coordinator(admin, group_ids, lambda groups: ConsumerGroupDescribeRequest(
-        group_ids=groups, include_authorized_operations=False))
-    return {group.group_id: group_result(group) for response in responses for group in response.groups}
+    def request(groups: list[str]) -> Any:
+        return ConsumerGroupDescribeRequest(group_ids=groups, include_authorized_operations=False)
+
+    responses = await per_coordinator(admin, group_ids, request)
+    return {group.group_id: group_result(group) for response in responses
+            for group in response.groups}
 
 
 def describe(admin: Any, group_ids: Iterable[str]) -> dict[str, dict[str, Any]]:

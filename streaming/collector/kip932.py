@@ -81,10 +81,12 @@ def share_offsets(group: Mapping[str, Any]) -> tuple[dict[TP, ShareOffset], list
         for p in topic.get("partitions") or ():
             tp = (topic["topic_name"], int(p["partition_index"]))
             if p.get("error_code"):
-                failed.append(f"{tp[0]}-{tp[1]}: error {p['error_code']} {p.get('error_message') or ''}".rstrip())
+                message = p.get("error_message") or ""
+                failed.append(f"{tp[0]}-{tp[1]}: error {p['error_code']} {message}".rstrip())
                 continue
             start = int(p["start_offset"])
-            if start < 0:  # no state yet: the leader epoch the broker still sends is not the share-partition's
+            # no state yet: the leader epoch the broker still sends is not the share-partition's
+            if start < 0:
                 out[tp] = ShareOffset(start, None, None)
             else:
                 out[tp] = ShareOffset(start, _known(p.get("leader_epoch")), _known(p.get("lag")))
@@ -99,7 +101,8 @@ def positions(offsets: Mapping[TP, ShareOffset], end: Mapping[TP, int]) -> dict[
             if o.lag is not None and tp in end and o.lag <= end[tp]}
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: int | None = None) -> ObservedMember:
+def member_from(described: Mapping[str, Any], racks: RackResolver,
+                group_epoch: int | None = None) -> ObservedMember:
     """An :class:`ObservedMember` from one member of a ShareGroupDescribe response (its
     ``to_dict``): what it holds is the partitions the broker gives it records of, which other
     members may hold too."""
@@ -109,19 +112,28 @@ def member_from(described: Mapping[str, Any], racks: RackResolver, group_epoch: 
                     topics=tuple(sorted(set(described.get("subscribed_topic_names") or ()))),
                     rack=racks.rack_for(client_id, host, described.get("rack_id")),
                     owned=partitions_of(described.get("assignment")), client_id=client_id)
-    return ObservedMember(member, host, generation_hint=group_epoch, member_epoch=described.get("member_epoch"))
+    return ObservedMember(member, host, generation_hint=group_epoch,
+                          member_epoch=described.get("member_epoch"))
 
 
 async def _describe(admin: Any, group_ids: list[str]) -> dict[str, dict[str, Any]]:
-    responses = await per_coordinator(admin, group_ids, lambda groups: ShareGroupDescribeRequest(
-        group_ids=groups, include_authorized_operations=False))
-    return {group.group_id: group_result(group) for response in responses for group in response.groups}
+    def request(groups: list[str]) -> Any:
+        return ShareGroupDescribeRequest(group_ids=groups, include_authorized_operations=False)
+
+    responses = await per_coordinator(admin, group_ids, request)
+    return {group.group_id: group_result(group) for response in responses
+            for group in response.groups}
 
 
 async def _offsets(admin: Any, group_ids: list[str]) -> dict[str, dict[str, Any]]:
-    responses = await per_coordinator(admin, group_ids, lambda groups: DescribeShareGroupOffsetsRequest(
-        groups=[DescribeShareGroupOffsetsRequest.Group(group_id=g, topics=None) for g in groups]))
-    return {group.group_id: group_result(group) for response in responses for group in response.groups}
+    def request(groups: list[str]) -> Any:
+        every_topic = [DescribeShareGroupOffsetsRequest.Group(group_id=g, topics=None)
+                       for g in groups]
+        return DescribeShareGroupOffsetsRequest(groups=every_topic)
+
+    responses = await per_coordinator(admin, group_ids, request)
+    return {group.group_id: group_result(group) for response in responses
+            for group in response.groups}
 
 
 def describe(admin: Any, group_ids: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -189,7 +189,8 @@ def json_bytes(text: str) -> bytes:
     i = 0
     hexdigits = "0123456789abcdefABCDEF"
     while i < len(text):
-        if text.startswith("\\x", i) and len(text) >= i + 4 and all(c in hexdigits for c in text[i + 2:i + 4]):
+        if (text.startswith("\\x", i) and len(text) >= i + 4
+                and all(c in hexdigits for c in text[i + 2:i + 4])):
             out.append(int(text[i + 2:i + 4], 16))
             i += 4
         else:
@@ -242,7 +243,8 @@ def subscription_from(metadata: Any) -> Subscription | None:
     if isinstance(metadata, Mapping):
         get = metadata.get
         has = metadata.__contains__
-        version = 3 if has("rack_id") else 2 if has("generation_id") else 1 if has("owned_partitions") else 0
+        version = (3 if has("rack_id") else 2 if has("generation_id")
+                   else 1 if has("owned_partitions") else 0)
     else:
         def get(name: str, default: Any = None) -> Any:
             return getattr(metadata, name, default)
@@ -311,15 +313,16 @@ class RackResolver:
             re.compile(client_id_pattern)
         return cls(mapping, client_id_pattern or None)
 
-    def rack_for(self, client_id: str | None, host: str | None, subscription_rack: str | None = None) -> str | None:
+    def rack_for(self, client_id: str | None, host: str | None,
+                 subscription_rack: str | None = None) -> str | None:
         if subscription_rack:
             return subscription_rack
         for key in (client_id, host):
             if key and key in self.mapping:
                 return self.mapping[key]
         for pattern, rack in self.mapping.items():
-            if any(ch in pattern for ch in "*?[") and any(
-                    k and fnmatch.fnmatchcase(k, pattern) for k in (client_id, host)):
+            if any(ch in pattern for ch in "*?[") and any(k and fnmatch.fnmatchcase(k, pattern)
+                                                          for k in (client_id, host)):
                 return rack
         if self.client_id_pattern and client_id:
             m = re.search(self.client_id_pattern, client_id)
@@ -334,7 +337,8 @@ def normalise_host(host: str | None) -> str:
     return (host or "").lstrip("/")
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver, protocol: str | None = None) -> ObservedMember:
+def member_from(described: Mapping[str, Any], racks: RackResolver,
+                protocol: str | None = None) -> ObservedMember:
     """An :class:`ObservedMember` from one member dict of kafka-python's ``describe_groups``."""
     sub = subscription_from(described.get("member_metadata"))
     client_id = described.get("client_id") or ""

@@ -29,13 +29,15 @@ class Publisher:
     """Sends events and waits for them: :meth:`publish` returns once every event is acknowledged, or
     raises."""
 
-    def __init__(self, cfg: Config, timeout_s: float = 30.0, max_event_bytes: int = event_parts.MAX_PART_BYTES) -> None:
+    def __init__(self, cfg: Config, timeout_s: float = 30.0,
+                 max_event_bytes: int = event_parts.MAX_PART_BYTES) -> None:
         self.cfg = cfg
         self.timeout_s = timeout_s
         self.max_event_bytes = max_event_bytes
         self._producer = kafka_clients.producer(
             cfg, linger_ms=20, request_timeout_ms=10000,
-            delivery_timeout_ms=int(timeout_s * 1000), max_block_ms=10000, reconnect_backoff_max_ms=2000)
+            delivery_timeout_ms=int(timeout_s * 1000), max_block_ms=10000,
+            reconnect_backoff_max_ms=2000)
 
     def publish(self, batch: Sequence[dict[str, Any]]) -> int:
         """Send ``batch`` and wait for every acknowledgement; returns the number of messages

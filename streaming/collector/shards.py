@@ -81,7 +81,8 @@ class StaticShards:
                 raise ValueError(spec)
             return cls(int(index), int(count))
         except ValueError:
-            raise ShardSpecError(f"--shard {spec!r}: expected i/N with 0 <= i < N, e.g. 0/3") from None
+            raise ShardSpecError(
+                f"--shard {spec!r}: expected i/N with 0 <= i < N, e.g. 0/3") from None
 
     def owns(self, group_id: str) -> bool:
         return shard_of(group_id, self.count) == self.index

@@ -18,11 +18,14 @@ from types import ModuleType
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="benchmarks: assignment quality against every assignor, or speed")
+    p = sub.add_parser("bench",
+                       help="benchmarks: assignment quality against every assignor, or speed")
     which = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
 
-    q = which.add_parser("quality", help="max load / lower bound, cross-rack, movement of every assignor")
-    q.add_argument("--seed", type=int, default=1, help="seed of the generated groups (default %(default)s)")
+    q = which.add_parser("quality",
+                         help="max load / lower bound, cross-rack, movement of every assignor")
+    q.add_argument("--seed", type=int, default=1,
+                   help="seed of the generated groups (default %(default)s)")
     q.add_argument("--cases", type=int, default=10, help="cases per suite (default %(default)s)")
     q.add_argument("--suites", help="comma-separated subset of the suites (default: all)")
     q.add_argument("--save", action="store_true", help="also write benchmarks/results/quality.txt")
@@ -54,7 +57,8 @@ def _benchmark(name: str) -> ModuleType:
         if e.name not in ("benchmarks", f"benchmarks.{name}"):
             raise
         raise UsageError("the benchmarks are not installed (they are not part of the wheel): run "
-                         "`rebalancer bench` from a checkout of the repository (`make setup`)") from None
+                         "`rebalancer bench` from a checkout of the repository "
+                         "(`make setup`)") from None
 
 
 def run_quality(args: argparse.Namespace) -> int:

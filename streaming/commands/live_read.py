@@ -30,11 +30,14 @@ log = logging.getLogger(__name__)
 
 
 def add_read_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bootstrap", metavar="HOST:PORT[,...]", help="overrides kafka.bootstrap_servers")
+    p.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
+                   help="overrides kafka.bootstrap_servers")
     p.add_argument("--rack-map", action="append", default=[], metavar="CLIENT_OR_HOST=RACK",
-                   help="rack of members whose subscription carries none (as `rebalancer collect`); repeatable")
+                   help="rack of members whose subscription carries none "
+                        "(as `rebalancer collect`); repeatable")
     p.add_argument("--client-rack-pattern", default=None, metavar="REGEX",
-                   help="regex whose first group, in a client id, is its rack (as `rebalancer collect`)")
+                   help="regex whose first group, in a client id, is its rack "
+                        "(as `rebalancer collect`)")
 
 
 def live_config(cfg: Config, bootstrap: str | None) -> Config:
@@ -50,12 +53,13 @@ def live_config(cfg: Config, bootstrap: str | None) -> Config:
 
     state = detached_state()
     if not state:
-        raise UsageError("no cluster to read: give --bootstrap or kafka.bootstrap_servers, or start one with "
-                         "`rebalancer kafka up`")
+        raise UsageError("no cluster to read: give --bootstrap or kafka.bootstrap_servers, or "
+                         "start one with `rebalancer kafka up`")
     return cfg.with_overrides({"kafka.bootstrap_servers": state["bootstrap_servers"]})
 
 
-def read(cfg: Config, args: argparse.Namespace, group: str | None = None, groups: str | None = None):
+def read(cfg: Config, args: argparse.Namespace, group: str | None = None,
+         groups: str | None = None):
     """A :class:`~streaming.collector.snapshot.ClusterSnapshot` of ``group`` (exactly), of the
     groups matching ``groups`` (``re.search``), or of every consumer group but the rebalancer's
     own."""
@@ -64,7 +68,8 @@ def read(cfg: Config, args: argparse.Namespace, group: str | None = None, groups
     from streaming.collector.poll import ClusterReader
     from streaming.errors import UsageError
 
-    pattern = DEFAULT_CLIENT_RACK_PATTERN if args.client_rack_pattern is None else (args.client_rack_pattern or None)
+    pattern = (DEFAULT_CLIENT_RACK_PATTERN if args.client_rack_pattern is None
+               else args.client_rack_pattern or None)
     try:
         racks = RackResolver.parse(tuple(args.rack_map), pattern)
         rx = re.compile(groups) if groups else None
@@ -83,8 +88,9 @@ def read(cfg: Config, args: argparse.Namespace, group: str | None = None, groups
         reader.close()
 
 
-def read_with_rates(cfg: Config, args: argparse.Namespace, window_s: float, group: str | None = None,
-                    groups: str | None = None) -> tuple[Any, dict[str, Any], dict[str, dict[int, float]]]:
+def read_with_rates(
+        cfg: Config, args: argparse.Namespace, window_s: float, group: str | None = None,
+        groups: str | None = None) -> tuple[Any, dict[str, Any], dict[str, dict[int, float]]]:
     """(snapshot, group -> :class:`streaming.lag.window.Live`, topic -> partition -> produce rate).
     With ``window_s`` > 0 the cluster is read twice, that far apart, and both reads go into a
     :class:`streaming.lag.window.Windows` as two polls, so the rates, seconds to loss and hot
@@ -121,10 +127,12 @@ def follower_fetching(cfg: Config, broker_ids: Iterable[int]) -> bool | None:
         return None
     admin = admin_factory(cfg)()
     try:
-        found = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(i), [SELECTOR_CONFIG])
-                                        for i in ids], config_filter="all")
+        found = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.BROKER, str(i), [SELECTOR_CONFIG]) for i in ids],
+            config_filter="all")
         brokers = found.get("broker", {})
-        return follower_fetching((brokers[str(i)].get(SELECTOR_CONFIG) or {}).get("value") for i in ids)
+        return follower_fetching((brokers[str(i)].get(SELECTOR_CONFIG) or {}).get("value")
+                                 for i in ids)
     except Exception as e:  # the verdict says unknown rather than fail the command
         log.warning("could not read %s from the brokers: %s", SELECTOR_CONFIG, e)
         return None
@@ -189,9 +197,10 @@ def record_times(cfg: Config, wanted: Iterable[tuple[tuple[str, int], int]], tim
     consumer = None
     try:
         consumer = KafkaConsumer(
-            client_id="rebalancer-describe", group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
-            max_partition_fetch_bytes=64 * 1024, fetch_max_wait_ms=100,
-            request_timeout_ms=max(1000, int(timeout_s * 1000) + 500), **python_client_options(cfg, "consumer"))
+            client_id="rebalancer-describe", group_id=None, enable_auto_commit=False,
+            auto_offset_reset="earliest", max_partition_fetch_bytes=64 * 1024,
+            fetch_max_wait_ms=100, request_timeout_ms=max(1000, int(timeout_s * 1000) + 500),
+            **python_client_options(cfg, "consumer"))
         for offsets in rounds:
             tps = {TopicPartition(t, p): (t, p) for t, p in offsets}
             consumer.assign(list(tps))
@@ -206,8 +215,8 @@ def record_times(cfg: Config, wanted: Iterable[tuple[tuple[str, int], int]], tim
                         out[(key, offsets[key])] = int(records[0].timestamp)
                         consumer.pause(tp)  # one record is all it takes
     except Exception as e:
-        log.warning("reading the records at the committed offsets failed (%s: %s); no lag seconds for them",
-                    type(e).__name__, e)
+        log.warning("reading the records at the committed offsets failed (%s: %s); no lag seconds "
+                    "for them", type(e).__name__, e)
     finally:
         if consumer is not None:
             consumer.close()

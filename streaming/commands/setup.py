@@ -8,9 +8,11 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("setup", help="resolve the Kafka broker, Kafka source and Delta jars into .cache/jars, and "
-                                     "Prometheus with promtool (for the alert rules) into .cache/prometheus (once)")
-    p.add_argument("--force", action="store_true", help="resolve again even if the cache is up to date")
+    p = sub.add_parser("setup", help="resolve the Kafka broker, Kafka source and Delta jars into "
+                                     ".cache/jars, and Prometheus with promtool (for the alert "
+                                     "rules) into .cache/prometheus (once)")
+    p.add_argument("--force", action="store_true",
+                   help="resolve again even if the cache is up to date")
     p.set_defaults(func=run)
 
 
@@ -22,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     jvm.resolve(force=args.force)
     spark = len(jvm.spark_jars())
     kafka = len(list((JARS_DIR / "kafka").glob("*.jar")))
-    print(f"JVM artifacts ready in {JARS_DIR}: {spark} jars for Spark, {kafka} for the Kafka broker")
+    print(
+        f"JVM artifacts ready in {JARS_DIR}: {spark} jars for Spark, {kafka} for the Kafka broker")
     print(prometheus_bin.setup_line(force=args.force), flush=True)  # never fails setup
     return 0

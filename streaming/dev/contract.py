@@ -33,8 +33,8 @@ from streaming.contracts import events as ev
 from streaming.dev.fuzz import ANY, LAG_ROLE, META_ROLE, Record
 
 INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
-EDGES = (0, 1, 2, INT_MAX - 1, INT_MAX, INT_MAX + 1, 2**53 - 1, 2**53, 2**53 + 1, LONG_MAX - 1, LONG_MAX,
-         LONG_MAX + 1, 2**64, -1, -(2**31), -(2**63), -(2**63) - 1, 10**30)
+EDGES = (0, 1, 2, INT_MAX - 1, INT_MAX, INT_MAX + 1, 2**53 - 1, 2**53, 2**53 + 1, LONG_MAX - 1,
+         LONG_MAX, LONG_MAX + 1, 2**64, -1, -(2**31), -(2**63), -(2**63) - 1, 10**30)
 TOPIC_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 MAX_DEPTH = 2_000
 """Nesting deeper than Spark's JSON parser allows (it refuses at 1,000)."""
@@ -80,11 +80,12 @@ def wrong_json() -> st.SearchStrategy[Any]:
     """A value of some JSON type, or a number no type holds."""
     return st.one_of(st.none(), st.booleans(), st.sampled_from(EDGES),
                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
-                     st.sampled_from([Raw("1e400"), Raw("1000.0"), Raw("-0"), Raw("1E2"), Raw("0.5"), [], {},
-                                      [1], {"a": 1}, "1", "", Raw("-1e-400")]))
+                     st.sampled_from([Raw("1e400"), Raw("1000.0"), Raw("-0"), Raw("1E2"),
+                                      Raw("0.5"), [], {}, [1], {"a": 1}, "1", "", Raw("-1e-400")]))
 
 
-def field(valid: st.SearchStrategy[Any], bad: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Any]:
+def field(valid: st.SearchStrategy[Any],
+          bad: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Any]:
     """Mostly ``valid``; else out of contract (``bad``, another JSON type)."""
     bad = wrong_json() if bad is None else st.one_of(bad, wrong_json())
     return st.tuples(odds(12), valid, bad).map(lambda t: t[2] if t[0] else t[1])
@@ -102,7 +103,8 @@ def topic_names() -> st.SearchStrategy[str]:
 
 
 def bad_topics() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(["", ".", "..", "a" * 250, "t 1", "t/1", "é"]), st.text(max_size=20))
+    return st.one_of(st.sampled_from(["", ".", "..", "a" * 250, "t 1", "t/1", "é"]),
+                     st.text(max_size=20))
 
 
 def groups() -> st.SearchStrategy[str]:
@@ -113,7 +115,8 @@ def groups() -> st.SearchStrategy[str]:
 
 
 def bad_groups() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(["", "x" * 32768, "tab\there", "del\x7f", "\ud800"]), st.text(max_size=10))
+    return st.one_of(st.sampled_from(["", "x" * 32768, "tab\there", "del\x7f", "\ud800"]),
+                     st.text(max_size=10))
 
 
 def offsets() -> st.SearchStrategy[tuple[int, int]]:
@@ -146,9 +149,9 @@ def lag_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
                  ev.LOG_START: field(ints(0, LONG_MAX), beyond(0, LONG_MAX))})
 
 
-DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets", "short no_commit",
-               f"short {ev.LOG_STARTS}", "empty", "partitions not a list", "no_commit not a list",
-               f"{ev.LOG_STARTS} not a list")
+DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets",
+               "short no_commit", f"short {ev.LOG_STARTS}", "empty", "partitions not a list",
+               "no_commit not a list", f"{ev.LOG_STARTS} not a list")
 """How a ``lag_dense`` event's shape is broken now and then (the whole record is then rejected)."""
 
 
@@ -159,9 +162,11 @@ def dense_entries() -> st.SearchStrategy[list[tuple[Any, Any, Any, Any, Any]]]:
     then."""
     entry = st.tuples(field(ints(0, INT_MAX), beyond(0, INT_MAX)), offsets(),
                       field(st.none(), beyond(0, LONG_MAX)), field(st.none(), beyond(0, LONG_MAX)),
-                      field(st.booleans()), field(st.floats(0, 1), st.one_of(beyond(0, LONG_MAX), st.just(1.5))))
+                      field(st.booleans()),
+                      field(st.floats(0, 1), st.one_of(beyond(0, LONG_MAX), st.just(1.5))))
     return st.lists(entry, min_size=1, max_size=6).map(lambda es: [
-        (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag, _log_start(ce, at))
+        (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag,
+         _log_start(ce, at))
         for p, ce, bad_c, bad_e, flag, at in es])
 
 
@@ -177,8 +182,8 @@ def _log_start(committed_end: tuple[int, int], at: Any) -> Any:
 def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     """A ``lag_dense`` event's fields: the common ones drawn as for ``lag``, then the arrays of its
     entries."""
-    def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any, Any]], flags: bool, starts: bool,
-              flaw: str, wrong: Any) -> dict[str, Any]:
+    def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any, Any]], flags: bool,
+              starts: bool, flaw: str, wrong: Any) -> dict[str, Any]:
         names = [*ev.DENSE_ARRAYS, "no_commit", ev.LOG_STARTS]
         arrays = {n: [e[i] for e in entries] for i, n in enumerate(names)
                   if (n != "no_commit" or flags) and (n != ev.LOG_STARTS or starts)}
@@ -191,10 +196,12 @@ def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
         return common | arrays
 
     common = st.fixed_dictionaries({
-        "type": field(st.just(ev.LAG_DENSE), st.sampled_from([ev.LAG, "LAG_DENSE"])), "ts": field(ts_near(ts)),
-        "group": field(groups(), bad_groups()), "topic": field(topic_names(), bad_topics())})
+        "type": field(st.just(ev.LAG_DENSE), st.sampled_from([ev.LAG, "LAG_DENSE"])),
+        "ts": field(ts_near(ts)), "group": field(groups(), bad_groups()),
+        "topic": field(topic_names(), bad_topics())})
     flaw = st.tuples(odds(8), st.sampled_from(DENSE_FLAWS)).map(lambda t: t[1] if t[0] else "none")
-    return st.builds(build, common, dense_entries(), st.booleans(), st.booleans(), flaw, wrong_json())
+    return st.builds(build, common, dense_entries(), st.booleans(), st.booleans(), flaw,
+                     wrong_json())
 
 
 def ts_near(ts: int) -> st.SearchStrategy[int]:
@@ -209,16 +216,20 @@ def member_entries(topic: str) -> st.SearchStrategy[dict[str, Any]]:
         "member_id": field(st.text(min_size=1, max_size=12), st.just("")),
         "instance_id": opt, "client_id": opt, "host": opt, "rack": opt,
         "topics": field(st.lists(st.one_of(st.just(topic), topic_names()), max_size=3)),
-        "assigned": field(st.lists(st.one_of(st.tuples(st.just(topic), ints(0, 8)).map(list),
-                                             st.tuples(topic_names(), ints(0, INT_MAX)).map(list)), max_size=4)),
+        "assigned": field(
+            st.lists(
+                st.one_of(st.tuples(st.just(topic), ints(0, 8)).map(list),
+                          st.tuples(topic_names(), ints(0, INT_MAX)).map(list)), max_size=4)),
     })
 
 
 def members_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({
-        "type": st.just(ev.MEMBERS), "ts": field(ts_near(ts)), "group": field(groups(), bad_groups()),
+        "type": st.just(ev.MEMBERS), "ts": field(ts_near(ts)),
+        "group": field(groups(), bad_groups()),
         "generation": field(ints(-1, INT_MAX), st.sampled_from([-2, INT_MAX + 1])),
-        "protocol": field(st.one_of(st.none(), st.sampled_from(["range", "roundrobin", "cooperative-sticky"]))),
+        "protocol": field(
+            st.one_of(st.none(), st.sampled_from(["range", "roundrobin", "cooperative-sticky"]))),
         "members": field(st.lists(member_entries("t0"), max_size=4)),
     }, optional={"group_protocol": field(st.sampled_from(["classic", "consumer"]))})
 
@@ -228,11 +239,13 @@ def partition_entries() -> st.SearchStrategy[list[dict[str, Any]]]:
     bounds, racks one per replica (sometimes not)."""
     broker = ints(0, INT_MAX)
     racks = st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=3)
-    entry = st.tuples(field(st.one_of(st.none(), broker)), st.lists(broker, max_size=3), field(st.none(), racks),
+    entry = st.tuples(field(st.one_of(st.none(), broker)), st.lists(broker, max_size=3),
+                      field(st.none(), racks),
                       field(st.none(), st.sampled_from([-1, INT_MAX + 1, 0])))
 
     def build(drawn: list[tuple[Any, list[int], Any, Any]]) -> list[dict[str, Any]]:
-        return [{"partition": p if number is None else number, "leader": leader, "replicas": replicas,
+        return [{"partition": p if number is None else number, "leader": leader,
+                 "replicas": replicas,
                  "replica_racks": [f"r{b % 3}" for b in replicas] if rs is None else rs}
                 for p, (leader, replicas, rs, number) in enumerate(drawn)]
 
@@ -241,8 +254,9 @@ def partition_entries() -> st.SearchStrategy[list[dict[str, Any]]]:
 
 def partitions_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({
-        "type": st.just(ev.PARTITIONS), "ts": field(ts_near(ts)), "group": field(groups(), bad_groups()),
-        "topic": field(topic_names(), bad_topics()), "partitions": field(partition_entries())})
+        "type": st.just(ev.PARTITIONS), "ts": field(ts_near(ts)),
+        "group": field(groups(), bad_groups()), "topic": field(topic_names(), bad_topics()),
+        "partitions": field(partition_entries())})
 
 
 SHAPES = ("repeat", "drop", "trailing", "space", "object after", "in a list", "too deep",
@@ -250,7 +264,8 @@ SHAPES = ("repeat", "drop", "trailing", "space", "object after", "in a list", "t
 """How a drawn event becomes text besides as it is (:data:`KEEP`): a field dropped or repeated
 (``duplicate key``), trailing data, nested too deep, cut short, or not an object."""
 KEEP = st.tuples(odds(5), st.sampled_from(SHAPES)).map(lambda t: t[1] if t[0] else "keep")
-KEYS = st.tuples(odds(8), st.sampled_from(["none", "other"])).map(lambda t: t[1] if t[0] else "group")
+KEYS = st.tuples(odds(8), st.sampled_from(["none", "other"])).map(
+    lambda t: t[1] if t[0] else "group")
 
 
 def text_of(fields: dict[str, Any], shape: str, pick: int) -> str:
@@ -262,9 +277,11 @@ def text_of(fields: dict[str, Any], shape: str, pick: int) -> str:
         "keep": lambda: whole,
         "drop": lambda: to_json(Pairs((k, v) for k, v in pairs if k != name)),
         "repeat": lambda: to_json(Pairs([*pairs, (name, fields[name])])),
-        "trailing": lambda: whole + "x", "space": lambda: whole + " \n", "object after": lambda: whole + "{}",
-        "in a list": lambda: f"[{whole}]", "cut": lambda: whole[:-1], "null": lambda: "null",
-        "too deep": lambda: to_json(Pairs([*pairs, ("deep", Raw("[" * MAX_DEPTH + "]" * MAX_DEPTH))])),
+        "trailing": lambda: whole + "x", "space": lambda: whole + " \n",
+        "object after": lambda: whole + "{}", "in a list": lambda: f"[{whole}]",
+        "cut": lambda: whole[:-1], "null": lambda: "null",
+        "too deep": lambda: to_json(Pairs([*pairs,
+                                            ("deep", Raw("[" * MAX_DEPTH + "]" * MAX_DEPTH))])),
         "empty": lambda: "", "NaN": lambda: "NaN",
     }[shape]()
 
@@ -286,14 +303,16 @@ def record_of(kind: str, fields: st.SearchStrategy[dict[str, Any]]) -> st.Search
         return Record(f"contract-{kind}", r, key_of(f.get("group"), key),
                       text_of(f, shape, pick).encode("utf-8", "surrogatepass"), ANY)
 
-    return st.builds(build, fields, KEEP, st.integers(0, 15), KEYS, odds(9).map(lambda w: wrong if w else role))
+    return st.builds(build, fields, KEEP, st.integers(0, 15), KEYS,
+                     odds(9).map(lambda w: wrong if w else role))
 
 
 def records(ts: int) -> st.SearchStrategy[Record]:
     """One record of any event type (each lag form twice as often), its group drawn too."""
     # two strategies of a kind, not one twice: Hypothesis draws one of equal branches as one
     return st.one_of(record_of(ev.LAG, lag_fields(ts)), record_of(ev.LAG, lag_fields(ts)),
-                     record_of(ev.LAG_DENSE, dense_fields(ts)), record_of(ev.LAG_DENSE, dense_fields(ts)),
+                     record_of(ev.LAG_DENSE, dense_fields(ts)),
+                     record_of(ev.LAG_DENSE, dense_fields(ts)),
                      record_of(ev.MEMBERS, members_fields(ts)),
                      record_of(ev.PARTITIONS, partitions_fields(ts)))
 
@@ -309,17 +328,23 @@ def scenario(ts: int) -> st.SearchStrategy[Callable[[str], list[Record]]]:
     drawn at the contract's bounds, :func:`moving`), one every 10 s, as ``lag`` events or
     (``dense``) one ``lag_dense`` event a poll; skewed often enough that many recommend, with
     figures at and past 2^53 and 2^63-1."""
-    def build(n: int, polls: int, lags: list[tuple[int, int]], dense: bool) -> Callable[[str], list[Record]]:
+    def build(n: int, polls: int, lags: list[tuple[int, int]],
+              dense: bool) -> Callable[[str], list[Record]]:
         def named(g: str) -> list[Record]:
             t0 = ts - 90_000
-            members = [ev.member_entry("m0", ["t0"], [("t0", p) for p in range(n) if p < (n + 1) // 2]),
-                       ev.member_entry("m1", ["t0"], [("t0", p) for p in range(n) if p >= (n + 1) // 2])]
-            out = [_event_record("contract-scenario-members", ev.members_event(t0, g, 1, "range", members)),
-                   _event_record("contract-scenario-partitions", ev.partitions_event(
-                       t0, g, "t0", [ev.partition_entry(p, 0, [0], ["a"]) for p in range(n)]))]
+            members = [
+                ev.member_entry("m0", ["t0"], [("t0", p) for p in range(n) if p < (n + 1) // 2]),
+                ev.member_entry("m1", ["t0"], [("t0", p) for p in range(n) if p >= (n + 1) // 2])]
+            partitions = [ev.partition_entry(p, 0, [0], ["a"]) for p in range(n)]
+            out = [_event_record("contract-scenario-members",
+                                 ev.members_event(t0, g, 1, "range", members)),
+                   _event_record("contract-scenario-partitions",
+                                 ev.partitions_event(t0, g, "t0", partitions))]
             for i in range(polls):
-                lag = [ev.lag_event(t0 + 1 + i * 10_000, g, "t0", p, *moving(*lags[p], i)) for p in range(n)]
-                out += [_event_record("contract-scenario-lag", e) for e in (ev.dense(lag) if dense else lag)]
+                lag = [ev.lag_event(t0 + 1 + i * 10_000, g, "t0", p, *moving(*lags[p], i))
+                       for p in range(n)]
+                out += [_event_record("contract-scenario-lag", e)
+                        for e in (ev.dense(lag) if dense else lag)]
             return out
 
         return named
@@ -327,10 +352,12 @@ def scenario(ts: int) -> st.SearchStrategy[Callable[[str], list[Record]]]:
     # (base committed offset, lag): m0's partitions (the first half) mostly heavy, m1's mostly
     # light, so that most groups are skewed and recommend
     heavy = st.tuples(ints(0, LONG_MAX), st.one_of(ints(1_000, LONG_MAX), ints(0, LONG_MAX)))
-    light = st.tuples(ints(0, LONG_MAX), st.one_of(ints(0, 1_000), ints(0, 1_000), ints(0, LONG_MAX)))
+    light = st.tuples(ints(0, LONG_MAX),
+                      st.one_of(ints(0, 1_000), ints(0, 1_000), ints(0, LONG_MAX)))
     return st.sampled_from([1, 2, 3, 3, 4, 4, 4]).flatmap(lambda n: st.builds(
         build, st.just(n), st.integers(3, 5),
-        st.tuples(*[heavy if p < (n + 1) // 2 else light for p in range(n)]).map(list), st.booleans()))
+        st.tuples(*[heavy if p < (n + 1) // 2 else light for p in range(n)]).map(list),
+        st.booleans()))
 
 
 def draw(strategy: st.SearchStrategy[Any], n: int, seed: int) -> list[Any]:

@@ -52,7 +52,8 @@ class Verdict:
         return not (self.valid_lost or self.missing or self.wrong_reason or self.unexpected)
 
 
-def send(cfg: Config, records: Sequence[Record], events: Iterable[dict[str, Any]] = ()) -> list[Sent]:
+def send(cfg: Config, records: Sequence[Record],
+         events: Iterable[dict[str, Any]] = ()) -> list[Sent]:
     """Produce the records (to the lag or metadata topic by role) and the valid events; where each
     record went."""
     prod = kafka_clients.producer(cfg, max_request_size=2 * 1024 * 1024)
@@ -63,7 +64,8 @@ def send(cfg: Config, records: Sequence[Record], events: Iterable[dict[str, Any]
             futures.append((r, prod.send(topic, key=r.key, value=r.value, timestamp_ms=r.kafka_ts)))
         for e in events:
             key, value = ev.encode(e)
-            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key, value=value)
+            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key,
+                      value=value)
         prod.flush(120)
         out = []
         for r, f in futures:

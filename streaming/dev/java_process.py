@@ -41,7 +41,8 @@ class JavaProcess:
         self._lock = threading.Lock()
         self._log = log
         self.proc = subprocess.Popen(list(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=log if log is not None else subprocess.DEVNULL, text=True)
+                                     stderr=log if log is not None else subprocess.DEVNULL,
+                                     text=True)
         if stdin_text is not None:
             assert self.proc.stdin is not None
             self.proc.stdin.write(stdin_text)

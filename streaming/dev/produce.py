@@ -10,7 +10,8 @@ from streaming.contracts import events as ev
 from streaming.kafka_clients import factories as kafka_clients
 
 
-def produce(cfg: Config, events: Iterable[dict], raw: Iterable[tuple[bytes | None, bytes]] = ()) -> None:
+def produce(cfg: Config, events: Iterable[dict],
+            raw: Iterable[tuple[bytes | None, bytes]] = ()) -> None:
     """Each event to its topic (lag or metadata) keyed by its group; each ``(key, value)`` of
     ``raw`` as it is to the metadata topic. The topics are created first when missing; returns once
     everything is acked."""

@@ -47,7 +47,8 @@ class StandaloneCluster:
     """``with StandaloneCluster(tmp) as c:`` -> ``c.master_url`` (``spark://127.0.0.1:P``) with
     workers registered."""
 
-    def __init__(self, base_dir: Path, workers: int = 2, cores: int = 1, memory: str = "1g") -> None:
+    def __init__(self, base_dir: Path, workers: int = 2, cores: int = 1,
+                 memory: str = "1g") -> None:
         self.base_dir = Path(base_dir)
         self.workers, self.cores, self.memory = workers, cores, memory
         self.port, self.webui_port = free_port(), free_port()
@@ -58,7 +59,8 @@ class StandaloneCluster:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self, timeout: float = 120.0) -> None:
-        conf_dir = self.base_dir / "conf"  # empty: no spark-defaults.conf or spark-env.sh from elsewhere
+        # empty: no spark-defaults.conf or spark-env.sh from elsewhere
+        conf_dir = self.base_dir / "conf"
         conf_dir.mkdir(parents=True, exist_ok=True)
         self._launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                      "--port", str(self.port), "--webui-port", str(self.webui_port))
@@ -76,7 +78,8 @@ class StandaloneCluster:
     def _launch(self, name: str, main_class: str, *args: str) -> None:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
                "SPARK_CONF_DIR": str(self.base_dir / "conf"), "SPARK_NO_DAEMONIZE": "1"}
-        log = open(self.base_dir / f"{name}.log", "wb")  # noqa: SIM115 - the daemon writes it until stop()
+        # the daemon writes it until stop()
+        log = open(self.base_dir / f"{name}.log", "wb")  # noqa: SIM115
         try:
             proc = subprocess.Popen([str(spark_home() / "bin" / "spark-class"), main_class, *args],
                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -90,15 +93,16 @@ class StandaloneCluster:
         while time.monotonic() < deadline:
             for p in self.procs:
                 if p.poll() is not None:
-                    raise RuntimeError(f"a Spark daemon exited ({p.returncode}) while waiting for {what}; "
-                                       f"see the logs in {self.base_dir}")
+                    raise RuntimeError(f"a Spark daemon exited ({p.returncode}) while waiting for "
+                                       f"{what}; see the logs in {self.base_dir}")
             try:
                 if ready(self.state()):
                     return
             except OSError:  # the web UI is not listening yet
                 pass
             time.sleep(0.5)
-        raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}; see the logs in {self.base_dir}")
+        raise TimeoutError(
+            f"timed out after {timeout:.0f}s waiting for {what}; see the logs in {self.base_dir}")
 
     def stop(self, timeout: float = 30.0) -> None:
         for p in self.procs:
@@ -150,4 +154,5 @@ class StandaloneCluster:
 
     def executor_dirs(self, app_id: str) -> dict[int, list[Path]]:
         """Worker index -> the executor folders (stdout, stderr) it ran for the application."""
-        return {i: sorted(p for p in (work / app_id).glob("*") if p.is_dir()) for i, work in enumerate(self.work_dirs)}
+        return {i: sorted(p for p in (work / app_id).glob("*") if p.is_dir())
+                for i, work in enumerate(self.work_dirs)}

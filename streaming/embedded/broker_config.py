@@ -27,7 +27,8 @@ ASSIGNOR_POM = SOURCE_ROOT / "clients" / "java" / "pom.xml"
 ASSIGNOR_BUILD = CACHE_DIR / "java" / "assignor"
 
 
-def server_assignor_config(trigger_topic: str = "rebalancer.triggers", default: bool = True) -> dict[str, str]:
+def server_assignor_config(trigger_topic: str = "rebalancer.triggers",
+                           default: bool = True) -> dict[str, str]:
     """Broker properties for the server-side assignor. With ``default`` it is the group default
     (first in the list): a group whose members name no ``group.remote.assignor`` gets it, which is
     uniform until a recommendation fits the group."""
@@ -51,21 +52,23 @@ def build_jar(timeout_s: float = 600.0) -> Path:
     jvm.resolve()
     mvn = shutil.which("mvn")
     if not mvn:
-        raise KafkaClusterError("Maven (mvn) is needed to build the server-side assignor (clients/java)")
-    cmd = [mvn, "-B", "-q", "-s", str(jvm.MAVEN_DIR / "settings.xml"), f"-Dmaven.repo.local={CACHE_DIR / 'm2'}",
-           "-f", str(ASSIGNOR_POM), "package"]
+        raise KafkaClusterError(
+            "Maven (mvn) is needed to build the server-side assignor (clients/java)")
+    cmd = [mvn, "-B", "-q", "-s", str(jvm.MAVEN_DIR / "settings.xml"),
+           f"-Dmaven.repo.local={CACHE_DIR / 'm2'}", "-f", str(ASSIGNOR_POM), "package"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     jar = assignor_jar()
     if done.returncode != 0 or jar is None:
-        raise KafkaClusterError("building the server-side assignor failed: " + (done.stdout + done.stderr)[-2000:])
+        raise KafkaClusterError("building the server-side assignor failed: " +
+                                (done.stdout + done.stderr)[-2000:])
     return jar
 
 
 class ServerAssignorCluster(KafkaCluster):
     """A :class:`KafkaCluster` whose brokers load ServerAssignor (``jar``: built if not given)."""
 
-    def __init__(self, *args: Any, jar: Path | None = None, trigger_topic: str = "rebalancer.triggers",
-                 **kwargs: Any) -> None:
+    def __init__(self, *args: Any, jar: Path | None = None,
+                 trigger_topic: str = "rebalancer.triggers", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.jar = jar or assignor_jar() or build_jar()
         self.extra_config = {**server_assignor_config(trigger_topic), **self.extra_config}

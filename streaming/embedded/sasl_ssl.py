@@ -70,8 +70,8 @@ class EmbeddedSecurity:
     app_prefixes: tuple[str, ...] = DEFAULT_APP_PREFIXES
     topics: tuple[str, str, str] = ("rebalancer.lag", "rebalancer.metadata", "rebalancer.triggers")
     """lag, metadata and trigger feed topic."""
-    passwords: dict[str, str] = field(default_factory=lambda: {p: secrets.token_urlsafe(24) for p in PRINCIPALS},
-                                      repr=False)
+    passwords: dict[str, str] = field(
+        default_factory=lambda: {p: secrets.token_urlsafe(24) for p in PRINCIPALS}, repr=False)
     _store_password: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
 
     @property
@@ -101,13 +101,15 @@ class EmbeddedSecurity:
         ca_key = ec.generate_private_key(ec.SECP256R1())
         ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "rebalancer embedded CA")])
         ca_cert = (
-            x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30))
+            x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+            .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=30))
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                         content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                         key_agreement=False, encipher_only=False, decipher_only=False),
+                                         content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False,
+                                         encipher_only=False, decipher_only=False),
                            critical=True)
             .sign(ca_key, hashes.SHA256())
         )
@@ -115,10 +117,13 @@ class EmbeddedSecurity:
         cert = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "broker")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30))
-            .add_extension(x509.SubjectAlternativeName([
-                x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False)
+            .issuer_name(ca_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                                             x509.DNSName("localhost")]), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .sign(ca_key, hashes.SHA256())
         )
@@ -158,8 +163,10 @@ class EmbeddedSecurity:
         """The storage tool's SCRAM arguments in a 0600 file, passed as ``@file`` (the java launcher
         expands it), so no password is ever in a process's argv. Delete it after formatting."""
         path = self.directory / "format.args"
-        if not path.exists():  # one file for every node's format run, which may be reading it already
-            lines = [f"--add-scram\n{MECHANISM}=[name={p},password={self.passwords[p]}]\n" for p in PRINCIPALS]
+        # one file for every node's format run, which may be reading it already
+        if not path.exists():
+            lines = [f"--add-scram\n{MECHANISM}=[name={p},password={self.passwords[p]}]\n"
+                     for p in PRINCIPALS]
             write_private(path, "".join(lines))
         return path
 
@@ -192,7 +199,8 @@ class EmbeddedSecurity:
         files = {}
         for principal in PRINCIPALS:
             path = self.properties_file(principal)
-            write_private(path, format_properties(self.client_properties(principal, bootstrap_servers)))
+            write_private(path,
+                          format_properties(self.client_properties(principal, bootstrap_servers)))
             files[principal] = path
         return files
 
@@ -216,8 +224,9 @@ class EmbeddedSecurity:
 
         def allow(principal: str, ops: Iterable[ACLOperation], rtype: ResourceType, name: str,
                   pattern: Pattern = Pattern.LITERAL) -> list[ACL]:
-            return [ACL(f"User:{principal}", "*", op, ACLPermissionType.ALLOW, ResourcePattern(rtype, name, pattern))
-                    for op in ops]
+            return [
+                ACL(f"User:{principal}", "*", op, ACLPermissionType.ALLOW,
+                    ResourcePattern(rtype, name, pattern)) for op in ops]
 
         Op, T, G = ACLOperation, ResourceType.TOPIC, ResourceType.GROUP
         bindings = []
@@ -243,7 +252,8 @@ class EmbeddedSecurity:
         from streaming.errors import KafkaClusterError
 
         admin = KafkaAdminClient(client_id="rebalancer-acls", request_timeout_ms=10000,
-                                 **(self.python_admin_options() | {"bootstrap_servers": bootstrap_servers}))
+                                 **(self.python_admin_options()
+                                    | {"bootstrap_servers": bootstrap_servers}))
         try:
             result = admin.create_acls(self.acls())
         finally:

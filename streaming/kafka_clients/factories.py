@@ -35,7 +35,12 @@ def client_options(kafka: KafkaSettings, client: str) -> dict[str, Any]:
     login, bounded): wrong credentials or an untrusted certificate raise KafkaSecurityError at
     once."""
     from streaming.kafka_clients.properties import to_kafka_python
-    from streaming.kafka_clients.security import check_access, install_log_redaction, register_secret, register_secrets
+    from streaming.kafka_clients.security import (
+        check_access,
+        install_log_redaction,
+        register_secret,
+        register_secrets,
+    )
 
     register_secrets(kafka.options)  # from here on, kafka and py4j log records show them as ***
     opts = to_kafka_python({**kafka.options, "bootstrap.servers": kafka.bootstrap_servers}, client)
@@ -50,13 +55,15 @@ def admin(cfg: Config, **extra: Any):
     from kafka import KafkaAdminClient
 
     # the configuration's own settings win over the caller's defaults
-    return KafkaAdminClient(client_id="rebalancer-admin", **(extra | python_client_options(cfg, "admin")))
+    return KafkaAdminClient(client_id="rebalancer-admin",
+                            **(extra | python_client_options(cfg, "admin")))
 
 
 def producer(cfg: Config, **extra: Any):
     from kafka import KafkaProducer
 
-    return KafkaProducer(client_id="rebalancer-producer", **(python_client_options(cfg, "producer") | extra))
+    return KafkaProducer(client_id="rebalancer-producer",
+                         **(python_client_options(cfg, "producer") | extra))
 
 
 def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: float = 30.0,
@@ -85,8 +92,8 @@ def ensure_topics(cfg: Config, topics: dict[str, dict[str, Any]], timeout_s: flo
                 if client._manager.run(_seen_by_every_broker, client, missing):
                     return
             time.sleep(0.2)
-        log.warning("topics %s were created but not every broker sees a leader for every partition after %.0fs",
-                    sorted(missing), timeout_s)
+        log.warning("topics %s were created but not every broker sees a leader for every partition "
+                    "after %.0fs", sorted(missing), timeout_s)
     finally:
         client.close()
 
@@ -103,7 +110,8 @@ async def _seen_by_every_broker(client: Any, topics: dict[str, dict[str, Any]]) 
         response = (await client._manager.send(request, node_id=broker.node_id)).to_dict()
         ready = {
             t["name"] for t in response["topics"]
-            if t.get("error_code", 0) == 0 and len(t["partitions"]) == topics[t["name"]]["num_partitions"]
+            if t.get("error_code", 0) == 0
+            and len(t["partitions"]) == topics[t["name"]]["num_partitions"]
             and all(p["leader_id"] is not None and p["leader_id"] >= 0 for p in t["partitions"])
         }
         if ready < set(topics):
@@ -139,12 +147,13 @@ def ensure_rebalancer_topics(cfg: Config) -> None:
     with _quiet_kafka_logs():
         retry_call(
             lambda: ensure_topics(cfg, topics, bootstrap_timeout_s=cfg.job.start_timeout_s),
-            attempts=cfg.job.start_retries, base_s=cfg.job.retry_backoff_s, max_s=cfg.job.retry_backoff_max_s,
-            retry_on=(KafkaError, OSError),
+            attempts=cfg.job.start_retries, base_s=cfg.job.retry_backoff_s,
+            max_s=cfg.job.retry_backoff_max_s, retry_on=(KafkaError, OSError),
             describe=lambda e, wait, k, n: (f"Kafka at {where} unreachable ({type(e).__name__}); "
                                             f"retrying in {wait:g}s (attempt {k}/{n})"),
             give_up=lambda e, n: KafkaUnreachableError(
-                f"Kafka at {where} unreachable after {n} attempts ({str(e)[:200] or type(e).__name__}); "
+                f"Kafka at {where} unreachable after {n} attempts "
+                f"({str(e)[:200] or type(e).__name__}); "
                 "check kafka.bootstrap_servers and that the brokers are up"),
         )
 

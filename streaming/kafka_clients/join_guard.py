@@ -58,8 +58,9 @@ def keep_rejoin_until_joined(consumer: Any) -> Any:
     def need_rejoin() -> bool:
         if wants_rejoin():
             if not coordinator.rejoin_needed:
-                log.info("group %s: rejoin wanted though not requested (metadata or subscription changed); "
-                         "holding the rejoin until a join completes", coordinator.group_id)
+                log.info("group %s: rejoin wanted though not requested (metadata or subscription "
+                         "changed); holding the rejoin until a join completes",
+                         coordinator.group_id)
                 coordinator.request_rejoin()
             return True
         return coordinator._join_task is not None
@@ -78,9 +79,10 @@ def keep_rejoin_until_joined(consumer: Any) -> Any:
 
 def _guardable(coordinator: Any) -> bool:
     """A group coordinator with the kafka-python internals the guard replaces, not guarded yet."""
-    return coordinator is not None and not getattr(coordinator, "_rejoin_guarded", False) and all(
-        hasattr(coordinator, a) for a in ("_join_task", "join_group_async", "need_rejoin", "request_rejoin",
-                                          "rejoin_needed", "_net"))
+    internals = ("_join_task", "join_group_async", "need_rejoin", "request_rejoin",
+                 "rejoin_needed", "_net")
+    return (coordinator is not None and not getattr(coordinator, "_rejoin_guarded", False)
+            and all(hasattr(coordinator, a) for a in internals))
 
 
 def _replay(net: Any, value: Any) -> Any:

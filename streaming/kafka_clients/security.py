@@ -50,7 +50,8 @@ def register_secrets(options: Mapping[str, str]) -> None:
     found = [v for k, v in options.items()
              if k in SECRET_KEYS or any(h in k.lower() for h in ("password", "secret", "token"))]
     if "sasl.jaas.config" in options:
-        with contextlib.suppress(RebalancerError):  # not a JAAS line: the whole value is registered anyway
+        # not a JAAS line: the whole value is registered anyway
+        with contextlib.suppress(RebalancerError):
             found.append(parse_jaas(options["sasl.jaas.config"])[1].get("password", ""))
     for value in found:
         register_secret(value)
@@ -88,7 +89,8 @@ def install_log_redaction() -> None:
 
     manager = logging.Logger.manager
     # py4j logs every command it sends to the JVM at DEBUG: Spark's Kafka options included
-    names = ["kafka", "py4j", *(n for n in list(manager.loggerDict) if n.startswith(("kafka.", "py4j.")))]
+    names = ["kafka", "py4j",
+             *(n for n in list(manager.loggerDict) if n.startswith(("kafka.", "py4j.")))]
     for filtered in [*(logging.getLogger(n) for n in names), *logging.getLogger().handlers]:
         if _FILTER not in filtered.filters:
             filtered.addFilter(_FILTER)
@@ -112,7 +114,8 @@ def check_access(opts: Mapping[str, Any], timeout_s: float = CHECK_TIMEOUT_S) ->
     if key in _checked:
         return
     servers = opts["bootstrap_servers"]
-    host, _, port = (servers[0] if isinstance(servers, list) else servers.split(",")[0]).rpartition(":")
+    first = servers[0] if isinstance(servers, list) else servers.split(",")[0]
+    host, _, port = first.rpartition(":")
     if protocol in ("SSL", "SASL_SSL") and not _tls_check(opts, host, int(port), timeout_s):
         return
     if protocol.startswith("SASL_") and not _sasl_check(opts, timeout_s):
@@ -133,7 +136,8 @@ def _tls_check(opts: Mapping[str, Any], host: str, port: int, timeout_s: float) 
     try:
         ctx = ssl.create_default_context(cafile=opts.get("ssl_cafile"))
     except (OSError, ssl.SSLError) as e:
-        raise ConfigError(f"kafka.ssl.truststore.location: cannot read it as PEM ({e.strerror or e})") from None
+        raise ConfigError(
+            f"kafka.ssl.truststore.location: cannot read it as PEM ({e.strerror or e})") from None
     ctx.check_hostname = bool(opts.get("ssl_check_hostname", True))
     if opts.get("ssl_certfile"):
         password = opts.get("ssl_password")
@@ -141,8 +145,9 @@ def _tls_check(opts: Mapping[str, Any], host: str, port: int, timeout_s: float) 
             ctx.load_cert_chain(opts["ssl_certfile"], opts.get("ssl_keyfile"),
                                 str.__str__(password) if password else None)
         except (OSError, ssl.SSLError) as e:
-            raise ConfigError("kafka.ssl.keystore.location: cannot read the key and certificate from it "
-                              f"({e.strerror or type(e).__name__})") from None
+            raise ConfigError(
+                "kafka.ssl.keystore.location: cannot read the key and certificate from it "
+                f"({e.strerror or type(e).__name__})") from None
     try:
         sock = socket.create_connection((host, port), timeout=timeout_s)
     except OSError:
@@ -153,11 +158,13 @@ def _tls_check(opts: Mapping[str, Any], host: str, port: int, timeout_s: float) 
     except ssl.SSLCertVerificationError as e:
         where = opts.get("ssl_cafile") or "the system's trusted CAs"
         raise KafkaSecurityError(
-            f"TLS to Kafka at {host}:{port} failed: the broker's certificate is not trusted ({e.verify_message}; "
-            f"checked against {where}): check kafka.ssl.truststore.location") from None
+            f"TLS to Kafka at {host}:{port} failed: the broker's certificate is not trusted "
+            f"({e.verify_message}; checked against {where}): "
+            "check kafka.ssl.truststore.location") from None
     except ssl.SSLError as e:
-        raise KafkaSecurityError(f"TLS handshake with Kafka at {host}:{port} failed ({e.reason or e}); is the "
-                                 "listener TLS (security.protocol)?") from None
+        raise KafkaSecurityError(f"TLS handshake with Kafka at {host}:{port} failed "
+                                 f"({e.reason or e}); is the listener TLS "
+                                 "(security.protocol)?") from None
     except OSError:
         return False
     finally:
@@ -187,13 +194,15 @@ def _sasl_check(opts: Mapping[str, Any], timeout_s: float, attempts: int = 3) ->
         if left_ms <= 0:
             break
         net = NetworkSelector()
-        manager = KafkaConnectionManager(net, **(dict(opts) | {"client_id": "rebalancer-auth-check"}))
+        manager = KafkaConnectionManager(net,
+                                         **(dict(opts) | {"client_id": "rebalancer-auth-check"}))
         node_id = manager.cluster.bootstrap_brokers()[0].node_id
         conns: list[Any] = []
 
-        async def connect_once(m: Any = manager, n: Any = node_id, ms: float = left_ms, out: list = conns) -> None:
-            conn = m.get_connection(n, timeout_ms=ms, pop_on_close=False, refresh_metadata_on_err=False,
-                                    reset_backoff_on_connect=False)
+        async def connect_once(m: Any = manager, n: Any = node_id, ms: float = left_ms,
+                               out: list = conns) -> None:
+            conn = m.get_connection(n, timeout_ms=ms, pop_on_close=False,
+                                    refresh_metadata_on_err=False, reset_backoff_on_connect=False)
             out.append(conn)
             await conn
 
@@ -207,7 +216,8 @@ def _sasl_check(opts: Mapping[str, Any], timeout_s: float, attempts: int = 3) ->
             # SASL
             if conns and conns[0].broker_version is not None:
                 closed_in_sasl += 1
-            log.debug("SASL check attempt ended without an answer to the login: %s", type(e).__name__)
+            log.debug("SASL check attempt ended without an answer to the login: %s",
+                      type(e).__name__)
             time.sleep(0.2)
         finally:
             manager.close()

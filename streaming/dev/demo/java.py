@@ -30,7 +30,13 @@ from typing import Any
 from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.demo.java_members import JavaConsumer, JavaGroup, assignor_classpath
-from streaming.dev.demo.loop import RATE_HORIZON_S, CollectorThread, GroupOptions, loop_config, stop_query
+from streaming.dev.demo.loop import (
+    RATE_HORIZON_S,
+    CollectorThread,
+    GroupOptions,
+    loop_config,
+    stop_query,
+)
 from streaming.dev.demo.monitor import GroupMonitor, Sample, line, recommendation_text, short_name
 from streaming.dev.demo.runner import DemoResult, _stamp
 from streaming.paths import DATA_DIR
@@ -74,12 +80,15 @@ class JavaDemoOptions:
 
 
 class JavaDemo:
-    def __init__(self, cfg: Config, options: JavaDemoOptions, spark: Any, out: Callable[[str], None] = print) -> None:
+    def __init__(self, cfg: Config, options: JavaDemoOptions, spark: Any,
+                 out: Callable[[str], None] = print) -> None:
         self.options = options
         self.out_dir = Path(options.out_dir or DATA_DIR / "demo" / f"{_stamp()}-java")
         self.cfg = loop_config(cfg, str(self.out_dir / "delta"), str(self.out_dir / "checkpoints"),
-                               cooldown_s=options.cooldown_s, trigger_interval=options.trigger_interval,
-                               rate_horizon_s=options.rate_horizon_s, min_total_lag=options.min_total_lag)
+                               cooldown_s=options.cooldown_s,
+                               trigger_interval=options.trigger_interval,
+                               rate_horizon_s=options.rate_horizon_s,
+                               min_total_lag=options.min_total_lag)
         self.spark = spark
         self._out = out
         self._lock = threading.Lock()
@@ -115,7 +124,8 @@ class JavaDemo:
         if rec["group"] != self.java.group:
             return
         self.recs[rec["version"]] = rec
-        m = self.java.mark(time.monotonic(), "recommendation", recommendation_text(rec, self.cfg.policy.rate_horizon_s),
+        m = self.java.mark(time.monotonic(), "recommendation",
+                           recommendation_text(rec, self.cfg.policy.rate_horizon_s),
                            short=f"v{rec['version']} {','.join(rec.get('triggers') or [])}")
         self.say(f"[{m.t:5.0f}s] >> {m.text}")
 
@@ -126,25 +136,30 @@ class JavaDemo:
         if (hit := APPLYING.search(text)) is not None:
             version = int(hit.group(1))
             if version in self.applied:
-                return  # cooperative: the partitions still owned elsewhere follow in a second rebalance
+                # cooperative: the partitions still owned elsewhere follow in a second rebalance
+                return
             self.applied.append(version)
             rec = self.recs.get(version) or {}
             sizes = ", ".join(sorted(f"{self._short(e['client_id'])} {len(e['partitions'])}"
                                      for e in rec.get("assignment") or []))
-            m = self.java.mark(time.monotonic(), "applied", f"rebalance: the leader ({who}) applies recommendation "
-                               f"v{version}" + (f" (partitions: {sizes})" if sizes else ""), version=version)
+            m = self.java.mark(time.monotonic(), "applied",
+                               f"rebalance: the leader ({who}) applies recommendation v{version}" +
+                               (f" (partitions: {sizes})" if sizes else ""), version=version)
         elif (hit := FALLBACK.search(text)) is not None:
             m = self.java.mark(time.monotonic(), "fallback",
-                               f"rebalance: {hit.group(1)}; the leader ({who}) falls back to {hit.group(2)}")
-            self.fallbacks.append({"at_s": m.t, "reason": hit.group(1), "assignor": hit.group(2), "leader": who})
+                               f"rebalance: {hit.group(1)}; the leader ({who}) falls back to "
+                               f"{hit.group(2)}")
+            self.fallbacks.append({"at_s": m.t, "reason": hit.group(1), "assignor": hit.group(2),
+                                   "leader": who})
         elif "no recommendation for the group yet" in text:
             if not self._said_none:
                 self._said_none = True
-                self.say(f"[{self.now():5.0f}s] >> rebalance: no recommendation for {self.java.group} yet; the "
-                         f"leader ({who}) uses cooperative-sticky")
+                self.say(f"[{self.now():5.0f}s] >> rebalance: no recommendation for "
+                         f"{self.java.group} yet; the leader ({who}) uses cooperative-sticky")
             return
         elif (hit := ASKING.search(text)) is not None:
-            self.say(f"[{self.now():5.0f}s] >> {who} asks for a rebalance (enforceRebalance): {hit.group(1)}")
+            self.say(f"[{self.now():5.0f}s] >> {who} asks for a rebalance (enforceRebalance): "
+                     f"{hit.group(1)}")
             return
         else:
             if text.startswith("log ERROR"):
@@ -164,8 +179,10 @@ class JavaDemo:
         classpath = assignor_classpath()
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.say(f"streaming job: starting (trigger every {o.trigger_interval}, lag skew after "
-                 f"{cfg.policy.skew_observations} observations, cooldown {cfg.policy.cooldown_s:g}s) ...")
-        query, printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("rebalancer"))
+                 f"{cfg.policy.skew_observations} observations, cooldown "
+                 f"{cfg.policy.cooldown_s:g}s) ...")
+        query, printer = job_query.start(self.spark, cfg,
+                                         checkpoint=cfg.checkpoint_path("rebalancer"))
         printer.out = lambda text: None
         feed = RecommendationFeed(cfg.kafka).start()
         groups: list[JavaGroup] = []
@@ -175,19 +192,20 @@ class JavaDemo:
             feed.add_listener(self._on_rec)
             groups += self._start_groups(classpath, query, stop)
             producer = Workload(cfg, WorkloadOptions(
-                topic=g.topic, group=g.group, partitions=g.partitions, replication_factor=g.replication_factor,
-                produce_rate=g.produce_rate, zipf=g.zipf, hot=g.hot, hot_factor=g.hot_factor, consumers=0,
-                racks=g.racks), out=None).start()
+                topic=g.topic, group=g.group, partitions=g.partitions,
+                replication_factor=g.replication_factor, produce_rate=g.produce_rate, zipf=g.zipf,
+                hot=g.hot, hot_factor=g.hot_factor, consumers=0, racks=g.racks), out=None).start()
             collector = CollectorThread(cfg, [self.java, self.range], o.collector_interval_s,
                                         on_sample=self._on_sample).start()
-            self.say(f"collector: polling every {o.collector_interval_s:g}s; demo runs {o.duration_s:.0f}s "
-                     f"(Ctrl-C to stop early)")
+            self.say(f"collector: polling every {o.collector_interval_s:g}s; demo runs "
+                     f"{o.duration_s:.0f}s (Ctrl-C to stop early)")
             try:
                 self._loop(groups[0], groups, query, stop)
             except KeyboardInterrupt:
                 self.say("interrupted: stopping early")
         finally:
-            self.say("stopping: collector, producer, Java consumers, feed reader, streaming query ...")
+            self.say(
+                "stopping: collector, producer, Java consumers, feed reader, streaming query ...")
             if collector is not None:
                 collector.stop()
             if producer is not None:
@@ -209,20 +227,22 @@ class JavaDemo:
         kafka_clients.ensure_topics(cfg, {g.topic: {"num_partitions": g.partitions,
                                                     "replication_factor": g.replication_factor}})
         self.say(f"Java consumers: group {g.group} ({g.consumers} x RecommendationAssignor + "
-                 f"RebalanceOnRecommendation, clients/java) and group {self.baseline.group} ({g.consumers} x "
-                 f"Kafka's RangeAssignor), both on topic {g.topic}, {g.consume_rate:.0f} records/s per consumer; "
+                 f"RebalanceOnRecommendation, clients/java) and group {self.baseline.group} "
+                 f"({g.consumers} x Kafka's RangeAssignor), both on topic {g.topic}, "
+                 f"{g.consume_rate:.0f} records/s per consumer; "
                  f"starting {2 * g.consumers} JVMs ...")
         self.t0 = self.java.t0 = self.range.t0 = time.monotonic()
         groups: list[JavaGroup] = []
         try:
             for opts in (g, self.baseline):
-                groups.append(JavaGroup(cfg, opts, classpath, self.out_dir / "java", self._on_line).start())
+                java_group = JavaGroup(cfg, opts, classpath, self.out_dir / "java", self._on_line)
+                groups.append(java_group.start())
             deadline = time.monotonic() + 120
             while not all(grp.fully_assigned() for grp in groups):
                 self._check(groups, query)
                 if time.monotonic() > deadline or stop.is_set():
-                    raise RuntimeError(f"the Java groups did not get their partitions within 120 s (logs: "
-                                       f"{self.out_dir / 'java'})")
+                    raise RuntimeError("the Java groups did not get their partitions within 120 s "
+                                       f"(logs: {self.out_dir / 'java'})")
                 time.sleep(0.5)
         except BaseException:
             for grp in groups:
@@ -230,7 +250,8 @@ class JavaDemo:
             raise
         return groups
 
-    def _loop(self, java: JavaGroup, groups: list[JavaGroup], query: Any, stop: threading.Event) -> None:
+    def _loop(self, java: JavaGroup, groups: list[JavaGroup], query: Any,
+              stop: threading.Event) -> None:
         o = self.options
         end = o.duration_s
         while not stop.is_set() and self.now() < end:
@@ -251,7 +272,8 @@ class JavaDemo:
             raise RuntimeError(f"the streaming query failed: {query.exception()}")
         for grp in groups:
             for m in grp.dead():
-                raise RuntimeError(f"Java consumer {m.client_id} exited with status {m.proc.returncode} (its log: "
+                raise RuntimeError(f"Java consumer {m.client_id} exited with status "
+                                   f"{m.proc.returncode} (its log: "
                                    f"{self.out_dir / 'java' / (m.client_id + '.log')})")
 
     def _leave(self, java: JavaGroup, settle_s: float = 20.0) -> None:
@@ -261,16 +283,18 @@ class JavaDemo:
             version = self.applied[-1]
             wanted = {e["client_id"]: {(t, p) for t, p in e["partitions"]}
                       for e in (self.recs.get(version) or {}).get("assignment") or []}
-            deadline = time.monotonic() + settle_s  # a second cooperative rebalance may still be under way
+            # a second cooperative rebalance may still be under way
+            deadline = time.monotonic() + settle_s
             while java.assignment() != wanted and time.monotonic() < deadline:
                 time.sleep(0.5)
             same = java.assignment() == wanted
             self.match = {"version": version, "matches": same, "at_s": round(self.now(), 2)}
-            self.say(f"[{self.now():5.0f}s] >> {self.java.group}: the assignment its consumers report "
-                     f"{'equals' if same else 'differs from'} recommendation v{version}")
+            self.say(f"[{self.now():5.0f}s] >> {self.java.group}: the assignment its consumers "
+                     f"report {'equals' if same else 'differs from'} recommendation v{version}")
         member = java.members[-1]
-        m = self.java.mark(time.monotonic(), "leave", f"{self._short(member.client_id)} leaves {self.java.group}: "
-                           f"the recommendation no longer fits", short="member leaves")
+        m = self.java.mark(time.monotonic(), "leave",
+                           f"{self._short(member.client_id)} leaves {self.java.group}: the "
+                           "recommendation no longer fits", short="member leaves")
         self.say(f"[{m.t:5.0f}s] >> {m.text}")
         java.leave(-1)
         self.left = {"client_id": member.client_id, "at_s": m.t}
@@ -281,22 +305,26 @@ class JavaDemo:
         from streaming.dev.demo.plot import plot_lag
 
         table = self.cfg.table_path(RECOMMENDATIONS)
-        summary = summarize(self.java, self.range, list(self.recs.values()), self.fallbacks, self.match,
-                            self.left, self.options.window_s)
+        summary = summarize(self.java, self.range, list(self.recs.values()), self.fallbacks,
+                            self.match, self.left, self.options.window_s)
         summary["rate_horizon_s"] = self.cfg.policy.rate_horizon_s
-        plots = [plot_lag(mon, self.out_dir / f"lag-{name}.png", f"{mon.group}: lag per consumer ({what})")
-                 for mon, name, what in ((self.java, "java", "RecommendationAssignor"),
-                                         (self.range, "range", "Kafka's range")) if mon.samples]
+        plots = [
+            plot_lag(mon, self.out_dir / f"lag-{name}.png",
+                     f"{mon.group}: lag per consumer ({what})")
+            for mon, name, what in ((self.java, "java", "RecommendationAssignor"),
+                                    (self.range, "range", "Kafka's range")) if mon.samples]
         (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-        return DemoResult(self.out_dir, table, plots[0] if plots else None, summary, render(summary, table, plots))
+        return DemoResult(self.out_dir, table, plots[0] if plots else None, summary,
+                          render(summary, table, plots))
 
 
 def _mean_max(samples: list[Sample]) -> float | None:
     return round(sum(s.max_lag for s in samples) / len(samples), 1) if samples else None
 
 
-def summarize(java: GroupMonitor, rng: GroupMonitor, recs: list[dict[str, Any]], fallbacks: list[dict[str, Any]],
-              match: dict[str, Any] | None, left: dict[str, Any] | None, window_s: float) -> dict[str, Any]:
+def summarize(java: GroupMonitor, rng: GroupMonitor, recs: list[dict[str, Any]],
+              fallbacks: list[dict[str, Any]], match: dict[str, Any] | None,
+              left: dict[str, Any] | None, window_s: float) -> dict[str, Any]:
     """The two groups' max consumer lag before the first applied recommendation and over the
     ``window_s`` seconds before the member left (or before the end)."""
     applied = java.first_mark("applied")
@@ -324,12 +352,13 @@ def summarize(java: GroupMonitor, rng: GroupMonitor, recs: list[dict[str, Any]],
         "member_left": None if left is None else {
             **left, "fallbacks": [f for f in fallbacks if f["at_s"] >= left["at_s"]]},
         "recommendations": [
-            {"version": r["version"], "triggers": r.get("triggers"), "before": r.get("before"), "after": r.get("after"),
-             "partitions_moved": r.get("partitions_moved"),
+            {"version": r["version"], "triggers": r.get("triggers"), "before": r.get("before"),
+             "after": r.get("after"), "partitions_moved": r.get("partitions_moved"),
              "at_s": next((m.t for m in java.marks if m.kind == "recommendation"
                            and m.data.get("short", "").startswith(f"v{r['version']} ")), None)}
             for r in sorted(recs, key=lambda r: r["version"])],
-        "rebalances": [{"at_s": m.t, "what": m.text} for m in java.marks if m.kind in ("applied", "fallback")],
+        "rebalances": [{"at_s": m.t, "what": m.text} for m in java.marks
+                       if m.kind in ("applied", "fallback")],
     }
 
 
@@ -341,25 +370,32 @@ def render(s: dict[str, Any], table: str, plots: list[Path]) -> list[str]:
     applied = s.get("first_recommendation_applied_at_s")
     window = c.get("window_s") or [None, None]
     out = ["", "=" * 100,
-           f"summary: Java consumers, {n(s.get('duration_s'))} s: group {g['java']} (RecommendationAssignor) beside "
-           f"{g['range']} (Kafka's range), same topic, same load"]
+           f"summary: Java consumers, {n(s.get('duration_s'))} s: group {g['java']} "
+           f"(RecommendationAssignor) beside {g['range']} (Kafka's range), same topic, same load"]
     if applied is None:
-        out.append(f"  no recommendation was applied to {g['java']} (run longer, or see the log above)")
+        out.append(
+            f"  no recommendation was applied to {g['java']} (run longer, or see the log above)")
     else:
-        out.append(f"  before: cooperative-sticky until recommendation v{s.get('first_applied_version')} was applied "
-                   f"at {n(applied)} s: max consumer lag {n(b.get('java_max_consumer_lag'))} "
+        out.append("  before: cooperative-sticky until recommendation "
+                   f"v{s.get('first_applied_version')} was applied at {n(applied)} s: "
+                   f"max consumer lag {n(b.get('java_max_consumer_lag'))} "
                    f"({g['range']} then: {n(b.get('range_max_consumer_lag'))})")
     out += [
-        f"  compared ({n(window[0])}-{n(window[1])} s{', before the member left' if s.get('member_left') else ''}):"
-        f" mean max consumer lag {g['java']} {n(c.get('java_mean_max_consumer_lag'))} vs {g['range']} "
-        f"{n(c.get('range_mean_max_consumer_lag'))}: {n(c.get('ratio'), '.2f')} of range (below half: "
-        f"{'?' if c.get('below_half') is None else 'yes' if c['below_half'] else 'no'}); at {n(window[1])} s "
-        f"{n(c.get('java_max_consumer_lag_at_end'))} vs {n(c.get('range_max_consumer_lag_at_end'))}"]
+        f"  compared ({n(window[0])}-{n(window[1])} "
+        f"s{', before the member left' if s.get('member_left') else ''}): "
+        f"mean max consumer lag {g['java']} {n(c.get('java_mean_max_consumer_lag'))} "
+        f"vs {g['range']} {n(c.get('range_mean_max_consumer_lag'))}: "
+        f"{n(c.get('ratio'), '.2f')} of range (below half: "
+        f"{'?' if c.get('below_half') is None else 'yes' if c['below_half'] else 'no'}); "
+        f"at {n(window[1])} s {n(c.get('java_max_consumer_lag_at_end'))} "
+        f"vs {n(c.get('range_max_consumer_lag_at_end'))}"]
     if (mt := s.get("assignment_matches_recommendation")) is not None:
         out.append(f"  {g['java']}'s assignment (as its consumers report it) at {n(mt['at_s'])} s "
-                   f"{'equals' if mt['matches'] else 'differs from'} recommendation v{mt['version']}")
+                   f"{'equals' if mt['matches'] else 'differs from'} recommendation "
+                   f"v{mt['version']}")
     if (lf := s.get("member_left")) is not None:
-        said = "; ".join(f"\"{f['reason']}\" ({f['assignor']}, at {n(f['at_s'])} s)" for f in lf["fallbacks"])
+        said = "; ".join(f"\"{f['reason']}\" ({f['assignor']}, at {n(f['at_s'])} s)"
+                         for f in lf["fallbacks"])
         out.append(f"  {short_name(lf['client_id'], g['java'])} left at {n(lf['at_s'])} s: "
                    + (f"the leader fell back: {said}" if said else "no fallback was logged"))
     out.append(f"  recommendations ({len(s.get('recommendations') or [])}):")
@@ -369,8 +405,10 @@ def render(s: dict[str, Any], table: str, plots: list[Path]) -> list[str]:
     out += [f"    at {r['at_s']:.0f} s: {r['what']}" for r in s.get("rebalances") or []]
     out += [
         f"  recommendations Delta table: {table}",
-        f"  query it with `rebalancer recommendations --conf paths.tables={table.rsplit('/', 1)[0]}`",
-        f"  plots of lag per consumer: {', '.join(map(str, plots))}" if plots else "  no plots (no samples)",
+        "  query it with `rebalancer recommendations --conf "
+        f"paths.tables={table.rsplit('/', 1)[0]}`",
+        (f"  plots of lag per consumer: {', '.join(map(str, plots))}" if plots
+         else "  no plots (no samples)"),
         "=" * 100,
     ]
     return out

@@ -51,13 +51,15 @@ def assignor_classpath(build: Path = ASSIGNOR_BUILD, sources: Path = SOURCES) ->
     classes = build / "classes"
     main = classes.joinpath(*MAIN_CLASS.split(".")).with_suffix(".class")
     if not main.is_file():
-        raise SetupError(f"the Java demo consumer is not built ({main} is missing): run `make java-assignor` "
-                         f"(it builds clients/java into {build}; Maven and Java 17+ needed)")
+        raise SetupError(f"the Java demo consumer is not built ({main} is missing): "
+                         f"run `make java-assignor` (it builds clients/java into {build}; "
+                         "Maven and Java 17+ needed)")
     if sources.is_dir():
         built = max(p.stat().st_mtime for p in classes.rglob("*.class"))
         stale = sorted(p.name for p in sources.rglob("*.java") if p.stat().st_mtime > built)
         if stale:
-            raise SetupError(f"the build in {build} is older than {', '.join(stale)}: run `make java-assignor`")
+            raise SetupError(
+                f"the build in {build} is older than {', '.join(stale)}: run `make java-assignor`")
     return ":".join([str(classes), jvm.kafka_classpath()])
 
 
@@ -72,8 +74,8 @@ class JavaConsumer(JavaProcess):
     """One DemoConsumer process; ``on_log(consumer, line)`` is called (from a reader thread) for
     every log line it prints. Every line it prints goes to ``log_dir/<client id>.log`` too."""
 
-    def __init__(self, classpath: str, settings: Mapping[str, str], group: str, topic: str, rack: str,
-                 client_id: str, assignor: str, rate: float, log_dir: Path,
+    def __init__(self, classpath: str, settings: Mapping[str, str], group: str, topic: str,
+                 rack: str, client_id: str, assignor: str, rate: float, log_dir: Path,
                  on_log: Callable[[JavaConsumer, str], None] | None = None) -> None:
         self.rack = rack
         self.on_log = on_log
@@ -118,8 +120,9 @@ class JavaGroup:
             # follow the topic's random replica placement, skewed in one run and not in the next.
             # Without racks it is the plain contiguous split, the same in every run.
             rack = o.racks[i % len(o.racks)] if o.racks and o.apply else ""
-            self.members.append(JavaConsumer(*self._args, o.group, o.topic, rack, client_id_for(o.group, i, rack),
-                                             self.assignor, o.consume_rate, self._log_dir, self._on_log))
+            self.members.append(
+                JavaConsumer(*self._args, o.group, o.topic, rack, client_id_for(o.group, i, rack),
+                             self.assignor, o.consume_rate, self._log_dir, self._on_log))
         return self
 
     def assignment(self) -> dict[str, set[TP]]:

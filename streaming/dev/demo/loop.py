@@ -48,10 +48,12 @@ def loop_config(cfg: Config, tables: str, checkpoints: str, cooldown_s: float = 
     return dataclasses.replace(
         cfg,
         paths=dataclasses.replace(cfg.paths, tables=tables, checkpoints=checkpoints),
-        policy=dataclasses.replace(cfg.policy, skew_observations=3, cooldown_s=cooldown_s, min_total_lag=min_total_lag,
-                                   skew_threshold=1.5, min_improvement=0.2, rate_horizon_s=rate_horizon_s,
-                                   mode=AUTO, mode_overrides={}),
-        job=dataclasses.replace(cfg.job, trigger_interval=trigger_interval, starting_offsets="earliest"),
+        policy=dataclasses.replace(cfg.policy, skew_observations=3, cooldown_s=cooldown_s,
+                                   min_total_lag=min_total_lag, skew_threshold=1.5,
+                                   min_improvement=0.2, rate_horizon_s=rate_horizon_s, mode=AUTO,
+                                   mode_overrides={}),
+        job=dataclasses.replace(cfg.job, trigger_interval=trigger_interval,
+                                starting_offsets="earliest"),
     )
 
 
@@ -96,9 +98,9 @@ def stop_query(query: Any, timeout_s: float = 30.0) -> None:
 
 
 class GroupRun:
-    def __init__(self, cfg: Config, options: GroupOptions, feed: LatestRecommendations | None = None,
-                 monitor: GroupMonitor | None = None, out: Any = None,
-                 on_decision: Callable[[Decision], None] | None = None) -> None:
+    def __init__(self, cfg: Config, options: GroupOptions,
+                 feed: LatestRecommendations | None = None, monitor: GroupMonitor | None = None,
+                 out: Any = None, on_decision: Callable[[Decision], None] | None = None) -> None:
         if options.apply and feed is None:
             raise ValueError("applying recommendations needs a feed")
         self.cfg = cfg
@@ -110,11 +112,12 @@ class GroupRun:
         self.helpers: list[RejoinOnRecommendation] = []
         o = options
         self.workload = Workload(
-            cfg, WorkloadOptions(topic=o.topic, group=o.group, partitions=o.partitions,
-                                 replication_factor=o.replication_factor, produce_rate=o.produce_rate, zipf=o.zipf,
-                                 hot=o.hot, hot_factor=o.hot_factor, consumers=0, consume_rate=o.consume_rate,
-                                 racks=o.racks,
-                                 assignor="range" if not o.apply else "rebalancer"),
+            cfg,
+            WorkloadOptions(topic=o.topic, group=o.group, partitions=o.partitions,
+                            replication_factor=o.replication_factor, produce_rate=o.produce_rate,
+                            zipf=o.zipf, hot=o.hot, hot_factor=o.hot_factor, consumers=0,
+                            consume_rate=o.consume_rate, racks=o.racks,
+                            assignor="range" if not o.apply else "rebalancer"),
             out=out, metadata_max_age_ms=o.metadata_max_age_ms)
 
     def _decided(self, decision: Decision) -> None:
@@ -130,7 +133,8 @@ class GroupRun:
             return self.workload.add_consumer(rack=rack, assignor="range")
 
         def assignors(rack: str | None = rack) -> list[Any]:
-            return strategy(self.feed, o.group, rack=rack, fallback=o.fallback, on_decision=self._decided)
+            return strategy(self.feed, o.group, rack=rack, fallback=o.fallback,
+                            on_decision=self._decided)
 
         worker = self.workload.add_consumer(rack=rack, assignor=assignors)
         assert self.feed is not None  # __init__ refuses apply without a feed
@@ -165,7 +169,8 @@ class CollectorThread:
     is False) and feeds each poll to the monitors, then calls ``on_sample(monitor, sample)``."""
 
     def __init__(self, cfg: Config, monitors: Sequence[GroupMonitor], interval_s: float = 2.0,
-                 publish: bool = True, on_sample: Callable[[GroupMonitor, Sample], None] | None = None) -> None:
+                 publish: bool = True,
+                 on_sample: Callable[[GroupMonitor, Sample], None] | None = None) -> None:
         from streaming.collector import Collector, CollectorOptions
         from streaming.collector.publisher import Publisher, ensure_event_topics
 

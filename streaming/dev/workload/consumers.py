@@ -31,8 +31,8 @@ from streaming.kafka_clients.join_guard import keep_rejoin_until_joined
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BUILTIN_ASSIGNORS", "ConsumerWorker", "assignors_for", "builtin_assignor", "client_id_for",
-           "make_consumer"]
+__all__ = ["BUILTIN_ASSIGNORS", "ConsumerWorker", "assignors_for", "builtin_assignor",
+           "client_id_for", "make_consumer"]
 
 AssignorSpec = str | Any | Sequence[str | Any] | Callable[[], Sequence[Any]]
 
@@ -50,8 +50,9 @@ def client_id_for(group: str, index: int, rack: str | None) -> str:
     return client_id_with_rack(f"{group}-{index}", rack)
 
 
-def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, assignors: Sequence[Any],
-                  offset_reset: str = "earliest", *, rejoin_guard: bool = True, **extra: Any) -> Any:
+def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None,
+                  assignors: Sequence[Any], offset_reset: str = "earliest", *,
+                  rejoin_guard: bool = True, **extra: Any) -> Any:
     """A KafkaConsumer of ``group`` that commits by hand; ``extra`` overrides any setting.
     ``rejoin_guard=False`` leaves out :func:`keep_rejoin_until_joined` (only to measure what it
     fixes: benchmarks/settle.py)."""
@@ -154,5 +155,7 @@ class ConsumerWorker(PausableWorker):
 
         try:
             self.consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()})
-        except Exception as e:  # e.g. a rebalance took the partition away: another member re-reads it
-            log.info("consumer %s: commit failed (%s); records will be processed again", self.client_id, e)
+        except Exception as e:
+            # e.g. a rebalance took the partition away: another member re-reads it
+            log.info("consumer %s: commit failed (%s); records will be processed again",
+                     self.client_id, e)

@@ -78,7 +78,8 @@ class SkewedProducer(PausableWorker):
                     n = int(credit[p])
                     credit[p] -= n
                     for _ in range(n):
-                        producer.send(self.topic, value=self.value, partition=p).add_errback(self._on_error)
+                        sent = producer.send(self.topic, value=self.value, partition=p)
+                        sent.add_errback(self._on_error)
                     self.sent[p] += n
                 time.sleep(TICK_S)
         finally:

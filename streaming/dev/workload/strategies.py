@@ -34,13 +34,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 
 from assignors import lag as grantneale
 from assignors.model import Assignment, GroupSnapshot, Member, partition_lag
 from assignors.sticky import cooperative as coop
 from streaming.apply import plan
-from streaming.apply.assignor import RecommendationAssignor, member_of, replica_racks, topic_partitions
+from streaming.apply.assignor import (
+    RecommendationAssignor,
+    member_of,
+    replica_racks,
+    topic_partitions,
+)
 from streaming.config import Config
 
 log = logging.getLogger(__name__)
@@ -110,8 +118,9 @@ def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagS
         for tp in tps:
             c = committed.get(tp)
             offset = getattr(c, "offset", None) if c is not None else None
-            out[tp.topic][tp.partition] = partition_lag(offset if offset is not None and offset >= 0 else None,
-                                                        begins.get(tp, 0), ends.get(tp, 0), offset_reset)
+            committed = offset if offset is not None and offset >= 0 else None
+            out[tp.topic][tp.partition] = partition_lag(committed, begins.get(tp, 0),
+                                                        ends.get(tp, 0), offset_reset)
         return out
 
     return read
@@ -125,8 +134,9 @@ class SnapshotAssignor(AbstractPartitionAssignor):
 
     version = 3
 
-    def __init__(self, name: str, assign_fn: Callable[[GroupSnapshot], Assignment], cooperative: bool,
-                 client_id: str, rack: str | None, rebalances: RebalanceLog | None = None,
+    def __init__(self, name: str, assign_fn: Callable[[GroupSnapshot], Assignment],
+                 cooperative: bool, client_id: str, rack: str | None,
+                 rebalances: RebalanceLog | None = None,
                  lag_source: LagSource | None = None) -> None:
         self._name = name
         self.assign_fn = assign_fn
@@ -150,7 +160,8 @@ class SnapshotAssignor(AbstractPartitionAssignor):
         for t, p in self.owned:
             by_topic.setdefault(t, []).append(p)
         return ConsumerProtocolSubscription(
-            version=3, topics=sorted(topics), user_data=plan.subscription_user_data(self.rack, self.client_id),
+            version=3, topics=sorted(topics),
+            user_data=plan.subscription_user_data(self.rack, self.client_id),
             owned_partitions=[(t, sorted(ps)) for t, ps in sorted(by_topic.items())],
             generation_id=self.generation if self.generation is not None else -1, rack_id=self.rack)
 
@@ -171,8 +182,9 @@ class SnapshotAssignor(AbstractPartitionAssignor):
                 log.warning("%s: reading lag failed (%s); lag taken as 0", self.name, e)
         snapshot = GroupSnapshot(
             topics={t: n for t, n in topics.items() if n > 0},
-            members=tuple(Member(m.member_id, m.topics, m.instance_id, m.rack, m.owned, m.generation, m.client_id)
-                          for m in current),
+            members=tuple(
+                Member(m.member_id, m.topics, m.instance_id, m.rack, m.owned, m.generation,
+                       m.client_id) for m in current),
             replica_racks=replica_racks(cluster, topics),
             lag={t: v for t, v in lag.items() if topics.get(t)})
         result = self.assign_fn(snapshot)
@@ -181,10 +193,10 @@ class SnapshotAssignor(AbstractPartitionAssignor):
             by_topic: dict[str, list[int]] = {}
             for t, p in result.get(m.member_id, []):
                 by_topic.setdefault(t, []).append(p)
-            out[m.member_id] = ConsumerProtocolAssignment(0, [(t, sorted(ps)) for t, ps in sorted(by_topic.items())],
-                                                          b"")
-        log.info("%s: assigned %s", self.name, ", ".join(f"{m.label}:{len(result.get(m.member_id, []))}"
-                                                         for m in current))
+            out[m.member_id] = ConsumerProtocolAssignment(
+                0, [(t, sorted(ps)) for t, ps in sorted(by_topic.items())], b"")
+        log.info("%s: assigned %s", self.name,
+                 ", ".join(f"{m.label}:{len(result.get(m.member_id, []))}" for m in current))
         return out
 
 
@@ -260,6 +272,8 @@ def assignors_for(strategy: str, cfg: Config, group: str, client_id: str, rack: 
     if strategy == "cooperative-sticky":
         return [SnapshotAssignor(coop.NAME, coop.assign, True, client_id, rack, rebalances)]
     if strategy == "lag":
-        return [SnapshotAssignor(grantneale.NAME, grantneale.assign, False, client_id, rack, rebalances,
-                                 lag_source=offsets_lag(cfg, group))]
-    raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join((*KAFKA_STRATEGIES, *EXTRA_STRATEGIES))}")
+        return [
+            SnapshotAssignor(grantneale.NAME, grantneale.assign, False, client_id, rack, rebalances,
+                             lag_source=offsets_lag(cfg, group))]
+    raise ValueError(f"unknown strategy {strategy!r}; one of "
+                     f"{', '.join((*KAFKA_STRATEGIES, *EXTRA_STRATEGIES))}")

@@ -44,10 +44,11 @@ def describe_consumers(workers: Iterable[Any]) -> str:
         coordinator = getattr(getattr(w, "consumer", None), "_coordinator", None)
         state = getattr(coordinator, "state", None)
         generation = getattr(coordinator, "_generation", None)
-        stack = "".join(traceback.format_stack(frames[w.ident])) if w.ident in frames else "(thread ended)\n"
-        out.append(f"consumer {w.client_id} holds {len(w.assigned)} partitions (alive={w.is_alive()}, "
-                   f"failure={w.failure!r}, coordinator state={state}, generation={generation}, "
-                   f"{join_state(coordinator)}); stack:\n{stack}")
+        stack = ("".join(traceback.format_stack(frames[w.ident])) if w.ident in frames
+                 else "(thread ended)\n")
+        out.append(f"consumer {w.client_id} holds {len(w.assigned)} partitions "
+                   f"(alive={w.is_alive()}, failure={w.failure!r}, coordinator state={state}, "
+                   f"generation={generation}, {join_state(coordinator)}); stack:\n{stack}")
     return "".join(out)
 
 
@@ -72,4 +73,5 @@ def join_state(coordinator: Any) -> str:
     else:
         join = f"done ({task.exception!r})" if task.exception is not None else "done (joined)"
     return (f"need_rejoin={wants}, rejoin_needed={getattr(coordinator, 'rejoin_needed', None)}, "
-            f"join task={join}, heartbeat enabled={getattr(coordinator, '_heartbeat_enabled', None)}")
+            f"join task={join}, "
+            f"heartbeat enabled={getattr(coordinator, '_heartbeat_enabled', None)}")

@@ -162,9 +162,8 @@ class PolicySettings:
             try:
                 re.compile(pattern)
             except re.error as e:
-                raise ConfigError(
-                    f"policy.mode_overrides: {pattern!r} is not a regular expression: "
-                    f"{e}") from None
+                raise ConfigError(f"policy.mode_overrides: {pattern!r} is not a regular "
+                                  f"expression: {e}") from None
 
     def mode_for(self, group: str) -> str:
         """The mode of ``group``: the first override whose regex matches it, else ``mode``."""

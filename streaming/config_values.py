@@ -1,10 +1,11 @@
-"""TOML values and ``--conf`` strings into the typed settings of :mod:`streaming.config`: a table becomes its
-dataclass (an unknown key is an error naming the known ones), a string ``"true"`` a bool, ``"none"`` / ``""``
-None for an optional setting, a map's values strings (``assignor_options = {hot = true}`` reads ``"true"``, as
-a Java client would).
+"""TOML values and ``--conf`` strings into the typed settings of :mod:`streaming.config`: a table
+becomes its dataclass (an unknown key is an error naming the known ones), a string ``"true"`` a
+bool, ``"none"`` / ``""`` None for an optional setting, a map's values strings
+(``assignor_options = {hot = true}`` reads ``"true"``, as a Java client would).
 
-Example: ``build(JobSettings, {"state_buckets": "64"}, "job")`` gives ``JobSettings(state_buckets=64, ...)``;
-``{"state_buckets": "x"}`` raises ``ConfigError("state_buckets: expected int, got 'x'")``.
+Example: ``build(JobSettings, {"state_buckets": "64"}, "job")`` gives
+``JobSettings(state_buckets=64, ...)``; ``{"state_buckets": "x"}`` raises
+``ConfigError("state_buckets: expected int, got 'x'")``.
 """
 
 from __future__ import annotations

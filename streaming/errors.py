@@ -1,19 +1,19 @@
-"""Errors of the streaming side as a whole (set-up, Kafka, Spark, Delta, configuration, the job's fatal
-ones); the packages' own are in their ``errors.py`` (``streaming/state``, ``streaming/collector``,
-``streaming/apply``).
+"""Errors of the streaming side as a whole (set-up, Kafka, Spark, Delta, configuration, the job's
+fatal ones); the packages' own are in their ``errors.py`` (``streaming/state``,
+``streaming/collector``, ``streaming/apply``).
 
-All derive from :class:`RebalancerError`, the project's one root (defined in :mod:`assignors.errors`, the
-bottom layer, and re-exported here). Each names its cause and, where there is one, the log file to
-read. The CLI prints the message and exits with ``exit_status``; nothing here prints a traceback for a
-known failure.
+All derive from :class:`RebalancerError`, the project's one root (defined in
+:mod:`assignors.errors`, the bottom layer, and re-exported here). Each names its cause and, where
+there is one, the log file to read. The CLI prints the message and exits with ``exit_status``;
+nothing here prints a traceback for a known failure.
 """
 
 from __future__ import annotations
 
 from assignors.errors import RebalancerError
 
-__all__ = ["ConfigError", "JobError", "KafkaClusterError", "KafkaSecurityError", "KafkaUnreachableError",
-           "RebalancerError", "SetupError", "UsageError"]
+__all__ = ["ConfigError", "JobError", "KafkaClusterError", "KafkaSecurityError",
+           "KafkaUnreachableError", "RebalancerError", "SetupError", "UsageError"]
 
 
 class UsageError(RebalancerError):
@@ -39,12 +39,13 @@ class KafkaUnreachableError(RebalancerError):
 
 
 class KafkaSecurityError(RebalancerError):
-    """Kafka refused the credentials, or TLS to it failed: retrying with the same settings cannot help."""
+    """Kafka refused the credentials, or TLS to it failed: retrying with the same settings cannot
+    help."""
 
 
 class JobError(RebalancerError):
-    """The streaming job cannot go on: its tables or checkpoint are not what it wrote, another job holds
-    its checkpoint, or it failed again and again without progress. Restarting will not help.
+    """The streaming job cannot go on: its tables or checkpoint are not what it wrote, another job
+    holds its checkpoint, or it failed again and again without progress. Restarting will not help.
 
     It stays in this module: :mod:`streaming.operations.supervisor` recognises it in a Py4J
     traceback by its qualified name ``streaming.errors.JobError``."""

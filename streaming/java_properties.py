@@ -1,6 +1,6 @@
-"""Java ``.properties`` files, as Kafka's tools read them (``--command-config``), and ``${ENV}`` references
-in settings (for secrets). A base module: :mod:`streaming.config` reads with it, and the Kafka clients'
-translation (:mod:`streaming.kafka_clients.properties`) stands above both."""
+"""Java ``.properties`` files, as Kafka's tools read them (``--command-config``), and ``${ENV}``
+references in settings (for secrets). A base module: :mod:`streaming.config` reads with it, and the
+Kafka clients' translation (:mod:`streaming.kafka_clients.properties`) stands above both."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from streaming.errors import ConfigError
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-# -- .properties files ---------------------------------------------------------------------------------
+# -- .properties files -----------------------------------------------------------------------------
 
 def parse_properties(text: str, where: str = "properties") -> dict[str, str]:
-    """Java ``.properties`` syntax: ``key=value``, ``key: value`` or ``key value``; ``#``/``!`` comments;
-    a trailing backslash continues a line; ``\\t \\n \\r \\f \\uXXXX`` escapes."""
+    """Java ``.properties`` syntax: ``key=value``, ``key: value`` or ``key value``; ``#``/``!``
+    comments; a trailing backslash continues a line; ``\\t \\n \\r \\f \\uXXXX`` escapes."""
     out: dict[str, str] = {}
     lines = text.splitlines()
     i = 0
@@ -82,7 +82,8 @@ def _unescape(s: str, where: str) -> str:
 
 
 def format_properties(props: Mapping[str, str]) -> str:
-    """``props`` in .properties syntax that :func:`parse_properties` (and Java) read back unchanged."""
+    """``props`` in .properties syntax that :func:`parse_properties` (and Java) read back
+    unchanged."""
     def esc(s: str, key: bool) -> str:
         s = s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
         if key:
@@ -104,19 +105,20 @@ def read_properties_file(path: str | Path) -> dict[str, str]:
     return parse_properties(text, where=str(file))
 
 
-# -- ${ENV} references ---------------------------------------------------------------------------------
+# -- ${ENV} references -----------------------------------------------------------------------------
 
 def expand_env(options: Mapping[str, str], env: Mapping[str, str] | None = None,
                where: str = "kafka") -> dict[str, str]:
-    """Replace ``${NAME}`` in every value with the environment variable NAME; an unset one is an error that
-    names the setting and the variable, never a value."""
+    """Replace ``${NAME}`` in every value with the environment variable NAME; an unset one is an
+    error that names the setting and the variable, never a value."""
     env = os.environ if env is None else env
 
     def expand(key: str, value: str) -> str:
         def sub(m: re.Match[str]) -> str:
             name = m.group(1)
             if name not in env:
-                raise ConfigError(f"{where}.{key} refers to ${{{name}}}, which is not set in the environment")
+                raise ConfigError(
+                    f"{where}.{key} refers to ${{{name}}}, which is not set in the environment")
             return env[name]
         return _ENV_REF.sub(sub, value)
 

@@ -1,9 +1,10 @@
 """JVM artifacts: resolve them once from Maven Central into the jar cache, then run offline.
 
-The cache is ``.cache/jars`` in a checkout, ``~/.cache/kafka-rebalancer/jars`` when installed from the wheel
-(``REBALANCER_CACHE`` / ``REBALANCER_HOME`` move it: see streaming/paths.py). ``conf/maven/pom.xml``
-(package data when installed) pins every version. ``resolve()`` runs Maven only when the poms changed since
-the last successful resolve (a stamp holds their hash), so the second start costs nothing.
+The cache is ``.cache/jars`` in a checkout, ``~/.cache/kafka-rebalancer/jars`` when installed from
+the wheel (``REBALANCER_CACHE`` / ``REBALANCER_HOME`` move it: see streaming/paths.py).
+``conf/maven/pom.xml`` (package data when installed) pins every version. ``resolve()`` runs Maven
+only when the poms changed since the last successful resolve (a stamp holds their hash), so the
+second start costs nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def _poms_hash() -> str:
 def java_executable() -> str:
     """``java`` from ``JAVA_HOME`` or ``PATH``, checked to be Java 17 or newer."""
     home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home and (Path(home) / "bin" / "java").exists() else shutil.which("java")
+    in_home = Path(home) / "bin" / "java" if home else None
+    java = str(in_home) if in_home and in_home.exists() else shutil.which("java")
     if not java:
         raise SetupError(
             f"Java {MIN_JAVA}+ not found (no JAVA_HOME, no java on PATH): install a JDK, "
@@ -56,7 +58,8 @@ def _check_java_version(java: str) -> None:
         raise SetupError(f"could not read the version of {java}: {out.strip()[:200]}")
     major = int(m.group(1)) if m.group(1) != "1" else int(m.group(2) or 0)
     if major < MIN_JAVA:
-        raise SetupError(f"{java} is Java {major}; Kafka 4 and Spark 4 need Java {MIN_JAVA} or newer")
+        raise SetupError(
+            f"{java} is Java {major}; Kafka 4 and Spark 4 need Java {MIN_JAVA} or newer")
 
 
 def is_resolved() -> bool:
@@ -79,15 +82,19 @@ def resolve(force: bool = False) -> None:
     cmd = [
         mvn, "-B", "-s", str(MAVEN_DIR / "settings.xml"), "-f", str(MAVEN_DIR / "pom.xml"),
         # jars.dir: the pom's default is the checkout's .cache/jars; the cache may be elsewhere
-        f"-Dmaven.repo.local={CACHE_DIR / 'm2'}", f"-Djars.dir={JARS_DIR}", "dependency:copy-dependencies",
+        f"-Dmaven.repo.local={CACHE_DIR / 'm2'}", f"-Djars.dir={JARS_DIR}",
+        "dependency:copy-dependencies",
     ]
-    print(f"Resolving JVM artifacts from Maven Central into {JARS_DIR} (first run only) ...", flush=True)
+    print(f"Resolving JVM artifacts from Maven Central into {JARS_DIR} (first run only) ...",
+          flush=True)
     with open(log_file, "w") as out:
         rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
     if rc != 0:
         text = log_file.read_text(errors="replace")
-        if re.search(r"Unknown host|Connection refused|transfer failed|timed out|Network is unreachable", text):
-            raise SetupError("could not reach Maven Central to resolve the JVM artifacts", str(log_file))
+        if re.search(r"Unknown host|Connection refused|transfer failed|timed out|"
+                     r"Network is unreachable", text):
+            raise SetupError("could not reach Maven Central to resolve the JVM artifacts",
+                             str(log_file))
         missing = re.search(r"Could not find artifact (\S+)", text)
         if missing:
             raise SetupError(f"Maven Central has no artifact {missing.group(1)}", str(log_file))
@@ -98,7 +105,8 @@ def resolve(force: bool = False) -> None:
 def _require(sub: str) -> Path:
     folder = JARS_DIR / sub
     if not is_resolved() or not any(folder.glob("*.jar")):
-        raise SetupError(f"JVM artifacts are not resolved ({folder} is empty): run `rebalancer setup` or `make setup`")
+        raise SetupError(f"JVM artifacts are not resolved ({folder} is empty): "
+                         "run `rebalancer setup` or `make setup`")
     return folder
 
 
@@ -111,7 +119,8 @@ def spark_jars() -> list[str]:
     import pyspark
 
     shipped = {_artifact(p.name) for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
-    return sorted(str(p) for p in _require("spark").glob("*.jar") if _artifact(p.name) not in shipped)
+    return sorted(str(p) for p in _require("spark").glob("*.jar")
+                  if _artifact(p.name) not in shipped)
 
 
 def kafka_classpath() -> str:
@@ -120,8 +129,9 @@ def kafka_classpath() -> str:
 
 
 def zoo_classpath() -> str:
-    """Classpath of the zoo's Kafka Streams application and Connect worker (tests/integration/zoo.py): their
-    own directory, so Connect's Jetty and Jersey never reach the broker's classpath."""
+    """Classpath of the zoo's Kafka Streams application and Connect worker
+    (tests/integration/zoo.py): their own directory, so Connect's Jetty and Jersey never reach the
+    broker's classpath."""
     return str(_require("zoo") / "*")
 
 

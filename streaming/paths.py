@@ -1,15 +1,15 @@
 """Where things live on disk, from a checkout or installed from the wheel.
 
-- **From a checkout** (``make``, an editable install): everything stays in the repository, as always:
-  ``conf/``, ``.cache/`` (the JVM jars), ``data/`` and ``checkpoints/``.
-- **Installed** (the wheel in some environment): the configuration, log4j2 files and Maven poms are package
-  data (``streaming/_conf``, copied from ``conf/`` when the wheel is built); data and checkpoints go under the
-  working directory; the jar cache goes to ``~/.cache/kafka-rebalancer`` (``$XDG_CACHE_HOME`` respected).
-  Nothing is ever written inside the installed package.
+- **From a checkout** (``make``, an editable install): everything stays in the repository, as
+  always: ``conf/``, ``.cache/`` (the JVM jars), ``data/`` and ``checkpoints/``.
+- **Installed** (the wheel in some environment): the configuration, log4j2 files and Maven poms are
+  package data (``streaming/_conf``, copied from ``conf/`` when the wheel is built); data and
+  checkpoints go under the working directory; the jar cache goes to ``~/.cache/kafka-rebalancer``
+  (``$XDG_CACHE_HOME`` respected). Nothing is ever written inside the installed package.
 
 Environment overrides: ``REBALANCER_HOME`` is the root of ``data/``, ``checkpoints/`` and relative
-``[paths]`` settings (and holds ``.cache`` too); ``REBALANCER_CACHE`` is the cache (``jars/``, ``m2/``,
-``logs/``, ``kafka_clients/``) alone.
+``[paths]`` settings (and holds ``.cache`` too); ``REBALANCER_CACHE`` is the cache (``jars/``,
+``m2/``, ``logs/``, ``kafka_clients/``) alone.
 """
 
 from __future__ import annotations
@@ -33,9 +33,11 @@ class Layout:
 
 
 def layout(source_root: Path, env: Mapping[str, str], cwd: Path, user_home: Path) -> Layout:
-    """Where things go for a package whose sources sit in ``source_root`` (pure: the caller passes the world)."""
+    """Where things go for a package whose sources sit in ``source_root`` (pure: the caller passes
+    the world)."""
     # a checkout holds pyproject.toml and conf/ beside the package; site-packages does not
-    checkout = (source_root / "pyproject.toml").is_file() and (source_root / "conf" / "rebalancer.toml").is_file()
+    checkout = ((source_root / "pyproject.toml").is_file()
+                and (source_root / "conf" / "rebalancer.toml").is_file())
     home = env.get("REBALANCER_HOME")
     root = (cwd / home) if home else (source_root if checkout else cwd)
     if env.get("REBALANCER_CACHE"):
@@ -60,13 +62,14 @@ CHECKPOINTS_DIR = PROJECT_ROOT / "checkpoints"
 DATA_DIR = PROJECT_ROOT / "data"
 
 
-# -- table and checkpoint locations: local paths or Hadoop URIs ----------------------------------------------
+# -- table and checkpoint locations: local paths or Hadoop URIs ------------------------------------
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+:/")  # scheme:/..., two letters at least (not C:\)
 
 
 def is_uri(location: str) -> bool:
-    """``s3a://b/x``, ``file:///x``, ``hdfs://nn/x``, ``abfss://c@a/x``: a Hadoop URI, not a local path."""
+    """``s3a://b/x``, ``file:///x``, ``hdfs://nn/x``, ``abfss://c@a/x``: a Hadoop URI, not a local
+    path."""
     return bool(_URI.match(location))
 
 
@@ -79,8 +82,8 @@ def resolve_location(location: str) -> str:
 
 
 def join_location(base: str, name: str) -> str:
-    """``name`` under ``base``: URIs joined with '/', as Hadoop does (no percent-encoding: a space stays a
-    space); ``name`` itself absolute or a URI stands alone."""
+    """``name`` under ``base``: URIs joined with '/', as Hadoop does (no percent-encoding: a space
+    stays a space); ``name`` itself absolute or a URI stands alone."""
     if is_uri(name) or Path(name).is_absolute():
         return name
     base = resolve_location(base)
@@ -90,7 +93,8 @@ def join_location(base: str, name: str) -> str:
 
 
 def local_path(location: str) -> Path | None:
-    """The local file a location names (a plain path or a ``file:`` URI), else None (an object store, HDFS)."""
+    """The local file a location names (a plain path or a ``file:`` URI), else None (an object
+    store, HDFS)."""
     if not is_uri(location):
         return Path(resolve_location(location))
     scheme, _, rest = location.partition(":")

@@ -5,9 +5,10 @@ extension and catalog, the RocksDB state store, few shuffle partitions and quiet
 can be overridden from ``[spark.conf]`` in the configuration file or ``--conf spark.x=y``.
 
 The configured ``spark.master`` applies only when nothing else chose one: a running SparkContext,
-``spark-submit --master`` (the driver JVM already holds it) or ``--master`` in ``PYSPARK_SUBMIT_ARGS`` win.
-The local-only settings (loopback driver, 4 shuffle partitions, driver memory, no UI) apply only to a
-``local`` master. On a cluster, run the job with ``spark-submit --jars`` and ``spark.use_cached_jars=false``
+``spark-submit --master`` (the driver JVM already holds it) or ``--master`` in
+``PYSPARK_SUBMIT_ARGS`` win. The local-only settings (loopback driver, 4 shuffle partitions, driver
+memory, no UI) apply only to a ``local`` master. On a cluster, run the job with
+``spark-submit --jars`` and ``spark.use_cached_jars=false``
 (docs/deploying.md#running-on-a-spark-cluster); then nothing here adds jars.
 """
 
@@ -29,8 +30,8 @@ STOP_TIMEOUT_MS = 30_000
 forever), so a job stopped at once by a second signal ends within a bound
 (:mod:`streaming.operations.stopping`)."""
 
-# Sensible on one machine only: a cluster's driver must be reachable from its executors, and its sizes
-# are the cluster operator's to choose.
+# Sensible on one machine only: a cluster's driver must be reachable from its executors, and its
+# sizes are the cluster operator's to choose.
 LOCAL_ONLY = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
@@ -39,8 +40,9 @@ LOCAL_ONLY = {
     "spark.ui.enabled": "false",
     "spark.driver.memory": "2g",
     "spark.sql.adaptive.enabled": "false",
-    # Delta's VACUUM lists the table in a job of this many tasks (Spark's default, 10,000): on two local cores
-    # that scheduling alone took 1-2 minutes per table of a few files (tests/integration/test_maintain)
+    # Delta's VACUUM lists the table in a job of this many tasks (Spark's default, 10,000): on two
+    # local cores that scheduling alone took 1-2 minutes per table of a few files
+    # (tests/integration/test_maintain)
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
 }
 
@@ -48,8 +50,8 @@ LOCAL_ONLY = {
 class Master(NamedTuple):
     url: str
     source: str
-    """Where it comes from: "configuration", "PYSPARK_SUBMIT_ARGS" or "running" (spark-submit's driver JVM
-    or an active SparkContext)."""
+    """Where it comes from: "configuration", "PYSPARK_SUBMIT_ARGS" or "running" (spark-submit's
+    driver JVM or an active SparkContext)."""
 
     @property
     def local(self) -> bool:
@@ -66,7 +68,8 @@ def is_local(master: str) -> bool:
 
 
 def submit_args_master(submit_args: str) -> str | None:
-    """The master named in spark-submit style arguments (``--master X``, ``--conf spark.master=X``), if any."""
+    """The master named in spark-submit style arguments (``--master X``, ``--conf spark.master=X``),
+    if any."""
     try:
         words = shlex.split(submit_args)
     except ValueError:  # unbalanced quotes: spark-submit would refuse them too
@@ -86,7 +89,8 @@ def submit_args_master(submit_args: str) -> str | None:
 
 
 def choose_master(configured: str, env: Mapping[str, str], running: str | None) -> Master:
-    """The master Spark will use: a running one, else PYSPARK_SUBMIT_ARGS', else the configured one."""
+    """The master Spark will use: a running one, else PYSPARK_SUBMIT_ARGS', else the configured
+    one."""
     if running:
         return Master(running, "running")
     submitted = submit_args_master(env.get("PYSPARK_SUBMIT_ARGS", ""))
@@ -96,10 +100,11 @@ def choose_master(configured: str, env: Mapping[str, str], running: str | None) 
 
 
 def _running_master() -> str | None:
-    """The master of an active SparkContext, or the one spark-submit gave the already running driver JVM.
+    """The master of an active SparkContext, or the one spark-submit gave the already running driver
+    JVM.
 
-    Never starts a JVM: without a gateway (PYSPARK_GATEWAY_PORT, set by spark-submit) there is none to ask,
-    and starting one here would lose the settings that only apply at JVM launch.
+    Never starts a JVM: without a gateway (PYSPARK_GATEWAY_PORT, set by spark-submit) there is none
+    to ask, and starting one here would lose the settings that only apply at JVM launch.
     """
     from pyspark import SparkConf, SparkContext
 
@@ -107,21 +112,24 @@ def _running_master() -> str | None:
     if active is not None:
         return active.master
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
-        SparkContext._ensure_initialized()  # connects to that gateway; SparkConf() then reads the JVM's settings
+        # connects to that gateway; SparkConf() then reads the JVM's settings
+        SparkContext._ensure_initialized()
         return SparkConf().get("spark.master", None)
     return None
 
 
-# Validation (streaming.job.validate) is one wide projection; Spark fuses it into one generated method,
-# `processNext` of a whole-stage codegen iterator, 23,505 bytes of bytecode. HotSpot skips methods over 8,000
-# bytes unless told (1M lag events parsed in 5.4 s with the limit, 3.4 s without, local[2]). Past that limit
-# this one still fails to compile: C1's profiled tier runs out of virtual registers and C2 out of nodes
-# (MaxNodeLimit, 80,000). Then, as the compile queue falls, C1's unprofiled tier takes it or HotSpot interprets
-# it for every record, for the JVM's life (36% of the JVM's samples in a dense run's steady state, JFR from
-# launch; benchmarks/results/job.txt, session 23). A larger node budget for Spark's generated iterators only
-# lets C2 compile it (~7 s of a compiler thread); `quiet` keeps the command from printing at JVM start.
-HUGE_METHODS = ("-XX:-DontCompileHugeMethods -XX:CompileCommand=quiet "
-                "-XX:CompileCommand=MaxNodeLimit,*GeneratedIteratorForCodegenStage*.processNext,240000")
+# Validation (streaming.job.validate) is one wide projection; Spark fuses it into one generated
+# method, `processNext` of a whole-stage codegen iterator, 23,505 bytes of bytecode. HotSpot skips
+# methods over 8,000 bytes unless told (1M lag events parsed in 5.4 s with the limit, 3.4 s without,
+# local[2]). Past that limit this one still fails to compile: C1's profiled tier runs out of virtual
+# registers and C2 out of nodes (MaxNodeLimit, 80,000). Then, as the compile queue falls, C1's
+# unprofiled tier takes it or HotSpot interprets it for every record, for the JVM's life (36% of the
+# JVM's samples in a dense run's steady state, JFR from launch; benchmarks/results/job.txt, session
+# 23). A larger node budget for Spark's generated iterators only lets C2 compile it (~7 s of a
+# compiler thread); `quiet` keeps the command from printing at JVM start.
+HUGE_METHODS = (
+    "-XX:-DontCompileHugeMethods -XX:CompileCommand=quiet "
+    "-XX:CompileCommand=MaxNodeLimit,*GeneratedIteratorForCodegenStage*.processNext,240000")
 
 
 def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
@@ -136,8 +144,8 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
-        # one memory budget for all RocksDB instances of the executor (memtables + block cache), instead of
-        # each state store partition sizing its own; the per-group state is small
+        # one memory budget for all RocksDB instances of the executor (memtables + block cache),
+        # instead of each state store partition sizing its own; the per-group state is small
         "spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage": "true",
         "spark.sql.streaming.stateStore.rocksdb.maxMemoryUsageMB": "256",
         "spark.sql.session.timeZone": "UTC",
@@ -146,30 +154,33 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.streaming.minBatchesToRetain": "20",
-        # The Arrow batches to the stateful step cut by records only (maxRecordsPerBatch, 10,000): with a byte
-        # limit, Spark 4.2 sizes the batch after every row it writes (ListVector.setValueCount on the readings
-        # column: 13% of the JVM's time in a dense run, benchmarks/results/job.txt); Int.MaxValue is Spark's own
-        # "no limit", which skips that. It bounded nothing the step relies on: the update functions read a key's
-        # chunks whole (stateful.read_columns), so a call holds its rows however they are batched.
+        # The Arrow batches to the stateful step cut by records only (maxRecordsPerBatch, 10,000):
+        # with a byte limit, Spark 4.2 sizes the batch after every row it writes
+        # (ListVector.setValueCount on the readings column: 13% of the JVM's time in a dense run,
+        # benchmarks/results/job.txt); Int.MaxValue is Spark's own "no limit", which skips that. It
+        # bounded nothing the step relies on: the update functions read a key's chunks whole
+        # (stateful.read_columns), so a call holds its rows however they are batched.
         "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
     }
     if local:
-        # the log4j file is on this machine only; a cluster's executors keep their own logging (and JVM flags:
-        # docs/deploying.md's cluster recipe gives them HUGE_METHODS too)
+        # the log4j file is on this machine only; a cluster's executors keep their own logging (and
+        # JVM flags: docs/deploying.md's cluster recipe gives them HUGE_METHODS too)
         options = f"{log4j} {HUGE_METHODS}"
-        conf |= LOCAL_ONLY | {"spark.driver.extraJavaOptions": options, "spark.executor.extraJavaOptions": options}
+        conf |= LOCAL_ONLY | {"spark.driver.extraJavaOptions": options,
+                              "spark.executor.extraJavaOptions": options}
     conf |= catalog.embedded_metastore(cfg, conf.get("spark.driver.extraJavaOptions", ""))
     if cfg.spark.use_cached_jars:
         conf["spark.jars"] = ",".join(jvm.spark_jars())
     return conf
 
 
-def get_spark(cfg: Config):  # -> pyspark.sql.SparkSession (imported lazily: pyspark is slow to import)
+# -> pyspark.sql.SparkSession (imported lazily: pyspark is slow to import)
+def get_spark(cfg: Config):
     """Build (or return the running) SparkSession for ``cfg``."""
     master = choose_master(cfg.spark.master, os.environ, _running_master())
     if master.local:
-        # Python workers must run this interpreter, which has pandas/pyarrow and this project. On a cluster
-        # the executors' Python is PYSPARK_PYTHON / spark.pyspark.python, as Spark has it.
+        # Python workers must run this interpreter, which has pandas/pyarrow and this project. On a
+        # cluster the executors' Python is PYSPARK_PYTHON / spark.pyspark.python, as Spark has it.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -182,8 +193,8 @@ def get_spark(cfg: Config):  # -> pyspark.sql.SparkSession (imported lazily: pys
     if master.ours:
         builder = builder.master(master.url)
     elif master.url != cfg.spark.master:
-        print(f"Spark master {master.url} (from {master.source}); the configured {cfg.spark.master} is not used",
-              flush=True)
+        print(f"Spark master {master.url} (from {master.source}); the configured "
+              f"{cfg.spark.master} is not used", flush=True)
     for key, value in (spark_defaults(cfg, master.local) | cfg.spark.conf).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -1,9 +1,9 @@
 """Names from data made safe to print: group ids, topics and client ids reach logs and terminals.
 
-Kafka allows almost any string as a group id or client id, and the trigger feed and the event topics can
-carry anything a producer wrote. A newline in a name forges log lines; an ANSI escape rewrites the
-operator's terminal. :func:`printable` escapes every control character (C0, DEL, C1, and the Unicode
-line and paragraph separators) and caps the length, so one name is always one short line.
+Kafka allows almost any string as a group id or client id, and the trigger feed and the event topics
+can carry anything a producer wrote. A newline in a name forges log lines; an ANSI escape rewrites
+the operator's terminal. :func:`printable` escapes every control character (C0, DEL, C1, and the
+Unicode line and paragraph separators) and caps the length, so one name is always one short line.
 
     >>> printable("orders\\n\\x1b[2Jevil")
     'orders\\\\n\\\\x1b[2Jevil'

@@ -1,6 +1,7 @@
 """Errors of the collector (rooted in :class:`assignors.errors.RebalancerError`).
 
-A Kafka error while polling is not one of these: the collector logs it, backs off and polls again."""
+A Kafka error while polling is not one of these: the collector logs it, backs off and polls
+again."""
 
 from __future__ import annotations
 
@@ -16,4 +17,5 @@ class DecodeError(CollectorError, ValueError):
 
 
 class ShardSpecError(CollectorError, ValueError):
-    """A shard specification that is not ``i/N`` with ``0 <= i < N`` (or a number of shards below 1)."""
+    """A shard specification that is not ``i/N`` with ``0 <= i < N`` (or a number of shards below
+    1)."""

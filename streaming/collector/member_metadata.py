@@ -20,12 +20,12 @@ the bytes take their defaults (they are all "ignorable" in Kafka's schema).
 
 A member's rack, in order of preference:
 
-1. ``rack_id`` of subscription v3 (Java clients since 3.5 send it with ``client.rack``; kafka-python's
-   built-in assignors send v0 and never do);
+1. ``rack_id`` of subscription v3 (Java clients since 3.5 send it with ``client.rack``;
+   kafka-python's built-in assignors send v0 and never do);
 2. the configured rack map: an exact client id, then an exact host, then a glob pattern over either
    (``--rack-map 'orders-*=a'``);
-3. a regular expression over the client id (default ``-rack-(\\w+)$``, the workload's naming), unless
-   disabled.
+3. a regular expression over the client id (default ``-rack-(\\w+)$``, the workload's naming),
+   unless disabled.
 
 Generation hints: subscription v2+ ``generation_id`` and the sticky assignors' user data (which
 carries the generation of the member's previous assignment) say which generation the member had when
@@ -46,8 +46,8 @@ from streaming.collector.errors import DecodeError
 from streaming.collector.observed import ObservedMember
 
 RACK_SUFFIX = "-rack-"
-"""The client-id convention for a member's rack, ``<name>-rack-<rack>`` (the workload names its consumers
-so); defined here once, read by the default pattern below and by the demo's display."""
+"""The client-id convention for a member's rack, ``<name>-rack-<rack>`` (the workload names its
+consumers so); defined here once, read by the default pattern below and by the demo's display."""
 DEFAULT_CLIENT_RACK_PATTERN = RACK_SUFFIX + r"([A-Za-z0-9_.]+)$"  # the suffix holds no regex syntax
 
 
@@ -161,9 +161,9 @@ def decode_assignment(data: bytes) -> tuple[tuple[str, int], ...]:
 def sticky_user_data_generation(user_data: bytes | None) -> int | None:
     """The generation in the sticky assignors' user data, or None.
 
-    ``StickyAssignorUserData`` v1 is the previous assignment then an int32 generation. Java writes it
-    without a version header; kafka-python 3.x writes an int16 version first. Both are tried, and only
-    a reading that consumes the bytes exactly counts.
+    ``StickyAssignorUserData`` v1 is the previous assignment then an int32 generation. Java writes
+    it without a version header; kafka-python 3.x writes an int16 version first. Both are tried, and
+    only a reading that consumes the bytes exactly counts.
     """
     if not user_data:
         return None
@@ -183,12 +183,14 @@ def sticky_user_data_generation(user_data: bytes | None) -> int | None:
 
 
 def json_bytes(text: str) -> bytes:
-    """Undo kafka-python's ``to_dict`` of a bytes field (``bytes.decode(errors='backslashreplace')``)."""
+    """Undo kafka-python's ``to_dict`` of a bytes field
+    (``bytes.decode(errors='backslashreplace')``)."""
     out = bytearray()
     i = 0
     hexdigits = "0123456789abcdefABCDEF"
     while i < len(text):
-        if text.startswith("\\x", i) and len(text) >= i + 4 and all(c in hexdigits for c in text[i + 2:i + 4]):
+        if (text.startswith("\\x", i) and len(text) >= i + 4
+                and all(c in hexdigits for c in text[i + 2:i + 4])):
             out.append(int(text[i + 2:i + 4], 16))
             i += 4
         else:
@@ -211,7 +213,8 @@ def _as_bytes(value: Any) -> bytes | None:
 
 
 def _pairs(items: Any) -> list[tuple[str, int]]:
-    """(topic, partition) pairs from ``[{topic, partitions}]`` dicts, data objects or (topic, [p]) tuples."""
+    """(topic, partition) pairs from ``[{topic, partitions}]`` dicts, data objects or (topic, [p])
+    tuples."""
     out: list[tuple[str, int]] = []
     for item in items or ():
         if isinstance(item, Mapping):
@@ -227,8 +230,9 @@ def _pairs(items: Any) -> list[tuple[str, int]]:
 
 def subscription_from(metadata: Any) -> Subscription | None:
     """A :class:`Subscription` from what kafka-python's ``describe_groups`` gives: a dict (its
-    ``to_dict`` of the decoded subscription; the fields present tell the version), raw bytes or their
-    ``to_dict`` string when kafka-python could not decode them, or a decoded object. None when unreadable."""
+    ``to_dict`` of the decoded subscription; the fields present tell the version), raw bytes or
+    their ``to_dict`` string when kafka-python could not decode them, or a decoded object. None when
+    unreadable."""
     if metadata is None or metadata in (b"", ""):
         return None
     if isinstance(metadata, str | bytes | bytearray | memoryview):
@@ -239,7 +243,8 @@ def subscription_from(metadata: Any) -> Subscription | None:
     if isinstance(metadata, Mapping):
         get = metadata.get
         has = metadata.__contains__
-        version = 3 if has("rack_id") else 2 if has("generation_id") else 1 if has("owned_partitions") else 0
+        version = (3 if has("rack_id") else 2 if has("generation_id")
+                   else 1 if has("owned_partitions") else 0)
     else:
         def get(name: str, default: Any = None) -> Any:
             return getattr(metadata, name, default)
@@ -256,7 +261,8 @@ def subscription_from(metadata: Any) -> Subscription | None:
 
 
 def assignment_from(assignment: Any) -> tuple[tuple[str, int], ...]:
-    """The partitions of a member's assignment, in any of the shapes :func:`subscription_from` takes."""
+    """The partitions of a member's assignment, in any of the shapes :func:`subscription_from`
+    takes."""
     if assignment is None or assignment in (b"", ""):
         return ()
     if isinstance(assignment, str | bytes | bytearray | memoryview):
@@ -272,13 +278,14 @@ def assignment_from(assignment: Any) -> tuple[tuple[str, int], ...]:
 
 
 STICKY_PROTOCOLS = frozenset({"sticky", "cooperative-sticky"})
-"""The classic protocols whose user data is ``StickyAssignorUserData``; other assignors' user data is their own
-(Kafka Streams' ``stream`` carries its SubscriptionInfo) and is never read as a generation."""
+"""The classic protocols whose user data is ``StickyAssignorUserData``; other assignors' user data
+is their own (Kafka Streams' ``stream`` carries its SubscriptionInfo) and is never read as a
+generation."""
 
 
 def generation_hint(sub: Subscription | None, sticky: bool = True) -> int | None:
-    """The least generation the group can be in, from what the member sent when it joined; ``sticky``: its
-    user data is the sticky assignors' (see :data:`STICKY_PROTOCOLS`)."""
+    """The least generation the group can be in, from what the member sent when it joined;
+    ``sticky``: its user data is the sticky assignors' (see :data:`STICKY_PROTOCOLS`)."""
     if sub is None:
         return None
     from_user_data = sticky_user_data_generation(sub.user_data) if sticky else None
@@ -306,15 +313,16 @@ class RackResolver:
             re.compile(client_id_pattern)
         return cls(mapping, client_id_pattern or None)
 
-    def rack_for(self, client_id: str | None, host: str | None, subscription_rack: str | None = None) -> str | None:
+    def rack_for(self, client_id: str | None, host: str | None,
+                 subscription_rack: str | None = None) -> str | None:
         if subscription_rack:
             return subscription_rack
         for key in (client_id, host):
             if key and key in self.mapping:
                 return self.mapping[key]
         for pattern, rack in self.mapping.items():
-            if any(ch in pattern for ch in "*?[") and any(
-                    k and fnmatch.fnmatchcase(k, pattern) for k in (client_id, host)):
+            if any(ch in pattern for ch in "*?[") and any(k and fnmatch.fnmatchcase(k, pattern)
+                                                          for k in (client_id, host)):
                 return rack
         if self.client_id_pattern and client_id:
             m = re.search(self.client_id_pattern, client_id)
@@ -324,11 +332,13 @@ class RackResolver:
 
 
 def normalise_host(host: str | None) -> str:
-    """Kafka reports the client host as ``/127.0.0.1``; the slash is an artefact of Java's InetAddress."""
+    """Kafka reports the client host as ``/127.0.0.1``; the slash is an artefact of Java's
+    InetAddress."""
     return (host or "").lstrip("/")
 
 
-def member_from(described: Mapping[str, Any], racks: RackResolver, protocol: str | None = None) -> ObservedMember:
+def member_from(described: Mapping[str, Any], racks: RackResolver,
+                protocol: str | None = None) -> ObservedMember:
     """An :class:`ObservedMember` from one member dict of kafka-python's ``describe_groups``."""
     sub = subscription_from(described.get("member_metadata"))
     client_id = described.get("client_id") or ""
@@ -341,6 +351,7 @@ def member_from(described: Mapping[str, Any], racks: RackResolver, protocol: str
         owned=assignment_from(described.get("member_assignment")),
         client_id=client_id,
     )
-    # the group's selected protocol says whose user data it is (None: not known, read as sticky if it parses)
+    # the group's selected protocol says whose user data it is (None: not known, read as sticky if
+    # it parses)
     sticky = protocol is None or protocol in STICKY_PROTOCOLS
     return ObservedMember(member, host, generation_hint=generation_hint(sub, sticky))

@@ -1,9 +1,11 @@
-"""A group member as the collector observes it: the project's one member type plus what only a describe tells.
+"""A group member as the collector observes it: the project's one member type plus what only a
+describe tells.
 
-:class:`ObservedMember` wraps an :class:`assignors.model.Member` (id, static id, client id, rack, subscribed
-topics, and as ``owned`` the partitions the member holds now) and adds what no assignor needs: the client
-host, the generation hint from its subscription, and for KIP-848 members the member epoch and the target
-assignment. :meth:`ObservedMember.entry` is the member's entry in the ``members`` event.
+:class:`ObservedMember` wraps an :class:`assignors.model.Member` (id, static id, client id, rack,
+subscribed topics, and as ``owned`` the partitions the member holds now) and adds what no assignor
+needs: the client host, the generation hint from its subscription, and for KIP-848 members the
+member epoch and the target assignment. :meth:`ObservedMember.entry` is the member's entry in the
+``members`` event.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ class ObservedMember:
     target: tuple[TopicPartition, ...] | None = None
     """KIP-848 members only: the coordinator's target assignment the member reconciles towards."""
 
-    # the member's own fields, read through (the exporter's rows and `rebalancer verify` read them so)
+    # the member's own fields, read through (the exporter's rows and `rebalancer verify` read them
+    # so)
 
     @property
     def member_id(self) -> str:

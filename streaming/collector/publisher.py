@@ -1,10 +1,11 @@
 """Writing events to Kafka with kafka-python: key = group id, JSON value, topic by event type.
 
-A metadata event larger than ``max_event_bytes`` (a members event of thousands of members, a partitions
-event of tens of thousands of partitions) goes out as parts (:mod:`streaming.contracts.event_parts`), all under
-the group's key, so they land on one partition in order; the job puts them together again. The default
-of 512 KiB stays well inside Kafka's 1 MB defaults (the broker's ``message.max.bytes``, the producer's
-``max_request_size``), so no topic or broker setting has to change.
+A metadata event larger than ``max_event_bytes`` (a members event of thousands of members, a
+partitions event of tens of thousands of partitions) goes out as parts
+(:mod:`streaming.contracts.event_parts`), all under the group's key, so they land on one partition
+in order; the job puts them together again. The default of 512 KiB stays well inside Kafka's 1 MB
+defaults (the broker's ``message.max.bytes``, the producer's ``max_request_size``), so no topic or
+broker setting has to change.
 """
 
 from __future__ import annotations
@@ -25,18 +26,22 @@ def ensure_event_topics(cfg: Config) -> None:
 
 
 class Publisher:
-    """Sends events and waits for them: :meth:`publish` returns once every event is acknowledged, or raises."""
+    """Sends events and waits for them: :meth:`publish` returns once every event is acknowledged, or
+    raises."""
 
-    def __init__(self, cfg: Config, timeout_s: float = 30.0, max_event_bytes: int = event_parts.MAX_PART_BYTES) -> None:
+    def __init__(self, cfg: Config, timeout_s: float = 30.0,
+                 max_event_bytes: int = event_parts.MAX_PART_BYTES) -> None:
         self.cfg = cfg
         self.timeout_s = timeout_s
         self.max_event_bytes = max_event_bytes
         self._producer = kafka_clients.producer(
             cfg, linger_ms=20, request_timeout_ms=10000,
-            delivery_timeout_ms=int(timeout_s * 1000), max_block_ms=10000, reconnect_backoff_max_ms=2000)
+            delivery_timeout_ms=int(timeout_s * 1000), max_block_ms=10000,
+            reconnect_backoff_max_ms=2000)
 
     def publish(self, batch: Sequence[dict[str, Any]]) -> int:
-        """Send ``batch`` and wait for every acknowledgement; returns the number of messages sent."""
+        """Send ``batch`` and wait for every acknowledgement; returns the number of messages
+        sent."""
         futures = []
         for event in batch:
             topic = events.topic_for(event, self.cfg.kafka.lag_topic, self.cfg.kafka.metadata_topic)

@@ -1,20 +1,22 @@
 """Which collector polls which group: the shard rule, and the shard sets that follow from it.
 
-Collectors share the groups by shard: a group belongs to shard ``shard_of(group_id, N)``, and each shard
-is polled by one collector. Who holds which shards is decided either by the user (``--shard i/N``,
-:class:`StaticShards`) or by Kafka's own group protocol (``--shards N``: the collectors join one consumer
-group on a coordination topic of N partitions and the partitions each is assigned ARE its shards;
-:class:`ShardSet` is what the rebalance listener keeps, :mod:`streaming.collector.coordination` the
-consumer around it). Nothing here talks to Kafka: the rule and the bookkeeping are pure.
+Collectors share the groups by shard: a group belongs to shard ``shard_of(group_id, N)``, and each
+shard is polled by one collector. Who holds which shards is decided either by the user
+(``--shard i/N``, :class:`StaticShards`) or by Kafka's own group protocol (``--shards N``: the
+collectors join one consumer group on a coordination topic of N partitions and the partitions each
+is assigned ARE its shards; :class:`ShardSet` is what the rebalance listener keeps,
+:mod:`streaming.collector.coordination` the consumer around it). Nothing here talks to Kafka: the
+rule and the bookkeeping are pure.
 
-**The hash is Kafka's murmur2**, as ``org.apache.kafka.common.utils.Utils.murmur2`` computes it on the UTF-8
-bytes of the group id, made positive the way Kafka's default partitioner does (``& 0x7fffffff``), modulo N.
-Why murmur2 rather than CRC-32 or another stable hash: it is exactly the partition Kafka's default
-partitioner gives a record keyed by the group id on an N-partition topic, so a group's shard is the
-coordination-topic partition of the same number, and anyone can work it out with Kafka's own tools and
-libraries (Java, kafka-python, librdkafka's ``murmur2`` partitioner) without this project's code. It is
-stable across processes, machines and Python versions, which Python's ``hash()`` (salted per process for
-strings) is not: two collectors must agree on every group's shard.
+**The hash is Kafka's murmur2**, as ``org.apache.kafka.common.utils.Utils.murmur2`` computes it on
+the UTF-8 bytes of the group id, made positive the way Kafka's default partitioner does
+(``& 0x7fffffff``), modulo N. Why murmur2 rather than CRC-32 or another stable hash: it is exactly
+the partition Kafka's default partitioner gives a record keyed by the group id on an N-partition
+topic, so a group's shard is the coordination-topic partition of the same number, and anyone can
+work it out with Kafka's own tools and libraries (Java, kafka-python, librdkafka's ``murmur2``
+partitioner) without this project's code. It is stable across processes, machines and Python
+versions, which Python's ``hash()`` (salted per process for strings) is not: two collectors must
+agree on every group's shard.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ def murmur2(data: bytes) -> int:
 
 
 def shard_of(group_id: str, count: int) -> int:
-    """The shard of ``group_id`` among ``count``: the partition Kafka's default partitioner would give
-    a record keyed by the group id on a topic of ``count`` partitions."""
+    """The shard of ``group_id`` among ``count``: the partition Kafka's default partitioner would
+    give a record keyed by the group id on a topic of ``count`` partitions."""
     if count < 1:
         raise ShardSpecError(f"the number of shards must be >= 1, got {count}")
     return (murmur2(group_id.encode("utf-8")) & 0x7FFFFFFF) % count
@@ -59,9 +61,9 @@ def shard_of(group_id: str, count: int) -> int:
 
 @dataclass(frozen=True)
 class StaticShards:
-    """``--shard i/N``: this collector polls the groups of shard ``index`` alone, for as long as it runs.
-    Nothing checks that another collector holds every other shard, or that no other holds this one:
-    that is the user's arrangement (dynamic sharding is the one that watches over itself)."""
+    """``--shard i/N``: this collector polls the groups of shard ``index`` alone, for as long as it
+    runs. Nothing checks that another collector holds every other shard, or that no other holds this
+    one: that is the user's arrangement (dynamic sharding is the one that watches over itself)."""
 
     index: int
     count: int
@@ -79,7 +81,8 @@ class StaticShards:
                 raise ValueError(spec)
             return cls(int(index), int(count))
         except ValueError:
-            raise ShardSpecError(f"--shard {spec!r}: expected i/N with 0 <= i < N, e.g. 0/3") from None
+            raise ShardSpecError(
+                f"--shard {spec!r}: expected i/N with 0 <= i < N, e.g. 0/3") from None
 
     def owns(self, group_id: str) -> bool:
         return shard_of(group_id, self.count) == self.index
@@ -104,9 +107,9 @@ class ShardSet:
     """The shards a collector holds under dynamic sharding, as its rebalance listener reports them.
 
     Eager rebalancing (the assignor the coordination consumer uses) revokes every shard of every
-    collector before any is assigned, so between :meth:`revoke` and :meth:`assign` the set is empty: the
-    collector polls nothing rather than a shard another may already hold. Thread-safe: kafka-python may
-    call the listener from its IO thread while the collector reads :meth:`owns`.
+    collector before any is assigned, so between :meth:`revoke` and :meth:`assign` the set is empty:
+    the collector polls nothing rather than a shard another may already hold. Thread-safe:
+    kafka-python may call the listener from its IO thread while the collector reads :meth:`owns`.
     """
 
     def __init__(self, count: int) -> None:
@@ -116,7 +119,8 @@ class ShardSet:
         self._owned: frozenset[int] = frozenset()
         self._lock = threading.Lock()
         self.changes = 0
-        """how many times the set changed (revoke or assign): a reader compares it to notice a rebalance."""
+        """how many times the set changed (revoke or assign): a reader compares it to notice a
+        rebalance."""
 
     def assign(self, shards: Iterable[int]) -> None:
         """The shards of a completed rebalance (all of them: eager assignment hands the whole set).
@@ -147,7 +151,8 @@ class ShardSet:
 
 
 def describe_shards(owned: Iterable[int], count: int) -> str:
-    """``shards 0, 3 of 6`` / ``no shard of 6`` (one line the collector prints when its set changes)."""
+    """``shards 0, 3 of 6`` / ``no shard of 6`` (one line the collector prints when its set
+    changes)."""
     shards = sorted(owned)
     if not shards:
         return f"no shard of {count}"

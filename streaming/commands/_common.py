@@ -8,13 +8,14 @@ import argparse
 def add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--conf", action="append", default=[], metavar="FILE|KEY=VALUE",
-        help="a configuration file (default conf/rebalancer.toml), or a KEY=VALUE override; repeatable. "
-             "spark.* and kafka.* keys go to Spark and the Kafka clients",
+        help="a configuration file (default conf/rebalancer.toml), or a KEY=VALUE override; "
+             "repeatable. spark.* and kafka.* keys go to Spark and the Kafka clients",
     )
     p.add_argument(
         "--command-config", metavar="FILE", default=None,
-        help="Kafka client settings in a Java .properties file, Kafka's own names (as Kafka's tools take it): "
-             "bootstrap.servers, security.protocol, sasl.jaas.config, ...; ${NAME} is read from the environment",
+        help="Kafka client settings in a Java .properties file, Kafka's own names (as Kafka's "
+             "tools take it): bootstrap.servers, security.protocol, sasl.jaas.config, ...; ${NAME} "
+             "is read from the environment",
     )
 
 

@@ -1,12 +1,13 @@
-"""``rebalancer assign``: run one assignor on scenarios in the conformance schema and print the result.
+"""``rebalancer assign``: run one assignor on scenarios in the conformance schema and print the
+result.
 
-Input is one scenario object or an array of them (an element with ``"_schema": true`` is skipped), from
-a file or stdin. Output is ``{"assignor", "assignment", "metrics"}`` per scenario (an array for an
-array), or a table for a person with ``--format table``.
+Input is one scenario object or an array of them (an element with ``"_schema": true`` is skipped),
+from a file or stdin. Output is ``{"assignor", "assignment", "metrics"}`` per scenario (an array for
+an array), or a table for a person with ``--format table``.
 
-``--option key=value`` (repeatable) sets the assignor's options as ``assignors.registry`` declares them,
-checked before any input is read; a scenario's ``prefer_rack_aware_logic`` reaches only the assignors that
-take it.
+``--option key=value`` (repeatable) sets the assignor's options as ``assignors.registry`` declares
+them, checked before any input is read; a scenario's ``prefer_rack_aware_logic`` reaches only the
+assignors that take it.
 """
 
 from __future__ import annotations
@@ -23,17 +24,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     from assignors import registry
 
     p = sub.add_parser("assign",
-                       help="run an assignor on group scenarios (JSON) and print assignment and metrics",
-                       epilog=_options_help(registry), formatter_class=argparse.RawDescriptionHelpFormatter)
+                       help="run an assignor on group scenarios (JSON) and print assignment and "
+                            "metrics",
+                       epilog=_options_help(registry),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--assignor", required=True, metavar="NAME", help=", ".join(registry.names()))
     p.add_argument("--input", default="-", metavar="FILE",
                    help="scenario JSON file: one object or an array (default: - for stdin)")
-    p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default json)")
+    p.add_argument("--format", choices=("json", "table"), default="json",
+                   help="output format (default json)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the assignor (repeatable; see below)")
     p.add_argument("--horizon", type=float, default=None, metavar="SECONDS",
-                   help="load = lag + produce rate x SECONDS where rates are given, in the metrics and for "
-                        "an assignor that takes horizon_s (default 0: lag alone)")
+                   help="load = lag + produce rate x SECONDS where rates are given, in the metrics "
+                        "and for an assignor that takes horizon_s (default 0: lag alone)")
     p.set_defaults(func=run)
 
 
@@ -51,9 +55,10 @@ def _options_help(registry: Any) -> str:
     return "\n".join(lines)
 
 
-def user_options(assignor: str, pairs: list[str], horizon: float | None) -> tuple[dict[str, Any], float]:
-    """The validated ``--option`` values (with ``--horizon`` as horizon_s where the assignor takes it)
-    and the horizon the metrics use; :class:`UsageError` naming the key on a bad one."""
+def user_options(assignor: str, pairs: list[str],
+                 horizon: float | None) -> tuple[dict[str, Any], float]:
+    """The validated ``--option`` values (with ``--horizon`` as horizon_s where the assignor takes
+    it) and the horizon the metrics use; :class:`UsageError` naming the key on a bad one."""
     from assignors import registry
 
     if horizon is not None and horizon < 0:
@@ -70,7 +75,8 @@ def user_options(assignor: str, pairs: list[str], horizon: float | None) -> tupl
         raise UsageError(f"--option {e}") from None
     if "horizon_s" in options:
         if horizon is not None and horizon != options["horizon_s"]:
-            raise UsageError(f"--horizon {horizon:g} and --option horizon_s={options['horizon_s']:g} disagree")
+            raise UsageError(
+                f"--horizon {horizon:g} and --option horizon_s={options['horizon_s']:g} disagree")
         return options, options["horizon_s"]
     if horizon is not None and "horizon_s" in registry.options(assignor):
         options["horizon_s"] = horizon
@@ -92,8 +98,8 @@ def _read(path: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise UsageError(
-            f"--input: {where} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        raise UsageError(f"--input: {where} is not valid JSON: {e.msg} at line {e.lineno} "
+                         f"column {e.colno}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     options, horizon = user_options(args.assignor, args.option, args.horizon)
     data = _read(args.input)
     single = isinstance(data, dict)
-    outputs = [_assign_one(args.assignor, assignor, raw, "" if index is None else f"[{index}].", options, horizon)
+    outputs = [_assign_one(args.assignor, assignor, raw, "" if index is None else f"[{index}].",
+                           options, horizon)
                for index, raw in _scenarios(data)]
     if args.format == "json":
         json.dump(outputs[0] if single else outputs, sys.stdout)
@@ -118,12 +125,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _scenarios(data: Any) -> list[tuple[int | None, Any]]:
-    """(index, raw scenario) of the input: one object (index None), or each of an array but its schema entry."""
+    """(index, raw scenario) of the input: one object (index None), or each of an array but its
+    schema entry."""
     if isinstance(data, dict):
         return [(None, data)]
     if isinstance(data, list):
-        return [(i, s) for i, s in enumerate(data) if not (isinstance(s, dict) and s.get("_schema") is True)]
-    raise UsageError(f"--input: must hold a scenario object or an array of them, got {type(data).__name__}")
+        return [(i, s) for i, s in enumerate(data)
+                if not (isinstance(s, dict) and s.get("_schema") is True)]
+    raise UsageError(
+        f"--input: must hold a scenario object or an array of them, got {type(data).__name__}")
 
 
 def _assign_one(name: str, assignor: Any, raw: Any, prefix: str, options: dict[str, Any],
@@ -146,9 +156,11 @@ def _assign_one(name: str, assignor: Any, raw: Any, prefix: str, options: dict[s
         raise UsageError(f"{prefix}{e}") from None
     try:
         # A cooperative first round withholds the partitions that change owner.
-        validate_assignment(scenario.snapshot, assignment, allow_unassigned=name == "cooperative-sticky")
+        validate_assignment(scenario.snapshot, assignment,
+                            allow_unassigned=name == "cooperative-sticky")
     except InvalidAssignment as e:
-        raise RebalancerError(f"{prefix}assignor {name} produced an invalid assignment: {e}") from None
+        raise RebalancerError(
+            f"{prefix}assignor {name} produced an invalid assignment: {e}") from None
     out: dict[str, Any] = {} if scenario.name is None else {"name": scenario.name}
     out["assignor"] = name
     if options:
@@ -188,7 +200,8 @@ def _compact(tps: list[list]) -> str:
 def _table(out: dict[str, Any]) -> str:
     m = out["metrics"]
     opts = ", ".join(f"{k}={v}" for k, v in (out.get("options") or {}).items())
-    title = f"{out['assignor']}" + (f" ({opts})" if opts else "") + (f" on {out['name']}" if out.get("name") else "")
+    title = (f"{out['assignor']}" + (f" ({opts})" if opts else "")
+             + (f" on {out['name']}" if out.get("name") else ""))
     lines = [title]
     members = list(out["assignment"])
     width = max([len("member"), *(len(x) for x in members)])

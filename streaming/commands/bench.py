@@ -1,12 +1,12 @@
 """``rebalancer bench``: the benchmarks, from the command line.
 
-    rebalancer bench quality [--seed N] [--cases N] [--suites a,b] [--save]
-    rebalancer bench speed [--quick] [--assignors a,b] [--cases a,b] [--no-java] [--timeout S] [--save]
+    rebalancer bench quality [--seed N] [--cases N] [--suites a,b] [--save] rebalancer bench speed
+    [--quick] [--assignors a,b] [--cases a,b] [--no-java] [--timeout S] [--save]
 
 ``quality`` compares every assignor on generated, seeded groups (:mod:`benchmarks.quality`);
 ``speed`` times ours beside Kafka's Java assignors (:mod:`benchmarks.speed`). Both are imported only
-when run, so ``rebalancer --help`` stays instant. The benchmarks live in the repository, not in the wheel:
-installed from the wheel, ``bench`` says so.
+when run, so ``rebalancer --help`` stays instant. The benchmarks live in the repository, not in the
+wheel: installed from the wheel, ``bench`` says so.
 """
 
 from __future__ import annotations
@@ -18,11 +18,14 @@ from types import ModuleType
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="benchmarks: assignment quality against every assignor, or speed")
+    p = sub.add_parser("bench",
+                       help="benchmarks: assignment quality against every assignor, or speed")
     which = p.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
 
-    q = which.add_parser("quality", help="max load / lower bound, cross-rack, movement of every assignor")
-    q.add_argument("--seed", type=int, default=1, help="seed of the generated groups (default %(default)s)")
+    q = which.add_parser("quality",
+                         help="max load / lower bound, cross-rack, movement of every assignor")
+    q.add_argument("--seed", type=int, default=1,
+                   help="seed of the generated groups (default %(default)s)")
     q.add_argument("--cases", type=int, default=10, help="cases per suite (default %(default)s)")
     q.add_argument("--suites", help="comma-separated subset of the suites (default: all)")
     q.add_argument("--save", action="store_true", help="also write benchmarks/results/quality.txt")
@@ -43,8 +46,9 @@ def _benchmark(name: str) -> ModuleType:
     from streaming.errors import UsageError
     from streaming.paths import FROM_CHECKOUT, SOURCE_ROOT
 
-    # from a checkout benchmarks/ sits beside the package, but the editable install maps only the packages
-    # of the wheel, and the `rebalancer` script does not put the working directory on sys.path
+    # from a checkout benchmarks/ sits beside the package, but the editable install maps only the
+    # packages of the wheel, and the `rebalancer` script does not put the working directory on
+    # sys.path
     if FROM_CHECKOUT and str(SOURCE_ROOT) not in sys.path:
         sys.path.append(str(SOURCE_ROOT))
     try:
@@ -53,7 +57,8 @@ def _benchmark(name: str) -> ModuleType:
         if e.name not in ("benchmarks", f"benchmarks.{name}"):
             raise
         raise UsageError("the benchmarks are not installed (they are not part of the wheel): run "
-                         "`rebalancer bench` from a checkout of the repository (`make setup`)") from None
+                         "`rebalancer bench` from a checkout of the repository "
+                         "(`make setup`)") from None
 
 
 def run_quality(args: argparse.Namespace) -> int:

@@ -9,31 +9,36 @@ from streaming.commands._common import add_config_args, load_config
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "demo", help="the closed loop on one machine: workload, collector, streaming job, consumers applying "
-                     "the recommendations; live display, summary and plot",
-        description="Starts a three-broker Kafka cluster on racks a, b, c (unless kafka.bootstrap_servers names "
-                    "one), the streaming job in local Spark, a skewed workload whose consumer group uses "
-                    "RecommendationAssignor (Kafka's range until a recommendation lands) and the collector. Shows "
-                    "per-consumer lag, each recommendation and each rebalance as they happen; midway moves every "
-                    "replica to another rack. Stops after --duration seconds or on Ctrl-C, stops everything it "
-                    "started and prints a summary; the plot and the Delta tables go under data/demo/<time>/. "
-                    "With --consumers java: two groups of three Java consumers (kafka-clients) on the same "
-                    "skewed topic, one on the project's Java RecommendationAssignor (clients/java, built by "
-                    "`make java-assignor`), one on Kafka's range; 30 s before the end a member of the first "
-                    "leaves and its leader falls back; the summary compares the two groups' lag.")
+        "demo", help="the closed loop on one machine: workload, collector, streaming job, "
+                     "consumers applying the recommendations; live display, summary and plot",
+        description="Starts a three-broker Kafka cluster on racks a, b, c (unless "
+                    "kafka.bootstrap_servers names one), the streaming job in local Spark, a "
+                    "skewed workload whose consumer group uses RecommendationAssignor (Kafka's "
+                    "range until a recommendation lands) and the collector. Shows per-consumer "
+                    "lag, each recommendation and each rebalance as they happen; midway moves "
+                    "every replica to another rack. Stops after --duration seconds or on Ctrl-C, "
+                    "stops everything it started and prints a summary; the plot and the Delta "
+                    "tables go under data/demo/<time>/. With --consumers java: two groups of three "
+                    "Java consumers (kafka-clients) on the same skewed topic, one on the project's "
+                    "Java RecommendationAssignor (clients/java, built by `make java-assignor`), "
+                    "one on Kafka's range; 30 s before the end a member of the first leaves and "
+                    "its leader falls back; the summary compares the two groups' lag.")
     add_config_args(p)
-    p.add_argument("--duration", type=float, default=180.0, metavar="SECONDS", help="how long to run (180)")
+    p.add_argument("--duration", type=float, default=180.0, metavar="SECONDS",
+                   help="how long to run (180)")
     p.add_argument("--consumers", choices=("python", "java"), default="python",
-                   help="the consumer group's clients: kafka-python (default), or Java consumers beside a Java "
-                        "range group (needs `make java-assignor`)")
+                   help="the consumer group's clients: kafka-python (default), or Java consumers "
+                        "beside a Java range group (needs `make java-assignor`)")
     p.add_argument("--leave-at", type=float, default=None, metavar="SECONDS",
-                   help="--consumers java: when a member of the Java group leaves (default: 30 s before the end; "
-                        "negative: never)")
+                   help="--consumers java: when a member of the Java group leaves (default: 30 s "
+                        "before the end; negative: never)")
     p.add_argument("--move-replicas-at", type=float, default=None, metavar="SECONDS",
-                   help="when the replicas move racks (default: half the duration; negative: never; python "
-                        "consumers only)")
-    p.add_argument("--interval", type=float, default=2.5, metavar="SECONDS", help="collector poll interval (2.5)")
-    p.add_argument("--out", default=None, metavar="DIR", help="output folder (default data/demo/<time>)")
+                   help="when the replicas move racks (default: half the duration; negative: "
+                        "never; python consumers only)")
+    p.add_argument("--interval", type=float, default=2.5, metavar="SECONDS",
+                   help="collector poll interval (2.5)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder (default data/demo/<time>)")
     p.set_defaults(func=run, log_file="demo")
 
 
@@ -59,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--leave-at is for --consumers java")
     move = args.move_replicas_at
     options = DemoOptions(duration_s=args.duration, collector_interval_s=args.interval,
-                          move_replicas_at_s=float("inf") if move is not None and move < 0 else move,
+                          move_replicas_at_s=(float("inf") if move is not None and move < 0
+                                              else move),
                           out_dir=Path(args.out) if args.out else None)
     result = run_demo(load_config(args), options, out=lambda text: print(text, flush=True))
     print("\n".join(result.lines), flush=True)
@@ -74,7 +80,8 @@ def _run_java(args: argparse.Namespace) -> int:
     from streaming.errors import UsageError
 
     if args.move_replicas_at is not None:
-        raise UsageError("--move-replicas-at is for the python consumers; the java variant moves no replicas")
+        raise UsageError(
+            "--move-replicas-at is for the python consumers; the java variant moves no replicas")
     leave = args.leave_at
     options = JavaDemoOptions(duration_s=args.duration, collector_interval_s=args.interval,
                               leave_at_s=float("inf") if leave is not None and leave < 0 else leave,

@@ -8,16 +8,20 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("kafka", help="start or stop an embedded Kafka cluster on loopback")
     ops = p.add_subparsers(dest="op", metavar="OP", required=True)
-    up = ops.add_parser("up", help="start a cluster, print its bootstrap servers and leave it running")
-    up.add_argument("--brokers", type=int, default=1, help="1 (default) or 3 with broker.rack a, b, c")
-    up.add_argument("--port", type=int, default=None, help="client port of the first broker (default: a free one)")
+    up = ops.add_parser("up",
+                        help="start a cluster, print its bootstrap servers and leave it running")
+    up.add_argument("--brokers", type=int, default=1,
+                    help="1 (default) or 3 with broker.rack a, b, c")
+    up.add_argument("--port", type=int, default=None,
+                    help="client port of the first broker (default: a free one)")
     up.add_argument("--security", choices=("plaintext", "sasl-ssl"), default="plaintext",
-                    help="sasl-ssl: TLS with a CA made on the fly, SCRAM-SHA-512 users, ACLs per principal; a "
-                         "client .properties file per principal (for --command-config) is written next to it")
+                    help="sasl-ssl: TLS with a CA made on the fly, SCRAM-SHA-512 users, ACLs per "
+                         "principal; a client .properties file per principal (for "
+                         "--command-config) is written next to it")
     up.add_argument("--server-assignor", action="store_true",
-                    help="load the project's KIP-848 server-side assignor (clients/java, built if needed) as the "
-                         "default of group.consumer.assignors, with uniform and range still available "
-                         "(docs/server-assignor.md)")
+                    help="load the project's KIP-848 server-side assignor (clients/java, built if "
+                         "needed) as the default of group.consumer.assignors, with uniform and "
+                         "range still available (docs/server-assignor.md)")
     up.set_defaults(func=_up)
     down = ops.add_parser("down", help="stop the cluster started by `kafka up`")
     down.set_defaults(func=_down)
@@ -33,7 +37,8 @@ def _up(args: argparse.Namespace) -> int:
     running = detached.detached_state()
     if running:
         raise KafkaClusterError(
-            f"a cluster is already running at {running['bootstrap_servers']}: `rebalancer kafka down` first")
+            f"a cluster is already running at {running['bootstrap_servers']}: "
+            "`rebalancer kafka down` first")
     ports = None
     if args.port:
         ports = [args.port + i for i in range(args.brokers)]

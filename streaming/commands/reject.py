@@ -1,5 +1,5 @@
-"""``rebalancer reject GROUP [--version N]``: reject a group's proposed recommendation (the command lives in
-streaming/commands/approve.py, with ``approve``)."""
+"""``rebalancer reject GROUP [--version N]``: reject a group's proposed recommendation (the command
+lives in streaming/commands/approve.py, with ``approve``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``rebalancer run``: the streaming rebalancer (long-running, or ``--available-now`` to drain and exit)."""
+"""``rebalancer run``: the streaming rebalancer (long-running, or ``--available-now`` to drain and
+exit)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from streaming.commands._common import add_config_args, load_config
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run the streaming rebalancer: events from Kafka -> recommendations to Delta")
+    p = sub.add_parser("run", help="run the streaming rebalancer: events from Kafka -> "
+                                   "recommendations to Delta")
     add_config_args(p)
     p.add_argument("--available-now", action="store_true",
                    help="process what is in the topics now, then exit (default: run until stopped)")
-    p.add_argument("--checkpoint", default=None, help="checkpoint folder (default <paths.checkpoints>/rebalancer)")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint folder (default <paths.checkpoints>/rebalancer)")
     p.set_defaults(func=run)
 
 
@@ -26,29 +29,33 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = load_config(args)
     if cfg.kafka.bootstrap_servers == EMBEDDED:
-        raise ConfigError("`rebalancer run` needs a Kafka cluster with events: set kafka.bootstrap_servers "
-                          "(e.g. from `rebalancer kafka up`), or run `rebalancer demo` for the embedded default")
-    if cfg.spark.use_cached_jars:  # false under spark-submit: the connectors come from --jars, no Maven
+        raise ConfigError("`rebalancer run` needs a Kafka cluster with events: set "
+                          "kafka.bootstrap_servers (e.g. from `rebalancer kafka up`), or run "
+                          "`rebalancer demo` for the embedded default")
+    # false under spark-submit: the connectors come from --jars, no Maven
+    if cfg.spark.use_cached_jars:
         jvm.resolve()
     # Kafka first: an unreachable cluster is retried, then reported, before a JVM starts for nothing
     from streaming.kafka_clients import factories as kafka_clients
 
     kafka_clients.ensure_rebalancer_topics(cfg)
-    print(f"Kafka {cfg.kafka.bootstrap_servers} (options {cfg.kafka.redacted()}); tables in {cfg.paths.tables}",
-          flush=True)
+    print(f"Kafka {cfg.kafka.bootstrap_servers} (options {cfg.kafka.redacted()}); tables in "
+          f"{cfg.paths.tables}", flush=True)
     spark = get_spark(cfg)
-    # after the SparkContext: it installs a SIGINT handler that calls the JVM from inside the handler
+    # after the SparkContext: it installs a SIGINT handler that calls the JVM from inside the
+    # handler
     stop = Stop().install()
     totals = Totals()
     try:
-        query.run(spark, cfg, available_now=args.available_now, checkpoint=args.checkpoint, stop=stop.requested,
-                  now=stop.now, totals=totals)
+        query.run(spark, cfg, available_now=args.available_now, checkpoint=args.checkpoint,
+                  stop=stop.requested, now=stop.now, totals=totals)
     finally:
         spark.stop()
     if stop.signal is not None:
         print(stop_line(stop, totals), flush=True)
     else:
-        print(f"{totals.batches} batches, {totals.recommendations} recommendations, {totals.rejected} rejected")
+        print(f"{totals.batches} batches, {totals.recommendations} recommendations, "
+              f"{totals.rejected} rejected")
     return 0
 
 
@@ -58,6 +65,7 @@ def stop_line(stop, totals) -> str:
     last = "no batch" if totals.last_batch is None else f"batch {totals.last_batch}"
     return (f"rebalancer run: stopped by {how} after {last} ({totals.batches} "
             f"batch{'' if totals.batches == 1 else 'es'} this run, {totals.recommendations} "
-            f"recommendation{'' if totals.recommendations == 1 else 's'} and {totals.rejected} rejected committed); "
-            "lease released" + ("; a batch still running was interrupted, the next run replays it"
-                                if totals.interrupted else ""))
+            f"recommendation{'' if totals.recommendations == 1 else 's'} and {totals.rejected} "
+            "rejected committed); lease released"
+            + ("; a batch still running was interrupted, the next run replays it"
+               if totals.interrupted else ""))

@@ -1,8 +1,8 @@
 """``rebalancer verify GROUP``: is the group's latest recommendation what the group runs now?
 
-This module reads (the group live, with the collector's code; the latest row of the recommendations table;
-for ``approve`` mode, the trigger feed) and renders; the verdicts and how they are reached are
-:mod:`streaming.apply.verification`'s.
+This module reads (the group live, with the collector's code; the latest row of the recommendations
+table; for ``approve`` mode, the trigger feed) and renders; the verdicts and how they are reached
+are :mod:`streaming.apply.verification`'s.
 """
 
 from __future__ import annotations
@@ -24,17 +24,19 @@ FEED_WAIT_S = 30.0
 def register(sub: argparse._SubParsersAction) -> None:
     from streaming.commands.live_read import add_read_args
 
-    p = sub.add_parser("verify", help="compare a group's live assignment with its latest recommendation",
+    p = sub.add_parser("verify",
+                       help="compare a group's live assignment with its latest recommendation",
                        description=verification.__doc__.split("\n\n")[1].replace("\n", " "),
-                       epilog="exit status: 0 applied, 3 pending, 4 diverged, 5 superseded, 6 no recommendation, "
-                              "7 awaiting approval, 8 rejected, 9 observed (observe mode), 10 expired (a proposal "
-                              "whose group changed since, or past policy.proposal_expiry_s)")
+                       epilog="exit status: 0 applied, 3 pending, 4 diverged, 5 superseded, 6 no "
+                              "recommendation, 7 awaiting approval, 8 rejected, 9 observed "
+                              "(observe mode), 10 expired (a proposal whose group changed since, "
+                              "or past policy.proposal_expiry_s)")
     add_config_args(p)
     add_read_args(p)
     p.add_argument("group", metavar="GROUP")
     p.add_argument("--pending-for", type=float, default=120.0, metavar="SECONDS",
-                   help="a classic group's recommendation younger than this (event time) that is not in place "
-                        "yet is pending, older it has diverged (120)")
+                   help="a classic group's recommendation younger than this (event time) that is "
+                        "not in place yet is pending, older it has diverged (120)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
 
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
                          (f" ({'; '.join(snap.warnings)})" if snap.warnings else ""))
     else:
         rec = live_read.latest_recommendations(cfg, args.group).get(args.group)
-        decision = feed_record(cfg, args.group) if rec is not None and rec.get("mode") == APPROVE else None
+        proposed = rec is not None and rec.get("mode") == APPROVE
+        decision = feed_record(cfg, args.group) if proposed else None
         result = verify(snap, args.group, rec, args.pending_for, time.time(), decision)
     if args.format == "json":
         print(json.dumps(result, indent=2, default=str))
@@ -75,9 +78,11 @@ def feed_record(cfg, group: str) -> dict[str, Any] | None:
 
 def verify(snap, group: str, rec: dict[str, Any] | None, pending_for_s: float, now_s: float,
            feed_rec: dict[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`streaming.apply.verification.verify` of the group in the collector's snapshot, as a plain dict
-    (``status``, ``reason``, ``differences``, the recommendation's ``version`` ...) for rendering and JSON."""
-    return verification.verify(LiveGroup.of_snapshot(snap, group), rec, pending_for_s, now_s, feed_rec).as_dict()
+    """:func:`streaming.apply.verification.verify` of the group in the collector's snapshot, as a
+    plain dict (``status``, ``reason``, ``differences``, the recommendation's ``version`` ...) for
+    rendering and JSON."""
+    return verification.verify(LiveGroup.of_snapshot(snap, group), rec, pending_for_s, now_s,
+                               feed_rec).as_dict()
 
 
 def render(r: dict[str, Any]) -> str:
@@ -88,6 +93,7 @@ def render(r: dict[str, Any]) -> str:
              f"{r['status']}: {r['reason']}."]
     if r["differences"]:
         width = max(len(d["partition"]) for d in r["differences"])
-        lines += [f"  {d['partition'].ljust(width)}  on {d['now'] or '(nobody)'}, recommended {d['recommended']}"
-                  for d in r["differences"]]
+        lines += [
+            f"  {d['partition'].ljust(width)}  on {d['now'] or '(nobody)'}, recommended "
+            f"{d['recommended']}" for d in r["differences"]]
     return "\n".join(lines)

@@ -1,17 +1,19 @@
-"""Hypothesis strategies for Kafka records drawn from the event contract (:mod:`streaming.contracts.events`).
+"""Hypothesis strategies for Kafka records drawn from the event contract
+(:mod:`streaming.contracts.events`).
 
-Every field of the four event types is drawn inside its contract (mostly) and at and beyond its bounds:
-integers at 0, 1, 2^31-1, 2^53±1, 2^63-1 and one past each, negative, floats where integers belong, numbers
-too large for any type; strings empty, huge, unicode (lone surrogates included), with control characters;
-every field sometimes of another JSON type, missing, or duplicated (``duplicate key``); values nested
-deeper than a parser allows, trailing data, keys that do not match. A ``lag_dense`` event's entries are
-drawn so, one by one (a bad entry among good ones, partitions repeated), and its arrays now and then of unequal
-length, empty or not arrays. :func:`scenario` draws whole groups (members, partitions, polls of lag in either
-form) whose lags sit at those bounds, so records that pass validation also reach the stateful step's figures.
+Every field of the four event types is drawn inside its contract (mostly) and at and beyond its
+bounds: integers at 0, 1, 2^31-1, 2^53±1, 2^63-1 and one past each, negative, floats where integers
+belong, numbers too large for any type; strings empty, huge, unicode (lone surrogates included),
+with control characters; every field sometimes of another JSON type, missing, or duplicated
+(``duplicate key``); values nested deeper than a parser allows, trailing data, keys that do not
+match. A ``lag_dense`` event's entries are drawn so, one by one (a bad entry among good ones,
+partitions repeated), and its arrays now and then of unequal length, empty or not arrays.
+:func:`scenario` draws whole groups (members, partitions, polls of lag in either form) whose lags
+sit at those bounds, so records that pass validation also reach the stateful step's figures.
 
-A drawn record has no expected reason: the contract's promise is that each one is either valid (and every
-figure it feeds exact or bounded) or rejected with a reason, never that it stops the query. Used by the
-property tests and by ``python -m benchmarks.fuzz --contract`` (:func:`draw`: seeded).
+A drawn record has no expected reason: the contract's promise is that each one is either valid (and
+every figure it feeds exact or bounded) or rejected with a reason, never that it stops the query.
+Used by the property tests and by ``python -m benchmarks.fuzz --contract`` (:func:`draw`: seeded).
 
 Dev tool only: hypothesis is never imported by production modules.
 """
@@ -31,15 +33,16 @@ from streaming.contracts import events as ev
 from streaming.dev.fuzz import ANY, LAG_ROLE, META_ROLE, Record
 
 INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
-EDGES = (0, 1, 2, INT_MAX - 1, INT_MAX, INT_MAX + 1, 2**53 - 1, 2**53, 2**53 + 1, LONG_MAX - 1, LONG_MAX,
-         LONG_MAX + 1, 2**64, -1, -(2**31), -(2**63), -(2**63) - 1, 10**30)
+EDGES = (0, 1, 2, INT_MAX - 1, INT_MAX, INT_MAX + 1, 2**53 - 1, 2**53, 2**53 + 1, LONG_MAX - 1,
+         LONG_MAX, LONG_MAX + 1, 2**64, -1, -(2**31), -(2**63), -(2**63) - 1, 10**30)
 TOPIC_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 MAX_DEPTH = 2_000
 """Nesting deeper than Spark's JSON parser allows (it refuses at 1,000)."""
 
 
 class Raw(str):
-    """JSON text written as it is (``1e400``, ``1000.0``, ``-0``, ``NaN``): numbers Python cannot hold."""
+    """JSON text written as it is (``1e400``, ``1000.0``, ``-0``, ``NaN``): numbers Python cannot
+    hold."""
 
 
 class Pairs(list):
@@ -47,7 +50,8 @@ class Pairs(list):
 
 
 def to_json(value: Any) -> str:
-    """Compact JSON of ``value``, with :class:`Raw` verbatim and :class:`Pairs` as objects (repeats kept)."""
+    """Compact JSON of ``value``, with :class:`Raw` verbatim and :class:`Pairs` as objects (repeats
+    kept)."""
     if isinstance(value, Raw):
         return str(value)
     if isinstance(value, Pairs):
@@ -66,8 +70,9 @@ def ints(lo: int, hi: int) -> st.SearchStrategy[int]:
 
 
 def beyond(lo: int, hi: int) -> st.SearchStrategy[int]:
-    """Integers out of [lo, hi]: just past each bound, and every edge of :data:`EDGES` outside it (the far ends of
-    a long among them: arithmetic on a value before it is checked overflows there, and ANSI mode raises)."""
+    """Integers out of [lo, hi]: just past each bound, and every edge of :data:`EDGES` outside it
+    (the far ends of a long among them: arithmetic on a value before it is checked overflows there,
+    and ANSI mode raises)."""
     return st.sampled_from(sorted({lo - 1, hi + 1, *(e for e in EDGES if not lo <= e <= hi)}))
 
 
@@ -75,19 +80,21 @@ def wrong_json() -> st.SearchStrategy[Any]:
     """A value of some JSON type, or a number no type holds."""
     return st.one_of(st.none(), st.booleans(), st.sampled_from(EDGES),
                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
-                     st.sampled_from([Raw("1e400"), Raw("1000.0"), Raw("-0"), Raw("1E2"), Raw("0.5"), [], {},
-                                      [1], {"a": 1}, "1", "", Raw("-1e-400")]))
+                     st.sampled_from([Raw("1e400"), Raw("1000.0"), Raw("-0"), Raw("1E2"),
+                                      Raw("0.5"), [], {}, [1], {"a": 1}, "1", "", Raw("-1e-400")]))
 
 
-def field(valid: st.SearchStrategy[Any], bad: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Any]:
+def field(valid: st.SearchStrategy[Any],
+          bad: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Any]:
     """Mostly ``valid``; else out of contract (``bad``, another JSON type)."""
     bad = wrong_json() if bad is None else st.one_of(bad, wrong_json())
     return st.tuples(odds(12), valid, bad).map(lambda t: t[2] if t[0] else t[1])
 
 
 def odds(n: int) -> st.SearchStrategy[bool]:
-    """True about once in ``n + 1`` draws. (Hypothesis draws one of equal branches of ``one_of`` once, and
-    favours small integers and a list's first entries: the rare case is a value from the middle.)"""
+    """True about once in ``n + 1`` draws. (Hypothesis draws one of equal branches of ``one_of``
+    once, and favours small integers and a list's first entries: the rare case is a value from the
+    middle.)"""
     return st.integers(0, n).map(lambda i: i == n // 2)
 
 
@@ -96,7 +103,8 @@ def topic_names() -> st.SearchStrategy[str]:
 
 
 def bad_topics() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(["", ".", "..", "a" * 250, "t 1", "t/1", "é"]), st.text(max_size=20))
+    return st.one_of(st.sampled_from(["", ".", "..", "a" * 250, "t 1", "t/1", "é"]),
+                     st.text(max_size=20))
 
 
 def groups() -> st.SearchStrategy[str]:
@@ -107,7 +115,8 @@ def groups() -> st.SearchStrategy[str]:
 
 
 def bad_groups() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(["", "x" * 32768, "tab\there", "del\x7f", "\ud800"]), st.text(max_size=10))
+    return st.one_of(st.sampled_from(["", "x" * 32768, "tab\there", "del\x7f", "\ud800"]),
+                     st.text(max_size=10))
 
 
 def offsets() -> st.SearchStrategy[tuple[int, int]]:
@@ -116,8 +125,9 @@ def offsets() -> st.SearchStrategy[tuple[int, int]]:
 
 
 def moving(base: int, lag: int, poll: int) -> tuple[int, int]:
-    """(committed, end) of a partition at poll ``poll``: ``lag`` behind, the committed offset moving on by 1,000
-    a poll (else the partition reads as stuck and leaves the skew reading) unless the lag leaves no room."""
+    """(committed, end) of a partition at poll ``poll``: ``lag`` behind, the committed offset moving
+    on by 1,000 a poll (else the partition reads as stuck and leaves the skew reading) unless the
+    lag leaves no room."""
     room = LONG_MAX - lag - 10_000
     committed = min(base, room) + 1_000 * poll if room >= 0 else LONG_MAX - lag
     return committed, committed + lag
@@ -134,31 +144,35 @@ def lag_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
         "committed_offset": field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
         "end_offset": field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
     }, optional={"no_commit": field(st.booleans()), "extra": wrong_json(),
-                 # drawn apart from the offsets: above end_offset now and then, which the contract refuses
+                 # drawn apart from the offsets: above end_offset now and then, which the contract
+                 # refuses
                  ev.LOG_START: field(ints(0, LONG_MAX), beyond(0, LONG_MAX))})
 
 
-DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets", "short no_commit",
-               f"short {ev.LOG_STARTS}", "empty", "partitions not a list", "no_commit not a list",
-               f"{ev.LOG_STARTS} not a list")
+DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets",
+               "short no_commit", f"short {ev.LOG_STARTS}", "empty", "partitions not a list",
+               "no_commit not a list", f"{ev.LOG_STARTS} not a list")
 """How a ``lag_dense`` event's shape is broken now and then (the whole record is then rejected)."""
 
 
 def dense_entries() -> st.SearchStrategy[list[tuple[Any, Any, Any, Any, Any]]]:
-    """(partition, committed, end, no_commit, log start) of each entry, each value now and then out of contract;
-    partitions at the bounds, so that some repeat; the log start at or under the committed offset mostly, past it
-    (records lost: valid) or past the end (refused) now and then."""
+    """(partition, committed, end, no_commit, log start) of each entry, each value now and then out
+    of contract; partitions at the bounds, so that some repeat; the log start at or under the
+    committed offset mostly, past it (records lost: valid) or past the end (refused) now and
+    then."""
     entry = st.tuples(field(ints(0, INT_MAX), beyond(0, INT_MAX)), offsets(),
                       field(st.none(), beyond(0, LONG_MAX)), field(st.none(), beyond(0, LONG_MAX)),
-                      field(st.booleans()), field(st.floats(0, 1), st.one_of(beyond(0, LONG_MAX), st.just(1.5))))
+                      field(st.booleans()),
+                      field(st.floats(0, 1), st.one_of(beyond(0, LONG_MAX), st.just(1.5))))
     return st.lists(entry, min_size=1, max_size=6).map(lambda es: [
-        (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag, _log_start(ce, at))
+        (p, ce[0] if bad_c is None else bad_c, ce[1] if bad_e is None else bad_e, flag,
+         _log_start(ce, at))
         for p, ce, bad_c, bad_e, flag, at in es])
 
 
 def _log_start(committed_end: tuple[int, int], at: Any) -> Any:
-    """A log start ``at`` of the way to the committed offset (0..1), 1.5 of the way to the end (past the committed
-    offset: lost records), or ``at`` itself when it is out of contract."""
+    """A log start ``at`` of the way to the committed offset (0..1), 1.5 of the way to the end (past
+    the committed offset: lost records), or ``at`` itself when it is out of contract."""
     if not isinstance(at, float) or isinstance(at, bool):
         return at
     committed, end = committed_end
@@ -166,9 +180,10 @@ def _log_start(committed_end: tuple[int, int], at: Any) -> Any:
 
 
 def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
-    """A ``lag_dense`` event's fields: the common ones drawn as for ``lag``, then the arrays of its entries."""
-    def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any, Any]], flags: bool, starts: bool,
-              flaw: str, wrong: Any) -> dict[str, Any]:
+    """A ``lag_dense`` event's fields: the common ones drawn as for ``lag``, then the arrays of its
+    entries."""
+    def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any, Any]], flags: bool,
+              starts: bool, flaw: str, wrong: Any) -> dict[str, Any]:
         names = [*ev.DENSE_ARRAYS, "no_commit", ev.LOG_STARTS]
         arrays = {n: [e[i] for e in entries] for i, n in enumerate(names)
                   if (n != "no_commit" or flags) and (n != ev.LOG_STARTS or starts)}
@@ -181,14 +196,17 @@ def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
         return common | arrays
 
     common = st.fixed_dictionaries({
-        "type": field(st.just(ev.LAG_DENSE), st.sampled_from([ev.LAG, "LAG_DENSE"])), "ts": field(ts_near(ts)),
-        "group": field(groups(), bad_groups()), "topic": field(topic_names(), bad_topics())})
+        "type": field(st.just(ev.LAG_DENSE), st.sampled_from([ev.LAG, "LAG_DENSE"])),
+        "ts": field(ts_near(ts)), "group": field(groups(), bad_groups()),
+        "topic": field(topic_names(), bad_topics())})
     flaw = st.tuples(odds(8), st.sampled_from(DENSE_FLAWS)).map(lambda t: t[1] if t[0] else "none")
-    return st.builds(build, common, dense_entries(), st.booleans(), st.booleans(), flaw, wrong_json())
+    return st.builds(build, common, dense_entries(), st.booleans(), st.booleans(), flaw,
+                     wrong_json())
 
 
 def ts_near(ts: int) -> st.SearchStrategy[int]:
-    """Event times up to 100 s before ``ts`` (on time for the runs that use this), some before the watermark."""
+    """Event times up to 100 s before ``ts`` (on time for the runs that use this), some before the
+    watermark."""
     return st.one_of(st.integers(ts - 100_000, ts), st.sampled_from([1, 2, ts - 10**9]))
 
 
@@ -198,30 +216,36 @@ def member_entries(topic: str) -> st.SearchStrategy[dict[str, Any]]:
         "member_id": field(st.text(min_size=1, max_size=12), st.just("")),
         "instance_id": opt, "client_id": opt, "host": opt, "rack": opt,
         "topics": field(st.lists(st.one_of(st.just(topic), topic_names()), max_size=3)),
-        "assigned": field(st.lists(st.one_of(st.tuples(st.just(topic), ints(0, 8)).map(list),
-                                             st.tuples(topic_names(), ints(0, INT_MAX)).map(list)), max_size=4)),
+        "assigned": field(
+            st.lists(
+                st.one_of(st.tuples(st.just(topic), ints(0, 8)).map(list),
+                          st.tuples(topic_names(), ints(0, INT_MAX)).map(list)), max_size=4)),
     })
 
 
 def members_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({
-        "type": st.just(ev.MEMBERS), "ts": field(ts_near(ts)), "group": field(groups(), bad_groups()),
+        "type": st.just(ev.MEMBERS), "ts": field(ts_near(ts)),
+        "group": field(groups(), bad_groups()),
         "generation": field(ints(-1, INT_MAX), st.sampled_from([-2, INT_MAX + 1])),
-        "protocol": field(st.one_of(st.none(), st.sampled_from(["range", "roundrobin", "cooperative-sticky"]))),
+        "protocol": field(
+            st.one_of(st.none(), st.sampled_from(["range", "roundrobin", "cooperative-sticky"]))),
         "members": field(st.lists(member_entries("t0"), max_size=4)),
     }, optional={"group_protocol": field(st.sampled_from(["classic", "consumer"]))})
 
 
 def partition_entries() -> st.SearchStrategy[list[dict[str, Any]]]:
-    """Partitions 0..n-1 (sometimes not: a gap, a repeat), leaders and replicas at the broker-id bounds, racks
-    one per replica (sometimes not)."""
+    """Partitions 0..n-1 (sometimes not: a gap, a repeat), leaders and replicas at the broker-id
+    bounds, racks one per replica (sometimes not)."""
     broker = ints(0, INT_MAX)
     racks = st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=3)
-    entry = st.tuples(field(st.one_of(st.none(), broker)), st.lists(broker, max_size=3), field(st.none(), racks),
+    entry = st.tuples(field(st.one_of(st.none(), broker)), st.lists(broker, max_size=3),
+                      field(st.none(), racks),
                       field(st.none(), st.sampled_from([-1, INT_MAX + 1, 0])))
 
     def build(drawn: list[tuple[Any, list[int], Any, Any]]) -> list[dict[str, Any]]:
-        return [{"partition": p if number is None else number, "leader": leader, "replicas": replicas,
+        return [{"partition": p if number is None else number, "leader": leader,
+                 "replicas": replicas,
                  "replica_racks": [f"r{b % 3}" for b in replicas] if rs is None else rs}
                 for p, (leader, replicas, rs, number) in enumerate(drawn)]
 
@@ -230,16 +254,18 @@ def partition_entries() -> st.SearchStrategy[list[dict[str, Any]]]:
 
 def partitions_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({
-        "type": st.just(ev.PARTITIONS), "ts": field(ts_near(ts)), "group": field(groups(), bad_groups()),
-        "topic": field(topic_names(), bad_topics()), "partitions": field(partition_entries())})
+        "type": st.just(ev.PARTITIONS), "ts": field(ts_near(ts)),
+        "group": field(groups(), bad_groups()), "topic": field(topic_names(), bad_topics()),
+        "partitions": field(partition_entries())})
 
 
 SHAPES = ("repeat", "drop", "trailing", "space", "object after", "in a list", "too deep",
                          "cut", "null", "empty", "NaN")
-"""How a drawn event becomes text besides as it is (:data:`KEEP`): a field dropped or repeated (``duplicate key``),
-trailing data, nested too deep, cut short, or not an object."""
+"""How a drawn event becomes text besides as it is (:data:`KEEP`): a field dropped or repeated
+(``duplicate key``), trailing data, nested too deep, cut short, or not an object."""
 KEEP = st.tuples(odds(5), st.sampled_from(SHAPES)).map(lambda t: t[1] if t[0] else "keep")
-KEYS = st.tuples(odds(8), st.sampled_from(["none", "other"])).map(lambda t: t[1] if t[0] else "group")
+KEYS = st.tuples(odds(8), st.sampled_from(["none", "other"])).map(
+    lambda t: t[1] if t[0] else "group")
 
 
 def text_of(fields: dict[str, Any], shape: str, pick: int) -> str:
@@ -251,9 +277,11 @@ def text_of(fields: dict[str, Any], shape: str, pick: int) -> str:
         "keep": lambda: whole,
         "drop": lambda: to_json(Pairs((k, v) for k, v in pairs if k != name)),
         "repeat": lambda: to_json(Pairs([*pairs, (name, fields[name])])),
-        "trailing": lambda: whole + "x", "space": lambda: whole + " \n", "object after": lambda: whole + "{}",
-        "in a list": lambda: f"[{whole}]", "cut": lambda: whole[:-1], "null": lambda: "null",
-        "too deep": lambda: to_json(Pairs([*pairs, ("deep", Raw("[" * MAX_DEPTH + "]" * MAX_DEPTH))])),
+        "trailing": lambda: whole + "x", "space": lambda: whole + " \n",
+        "object after": lambda: whole + "{}", "in a list": lambda: f"[{whole}]",
+        "cut": lambda: whole[:-1], "null": lambda: "null",
+        "too deep": lambda: to_json(Pairs([*pairs,
+                                            ("deep", Raw("[" * MAX_DEPTH + "]" * MAX_DEPTH))])),
         "empty": lambda: "", "NaN": lambda: "NaN",
     }[shape]()
 
@@ -266,7 +294,8 @@ def key_of(group: Any, choice: str) -> bytes | None:
 
 
 def record_of(kind: str, fields: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Record]:
-    """Records of one event type: its fields, their text, its key, and now and then the other topic."""
+    """Records of one event type: its fields, their text, its key, and now and then the other
+    topic."""
     role = LAG_ROLE if kind in ev.LAG_TYPES else META_ROLE
     wrong = META_ROLE if role == LAG_ROLE else LAG_ROLE
 
@@ -274,14 +303,16 @@ def record_of(kind: str, fields: st.SearchStrategy[dict[str, Any]]) -> st.Search
         return Record(f"contract-{kind}", r, key_of(f.get("group"), key),
                       text_of(f, shape, pick).encode("utf-8", "surrogatepass"), ANY)
 
-    return st.builds(build, fields, KEEP, st.integers(0, 15), KEYS, odds(9).map(lambda w: wrong if w else role))
+    return st.builds(build, fields, KEEP, st.integers(0, 15), KEYS,
+                     odds(9).map(lambda w: wrong if w else role))
 
 
 def records(ts: int) -> st.SearchStrategy[Record]:
     """One record of any event type (each lag form twice as often), its group drawn too."""
     # two strategies of a kind, not one twice: Hypothesis draws one of equal branches as one
     return st.one_of(record_of(ev.LAG, lag_fields(ts)), record_of(ev.LAG, lag_fields(ts)),
-                     record_of(ev.LAG_DENSE, dense_fields(ts)), record_of(ev.LAG_DENSE, dense_fields(ts)),
+                     record_of(ev.LAG_DENSE, dense_fields(ts)),
+                     record_of(ev.LAG_DENSE, dense_fields(ts)),
                      record_of(ev.MEMBERS, members_fields(ts)),
                      record_of(ev.PARTITIONS, partitions_fields(ts)))
 
@@ -292,37 +323,46 @@ def _event_record(kind: str, event: dict[str, Any]) -> Record:
 
 
 def scenario(ts: int) -> st.SearchStrategy[Callable[[str], list[Record]]]:
-    """A valid group whose lags sit at the contract's bounds, given its name: its members (two, partitions
-    split between them), its partitions, and polls of every partition's offsets (its lag drawn at the
-    contract's bounds, :func:`moving`), one every 10 s, as ``lag`` events or (``dense``) one ``lag_dense`` event
-    a poll; skewed often enough that many recommend, with figures at and past 2^53 and 2^63-1."""
-    def build(n: int, polls: int, lags: list[tuple[int, int]], dense: bool) -> Callable[[str], list[Record]]:
+    """A valid group whose lags sit at the contract's bounds, given its name: its members (two,
+    partitions split between them), its partitions, and polls of every partition's offsets (its lag
+    drawn at the contract's bounds, :func:`moving`), one every 10 s, as ``lag`` events or
+    (``dense``) one ``lag_dense`` event a poll; skewed often enough that many recommend, with
+    figures at and past 2^53 and 2^63-1."""
+    def build(n: int, polls: int, lags: list[tuple[int, int]],
+              dense: bool) -> Callable[[str], list[Record]]:
         def named(g: str) -> list[Record]:
             t0 = ts - 90_000
-            members = [ev.member_entry("m0", ["t0"], [("t0", p) for p in range(n) if p < (n + 1) // 2]),
-                       ev.member_entry("m1", ["t0"], [("t0", p) for p in range(n) if p >= (n + 1) // 2])]
-            out = [_event_record("contract-scenario-members", ev.members_event(t0, g, 1, "range", members)),
-                   _event_record("contract-scenario-partitions", ev.partitions_event(
-                       t0, g, "t0", [ev.partition_entry(p, 0, [0], ["a"]) for p in range(n)]))]
+            members = [
+                ev.member_entry("m0", ["t0"], [("t0", p) for p in range(n) if p < (n + 1) // 2]),
+                ev.member_entry("m1", ["t0"], [("t0", p) for p in range(n) if p >= (n + 1) // 2])]
+            partitions = [ev.partition_entry(p, 0, [0], ["a"]) for p in range(n)]
+            out = [_event_record("contract-scenario-members",
+                                 ev.members_event(t0, g, 1, "range", members)),
+                   _event_record("contract-scenario-partitions",
+                                 ev.partitions_event(t0, g, "t0", partitions))]
             for i in range(polls):
-                lag = [ev.lag_event(t0 + 1 + i * 10_000, g, "t0", p, *moving(*lags[p], i)) for p in range(n)]
-                out += [_event_record("contract-scenario-lag", e) for e in (ev.dense(lag) if dense else lag)]
+                lag = [ev.lag_event(t0 + 1 + i * 10_000, g, "t0", p, *moving(*lags[p], i))
+                       for p in range(n)]
+                out += [_event_record("contract-scenario-lag", e)
+                        for e in (ev.dense(lag) if dense else lag)]
             return out
 
         return named
 
-    # (base committed offset, lag): m0's partitions (the first half) mostly heavy, m1's mostly light, so that
-    # most groups are skewed and recommend
+    # (base committed offset, lag): m0's partitions (the first half) mostly heavy, m1's mostly
+    # light, so that most groups are skewed and recommend
     heavy = st.tuples(ints(0, LONG_MAX), st.one_of(ints(1_000, LONG_MAX), ints(0, LONG_MAX)))
-    light = st.tuples(ints(0, LONG_MAX), st.one_of(ints(0, 1_000), ints(0, 1_000), ints(0, LONG_MAX)))
+    light = st.tuples(ints(0, LONG_MAX),
+                      st.one_of(ints(0, 1_000), ints(0, 1_000), ints(0, LONG_MAX)))
     return st.sampled_from([1, 2, 3, 3, 4, 4, 4]).flatmap(lambda n: st.builds(
         build, st.just(n), st.integers(3, 5),
-        st.tuples(*[heavy if p < (n + 1) // 2 else light for p in range(n)]).map(list), st.booleans()))
+        st.tuples(*[heavy if p < (n + 1) // 2 else light for p in range(n)]).map(list),
+        st.booleans()))
 
 
 def draw(strategy: st.SearchStrategy[Any], n: int, seed: int) -> list[Any]:
-    """``n`` examples of ``strategy``, the same for the same seed (Hypothesis' own generation, no shrinking,
-    no example database)."""
+    """``n`` examples of ``strategy``, the same for the same seed (Hypothesis' own generation, no
+    shrinking, no example database)."""
     out: list[Any] = []
 
     @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
@@ -339,8 +379,9 @@ def draw(strategy: st.SearchStrategy[Any], n: int, seed: int) -> list[Any]:
 
 @contextlib.contextmanager
 def _no_local_constants() -> Iterator[None]:
-    """Hypothesis (6.1xx) also draws constants it finds in the project's modules loaded so far, so the same
-    seed would draw otherwise once the job's modules are imported; for a seeded draw, none."""
+    """Hypothesis (6.1xx) also draws constants it finds in the project's modules loaded so far, so
+    the same seed would draw otherwise once the job's modules are imported; for a seeded draw,
+    none."""
     from hypothesis.internal.conjecture import providers
 
     found = providers._get_local_constants
@@ -354,8 +395,8 @@ def _no_local_constants() -> Iterator[None]:
 
 
 def generate(seed: int, n: int, ts: int) -> list[Record]:
-    """``n`` records drawn from the contract: about four in five single records (:func:`records`), the rest
-    whole groups (:func:`scenario`, named ``ct-<seed>-<i>``)."""
+    """``n`` records drawn from the contract: about four in five single records (:func:`records`),
+    the rest whole groups (:func:`scenario`, named ``ct-<seed>-<i>``)."""
     out: list[Record] = draw(records(ts), max(1, n * 4 // 5), seed)
     for i, named in enumerate(draw(scenario(ts), max(1, (n - len(out)) // 6), seed + 1)):
         out += named(f"ct-{seed}-{i}")

@@ -1,8 +1,9 @@
 """Send labelled fuzz records to the job's topics and judge what the job did with them.
 
-:func:`send` produces :mod:`streaming.dev.fuzz` records (and any valid events) and returns where each
-record landed; :func:`verdict` compares those with the ``rejected_events`` rows, matched by source topic,
-partition and offset. Used by tests/integration/test_fuzz.py and ``python -m benchmarks.fuzz``.
+:func:`send` produces :mod:`streaming.dev.fuzz` records (and any valid events) and returns where
+each record landed; :func:`verdict` compares those with the ``rejected_events`` rows, matched by
+source topic, partition and offset. Used by tests/integration/test_fuzz.py and
+``python -m benchmarks.fuzz``.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ class Verdict:
         return not (self.valid_lost or self.missing or self.wrong_reason or self.unexpected)
 
 
-def send(cfg: Config, records: Sequence[Record], events: Iterable[dict[str, Any]] = ()) -> list[Sent]:
-    """Produce the records (to the lag or metadata topic by role) and the valid events; where each record went."""
+def send(cfg: Config, records: Sequence[Record],
+         events: Iterable[dict[str, Any]] = ()) -> list[Sent]:
+    """Produce the records (to the lag or metadata topic by role) and the valid events; where each
+    record went."""
     prod = kafka_clients.producer(cfg, max_request_size=2 * 1024 * 1024)
     try:
         futures = []
@@ -61,7 +64,8 @@ def send(cfg: Config, records: Sequence[Record], events: Iterable[dict[str, Any]
             futures.append((r, prod.send(topic, key=r.key, value=r.value, timestamp_ms=r.kafka_ts)))
         for e in events:
             key, value = ev.encode(e)
-            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key, value=value)
+            prod.send(ev.topic_for(e, cfg.kafka.lag_topic, cfg.kafka.metadata_topic), key=key,
+                      value=value)
         prod.flush(120)
         out = []
         for r, f in futures:
@@ -102,14 +106,15 @@ def verdict(sent: Sequence[Sent], rejected: Iterable[tuple[Source, str]]) -> Ver
 
 
 def _reason_class(reason: str) -> str:
-    """A reason without its figures, for counting ("ts 5 is not positive ..." -> "ts # is not positive ...")."""
+    """A reason without its figures, for counting ("ts 5 is not positive ..." -> "ts # is not
+    positive ...")."""
     words = reason.split(":")[0].split()
     return " ".join("#" if w.lstrip("-").isdigit() else w for w in words)[:70]
 
 
 def figure_problems(recs: Iterable[dict[str, Any]]) -> list[str]:
-    """What is wrong with the figures of recommendation rows (as read from the table): figures in records
-    must be exact integers in 0..2^63-1, doubles finite or null."""
+    """What is wrong with the figures of recommendation rows (as read from the table): figures in
+    records must be exact integers in 0..2^63-1, doubles finite or null."""
     from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECORDS_COLUMNS
 
     out = []

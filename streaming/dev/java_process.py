@@ -1,10 +1,11 @@
-"""A Java group member run as a child process: the one wrapper behind the demo's Java consumers and the tests'.
+"""A Java group member run as a child process: the one wrapper behind the demo's Java consumers and
+the tests'.
 
-Every Java member of this project (the demo's ``DemoConsumer``, the tests' ``GroupMember`` family) speaks
-the same small protocol on its standard streams: it prints ``assigned t-p,t-p`` whenever its assignment
-changes (an empty list when it holds nothing), anything else it logs, and it leaves its group and exits
-when its standard input is closed. Settings it needs (bootstrap servers, security) may be written to that
-input first, so they never appear on a command line.
+Every Java member of this project (the demo's ``DemoConsumer``, the tests' ``GroupMember`` family)
+speaks the same small protocol on its standard streams: it prints ``assigned t-p,t-p`` whenever its
+assignment changes (an empty list when it holds nothing), anything else it logs, and it leaves its
+group and exits when its standard input is closed. Settings it needs (bootstrap servers, security)
+may be written to that input first, so they never appear on a command line.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ def parse_assigned(line: str) -> set[TP] | None:
 
 
 class JavaProcess:
-    """One Java member process. ``stdin_text`` is written to its input at start (the input stays open);
-    ``log`` receives every line it prints (stdout) and its stderr; without it stderr is discarded.
-    :meth:`on_line` is called from the reader thread for every line (after the assignment is updated)."""
+    """One Java member process. ``stdin_text`` is written to its input at start (the input stays
+    open); ``log`` receives every line it prints (stdout) and its stderr; without it stderr is
+    discarded. :meth:`on_line` is called from the reader thread for every line (after the assignment
+    is updated)."""
 
     def __init__(self, cmd: Sequence[str], client_id: str, *, stdin_text: str | None = None,
                  log: IO[str] | None = None) -> None:
@@ -39,7 +41,8 @@ class JavaProcess:
         self._lock = threading.Lock()
         self._log = log
         self.proc = subprocess.Popen(list(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=log if log is not None else subprocess.DEVNULL, text=True)
+                                     stderr=log if log is not None else subprocess.DEVNULL,
+                                     text=True)
         if stdin_text is not None:
             assert self.proc.stdin is not None
             self.proc.stdin.write(stdin_text)

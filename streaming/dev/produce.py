@@ -1,4 +1,5 @@
-"""Send event dicts (and raw records) to the rebalancer's topics: how tests and benchmarks feed the job."""
+"""Send event dicts (and raw records) to the rebalancer's topics: how tests and benchmarks feed the
+job."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from streaming.contracts import events as ev
 from streaming.kafka_clients import factories as kafka_clients
 
 
-def produce(cfg: Config, events: Iterable[dict], raw: Iterable[tuple[bytes | None, bytes]] = ()) -> None:
-    """Each event to its topic (lag or metadata) keyed by its group; each ``(key, value)`` of ``raw`` as it
-    is to the metadata topic. The topics are created first when missing; returns once everything is acked."""
+def produce(cfg: Config, events: Iterable[dict],
+            raw: Iterable[tuple[bytes | None, bytes]] = ()) -> None:
+    """Each event to its topic (lag or metadata) keyed by its group; each ``(key, value)`` of
+    ``raw`` as it is to the metadata topic. The topics are created first when missing; returns once
+    everything is acked."""
     kafka_clients.ensure_rebalancer_topics(cfg)
     prod = kafka_clients.producer(cfg)
     try:

@@ -31,11 +31,13 @@ class SmokeResult:
 
 
 def make_records(n: int) -> list[dict]:
-    return [{"id": i, "name": f"record-{i}", "value": i * 0.5, "tags": [f"t{i % 3}"]} for i in range(n)]
+    return [{"id": i, "name": f"record-{i}", "value": i * 0.5, "tags": [f"t{i % 3}"]}
+            for i in range(n)]
 
 
 def produce(cfg: Config, topic: str, records: list[dict], partitions: int = 3) -> None:
-    kafka_clients.ensure_topics(cfg, {topic: {"num_partitions": partitions, "replication_factor": 1}})
+    kafka_clients.ensure_topics(cfg,
+                                {topic: {"num_partitions": partitions, "replication_factor": 1}})
     prod = kafka_clients.producer(cfg)
     try:
         for r in records:
@@ -56,7 +58,8 @@ def kafka_to_delta(spark, cfg: Config, topic: str, table: str, checkpoint: str) 
         .option("startingOffsets", "earliest")
         .load()
     )
-    parsed = source.select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("r"), "partition", "offset")
+    parsed = source.select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("r"),
+                           "partition", "offset")
     query = (
         parsed.select("r.*", "partition", "offset")
         .writeStream.format("delta")
@@ -87,7 +90,8 @@ def run(spark, cfg: Config, n: int = 1000) -> SmokeResult:
 def cleanup(result: SmokeResult, cfg: Config) -> None:
     from streaming.paths import local_path
 
-    # local outputs only (paths and file: URIs); on an object store or HDFS they stay where they were written
+    # local outputs only (paths and file: URIs); on an object store or HDFS they stay where they
+    # were written
     for location in (result.table, cfg.checkpoint_path(f"smoke-{result.table.rsplit('-', 1)[-1]}")):
         local = local_path(location)
         if local is not None:

@@ -1,9 +1,10 @@
-"""A Spark standalone cluster on loopback: one master and N workers from pyspark's own distribution (for the
-integration tests and ``python -m benchmarks.job --standalone-workers``).
+"""A Spark standalone cluster on loopback: one master and N workers from pyspark's own distribution
+(for the integration tests and ``python -m benchmarks.job --standalone-workers``).
 
-Each daemon runs in the foreground (``bin/spark-class``) in a process group of its own, so ``stop()`` ends it
-with everything it started (executors and their Python workers) and can check that nothing is left. Ports are
-free ones picked on 127.0.0.1; logs and work dirs stay under ``base_dir``.
+Each daemon runs in the foreground (``bin/spark-class``) in a process group of its own, so
+``stop()`` ends it with everything it started (executors and their Python workers) and can check
+that nothing is left. Ports are free ones picked on 127.0.0.1; logs and work dirs stay under
+``base_dir``.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ def _group_alive(pgid: int) -> bool:
 
 
 class StandaloneCluster:
-    """``with StandaloneCluster(tmp) as c:`` -> ``c.master_url`` (``spark://127.0.0.1:P``) with workers registered."""
+    """``with StandaloneCluster(tmp) as c:`` -> ``c.master_url`` (``spark://127.0.0.1:P``) with
+    workers registered."""
 
-    def __init__(self, base_dir: Path, workers: int = 2, cores: int = 1, memory: str = "1g") -> None:
+    def __init__(self, base_dir: Path, workers: int = 2, cores: int = 1,
+                 memory: str = "1g") -> None:
         self.base_dir = Path(base_dir)
         self.workers, self.cores, self.memory = workers, cores, memory
         self.port, self.webui_port = free_port(), free_port()
@@ -53,10 +56,11 @@ class StandaloneCluster:
         self.procs: list[subprocess.Popen] = []
         self.work_dirs: list[Path] = []
 
-    # -- lifecycle -----------------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self, timeout: float = 120.0) -> None:
-        conf_dir = self.base_dir / "conf"  # empty: no spark-defaults.conf or spark-env.sh from elsewhere
+        # empty: no spark-defaults.conf or spark-env.sh from elsewhere
+        conf_dir = self.base_dir / "conf"
         conf_dir.mkdir(parents=True, exist_ok=True)
         self._launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                      "--port", str(self.port), "--webui-port", str(self.webui_port))
@@ -74,7 +78,8 @@ class StandaloneCluster:
     def _launch(self, name: str, main_class: str, *args: str) -> None:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
                "SPARK_CONF_DIR": str(self.base_dir / "conf"), "SPARK_NO_DAEMONIZE": "1"}
-        log = open(self.base_dir / f"{name}.log", "wb")  # noqa: SIM115 - the daemon writes it until stop()
+        # the daemon writes it until stop()
+        log = open(self.base_dir / f"{name}.log", "wb")  # noqa: SIM115
         try:
             proc = subprocess.Popen([str(spark_home() / "bin" / "spark-class"), main_class, *args],
                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -88,15 +93,16 @@ class StandaloneCluster:
         while time.monotonic() < deadline:
             for p in self.procs:
                 if p.poll() is not None:
-                    raise RuntimeError(f"a Spark daemon exited ({p.returncode}) while waiting for {what}; "
-                                       f"see the logs in {self.base_dir}")
+                    raise RuntimeError(f"a Spark daemon exited ({p.returncode}) while waiting for "
+                                       f"{what}; see the logs in {self.base_dir}")
             try:
                 if ready(self.state()):
                     return
             except OSError:  # the web UI is not listening yet
                 pass
             time.sleep(0.5)
-        raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}; see the logs in {self.base_dir}")
+        raise TimeoutError(
+            f"timed out after {timeout:.0f}s waiting for {what}; see the logs in {self.base_dir}")
 
     def stop(self, timeout: float = 30.0) -> None:
         for p in self.procs:
@@ -128,7 +134,7 @@ class StandaloneCluster:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # -- state ---------------------------------------------------------------------------------------------
+    # -- state -------------------------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
         """The master's JSON status (workers, active and completed applications)."""
@@ -136,7 +142,8 @@ class StandaloneCluster:
             return json.load(r)
 
     def completed_app(self, app_id: str, timeout: float = 60.0) -> dict[str, Any]:
-        """The master's record of a finished application (it learns of the end just after the driver)."""
+        """The master's record of a finished application (it learns of the end just after the
+        driver)."""
         self._wait(lambda s: any(a["id"] == app_id for a in s.get("completedapps", [])), timeout,
                    f"the master to list {app_id} as completed")
         return next(a for a in self.state()["completedapps"] if a["id"] == app_id)
@@ -147,4 +154,5 @@ class StandaloneCluster:
 
     def executor_dirs(self, app_id: str) -> dict[int, list[Path]]:
         """Worker index -> the executor folders (stdout, stderr) it ran for the application."""
-        return {i: sorted(p for p in (work / app_id).glob("*") if p.is_dir()) for i, work in enumerate(self.work_dirs)}
+        return {i: sorted(p for p in (work / app_id).glob("*") if p.is_dir())
+                for i, work in enumerate(self.work_dirs)}

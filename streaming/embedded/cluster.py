@@ -36,14 +36,15 @@ log = logging.getLogger(__name__)
 
 DEFAULT_RACKS = ("a", "b", "c")
 JVM_OPTS = [
-    "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExplicitGCInvokesConcurrent",
-    "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+    "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+    "-XX:+ExplicitGCInvokesConcurrent", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
 ]
 
 
 def new_cluster_id() -> str:
-    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. Like Kafka's Uuid.randomUuid,
-    never one starting with '-', which the storage tool's argument parser would take for an option."""
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. Like Kafka's
+    Uuid.randomUuid, never one starting with '-', which the storage tool's argument parser would
+    take for an option."""
     while True:
         cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         if not cid.startswith("-"):
@@ -77,7 +78,8 @@ class Node:
 
 
 class KafkaCluster:
-    """A KRaft cluster of ``brokers`` combined nodes under ``base_dir`` (a temp folder by default)."""
+    """A KRaft cluster of ``brokers`` combined nodes under ``base_dir`` (a temp folder by
+    default)."""
 
     def __init__(
         self,
@@ -94,10 +96,12 @@ class KafkaCluster:
             racks = DEFAULT_RACKS if brokers > 1 else ()
         if racks and len(racks) < brokers:
             racks = tuple(racks[i % len(racks)] for i in range(brokers))
-        self.base_dir = Path(base_dir) if base_dir else CACHE_DIR / "kafka" / f"cluster-{uuid.uuid4().hex[:8]}"
+        self.base_dir = (Path(base_dir) if base_dir
+                         else CACHE_DIR / "kafka" / f"cluster-{uuid.uuid4().hex[:8]}")
         self.cluster_id = new_cluster_id()
         self.extra_config = extra_config or {}
-        self.security = security  # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded/sasl_ssl.py)
+        # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded/sasl_ssl.py)
+        self.security = security
         self.nodes = [
             Node(
                 node_id=i + 1,
@@ -118,14 +122,16 @@ class KafkaCluster:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self, timeout_s: float = 120.0) -> str:
-        """Format and start every node, wait until all brokers answer; return the bootstrap servers."""
+        """Format and start every node, wait until all brokers answer; return the bootstrap
+        servers."""
         java = jvm.java_executable()
         classpath = jvm.kafka_classpath()
         if self.security:
             self.security.make_certificates()
         for node in self.nodes:
             if _port_in_use(node.port):
-                raise KafkaClusterError(f"port {node.port} for broker {node.node_id} is already in use")
+                raise KafkaClusterError(
+                    f"port {node.port} for broker {node.node_id} is already in use")
             node.data_dir.mkdir(parents=True, exist_ok=True)
             self._write_properties(node)
         atexit.register(self.stop)
@@ -140,13 +146,14 @@ class KafkaCluster:
         except BaseException:
             self.stop()
             raise
-        log.info("Kafka cluster up: %s (%d broker(s), logs in %s)", self.bootstrap_servers, len(self.nodes),
-                 self.base_dir)
+        log.info("Kafka cluster up: %s (%d broker(s), logs in %s)", self.bootstrap_servers,
+                 len(self.nodes), self.base_dir)
         return self.bootstrap_servers
 
     def stop(self, timeout_s: float = 30.0) -> None:
         """Stop every node: SIGTERM (controlled shutdown), SIGKILL after ``timeout_s``."""
-        procs = [n.process for n in self.nodes if n.process is not None and n.process.poll() is None]
+        procs = [n.process for n in self.nodes
+                 if n.process is not None and n.process.poll() is None]
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
                 p.send_signal(signal.SIGTERM)
@@ -179,8 +186,9 @@ class KafkaCluster:
             node.process.wait(10)
 
     def start_broker(self, node_id: int, timeout_s: float = 90.0) -> None:
-        """Bring a stopped node back and wait until it is registered and leads its preferred partitions
-        again, so the leadership move does not happen later in the middle of other work."""
+        """Bring a stopped node back and wait until it is registered and leads its preferred
+        partitions again, so the leadership move does not happen later in the middle of other
+        work."""
         node = self._node(node_id)
         self._launch(node, jvm.java_executable(), jvm.kafka_classpath())
         self._wait_ready(timeout_s)
@@ -193,14 +201,15 @@ class KafkaCluster:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:
-                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000,
-                                         client_id="rebalancer-wait", **self._admin_options())
+                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers,
+                                         request_timeout_ms=5000, client_id="rebalancer-wait",
+                                         **self._admin_options())
                 try:
                     topics = admin.describe_topics()
                 finally:
                     admin.close()
-                if all(p["leader_id"] == p["replica_nodes"][0] for t in topics for p in t["partitions"]
-                       if p["replica_nodes"]):
+                if all(p["leader_id"] == p["replica_nodes"][0] for t in topics
+                       for p in t["partitions"] if p["replica_nodes"]):
                     return True
             except Exception:  # the cluster is still settling
                 pass
@@ -233,7 +242,8 @@ class KafkaCluster:
             "process.roles": "broker,controller",
             "node.id": str(node.node_id),
             "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:"
+                         f"{node.controller_port}",
             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
@@ -249,8 +259,9 @@ class KafkaCluster:
             "share.coordinator.state.topic.min.isr": "1",
             "min.insync.replicas": "1",
             "group.initial.rebalance.delay.ms": "0",
-            # after a broker restart, move leaders back within seconds rather than at the next 5-minute check,
-            # so the move does not land minutes later in the middle of unrelated work
+            # after a broker restart, move leaders back within seconds rather than at the next
+            # 5-minute check, so the move does not land minutes later in the middle of unrelated
+            # work
             "leader.imbalance.check.interval.seconds": "10",
             "auto.create.topics.enable": "false",
             "log.segment.bytes": str(64 * 1024 * 1024),
@@ -265,13 +276,14 @@ class KafkaCluster:
             props[SELECTOR_CONFIG] = RACK_AWARE_SELECTOR
         props.update(self.extra_config)
         text = "".join(f"{k}={v}\n" for k, v in props.items())
-        write_private(node.data_dir.parent / "server.properties", text)  # with security it holds passwords
+        # with security it holds passwords
+        write_private(node.data_dir.parent / "server.properties", text)
 
     def _java_cmd(self, java: str, classpath: str, node: Node, main: list[str]) -> list[str]:
         log4j = CONF_DIR / "kafka-log4j2.properties"
         return [
-            java, *JVM_OPTS, f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={node.log_file.parent}",
-            "-cp", classpath, *main,
+            java, *JVM_OPTS, f"-Dlog4j2.configurationFile={log4j}",
+            f"-Dkafka.logs.dir={node.log_file.parent}", "-cp", classpath, *main,
         ]
 
     def _format(self, java: str, classpath: str) -> None:
@@ -279,29 +291,33 @@ class KafkaCluster:
         for node in self.nodes:
             props = node.data_dir.parent / "server.properties"
             cmd = self._java_cmd(java, classpath, node,
-                                 ["kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props),
-                                  "--ignore-formatted",
-                                  *([f"@{self.security.format_argument_file()}"] if self.security else [])])
+                                 ["kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c",
+                                  str(props), "--ignore-formatted",
+                                  *([f"@{self.security.format_argument_file()}"]
+                                    if self.security else [])])
             out = open(node.data_dir.parent / "format.log", "w")  # noqa: SIM115 - closed below
             procs.append((node, out, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)))
         for node, out, p in procs:
             rc = p.wait(120)
             out.close()
             if rc != 0:
-                raise KafkaClusterError(f"formatting storage of broker {node.node_id} failed (exit {rc})",
-                                        str(node.data_dir.parent / "format.log"))
+                raise KafkaClusterError(
+                    f"formatting storage of broker {node.node_id} failed (exit {rc})",
+                    str(node.data_dir.parent / "format.log"))
 
     def _launch(self, node: Node, java: str, classpath: str) -> None:
         props = node.data_dir.parent / "server.properties"
         cmd = self._java_cmd(java, classpath, node, ["kafka.Kafka", str(props)])
         out = open(node.data_dir.parent / "stdout.log", "ab")  # noqa: SIM115 - owned by the child
-        node.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        node.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
         out.close()
 
     def _wait_ready(self, timeout_s: float) -> None:
         from kafka import KafkaAdminClient
 
-        # kafka-python logs every refused connection while the brokers start; those are expected here
+        # kafka-python logs every refused connection while the brokers start; those are expected
+        # here
         kafka_log = logging.getLogger("kafka")
         level = kafka_log.level
         kafka_log.setLevel(logging.CRITICAL)
@@ -318,11 +334,13 @@ class KafkaCluster:
             for n in self.nodes:
                 if n.process is not None and n.process.poll() is not None:
                     raise KafkaClusterError(
-                        f"broker {n.node_id} exited with status {n.process.returncode} while starting"
+                        f"broker {n.node_id} exited with status {n.process.returncode} while "
+                        "starting"
                         + _log_hint(n), str(n.log_file))
             try:
-                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000,
-                                         client_id="rebalancer-wait", **self._admin_options())
+                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers,
+                                         request_timeout_ms=5000, client_id="rebalancer-wait",
+                                         **self._admin_options())
                 try:
                     seen = {b["broker_id"] for b in admin.describe_cluster()["brokers"]}
                 finally:
@@ -334,12 +352,14 @@ class KafkaCluster:
                 last_error = e
             time.sleep(0.5)
         raise KafkaClusterError(
-            f"Kafka cluster did not come up within {timeout_s:.0f}s ({last_error})", str(self.nodes[0].log_file))
+            f"Kafka cluster did not come up within {timeout_s:.0f}s ({last_error})",
+            str(self.nodes[0].log_file))
 
     # -- detached clusters (rebalancer kafka up/down) ----------------------------------------------
 
     def save_state(self) -> None:
-        """Record the cluster for ``kafka down`` (:mod:`streaming.embedded.detached`); it outlives this process."""
+        """Record the cluster for ``kafka down`` (:mod:`streaming.embedded.detached`); it outlives
+        this process."""
         detached.record({
             "bootstrap_servers": self.bootstrap_servers,
             "base_dir": str(self.base_dir),
@@ -353,7 +373,8 @@ class KafkaCluster:
 def _log_hint(node: Node) -> str:
     for f in (node.log_file, node.data_dir.parent / "stdout.log"):
         if f.exists():
-            lines = [ln for ln in f.read_text(errors="replace").splitlines() if "ERROR" in ln or "Exception" in ln]
+            lines = [ln for ln in f.read_text(errors="replace").splitlines()
+                     if "ERROR" in ln or "Exception" in ln]
             if lines:
                 return f": {lines[-1].strip()[:300]}"
     return ""

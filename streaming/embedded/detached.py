@@ -1,6 +1,6 @@
 """A cluster ``rebalancer kafka up`` left running: recorded in ``.cache/kafka/cluster.json`` (or
-``$REBALANCER_KAFKA_STATE``: tests point it elsewhere so they never touch a developer's), found and stopped
-by ``rebalancer kafka down`` and read by the commands that default to it."""
+``$REBALANCER_KAFKA_STATE``: tests point it elsewhere so they never touch a developer's), found and
+stopped by ``rebalancer kafka down`` and read by the commands that default to it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A live cluster for a configuration: the configured one, or an embedded one when it says ``embedded``."""
+"""A live cluster for a configuration: the configured one, or an embedded one when it says
+``embedded``."""
 
 from __future__ import annotations
 

@@ -1,26 +1,28 @@
-"""SASL_SSL for the embedded cluster: a CA and broker certificate made on the fly, SCRAM-SHA-512 users
-created at format time, Kafka's StandardAuthorizer with ACLs per principal, and one client .properties
-file per principal (mode 0600) that the rest of the project reads with ``--command-config``.
+"""SASL_SSL for the embedded cluster: a CA and broker certificate made on the fly, SCRAM-SHA-512
+users created at format time, Kafka's StandardAuthorizer with ACLs per principal, and one client
+.properties file per principal (mode 0600) that the rest of the project reads with
+``--command-config``.
 
 Listeners (all on loopback):
 
 - ``SASL_SSL`` for clients and between brokers: TLS with the broker certificate, SCRAM-SHA-512; the
   brokers authenticate as ``admin``, the super user;
-- ``CONTROLLER`` over ``SSL`` with client certificates required: only holders of the broker certificate
-  (principal ``User:CN=broker``, a super user) reach the controllers. SCRAM cannot protect this listener
-  (its credentials live in the metadata the controllers serve).
+- ``CONTROLLER`` over ``SSL`` with client certificates required: only holders of the broker
+  certificate (principal ``User:CN=broker``, a super user) reach the controllers. SCRAM cannot
+  protect this listener (its credentials live in the metadata the controllers serve).
 
 Principals and what the ACLs let them do (``allow.everyone.if.no.acl.found`` stays false):
 
 - ``admin``: everything (super user);
-- ``rebalancer`` (the streaming job): read the event topics, write the trigger feed, create all three;
-- ``collector``: write the event topics, describe every topic and group (offsets, members, metadata),
-  create the rebalancer topics;
+- ``rebalancer`` (the streaming job): read the event topics, write the trigger feed, create all
+  three;
+- ``collector``: write the event topics, describe every topic and group (offsets, members,
+  metadata), create the rebalancer topics;
 - ``consumer`` (applications): read and describe the trigger feed, nothing else on it; everything on
   topics and groups under the application prefixes.
 
-Passwords are random, live in files only (never in argv: the storage tool reads an ``@``-argument file
-that is deleted once formatting is done), and never in a repr.
+Passwords are random, live in files only (never in argv: the storage tool reads an ``@``-argument
+file that is deleted once formatting is done), and never in a repr.
 """
 
 from __future__ import annotations
@@ -61,14 +63,15 @@ def jaas_config(username: str, password: str) -> str:
 
 @dataclass
 class EmbeddedSecurity:
-    """The TLS material, users and ACLs of one secured embedded cluster, kept under ``directory``."""
+    """The TLS material, users and ACLs of one secured embedded cluster, kept under
+    ``directory``."""
 
     directory: Path
     app_prefixes: tuple[str, ...] = DEFAULT_APP_PREFIXES
     topics: tuple[str, str, str] = ("rebalancer.lag", "rebalancer.metadata", "rebalancer.triggers")
     """lag, metadata and trigger feed topic."""
-    passwords: dict[str, str] = field(default_factory=lambda: {p: secrets.token_urlsafe(24) for p in PRINCIPALS},
-                                      repr=False)
+    passwords: dict[str, str] = field(
+        default_factory=lambda: {p: secrets.token_urlsafe(24) for p in PRINCIPALS}, repr=False)
     _store_password: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
 
     @property
@@ -85,8 +88,9 @@ class EmbeddedSecurity:
     # -- TLS ---------------------------------------------------------------------------------------
 
     def make_certificates(self) -> None:
-        """A CA and a broker certificate for 127.0.0.1/localhost signed by it; the broker's key and chain
-        as a PKCS12 keystore, the CA as PEM (Java and kafka-python both read PEM trust stores)."""
+        """A CA and a broker certificate for 127.0.0.1/localhost signed by it; the broker's key and
+        chain as a PKCS12 keystore, the CA as PEM (Java and kafka-python both read PEM trust
+        stores)."""
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec
@@ -97,13 +101,15 @@ class EmbeddedSecurity:
         ca_key = ec.generate_private_key(ec.SECP256R1())
         ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "rebalancer embedded CA")])
         ca_cert = (
-            x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30))
+            x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+            .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=30))
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                         content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                         key_agreement=False, encipher_only=False, decipher_only=False),
+                                         content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False,
+                                         encipher_only=False, decipher_only=False),
                            critical=True)
             .sign(ca_key, hashes.SHA256())
         )
@@ -111,10 +117,13 @@ class EmbeddedSecurity:
         cert = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "broker")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30))
-            .add_extension(x509.SubjectAlternativeName([
-                x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False)
+            .issuer_name(ca_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                                             x509.DNSName("localhost")]), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .sign(ca_key, hashes.SHA256())
         )
@@ -127,7 +136,8 @@ class EmbeddedSecurity:
     # -- broker configuration and formatting -------------------------------------------------------
 
     def broker_properties(self, port: int, controller_port: int) -> dict[str, str]:
-        """server.properties entries replacing the plaintext listeners (the file is written 0600)."""
+        """server.properties entries replacing the plaintext listeners (the file is written
+        0600)."""
         return {
             "listeners": f"SASL_SSL://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
             "advertised.listeners": f"SASL_SSL://127.0.0.1:{port}",
@@ -153,13 +163,16 @@ class EmbeddedSecurity:
         """The storage tool's SCRAM arguments in a 0600 file, passed as ``@file`` (the java launcher
         expands it), so no password is ever in a process's argv. Delete it after formatting."""
         path = self.directory / "format.args"
-        if not path.exists():  # one file for every node's format run, which may be reading it already
-            lines = [f"--add-scram\n{MECHANISM}=[name={p},password={self.passwords[p]}]\n" for p in PRINCIPALS]
+        # one file for every node's format run, which may be reading it already
+        if not path.exists():
+            lines = [f"--add-scram\n{MECHANISM}=[name={p},password={self.passwords[p]}]\n"
+                     for p in PRINCIPALS]
             write_private(path, "".join(lines))
         return path
 
     def grant(self, bootstrap_servers: str) -> None:
-        """Once the cluster is up: the ACLs, the clients' .properties files; the format arguments go."""
+        """Once the cluster is up: the ACLs, the clients' .properties files; the format arguments
+        go."""
         (self.directory / "format.args").unlink(missing_ok=True)
         self.create_acls(bootstrap_servers)
         self.write_client_properties(bootstrap_servers)
@@ -186,12 +199,14 @@ class EmbeddedSecurity:
         files = {}
         for principal in PRINCIPALS:
             path = self.properties_file(principal)
-            write_private(path, format_properties(self.client_properties(principal, bootstrap_servers)))
+            write_private(path,
+                          format_properties(self.client_properties(principal, bootstrap_servers)))
             files[principal] = path
         return files
 
     def python_admin_options(self) -> dict[str, Any]:
-        """kafka-python options of the super user (the cluster's own readiness checks and ACL set-up)."""
+        """kafka-python options of the super user (the cluster's own readiness checks and ACL
+        set-up)."""
         from streaming.kafka_clients.properties import to_kafka_python
 
         props = self.client_properties(SUPER_USER, "")
@@ -209,8 +224,9 @@ class EmbeddedSecurity:
 
         def allow(principal: str, ops: Iterable[ACLOperation], rtype: ResourceType, name: str,
                   pattern: Pattern = Pattern.LITERAL) -> list[ACL]:
-            return [ACL(f"User:{principal}", "*", op, ACLPermissionType.ALLOW, ResourcePattern(rtype, name, pattern))
-                    for op in ops]
+            return [
+                ACL(f"User:{principal}", "*", op, ACLPermissionType.ALLOW,
+                    ResourcePattern(rtype, name, pattern)) for op in ops]
 
         Op, T, G = ACLOperation, ResourceType.TOPIC, ResourceType.GROUP
         bindings = []
@@ -236,7 +252,8 @@ class EmbeddedSecurity:
         from streaming.errors import KafkaClusterError
 
         admin = KafkaAdminClient(client_id="rebalancer-acls", request_timeout_ms=10000,
-                                 **(self.python_admin_options() | {"bootstrap_servers": bootstrap_servers}))
+                                 **(self.python_admin_options()
+                                    | {"bootstrap_servers": bootstrap_servers}))
         try:
             result = admin.create_acls(self.acls())
         finally:

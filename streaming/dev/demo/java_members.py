@@ -1,12 +1,13 @@
 """The Java consumers of ``rebalancer demo --consumers java``: real KafkaConsumers, one JVM each.
 
-Each is ``io.github.kafkarebalancer.demo.DemoConsumer`` from the clients/java module (``make java-assignor``
-builds it into ``.cache/java/assignor``), run against the cached Kafka jars, in a classic group on either
-Kafka's ``range`` or the project's ``RecommendationAssignor`` (with ``RebalanceOnRecommendation``). The
-client settings (bootstrap servers, security) reach it on its standard input, never on its command line;
-closing that input makes it leave the group. It prints ``assigned t-p,...`` on every change of assignment
-and the assignor's log lines; :class:`JavaConsumer` (a :class:`streaming.dev.java_process.JavaProcess`)
-keeps both and copies every line to a log file.
+Each is ``io.github.kafkarebalancer.demo.DemoConsumer`` from the clients/java module
+(``make java-assignor`` builds it into ``.cache/java/assignor``), run against the cached Kafka jars,
+in a classic group on either Kafka's ``range`` or the project's ``RecommendationAssignor`` (with
+``RebalanceOnRecommendation``). The client settings (bootstrap servers, security) reach it on its
+standard input, never on its command line; closing that input makes it leave the group. It prints
+``assigned t-p,...`` on every change of assignment and the assignor's log lines;
+:class:`JavaConsumer` (a :class:`streaming.dev.java_process.JavaProcess`) keeps both and copies
+every line to a log file.
 """
 
 from __future__ import annotations
@@ -45,33 +46,36 @@ logger.rebalancer.level = info
 
 
 def assignor_classpath(build: Path = ASSIGNOR_BUILD, sources: Path = SOURCES) -> str:
-    """The classpath of the built clients/java module plus the Kafka jars; a :class:`SetupError` naming
-    ``make java-assignor`` when the module is not built or its sources changed since."""
+    """The classpath of the built clients/java module plus the Kafka jars; a :class:`SetupError`
+    naming ``make java-assignor`` when the module is not built or its sources changed since."""
     classes = build / "classes"
     main = classes.joinpath(*MAIN_CLASS.split(".")).with_suffix(".class")
     if not main.is_file():
-        raise SetupError(f"the Java demo consumer is not built ({main} is missing): run `make java-assignor` "
-                         f"(it builds clients/java into {build}; Maven and Java 17+ needed)")
+        raise SetupError(f"the Java demo consumer is not built ({main} is missing): "
+                         f"run `make java-assignor` (it builds clients/java into {build}; "
+                         "Maven and Java 17+ needed)")
     if sources.is_dir():
         built = max(p.stat().st_mtime for p in classes.rglob("*.class"))
         stale = sorted(p.name for p in sources.rglob("*.java") if p.stat().st_mtime > built)
         if stale:
-            raise SetupError(f"the build in {build} is older than {', '.join(stale)}: run `make java-assignor`")
+            raise SetupError(
+                f"the build in {build} is older than {', '.join(stale)}: run `make java-assignor`")
     return ":".join([str(classes), jvm.kafka_classpath()])
 
 
 def client_settings(cfg: Config) -> dict[str, str]:
-    """What a Java consumer needs to reach the cluster (and the trigger feed), in Kafka's own names."""
+    """What a Java consumer needs to reach the cluster (and the trigger feed), in Kafka's own
+    names."""
     return {"bootstrap.servers": cfg.kafka.bootstrap_servers, **for_spark(cfg.kafka.options),
             "rebalancer.trigger.topic": cfg.kafka.trigger_topic}
 
 
 class JavaConsumer(JavaProcess):
-    """One DemoConsumer process; ``on_log(consumer, line)`` is called (from a reader thread) for every log
-    line it prints. Every line it prints goes to ``log_dir/<client id>.log`` too."""
+    """One DemoConsumer process; ``on_log(consumer, line)`` is called (from a reader thread) for
+    every log line it prints. Every line it prints goes to ``log_dir/<client id>.log`` too."""
 
-    def __init__(self, classpath: str, settings: Mapping[str, str], group: str, topic: str, rack: str,
-                 client_id: str, assignor: str, rate: float, log_dir: Path,
+    def __init__(self, classpath: str, settings: Mapping[str, str], group: str, topic: str,
+                 rack: str, client_id: str, assignor: str, rate: float, log_dir: Path,
                  on_log: Callable[[JavaConsumer, str], None] | None = None) -> None:
         self.rack = rack
         self.on_log = on_log
@@ -92,8 +96,8 @@ class JavaConsumer(JavaProcess):
 
 
 class JavaGroup:
-    """``options.consumers`` Java consumers of ``options.group`` on ``options.topic``, one per rack in turn;
-    ``options.apply``: RecommendationAssignor, else Kafka's range."""
+    """``options.consumers`` Java consumers of ``options.group`` on ``options.topic``, one per rack
+    in turn; ``options.apply``: RecommendationAssignor, else Kafka's range."""
 
     def __init__(self, cfg: Config, options: GroupOptions, classpath: str, log_dir: Path,
                  on_log: Callable[[JavaConsumer, str], None] | None = None) -> None:
@@ -111,13 +115,14 @@ class JavaGroup:
     def start(self) -> JavaGroup:
         o = self.options
         for i in range(o.consumers):
-            # The range baseline runs without client.rack: Kafka's RangeAssignor is rack-aware when members
-            # have racks (KIP-881), and with one replica per partition its split would then follow the topic's
-            # random replica placement, skewed in one run and not in the next. Without racks it is the plain
-            # contiguous split, the same in every run.
+            # The range baseline runs without client.rack: Kafka's RangeAssignor is rack-aware when
+            # members have racks (KIP-881), and with one replica per partition its split would then
+            # follow the topic's random replica placement, skewed in one run and not in the next.
+            # Without racks it is the plain contiguous split, the same in every run.
             rack = o.racks[i % len(o.racks)] if o.racks and o.apply else ""
-            self.members.append(JavaConsumer(*self._args, o.group, o.topic, rack, client_id_for(o.group, i, rack),
-                                             self.assignor, o.consume_rate, self._log_dir, self._on_log))
+            self.members.append(
+                JavaConsumer(*self._args, o.group, o.topic, rack, client_id_for(o.group, i, rack),
+                             self.assignor, o.consume_rate, self._log_dir, self._on_log))
         return self
 
     def assignment(self) -> dict[str, set[TP]]:

@@ -1,11 +1,11 @@
 """The pieces of the closed loop, started and stopped together by the demo and the integration test.
 
 - :class:`GroupRun`: a workload (skewed producer + consumer group) whose consumers use
-  :class:`~streaming.apply.assignor.RecommendationAssignor` (fallback ``range``, so the group starts on
-  Kafka's range assignment) and :class:`~streaming.apply.rejoin.RejoinOnRecommendation`; or, with
+  :class:`~streaming.apply.assignor.RecommendationAssignor` (fallback ``range``, so the group starts
+  on Kafka's range assignment) and :class:`~streaming.apply.rejoin.RejoinOnRecommendation`; or, with
   ``apply=False``, plain kafka-python ``range`` consumers (the baseline);
-- :class:`CollectorThread`: the collector in a thread; every poll's events go to the event topics and
-  to the :class:`~streaming.dev.demo.monitor.GroupMonitor` of each group;
+- :class:`CollectorThread`: the collector in a thread; every poll's events go to the event topics
+  and to the :class:`~streaming.dev.demo.monitor.GroupMonitor` of each group;
 - :func:`loop_config`: the policy and job settings tuned for a short run.
 """
 
@@ -37,20 +37,23 @@ RATE_HORIZON_S = 60.0
 def loop_config(cfg: Config, tables: str, checkpoints: str, cooldown_s: float = 30.0,
                 trigger_interval: str = "3 seconds", rate_horizon_s: float = RATE_HORIZON_S,
                 min_total_lag: int = 1000) -> Config:
-    """``cfg`` with settings for a loop that should act within seconds: lag skew after 3 observations,
-    a short cooldown, a short trigger interval, mode ``auto`` for every group (a loop is there to show
-    recommendations applied); tables and checkpoints of this run only.
+    """``cfg`` with settings for a loop that should act within seconds: lag skew after 3
+    observations, a short cooldown, a short trigger interval, mode ``auto`` for every group (a loop
+    is there to show recommendations applied); tables and checkpoints of this run only.
 
-    ``rate_horizon_s``: recommendations balance lag plus this many seconds of production per partition,
-    so that the partitions produced fastest are spread too, not only the backlog of the moment (with lag
-    alone, a consumer can get the backlog-free but busiest partitions and fall behind again)."""
+    ``rate_horizon_s``: recommendations balance lag plus this many seconds of production per
+    partition, so that the partitions produced fastest are spread too, not only the backlog of the
+    moment (with lag alone, a consumer can get the backlog-free but busiest partitions and fall
+    behind again)."""
     return dataclasses.replace(
         cfg,
         paths=dataclasses.replace(cfg.paths, tables=tables, checkpoints=checkpoints),
-        policy=dataclasses.replace(cfg.policy, skew_observations=3, cooldown_s=cooldown_s, min_total_lag=min_total_lag,
-                                   skew_threshold=1.5, min_improvement=0.2, rate_horizon_s=rate_horizon_s,
-                                   mode=AUTO, mode_overrides={}),
-        job=dataclasses.replace(cfg.job, trigger_interval=trigger_interval, starting_offsets="earliest"),
+        policy=dataclasses.replace(cfg.policy, skew_observations=3, cooldown_s=cooldown_s,
+                                   min_total_lag=min_total_lag, skew_threshold=1.5,
+                                   min_improvement=0.2, rate_horizon_s=rate_horizon_s, mode=AUTO,
+                                   mode_overrides={}),
+        job=dataclasses.replace(cfg.job, trigger_interval=trigger_interval,
+                                starting_offsets="earliest"),
     )
 
 
@@ -63,11 +66,13 @@ class GroupOptions:
     """records/s over all partitions, Zipf-skewed: under range the first consumer gets 2/3 of it."""
     zipf: float = 1.0
     hot: tuple[int, ...] = ()
-    """partitions that each weigh ``hot_factor`` times one of the others; set, they replace the Zipf law."""
+    """partitions that each weigh ``hot_factor`` times one of the others; set, they replace the Zipf
+    law."""
     hot_factor: float = 10.0
     consumers: int = 3
     consume_rate: float = 150.0
-    """records/s each consumer processes: enough for a third of the load, not for range's first share."""
+    """records/s each consumer processes: enough for a third of the load, not for range's first
+    share."""
     racks: tuple[str, ...] = ("a", "b", "c")
     replication_factor: int = 1
     """one replica: each partition lives on one rack, so where a consumer runs matters."""
@@ -93,9 +98,9 @@ def stop_query(query: Any, timeout_s: float = 30.0) -> None:
 
 
 class GroupRun:
-    def __init__(self, cfg: Config, options: GroupOptions, feed: LatestRecommendations | None = None,
-                 monitor: GroupMonitor | None = None, out: Any = None,
-                 on_decision: Callable[[Decision], None] | None = None) -> None:
+    def __init__(self, cfg: Config, options: GroupOptions,
+                 feed: LatestRecommendations | None = None, monitor: GroupMonitor | None = None,
+                 out: Any = None, on_decision: Callable[[Decision], None] | None = None) -> None:
         if options.apply and feed is None:
             raise ValueError("applying recommendations needs a feed")
         self.cfg = cfg
@@ -107,11 +112,12 @@ class GroupRun:
         self.helpers: list[RejoinOnRecommendation] = []
         o = options
         self.workload = Workload(
-            cfg, WorkloadOptions(topic=o.topic, group=o.group, partitions=o.partitions,
-                                 replication_factor=o.replication_factor, produce_rate=o.produce_rate, zipf=o.zipf,
-                                 hot=o.hot, hot_factor=o.hot_factor, consumers=0, consume_rate=o.consume_rate,
-                                 racks=o.racks,
-                                 assignor="range" if not o.apply else "rebalancer"),
+            cfg,
+            WorkloadOptions(topic=o.topic, group=o.group, partitions=o.partitions,
+                            replication_factor=o.replication_factor, produce_rate=o.produce_rate,
+                            zipf=o.zipf, hot=o.hot, hot_factor=o.hot_factor, consumers=0,
+                            consume_rate=o.consume_rate, racks=o.racks,
+                            assignor="range" if not o.apply else "rebalancer"),
             out=out, metadata_max_age_ms=o.metadata_max_age_ms)
 
     def _decided(self, decision: Decision) -> None:
@@ -127,7 +133,8 @@ class GroupRun:
             return self.workload.add_consumer(rack=rack, assignor="range")
 
         def assignors(rack: str | None = rack) -> list[Any]:
-            return strategy(self.feed, o.group, rack=rack, fallback=o.fallback, on_decision=self._decided)
+            return strategy(self.feed, o.group, rack=rack, fallback=o.fallback,
+                            on_decision=self._decided)
 
         worker = self.workload.add_consumer(rack=rack, assignor=assignors)
         assert self.feed is not None  # __init__ refuses apply without a feed
@@ -158,11 +165,12 @@ class GroupRun:
 
 
 class CollectorThread:
-    """The collector, polling every ``interval_s`` in a daemon thread; publishes (unless ``publish`` is
-    False) and feeds each poll to the monitors, then calls ``on_sample(monitor, sample)``."""
+    """The collector, polling every ``interval_s`` in a daemon thread; publishes (unless ``publish``
+    is False) and feeds each poll to the monitors, then calls ``on_sample(monitor, sample)``."""
 
     def __init__(self, cfg: Config, monitors: Sequence[GroupMonitor], interval_s: float = 2.0,
-                 publish: bool = True, on_sample: Callable[[GroupMonitor, Sample], None] | None = None) -> None:
+                 publish: bool = True,
+                 on_sample: Callable[[GroupMonitor, Sample], None] | None = None) -> None:
         from streaming.collector import Collector, CollectorOptions
         from streaming.collector.publisher import Publisher, ensure_event_topics
 

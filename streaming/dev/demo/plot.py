@@ -6,7 +6,8 @@ from pathlib import Path
 
 from streaming.dev.demo.monitor import GroupMonitor, short_name
 
-COLOURS = {"recommendation": "tab:red", "applied": "tab:green", "replicas": "tab:purple", "fallback": "tab:gray"}
+COLOURS = {"recommendation": "tab:red", "applied": "tab:green", "replicas": "tab:purple",
+           "fallback": "tab:gray"}
 
 
 def plot_lag(monitor: GroupMonitor, path: str | Path, title: str | None = None) -> Path:
@@ -27,7 +28,8 @@ def plot_lag(monitor: GroupMonitor, path: str | Path, title: str | None = None) 
     ax.plot(ts, [s.max_lag for s in monitor.samples], lw=1, ls=":", color="black", label="max")
     ax.set_ylabel("consumer lag (records)")
     ax.grid(alpha=0.3)
-    ax2.step(ts, [s.cross_rack if s.cross_rack is not None else float("nan") for s in monitor.samples],
+    ax2.step(ts,
+             [s.cross_rack if s.cross_rack is not None else float("nan") for s in monitor.samples],
              where="post", color="tab:purple")
     ax2.set_ylabel("cross-rack\npartitions")
     ax2.set_xlabel("seconds since the collector started")
@@ -40,14 +42,16 @@ def plot_lag(monitor: GroupMonitor, path: str | Path, title: str | None = None) 
         colour = COLOURS.get(m.kind, "tab:gray")
         style = "--" if m.kind == "recommendation" else "-" if m.kind == "applied" else "-."
         label = {"recommendation": "recommendation lands", "applied": "group applies it",
-                 "replicas": "replicas move racks", "fallback": "fallback assignment"}.get(m.kind, m.kind)
+                 "replicas": "replicas move racks",
+                 "fallback": "fallback assignment"}.get(m.kind, m.kind)
         for a in (ax, ax2):
             a.axvline(m.t, color=colour, ls=style, lw=1.2, alpha=0.8,
                       label=label if a is ax and m.kind not in seen else None)
         seen.add(m.kind)
         if m.kind in ("recommendation", "replicas"):
-            ax.annotate(m.data.get("short", m.text), (m.t, ymax), xytext=(3, -2), textcoords="offset points",
-                        rotation=90, va="top", ha="left", fontsize=8, color=colour)
+            ax.annotate(m.data.get("short", m.text), (m.t, ymax), xytext=(3, -2),
+                        textcoords="offset points", rotation=90, va="top", ha="left", fontsize=8,
+                        color=colour)
     ax.legend(loc="upper right", fontsize=8, ncol=2)
     ax.set_title(title or f"group {monitor.group}: lag per consumer")
     fig.savefig(path, dpi=110)

@@ -1,13 +1,15 @@
-"""``rebalancer demo``: the whole loop on one machine, shown live, with a summary and a plot at the end.
+"""``rebalancer demo``: the whole loop on one machine, shown live, with a summary and a plot at the
+end.
 
-1. a Kafka cluster (three brokers on racks a, b, c when embedded), the streaming job (in this process,
-   Spark local mode, short trigger interval) and the trigger-feed reader start;
-2. the workload: a Zipf-skewed producer on a 12-partition topic (one replica per partition) and a group
-   of three consumers (one per rack) using :class:`~streaming.apply.assignor.RecommendationAssignor`;
-   with no recommendation yet they run Kafka's ``range`` assignment, which gives the first consumer two
-   thirds of the traffic: its lag grows;
-3. the collector polls every few seconds; the job sees the skew, recommends; the group rebalances onto
-   the recommendation and the lag drains;
+1. a Kafka cluster (three brokers on racks a, b, c when embedded), the streaming job (in this
+   process, Spark local mode, short trigger interval) and the trigger-feed reader start;
+2. the workload: a Zipf-skewed producer on a 12-partition topic (one replica per partition) and a
+   group of three consumers (one per rack) using
+   :class:`~streaming.apply.assignor.RecommendationAssignor`; with no recommendation yet they run
+   Kafka's ``range`` assignment, which gives the first consumer two thirds of the traffic: its lag
+   grows;
+3. the collector polls every few seconds; the job sees the skew, recommends; the group rebalances
+   onto the recommendation and the lag drains;
 4. midway every replica moves to the next rack: a ``rack_change`` recommendation follows;
 5. after ``duration`` (or Ctrl-C) everything stops, and the summary and plot are written.
 """
@@ -28,8 +30,22 @@ from typing import Any
 from streaming.apply.identities import client_id_from_member_id
 from streaming.config import Config
 from streaming.contracts.tables import RECOMMENDATIONS
-from streaming.dev.demo.loop import RATE_HORIZON_S, CollectorThread, GroupOptions, GroupRun, loop_config, stop_query
-from streaming.dev.demo.monitor import GroupMonitor, Sample, line, peak, recommendation_text, short_name
+from streaming.dev.demo.loop import (
+    RATE_HORIZON_S,
+    CollectorThread,
+    GroupOptions,
+    GroupRun,
+    loop_config,
+    stop_query,
+)
+from streaming.dev.demo.monitor import (
+    GroupMonitor,
+    Sample,
+    line,
+    peak,
+    recommendation_text,
+    short_name,
+)
 from streaming.paths import DATA_DIR
 
 log = logging.getLogger(__name__)
@@ -45,8 +61,8 @@ class DemoOptions:
     cooldown_s: float = 30.0
     rate_horizon_s: float = RATE_HORIZON_S
     min_total_lag: int = 200
-    """the demo's group is small (12 partitions, hundreds of records of lag): the production default of
-    1,000 records would keep its lag skew below the floor"""
+    """the demo's group is small (12 partitions, hundreds of records of lag): the production default
+    of 1,000 records would keep its lag skew below the floor"""
     group: GroupOptions = field(default_factory=GroupOptions)
     out_dir: Path | None = None
     """default data/demo/<timestamp>."""
@@ -66,12 +82,15 @@ def _stamp() -> str:
 
 
 class Demo:
-    def __init__(self, cfg: Config, options: DemoOptions, spark: Any, out: Callable[[str], None] = print) -> None:
+    def __init__(self, cfg: Config, options: DemoOptions, spark: Any,
+                 out: Callable[[str], None] = print) -> None:
         self.options = options
         self.out_dir = Path(options.out_dir or DATA_DIR / "demo" / _stamp())
         self.cfg = loop_config(cfg, str(self.out_dir / "delta"), str(self.out_dir / "checkpoints"),
-                               cooldown_s=options.cooldown_s, trigger_interval=options.trigger_interval,
-                               rate_horizon_s=options.rate_horizon_s, min_total_lag=options.min_total_lag)
+                               cooldown_s=options.cooldown_s,
+                               trigger_interval=options.trigger_interval,
+                               rate_horizon_s=options.rate_horizon_s,
+                               min_total_lag=options.min_total_lag)
         self.spark = spark
         self._out = out
         self.recs: list[dict[str, Any]] = []
@@ -103,10 +122,12 @@ class Demo:
         sizes = ", ".join(sorted(f"{short_name(client_id_from_member_id(k) or k, group)} {len(v)}"
                                  for k, v in d.assignment.items()))
         if d.applied:
-            m = self.monitor.mark(time.monotonic(), "applied", f"rebalance: the group applies recommendation "
-                                  f"v{d.version} (partitions: {sizes})", version=d.version)
+            m = self.monitor.mark(time.monotonic(), "applied",
+                                  f"rebalance: the group applies recommendation v{d.version} "
+                                  f"(partitions: {sizes})", version=d.version)
         else:
-            m = self.monitor.mark(time.monotonic(), "fallback", f"rebalance: {d.reason}; {d.assignor} fallback")
+            m = self.monitor.mark(time.monotonic(), "fallback",
+                                  f"rebalance: {d.reason}; {d.assignor} fallback")
         self.say(f"[{m.t:5.0f}s] >> {m.text}")
 
     # -- the run -----------------------------------------------------------------------------------
@@ -118,9 +139,11 @@ class Demo:
         stop = stop or threading.Event()
         cfg = self.cfg
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.say(f"streaming job: starting (trigger every {self.options.trigger_interval}, lag skew after "
-                 f"{cfg.policy.skew_observations} observations, cooldown {cfg.policy.cooldown_s:g}s) ...")
-        query, printer = job_query.start(self.spark, cfg, checkpoint=cfg.checkpoint_path("rebalancer"))
+        self.say(f"streaming job: starting (trigger every {self.options.trigger_interval}, lag "
+                 f"skew after {cfg.policy.skew_observations} observations, cooldown "
+                 f"{cfg.policy.cooldown_s:g}s) ...")
+        query, printer = job_query.start(self.spark, cfg,
+                                         checkpoint=cfg.checkpoint_path("rebalancer"))
         printer.out = lambda text: None
         feed = RecommendationFeed(cfg.kafka).start()
         collector = run = None
@@ -148,20 +171,22 @@ class Demo:
         return self._result()
 
     def _start_group(self, feed) -> GroupRun:
-        """The workload and the consumer group on RecommendationAssignor, once it has its partitions."""
+        """The workload and the consumer group on RecommendationAssignor, once it has its
+        partitions."""
         g = self.options.group
         run = GroupRun(self.cfg, g, feed, out=None, on_decision=self._on_decision)
-        self.say(f"workload: topic {g.topic} ({g.partitions} partitions, one replica each, racks a/b/c), "
-                 f"{g.produce_rate:.0f} records/s Zipf({g.zipf:g}); group {g.group}: {g.consumers} consumers "
-                 f"at {g.consume_rate:.0f} records/s each, assignor RecommendationAssignor "
-                 f"(until a recommendation: {g.fallback})")
+        self.say(f"workload: topic {g.topic} ({g.partitions} partitions, one replica each, racks "
+                 f"a/b/c), {g.produce_rate:.0f} records/s Zipf({g.zipf:g}); group {g.group}: "
+                 f"{g.consumers} consumers at {g.consume_rate:.0f} records/s each, assignor "
+                 f"RecommendationAssignor (until a recommendation: {g.fallback})")
         run.start()
         if not run.wait_assigned(90):
             raise RuntimeError("the consumer group did not get its partitions within 90 s")
         return run
 
     def _wait(self, query, run: GroupRun, stop: threading.Event) -> None:
-        """Until the duration is over, Ctrl-C or ``stop``; the replicas move racks once, midway by default."""
+        """Until the duration is over, Ctrl-C or ``stop``; the replicas move racks once, midway by
+        default."""
         o = self.options
         assert self.monitor is not None
         move_at = o.move_replicas_at_s if o.move_replicas_at_s is not None else o.duration_s / 2
@@ -173,7 +198,8 @@ class Demo:
                     break
                 if not moved and now >= move_at:
                     moved = True
-                    threading.Thread(target=self._move, args=(run,), daemon=True, name="move-replicas").start()
+                    threading.Thread(target=self._move, args=(run,), daemon=True,
+                                     name="move-replicas").start()
                 if query.exception() is not None:
                     raise RuntimeError(f"the streaming query failed: {query.exception()}")
                 stop.wait(0.5)
@@ -182,7 +208,8 @@ class Demo:
 
     def _move(self, run: GroupRun) -> None:
         assert self.monitor is not None
-        m = self.monitor.mark(time.monotonic(), "replicas", "replicas of every partition move to the next rack",
+        m = self.monitor.mark(time.monotonic(), "replicas",
+                              "replicas of every partition move to the next rack",
                               short="replicas move")
         self.say(f"[{m.t:5.0f}s] >> {m.text}")
         try:
@@ -244,7 +271,8 @@ def summarize(mon: GroupMonitor, recs: list[dict[str, Any]]) -> dict[str, Any]:
                   "cross_rack": after[-1].cross_rack if after else None},
         "cross_rack": {"start": mon.samples[0].cross_rack if mon.samples else None,
                        "before_replica_move": pre_move[-1].cross_rack if pre_move else None,
-                       "after_replica_move": max((s.cross_rack or 0) for s in post_move) if post_move else None,
+                       "after_replica_move": (max((s.cross_rack or 0) for s in post_move)
+                                              if post_move else None),
                        "end": mon.samples[-1].cross_rack if mon.samples else None,
                        "partitions": mon.samples[-1].partitions if mon.samples else None},
         "recommendations": [
@@ -253,7 +281,8 @@ def summarize(mon: GroupMonitor, recs: list[dict[str, Any]]) -> dict[str, Any]:
              "at_s": next((m.t for m in mon.marks if m.kind == "recommendation"
                            and m.data.get("short", "").startswith(f"v{r['version']} ")), None)}
             for r in recs],
-        "rebalances": [{"at_s": m.t, "what": m.text} for m in mon.marks if m.kind in ("applied", "fallback")],
+        "rebalances": [{"at_s": m.t, "what": m.text} for m in mon.marks
+                       if m.kind in ("applied", "fallback")],
     }
 
 
@@ -265,29 +294,36 @@ def render_summary(s: dict[str, Any], table: str, plot: Path | None) -> list[str
     out = ["", "=" * 100, f"summary: group {s.get('group')}, {n(s.get('duration_s'), '.0f')} s"]
     if s.get("first_recommendation_applied_at_s") is None:
         out.append("  no recommendation was applied (run longer, or see the log above)")
+    window = a.get("window_s") or [0, 0]
     out += [
         f"  before (Kafka's range, until the first recommendation was applied at "
-        f"{n(s.get('first_recommendation_applied_at_s'), '.0f')} s): max consumer lag {n(b.get('max_consumer_lag'))}, "
-        f"imbalance (max/mean) {n(b.get('imbalance_at_max'), '.2f')} at that moment",
-        f"  after (last {n((a.get('window_s') or [0, 0])[1] - (a.get('window_s') or [0, 0])[0], '.0f')} s): "
-        f"max consumer lag {n(a.get('max_consumer_lag'))} (imbalance {n(a.get('imbalance_at_max'), '.2f')} at that "
-        f"moment; mean {n(a.get('mean_max_consumer_lag'), ',.0f')}, {n(a.get('end_max_consumer_lag'))} at the end)",
-        f"  cross-rack partitions (of {n(c.get('partitions'))}): start {n(c.get('start'))}, before the replica move "
-        f"{n(c.get('before_replica_move'))}, right after it {n(c.get('after_replica_move'))}, end {n(c.get('end'))}",
+        f"{n(s.get('first_recommendation_applied_at_s'), '.0f')} s): max consumer lag "
+        f"{n(b.get('max_consumer_lag'))}, imbalance (max/mean) "
+        f"{n(b.get('imbalance_at_max'), '.2f')} at that moment",
+        f"  after (last {n(window[1] - window[0], '.0f')} s): "
+        f"max consumer lag {n(a.get('max_consumer_lag'))} "
+        f"(imbalance {n(a.get('imbalance_at_max'), '.2f')} at that moment; "
+        f"mean {n(a.get('mean_max_consumer_lag'), ',.0f')}, "
+        f"{n(a.get('end_max_consumer_lag'))} at the end)",
+        f"  cross-rack partitions (of {n(c.get('partitions'))}): start {n(c.get('start'))}, "
+        f"before the replica move {n(c.get('before_replica_move'))}, "
+        f"right after it {n(c.get('after_replica_move'))}, end {n(c.get('end'))}",
         f"  recommendations ({len(s.get('recommendations') or [])}):",
     ]
     for r in s.get("recommendations") or []:
-        out.append(f"    at {n(r.get('at_s'), '.0f')} s: " + recommendation_text(r, s.get("rate_horizon_s") or 0))
+        out.append(f"    at {n(r.get('at_s'), '.0f')} s: " +
+                   recommendation_text(r, s.get("rate_horizon_s") or 0))
     out.append(f"  rebalances ({len(s.get('rebalances') or [])}):")
     for r in s.get("rebalances") or []:
         out.append(f"    at {r['at_s']:.0f} s: {r['what']}")
     out += [
         f"  recommendations Delta table: {table}",
-        f"  query it with `rebalancer recommendations --conf paths.tables={table.rsplit('/', 1)[0]}`, or in Spark SQL:",
-        f"    SELECT version, triggers, before_max_lag, after_max_lag, before_cross_rack, after_cross_rack, "
-        f"partitions_moved FROM delta.`{table}` ORDER BY version",
-        f"    SELECT version, a.client_id, a.rack, size(a.partitions) AS partitions FROM delta.`{table}` "
-        f"LATERAL VIEW explode(assignment) AS a ORDER BY version, a.client_id",
+        "  query it with `rebalancer recommendations --conf "
+        f"paths.tables={table.rsplit('/', 1)[0]}`, or in Spark SQL:",
+        "    SELECT version, triggers, before_max_lag, after_max_lag, before_cross_rack, "
+        f"after_cross_rack, partitions_moved FROM delta.`{table}` ORDER BY version",
+        "    SELECT version, a.client_id, a.rack, size(a.partitions) AS partitions "
+        f"FROM delta.`{table}` LATERAL VIEW explode(assignment) AS a ORDER BY version, a.client_id",
         f"  plot of lag per consumer: {plot}" if plot else "  no plot (no samples)",
         "=" * 100,
     ]
@@ -298,15 +334,16 @@ def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
         demo: Callable[..., Any] | None = None) -> DemoResult:
     """Start (or use) the cluster, Spark, run the demo, stop everything; return the result.
 
-    ``demo``: the class to run, ``Demo`` (with :class:`DemoOptions`) or another taking the same arguments
-    (:class:`~streaming.dev.demo.java.JavaDemo` with its own options)."""
+    ``demo``: the class to run, ``Demo`` (with :class:`DemoOptions`) or another taking the same
+    arguments (:class:`~streaming.dev.demo.java.JavaDemo` with its own options)."""
     from streaming import jvm
     from streaming.config import EMBEDDED
     from streaming.embedded.live_cluster import kafka_for
     from streaming.spark_session import get_spark
 
     jvm.resolve()
-    # pandas' FutureWarning from inside pyspark's Arrow serializer, once per batch in every Python worker
+    # pandas' FutureWarning from inside pyspark's Arrow serializer, once per batch in every Python
+    # worker
     os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
     if cfg.kafka.bootstrap_servers == EMBEDDED:
         cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, embedded_brokers=3))
@@ -317,13 +354,15 @@ def run(cfg: Config, options: Any, out: Callable[[str], None] = print,
             result = (demo or Demo)(live, options, spark, out).run()
             try:
                 rows = spark.sql(
-                    f"SELECT `group`, version, triggers, before_max_lag, after_max_lag, before_cross_rack, "
-                    f"after_cross_rack, partitions_moved FROM delta.`{result.table}` ORDER BY `group`, version"
+                    "SELECT `group`, version, triggers, before_max_lag, after_max_lag, "
+                    "before_cross_rack, after_cross_rack, partitions_moved FROM "
+                    f"delta.`{result.table}` ORDER BY `group`, version"
                 ).collect()
                 result.lines[-2:-2] = ["  the first query (with the group), run now:"] + [
-                    f"    {r.group} v{r.version} {','.join(r.triggers)}: max lag {r.before_max_lag:,.0f} -> "
-                    f"{r.after_max_lag:,.0f}, cross-rack {r.before_cross_rack} -> {r.after_cross_rack}, "
-                    f"{r.partitions_moved} moved" for r in rows]
+                    f"    {r.group} v{r.version} {','.join(r.triggers)}: max lag "
+                    f"{r.before_max_lag:,.0f} -> {r.after_max_lag:,.0f}, cross-rack "
+                    f"{r.before_cross_rack} -> {r.after_cross_rack}, {r.partitions_moved} moved"
+                    for r in rows]
             except Exception as e:
                 log.warning("reading the recommendations table failed: %s", e)
         finally:

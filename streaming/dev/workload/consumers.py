@@ -1,18 +1,19 @@
 """A consumer group of kafka-python consumers, each in its own thread, each working at a set pace.
 
-A consumer processes ``rate`` records/s (sleeping ``1/rate`` per record to simulate work; each consumer
-its own rate, which :meth:`ConsumerWorker.set_rate` changes while it runs) and commits synchronously after
-each batch, so the committed offset is exactly what it processed and lag builds on
-the partitions produced faster than their consumer works. Client ids are
-``<group>-<i>-rack-<r>`` and ``client_rack`` is the rack, so the collector (and KIP-392 follower
-fetching) know where each member runs.
+A consumer processes ``rate`` records/s (sleeping ``1/rate`` per record to simulate work; each
+consumer its own rate, which :meth:`ConsumerWorker.set_rate` changes while it runs) and commits
+synchronously after each batch, so the committed offset is exactly what it processed and lag builds
+on the partitions produced faster than their consumer works. Client ids are ``<group>-<i>-rack-<r>``
+and ``client_rack`` is the rack, so the collector (and KIP-392 follower fetching) know where each
+member runs.
 
 The assignors come as a list of instances (kafka-python 3.x): a built-in by name, or any
 ``AbstractPartitionAssignor`` instance (the hook for a recommendation-driven assignor).
 
 Every consumer :func:`make_consumer` builds carries
-:func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`, which closes a hole in kafka-python 3.0.x's
-group coordinator that leaves a member "rebalancing" for good (see its docstring).
+:func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`, which closes a hole in
+kafka-python 3.0.x's group coordinator that leaves a member "rebalancing" for good (see its
+docstring).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from streaming.kafka_clients.join_guard import keep_rejoin_until_joined
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BUILTIN_ASSIGNORS", "ConsumerWorker", "assignors_for", "builtin_assignor", "client_id_for",
-           "make_consumer"]
+__all__ = ["BUILTIN_ASSIGNORS", "ConsumerWorker", "assignors_for", "builtin_assignor",
+           "client_id_for", "make_consumer"]
 
 AssignorSpec = str | Any | Sequence[str | Any] | Callable[[], Sequence[Any]]
 
@@ -49,11 +50,12 @@ def client_id_for(group: str, index: int, rack: str | None) -> str:
     return client_id_with_rack(f"{group}-{index}", rack)
 
 
-def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None, assignors: Sequence[Any],
-                  offset_reset: str = "earliest", *, rejoin_guard: bool = True, **extra: Any) -> Any:
+def make_consumer(cfg: Config, group: str, client_id: str, rack: str | None,
+                  assignors: Sequence[Any], offset_reset: str = "earliest", *,
+                  rejoin_guard: bool = True, **extra: Any) -> Any:
     """A KafkaConsumer of ``group`` that commits by hand; ``extra`` overrides any setting.
-    ``rejoin_guard=False`` leaves out :func:`keep_rejoin_until_joined` (only to measure what it fixes:
-    benchmarks/settle.py)."""
+    ``rejoin_guard=False`` leaves out :func:`keep_rejoin_until_joined` (only to measure what it
+    fixes: benchmarks/settle.py)."""
     from kafka import KafkaConsumer
 
     from streaming.kafka_clients.factories import python_client_options
@@ -128,7 +130,8 @@ class ConsumerWorker(PausableWorker):
                     log.debug("closing consumer %s failed", self.client_id, exc_info=True)
 
     def set_rate(self, rate: float) -> None:
-        """Process ``rate`` records/s from the next batch on (a consumer that slows down or speeds up midway)."""
+        """Process ``rate`` records/s from the next batch on (a consumer that slows down or speeds
+        up midway)."""
         if rate < 0:
             raise ValueError(f"a rate cannot be negative: {rate}")
         self.rate = float(rate)
@@ -138,9 +141,9 @@ class ConsumerWorker(PausableWorker):
         return max(1, int(self.rate / 10)) if self.rate > 0 else 500
 
     def _await_metadata(self, timeout_s: float = 30.0) -> None:
-        """Join only once this client sees the topics' partitions: a leader that assigns a topic whose
-        metadata has not reached it yet gives nobody anything, and kafka-python may not rebalance again
-        until long after the metadata arrives."""
+        """Join only once this client sees the topics' partitions: a leader that assigns a topic
+        whose metadata has not reached it yet gives nobody anything, and kafka-python may not
+        rebalance again until long after the metadata arrives."""
         deadline = time.monotonic() + timeout_s
         for topic in self.topics:
             while not self.consumer.partitions_for_topic(topic) and time.monotonic() < deadline:
@@ -152,5 +155,7 @@ class ConsumerWorker(PausableWorker):
 
         try:
             self.consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()})
-        except Exception as e:  # e.g. a rebalance took the partition away: another member re-reads it
-            log.info("consumer %s: commit failed (%s); records will be processed again", self.client_id, e)
+        except Exception as e:
+            # e.g. a rebalance took the partition away: another member re-reads it
+            log.info("consumer %s: commit failed (%s); records will be processed again",
+                     self.client_id, e)

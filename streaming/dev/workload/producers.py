@@ -1,9 +1,9 @@
 """Producers with a skewed per-partition rate, so that lag builds where the skew is.
 
-Rates: ``total_rate`` records/s shared over the partitions either by a Zipf law (partition ``i`` gets a
-weight ``1 / (i + 1) ** s``; ``s = 0`` is uniform) or by naming hot partitions (each hot partition
-weighs ``hot_factor``, the others 1). Example: 1000 records/s over 4 partitions with ``s = 1``:
-weights 1, 1/2, 1/3, 1/4 -> 480, 240, 160, 120 records/s.
+Rates: ``total_rate`` records/s shared over the partitions either by a Zipf law (partition ``i``
+gets a weight ``1 / (i + 1) ** s``; ``s = 0`` is uniform) or by naming hot partitions (each hot
+partition weighs ``hot_factor``, the others 1). Example: 1000 records/s over 4 partitions with
+``s = 1``: weights 1, 1/2, 1/3, 1/4 -> 480, 240, 160, 120 records/s.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def partition_rates(partitions: int, total_rate: float, zipf: float | None = Non
 
 
 class SkewedProducer(PausableWorker):
-    """One kafka-python producer thread writing ``rates[p]`` records/s to each partition ``p`` of ``topic``."""
+    """One kafka-python producer thread writing ``rates[p]`` records/s to each partition ``p`` of
+    ``topic``."""
 
     def __init__(self, make_producer: Callable[[], Any], topic: str, rates: Sequence[float],
                  value_bytes: int = 100) -> None:
@@ -77,7 +78,8 @@ class SkewedProducer(PausableWorker):
                     n = int(credit[p])
                     credit[p] -= n
                     for _ in range(n):
-                        producer.send(self.topic, value=self.value, partition=p).add_errback(self._on_error)
+                        sent = producer.send(self.topic, value=self.value, partition=p)
+                        sent.add_errback(self._on_error)
                     self.sent[p] += n
                 time.sleep(TICK_S)
         finally:

@@ -31,7 +31,8 @@ def move_replicas(admin: Any, topic: str, targets: Mapping[int, Sequence[int]] |
         brokers = [b["broker_id"] for b in admin.describe_cluster()["brokers"]]
         targets = {p: shifted_replicas(r, brokers, shift) for p, r in current.items()}
     wanted = {int(p): [int(b) for b in r] for p, r in targets.items()}
-    errors = admin.alter_partition_reassignments({TopicPartition(topic, p): r for p, r in wanted.items()})
+    errors = admin.alter_partition_reassignments({TopicPartition(topic, p): r
+                                                  for p, r in wanted.items()})
     failed = {tp: e for tp, e in errors.items() if e is not None}
     if failed:
         raise RuntimeError(f"reassignment of {topic} refused: {failed}")
@@ -42,5 +43,6 @@ def move_replicas(admin: Any, topic: str, targets: Mapping[int, Sequence[int]] |
         if all(sorted(now.get(p, ())) == sorted(r) for p, r in wanted.items()):
             return {p: now[p] for p in wanted}
         if time.monotonic() > deadline:
-            raise TimeoutError(f"reassignment of {topic} not done after {wait_s:.0f}s: {now} (wanted {wanted})")
+            raise TimeoutError(
+                f"reassignment of {topic} not done after {wait_s:.0f}s: {now} (wanted {wanted})")
         time.sleep(0.2)

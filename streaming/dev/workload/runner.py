@@ -1,4 +1,5 @@
-"""The workload: a skewed producer and a live consumer group on one topic, driven from Python or the CLI.
+"""The workload: a skewed producer and a live consumer group on one topic, driven from Python or the
+CLI.
 
 ::
 
@@ -20,7 +21,13 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from streaming.config import Config
-from streaming.dev.workload.consumers import AssignorSpec, ConsumerWorker, assignors_for, client_id_for, make_consumer
+from streaming.dev.workload.consumers import (
+    AssignorSpec,
+    ConsumerWorker,
+    assignors_for,
+    client_id_for,
+    make_consumer,
+)
 from streaming.dev.workload.producers import SkewedProducer, partition_rates
 from streaming.dev.workload.reassign import move_replicas
 from streaming.dev.workload.worker import describe_consumers
@@ -52,8 +59,8 @@ class WorkloadOptions:
 
 
 class Workload:
-    def __init__(self, cfg: Config, options: WorkloadOptions | None = None, out: TextIO | None = sys.stdout,
-                 **consumer_settings: Any) -> None:
+    def __init__(self, cfg: Config, options: WorkloadOptions | None = None,
+                 out: TextIO | None = sys.stdout, **consumer_settings: Any) -> None:
         self.cfg = cfg
         self.options = options or WorkloadOptions()
         self.out = out
@@ -62,8 +69,8 @@ class Workload:
         self.consumers: list[ConsumerWorker] = []
         self._next_index = 0
         self._lock = threading.Lock()
-        self.rates = partition_rates(self.options.partitions, self.options.produce_rate, self.options.zipf,
-                                     self.options.hot, self.options.hot_factor)
+        self.rates = partition_rates(self.options.partitions, self.options.produce_rate,
+                                     self.options.zipf, self.options.hot, self.options.hot_factor)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -75,11 +82,14 @@ class Workload:
         finally:
             admin.close()
         rf = o.replication_factor or max(1, min(3, brokers))
-        kafka_clients.ensure_topics(self.cfg, {o.topic: {"num_partitions": o.partitions, "replication_factor": rf}})
-        top = ", ".join(f"p{p}={r:.0f}/s" for p, r in sorted(enumerate(self.rates), key=lambda x: -x[1])[:4])
-        self._say(f"workload: topic {o.topic} ({o.partitions} partitions, RF {rf}), producing {o.produce_rate:.0f} "
-                  f"records/s (top: {top}); group {o.group} with {o.consumers} consumer(s) at "
-                  f"{o.consume_rate:.0f} records/s each, assignor {self._assignor_name()}")
+        kafka_clients.ensure_topics(
+            self.cfg, {o.topic: {"num_partitions": o.partitions, "replication_factor": rf}})
+        top = ", ".join(f"p{p}={r:.0f}/s"
+                        for p, r in sorted(enumerate(self.rates), key=lambda x: -x[1])[:4])
+        self._say(f"workload: topic {o.topic} ({o.partitions} partitions, RF {rf}), producing "
+                  f"{o.produce_rate:.0f} records/s (top: {top}); group {o.group} with "
+                  f"{o.consumers} consumer(s) at {o.consume_rate:.0f} records/s each, assignor "
+                  f"{self._assignor_name()}")
         self.producer = SkewedProducer(
             lambda: kafka_clients.producer(self.cfg, linger_ms=10),
             o.topic, self.rates, o.value_bytes)
@@ -102,7 +112,8 @@ class Workload:
             self.producer.join(30)
             self.producer = None
         if workers:
-            self._say(f"workload: stopped ({len(workers)} consumer(s) left group {self.options.group})")
+            self._say(
+                f"workload: stopped ({len(workers)} consumer(s) left group {self.options.group})")
 
     def __enter__(self) -> Workload:
         return self.start()
@@ -112,7 +123,8 @@ class Workload:
 
     # -- the group ---------------------------------------------------------------------------------
 
-    def add_consumer(self, rack: str | None = None, assignor: AssignorSpec | None = None) -> ConsumerWorker:
+    def add_consumer(self, rack: str | None = None,
+                     assignor: AssignorSpec | None = None) -> ConsumerWorker:
         o = self.options
         with self._lock:
             i = self._next_index
@@ -124,7 +136,8 @@ class Workload:
         settings = self.consumer_settings
 
         def make() -> Any:
-            return make_consumer(self.cfg, o.group, client_id, rack, assignors_for(spec), o.offset_reset, **settings)
+            return make_consumer(self.cfg, o.group, client_id, rack, assignors_for(spec),
+                                 o.offset_reset, **settings)
 
         worker = ConsumerWorker(make, [o.topic], o.consume_rate, client_id, rack)
         worker.start()
@@ -134,12 +147,13 @@ class Workload:
         return worker
 
     def stop_consumer(self, client_id: str | None = None) -> str:
-        """Close one consumer (the newest, or the one named) so it leaves the group; return its client id."""
+        """Close one consumer (the newest, or the one named) so it leaves the group; return its
+        client id."""
         with self._lock:
             if not self.consumers:
                 raise ValueError("no consumer left to stop")
-            worker = next((w for w in self.consumers if w.client_id == client_id), None) if client_id \
-                else self.consumers[-1]
+            worker = (next((w for w in self.consumers if w.client_id == client_id), None)
+                      if client_id else self.consumers[-1])
             if worker is None:
                 raise ValueError(f"no consumer {client_id!r}")
             self.consumers.remove(worker)
@@ -155,7 +169,8 @@ class Workload:
         while time.monotonic() < deadline:
             with self._lock:
                 owned = [w.assigned for w in self.consumers]
-            if owned and all(owned) and sum(len(a) for a in owned) == len(want) and set().union(*owned) == want:
+            if (owned and all(owned) and sum(len(a) for a in owned) == len(want)
+                    and set().union(*owned) == want):
                 return True
             time.sleep(0.1)
         self._log_unassigned()
@@ -170,7 +185,8 @@ class Workload:
 
     def pause(self, timeout_s: float = 30.0) -> None:
         """Stop producing and consuming; returns once every sent record is acknowledged and every
-        consumer committed what it processed, so end and committed offsets stay put until resume()."""
+        consumer committed what it processed, so end and committed offsets stay put until
+        resume()."""
         if self.producer is not None and not self.producer.pause(timeout_s):
             raise TimeoutError("the producer did not pause")
         with self._lock:

@@ -1,19 +1,23 @@
 """Assignment strategies for live kafka-python groups, side by side in a closed-loop benchmark.
 
-Each strategy is a ``partition_assignment_strategy`` list for one consumer (see :func:`assignors_for`):
+Each strategy is a ``partition_assignment_strategy`` list for one consumer (see
+:func:`assignors_for`):
 
 - ``range``: kafka-python's own ``RangePartitionAssignor`` (eager);
-- ``cooperative-sticky``: Kafka's ``CooperativeStickyAssignor`` as :mod:`assignors.sticky.cooperative`
-  computes it bit for bit with kafka-clients 4.3, rack-aware (KIP-881), on kafka-python's cooperative
-  protocol (KIP-429: a moving partition is withheld one round, its old owner revokes it and rejoins).
-  kafka-python's own ``cooperative-sticky`` is cooperative too but sends no rack and ignores racks, so
-  it is not what a Java group with ``client.rack`` runs; it is available as ``cooperative-sticky-py``;
-- ``lag``: grantneale's lag-based assignor (:mod:`assignors.lag`), run by the leader at each rebalance
-  on the lag it reads then (committed offsets of the group and end offsets, :func:`offsets_lag`);
+- ``cooperative-sticky``: Kafka's ``CooperativeStickyAssignor`` as
+  :mod:`assignors.sticky.cooperative` computes it bit for bit with kafka-clients 4.3, rack-aware
+  (KIP-881), on kafka-python's cooperative protocol (KIP-429: a moving partition is withheld one
+  round, its old owner revokes it and rejoins). kafka-python's own ``cooperative-sticky`` is
+  cooperative too but sends no rack and ignores racks, so it is not what a Java group with
+  ``client.rack`` runs; it is available as ``cooperative-sticky-py``;
+- ``lag``: grantneale's lag-based assignor (:mod:`assignors.lag`), run by the leader at each
+  rebalance on the lag it reads then (committed offsets of the group and end offsets,
+  :func:`offsets_lag`);
 - ``rebalancer``: :class:`~streaming.apply.assignor.RecommendationAssignor`, the project's
-  recommendations (built by the caller, which owns the feed; :class:`RecordingRecommendationAssignor`);
-- ``oracle``: a given assignment, the leader asking a plan for the members it has (built by the caller,
-  which knows the workload: :func:`planned_assignor`; eager, like ``range``).
+  recommendations (built by the caller, which owns the feed;
+  :class:`RecordingRecommendationAssignor`);
+- ``oracle``: a given assignment, the leader asking a plan for the members it has (built by the
+  caller, which knows the workload: :func:`planned_assignor`; eager, like ``range``).
 
 Every assignor reports each assignment a member receives to a :class:`RebalanceLog`, from which the
 benchmark counts rebalances and partitions moved: the group's own record, not the collector's polls,
@@ -30,13 +34,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 
 from assignors import lag as grantneale
 from assignors.model import Assignment, GroupSnapshot, Member, partition_lag
 from assignors.sticky import cooperative as coop
 from streaming.apply import identities
-from streaming.apply.assignor import RecommendationAssignor, member_of, replica_racks, topic_partitions
+from streaming.apply.assignor import (
+    RecommendationAssignor,
+    member_of,
+    replica_racks,
+    topic_partitions,
+)
 from streaming.config import Config
 
 log = logging.getLogger(__name__)
@@ -80,8 +92,9 @@ class RebalanceLog:
 
 
 def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagSource:
-    """A lag source for a leader: topic -> lag per partition, from the group's committed offsets and the
-    end offsets at the moment of the call (what grantneale's assignor reads at each rebalance)."""
+    """A lag source for a leader: topic -> lag per partition, from the group's committed offsets and
+    the end offsets at the moment of the call (what grantneale's assignor reads at each
+    rebalance)."""
 
     def read(topics: Mapping[str, int]) -> Mapping[str, Sequence[int]] | None:
         from kafka import KafkaConsumer, TopicPartition
@@ -105,8 +118,9 @@ def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagS
         for tp in tps:
             c = committed.get(tp)
             offset = getattr(c, "offset", None) if c is not None else None
-            out[tp.topic][tp.partition] = partition_lag(offset if offset is not None and offset >= 0 else None,
-                                                        begins.get(tp, 0), ends.get(tp, 0), offset_reset)
+            committed = offset if offset is not None and offset >= 0 else None
+            out[tp.topic][tp.partition] = partition_lag(committed, begins.get(tp, 0),
+                                                        ends.get(tp, 0), offset_reset)
         return out
 
     return read
@@ -114,14 +128,15 @@ def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagS
 
 class SnapshotAssignor(AbstractPartitionAssignor):
     """A kafka-python assignor around a pure one of :mod:`assignors`: the leader builds the
-    :class:`~assignors.model.GroupSnapshot` (members with racks, owned partitions and generations from
-    subscription v3; replica racks from the metadata; lag from ``lag_source`` when given) and returns
-    what ``assign_fn`` computes. One instance per consumer."""
+    :class:`~assignors.model.GroupSnapshot` (members with racks, owned partitions and generations
+    from subscription v3; replica racks from the metadata; lag from ``lag_source`` when given) and
+    returns what ``assign_fn`` computes. One instance per consumer."""
 
     version = 3
 
-    def __init__(self, name: str, assign_fn: Callable[[GroupSnapshot], Assignment], cooperative: bool,
-                 client_id: str, rack: str | None, rebalances: RebalanceLog | None = None,
+    def __init__(self, name: str, assign_fn: Callable[[GroupSnapshot], Assignment],
+                 cooperative: bool, client_id: str, rack: str | None,
+                 rebalances: RebalanceLog | None = None,
                  lag_source: LagSource | None = None) -> None:
         self._name = name
         self.assign_fn = assign_fn
@@ -145,7 +160,8 @@ class SnapshotAssignor(AbstractPartitionAssignor):
         for t, p in self.owned:
             by_topic.setdefault(t, []).append(p)
         return ConsumerProtocolSubscription(
-            version=3, topics=sorted(topics), user_data=identities.subscription_user_data(self.rack, self.client_id),
+            version=3, topics=sorted(topics),
+            user_data=identities.subscription_user_data(self.rack, self.client_id),
             owned_partitions=[(t, sorted(ps)) for t, ps in sorted(by_topic.items())],
             generation_id=self.generation if self.generation is not None else -1, rack_id=self.rack)
 
@@ -166,8 +182,9 @@ class SnapshotAssignor(AbstractPartitionAssignor):
                 log.warning("%s: reading lag failed (%s); lag taken as 0", self.name, e)
         snapshot = GroupSnapshot(
             topics={t: n for t, n in topics.items() if n > 0},
-            members=tuple(Member(m.member_id, m.topics, m.instance_id, m.rack, m.owned, m.generation, m.client_id)
-                          for m in current),
+            members=tuple(
+                Member(m.member_id, m.topics, m.instance_id, m.rack, m.owned, m.generation,
+                       m.client_id) for m in current),
             replica_racks=replica_racks(cluster, topics),
             lag={t: v for t, v in lag.items() if topics.get(t)})
         result = self.assign_fn(snapshot)
@@ -176,15 +193,16 @@ class SnapshotAssignor(AbstractPartitionAssignor):
             by_topic: dict[str, list[int]] = {}
             for t, p in result.get(m.member_id, []):
                 by_topic.setdefault(t, []).append(p)
-            out[m.member_id] = ConsumerProtocolAssignment(0, [(t, sorted(ps)) for t, ps in sorted(by_topic.items())],
-                                                          b"")
-        log.info("%s: assigned %s", self.name, ", ".join(f"{m.label}:{len(result.get(m.member_id, []))}"
-                                                         for m in current))
+            out[m.member_id] = ConsumerProtocolAssignment(
+                0, [(t, sorted(ps)) for t, ps in sorted(by_topic.items())], b"")
+        log.info("%s: assigned %s", self.name,
+                 ", ".join(f"{m.label}:{len(result.get(m.member_id, []))}" for m in current))
         return out
 
 
 class Recording(AbstractPartitionAssignor):
-    """A kafka-python built-in assignor that also reports each assignment to a :class:`RebalanceLog`."""
+    """A kafka-python built-in assignor that also reports each assignment to a
+    :class:`RebalanceLog`."""
 
     def __init__(self, inner: Any, client_id: str, rebalances: RebalanceLog) -> None:
         self.inner = inner
@@ -211,7 +229,8 @@ class Recording(AbstractPartitionAssignor):
 
 
 class RecordingRecommendationAssignor(RecommendationAssignor):
-    """:class:`RecommendationAssignor` that also reports each assignment to a :class:`RebalanceLog`."""
+    """:class:`RecommendationAssignor` that also reports each assignment to a
+    :class:`RebalanceLog`."""
 
     def __init__(self, *args: Any, rebalances: RebalanceLog, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -224,8 +243,9 @@ class RecordingRecommendationAssignor(RecommendationAssignor):
 
 def planned_assignor(plan: Plan, client_id: str, rack: str | None, rebalances: RebalanceLog,
                      name: str = "oracle") -> SnapshotAssignor:
-    """An assignor whose leader hands out what ``plan`` says for the members present, by client id. A client id
-    twice in the group (a member that rejoined before its old self left) gets its partitions once."""
+    """An assignor whose leader hands out what ``plan`` says for the members present, by client id.
+    A client id twice in the group (a member that rejoined before its old self left) gets its
+    partitions once."""
 
     def assign(snapshot: GroupSnapshot) -> Assignment:
         ids = [m.client_id or m.member_id for m in snapshot.members]
@@ -241,8 +261,8 @@ def planned_assignor(plan: Plan, client_id: str, rack: str | None, rebalances: R
 
 def assignors_for(strategy: str, cfg: Config, group: str, client_id: str, rack: str | None,
                   rebalances: RebalanceLog) -> list[Any]:
-    """The assignor list of one consumer of ``group`` for one of the Kafka strategies (``rebalancer``
-    needs a feed: see :class:`RecordingRecommendationAssignor`)."""
+    """The assignor list of one consumer of ``group`` for one of the Kafka strategies
+    (``rebalancer`` needs a feed: see :class:`RecordingRecommendationAssignor`)."""
     from streaming.dev.workload.consumers import builtin_assignor
 
     if strategy == "range":
@@ -252,6 +272,8 @@ def assignors_for(strategy: str, cfg: Config, group: str, client_id: str, rack: 
     if strategy == "cooperative-sticky":
         return [SnapshotAssignor(coop.NAME, coop.assign, True, client_id, rack, rebalances)]
     if strategy == "lag":
-        return [SnapshotAssignor(grantneale.NAME, grantneale.assign, False, client_id, rack, rebalances,
-                                 lag_source=offsets_lag(cfg, group))]
-    raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join((*KAFKA_STRATEGIES, *EXTRA_STRATEGIES))}")
+        return [
+            SnapshotAssignor(grantneale.NAME, grantneale.assign, False, client_id, rack, rebalances,
+                             lag_source=offsets_lag(cfg, group))]
+    raise ValueError(f"unknown strategy {strategy!r}; one of "
+                     f"{', '.join((*KAFKA_STRATEGIES, *EXTRA_STRATEGIES))}")

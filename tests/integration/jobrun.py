@@ -1,5 +1,6 @@
-"""Helpers of the fault and chaos tests: events whose outcome does not depend on batch boundaries, the
-job as a ``rebalancer run`` child process, and the job's outputs (tables and the trigger feed) read back."""
+"""Helpers of the fault and chaos tests: events whose outcome does not depend on batch boundaries,
+the job as a ``rebalancer run`` child process, and the job's outputs (tables and the trigger feed)
+read back."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ TEAM = [("C0", [0, 1]), ("C1", [2, 3]), ("C2", [4, 5])]
 
 
 def membership_phase(groups: list[str], phase: int) -> list[dict]:
-    """Per group at event time T0 + phase x 10 polls: a membership change (one member more or less than the
-    phase before) and a few even lag polls. Phase 0 is the baseline; every later phase gives exactly one
-    ``membership_change`` recommendation per group, whatever the batches."""
+    """Per group at event time T0 + phase x 10 polls: a membership change (one member more or less
+    than the phase before) and a few even lag polls. Phase 0 is the baseline; every later phase
+    gives exactly one ``membership_change`` recommendation per group, whatever the batches."""
     out = []
     ts0 = T0 + phase * 10 * STEP
     size = 2 + phase % 2  # 2, 3, 2, 3 ... members

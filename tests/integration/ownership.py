@@ -1,10 +1,12 @@
-"""What a group's member processes said, read back as a timeline (tests/integration/test_migration.py): who held
-each partition when, how long a partition had no owner, how often it changed hands, which offsets were read how
-often, and which assignor decided each assignment.
+"""What a group's member processes said, read back as a timeline
+(tests/integration/test_migration.py): who held each partition when, how long a partition had no
+owner, how often it changed hands, which offsets were read how often, and which assignor decided
+each assignment.
 
-A member process is anything with ``changes`` (a list of (monotonic time, partitions held) in the order it
-reported them, partitions as (topic, partition)), ``exited`` (monotonic time it stopped, None while it runs),
-``reads`` ((partition, first offset, last offset) of every poll) and ``logs`` ((monotonic time, line)).
+A member process is anything with ``changes`` (a list of (monotonic time, partitions held) in the
+order it reported them, partitions as (topic, partition)), ``exited`` (monotonic time it stopped,
+None while it runs), ``reads`` ((partition, first offset, last offset) of every poll) and ``logs``
+((monotonic time, line)).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ Interval = tuple[float, float, int]
 
 
 def owned(members: Sequence[Any], end: float) -> dict[int, list[Interval]]:
-    """partition -> the intervals it was held, from each process's reports (held until its next report, or its
-    exit, or ``end``)."""
+    """partition -> the intervals it was held, from each process's reports (held until its next
+    report, or its exit, or ``end``)."""
     out: dict[int, list[Interval]] = {}
     for n, m in enumerate(members):
         marks = [*m.changes, (m.exited or end, set())]
@@ -89,9 +91,10 @@ def _label(text: str, who: str) -> str | None:
 
 def decisions(group: str, leader: Sequence[tuple[float, str]], broker_log: str, since_until: tuple[float, float],
               wall: tuple[float, float]) -> list[str]:
-    """In time order, the assignments decided for ``group`` within a window (``since_until`` in monotonic time for
-    the members' ``leader`` lines, ``wall`` the same window in wall-clock time for the broker's log): the classic
-    leader's RecommendationAssignor, the broker's ServerAssignor and its nudges, the conversion."""
+    """In time order, the assignments decided for ``group`` within a window (``since_until`` in
+    monotonic time for the members' ``leader`` lines, ``wall`` the same window in wall-clock time
+    for the broker's log): the classic leader's RecommendationAssignor, the broker's ServerAssignor
+    and its nudges, the conversion."""
     found: list[tuple[float, str]] = []
     for t, line in leader:
         if since_until[0] <= t <= since_until[1] and f"group {group}:" in line:

@@ -1,8 +1,10 @@
-"""A librdkafka (``confluent-kafka``) consumer that processes at most ``rate`` records/s, polling in a thread of the
-test process: the slow worker of the librdkafka tests, as ``-Drate`` makes tests/java/RemoteAssignorMember.java one.
+"""A librdkafka (``confluent-kafka``) consumer that processes at most ``rate`` records/s, polling in
+a thread of the test process: the slow worker of the librdkafka tests, as ``-Drate`` makes
+tests/java/RemoteAssignorMember.java one.
 
-It commits as librdkafka does by default (the offsets of what ``consume()`` returned, every second) and keeps the
-assignment its consumer reports, so a test can compare it with what Kafka says of the group.
+It commits as librdkafka does by default (the offsets of what ``consume()`` returned, every second)
+and keeps the assignment its consumer reports, so a test can compare it with what Kafka says of the
+group.
 """
 
 from __future__ import annotations

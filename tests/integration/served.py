@@ -1,6 +1,6 @@
-"""Helpers of test_served.py: the shared job's handle (:class:`Served`), and the librdkafka case's groups
-(:func:`running`), its wait for the recommendation applied (:func:`applied`) and its classic group's rows and
-``describe`` (:func:`classic_said`)."""
+"""Helpers of test_served.py: the shared job's handle (:class:`Served`), and the librdkafka case's
+groups (:func:`running`), its wait for the recommendation applied (:func:`applied`) and its classic
+group's rows and ``describe`` (:func:`classic_said`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ KINDS = ("rebalancer", "uniform", "classic")
 
 @dataclasses.dataclass
 class Served:
-    """The assignor cluster, the job's config on it (tables, checkpoints, trigger topic) and its trigger feed."""
+    """The assignor cluster, the job's config on it (tables, checkpoints, trigger topic) and its
+    trigger feed."""
 
     cluster: Any
     cfg: config.Config
@@ -73,8 +74,9 @@ def _rows(spark, cfg, group: str) -> list:
 
 
 def _describe(cfg, groups: dict[str, str]) -> dict[str, dict]:
-    """``rebalancer describe --format json`` of ``groups`` (kind -> group), per kind; a command of its own, as an
-    operator runs it (the case runs in a thread: this process's stdout is not its own)."""
+    """``rebalancer describe --format json`` of ``groups`` (kind -> group), per kind; a command of
+    its own, as an operator runs it (the case runs in a thread: this process's stdout is not its
+    own)."""
     pattern = "^(" + "|".join(groups.values()) + ")$"
     done = subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--bootstrap",
                            cfg.kafka.bootstrap_servers, "--groups", pattern, "--format", "json",
@@ -117,7 +119,8 @@ def running(served: Served) -> Iterator[Run]:
     load = Workload(lcfg, WorkloadOptions(topic=run.topic, group=f"rdk-producer-{tag}", partitions=PARTITIONS,
                                           produce_rate=PRODUCE, zipf=ZIPF, consumers=0, replication_factor=1), out=None)
     with contextlib.ExitStack() as cleanup:
-        # the topic first, records only once every group holds its partitions (test_served.py says why)
+        # the topic first, records only once every group holds its partitions (test_served.py says
+        # why)
         kafka_clients.ensure_topics(lcfg, {run.topic: {"num_partitions": PARTITIONS, "replication_factor": 1}})
         for kind, group in run.groups.items():
             for i, rack in enumerate("abc"):
@@ -137,7 +140,8 @@ def running(served: Served) -> Iterator[Run]:
 
 
 def applied(run: Run, cluster) -> tuple[dict, float]:
-    """The first recommendation once ConsumerGroupDescribe and the members hold it; and when it was applied."""
+    """The first recommendation once ConsumerGroupDescribe and the members hold it; and when it was
+    applied."""
     wait_for(lambda: run.recs, 180, 1.0, "a recommendation for the rebalancer group")
     _, rec = run.recs[0]
     assert "lag_skew" in rec["triggers"]
@@ -158,7 +162,8 @@ def applied(run: Run, cluster) -> tuple[dict, float]:
 
 
 def classic_said(spark, run: Run) -> None:
-    """The classic group is recommended for too, its row unapplied with what would serve it; describe agrees."""
+    """The classic group is recommended for too, its row unapplied with what would serve it;
+    describe agrees."""
     wait_for(lambda: _rows(spark, run.cfg, run.groups["classic"]), 90, 2.0,
              "a recommendation row for the classic group")
     row = _rows(spark, run.cfg, run.groups["classic"])[0]

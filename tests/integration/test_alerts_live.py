@@ -133,7 +133,8 @@ def _stuck_group(cfg, name: str) -> None:
 
 @contextlib.contextmanager
 def polling(collector: Collector) -> Iterator[threading.Thread]:
-    """The collector polling every interval in a thread until the block ends (then stopped, joined)."""
+    """The collector polling every interval in a thread until the block ends (then stopped,
+    joined)."""
     stop = threading.Event()
     thread = threading.Thread(target=collector.run, kwargs={"stop": stop}, daemon=True)
     thread.start()

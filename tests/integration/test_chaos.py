@@ -1,13 +1,14 @@
-"""Chaos, short (the CI part of ``python -m benchmarks.chaos --sweep``): seeded events drained once without
-faults, then on another checkpoint through SIGKILLs of the job's process group at named fault points, one
-run each, restarted until drained; every column of both tables and the trigger feed's distinct messages must come
-out the same, its duplicates counted and read by the feed's reader as the same latest record per group.
+"""Chaos, short (the CI part of ``python -m benchmarks.chaos --sweep``): seeded events drained once
+without faults, then on another checkpoint through SIGKILLs of the job's process group at named
+fault points, one run each, restarted until drained; every column of both tables and the trigger
+feed's distinct messages must come out the same, its duplicates counted and read by the feed's
+reader as the same latest record per group.
 
-One reference run, in the suite's Spark session, and one chaos checkpoint for all points (each point costs
-one job start, not two), chosen to cover start-up and batch I/O in turn: a side file of a new checkpoint
-before its rename, the stateful step inside a Python worker, between the Delta commit (delta-rs) and the
-feed write, and after ``foreachBatch`` returned but before Spark's commit log (the batch is replayed).
-Every point: ``benchmarks.chaos --sweep``."""
+One reference run, in the suite's Spark session, and one chaos checkpoint for all points (each point
+costs one job start, not two), chosen to cover start-up and batch I/O in turn: a side file of a new
+checkpoint before its rename, the stateful step inside a Python worker, between the Delta commit
+(delta-rs) and the feed write, and after ``foreachBatch`` returned but before Spark's commit log
+(the batch is replayed). Every point: ``benchmarks.chaos --sweep``."""
 
 from __future__ import annotations
 
@@ -31,9 +32,10 @@ def test_killed_at_fault_points_and_restarted_the_job_ends_with_the_same_outputs
     assert outputs["feed"]["reference"] == outputs["recommendations"]["reference"], outputs
     for name, o in outputs.items():
         assert o["differences"] == 0 and o["chaos"] == o["reference"], (name, o, run.log)
-    # the feed is at-least-once: duplicates are counted, not removed. Only a batch replayed after its feed write
-    # publishes again (batch:end here), each duplicate is that same message (compare.distinct raises otherwise),
-    # and the feed's reader keeps the same latest record per group as without faults
+    # the feed is at-least-once: duplicates are counted, not removed. Only a batch replayed after
+    # its feed write publishes again (batch:end here), each duplicate is that same message
+    # (compare.distinct raises otherwise), and the feed's reader keeps the same latest record per
+    # group as without faults
     feed = outputs["feed"]
     assert feed["duplicates"]["reference"] == 0 and feed["duplicates"]["chaos"] <= feed["reference"], feed
     assert feed["consumed_differences"] == 0 and feed["consumed_groups"] == {"reference": GROUPS, "chaos": GROUPS}, feed

@@ -2,10 +2,11 @@
 
 Already run as commands elsewhere: ``kafka up`` / ``kafka down`` (test_foundation), ``collect``
 (test_collector), ``run`` (test_faults, test_chaos), ``assign`` and ``bench quality`` (in-process,
-tests/unit/streaming/commands/test_cli_paths.py). Here, each as a subprocess of the project's interpreter against the
-session's three-broker cluster: ``setup``, ``kafka status``, ``workload``, ``smoke``, ``recommendations``
-(on a table a ``run --available-now`` wrote, with ``[policy.assignor_options]`` set from ``--conf``),
-``demo`` (12 s) and ``bench speed`` (one small case, ours and Kafka's Java side by side).
+tests/unit/streaming/commands/test_cli_paths.py). Here, each as a subprocess of the project's
+interpreter against the session's three-broker cluster: ``setup``, ``kafka status``, ``workload``,
+``smoke``, ``recommendations`` (on a table a ``run --available-now`` wrote, with
+``[policy.assignor_options]`` set from ``--conf``), ``demo`` (12 s) and ``bench speed`` (one small
+case, ours and Kafka's Java side by side).
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ def test_recommendations_show_what_run_wrote_with_the_configured_assignor_option
     topics = {"kafka.lag_topic": f"cli.lag.{tag}", "kafka.metadata_topic": f"cli.meta.{tag}",
               "kafka.trigger_topic": f"cli.triggers.{tag}"}
     job_cfg = cfg.with_overrides(topics)
-    # Two members, four partitions, the two hottest on C0 for three polls: one lag_skew recommendation.
-    # Load alone would give C0 one partition and C1 three; max_count_skew=0 keeps counts at two each.
+    # Two members, four partitions, the two hottest on C0 for three polls: one lag_skew
+    # recommendation. Load alone would give C0 one partition and C1 three; max_count_skew=0 keeps
+    # counts at two each.
     lags = {0: 9000, 1: 8000, 2: 100, 3: 100}
     events = [ev.members_event(T0, "g", 1, "range", [
         ev.member_entry("C0", ["t0"], [("t0", 0), ("t0", 1)], client_id="c0", host="/127.0.0.1"),
@@ -159,7 +161,8 @@ def test_bench_speed_times_ours_beside_kafkas_java() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     row = next((line.split() for line in done.stdout.splitlines() if line.startswith("range ")), None)
     assert row is not None and row[1] == "split-2k", done.stdout
-    # a 2,000-partition range assignment takes milliseconds: the figures exist, cold and warm, Java's included
-    # (columns: assignor case, ours cold/warm, Java cold/warm, ratio to warm Java, our RSS, ...)
+    # a 2,000-partition range assignment takes milliseconds: the figures exist, cold and warm,
+    # Java's included (columns: assignor case, ours cold/warm, Java cold/warm, ratio to warm Java,
+    # our RSS, ...)
     assert all(float(v) >= 0 for v in row[2:7]) and row[7].endswith("M")
     assert "Java: kafka-clients 4.3.1" in done.stdout

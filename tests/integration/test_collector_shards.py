@@ -1,5 +1,5 @@
-"""Collectors sharing the groups on the shared 3-broker cluster: three `rebalancer collect --shards 6`
-processes, one killed mid-run; and the offset requests of one poll, counted on the wire."""
+"""Collectors sharing the groups on the shared 3-broker cluster: three `rebalancer collect --shards
+6` processes, one killed mid-run; and the offset requests of one poll, counted on the wire."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ SESSION_MS = 6000  # the broker's group.min.session.timeout.ms
 
 @pytest.fixture(scope="module")
 def nine_groups(cfg) -> str:
-    """Topic NAME (3 partitions, 10 records each) and groups NAME-g0..g8 committed at offset 1 on it."""
+    """Topic NAME (3 partitions, 10 records each) and groups NAME-g0..g8 committed at offset 1 on
+    it."""
     name = f"shards-{uuid.uuid4().hex[:6]}"
     topic_with_records(cfg, name, 3, 30)
     admin = kafka_clients.admin(cfg)
@@ -42,8 +43,8 @@ def nine_groups(cfg) -> str:
 
 
 class CollectorProcess:
-    """`rebalancer collect --shards` in a process of its own, writing lag to a topic of its own (so each
-    event says which collector sent it); its stdout lines are kept with their arrival time."""
+    """`rebalancer collect --shards` in a process of its own, writing lag to a topic of its own (so
+    each event says which collector sent it); its stdout lines are kept with their arrival time."""
 
     ANNOUNCE = re.compile(r"now polling (?:no shard|shards? (?P<shards>[\d, ]+)) of \d+")
 
@@ -86,7 +87,8 @@ class CollectorProcess:
 
 
 class LagReader:
-    """Every lag event of the collectors' lag topics so far, as (collector, group, record timestamp s)."""
+    """Every lag event of the collectors' lag topics so far, as (collector, group, record timestamp
+    s)."""
 
     def __init__(self, cfg, collectors: list[CollectorProcess]) -> None:
         from kafka import KafkaConsumer, TopicPartition
@@ -117,9 +119,10 @@ class LagReader:
 
 
 def _settled(live: list[CollectorProcess], since: float, seen: dict) -> float | None:
-    """The time the test first saw the live collectors' announced shards (each announced after ``since``)
-    disjoint, non-empty and covering every shard, once they have stayed so for 2 s (two poll rounds: a
-    collector announces a change at its next round, so a stale set cannot pass for a settled one)."""
+    """The time the test first saw the live collectors' announced shards (each announced after
+    ``since``) disjoint, non-empty and covering every shard, once they have stayed so for 2 s (two
+    poll rounds: a collector announces a change at its next round, so a stale set cannot pass for a
+    settled one)."""
     latest = [c.shards(since) for c in live]
     sets = tuple(s[1] for s in latest if s is not None and s[1])
     complete = (len(sets) == len(live) and sum(map(len, sets)) == SHARDS
@@ -133,7 +136,8 @@ def _settled(live: list[CollectorProcess], since: float, seen: dict) -> float | 
 
 
 def _each_group_from_one_collector(reader: LagReader, after: float, groups: list[str], polls: int):
-    """Wait until every group has ``polls`` lag events after ``after``; then each must have one sender."""
+    """Wait until every group has ``polls`` lag events after ``after``; then each must have one
+    sender."""
     def enough():
         counts = Counter(g for _, g, at in reader.read() if at > after)
         return all(counts[g] >= polls for g in groups)
@@ -186,7 +190,8 @@ def test_three_collectors_share_the_groups_and_one_killed_hands_its_shards_over(
 
 
 def _described(cfg, group: str) -> object:
-    """The group's state and members (client id, host, assignment) from the broker, for a failure's output."""
+    """The group's state and members (client id, host, assignment) from the broker, for a failure's
+    output."""
     try:
         admin = kafka_clients.admin(cfg)
         try:
@@ -240,6 +245,6 @@ def test_one_poll_fetches_offsets_per_coordinator_and_per_leader_not_per_group(c
     offset_fetch = sum(v for k, v in ours.items() if k.startswith("OffsetFetch"))
     list_offsets = sum(v for k, v in ours.items() if k.startswith("ListOffsets"))
     assert 1 <= offset_fetch <= 3, ours  # one per group coordinator (3 brokers)
-    # two per partition leader (log start, then end: one request holds one timestamp per partition), for all 9
-    # groups' partitions
+    # two per partition leader (log start, then end: one request holds one timestamp per partition),
+    # for all 9 groups' partitions
     assert 2 <= list_offsets <= 6, ours

@@ -1,7 +1,8 @@
-"""Properties over records drawn from the contract (issue #26, item 3): (a) through validation on Spark, every
-record is valid with every figure exactly what it sent, or rejected with a reason; (c) recommendations made
-from drawn groups go through both Delta writers (delta-rs and Spark) with every figure as made: figures in
-records exact integers, doubles finite or null. Seeded draws, one Spark job each, to keep CI time short."""
+"""Properties over records drawn from the contract (issue #26, item 3): (a) through validation on
+Spark, every record is valid with every figure exactly what it sent, or rejected with a reason; (c)
+recommendations made from drawn groups go through both Delta writers (delta-rs and Spark) with every
+figure as made: figures in records exact integers, doubles finite or null. Seeded draws, one Spark
+job each, to keep CI time short."""
 
 from __future__ import annotations
 
@@ -59,8 +60,8 @@ def _check_valid(row: dict, value: bytes) -> None:
         # as JSON: a bad entry of a record with good ones may hold a list, which no set takes
         entries = {json.dumps(e) for e in zip(*(sent[a] for a in ev.DENSE_ARRAYS), strict=True)}
         assert {json.dumps(e) for e in got} <= entries
-        # an entry is either read or rejected with its reason (all of them, when every one breaks a rule: a
-        # partition repeated throughout)
+        # an entry is either read or rejected with its reason (all of them, when every one breaks a
+        # rule: a partition repeated throughout)
         assert n + len(json.loads(row["detail"] or "[]")) == len(sent["partitions"])
         assert all(0 <= p <= INT_MAX and 0 <= c <= e <= LONG_MAX for p, c, e in got)
         assert len({p for p, _, _ in got}) == n

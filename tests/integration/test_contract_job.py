@@ -1,8 +1,8 @@
-"""The issue's first failure through the real job (Kafka -> Spark -> Delta), with records drawn from the
-contract beside it (issue #26): a group whose lag events are inside the contract but whose lags pass 2^53
-(their sum past 2^63-1) stopped the query in pyspark's conversion after the stateful step, on every restart.
-Now the query runs to the end, the group's recommendation has its figures exact (saturated at 2^63-1), and
-every drawn record is valid or rejected with a reason."""
+"""The issue's first failure through the real job (Kafka -> Spark -> Delta), with records drawn from
+the contract beside it (issue #26): a group whose lag events are inside the contract but whose lags
+pass 2^53 (their sum past 2^63-1) stopped the query in pyspark's conversion after the stateful step,
+on every restart. Now the query runs to the end, the group's recommendation has its figures exact
+(saturated at 2^63-1), and every drawn record is valid or rejected with a reason."""
 
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
-"""``rebalancer demo --consumers java`` in-process (its :class:`JavaDemo`), shortened: the real streaming job,
-collector and trigger feed, three Java consumers on the project's RecommendationAssignor beside three on
-Kafka's range, one skewed topic. The run ends 20 s after the member left, itself 40 s after the first
-recommendation was applied, so no outcome hangs on a fixed clock:
+"""``rebalancer demo --consumers java`` in-process (its :class:`JavaDemo`), shortened: the real
+streaming job, collector and trigger feed, three Java consumers on the project's
+RecommendationAssignor beside three on Kafka's range, one skewed topic. The run ends 20 s after the
+member left, itself 40 s after the first recommendation was applied, so no outcome hangs on a fixed
+clock:
 
 - the Java group applies the job's recommendation, and its consumers then hold exactly what it says;
-- over the 25 s before the member leaves, its max consumer lag averages below half of the range group's;
-- once the member left, the leader falls back on the recommendation's load model (docs/deciding.md) and its log
-  names the member.
+- over the 25 s before the member leaves, its max consumer lag averages below half of the range
+  group's;
+- once the member left, the leader falls back on the recommendation's load model (docs/deciding.md)
+  and its log names the member.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""``rebalancer describe`` and ``rebalancer verify`` against a live group on the 3-broker cluster (racks a, b,
-c): describe's columns equal what Kafka's own ``kafka-consumer-groups --describe`` reports for the same
-paused group, its racks follow the topic's replicas, and verify tells applied, pending, diverged and
-superseded recommendations apart (each with its exit status)."""
+"""``rebalancer describe`` and ``rebalancer verify`` against a live group on the 3-broker cluster
+(racks a, b, c): describe's columns equal what Kafka's own ``kafka-consumer-groups --describe``
+reports for the same paused group, its racks follow the topic's replicas, and verify tells applied,
+pending, diverged and superseded recommendations apart (each with its exit status)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ def paused(cfg, tmp_path_factory):
     started = time.time()
     with Workload(cfg, opts, out=None) as w:
         assert w.wait_assigned(120)
-        # every partition committed once before the pause: its lag, and so its age, is known (paused at once,
-        # a member that had committed nothing yet showed no lag seconds at all)
+        # every partition committed once before the pause: its lag, and so its age, is known (paused
+        # at once, a member that had committed nothing yet showed no lag seconds at all)
         assert _wait_committed(cfg, name, opts.partitions, 120)
         w.pause()
         yield dc, name, started, time.time()
@@ -117,9 +117,10 @@ def test_describe_racks_follow_replicas_and_the_client_rack(paused):
 
 
 def test_lag_seconds_is_the_age_of_the_record_at_the_committed_offset(paused):
-    """Paused: each lagging partition's record at its committed offset was written after the workload started
-    and before it paused, so its age lies between the two, and grows with wall time from one describe to
-    the next by the time between them; no lag, 0 s. A member's is the max of its partitions'."""
+    """Paused: each lagging partition's record at its committed offset was written after the
+    workload started and before it paused, so its age lies between the two, and grows with wall time
+    from one describe to the next by the time between them; no lag, 0 s. A member's is the max of
+    its partitions'."""
     dc, group, started, paused_at = paused
     before = time.time()
     first = describe_json(dc, group)
@@ -137,7 +138,8 @@ def test_lag_seconds_is_the_age_of_the_record_at_the_committed_offset(paused):
         assert before - paused_at - 0.01 <= p["lag_seconds"] <= between - started + 0.01
     for a, b in zip(first["partitions"], second["partitions"], strict=True):
         if a["lag"]:
-            # the record is the same one (paused): only the reading time moved, by between 2 s and the span
+            # the record is the same one (paused): only the reading time moved, by between 2 s and
+            # the span
             assert again - between - 0.01 <= b["lag_seconds"] - a["lag_seconds"] <= after - before + 0.01
     for m in first["members"]:
         parts = [p for p in first["partitions"] if p["consumer_id"] == m["consumer_id"]]
@@ -165,7 +167,8 @@ def _rec(group: str, version: int, owners: dict[str, list[tuple[str, int]]], mem
 
 @pytest.fixture
 def running(cfg, spark, tmp_path):
-    """A group of two consumers that keep polling (a paused consumer leaves after max.poll.interval.ms)."""
+    """A group of two consumers that keep polling (a paused consumer leaves after
+    max.poll.interval.ms)."""
     name = f"verify-{uuid.uuid4().hex[:6]}"
     dc = dataclasses.replace(cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"),
                                                             tables=str(tmp_path / "t")))

@@ -1,6 +1,7 @@
-"""The batch writer's two Delta appenders on real tables: delta-rs from the driver (``job.delta_writer = auto``,
-local tables) and Spark. The same batches give the same rows, read back by Spark (Change Data Feed included);
-either writer skips a batch the other already committed; a table delta-rs cannot write goes to Spark."""
+"""The batch writer's two Delta appenders on real tables: delta-rs from the driver
+(``job.delta_writer = auto``, local tables) and Spark. The same batches give the same rows, read
+back by Spark (Change Data Feed included); either writer skips a batch the other already committed;
+a table delta-rs cannot write goes to Spark."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def _config(cfg: config.Config, root: Path, writer: str) -> config.Config:
 
 
 def _commits(location: str) -> list[dict]:
-    """Each append of the table's log (not its CREATE, nor Spark's auto compaction): its engine and txn actions."""
+    """Each append of the table's log (not its CREATE, nor Spark's auto compaction): its engine and
+    txn actions."""
     out = []
     for f in sorted((Path(location) / "_delta_log").glob("*.json")):
         actions = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
@@ -135,8 +137,8 @@ def test_a_table_delta_rs_cannot_write_goes_to_spark(spark, cfg, tmp_path, caplo
 
 def test_spark_reads_delta_rs_checkpoints_and_compactions(spark, cfg, tmp_path):
     """A long run leaves delta-rs' own log checkpoints (every 100 commits) and compactions (every
-    COMPACT_EVERY appends) in the table; Spark, which reads it for `maintain`, the version floors and
-    `rebalancer recommendations`, must see the same rows and changes through them."""
+    COMPACT_EVERY appends) in the table; Spark, which reads it for `maintain`, the version floors
+    and `rebalancer recommendations`, must see the same rows and changes through them."""
     from deltalake import DeltaTable
 
     auto = _config(cfg, tmp_path / uuid.uuid4().hex[:6], "auto")

@@ -1,10 +1,11 @@
 """Faults end in recovery or in a clear error, never in silent damage.
 
 - Kafka unreachable at start: retried with backoff, then a one-line error and exit status 1;
-- the only broker stopped mid-run and started again: the job restarts its query by itself and everything is
-  processed exactly once;
-- tables missing (with a checkpoint that wrote to them), not ours, or without the change feed: refused at
-  start, never recreated; a table deleted while the job runs stops it, not recreated by an append;
+- the only broker stopped mid-run and started again: the job restarts its query by itself and
+  everything is processed exactly once;
+- tables missing (with a checkpoint that wrote to them), not ours, or without the change feed:
+  refused at start, never recreated; a table deleted while the job runs stops it, not recreated by
+  an append;
 - a new checkpoint on existing tables: versions continue, recommendation ids never repeat;
 - a second job on the same checkpoint: refused, the first goes on.
 """
@@ -100,8 +101,8 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
     jc = dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers, options={
-            # the source's offset lookups and the feed's producer give up in seconds, not minutes (Kafka's
-            # admin client wants default.api.timeout.ms >= request.timeout.ms)
+            # the source's offset lookups and the feed's producer give up in seconds, not minutes
+            # (Kafka's admin client wants default.api.timeout.ms >= request.timeout.ms)
             "default.api.timeout.ms": "4000", "request.timeout.ms": "3000", "max.block.ms": "4000"}),
         job=dataclasses.replace(base.job, trigger_interval="1 second", start_retries=2, retry_backoff_s=1,
                                 retry_backoff_max_s=3, max_restarts=100))

@@ -1,10 +1,10 @@
-"""Every kind of malformed, extreme and adversarial record through the real job (Kafka -> Spark -> Delta):
-the query keeps running, each malformed record is in rejected_events with its expected reason (matched
-by source offset), nothing valid is rejected, and a valid skewed group in the same batch still gets its
-recommendation.
+"""Every kind of malformed, extreme and adversarial record through the real job (Kafka -> Spark ->
+Delta): the query keeps running, each malformed record is in rejected_events with its expected
+reason (matched by source offset), nothing valid is rejected, and a valid skewed group in the same
+batch still gets its recommendation.
 
-Two runs on one checkpoint: the first sets the watermark (one valid event), so in the second a record far
-in the past is late, and must come out as rejected with reason ``late``."""
+Two runs on one checkpoint: the first sets the watermark (one valid event), so in the second a
+record far in the past is late, and must come out as rejected with reason ``late``."""
 
 from __future__ import annotations
 
@@ -103,6 +103,7 @@ def test_records_without_a_kafka_timestamp_are_rejected_and_the_job_goes_on(fuzz
     assert len(none) == PER_KIND * 4 and batches
     by_source = {(r["source_topic"], r["source_partition"], r["source_offset"]): r
                  for r in rejected}
-    # no time rather than Kafka's -1 as Spark's source reads it (1969-12-31 23:59:59.999): the record has none
+    # no time rather than Kafka's -1 as Spark's source reads it (1969-12-31 23:59:59.999): the
+    # record has none
     assert all(by_source[s.source]["kafka_timestamp"] is None for s in none)
     assert {r["group"] for r in recs} >= {"skewed", "deleted"}

@@ -1,7 +1,8 @@
-"""The Java RecommendationAssignor (clients/java): its fit rule passes the shared vectors in tests/data/fit,
-as streaming/apply/plan.py does (tests/unit/streaming/apply/test_fit_vectors.py), its load-model fallback those
-in tests/data/fallback (tests/unit/streaming/apply/test_fallback.py), and a live classic group of three Java
-consumers applies a recommendation from the trigger feed, then falls back on its load model when a member leaves."""
+"""The Java RecommendationAssignor (clients/java): its fit rule passes the shared vectors in
+tests/data/fit, as streaming/apply/plan.py does (tests/unit/streaming/apply/test_fit_vectors.py),
+its load-model fallback those in tests/data/fallback (tests/unit/streaming/apply/test_fallback.py),
+and a live classic group of three Java consumers applies a recommendation from the trigger feed,
+then falls back on its load model when a member leaves."""
 
 from __future__ import annotations
 
@@ -51,8 +52,8 @@ def test_the_java_load_model_fallback_assigns_every_vector_as_python_does():
 
 def _recommend(cfg, group: str, version: int, parts: dict[str, list[tuple[str, int]]],
                model: dict | None = None) -> None:
-    """Write a recommendation for ``group`` on the trigger feed, as the job does (key = group), with ``model`` as
-    its load model."""
+    """Write a recommendation for ``group`` on the trigger feed, as the job does (key = group), with
+    ``model`` as its load model."""
     from streaming.contracts.recommendation import recommendation_id
 
     value = {"group": group, "version": version, "recommendation_id": recommendation_id(group, version),
@@ -100,8 +101,9 @@ def test_java_consumers_apply_a_recommendation_and_fall_back_when_a_member_leave
                  "the recommended assignment")
         assert any("applying recommendation v1" in ln for ln in logs()), logs()
         assert any("asking for a rebalance: recommendation v1" in ln for ln in logs()), logs()
-        # 3. a recommended member leaves: the recommendation no longer fits, the leader balances its load model
-        # (cooperative: partitions still owned elsewhere follow a round later) as the Python rule does, says why
+        # 3. a recommended member leaves: the recommendation no longer fits, the leader balances its
+        #    load model (cooperative: partitions still owned elsewhere follow a round later) as the
+        #    Python rule does, says why
         members[2].stop()
         left = [Member(c, (topic,), client_id=c) for c in (f"c-0-{tag}", f"c-1-{tag}")]
         planned = fallback.assign(load_model.read(model), left, {topic: 6})

@@ -1,6 +1,6 @@
 """Java consumers on the shared 3-broker cluster: a classic group and a KIP-848 group
-(``group.protocol=consumer``), both with ``client.rack``, as the collector sees them and as Kafka's own
-``kafka-consumer-groups --describe --members --verbose`` reports them."""
+(``group.protocol=consumer``), both with ``client.rack``, as the collector sees them and as Kafka's
+own ``kafka-consumer-groups --describe --members --verbose`` reports them."""
 
 from __future__ import annotations
 
@@ -39,8 +39,9 @@ def test_the_unit_tests_java_bytes_are_what_java_writes(classes):
 
 
 def _members_event(collector: Collector, group: str, partitions: set[tuple[str, int]], size: int):
-    """The collector's latest members event for ``group`` once it shows ``size`` members holding ``partitions``
-    (the collector emits one on every change, so the latest one emitted is the group as it is)."""
+    """The collector's latest members event for ``group`` once it shows ``size`` members holding
+    ``partitions`` (the collector emits one on every change, so the latest one emitted is the group
+    as it is)."""
     latest: dict = {}
 
     def check():
@@ -125,9 +126,10 @@ def _describe(bootstrap: str, tables: Path, group: str) -> dict:
 
 @pytest.mark.integration
 def test_describe_shows_a_kip848_groups_epochs_as_kafka_consumer_groups_does(cfg, classes, tmp_path):
-    """KIP-1099's columns: the tool's GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH (``--state --verbose``) and each
-    member's CURRENT-EPOCH and TARGET-EPOCH (``--members --verbose``) are describe's, read while the group holds
-    still (the same epochs before and after the tool's reads); every member then runs its target: none converging."""
+    """KIP-1099's columns: the tool's GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH (``--state
+    --verbose``) and each member's CURRENT-EPOCH and TARGET-EPOCH (``--members --verbose``) are
+    describe's, read while the group holds still (the same epochs before and after the tool's
+    reads); every member then runs its target: none converging."""
     suffix = uuid.uuid4().hex[:6]
     topic, group = f"java-epochs-{suffix}", f"java-epochs-{suffix}"
     kafka_clients.ensure_topics(cfg, {topic: {"num_partitions": 6, "replication_factor": 3}})

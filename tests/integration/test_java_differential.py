@@ -1,25 +1,29 @@
-"""Differential tests: our Python assignors against Kafka 4.3.1's own Java assignors, on the same input.
+"""Differential tests: our Python assignors against Kafka 4.3.1's own Java assignors, on the same
+input.
 
 Random groups (seeded; ``JAVA_DIFF_SEED`` / ``JAVA_DIFF_CASES`` change seed and count) go through
-``kafka-clients`` in ONE JVM run per assignor (benchmarks/javaref/) and through ``assignors.registry``.
+``kafka-clients`` in ONE JVM run per assignor (benchmarks/javaref/) and through
+``assignors.registry``.
 
 * ``range``, ``roundrobin``: the same partitions per member on every case, and the same list order.
-* ``sticky``, ``cooperative-sticky``: identical too, except where the Java result is SHOWN to depend on
-  something that is not in the snapshot: every case also runs in Java with the members put into the
-  subscriptions map in other orders (a LinkedHashMap in input order, and a HashMap filled in reverse
-  order). If those Java runs disagree among themselves, Java depends on ``java.util.HashMap`` iteration
-  order; then ours must be equally balanced (same max-min and Kafka's balance score) and equally sticky
-  (same number of partitions left with a member that owned them). That bucket is counted, printed with its
-  evidence and must stay small.
+* ``sticky``, ``cooperative-sticky``: identical too, except where the Java result is SHOWN to depend
+  on something that is not in the snapshot: every case also runs in Java with the members put into
+  the subscriptions map in other orders (a LinkedHashMap in input order, and a HashMap filled in
+  reverse order). If those Java runs disagree among themselves, Java depends on
+  ``java.util.HashMap`` iteration order; then ours must be equally balanced (same max-min and
+  Kafka's balance score) and equally sticky (same number of partitions left with a member that owned
+  them). That bucket is counted, printed with its evidence and must stay small.
 
-A failing case is shrunk (members, topics, partitions, owned partitions, racks removed while it still
-fails) and printed as a reproducer in the conformance scenario schema, with Java's and our answers.
+A failing case is shrunk (members, topics, partitions, owned partitions, racks removed while it
+still fails) and printed as a reproducer in the conformance scenario schema, with Java's and our
+answers.
 
-The conformance scenarios also go through Java: any whose ``expected`` disagrees with Java 4.3.1 must be
-listed in ``tests/data/java_overrides.json`` (``python -m benchmarks.javaref --write-overrides``).
+The conformance scenarios also go through Java: any whose ``expected`` disagrees with Java 4.3.1
+must be listed in ``tests/data/java_overrides.json`` (``python -m benchmarks.javaref
+--write-overrides``).
 
-Run: ``.venv/bin/python -m pytest -m java tests/integration/test_java_differential.py -s`` (``-s`` shows
-the per-assignor summary).
+Run: ``.venv/bin/python -m pytest -m java tests/integration/test_java_differential.py -s`` (``-s``
+shows the per-assignor summary).
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ RACKS = ["a", "b", "c"]
 STICKY = ("sticky", "cooperative-sticky")
 
 
-# -- random groups ----------------------------------------------------------------------------------------
+# -- random groups ---------------------------------------------------------------------------------
 
 
 def _member_ids(rng: random.Random, n: int) -> list[str]:
@@ -98,7 +102,8 @@ def random_case(rng: random.Random, index: int) -> dict[str, Any]:
             mine.append("ghost")
         subs.append(mine)
 
-    # racks: none, partial (RF 1-3 on random racks, some rackless brokers), or every partition on every rack
+    # racks: none, partial (RF 1-3 on random racks, some rackless brokers), or every partition on
+    # every rack
     rack_mode = rng.choice(["none", "none", "partial", "partial", "all"])
     replica_racks: dict[str, list[list[str | None]]] | None = None
     if rack_mode != "none":
@@ -168,7 +173,8 @@ def random_case(rng: random.Random, index: int) -> dict[str, Any]:
         "topics": topics,
         "replica_racks": replica_racks,
         "members": members,
-        # Kafka's test-only switch (rack path even when every partition is on every rack); ours takes it too
+        # Kafka's test-only switch (rack path even when every partition is on every rack); ours
+        # takes it too
         "prefer_rack_aware_logic": rack_mode != "none" and rng.random() < 0.15,
     }
 
@@ -187,7 +193,7 @@ def java_ready() -> None:
         pytest.fail(f"Kafka's Java assignors are needed here (run `make setup`): {e}")
 
 
-# -- our side ---------------------------------------------------------------------------------------------
+# -- our side --------------------------------------------------------------------------------------
 
 
 def _ours(assignor: str):
@@ -207,7 +213,7 @@ def run_ours(fn, scenario: dict[str, Any], extra: dict[str, Any] | None = None) 
         return e
 
 
-# -- comparing --------------------------------------------------------------------------------------------
+# -- comparing -------------------------------------------------------------------------------------
 
 
 def _sets(a: dict) -> dict[str, list]:
@@ -219,7 +225,8 @@ def _lists(a: dict) -> dict[str, list]:
 
 
 def balance(scenario: dict, a: dict) -> tuple[int, int]:
-    """(max - min partitions per member, Kafka's getBalanceScore: sum over pairs of |size difference|)."""
+    """(max - min partitions per member, Kafka's getBalanceScore: sum over pairs of |size
+    difference|)."""
     sizes = sorted(len(a.get(m["id"], [])) for m in scenario["members"])
     score = sum(abs(x - y) for i, x in enumerate(sizes) for y in sizes[i + 1 :])
     return (sizes[-1] - sizes[0] if sizes else 0, score)
@@ -254,8 +261,9 @@ def validity_problems(scenario: dict, a: dict, assignor: str) -> list[str]:
 
 
 def variants(scenario: dict) -> list[dict]:
-    """The case as given (HashMap filled in member order), then the same members in a LinkedHashMap, then a
-    HashMap filled in reverse order: the only differences are the subscriptions map's iteration order."""
+    """The case as given (HashMap filled in member order), then the same members in a LinkedHashMap,
+    then a HashMap filled in reverse order: the only differences are the subscriptions map's
+    iteration order."""
     linked = {**scenario, "java_map": "linked"}
     rev = {**scenario, "members": list(reversed(scenario["members"])), "java_map": "hash"}
     return [scenario, linked, rev]
@@ -270,8 +278,8 @@ def _accepts(fn, option: str) -> bool:
 
 
 def classify(assignor: str, scenario: dict, java: list[dict], ours: dict | BaseException, fn=None) -> dict[str, Any]:
-    """Compare one case. ``java`` holds the Java results of :func:`variants` (only the first for range and
-    roundrobin). Returns {"kind": ..., ...} with kind one of
+    """Compare one case. ``java`` holds the Java results of :func:`variants` (only the first for
+    range and roundrobin). Returns {"kind": ..., ...} with kind one of
 
     identical        same partitions per member
     order_dependent  Java's own result changes with the subscriptions map's iteration order, and ours is as
@@ -329,7 +337,7 @@ def classify(assignor: str, scenario: dict, java: list[dict], ours: dict | BaseE
     return {"kind": "mismatch", "why": "different assignment"}
 
 
-# -- shrinking a failing case to a small reproducer ---------------------------------------------------------
+# -- shrinking a failing case to a small reproducer ------------------------------------------------
 
 
 def _drop_topic(s: dict, topic: str) -> dict | None:
@@ -388,7 +396,8 @@ def _is_failure(verdict: dict) -> bool:
 
 
 def shrink(assignor: str, fn, case: dict, budget_s: float = 40.0) -> tuple[dict, dict, list[dict], Any]:
-    """Greedy shrink while the case still fails the same way; each step is one JVM run over all candidates."""
+    """Greedy shrink while the case still fails the same way; each step is one JVM run over all
+    candidates."""
     with_variants = assignor in STICKY
     n_var = 3 if with_variants else 1
     best = case
@@ -428,13 +437,14 @@ def reproducer(assignor: str, case: dict, verdict: dict, java: list[dict], ours:
     return json.dumps(scenario)
 
 
-# -- the tests --------------------------------------------------------------------------------------------
+# -- the tests -------------------------------------------------------------------------------------
 
 _RESULTS: dict[str, tuple[list[dict], list[list[dict]]]] = {}
 
 
 def java_results(assignor: str, cases: list[dict]) -> list[list[dict]]:
-    """Java's results per case (with map-order variants for the sticky family): ONE JVM run per assignor."""
+    """Java's results per case (with map-order variants for the sticky family): ONE JVM run per
+    assignor."""
     if assignor not in _RESULTS:
         with_variants = assignor in STICKY
         batch = [v for c in cases for v in (variants(c) if with_variants else [c])]
@@ -512,8 +522,8 @@ def test_same_as_kafka(assignor: str, cases: list[dict], java_ready: None) -> No
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_list_order_as_kafka(assignor: str, cases: list[dict], java_ready: None) -> None:
-    """Beyond the same partitions: the same order within each member's list (Kafka's tests assert it for
-    sticky; consumers see it as the order of onPartitionsAssigned)."""
+    """Beyond the same partitions: the same order within each member's list (Kafka's tests assert it
+    for sticky; consumers see it as the order of onPartitionsAssigned)."""
     fn = _ours(assignor)
     java = java_results(assignor, cases)
     differ = []
@@ -534,7 +544,8 @@ def test_list_order_as_kafka(assignor: str, cases: list[dict], java_ready: None)
 
 
 def test_conformance_scenarios_agree_with_java(java_ready: None) -> None:
-    """Every conformance scenario through Java 4.3.1; disagreements must be in tests/data/java_overrides.json."""
+    """Every conformance scenario through Java 4.3.1; disagreements must be in
+    tests/data/java_overrides.json."""
     disagreements, checked = javaref.check_conformance()
     assert checked > 0
     recorded = json.loads(javaref.OVERRIDES.read_text()) if javaref.OVERRIDES.exists() else {"overrides": []}
@@ -558,8 +569,9 @@ def test_conformance_scenarios_agree_with_java(java_ready: None) -> None:
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_same_as_kafka_at_scale(assignor: str, java_ready: None) -> None:
-    """Kafka's testAssignmentAndGroupWithNonEqualSubscriptionNotTimeout (100 topics x 200 partitions, 500
-    consumers, split subscriptions): a fresh round, then everyone but member 0 re-joins owning what Java gave."""
+    """Kafka's testAssignmentAndGroupWithNonEqualSubscriptionNotTimeout (100 topics x 200
+    partitions, 500 consumers, split subscriptions): a fresh round, then everyone but member 0
+    re-joins owning what Java gave."""
     from benchmarks import speed
 
     fn = _ours(assignor)

@@ -54,7 +54,8 @@ def rows(spark, cfg: Config, table: str) -> list:
 
 @pytest.fixture(scope="module")
 def scenario_run(spark, cfg):
-    """Produce every scenario's events, run the query once, return (config, recommendations, rejected)."""
+    """Produce every scenario's events, run the query once, return (config, recommendations,
+    rejected)."""
     tag = uuid.uuid4().hex[:6]
     jc = job_config(cfg, tag)
     events: list[dict] = []

@@ -1,7 +1,8 @@
-"""Consumers running the apply helpers settle in every fresh group: kafka-python 3.0.12 as shipped left one
-member of a new group "rebalancing" for good in about one group in four here (a join that outlived one
-``poll`` and that nobody applied; streaming.kafka_clients.join_guard), the cause of test_modes' failures in CI.
-Each round is a new group of two on a new topic, made before the members start or a moment after."""
+"""Consumers running the apply helpers settle in every fresh group: kafka-python 3.0.12 as shipped
+left one member of a new group "rebalancing" for good in about one group in four here (a join that
+outlived one ``poll`` and that nobody applied; streaming.kafka_clients.join_guard), the cause of
+test_modes' failures in CI. Each round is a new group of two on a new topic, made before the members
+start or a moment after."""
 
 from __future__ import annotations
 

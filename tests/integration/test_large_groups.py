@@ -1,4 +1,5 @@
-"""A 10,000-member group on a 50,000-partition topic, from the collector's publisher to a recommendation.
+"""A 10,000-member group on a 50,000-partition topic, from the collector's publisher to a
+recommendation.
 
 The members event (~2.3 MB of JSON) and the partitions event (~4 MB) are each several times Kafka's
 default 1 MB message limit: the publisher sends them as parts, the real job reads them back from the

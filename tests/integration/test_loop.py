@@ -1,11 +1,12 @@
-"""The closed loop on the shared 3-broker cluster: workload -> collector -> streaming job -> trigger feed ->
-RecommendationAssignor -> the group rebalances onto the recommendation.
+"""The closed loop on the shared 3-broker cluster: workload -> collector -> streaming job -> trigger
+feed -> RecommendationAssignor -> the group rebalances onto the recommendation.
 
 Two groups run the same workload side by side (same topic shape, rates, racks): one on plain Kafka
-``range``, one on RecommendationAssignor (which starts on ``range`` too, its fallback). The second must
-end up on the recommended assignment with its max consumer lag below what ``range`` reaches. Then,
-with the collector stopped (so no newer recommendation can arrive), a partition is added and a
-member leaves: the recommendation no longer fits, is not applied, and the fallback is used and logged.
+``range``, one on RecommendationAssignor (which starts on ``range`` too, its fallback). The second
+must end up on the recommended assignment with its max consumer lag below what ``range`` reaches.
+Then, with the collector stopped (so no newer recommendation can arrive), a partition is added and a
+member leaves: the recommendation no longer fits, is not applied, and the fallback is used and
+logged.
 """
 
 from __future__ import annotations
@@ -45,10 +46,11 @@ def wait_until(f: Callable[[], Any], timeout_s: float, every_s: float = 0.2) -> 
 def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="streaming.apply")
     tag = uuid.uuid4().hex[:6]
-    # a long cooldown: exactly one lag-skew recommendation per group in this test
-    # Overload that holds on a busy 2-core machine: range's first consumer gets ~2/3 of 300 records/s (Zipf)
-    # against 120/s of capacity, while a lag-aware split needs at most ~100/s per consumer. The skew floor fits
-    # a 12-partition group (the production default of 1,000 records is for real groups), as in the demo.
+    # a long cooldown: exactly one lag-skew recommendation per group in this test Overload that
+    # holds on a busy 2-core machine: range's first consumer gets ~2/3 of 300 records/s (Zipf)
+    # against 120/s of capacity, while a lag-aware split needs at most ~100/s per consumer. The skew
+    # floor fits a 12-partition group (the production default of 1,000 records is for real groups),
+    # as in the demo.
     lcfg = loop_config(cfg, str(tmp_path / "tables"), str(tmp_path / "checkpoints"), cooldown_s=600,
                        trigger_interval="2 seconds", min_total_lag=300)
     baseline = GroupOptions(group=f"loop-range-{tag}", topic=f"loop-range-{tag}", apply=False, consume_rate=120.0)
@@ -78,8 +80,9 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         mon_range, mon_loop = GroupMonitor(baseline.group, t0), GroupMonitor(looped.group, t0)
         collector = CollectorThread(lcfg, [mon_range, mon_loop], interval_s=2.0).start()
 
-        # 1. a lag-skew recommendation lands and the group applies it (a member that briefly drops out under
-        # load gives a membership_change recommendation first, also applied: right, but not what is tested here)
+        # 1. a lag-skew recommendation lands and the group applies it (a member that briefly drops
+        #    out under load gives a membership_change recommendation first, also applied: right, but
+        #    not what is tested here)
         def lag_skew_applied() -> Any:
             skewed = {r["version"] for r in list(recs) if "lag_skew" in r["triggers"]}
             return next((d for d in loop_run.decisions if d.applied and d.version in skewed), None)
@@ -98,9 +101,9 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         time.sleep(max(0.0, end - (time.monotonic() - t0)))
         range_lag = final_max_lag(mon_range.samples, LAG_WINDOW_S)
         loop_lag = final_max_lag(mon_loop.samples, LAG_WINDOW_S)
-        # Only the comparison with range, run side by side, is asserted: the peak before the switch depends on
-        # how early the recommendation lands (one landed at a low lag and the rejoin alone went past it, 861
-        # vs 725), so it is printed, not asserted.
+        # Only the comparison with range, run side by side, is asserted: the peak before the switch
+        # depends on how early the recommendation lands (one landed at a low lag and the rejoin
+        # alone went past it, 861 vs 725), so it is printed, not asserted.
         peak_after = max(s.max_lag for s in mon_loop.samples if s.t >= t_applied)
         print(f"recommendation v{applied.version} applied at {t_applied:.0f}s; max consumer lag at "
               f"{end:.0f}s: range {range_lag:,.0f}, recommendations {loop_lag:,.0f} (peak before {peak_before:,}, "
@@ -132,7 +135,8 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         # 4. a member gone: the recommendation names it -> fallback, logged
         gone = loop_run.workload.stop_consumer()
         n_before = len(loop_run.decisions)
-        # under load another member can miss a rebalance too; wait for the decision that names the one stopped
+        # under load another member can miss a rebalance too; wait for the decision that names the
+        # one stopped
         named = f"{gone} is no longer in the group"
         left = wait_until(lambda: next((d for d in loop_run.decisions[n_before:]
                                         if not d.applied and named in d.reason), None), 90)
@@ -143,8 +147,8 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
                    for r in caplog.records)
         assert all(not d.applied for d in loop_run.decisions[n_before:])
     finally:
-        # every step runs even if one fails, the query first: a query left running would go on printing
-        # progress lines into later tests of this process
+        # every step runs even if one fails, the query first: a query left running would go on
+        # printing progress lines into later tests of this process
         with contextlib.ExitStack() as cleanup:
             cleanup.callback(feed.stop)
             for run in runs:

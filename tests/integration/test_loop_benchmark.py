@@ -1,14 +1,15 @@
 """The closed-loop benchmark end to end, in two sizes:
 
-- ``make test``: the benchmark's own run (:func:`benchmarks.loop.run.run_workload`, every strategy side by side,
-  the oracle, the report, the JSON and the plots) on the suite's shared cluster and Spark session, with the job
-  and the feed started as the benchmark starts them (:class:`benchmarks.loop.run.JobAndFeed`) on topics of this
-  test's own, and the quick workloads cut short;
-- ``make test-long``: ``python -m benchmarks.loop --quick`` as a user runs it: its own three-broker cluster,
-  Spark, the job and the feed, the quick workloads at their length.
+- ``make test``: the benchmark's own run (:func:`benchmarks.loop.run.run_workload`, every strategy
+  side by side, the oracle, the report, the JSON and the plots) on the suite's shared cluster and
+  Spark session, with the job and the feed started as the benchmark starts them
+  (:class:`benchmarks.loop.run.JobAndFeed`) on topics of this test's own, and the quick workloads
+  cut short;
+- ``make test-long``: ``python -m benchmarks.loop --quick`` as a user runs it: its own three-broker
+  cluster, Spark, the job and the feed, the quick workloads at their length.
 
-Checked: every figure is there for every strategy and workload (no timing or lag value is asserted: those are
-what the benchmark measures)."""
+Checked: every figure is there for every strategy and workload (no timing or lag value is asserted:
+those are what the benchmark measures)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""``rebalancer maintain`` on tables the job's own code created: the upkeep properties are there from the
-start, OPTIMIZE turns many small files into few, rejected rows older than the window go (by Kafka timestamp,
-or the event's ts for rows without one) and VACUUM removes the compacted files from storage."""
+"""``rebalancer maintain`` on tables the job's own code created: the upkeep properties are there
+from the start, OPTIMIZE turns many small files into few, rejected rows older than the window go (by
+Kafka timestamp, or the event's ts for rows without one) and VACUUM removes the compacted files from
+storage."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
     now = dt.datetime.now()
     old, recent = now - dt.timedelta(days=40), now - dt.timedelta(days=2)
     names = spark.createDataFrame([], REJECTED_DDL).schema.names
-    # one append, one file, as the job's batches leave them: its own driver-side appender (delta-rs), a few ms each
+    # one append, one file, as the job's batches leave them: its own driver-side appender
+    # (delta-rs), a few ms each
     appender = DriverAppender(auto_compact=False)
     for b in range(SMALL_FILES):
         when = old if b % 3 == 0 else recent
@@ -85,9 +87,9 @@ def test_vacuum_keeps_files_within_the_table_retention(spark, cfg, tmp_path):
 
 
 def _delete_beside_an_append(spark, tmp_path, blind: bool) -> tuple[list[str], list[int]]:
-    """A DELETE whose condition calls a UDF that, the first time it runs, appends a row with delta-rs (another
-    writer, as the job's driver is) before the DELETE commits: the append lands inside the DELETE for sure.
-    The lines retry_conflicts said, and the rows left."""
+    """A DELETE whose condition calls a UDF that, the first time it runs, appends a row with
+    delta-rs (another writer, as the job's driver is) before the DELETE commits: the append lands
+    inside the DELETE for sure. The lines retry_conflicts said, and the rows left."""
     import os
 
     from pyspark.sql import functions as F
@@ -107,12 +109,13 @@ def _delete_beside_an_append(spark, tmp_path, blind: bool) -> tuple[list[str], l
             os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
         except FileExistsError:
             return n < 5
-        # its own process: a Python worker is forked from Spark's daemon, no place for delta-rs' runtime
+        # its own process: a Python worker is forked from Spark's daemon, no place for delta-rs'
+        # runtime
         subprocess.run([sys.executable, "-c", script, location], check=True, timeout=120)
         return n < 5
 
-    # a row-at-a-time UDF: the Arrow-optimised one stalled inside DELETE's scan on Spark 4.2 (worker and task
-    # each waiting to read)
+    # a row-at-a-time UDF: the Arrow-optimised one stalled inside DELETE's scan on Spark 4.2 (worker
+    # and task each waiting to read)
     spark.udf.register("append_once", F.udf(append_once, BooleanType(), useArrow=False))
     said: list[str] = []
     delta_tables.retry_conflicts(lambda: spark.sql(f"DELETE FROM delta.`{location}` WHERE append_once(n)").first(),
@@ -121,17 +124,19 @@ def _delete_beside_an_append(spark, tmp_path, blind: bool) -> tuple[list[str], l
 
 
 def test_a_delete_that_loses_the_race_to_an_append_runs_again(spark, tmp_path):
-    """The soak's maintain once exited 1: its DELETE read the table, an append committed, Delta refused the
-    DELETE's commit. An append that does not say it is blind conflicts: the DELETE runs again and commits."""
+    """The soak's maintain once exited 1: its DELETE read the table, an append committed, Delta
+    refused the DELETE's commit. An append that does not say it is blind conflicts: the DELETE runs
+    again and commits."""
     said, left = _delete_beside_an_append(spark, tmp_path, blind=False)
     assert len(said) == 1 and "another writer committed first" in said[0], said
     assert left == [5, 6, 7, 8, 9, 100]  # deleted on the second try, the concurrent append kept
 
 
 def test_even_a_blind_append_conflicts_with_a_delete_in_open_source_delta(spark, tmp_path):
-    """The job's appends say they are blind, as Spark's do, but open-source Delta runs DELETE and MERGE as
-    Serializable (the commit says so), where a blind append's files still count as read: the DELETE is
-    retried. This is why row retention beside a job appending every second cannot rely on retries alone."""
+    """The job's appends say they are blind, as Spark's do, but open-source Delta runs DELETE and
+    MERGE as Serializable (the commit says so), where a blind append's files still count as read:
+    the DELETE is retried. This is why row retention beside a job appending every second cannot rely
+    on retries alone."""
     said, left = _delete_beside_an_append(spark, tmp_path, blind=True)
     assert len(said) == 1 and "another writer committed first" in said[0], said
     assert left == [5, 6, 7, 8, 9, 100]
@@ -171,15 +176,17 @@ def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_pat
     lines: list[str] = []
     assert maintain(spark, mc, days=0, optimize=False, vacuum=False, out=lines.append) == 0
     left = sorted((r["group"], r["version"]) for r in spark.read.format("delta").load(location).collect())
-    # a's 1 and 2 and b's 1 are older than 30 days and not their group's latest; c's only row stays however old
+    # a's 1 and 2 and b's 1 are older than 30 days and not their group's latest; c's only row stays
+    # however old
     assert left == [("a", 3), ("b", 2), ("c", 7)]
     assert "recommendations: 3 row(s) older than 30 days deleted, each group's latest kept" in lines
 
 
 def test_a_rejected_rows_time_is_its_kafka_timestamp_else_its_events_ts_where_spark_holds_it(spark):
-    """``REJECTED_TIME`` (what retention deletes by and ``rejected_last_day`` counts): the Kafka timestamp;
-    without one (null since #47, not 1969), the event's ``ts`` where it is a Spark timestamp; else null,
-    never an overflow that would fail the retention's DELETE, at and beyond every bound of ``ts``."""
+    """``REJECTED_TIME`` (what retention deletes by and ``rejected_last_day`` counts): the Kafka
+    timestamp; without one (null since #47, not 1969), the event's ``ts`` where it is a Spark
+    timestamp; else null, never an overflow that would fail the retention's DELETE, at and beyond
+    every bound of ``ts``."""
     from streaming.contracts.tables import REJECTED_TIME
     from streaming.contracts.validated import LONG_MAX, MAX_TS_MS
 

@@ -1,6 +1,7 @@
-"""``/metrics`` of a real job run and a real collector, scraped over HTTP while they run: the job's figures
-equal the Delta rows it wrote, the collector's equal what ``kafka-consumer-groups`` reports, and every metric
-name the Grafana dashboard (conf/grafana/rebalancer.json) queries is in one of the two scrapes."""
+"""``/metrics`` of a real job run and a real collector, scraped over HTTP while they run: the job's
+figures equal the Delta rows it wrote, the collector's equal what ``kafka-consumer-groups`` reports,
+and every metric name the Grafana dashboard (conf/grafana/rebalancer.json) queries is in one of the
+two scrapes."""
 
 from __future__ import annotations
 
@@ -119,8 +120,8 @@ def test_job_metrics_equal_the_delta_rows(job_scrape):
             assert s[("kafka_rebalancer_recommendation_cross_rack_partitions", wl)] == latest[f"{when}_cross_rack"]
             assert _same(s[("kafka_rebalancer_recommendation_catch_up_seconds", wl)], latest[f"{when}_catch_up_s"])
         assert _same(s[("kafka_rebalancer_recommendation_lag_age_seconds", label)], latest["lag_age_s"])
-    # what the rows say, worked out by hand: the skewed group's committed offsets grow 10/s per partition and
-    # its end offsets as fast (constant lag), over a 20 s window at its third poll
+    # what the rows say, worked out by hand: the skewed group's committed offsets grow 10/s per
+    # partition and its end offsets as fast (constant lag), over a 20 s window at its third poll
     (skewed,) = [r for r in recs if r["group"] == "skewed"]
     assert (skewed["before_catch_up_s"], skewed["after_catch_up_s"], skewed["lag_age_s"]) == (850.0, 450.0, 900.0)
     reasons: dict[str, int] = {}
@@ -129,7 +130,8 @@ def test_job_metrics_equal_the_delta_rows(job_scrape):
     assert {dict(k[1])["reason"]: v for k, v in s.items() if k[0] == "kafka_rebalancer_job_rejected_rows_total"} \
         == reasons
     assert len(rejected) == 3
-    # per batch: the progress lines the job printed (it may run more, empty, batches after the scrape)
+    # per batch: the progress lines the job printed (it may run more, empty, batches after the
+    # scrape)
     n = s[("kafka_rebalancer_job_batches_total", ())]
     assert 0 < n == s[("kafka_rebalancer_job_batch_duration_seconds_count", ())] <= len(batches)
     assert sum(b["input_rows"] for b in batches[:int(n)]) == s[("kafka_rebalancer_job_input_rows_total", ())]
@@ -180,10 +182,10 @@ def test_collector_metrics_equal_kafka_consumer_groups(collector_scrape):
 
 
 def test_collector_lag_seconds_and_stuck_partitions_are_live(collector_scrape):
-    """Paused: no end offset moves, so each lagging partition's oldest record is older than the window and
-    its age is the window's span (a lower bound that grows with every poll); its committed offset stands
-    still with lag, so after 3 polls every lagging partition is stuck (and left out of the time to catch
-    up)."""
+    """Paused: no end offset moves, so each lagging partition's oldest record is older than the
+    window and its age is the window's span (a lower bound that grows with every poll); its
+    committed offset stands still with lag, so after 3 polls every lagging partition is stuck (and
+    left out of the time to catch up)."""
     group, _, _, tool, polls = collector_scrape
     label = (("group", group),)
     lagging = sum(1 for r in tool if int(r["LAG"] or 0) > 0)

@@ -1,16 +1,19 @@
-"""A classic Java group on RecommendationAssignor moves to ``group.protocol=consumer`` and the server-side assignor by
-a rolling restart, online (#29; the steps: docs/server-assignor.md, "Moving a classic group to KIP-848").
+"""A classic Java group on RecommendationAssignor moves to ``group.protocol=consumer`` and the
+server-side assignor by a rolling restart, online (#29; the steps: docs/server-assignor.md, "Moving
+a classic group to KIP-848").
 
-On a one-broker cluster that loads ServerAssignor, three Java members (tests/java/RollingMember.java) of a classic
-group on RecommendationAssignor read a topic of PARTITIONS partitions fed at PRODUCE records/s (Zipf 1.0), each
-processing RATE records/s, and hold a recommendation from the trigger feed (PLAN, what the load asks for: the hot
-partition alone). One at a time, each member is stopped and started again with ``group.protocol=consumer`` and
-``group.remote.assignor=rebalancer``, and the test waits until the group holds the recommendation again. Kafka
-converts the group when the first KIP-848 member joins (possible only because RecommendationAssignor's assignments
-carry no user data); ListGroups says ``consumer`` from then on, and at the end ConsumerGroupDescribe shows three
-KIP-848 members on the ``rebalancer`` assignor holding the recommendation. Throughout, no partition is without an
-owner longer than UNOWNED_BOUND_S, every record produced is read, and a record is read twice only where its
-partition changed hands, at most DUPLICATES_PER_HANDOVER times per handover (at-least-once). The timeline (per
+On a one-broker cluster that loads ServerAssignor, three Java members
+(tests/java/RollingMember.java) of a classic group on RecommendationAssignor read a topic of
+PARTITIONS partitions fed at PRODUCE records/s (Zipf 1.0), each processing RATE records/s, and hold
+a recommendation from the trigger feed (PLAN, what the load asks for: the hot partition alone). One
+at a time, each member is stopped and started again with ``group.protocol=consumer`` and
+``group.remote.assignor=rebalancer``, and the test waits until the group holds the recommendation
+again. Kafka converts the group when the first KIP-848 member joins (possible only because
+RecommendationAssignor's assignments carry no user data); ListGroups says ``consumer`` from then on,
+and at the end ConsumerGroupDescribe shows three KIP-848 members on the ``rebalancer`` assignor
+holding the recommendation. Throughout, no partition is without an owner longer than
+UNOWNED_BOUND_S, every record produced is read, and a record is read twice only where its partition
+changed hands, at most DUPLICATES_PER_HANDOVER times per handover (at-least-once). The timeline (per
 restart: rebalances, partitions moved, longest unowned partition, max consumer lag) is printed.
 """
 
@@ -92,7 +95,8 @@ class Member(JavaProcess):
 
 
 def _compile(out: Path) -> str:
-    """RollingMember and GroupMember (its pacing) against clients/java and the Kafka jars; the classpath to run."""
+    """RollingMember and GroupMember (its pacing) against clients/java and the Kafka jars; the
+    classpath to run."""
     classpath = ":".join([*build_assignor(), jvm.kafka_classpath()])
     out.mkdir(parents=True, exist_ok=True)
     javac = Path(jvm.java_executable()).with_name("javac")
@@ -102,8 +106,8 @@ def _compile(out: Path) -> str:
 
 
 def _recommend(cfg: config.Config, group: str, topic: str) -> dict[str, set[TP]]:
-    """Publish PLAN for the classic group's current members (member and client ids, as the job writes them), with
-    its load model; return it by client id."""
+    """Publish PLAN for the classic group's current members (member and client ids, as the job
+    writes them), with its load model; return it by client id."""
     ids = classic_members(cfg.kafka.bootstrap_servers, group)
     rates = partition_rates(PARTITIONS, PRODUCE, 1.0)
     model = load_model.build(60.0, {topic: [0] * PARTITIONS}, {topic: rates},
@@ -125,12 +129,13 @@ def _recommend(cfg: config.Config, group: str, topic: str) -> dict[str, set[TP]]
     return {f"m-{i}": {(topic, p) for p in PLAN[i]} for i in PLAN}
 
 
-# -- the rolling restart ---------------------------------------------------------------------------------------
+# -- the rolling restart ---------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
 class Rolling:
-    """The group being migrated: its live member per index, every process started, the lag monitor."""
+    """The group being migrated: its live member per index, every process started, the lag
+    monitor."""
 
     cfg: config.Config
     classes: str
@@ -156,8 +161,8 @@ class Rolling:
         return {m.client_id: m.assignment() for m in self.live.values()}
 
     def settled(self) -> bool:
-        """The members hold the recommendation, and (a consumer group) Kafka's target and current assignment are
-        it, with no nudge member in the group."""
+        """The members hold the recommendation, and (a consumer group) Kafka's target and current
+        assignment are it, with no nudge member in the group."""
         if self.held() != self.wanted:
             return False
         d = described(self.cfg.kafka.bootstrap_servers, self.group)
@@ -165,8 +170,8 @@ class Rolling:
                                         and by_client(d, "target_assignment") == self.wanted)
 
     def epoch(self) -> int:
-        """The consumer group's epoch; before the conversion the classic generation the members run (the converted
-        group's epoch goes on from it)."""
+        """The consumer group's epoch; before the conversion the classic generation the members run
+        (the converted group's epoch goes on from it)."""
         d = described(self.cfg.kafka.bootstrap_servers, self.group)
         if d.get("members"):
             return int(d["group_epoch"])
@@ -174,7 +179,8 @@ class Rolling:
 
 
 def _restart(run: Rolling, index: int) -> dict:
-    """Stop member ``index`` (classic), start it again on the consumer protocol; when was what, once settled."""
+    """Stop member ``index`` (classic), start it again on the consumer protocol; when was what, once
+    settled."""
     epoch = run.epoch()
     t_stop = time.monotonic()
     run.live[index].stop()
@@ -198,7 +204,8 @@ def _stop_all(run: Rolling) -> None:
 
 
 def _timeline(run: Rolling, steps: list[dict], owned: dict[int, list], broker_log: str) -> list[str]:
-    """One line per restart; fills in each step's partitions moved, longest unowned time and max lag."""
+    """One line per restart; fills in each step's partitions moved, longest unowned time and max
+    lag."""
     leader = [line for m in run.started for line in m.logs]
     lines = []
     for s in steps:
@@ -265,7 +272,8 @@ def test_a_classic_group_moves_to_kip848_by_a_rolling_restart_online(assignor_cl
     assert by_client(final, "assignment") == by_client(final, "target_assignment") == run.wanted
     assert f"[GroupId {group}] Converted the classic group to a consumer group" in log
     assert f"Cannot upgrade classic group {group}" not in log
-    # online: never a partition without an owner for long; at-least-once, duplicates only where partitions moved
+    # online: never a partition without an owner for long; at-least-once, duplicates only where
+    # partitions moved
     since, until = steps[0]["stop"], steps[-1]["settled"]
     longest = max(ownership.unowned(iv, since, until) for iv in owned.values())
     assert longest <= UNOWNED_BOUND_S, [s["unowned_s"] for s in steps]

@@ -1,7 +1,8 @@
-"""Modes on the real stack: one job run where a group matching an ``approve`` override gets a proposal and a group
-left in ``observe`` (the default) gets a Delta row only; two real kafka-python consumers of the approve group
-running the apply helpers do not move for the proposal (``verify`` says awaiting approval), then
-``rebalancer approve`` publishes the approval and the helpers apply it (``verify`` says applied)."""
+"""Modes on the real stack: one job run where a group matching an ``approve`` override gets a
+proposal and a group left in ``observe`` (the default) gets a Delta row only; two real kafka-python
+consumers of the approve group running the apply helpers do not move for the proposal (``verify``
+says awaiting approval), then ``rebalancer approve`` publishes the approval and the helpers apply it
+(``verify`` says applied)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def wait_until(f: Callable[[], Any], timeout_s: float, what: str) -> Any:
 
 
 class Member(threading.Thread):
-    """A consumer of the group with the apply helpers: RecommendationAssignor (fallback range) and the rejoin
-    helper, polling until stopped."""
+    """A consumer of the group with the apply helpers: RecommendationAssignor (fallback range) and
+    the rejoin helper, polling until stopped."""
 
     def __init__(self, jc, group: str, topic: str, client_id: str, recs: RecommendationFeed) -> None:
         super().__init__(daemon=True, name=client_id)
@@ -88,7 +89,8 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
     # both groups: c0 holds the two hot partitions for 5 polls -> one lag_skew recommendation each
     events = []
     for g in (approved, observed):
-        # as the collector names the consumers started below (host without Java's slash): the same members
+        # as the collector names the consumers started below (host without Java's slash): the same
+        # members
         members = [ev.member_entry(f"{c}-old", [topic], [(topic, p) for p in ps], client_id=c, host="127.0.0.1")
                    for c, ps in zip(clients, ([0, 1], [2, 3]), strict=True)]
         events.append(ev.members_event(T0, g, 1, "range", members))
@@ -116,7 +118,8 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
                 return len(gens) == 1 and None not in gens and len(owned) == 4
 
             wait_until(settled, 60, "both members assigned")
-            # the proposal is on the feed, and nobody acts on it: the fallback (range), no rebalance asked for
+            # the proposal is on the feed, and nobody acts on it: the fallback (range), no rebalance
+            # asked for
             assert plan.status_of(recs_feed.latest(approved)) == "proposed"
             time.sleep(3)
             assert all(m.assignor.source == "fallback" and m.assignor.applied_version is None for m in group)
@@ -141,7 +144,8 @@ def test_a_proposal_moves_nothing_until_approved_then_the_helpers_apply_it(spark
             for m in group:
                 m.stop()
 
-    # the feed keeps the approval as the group's latest record; the observe group still has nothing to decide on
+    # the feed keeps the approval as the group's latest record; the observe group still has nothing
+    # to decide on
     latest = [m for m in feed(jc) if m["group"] == approved][-1]
     assert latest["status"] == "approved" and isinstance(latest["decided_at"], int)
     result = cli(jc, "reject", observed)

@@ -1,6 +1,7 @@
-"""What the lag exporters do not say, on the 3-broker cluster: a slow group's data-loss risk as retention really
-moves the log start (then the records it lost), a hot partition named, in the collector's ``/metrics`` and in
-``rebalancer describe``, and the consumers a group needs read as KEDA reads them."""
+"""What the lag exporters do not say, on the 3-broker cluster: a slow group's data-loss risk as
+retention really moves the log start (then the records it lost), a hot partition named, in the
+collector's ``/metrics`` and in ``rebalancer describe``, and the consumers a group needs read as
+KEDA reads them."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def _described(cfg, group: str, *args: str) -> dict:
 
 
 def _gauge(samples: dict, name: str, group: str) -> float:
-    """The group's gauge; NaN while it has none (a group made by an admin commit lists a poll or two late)."""
+    """The group's gauge; NaN while it has none (a group made by an admin commit lists a poll or two
+    late)."""
     return samples.get((f"kafka_rebalancer_{name}", (("group", group),)), math.nan)
 
 
@@ -81,10 +83,11 @@ def test_a_slow_group_sees_its_risk_then_the_records_it_lost(cfg):
         with _collector(cfg, name) as c:
             deadline = time.monotonic() + 240
             while lost is None and time.monotonic() < deadline:
-                # production goes on, a quarter segment a poll; each poll sees the log after retention has run on
-                # it, so the log start moves a segment at a time and some poll sees it move before it passes the
-                # commit (unpaced, a loaded machine produced several segments between two retention checks, and
-                # one check moved the log start from 0 past the commit: lost seen, never the risk before it)
+                # production goes on, a quarter segment a poll; each poll sees the log after
+                # retention has run on it, so the log start moves a segment at a time and some poll
+                # sees it move before it passes the commit (unpaced, a loaded machine produced
+                # several segments between two retention checks, and one check moved the log start
+                # from 0 past the commit: lost seen, never the risk before it)
                 produce(SEGMENT // len(RECORD) // 4)
                 _retention_settles(admin, name)
                 c.poll_once()
@@ -146,9 +149,10 @@ def test_a_hot_partition_is_named(cfg):
 
 
 def _retention_settles(admin, name: str, timeout_s: float = 60.0) -> None:
-    """Wait until the partition's log is within what retention keeps: ``retention.bytes`` plus the segment it
-    may not yet delete (Kafka deletes the oldest segment only when the log exceeds the limit by that segment's
-    size). A condition on the broker's own offsets, not a pause: retention runs every second here."""
+    """Wait until the partition's log is within what retention keeps: ``retention.bytes`` plus the
+    segment it may not yet delete (Kafka deletes the oldest segment only when the log exceeds the
+    limit by that segment's size). A condition on the broker's own offsets, not a pause: retention
+    runs every second here."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         earliest = admin.list_partition_offsets({_tp(name): _earliest()})[_tp(name)].offset
@@ -178,14 +182,16 @@ def _earliest():
 
 
 def test_a_keda_read_of_the_consumers_needed_matches_the_workloads_rates(cfg):
-    """One consumer of 100 records/s, 7,200 records behind, on 12 partitions producing 10/s each: a consumer may
-    take 80/s (20% headroom), so two are needed (six partitions, 60/s, each; one would take 120/s), as the rule
-    says of the workload's own rates, and as it says for any capacity measured in 75..150/s (what a loaded machine
-    measures moves within that); KEDA's metrics-api scaler reads that number at ``/consumers?group=G``."""
+    """One consumer of 100 records/s, 7,200 records behind, on 12 partitions producing 10/s each: a
+    consumer may take 80/s (20% headroom), so two are needed (six partitions, 60/s, each; one would
+    take 120/s), as the rule says of the workload's own rates, and as it says for any capacity
+    measured in 75..150/s (what a loaded machine measures moves within that); KEDA's metrics-api
+    scaler reads that number at ``/consumers?group=G``."""
     name = f"keda-{uuid.uuid4().hex[:6]}"
     capacity = 100.0
-    # the backlog first, committed at 0 on every partition: a member that never caught up over 60 s of its rate counts
-    # as backlogged at once (the collector's window holds committed partitions only, so every one is committed)
+    # the backlog first, committed at 0 on every partition: a member that never caught up over 60 s
+    # of its rate counts as backlogged at once (the collector's window holds committed partitions
+    # only, so every one is committed)
     topic_with_records(cfg, name, 12, 7200)
     admin = kafka_clients.admin(cfg)
     commit_offsets(admin, name, {(name, p): 0 for p in range(12)})
@@ -193,8 +199,9 @@ def test_a_keda_read_of_the_consumers_needed_matches_the_workloads_rates(cfg):
     opts = WorkloadOptions(topic=name, group=name, partitions=12, replication_factor=1, produce_rate=120, zipf=None,
                            consumers=1, consume_rate=capacity, racks=())
     stop = threading.Event()
-    # the workload's consumer drains the backlog a few partitions at a time (a poll's records come from one or two),
-    # so the others stand still for many polls; the stuck rule (which would leave them out of its capacity) is off
+    # the workload's consumer drains the backlog a few partitions at a time (a poll's records come
+    # from one or two), so the others stand still for many polls; the stuck rule (which would leave
+    # them out of its capacity) is off
     with Workload(cfg, opts, out=None) as w, \
             _collector(cfg, name, 1.0, stuck_observations=cfg.policy.lag_history + 1) as c:
         expected = sizing.size(w.rates, capacity, cfg.policy.capacity_headroom)

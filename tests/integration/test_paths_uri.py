@@ -1,5 +1,6 @@
-"""Tables and checkpoints given as ``file://`` URIs (a folder whose name has a space): the real job writes the
-Delta tables and the Delta app id file there, through Hadoop's FileSystem, and a restart keeps the app id."""
+"""Tables and checkpoints given as ``file://`` URIs (a folder whose name has a space): the real job
+writes the Delta tables and the Delta app id file there, through Hadoop's FileSystem, and a restart
+keeps the app id."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Proposals reviewed on the real stack (Kafka, Spark, Delta, the CLI as a child process): one job run in
-``approve`` mode makes a proposal for two groups. ``rebalancer recommendations --diff`` shows the fresh one member by
-member, each figure checked against the events and the Delta row. Real consumers of that group join under the
-proposal's members: it awaits approval; a third joins: it has expired (``verify`` exit 10, ``approve`` refuses with
-the reason, the feed keeps it a proposal). The other group's proposal was made on observations older than
-``policy.proposal_expiry_s``: expired by age while its members are the same."""
+"""Proposals reviewed on the real stack (Kafka, Spark, Delta, the CLI as a child process): one job
+run in ``approve`` mode makes a proposal for two groups. ``rebalancer recommendations --diff`` shows
+the fresh one member by member, each figure checked against the events and the Delta row. Real
+consumers of that group join under the proposal's members: it awaits approval; a third joins: it has
+expired (``verify`` exit 10, ``approve`` refuses with the reason, the feed keeps it a proposal). The
+other group's proposal was made on observations older than ``policy.proposal_expiry_s``: expired by
+age while its members are the same."""
 
 from __future__ import annotations
 
@@ -39,14 +40,16 @@ EXPIRY_S = 1800.0
 
 
 class Consumer(threading.Thread):
-    """A plain member of the group (range assignor), polling until stopped. A leader that had no metadata of the
-    topic yet assigns nothing; the short metadata age has it see the topic, and rebalance, within seconds."""
+    """A plain member of the group (range assignor), polling until stopped. A leader that had no
+    metadata of the topic yet assigns nothing; the short metadata age has it see the topic, and
+    rebalance, within seconds."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, client_id: str) -> None:
         super().__init__(daemon=True, name=client_id)
         self.stopping = threading.Event()
-        # guarded as every group consumer of the project: kafka-python 3.0.12 can leave a member of a fresh group
-        # "rebalancing" for good (streaming.kafka_clients.join_guard, tests/integration/test_join_guard.py)
+        # guarded as every group consumer of the project: kafka-python 3.0.12 can leave a member of
+        # a fresh group "rebalancing" for good (streaming.kafka_clients.join_guard,
+        # tests/integration/test_join_guard.py)
         self.consumer = keep_rejoin_until_joined(KafkaConsumer(
             topic, group_id=group, client_id=client_id, bootstrap_servers=bootstrap, enable_auto_commit=False,
             session_timeout_ms=10000, heartbeat_interval_ms=1000, metadata_max_age_ms=2000))
@@ -62,14 +65,16 @@ class Consumer(threading.Thread):
 
 
 def recommendations(jc, *args: str) -> subprocess.CompletedProcess:
-    """``rebalancer recommendations ARGS`` on the job's table (it reads Delta only: no cluster to name)."""
+    """``rebalancer recommendations ARGS`` on the job's table (it reads Delta only: no cluster to
+    name)."""
     return subprocess.run([sys.executable, "-m", "streaming.cli", "recommendations", *args,
                            "--conf", f"paths.tables={jc.paths.tables}"], capture_output=True, text=True, timeout=120)
 
 
 def group_events(group: str, topic: str, tag: str, ts0: int) -> list[dict]:
-    """c0 (rack a) holds the two hot partitions for five polls: a lag_skew proposal. Members are named as the
-    collector names the consumers started later (client id, host without Java's slash)."""
+    """c0 (rack a) holds the two hot partitions for five polls: a lag_skew proposal. Members are
+    named as the collector names the consumers started later (client id, host without Java's
+    slash)."""
     members = [ev.member_entry(f"{tag}-{c}-old", [topic], [(topic, p) for p in ps], client_id=f"{tag}-{c}",
                                host="127.0.0.1", rack=RACKS[c]) for c, ps in OWNED.items()]
     out = [ev.members_event(ts0, group, 1, "range", members),
@@ -83,7 +88,8 @@ def group_events(group: str, topic: str, tag: str, ts0: int) -> list[dict]:
 def proposed(spark, cfg):
     tag = uuid.uuid4().hex[:6]
     jc = job_config(cfg, f"prop{tag}", mode="approve", proposal_expiry_s=EXPIRY_S)
-    # the aged group's events are 45 minutes older than the fresh one's: a watermark that keeps them all
+    # the aged group's events are 45 minutes older than the fresh one's: a watermark that keeps them
+    # all
     jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, watermark_delay="2 hours"))
     topic, fresh, aged = f"prop.{tag}", f"fresh-{tag}", f"aged-{tag}"
     kafka_clients.ensure_topics(jc, {topic: {"num_partitions": 4, "replication_factor": 1}})

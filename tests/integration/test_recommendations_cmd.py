@@ -1,5 +1,6 @@
-"""``rebalancer recommendations`` reads the table the real job wrote with deltalake (no JVM) and prints the
-same rows as Spark reads, for every filter; a table that is not there is a clear error."""
+"""``rebalancer recommendations`` reads the table the real job wrote with deltalake (no JVM) and
+prints the same rows as Spark reads, for every filter; a table that is not there is a clear
+error."""
 
 from __future__ import annotations
 
@@ -72,8 +73,9 @@ def test_the_job_wrote_what_the_comparison_needs(written, spark):
     assert sorted((r["group"], r["version"]) for r in rows) == [("racks", 1), ("skewed", 1), ("skewed", 2)]
     racks = next(r for r in rows if r["group"] == "racks")
     assert {m["rack"] for m in racks["assignment"]} == {"a", "b", "c"}  # nested structs with values
-    # lag in seconds (streaming.policy.lag_seconds), worked out by hand: committed and end offsets of both
-    # groups grow 10/s per partition; skewed v1 at its third poll (a 20 s window), racks at its second (10 s)
+    # lag in seconds (streaming.policy.lag_seconds), worked out by hand: committed and end offsets
+    # of both groups grow 10/s per partition; skewed v1 at its third poll (a 20 s window), racks at
+    # its second (10 s)
     skewed = next(r for r in rows if r["group"] == "skewed" and r["version"] == 1)
     assert (skewed["before_catch_up_s"], skewed["after_catch_up_s"], skewed["lag_age_s"]) == (850.0, 450.0, 900.0)
     # racks: every member behind at 10/s per partition, 500 records a partition
@@ -82,8 +84,9 @@ def test_the_job_wrote_what_the_comparison_needs(written, spark):
 
 
 def test_an_older_table_gets_the_lag_seconds_columns_and_reads_null(spark, cfg, tmp_path):
-    """A recommendations table from before lag in seconds gets the three columns at start; its rows read
-    null, and `rebalancer recommendations` prints them. A table with anything else different stays an error."""
+    """A recommendations table from before lag in seconds gets the three columns at start; its rows
+    read null, and `rebalancer recommendations` prints them. A table with anything else different
+    stays an error."""
     from streaming.errors import JobError
     from streaming.operations import delta_tables
 

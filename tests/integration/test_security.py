@@ -1,10 +1,12 @@
-"""The loop on a secured cluster: SASL/SCRAM-SHA-512 over TLS, StandardAuthorizer ACLs, secrets from files.
+"""The loop on a secured cluster: SASL/SCRAM-SHA-512 over TLS, StandardAuthorizer ACLs, secrets from
+files.
 
-One broker of its own (``EmbeddedSecurity``). Every client reads its settings the way docs/security.md shows:
-a Kafka-style ``client.properties`` per principal whose password is a ``${ENV}`` reference, passed with
-``--command-config`` (or ``config.load(command_config=...)`` in-process). The collector runs as the CLI
-(``-v``, DEBUG), the streaming job and the workload group in this process at DEBUG logging; afterwards no
-password may appear in any log line, process argv, Delta table or topic.
+One broker of its own (``EmbeddedSecurity``). Every client reads its settings the way
+docs/security.md shows: a Kafka-style ``client.properties`` per principal whose password is a
+``${ENV}`` reference, passed with ``--command-config`` (or ``config.load(command_config=...)``
+in-process). The collector runs as the CLI (``-v``, DEBUG), the streaming job and the workload group
+in this process at DEBUG logging; afterwards no password may appear in any log line, process argv,
+Delta table or topic.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KafkaClu
 
 @pytest.fixture(scope="module")
 def client_files(secured, tmp_path_factory) -> dict[str, Path]:
-    """docs/security.md's client.properties, one per principal: the password is ${KAFKA_PASSWORD_<PRINCIPAL>}."""
+    """docs/security.md's client.properties, one per principal: the password is
+    ${KAFKA_PASSWORD_<PRINCIPAL>}."""
     cluster, security = secured
     folder = tmp_path_factory.mktemp("clients")
     files = {}

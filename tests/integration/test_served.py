@@ -1,25 +1,28 @@
-"""KIP-848 consumers take the real job's recommendation from the server-side assignor (clients/java ServerAssignor,
-docs/server-assignor.md), measured beside the same groups on Kafka's ``uniform`` (#29).
+"""KIP-848 consumers take the real job's recommendation from the server-side assignor (clients/java
+ServerAssignor, docs/server-assignor.md), measured beside the same groups on Kafka's ``uniform``
+(#29).
 
-One one-broker cluster that loads ServerAssignor (``rebalancer kafka up --server-assignor``'s cluster) and one job
-with its trigger feed serve both cases, run at the same time, each on groups and topics of its own:
+One one-broker cluster that loads ServerAssignor (``rebalancer kafka up --server-assignor``'s
+cluster) and one job with its trigger feed serve both cases, run at the same time, each on groups
+and topics of its own:
 
-1. Java: two groups of three Java KIP-848 consumers under the same skewed load, one asking for ``uniform``, one for
-   ``rebalancer``: the job's recommendation becomes the second group's assignment, as ConsumerGroupDescribe reports
-   it, and its max lag ends below half of uniform's.
-2. librdkafka: three groups of three confluent-kafka consumers read one skewed topic, every consumer processing
-   RATE records/s: ``rebalancer`` (``group.protocol=consumer``, ``group.remote.assignor=rebalancer``), ``uniform``
-   (the same on Kafka's ``uniform``, the twin it is measured against) and ``classic`` (``cooperative-sticky``,
-   where librdkafka runs no pluggable assignor). The job recommends for them (``lag_skew``); ConsumerGroupDescribe
-   and the consumers hold the first group's recommendation, and over the WINDOW_S seconds that follow its max
-   consumer lag ends below uniform's by at least half of what uniform's busiest member must add in that time (its
-   load beyond RATE, from the topic's partition rates and the partitions uniform gave it). The classic group's rows
-   and ``describe`` say why it is not applied and what would apply it.
+1. Java: two groups of three Java KIP-848 consumers under the same skewed load, one asking for
+   ``uniform``, one for ``rebalancer``: the job's recommendation becomes the second group's
+   assignment, as ConsumerGroupDescribe reports it, and its max lag ends below half of uniform's.
+2. librdkafka: three groups of three confluent-kafka consumers read one skewed topic, every consumer
+   processing RATE records/s: ``rebalancer`` (``group.protocol=consumer``,
+   ``group.remote.assignor=rebalancer``), ``uniform`` (the same on Kafka's ``uniform``, the twin it
+   is measured against) and ``classic`` (``cooperative-sticky``, where librdkafka runs no pluggable
+   assignor). The job recommends for them (``lag_skew``); ConsumerGroupDescribe and the consumers
+   hold the first group's recommendation, and over the WINDOW_S seconds that follow its max consumer
+   lag ends below uniform's by at least half of what uniform's busiest member must add in that time
+   (its load beyond RATE, from the topic's partition rates and the partitions uniform gave it). The
+   classic group's rows and ``describe`` say why it is not applied and what would apply it.
 
-In both, the records start only once every group holds its partitions: a backlog made while the members start
-(tens of seconds for six JVMs on a loaded machine) sits mostly on the hot partition, which no assignment drains
-faster than its owner's spare capacity, so the end figures would measure the machine's start-up time rather than
-the assignment.
+In both, the records start only once every group holds its partitions: a backlog made while the
+members start (tens of seconds for six JVMs on a loaded machine) sits mostly on the hot partition,
+which no assignment drains faster than its owner's spare capacity, so the end figures would measure
+the machine's start-up time rather than the assignment.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def served(assignor_cluster, spark, tmp_path_factory) -> Iterator[Served]:
-    """The job (a batch every 2 s, one recommendation per group: a long cooldown) and its trigger feed on the
-    assignor cluster, for every case of this module."""
+    """The job (a batch every 2 s, one recommendation per group: a long cooldown) and its trigger
+    feed on the assignor cluster, for every case of this module."""
     from streaming.apply.feed import RecommendationFeed
     from streaming.dev.demo.loop import loop_config, stop_query
     from streaming.job import query as job_query
@@ -73,9 +76,9 @@ def served(assignor_cluster, spark, tmp_path_factory) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def cases(served, spark, tmp_path_factory) -> Iterator[dict[str, Future]]:
-    """Both cases at once, each in a thread of its own, their measuring windows overlapping: the broker, the job
-    and the machine serve both, and each case compares its own groups, side by side under the same load, as
-    before. A case's failed assertion is raised by its test."""
+    """Both cases at once, each in a thread of its own, their measuring windows overlapping: the
+    broker, the job and the machine serve both, and each case compares its own groups, side by side
+    under the same load, as before. A case's failed assertion is raised by its test."""
     with ThreadPoolExecutor(2, thread_name_prefix="served") as pool:
         yield {"java": pool.submit(_java_case, served, tmp_path_factory.mktemp("java")),
                "librdkafka": pool.submit(_librdkafka_case, served, spark)}
@@ -96,7 +99,8 @@ def _java_case(served: Served, tmp_path: Path) -> None:
     names = {"uniform": f"srv-uniform-{tag}", "rebalancer": f"srv-app-{tag}"}
     recs = served.recommendations(names["rebalancer"])
     with _java_groups(served, names, compile_remote_member(tmp_path / "classes"), tag) as (held, mon, t0):
-        # 1. the job recommends; the broker's assignor makes it the group's target, and the members run it
+        # 1. the job recommends; the broker's assignor makes it the group's target, and the members
+        #    run it
         wait_for(lambda: recs, 180, 1.0, "a recommendation for the rebalancer group")
         t_rec, rec = recs[0]
         assert "lag_skew" in rec["triggers"]
@@ -110,8 +114,8 @@ def _java_case(served: Served, tmp_path: Path) -> None:
 
         wait_for(applied_now, 90, 0.5, "the recommendation as the group's assignment (ConsumerGroupDescribe)")
         t_applied = time.monotonic()
-        # the coordinator records the new assignment when a member acknowledges it in a heartbeat; the
-        # member's own report of it comes from its next poll(), a moment later
+        # the coordinator records the new assignment when a member acknowledges it in a heartbeat;
+        # the member's own report of it comes from its next poll(), a moment later
         want = wanted()
         wait_for(lambda: held("rebalancer") == want, 30, 0.5, "the members holding the recommendation")
         broker_log = server.nodes[0].log_file.read_text(errors="replace")
@@ -133,8 +137,9 @@ def _java_case(served: Served, tmp_path: Path) -> None:
 
 @contextlib.contextmanager
 def _java_groups(served: Served, names: dict[str, str], classes, tag: str):
-    """Three Java members in each group of ``names`` (kind -> group, its topic of the same name), the records
-    started once both groups hold their partitions, and the collector: (held, monitors, when records started)."""
+    """Three Java members in each group of ``names`` (kind -> group, its topic of the same name),
+    the records started once both groups hold their partitions, and the collector: (held, monitors,
+    when records started)."""
     from streaming.dev.demo.loop import CollectorThread
     from streaming.dev.demo.monitor import GroupMonitor
     from streaming.dev.workload import Workload, WorkloadOptions

@@ -1,8 +1,9 @@
-"""The KIP-848 server-side assignor's core (clients/java ServerAssignor, docs/server-assignor.md): it decides every
-shared fit vector (tests/data/fit) as streaming/apply/plan.py does, falls back on the job's load model as
-streaming/apply/fallback.py does (tests/data/fallback), and handles the shapes of Kafka's own assignor tests (empty
-group, topic deleted, partitions added, a nudge member, no feed) with Kafka's uniform assignor as the fallback.
-On a broker that loads it, with the real job: tests/integration/test_served.py.
+"""The KIP-848 server-side assignor's core (clients/java ServerAssignor, docs/server-assignor.md):
+it decides every shared fit vector (tests/data/fit) as streaming/apply/plan.py does, falls back on
+the job's load model as streaming/apply/fallback.py does (tests/data/fallback), and handles the
+shapes of Kafka's own assignor tests (empty group, topic deleted, partitions added, a nudge member,
+no feed) with Kafka's uniform assignor as the fallback. On a broker that loads it, with the real
+job: tests/integration/test_served.py.
 """
 
 from __future__ import annotations

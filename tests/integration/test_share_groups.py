@@ -1,9 +1,10 @@
-"""A share group (KIP-932) on the shared 3-broker cluster as the project reads it (#29): two Java share consumers
-(kafka-clients' ``KafkaShareConsumer``, tests/java/ShareMember.java) each accept a few records of a backlog and
-stop. The broker's share-partition lag (KIP-1226) is what they left; ``describe`` (table and JSON) shows the
-group's members and share-partitions as Kafka's own ``kafka-share-groups --describe --members --verbose`` /
-``--offsets --verbose`` report them; the collector publishes that lag and no members event; the job's per-group
-step keeps the lag and decides nothing; the collector's metrics show it."""
+"""A share group (KIP-932) on the shared 3-broker cluster as the project reads it (#29): two Java
+share consumers (kafka-clients' ``KafkaShareConsumer``, tests/java/ShareMember.java) each accept a
+few records of a backlog and stop. The broker's share-partition lag (KIP-1226) is what they left;
+``describe`` (table and JSON) shows the group's members and share-partitions as Kafka's own
+``kafka-share-groups --describe --members --verbose`` / ``--offsets --verbose`` report them; the
+collector publishes that lag and no members event; the job's per-group step keeps the lag and
+decides nothing; the collector's metrics show it."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def _member(classes: Path, bootstrap: str, group: str, topic: str, client_id: st
 
 
 def _accepted(members: list[JavaProcess]) -> dict[tuple[str, int], int] | None:
-    """What the members accepted of each partition, once both are done (``done N t-0:12,t-2:13``)."""
+    """What the members accepted of each partition, once both are done (``done N
+    t-0:12,t-2:13``)."""
     done = [line for m in members for line in m.output() if line.startswith("done ")]
     if len(done) < len(members):
         return None
@@ -87,7 +89,8 @@ def test_a_share_group_as_kafka_share_groups_reports_it(cfg, classes, capsys, tm
     topic, group = f"share-in-{suffix}", f"share-{suffix}"
     bootstrap = cfg.kafka.bootstrap_servers
     admin = admin_factory(cfg)()
-    # the backlog is there before the group: it starts at the log's beginning, not at its end (the default)
+    # the backlog is there before the group: it starts at the log's beginning, not at its end (the
+    # default)
     assert admin.alter_configs([ConfigResource(ConfigResourceType.GROUP, group, configs={
         "share.auto.offset.reset": "earliest"})], raise_on_unknown=False) == {"group": {group: "OK"}}
     topic_with_records(cfg, topic, PARTITIONS, PARTITIONS * PER_PARTITION)
@@ -97,7 +100,8 @@ def test_a_share_group_as_kafka_share_groups_reports_it(cfg, classes, capsys, tm
     try:
         accepted = wait_for(lambda: _accepted(members), 90, 0.5, "both members' budgets spent")
         assert sum(accepted.values()) == 2 * BUDGET
-        # what Kafka 4.3.1 serves: ShareGroupDescribe v1 only, DescribeShareGroupOffsets v0-1 (v1 has the lag)
+        # what Kafka 4.3.1 serves: ShareGroupDescribe v1 only, DescribeShareGroupOffsets v0-1 (v1
+        # has the lag)
         assert {k: admin._manager.broker_version_data.api_versions[k] for k in (77, 90)} == {77: (1, 1), 90: (0, 1)}
 
         said = {what: share_groups(bootstrap, "--describe", "--group", group, *args, "--verbose")
@@ -105,8 +109,8 @@ def test_a_share_group_as_kafka_share_groups_reports_it(cfg, classes, capsys, tm
         print(*said.values(), sep="\n")  # shown when an assertion fails
         tool_members, tool_offsets = parse_table(said["members"]), parse_table(said["offsets"])
         assert len(tool_members) == 2 and len(tool_offsets) == PARTITIONS
-        # the broker's lag is what the members left: a partition's records less those accepted; a share-partition
-        # nobody acknowledged anything of has no state yet, and no lag
+        # the broker's lag is what the members left: a partition's records less those accepted; a
+        # share-partition nobody acknowledged anything of has no state yet, and no lag
         lag = {(r["TOPIC"], int(r["PARTITION"])): int(r["LAG"]) for r in tool_offsets if r["LAG"]}
         assert lag and lag == {tp: PER_PARTITION - accepted.get(tp, 0) for tp in lag}
         assert not {tp for tp in accepted if accepted[tp]} - set(lag)
@@ -154,7 +158,8 @@ def _assert_collector_lag_state_and_metrics(cfg, collector: Collector, export: C
     assert {(r["topic"], r["partition"]): r["end_offset"] - r["committed_offset"] for r in readings} == lag
     assert not [e for e in evs if e["type"] == "members"]  # the job never gets members to decide from
     assert {e["type"] for e in evs} == {ev.LAG_DENSE, ev.PARTITIONS}
-    # the job's per-group step (what applyInPandasWithState runs) on these events: the lag kept, nothing decided
+    # the job's per-group step (what applyInPandasWithState runs) on these events: the lag kept,
+    # nothing decided
     state = GroupState(group)
     assert process(state, [*readings, *(e for e in evs if e["type"] == "partitions")], cfg.policy) == []
     hist = state.lag[topic]

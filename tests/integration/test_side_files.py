@@ -1,9 +1,10 @@
-"""The files the job keeps beside Spark's checkpoint, left empty (as a kill during an older release's
-create-then-write left them), damaged or absent at a restart, on a real Spark session and real Delta tables:
-each is rebuilt as it was (floors from the table's history, the app id from the tables' logs, the layout from
-the state, the lease taken over), or the job stops with one clear error; and a checkpoint with all four left
-empty runs on, its outputs under its own app id (issue #26: three kills, then every start failed with
-``JSONDecodeError``). Kills at each side file's write: tests/integration/test_chaos.py."""
+"""The files the job keeps beside Spark's checkpoint, left empty (as a kill during an older
+release's create-then-write left them), damaged or absent at a restart, on a real Spark session and
+real Delta tables: each is rebuilt as it was (floors from the table's history, the app id from the
+tables' logs, the layout from the state, the lease taken over), or the job stops with one clear
+error; and a checkpoint with all four left empty runs on, its outputs under its own app id (issue
+#26: three kills, then every start failed with ``JSONDecodeError``). Kills at each side file's
+write: tests/integration/test_chaos.py."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ DAMAGED: dict[str, str | bytes] = {"empty": "", "garbled": '{"s0": 1, "s1',
 
 @pytest.fixture(scope="module")
 def job(spark, cfg):
-    """Checkpoint A drains phases 0-1; then checkpoint B (same tables) phases 0-2: B's floors are A's
-    versions, and B wrote versions above them. Returns the config, both checkpoints and B's side files."""
+    """Checkpoint A drains phases 0-1; then checkpoint B (same tables) phases 0-2: B's floors are
+    A's versions, and B wrote versions above them. Returns the config, both checkpoints and B's side
+    files."""
     jc = job_config(cfg, uuid.uuid4().hex[:6])
     jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, state_buckets=4))
     produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1))
@@ -109,7 +111,8 @@ def test_a_damaged_lease_is_taken_over_at_once(spark, job, kind):
 
 
 def test_a_checkpoint_with_every_side_file_left_empty_runs_on(spark, job):
-    """Issue #26's listed failure: empty side files (a kill between create and write) and a normal restart."""
+    """Issue #26's listed failure: empty side files (a kill between create and write) and a normal
+    restart."""
     jc, ck_a, ck_b, files = job
     for name in (delta_tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE, lease.LEASE_FILE):
         damage(ck_b, name, "")

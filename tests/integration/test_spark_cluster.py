@@ -1,7 +1,8 @@
-"""The streaming job under ``spark-submit`` on a real Spark standalone cluster (a master and two workers on
-loopback), docs/deploying.md's recipe: the project as a wheel on ``--py-files``, the connectors on ``--jars``,
-``rebalancer run --available-now`` against the embedded Kafka. The same events run through local mode; the
-recommendations must be the same, and the Spark event log must show every task ran on the workers' executors.
+"""The streaming job under ``spark-submit`` on a real Spark standalone cluster (a master and two
+workers on loopback), docs/deploying.md's recipe: the project as a wheel on ``--py-files``, the
+connectors on ``--jars``, ``rebalancer run --available-now`` against the embedded Kafka. The same
+events run through local mode; the recommendations must be the same, and the Spark event log must
+show every task ran on the workers' executors.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ T0 = 1_763_700_000_000
 STEP = 10_000
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout
 QUIET_GROUPS = 12  # balanced groups that spread the state over every shuffle partition
-# what a recommendation says; batch_id is left out (it depends on how the input was cut into batches)
+# what a recommendation says; batch_id is left out (it depends on how the input was cut into
+# batches)
 COMPARED = ("group", "version", "recommendation_id", "event_time", "generation", "triggers", "trigger_details",
             "assignor", "assignment", "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance",
             "lower_bound", "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
@@ -103,8 +105,8 @@ query_name = "rebalancer_{tag}"
 
 
 def build_wheel(out: Path) -> Path:
-    """``pip wheel --no-deps --no-build-isolation -w DIR .`` as docs/deploying.md says; its build folders go under
-    ``out`` rather than the checkout, which other runs share."""
+    """``pip wheel --no-deps --no-build-isolation -w DIR .`` as docs/deploying.md says; its build
+    folders go under ``out`` rather than the checkout, which other runs share."""
     extra = out / "setup.cfg"
     out.mkdir(parents=True)
     extra.write_text(f"[build]\nbuild_base = {out / 'build'}\n[egg_info]\negg_base = {out}\n")
@@ -134,13 +136,15 @@ def tasks_by_executor(event_log: Path) -> tuple[str, Counter]:
 
 def submit_command(master: str, wheel: Path, conf_file: Path, bootstrap: str, work: Path,
                    event_logs: Path) -> list[str]:
-    """docs/deploying.md's ``spark-submit ... streaming/cli.py run``, plus settings that only observe the run."""
+    """docs/deploying.md's ``spark-submit ... streaming/cli.py run``, plus settings that only
+    observe the run."""
     return [
         str(spark_home() / "bin" / "spark-submit"), "--master", master,
         "--jars", ",".join(jvm.spark_jars()),
         "--py-files", str(wheel),
         "--conf", "spark.executor.memory=512m",
-        # for this test only: wait for both executors before the first job, no UI port, an event log to read
+        # for this test only: wait for both executors before the first job, no UI port, an event log
+        # to read
         "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
         "--conf", "spark.ui.enabled=false",
         "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir=file://{event_logs}",
@@ -183,7 +187,8 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
             driver = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       env=env, cwd=tmp_path, start_new_session=True)
         try:
-            # meanwhile, the same events in local mode in this process (the session's local[2] Spark)
+            # meanwhile, the same events in local mode in this process (the session's local[2]
+            # Spark)
             query.run(spark, local_cfg, available_now=True)
             local = recommendations(spark, local_cfg.table_path(RECOMMENDATIONS))
             local_s = time.monotonic() - submitted
@@ -201,8 +206,9 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
         executor_dirs = standalone.executor_dirs(app_id)
     assert not standalone.left_running(), "Spark daemons or executors still running after stop"
 
-    # it ran on the cluster: the master knew the application, each worker launched an executor for it, and
-    # every task ran on one of those executors (local mode would show one executor, "driver")
+    # it ran on the cluster: the master knew the application, each worker launched an executor for
+    # it, and every task ran on one of those executors (local mode would show one executor,
+    # "driver")
     assert completed["state"] == "FINISHED"
     worker_of = {d.name: w for w, dirs in executor_dirs.items() for d in dirs}
     assert sorted(executor_dirs) == [0, 1] and all(executor_dirs.values()), executor_dirs

@@ -1,6 +1,7 @@
-"""The stateful step's keyings on the real stack: keyed by group and by buckets of groups, the same events
-give the same recommendations and rejected rows; Spark's bucket of a group is :func:`buckets.bucket_of`'s;
-and a checkpoint refuses, with what to do, a configuration with another state layout."""
+"""The stateful step's keyings on the real stack: keyed by group and by buckets of groups, the same
+events give the same recommendations and rejected rows; Spark's bucket of a group is
+:func:`buckets.bucket_of`'s; and a checkpoint refuses, with what to do, a configuration with another
+state layout."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def events() -> list[dict]:
         hot = g != "calm"
         for i in range(6):
             out += lag_poll(T0 + i * STEP, g, {0: 9000 if hot else 100, 1: 8000 if hot else 100, 2: 100, 3: 100})
-    # a members event whose member has no id: validation stops it; its row rides along to rejected_events
+    # a members event whose member has no id: validation stops it; its row rides along to
+    # rejected_events
     out.append({"type": "members", "ts": T0, "group": "calm", "generation": 2,
                 "members": [{"topics": ["t0"], "assigned": []}]})
     return out
@@ -42,8 +44,8 @@ def run(spark, cfg, tag: str, state_buckets: int, checkpoint: str | None = None)
 
 
 def outputs(spark, jc) -> tuple[list[str], list[str]]:
-    """Both tables' rows, without what differs between runs by design: batch ids (a batch's size in bytes
-    decides them), Kafka timestamps, and the run's own topic names."""
+    """Both tables' rows, without what differs between runs by design: batch ids (a batch's size in
+    bytes decides them), Kafka timestamps, and the run's own topic names."""
     def text(r) -> str:
         row = {k: v for k, v in r.asDict(recursive=True).items() if k not in ("batch_id", "kafka_timestamp")}
         return json.dumps(row, sort_keys=True, default=str).replace(jc.kafka.lag_topic, "LAG").replace(
@@ -54,7 +56,8 @@ def outputs(spark, jc) -> tuple[list[str], list[str]]:
 
 @pytest.fixture(scope="module")
 def runs(spark, cfg):
-    """The same events run keyed by group and by 8 buckets (each its own topics, tables and checkpoint)."""
+    """The same events run keyed by group and by 8 buckets (each its own topics, tables and
+    checkpoint)."""
     out = {}
     for n in (0, 8):
         tag = f"{uuid.uuid4().hex[:6]}"

@@ -1,5 +1,5 @@
-"""Exact figures through both Delta writers, and a recommendations table of an older release (its figures in
-records DOUBLE) written by either writer without a schema error (issue #26, item 1)."""
+"""Exact figures through both Delta writers, and a recommendations table of an older release (its
+figures in records DOUBLE) written by either writer without a schema error (issue #26, item 1)."""
 
 from __future__ import annotations
 

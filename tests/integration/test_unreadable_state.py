@@ -1,6 +1,7 @@
-"""State that cannot be read stops the job with one error naming the way out, on real Spark: the stateful
-step's own code meets a bucket value it cannot read in a Python worker, the query fails, and the supervisor
-turns Spark's wrapping of the worker's traceback into that one error (no restart, no rejected records)."""
+"""State that cannot be read stops the job with one error naming the way out, on real Spark: the
+stateful step's own code meets a bucket value it cannot read in a Python worker, the query fails,
+and the supervisor turns Spark's wrapping of the worker's traceback into that one error (no restart,
+no rejected records)."""
 
 from __future__ import annotations
 

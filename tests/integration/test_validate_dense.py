@@ -1,6 +1,6 @@
-"""``lag_dense`` records through validate.parse on Spark: a broken shape rejects the record, a bad entry only
-itself (with its reason and source), and an entry is good exactly when the same reading as a ``lag`` event is
-valid (issue #31, item 1)."""
+"""``lag_dense`` records through validate.parse on Spark: a broken shape rejects the record, a bad
+entry only itself (with its reason and source), and an entry is good exactly when the same reading
+as a ``lag`` event is valid (issue #31, item 1)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,8 @@ def test_log_starts_ride_with_their_good_entries(spark):
         _dense([0], [5], [9], log_start_offsets=3),
         _dense([0, 1], [5, 6], [9, 9], log_start_offsets=[raw("1.5"), 2]),
         _dense([0, 1], [5, 6], [9, 9]),
-        # an end far below its log start: comparing them must not overflow (end - start did, and failed the query)
+        # an end far below its log start: comparing them must not overflow (end - start did, and
+        # failed the query)
         _dense([0, 1], [0, 0], [-(2**63), 5], log_start_offsets=[1, 0]),
     ]
     rows = _parse(spark, texts)
@@ -143,7 +144,8 @@ def test_an_entry_is_good_exactly_when_its_lag_event_is_valid(spark):
 
 
 def _singles(dense: dict) -> list[dict]:
-    """Each entry of a ``lag_dense`` event as a ``lag`` event of its own, with its log start when it has one."""
+    """Each entry of a ``lag_dense`` event as a ``lag`` event of its own, with its log start when it
+    has one."""
     starts = dense.get(ev.LOG_STARTS)
     out = []
     for i, (p, c, e) in enumerate(zip(*(dense[a] for a in ev.DENSE_ARRAYS), strict=True)):

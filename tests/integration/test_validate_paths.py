@@ -1,7 +1,8 @@
-"""validate.parse has two paths: the collector's own lag events are recognised by a regex and read from
-their text, everything else is parsed as a VARIANT. Both must give the same row for every record: the
-same reason for a rejected one, the same values for a valid one. Checked on Spark (the regex is Java's)
-over the fuzz corpus and over lag events at and just past every edge the fast path's regex draws."""
+"""validate.parse has two paths: the collector's own lag events are recognised by a regex and read
+from their text, everything else is parsed as a VARIANT. Both must give the same row for every
+record: the same reason for a rejected one, the same values for a valid one. Checked on Spark (the
+regex is Java's) over the fuzz corpus and over lag events at and just past every edge the fast
+path's regex draws."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ RAW_SCHEMA = ("key binary, value binary, topic string, partition int, offset lon
 
 
 def _canonical(ts=NOW, group="g", topic="t0", partition=3, committed=10, end=20, no_commit=None, start=None) -> str:
-    """The collector's encoding, written out by hand so the strings may hold what json.dumps would escape."""
+    """The collector's encoding, written out by hand so the strings may hold what json.dumps would
+    escape."""
     text = (f'{{"type":"lag","ts":{ts},"group":"{group}","topic":"{topic}","partition":{partition},'
             f'"committed_offset":{committed},"end_offset":{end}')
     text += f',"log_start_offset":{start}' if start is not None else ""
@@ -51,8 +53,9 @@ def _edges() -> list[tuple[str, str, str | None]]:
         _canonical().replace('"ts":', '"ts":1,"ts":'), _canonical().replace('"no_commit":true', '"no_commit":1'),
         _canonical(no_commit=True).replace("true", "null"), _canonical()[:-1] + ',"extra":1}',
         _canonical().replace("{", "{ ", 1),
-        # the log start offset: in range, at the end offset, past it, too long for the fast path, not an integer,
-        # with no_commit, and after no_commit (not the collector's order: the general path, as valid)
+        # the log start offset: in range, at the end offset, past it, too long for the fast path,
+        # not an integer, with no_commit, and after no_commit (not the collector's order: the
+        # general path, as valid)
         *(_canonical(start=s) for s in (0, 5, 20, 21, 10**18 - 1, 10**18, "-1", "1.0", '"5"', "null")),
         _canonical(start=0, no_commit=True), _canonical(start=20, no_commit=False),
         _canonical(committed=2**63 - 1, end=2**63 - 1, start=2**63 - 1),
@@ -68,8 +71,8 @@ def _edges() -> list[tuple[str, str, str | None]]:
 
 def _dense(ts=NOW, group="g", topic="t0", partitions=(0, 1, 2), committed=(5, 6, 7), ends=(9, 9, 9),
            **more: object) -> str:
-    """A lag_dense text as the collector's encoding lays it out, with any field's JSON written verbatim
-    (``contract.Raw``), repeated (``contract.Pairs``) or added."""
+    """A lag_dense text as the collector's encoding lays it out, with any field's JSON written
+    verbatim (``contract.Raw``), repeated (``contract.Pairs``) or added."""
     def listed(x: object) -> object:
         return list(x) if isinstance(x, tuple) else x
 
@@ -79,7 +82,8 @@ def _dense(ts=NOW, group="g", topic="t0", partitions=(0, 1, 2), committed=(5, 6,
 
 
 def _dense_edges() -> list[str]:
-    """lag_dense texts at and just past what the fast path's round trip takes (streaming.job.canonical)."""
+    """lag_dense texts at and just past what the fast path's round trip takes
+    (streaming.job.canonical)."""
     raw, big, long_max = contract.Raw, 2**63, 2**63 - 1
     return [
         _dense(), _dense(no_commit=[True, False, False]), _dense(log_start_offsets=[0, 6, 9]),
@@ -240,9 +244,9 @@ def test_canonical_edge_cases_are_judged_by_the_rules(corpus):
     assert reason(_canonical(start="null")) is None  # absent and null alike, as for no_commit
 
 
-# The largest generated method spark_session.HUGE_METHODS was measured to let C2 compile: validation's fused
-# whole-stage method at 23,505 bytes (benchmarks/results/job.txt, session 23). Without room for it, HotSpot
-# interprets such a method for every record.
+# The largest generated method spark_session.HUGE_METHODS was measured to let C2 compile:
+# validation's fused whole-stage method at 23,505 bytes (benchmarks/results/job.txt, session 23).
+# Without room for it, HotSpot interprets such a method for every record.
 MEASURED_METHOD_BYTES = 23_505
 
 
@@ -252,5 +256,6 @@ def test_validations_generated_methods_stay_near_the_size_the_jit_options_were_m
     codegen = out._sc._jvm.PythonSQLUtils.explainString(out._jdf.queryExecution(), "codegen")
     sizes = [int(s) for s in re.findall(r"maxMethodCodeSize:(\d+)", codegen)]
     assert sizes, codegen[:500]
-    # 25% of room; a larger method: measure with -XX:+LogCompilation that C2 still compiles it (job.txt says how)
+    # 25% of room; a larger method: measure with -XX:+LogCompilation that C2 still compiles it
+    # (job.txt says how)
     assert max(sizes) <= MEASURED_METHOD_BYTES * 5 // 4, sizes

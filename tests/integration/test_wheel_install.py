@@ -1,11 +1,13 @@
-"""Installed like a package: the wheel, built from this checkout, installed into a fresh virtualenv outside the
-repository and run from a working directory outside it, works and writes nothing into site-packages.
+"""Installed like a package: the wheel, built from this checkout, installed into a fresh virtualenv
+outside the repository and run from a working directory outside it, works and writes nothing into
+site-packages.
 
-To stay offline and quick the wheel is installed with ``--no-deps`` and the new environment sees the already
-installed dependencies through a ``.pth`` line naming this project's site-packages (a plain path line: the
-editable install's finder there is never activated, so the repository itself is not importable). The JVM
-jars come from the checkout's resolved cache, hard-linked into a cache of the test's own named by
-``REBALANCER_CACHE``: no Maven, and nothing the installed tool does can touch the checkout's cache.
+To stay offline and quick the wheel is installed with ``--no-deps`` and the new environment sees the
+already installed dependencies through a ``.pth`` line naming this project's site-packages (a plain
+path line: the editable install's finder there is never activated, so the repository itself is not
+importable). The JVM jars come from the checkout's resolved cache, hard-linked into a cache of the
+test's own named by ``REBALANCER_CACHE``: no Maven, and nothing the installed tool does can touch
+the checkout's cache.
 """
 
 from __future__ import annotations
@@ -129,7 +131,8 @@ def test_wheel_installed_outside_the_repository_runs_from_any_directory(tmp_path
         down = run("kafka", "down", timeout=180)
     assert down.returncode == 0 and "stopped 1 broker" in down.stdout, down.stderr
 
-    # the outputs under the working directory: Delta tables in data/delta, the checkpoint in checkpoints/
+    # the outputs under the working directory: Delta tables in data/delta, the checkpoint in
+    # checkpoints/
     assert (work / "data" / "delta" / "recommendations" / "_delta_log").is_dir()
     assert (work / "checkpoints" / "rebalancer" / "delta_app_id").is_file()
     recs = run("recommendations", "--format", "json", *conf)

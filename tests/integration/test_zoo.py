@@ -1,10 +1,11 @@
-"""The zoo (tests/integration/zoo.py) as the project reads and serves it (#29): every group either gets members,
-racks, assignments and offsets equal to what Kafka's own ``kafka-consumer-groups`` reports, or a skip with its
-reason in the collector's log, ``describe`` and ``verify``; ``describe`` says of every group whether its members
-can take a recommendation, and why not (streaming.contracts.serving); a deleted topic stops its events and
-nothing else; the job writes no recommendation for application to a group that cannot apply it, and
-``verify`` and the collector's ``/metrics`` take the whole zoo. One zoo, one run (tests/integration/zoo_run.py),
-read by every case here."""
+"""The zoo (tests/integration/zoo.py) as the project reads and serves it (#29): every group either
+gets members, racks, assignments and offsets equal to what Kafka's own ``kafka-consumer-groups``
+reports, or a skip with its reason in the collector's log, ``describe`` and ``verify``; ``describe``
+says of every group whether its members can take a recommendation, and why not
+(streaming.contracts.serving); a deleted topic stops its events and nothing else; the job writes no
+recommendation for application to a group that cannot apply it, and ``verify`` and the collector's
+``/metrics`` take the whole zoo. One zoo, one run (tests/integration/zoo_run.py), read by every case
+here."""
 
 from __future__ import annotations
 
@@ -89,8 +90,9 @@ def test_members_as_kafka_consumer_groups_reports_them(zoo_run):
             # the tool leaves the column out when no member of the group has an instance id
             assert (r.get("GROUP-INSTANCE-ID") or None) == m["instance_id"], kind
             assert parse_assignment(r["CURRENT-ASSIGNMENT"]) == {(t, int(p)) for t, p in m["assigned"]}, kind
-        # what each client says it holds is what Kafka says; Java and librdkafka send client.rack on both
-        # protocols (subscription v3, KIP-848): librdkafka's as configured, Java's a, b, c by member index
+        # what each client says it holds is what Kafka says; Java and librdkafka send client.rack on
+        # both protocols (subscription v3, KIP-848): librdkafka's as configured, Java's a, b, c by
+        # member index
         if kind in zoo_run.clients:
             assert {cid: {(t, int(p)) for t, p in m["assigned"]} for cid, m in ours.items()} == \
                 zoo_run.clients[kind], kind
@@ -101,7 +103,8 @@ def test_members_as_kafka_consumer_groups_reports_them(zoo_run):
     assert members[GROUPS["rdk_consumer"]]["group_protocol"] == "consumer"
     assert members[GROUPS["streams"]]["protocol"] == "stream"
     assert members[GROUPS["rdk_classic"]]["protocol"] == "cooperative-sticky"
-    # a regex subscription: the topics it matches, whether the client (classic) or the broker (KIP-848) matches
+    # a regex subscription: the topics it matches, whether the client (classic) or the broker
+    # (KIP-848) matches
     matched = sorted(t for t in TOPICS if re.fullmatch(REGEX, t))
     for kind in ("regex_classic", "regex_consumer"):
         assert {tuple(m["topics"]) for m in members[GROUPS[kind]]["members"]} == {tuple(matched)}, kind
@@ -125,7 +128,8 @@ def test_offsets_as_the_tool_reports_them(zoo_run):
 
 
 def test_describe_says_how_each_group_is_served(zoo_run):
-    """describe: every read group with its serving verdict and its owners, the others with why not read."""
+    """describe: every read group with its serving verdict and its owners, the others with why not
+    read."""
     zoo_run.needs("describe")
     by_group = {g["group"]: g for g in zoo_run.described["groups"]}
     assert {k: by_group[GROUPS[k]]["serving"]["kind"] for k in EXPECTED} == EXPECTED
@@ -140,9 +144,9 @@ def test_describe_says_how_each_group_is_served(zoo_run):
 
 
 def test_a_deleted_topic_stops_its_events_and_nothing_else(zoo_run):
-    """The doomed group's topic deleted under its members: the collector says so once and publishes no lag or
-    partitions of it; the group's members (holding nothing now) and offsets are read as Kafka's tool reports
-    them."""
+    """The doomed group's topic deleted under its members: the collector says so once and publishes
+    no lag or partitions of it; the group's members (holding nothing now) and offsets are read as
+    Kafka's tool reports them."""
     zoo_run.needs("changes")
     after, group = zoo_run.after, GROUPS["doomed"]
     assert f"topic {DOOMED} does not exist (any more); no events for it" in after.logged
@@ -159,9 +163,9 @@ def test_a_deleted_topic_stops_its_events_and_nothing_else(zoo_run):
 
 
 def test_the_job_serves_only_groups_that_can_apply(zoo_run):
-    """The job over everything the collector published: the Streams app's membership change is written
-    observe-only with its reason and never published; the librdkafka group's goes to the feed, said
-    unapplied; every row's verdict is describe's; nothing the zoo made is rejected."""
+    """The job over everything the collector published: the Streams app's membership change is
+    written observe-only with its reason and never published; the librdkafka group's goes to the
+    feed, said unapplied; every row's verdict is describe's; nothing the zoo made is rejected."""
     zoo_run.needs("describe", "job")
     by_group = {g["group"]: g["serving"]["kind"] for g in zoo_run.described["groups"]}
     rows = zoo_run.recommendations
@@ -181,8 +185,9 @@ def test_the_job_serves_only_groups_that_can_apply(zoo_run):
 
 
 def test_a_share_group_is_read_for_its_lag_only(zoo_run):
-    """The share group (KIP-932): read, shown as kafka-share-groups shows it, and never decided for: no members
-    event reaches the job (test_share_groups.py checks its figures against Kafka's share-group tool)."""
+    """The share group (KIP-932): read, shown as kafka-share-groups shows it, and never decided for:
+    no members event reaches the job (test_share_groups.py checks its figures against Kafka's
+    share-group tool)."""
     zoo_run.needs("describe", "verify")
     group = GROUPS["share"]
     shown = next(g for g in zoo_run.described["groups"] if g["group"] == group)
@@ -217,7 +222,8 @@ def test_the_collectors_metrics_cover_every_read_group(zoo_run):
 
 
 def _seen(zr: ZooRun) -> dict:
-    """A few facts of the run for the notes (tests/integration/test_zoo.py writes them next to the zoo's logs)."""
+    """A few facts of the run for the notes (tests/integration/test_zoo.py writes them next to the
+    zoo's logs)."""
     doomed = zr.after.snapshot.committed.get(GROUPS["doomed"]) if zr.after and zr.after.snapshot else None
     return {"failed": sorted(zr.failed), "doomed_committed_after": sorted(doomed or {}),
             "recommendations": [(r["group"], r["mode"], r["triggers"], r["serving"]) for r in zr.recommendations],

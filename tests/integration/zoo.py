@@ -1,31 +1,38 @@
-"""A zoo of real Kafka clients on the shared embedded cluster: every kind of group real clients make (#29).
+"""A zoo of real Kafka clients on the shared embedded cluster: every kind of group real clients make
+(#29).
 
-Each member is a real client from its own pinned package (:mod:`.zoo_members`): Kafka Streams, Kafka Connect
-and kafka-clients from Maven Central (``conf/maven/zoo``), librdkafka through ``confluent-kafka`` from PyPI.
-:class:`Zoo` starts them, waits until Kafka says each group is formed (observable conditions only) and stops
-every process it started. The groups (ids in :data:`GROUPS`):
+Each member is a real client from its own pinned package (:mod:`.zoo_members`): Kafka Streams, Kafka
+Connect and kafka-clients from Maven Central (``conf/maven/zoo``), librdkafka through
+``confluent-kafka`` from PyPI. :class:`Zoo` starts them, waits until Kafka says each group is formed
+(observable conditions only) and stops every process it started. The groups (ids in :data:`GROUPS`):
 
-- ``streams``: a Kafka Streams application on the classic protocol (assignor ``stream``, its own user data),
-  two stream threads, so two members; reads ``zoo-streams-in`` (4 partitions); :meth:`Zoo.add_stream_thread`
-  makes a third;
-- ``kip1071``: the same topology on the streams rebalance protocol (KIP-1071, group type ``streams``), in the
-  same JVM; Kafka 4.3 finalizes ``streams.version`` 1 at format, so the broker offers it without unstable APIs;
+- ``streams``: a Kafka Streams application on the classic protocol (assignor ``stream``, its own
+  user data), two stream threads, so two members; reads ``zoo-streams-in`` (4 partitions);
+  :meth:`Zoo.add_stream_thread` makes a third;
+- ``kip1071``: the same topology on the streams rebalance protocol (KIP-1071, group type
+  ``streams``), in the same JVM; Kafka 4.3 finalizes ``streams.version`` 1 at format, so the broker
+  offers it without unstable APIs;
 - ``connect``: a Kafka Connect worker in distributed mode (protocol type ``connect``), running a
-  FileStreamSink connector, whose task consumes in the consumer group ``sink`` (``connect-zoo-sink``);
-- ``rdk_classic``: two librdkafka consumers, classic protocol, ``cooperative-sticky``, racks a and b;
-- ``rdk_consumer``: two librdkafka consumers on ``group.protocol=consumer`` (KIP-848), racks b and c;
-- ``regex_classic``: two static Java consumers (classic, ``range``) subscribed to the regex ``zoo-re-.*``, which
-  the client matches itself (two topics);
-- ``regex_consumer``: two static Java consumers on KIP-848 with a ``SubscriptionPattern``, which the broker
-  matches: its members' descriptions carry the regex, not the topics;
-- ``doomed``: two Java consumers (classic) of ``zoo-doomed-in``, which :meth:`Zoo.delete_doomed_topic` deletes
-  under them;
-- ``crowd``: :data:`CROWD` Java consumers of one group (KIP-848) in a JVM of their own, on ``zoo-crowd-in``;
-  :meth:`Zoo.stop_crowd` stops them once the collector has read the zoo, so that the job's run afterwards does
-  not compete for the machine's two cores with several hundred members' heartbeats (about 0.8 of a core
-  with the brokers' share on top: the job's step took 141 s beside them);
+  FileStreamSink connector, whose task consumes in the consumer group ``sink``
+  (``connect-zoo-sink``);
+- ``rdk_classic``: two librdkafka consumers, classic protocol, ``cooperative-sticky``, racks a and
+  b;
+- ``rdk_consumer``: two librdkafka consumers on ``group.protocol=consumer`` (KIP-848), racks b and
+  c;
+- ``regex_classic``: two static Java consumers (classic, ``range``) subscribed to the regex
+  ``zoo-re-.*``, which the client matches itself (two topics);
+- ``regex_consumer``: two static Java consumers on KIP-848 with a ``SubscriptionPattern``, which the
+  broker matches: its members' descriptions carry the regex, not the topics;
+- ``doomed``: two Java consumers (classic) of ``zoo-doomed-in``, which
+  :meth:`Zoo.delete_doomed_topic` deletes under them;
+- ``crowd``: :data:`CROWD` Java consumers of one group (KIP-848) in a JVM of their own, on
+  ``zoo-crowd-in``; :meth:`Zoo.stop_crowd` stops them once the collector has read the zoo, so that
+  the job's run afterwards does not compete for the machine's two cores with several hundred
+  members' heartbeats (about 0.8 of a core with the brokers' share on top: the job's step took 141 s
+  beside them);
 - ``share``: a KIP-932 share group with one share consumer (``share.version`` is 1 at Kafka 4.3);
-- ``offsets``: a group that only commits offsets (as Flink and Spark jobs do): no member ever joins it.
+- ``offsets``: a group that only commits offsets (as Flink and Spark jobs do): no member ever joins
+  it.
 """
 
 from __future__ import annotations
@@ -89,7 +96,7 @@ class Zoo:
     connect: ConnectWorker | None = None
     rdk: dict[str, list[RdkConsumer]] = field(default_factory=dict)
 
-    # -- start ----------------------------------------------------------------------------------------
+    # -- start -------------------------------------------------------------------------------------
 
     def start(self) -> Zoo:
         """Topics, their records, then every member; returns once each group is formed."""
@@ -153,8 +160,8 @@ class Zoo:
             "offset.storage.replication.factor": "1", "status.storage.replication.factor": "1",
             "offset.storage.partitions": "2", "status.storage.partitions": "1",
             "offset.flush.interval.ms": "1000",
-            # plugins from their ServiceLoader manifests (Kafka's own have them): no reflective scan of the
-            # classpath, which took most of the worker's start on a loaded machine
+            # plugins from their ServiceLoader manifests (Kafka's own have them): no reflective scan
+            # of the classpath, which took most of the worker's start on a loaded machine
             "plugin.discovery": "service_load"}, self.work)
 
     def _start_rdk(self) -> None:
@@ -171,8 +178,8 @@ class Zoo:
                             "client.rack": rack}, INPUT[kind])
 
     def _wait_formed(self) -> None:
-        """Every group formed and every consuming group caught up (committed = end), so what the project reads
-        and what Kafka's tool reports afterwards is the same still picture."""
+        """Every group formed and every consuming group caught up (committed = end), so what the
+        project reads and what Kafka's tool reports afterwards is the same still picture."""
         assert self.streams is not None and self.connect is not None
         for kind, members in self.rdk.items():
             self._wait(lambda ms=members, k=kind: rdk_formed(ms, partitions(k)),
@@ -180,19 +187,21 @@ class Zoo:
         for kind in JAVA_GROUPS:
             self._wait(lambda k=kind: self.java_of(k).formed(GROUPS[k], partitions(k)),
                        f"the {kind} Java members holding {INPUT[kind]}")
-        # a share group starts at the log end (share.auto.offset.reset=latest): it exists once listed
+        # a share group starts at the log end (share.auto.offset.reset=latest): it exists once
+        # listed
         for kind, group_type in (("share", "share"), ("kip1071", "streams")):
             self._wait(lambda k=kind, t=group_type: self.listed().get(GROUPS[k], {}).get("group_type", "").lower() == t,
                        f"the {kind} group listed as a {group_type} group")
         self._wait(lambda: self.connect.task_running("zoo-sink"), "the FileStreamSink task running")
-        # every consuming group: the crowd's topic holds no record, but its members commit their positions (0)
+        # every consuming group: the crowd's topic holds no record, but its members commit their
+        # positions (0)
         for kind in ("streams", "kip1071", "sink", "rdk_classic", "rdk_consumer", "regex_classic", "regex_consumer",
                      "doomed", "crowd"):
             self._wait(lambda k=kind: self.caught_up(GROUPS[k], partitions(k)), f"{kind} committed up to the end")
 
     def _wait(self, check, what: str, timeout_s: float = 180) -> None:
-        """``wait_for(check)``, failing at once when a member process ended or a Streams app failed (its log's
-        tail in the message) rather than at the timeout."""
+        """``wait_for(check)``, failing at once when a member process ended or a Streams app failed
+        (its log's tail in the message) rather than at the timeout."""
         def alive_and(check=check):
             for name, proc in (("streams", self.streams), ("share", self.share), ("consumers", self.java),
                                ("crowd", self.crowd)):
@@ -232,24 +241,26 @@ class Zoo:
             except KafkaError:  # the group's coordinator still loading: not yet
                 return False
 
-    # -- changes under the groups -----------------------------------------------------------------------
+    # -- changes under the groups ------------------------------------------------------------------
 
     def delete_doomed_topic(self) -> None:
-        """Delete the doomed group's topic under its running members; returns once they hold nothing."""
+        """Delete the doomed group's topic under its running members; returns once they hold
+        nothing."""
         with contextlib.closing(self._admin()) as admin:
             admin.delete_topics([DOOMED])
         wait_for(lambda: (held := self.java.holding(GROUPS["doomed"])) and
                  not any(held.values()), 120, 0.5, f"the doomed members holding nothing once {DOOMED} is gone")
 
     def add_stream_thread(self) -> None:
-        """A third stream thread in the Streams application (a third member of its classic group)."""
+        """A third stream thread in the Streams application (a third member of its classic
+        group)."""
         assert self.streams is not None and self.streams.proc.stdin is not None
         self.streams.proc.stdin.write("add-thread\n")
         self.streams.proc.stdin.flush()
         wait_for(lambda: any(ln.startswith("added ") for ln in self.streams.output()), 60, 0.5,
                  "a stream thread added")
 
-    # -- stop -----------------------------------------------------------------------------------------
+    # -- stop --------------------------------------------------------------------------------------
 
     def stop_crowd(self) -> None:
         """Stop the crowd's JVM (the other groups go on)."""

@@ -1,10 +1,12 @@
-"""The zoo's member processes (tests/integration/zoo.py): each a real client from its own pinned package.
+"""The zoo's member processes (tests/integration/zoo.py): each a real client from its own pinned
+package.
 
-- :func:`compile_members`: tests/java/ZooMembers.java against the zoo's classpath (kafka-streams, connect and
-  kafka-clients from Maven Central at the broker's version, ``conf/maven/zoo``);
-- :class:`JavaConsumers`: one JVM of ``ZooMembers consumers``, any number of KafkaConsumers of several groups,
-  each member's assignment as it says it (``held CLIENT_ID t-p,...``);
-- :class:`RdkConsumer`: one confluent-kafka (librdkafka) consumer polling in a thread of this process;
+- :func:`compile_members`: tests/java/ZooMembers.java against the zoo's classpath (kafka-streams,
+  connect and kafka-clients from Maven Central at the broker's version, ``conf/maven/zoo``);
+- :class:`JavaConsumers`: one JVM of ``ZooMembers consumers``, any number of KafkaConsumers of
+  several groups, each member's assignment as it says it (``held CLIENT_ID t-p,...``);
+- :class:`RdkConsumer`: one confluent-kafka (librdkafka) consumer polling in a thread of this
+  process;
 - :class:`ConnectWorker`: a Kafka Connect worker in distributed mode with its REST API.
 """
 
@@ -53,8 +55,8 @@ def _tps(cells: str) -> set[TP]:
 
 
 class JavaConsumers(JavaProcess):
-    """``ZooMembers consumers``: ``groups`` maps a group id to (protocol, members, subscription, options) as
-    ZooMembers takes them; the member i of group G has client id ``G-i``."""
+    """``ZooMembers consumers``: ``groups`` maps a group id to (protocol, members, subscription,
+    options) as ZooMembers takes them; the member i of group G has client id ``G-i``."""
 
     def __init__(self, classes: Path, bootstrap: str, groups: dict[str, tuple[str, int, str, str]],
                  log: Path) -> None:
@@ -78,14 +80,16 @@ class JavaConsumers(JavaProcess):
             return {c: set(h) for c, h in self.held.items() if c.rsplit("-", 1)[0] == group}
 
     def formed(self, group: str, partitions: set[TP]) -> bool:
-        """Whether every member of ``group`` said what it holds, and together they hold ``partitions`` once."""
+        """Whether every member of ``group`` said what it holds, and together they hold
+        ``partitions`` once."""
         held = self.holding(group)
         owned = [tp for tps in held.values() for tp in tps]
         return len(held) == self.groups[group][1] and len(owned) == len(set(owned)) and set(owned) == partitions
 
 
 class RdkConsumer:
-    """One confluent-kafka (librdkafka) consumer polling in a thread of this process until :meth:`stop`."""
+    """One confluent-kafka (librdkafka) consumer polling in a thread of this process until
+    :meth:`stop`."""
 
     def __init__(self, conf: dict[str, Any], topic: str) -> None:
         from confluent_kafka import Consumer
@@ -120,7 +124,8 @@ class RdkConsumer:
 
 
 class ConnectWorker:
-    """``ConnectDistributed`` with ``settings`` (Kafka Connect's own names) and a REST API on a free port."""
+    """``ConnectDistributed`` with ``settings`` (Kafka Connect's own names) and a REST API on a free
+    port."""
 
     def __init__(self, settings: dict[str, str], work: Path) -> None:
         self.port = free_port()
@@ -134,8 +139,8 @@ class ConnectWorker:
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def rest(self, method: str, path: str, body: dict | None = None) -> Any:
-        """A call to the worker's REST API: its JSON answer, or None while it does not answer or refuses
-        (409 while the workers rebalance)."""
+        """A call to the worker's REST API: its JSON answer, or None while it does not answer or
+        refuses (409 while the workers rebalance)."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
                                      headers={"Content-Type": "application/json"})
@@ -146,8 +151,8 @@ class ConnectWorker:
             return None
 
     def run_connector(self, name: str, config: dict[str, str], timeout_s: float) -> None:
-        """Create (or update) connector ``name`` once the worker answers; PUT is idempotent, so a retry after
-        a refused call never makes a second one."""
+        """Create (or update) connector ``name`` once the worker answers; PUT is idempotent, so a
+        retry after a refused call never makes a second one."""
         wait_for(lambda: self.rest("PUT", f"/connectors/{name}/config", config) is not None, timeout_s, 1.0,
                  f"the Connect worker taking connector {name}")
 

@@ -1,15 +1,16 @@
-"""One run of the project against the zoo (tests/integration/zoo.py), everything test_zoo.py checks, read once.
+"""One run of the project against the zoo (tests/integration/zoo.py), everything test_zoo.py checks,
+read once.
 
 In order, on one shared cluster:
 
-1. the zoo formed, the collector polls (publishing to a job's event topics, ``/metrics`` on) until every
-   membered group is settled; Kafka's ``kafka-consumer-groups`` describes members and offsets right after;
-   ``describe`` (JSON and table) and a scrape of the collector's ``/metrics`` follow;
-2. changes under the groups: the doomed group's topic deleted, a third stream thread in the Streams app, a
-   third librdkafka member in the classic librdkafka group; the collector polls until each is settled again,
-   and Kafka's tool describes the doomed group again;
-3. the job drains every event the collector published (``--available-now``): its recommendations, rejected
-   events and trigger feed; then ``verify`` of every zoo group.
+1. the zoo formed, the collector polls (publishing to a job's event topics, ``/metrics`` on) until
+   every membered group is settled; Kafka's ``kafka-consumer-groups`` describes members and offsets
+   right after; ``describe`` (JSON and table) and a scrape of the collector's ``/metrics`` follow;
+2. changes under the groups: the doomed group's topic deleted, a third stream thread in the Streams
+   app, a third librdkafka member in the classic librdkafka group; the collector polls until each is
+   settled again, and Kafka's tool describes the doomed group again;
+3. the job drains every event the collector published (``--available-now``): its recommendations,
+   rejected events and trigger feed; then ``verify`` of every zoo group.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ CHANGED = {"streams": 3, "rdk_classic": 3, "doomed": 2}
 
 @dataclass
 class Reading:
-    """What the collector's polls of one phase published: every event, the latest members event of each group,
-    the latest lag reading of each partition, what it logged, and its last snapshot."""
+    """What the collector's polls of one phase published: every event, the latest members event of
+    each group, the latest lag reading of each partition, what it logged, and its last snapshot."""
 
     events: list[dict] = field(default_factory=list)
     members: dict[str, dict] = field(default_factory=dict)
@@ -132,8 +133,8 @@ def logged_into(lines: list[str]) -> Iterator[None]:
 
 
 def settled(kinds: dict[str, int], empty: tuple[str, ...] = ()) -> Callable[[Reading], bool]:
-    """Each group of ``kinds`` Stable with its members event of that many members holding all its input
-    (``empty``: holding nothing)."""
+    """Each group of ``kinds`` Stable with its members event of that many members holding all its
+    input (``empty``: holding nothing)."""
     def check(r: Reading) -> bool:
         for kind, n in kinds.items():
             e, info = r.members.get(GROUPS[kind]), r.snapshot.groups.get(GROUPS[kind]) if r.snapshot else None
@@ -195,7 +196,8 @@ def run(cfg, spark, zoo: Zoo) -> ZooRun:
     finally:
         collector.close()
         publisher.close()
-    # read: the crowd's part is done (no later poll can see it leave), and its heartbeats would slow the job
+    # read: the crowd's part is done (no later poll can see it leave), and its heartbeats would slow
+    # the job
     zr.attempt("crowd stopped", zr.zoo.stop_crowd)
     zr.attempt("job", lambda: _run_job(zr, jc, spark))
     zr.attempt("verify", lambda: _verify(zr, jc))

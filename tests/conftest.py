@@ -21,7 +21,8 @@ os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--long", action="store_true",
-                     help="run the long proofs (marked long) alone: `make test-long`; without it they are deselected")
+                     help="run the long proofs (marked long) alone: `make test-long`; "
+                          "without it they are deselected")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

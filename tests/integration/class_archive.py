@@ -33,7 +33,8 @@ from .jobrun import bad_records, cli_args, membership_phase
 log = logging.getLogger(__name__)
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
-"""A JVM that cannot use the archive says so on standard output (where tools' tables are read): not here."""
+"""A JVM that cannot use the archive says so on standard output (where tools' tables are read): not
+here."""
 
 
 def options(archive: Path) -> str:
@@ -103,7 +104,8 @@ def _key() -> str:
 
     h = hashlib.sha256()
     java = jvm.java_executable()
-    h.update(subprocess.run([java, "-version"], capture_output=True, text=True, check=False).stderr.encode())
+    h.update(subprocess.run([java, "-version"], capture_output=True, text=True,
+                            check=False).stderr.encode())
     h.update(os.environ.get("JDK_JAVA_OPTIONS", "").encode())
     for folder in (Path(pyspark.__file__).parent / "jars", jvm.JARS_DIR):
         for jar in sorted(folder.rglob("*.jar")):

@@ -37,7 +37,8 @@ def cfg(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -
     session = dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=kafka_cluster.bootstrap_servers),
-        paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
+        paths=config.PathSettings(checkpoints=str(work / "checkpoints"),
+                                  tables=str(work / "tables")),
         spark=dataclasses.replace(base.spark, master="local[2]", conf={
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
@@ -86,7 +87,8 @@ def topic_with_records(cfg: config.Config, name: str, partitions: int, records: 
     """Topic ``name`` with ``records`` small records spread round-robin over its ``partitions``."""
     from streaming.kafka_clients import factories as kafka_clients
 
-    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": partitions, "replication_factor": 1}})
+    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": partitions,
+                                             "replication_factor": 1}})
     producer = kafka_clients.producer(cfg)
     for i in range(records):
         producer.send(name, value=b"v", partition=i % partitions)
@@ -94,7 +96,8 @@ def topic_with_records(cfg: config.Config, name: str, partitions: int, records: 
     producer.close()
 
 
-def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int], timeout_s: float = 60.0) -> None:
+def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int],
+                   timeout_s: float = 60.0) -> None:
     """Commit ``offsets`` ((topic, partition) -> offset) for ``group``, retried while any
     partition's commit fails with a retriable error (a fresh cluster loads ``__consumer_offsets``
     for a few seconds; a broker may not know a new topic yet). OffsetCommit reports every error per
@@ -103,19 +106,27 @@ def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int], timeo
     import time
 
     from kafka import TopicPartition
-    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NoError, NotCoordinatorError
+    from kafka.errors import (
+        CoordinatorLoadInProgressError,
+        CoordinatorNotAvailableError,
+        NoError,
+        NotCoordinatorError,
+    )
     from kafka.structs import OffsetAndMetadata
 
     wanted = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            failed = {tp: e for tp, e in admin.alter_group_offsets(group, wanted).items() if e is not NoError}
-        except (CoordinatorNotAvailableError, NotCoordinatorError, CoordinatorLoadInProgressError) as e:
+            failed = {tp: e for tp, e in admin.alter_group_offsets(group, wanted).items()
+                      if e is not NoError}
+        except (CoordinatorNotAvailableError, NotCoordinatorError,
+                CoordinatorLoadInProgressError) as e:
             failed = {None: type(e)}
         if not failed:
             return
-        if time.monotonic() > deadline or not all(getattr(e, "retriable", False) for e in failed.values()):
+        if time.monotonic() > deadline or not all(getattr(e, "retriable", False)
+                                                  for e in failed.values()):
             raise AssertionError(f"committing offsets of group {group} failed: {failed}")
         time.sleep(0.5)
 
@@ -130,7 +141,8 @@ def assignor_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kafka
     from .java_client import build_jar_once
 
     jvm.resolve()
-    cluster = ServerAssignorCluster(brokers=1, base_dir=tmp_path_factory.mktemp("kafka-server-assignor"),
+    cluster = ServerAssignorCluster(brokers=1,
+                                    base_dir=tmp_path_factory.mktemp("kafka-server-assignor"),
                                     jar=build_jar_once())
     cluster.start()
     yield cluster

@@ -45,7 +45,8 @@ def by_client(group: dict[str, Any], key: str) -> dict[str, set[tuple[str, int]]
     out = {}
     for m in group.get("members") or ():
         tps = (m.get(key) or {}).get("topic_partitions") or ()
-        out[m["client_id"]] = {(tp["topic_name"], int(p)) for tp in tps for p in tp.get("partitions") or ()}
+        out[m["client_id"]] = {(tp["topic_name"], int(p)) for tp in tps
+                               for p in tp.get("partitions") or ()}
     return out
 
 
@@ -66,7 +67,8 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
 
     admin = _admin(bootstrap)
     try:
-        ends = admin.list_partition_offsets({TopicPartition(topic, p): OffsetSpec.LATEST for p in range(partitions)})
+        ends = admin.list_partition_offsets({TopicPartition(topic, p): OffsetSpec.LATEST
+                                             for p in range(partitions)})
     finally:
         admin.close()
     return {tp.partition: o.offset for tp, o in ends.items()}

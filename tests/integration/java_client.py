@@ -31,8 +31,8 @@ def compile_member(out_dir: Path, assignor_classes: list[str] | None = None) -> 
     out_dir.mkdir(parents=True, exist_ok=True)
     sources = [SOURCE] + ([SOURCE.with_name("AssignorMember.java")] if assignor_classes else [])
     classpath = ":".join([*(assignor_classes or []), jvm.kafka_classpath()])
-    subprocess.run([str(javac), "-d", str(out_dir), "-cp", classpath, *map(str, sources)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run([str(javac), "-d", str(out_dir), "-cp", classpath, *map(str, sources)],
+                   check=True, capture_output=True, text=True)
     return out_dir
 
 
@@ -43,17 +43,20 @@ def compile_remote_member(out_dir: Path) -> Path:
     javac = Path(jvm.java_executable()).with_name("javac")
     out_dir.mkdir(parents=True, exist_ok=True)
     subprocess.run([str(javac), "-d", str(out_dir), "-cp", jvm.kafka_classpath(), str(SOURCE),
-                    str(SOURCE.with_name("RemoteAssignorMember.java"))], check=True, capture_output=True, text=True)
+                    str(SOURCE.with_name("RemoteAssignorMember.java"))], check=True,
+                    capture_output=True, text=True)
     return out_dir
 
 
 def java(classes: Path, *args: str, timeout_s: float = 120.0) -> str:
     """Run GroupMember with ``args`` to completion; its stdout."""
-    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", f"{classes}:{jvm.kafka_classpath()}", "GroupMember", *args]
+    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", f"{classes}:{jvm.kafka_classpath()}",
+           "GroupMember", *args]
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout_s).stdout
 
 
-def consumer_groups(bootstrap: str, *args: str, timeout_s: float = 120.0, command: str = GROUP_COMMAND) -> str:
+def consumer_groups(bootstrap: str, *args: str, timeout_s: float = 120.0,
+                    command: str = GROUP_COMMAND) -> str:
     """``kafka-consumer-groups --bootstrap-server B ARGS`` (or another of Kafka's group tools): its
     stdout."""
     cmd = [jvm.java_executable(), "-Xmx128m", "-cp", jvm.kafka_classpath(), command,
@@ -104,24 +107,29 @@ class JavaMember(JavaProcess):
     ``assignor_classes`` (see :func:`build_assignor`) an AssignorMember of a classic group that uses
     RecommendationAssignor and reads recommendations from ``trigger_topic``."""
 
-    def __init__(self, classes: Path, bootstrap: str, group: str, topic: str, protocol: str, rack: str,
-                 client_id: str, instance_id: str | None = None, assignor_classes: list[str] | None = None,
+    def __init__(self, classes: Path, bootstrap: str, group: str, topic: str, protocol: str,
+                 rack: str, client_id: str, instance_id: str | None = None,
+                 assignor_classes: list[str] | None = None,
                  trigger_topic: str = "rebalancer.triggers", rate: int = 0,
                  remote_assignor: str | None = None) -> None:
         self.rack = rack
         self.instance_id = instance_id
         classpath = ":".join([str(classes), *(assignor_classes or []), jvm.kafka_classpath()])
-        if remote_assignor:  # a KIP-848 member naming a server-side assignor (see compile_remote_member)
-            main = ["-cp", classpath, "RemoteAssignorMember", bootstrap, group, topic, rack, client_id,
-                    remote_assignor]
+        # a KIP-848 member naming a server-side assignor (see compile_remote_member)
+        if remote_assignor:
+            main = ["-cp", classpath, "RemoteAssignorMember", bootstrap, group, topic, rack,
+                    client_id, remote_assignor]
         elif assignor_classes:
-            main = ["-Dlog4j2.configurationFile=" + str(SOURCE.with_name("log4j2.properties")), "-cp", classpath,
-                    "AssignorMember", bootstrap, group, topic, rack, client_id, trigger_topic]
+            main = ["-Dlog4j2.configurationFile=" + str(SOURCE.with_name("log4j2.properties")),
+                    "-cp", classpath, "AssignorMember", bootstrap, group, topic, rack, client_id,
+                    trigger_topic]
         else:
-            main = ["-cp", classpath, "GroupMember", "consume", bootstrap, group, topic, protocol, rack, client_id]
+            main = ["-cp", classpath, "GroupMember", "consume", bootstrap, group, topic, protocol,
+                    rack, client_id]
             main += [instance_id] if instance_id else []
         # rate: records/s the consumer processes (0 = as fast as it can)
-        super().__init__([jvm.java_executable(), "-Xmx128m", f"-Drate={int(rate)}", *main], client_id)
+        super().__init__([jvm.java_executable(), "-Xmx128m", f"-Drate={int(rate)}", *main],
+                         client_id)
 
 
 def wait_for(check, timeout_s: float, pause_s: float = 0.5, what: str = "condition"):

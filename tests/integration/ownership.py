@@ -75,7 +75,8 @@ _LABELS = (
     (re.compile(r"is the target assignment of"), lambda m: "server: recommendation"),
     (re.compile(r"applying recommendation v\d+"), lambda m: "classic leader: recommendation"),
     (re.compile(r"a member joined and left"), lambda m: "server: nudge"),
-    (re.compile(r"not applied, using (?:the )?(\S+?)(?: fallback)? \[(\w+)\]"), lambda m: f"{m[1]} ({m[2]})"),
+    (re.compile(r"not applied, using (?:the )?(\S+?)(?: fallback)? \[(\w+)\]"),
+     lambda m: f"{m[1]} ({m[2]})"),
     (re.compile(r"; using (?:the )?(\S+?)(?: fallback)?$"), lambda m: m[1]),
 )
 
@@ -89,8 +90,8 @@ def _label(text: str, who: str) -> str | None:
     return None
 
 
-def decisions(group: str, leader: Sequence[tuple[float, str]], broker_log: str, since_until: tuple[float, float],
-              wall: tuple[float, float]) -> list[str]:
+def decisions(group: str, leader: Sequence[tuple[float, str]], broker_log: str,
+              since_until: tuple[float, float], wall: tuple[float, float]) -> list[str]:
     """In time order, the assignments decided for ``group`` within a window (``since_until`` in
     monotonic time for the members' ``leader`` lines, ``wall`` the same window in wall-clock time
     for the broker's log): the classic leader's RecommendationAssignor, the broker's ServerAssignor
@@ -105,7 +106,8 @@ def decisions(group: str, leader: Sequence[tuple[float, str]], broker_log: str, 
         m = _BROKER_LINE.match(line)
         if not m or (f"group {group}:" not in line and f"[GroupId {group}]" not in line):
             continue
-        t = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()  # the broker logs local time
+        # the broker logs local time
+        t = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
         label = _label(m[2].rsplit(" (", 1)[0], "server")
         if label and wall[0] <= t <= wall[1]:
             found.append((t, label))

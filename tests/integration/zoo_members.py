@@ -28,8 +28,8 @@ from .java_client import wait_for
 
 SOURCE = Path(__file__).parents[1] / "java" / "ZooMembers.java"
 QUICK_JVM = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
-"""JVM flags for the zoo's short-lived client JVMs: C1 only and the serial collector start them in less CPU on a
-loaded machine (the clients do little work)."""
+"""JVM flags for the zoo's short-lived client JVMs: C1 only and the serial collector start them in
+less CPU on a loaded machine (the clients do little work)."""
 
 
 def compile_members(out_dir: Path) -> Path:
@@ -62,11 +62,14 @@ class JavaConsumers(JavaProcess):
                  log: Path) -> None:
         self.held: dict[str, set[TP]] = {}
         self.groups = groups
-        args = [a for g, (proto, n, sub, options) in groups.items() for a in (g, proto, str(n), sub, options)]
+        args = [a for g, (proto, n, sub, options) in groups.items()
+                for a in (g, proto, str(n), sub, options)]
         heap = 128 + sum(n for _, n, _, _ in groups.values())  # ~1 MB a member
-        cmd = [jvm.java_executable(), f"-Xmx{heap}m", *QUICK_JVM, "-cp", f"{classes}:{jvm.zoo_classpath()}",
+        cmd = [jvm.java_executable(), f"-Xmx{heap}m", *QUICK_JVM,
+               "-cp", f"{classes}:{jvm.zoo_classpath()}",
                "ZooMembers", "consumers", bootstrap, *args]
-        super().__init__(cmd, "zoo-consumers", log=open(log, "w"))  # noqa: SIM115 - JavaProcess closes it
+        # JavaProcess closes the log
+        super().__init__(cmd, "zoo-consumers", log=open(log, "w"))  # noqa: SIM115
 
     def on_line(self, line: str) -> None:
         if line.startswith("held "):
@@ -84,7 +87,8 @@ class JavaConsumers(JavaProcess):
         ``partitions`` once."""
         held = self.holding(group)
         owned = [tp for tps in held.values() for tp in tps]
-        return len(held) == self.groups[group][1] and len(owned) == len(set(owned)) and set(owned) == partitions
+        return len(held) == self.groups[group][1] and len(owned) == len(set(owned)) \
+            and set(owned) == partitions
 
 
 class RdkConsumer:
@@ -142,8 +146,8 @@ class ConnectWorker:
         """A call to the worker's REST API: its JSON answer, or None while it does not answer or
         refuses (409 while the workers rebalance)."""
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data,
+                                     method=method, headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
                 return json.loads(resp.read() or b"null")
@@ -153,8 +157,8 @@ class ConnectWorker:
     def run_connector(self, name: str, config: dict[str, str], timeout_s: float) -> None:
         """Create (or update) connector ``name`` once the worker answers; PUT is idempotent, so a
         retry after a refused call never makes a second one."""
-        wait_for(lambda: self.rest("PUT", f"/connectors/{name}/config", config) is not None, timeout_s, 1.0,
-                 f"the Connect worker taking connector {name}")
+        wait_for(lambda: self.rest("PUT", f"/connectors/{name}/config", config) is not None,
+                 timeout_s, 1.0, f"the Connect worker taking connector {name}")
 
     def task_running(self, name: str) -> bool:
         tasks = (self.rest("GET", f"/connectors/{name}/status") or {}).get("tasks") or [{}]

@@ -41,9 +41,10 @@ from .test_job import job_config
 from .zoo import CROWD, GROUPS, JAVA_GROUPS, Zoo, partitions
 
 ZOO = r"^(zoo-|connect-zoo-)"
-MEMBERS = {"streams": 2, "sink": 1, "rdk_classic": 2, "rdk_consumer": 2, "regex_classic": 2, "regex_consumer": 2,
-           "doomed": 2, "crowd": CROWD}
-"""The zoo's groups with members that Kafka's consumer-group tool describes, and how many each has."""
+MEMBERS = {"streams": 2, "sink": 1, "rdk_classic": 2, "rdk_consumer": 2, "regex_classic": 2,
+           "regex_consumer": 2, "doomed": 2, "crowd": CROWD}
+"""The zoo's groups with members that Kafka's consumer-group tool describes, and how many each
+has."""
 CHANGED = {"streams": 3, "rdk_classic": 3, "doomed": 2}
 """The groups phase 2 changes, and their members after."""
 
@@ -68,7 +69,8 @@ class Reading:
             if e["type"] == ev.MEMBERS:
                 self.members[e["group"]] = e
             elif e["type"] in ev.LAG_TYPES:
-                self.lag.update({(r["group"], r["topic"], r["partition"]): r for r in ev.readings(e)})
+                self.lag.update({(r["group"], r["topic"], r["partition"]): r
+                                 for r in ev.readings(e)})
 
 
 @dataclass
@@ -81,7 +83,8 @@ class ZooRun:
     tool_doomed: tuple[list[dict[str, str]], list[dict[str, str]]] = ([], [])
     """the doomed group's members and offsets tables once its topic is gone."""
     clients: dict[str, dict[str, set[TP]]] = field(default_factory=dict)
-    """kind -> client id -> what the client says it holds, when phase 1 settled (librdkafka and Java groups)."""
+    """kind -> client id -> what the client says it holds, when phase 1 settled (librdkafka and Java
+    groups)."""
     described: dict = field(default_factory=dict)
     described_table: str = ""
     metrics: str = ""
@@ -91,7 +94,8 @@ class ZooRun:
     verified: dict[str, tuple[int, dict]] = field(default_factory=dict)
     """group -> (verify's exit status, its JSON)."""
     failed: dict[str, str] = field(default_factory=dict)
-    """step -> its traceback, for each step that failed: the others still ran, so one run tells every fault."""
+    """step -> its traceback, for each step that failed: the others still ran, so one run tells
+    every fault."""
     seconds: dict[str, float] = field(default_factory=dict)
     """step -> its wall time (the zoo's CI budget is a few minutes: where they go)."""
 
@@ -137,18 +141,21 @@ def settled(kinds: dict[str, int], empty: tuple[str, ...] = ()) -> Callable[[Rea
     input (``empty``: holding nothing)."""
     def check(r: Reading) -> bool:
         for kind, n in kinds.items():
-            e, info = r.members.get(GROUPS[kind]), r.snapshot.groups.get(GROUPS[kind]) if r.snapshot else None
+            e = r.members.get(GROUPS[kind])
+            info = r.snapshot.groups.get(GROUPS[kind]) if r.snapshot else None
             held = {(t, int(p)) for m in (e or {}).get("members", ()) for t, p in m["assigned"]}
             if e is None or info is None or info.state != "Stable" or len(e["members"]) != n or \
                     held != (set() if kind in empty else partitions(kind)):
                 r.waiting = (f"{kind}: state {info.state if info else None}, "
-                             f"{len(e['members']) if e else None} members holding {len(held)} partitions")
+                             f"{len(e['members']) if e else None} members holding {len(held)} "
+                             "partitions")
                 return False
         return True
     return check
 
 
-def poll_until(collector: Collector, publisher: Publisher, done: Callable[[Reading], bool], what: str) -> Reading:
+def poll_until(collector: Collector, publisher: Publisher, done: Callable[[Reading], bool],
+               what: str) -> Reading:
     reading = Reading()
 
     def check() -> bool:
@@ -183,13 +190,15 @@ def run(cfg, spark, zoo: Zoo) -> ZooRun:
     """The three phases (the module's docstring) over a started ``zoo``."""
     jc = job_config(cfg, f"zoo{uuid.uuid4().hex[:6]}")
     query.ensure_topics(jc)
-    mc = dataclasses.replace(jc, metrics=dataclasses.replace(jc.metrics, enabled=True, collector_port=0))
+    mc = dataclasses.replace(jc, metrics=dataclasses.replace(jc.metrics, enabled=True,
+                                                             collector_port=0))
     collector = Collector(mc, CollectorOptions(include=ZOO, client_rack_pattern=None), out=None,
                           export=exporter.for_collector(mc))
     publisher = Publisher(jc)
     try:
         started = time.monotonic()
-        zr = ZooRun(zoo, poll_until(collector, publisher, settled(MEMBERS), "every membered zoo group settled"))
+        zr = ZooRun(zoo, poll_until(collector, publisher, settled(MEMBERS),
+                                    "every membered zoo group settled"))
         zr.seconds["settled"] = round(time.monotonic() - started, 1)
         _read_phase1(zr, jc, collector)
         zr.attempt("changes", lambda: _phase2(zr, collector, publisher))
@@ -208,7 +217,8 @@ def _read_phase1(zr: ZooRun, jc, collector: Collector) -> None:
     import urllib.request
 
     bootstrap = zr.zoo.bootstrap
-    zr.clients = {kind: {c.client_id: c.assignment() for c in members} for kind, members in zr.zoo.rdk.items()}
+    zr.clients = {kind: {c.client_id: c.assignment() for c in members}
+                  for kind, members in zr.zoo.rdk.items()}
     zr.clients |= {kind: zr.zoo.java_of(kind).holding(GROUPS[kind]) for kind in JAVA_GROUPS}
 
     def tool() -> None:
@@ -236,21 +246,23 @@ def _phase2(zr: ZooRun, collector: Collector, publisher: Publisher) -> None:
     zoo.delete_doomed_topic()
     zoo.add_stream_thread()
     zoo.rdk["rdk_classic"].append(zoo.rdk_consumer("rdk_classic", "c", "third"))
-    zr.after = poll_until(collector, publisher, settled(CHANGED, empty=("doomed",)), "the changed groups settled")
+    zr.after = poll_until(collector, publisher, settled(CHANGED, empty=("doomed",)),
+                          "the changed groups settled")
     zr.tool_doomed = (tool_rows(zoo.bootstrap, ["doomed"], "--members", "--verbose"),
                       tool_rows(zoo.bootstrap, ["doomed"], "--offsets"))
 
 
 def _run_job(zr: ZooRun, jc, spark) -> None:
     query.run(spark, jc, available_now=True)
-    zr.recommendations = table(spark, jc, RECOMMENDATIONS) if count(spark, jc, RECOMMENDATIONS) else []
+    zr.recommendations = (table(spark, jc, RECOMMENDATIONS)
+                          if count(spark, jc, RECOMMENDATIONS) else [])
     zr.rejected = count(spark, jc, REJECTED)
     zr.feed = feed(jc)
 
 
 def _verify(zr: ZooRun, jc) -> None:
     for group in GROUPS.values():
-        code, out = cli("verify", group, "--bootstrap", zr.zoo.bootstrap, "--format", "json", "--conf",
-                        f"paths.tables={jc.paths.tables}")
+        code, out = cli("verify", group, "--bootstrap", zr.zoo.bootstrap, "--format", "json",
+                        "--conf", f"paths.tables={jc.paths.tables}")
         zr.verified[group] = (code, json.loads(out) if out.strip() else {"printed": out})
 

@@ -75,10 +75,12 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
             return next((r for r in list(recs) if r["version"] in versions
                          and (r.get("load_model") or {}).get("members")), None)
 
-        rec = wait_for(applied, 240, 0.2, "a recommendation decided on measured capacities, applied")
+        rec = wait_for(applied, 240, 0.2,
+                       "a recommendation decided on measured capacities, applied")
         assert query.exception() is None
         at_s = time.monotonic() - t0
-        wanted = {g.index_of[e["client_id"]]: {(t, p) for t, p in e["partitions"]} for e in rec["assignment"]}
+        wanted = {g.index_of[e["client_id"]]: {(t, p) for t, p in e["partitions"]}
+                  for e in rec["assignment"]}
         wait_for(lambda: owned(g) == wanted, 60, 0.2, "the group on the recommended assignment")
         assert not g.failures(), g.failures()
     finally:
@@ -93,9 +95,10 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
 
     counts = {i: len(tps) for i, tps in wanted.items()}
     rate = {i: sum(w.topics[0].rates[p] for _, p in tps) for i, tps in wanted.items()}
-    measured = {g.index_of[m["client_id"]]: m["records_per_s"] for m in rec["load_model"]["members"]}
-    print(f"recommendation v{rec['version']} ({rec['triggers']}) applied at {at_s:.0f}s: partitions {counts}, "
-          f"records/s {rate}, capacities measured {measured}, true {caps}")
+    measured = {g.index_of[m["client_id"]]: m["records_per_s"]
+                for m in rec["load_model"]["members"]}
+    print(f"recommendation v{rec['version']} ({rec['triggers']}) applied at {at_s:.0f}s: "
+          f"partitions {counts}, records/s {rate}, capacities measured {measured}, true {caps}")
     # the slow member ends with fewer partitions than every faster one, and within its capacity
     assert all(counts[SLOW] < counts[i] for i in counts if i != SLOW), counts
     assert rate[SLOW] <= caps[SLOW], (rate, caps)

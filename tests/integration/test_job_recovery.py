@@ -18,7 +18,8 @@ from .test_job import STEP, T0, job_config, lag_poll, member, produce
 
 def test_group_silent_past_the_timeout_leaves_the_state(spark, cfg):
     jc = job_config(cfg, uuid.uuid4().hex[:6])
-    jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, group_timeout_s=600, watermark_delay="1 minute"))
+    jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, group_timeout_s=600,
+                                                         watermark_delay="1 minute"))
     events = [ev.members_event(T0, "silent", 1, "range", [member("C0", [("t0", 0)])]),
               *lag_poll(T0, "silent", {0: 10})]
     # another group keeps talking for 20 minutes of event time: the watermark passes silent's

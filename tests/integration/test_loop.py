@@ -53,9 +53,10 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
     # as in the demo.
     lcfg = loop_config(cfg, str(tmp_path / "tables"), str(tmp_path / "checkpoints"), cooldown_s=600,
                        trigger_interval="2 seconds", min_total_lag=300)
-    baseline = GroupOptions(group=f"loop-range-{tag}", topic=f"loop-range-{tag}", apply=False, consume_rate=120.0)
-    looped = dataclasses.replace(baseline, group=f"loop-app-{tag}", topic=f"loop-app-{tag}", apply=True,
-                                 min_rejoin_interval_s=3)
+    baseline = GroupOptions(group=f"loop-range-{tag}", topic=f"loop-range-{tag}", apply=False,
+                            consume_rate=120.0)
+    looped = dataclasses.replace(baseline, group=f"loop-app-{tag}", topic=f"loop-app-{tag}",
+                                 apply=True, min_rejoin_interval_s=3)
 
     feed = RecommendationFeed(lcfg.kafka).start()
     recs: list[dict] = []
@@ -88,7 +89,8 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
             return next((d for d in loop_run.decisions if d.applied and d.version in skewed), None)
 
         applied = wait_until(lag_skew_applied, 210)
-        assert applied is not None, f"no lag-skew recommendation applied; recommendations seen: {recs}"
+        assert applied is not None, \
+            f"no lag-skew recommendation applied; recommendations seen: {recs}"
         t_applied = time.monotonic() - t0
         rec = next(r for r in recs if r["version"] == applied.version)
         wanted = {e["client_id"]: {(t, p) for t, p in e["partitions"]} for e in rec["assignment"]}
@@ -106,8 +108,8 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         # alone went past it, 861 vs 725), so it is printed, not asserted.
         peak_after = max(s.max_lag for s in mon_loop.samples if s.t >= t_applied)
         print(f"recommendation v{applied.version} applied at {t_applied:.0f}s; max consumer lag at "
-              f"{end:.0f}s: range {range_lag:,.0f}, recommendations {loop_lag:,.0f} (peak before {peak_before:,}, "
-              f"after {peak_after:,})")
+              f"{end:.0f}s: range {range_lag:,.0f}, recommendations {loop_lag:,.0f} "
+              f"(peak before {peak_before:,}, after {peak_after:,})")
         assert loop_run.assignment() == wanted  # nothing else rebalanced the group meanwhile
         assert loop_lag < range_lag / 2, (loop_lag, range_lag)
 
@@ -123,7 +125,8 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         finally:
             admin.close()
         n_before = len(loop_run.decisions)
-        added = wait_until(lambda: next((d for d in loop_run.decisions[n_before:] if not d.applied), None), 60)
+        added = wait_until(lambda: next((d for d in loop_run.decisions[n_before:] if not d.applied),
+                                        None), 60)
         assert added is not None, "the leader did not rebalance after partitions were added"
         assert added.assignor == "range" and added.considered == latest
         assert "2 current partition(s) not in the recommendation" in added.reason
@@ -141,9 +144,11 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         left = wait_until(lambda: next((d for d in loop_run.decisions[n_before:]
                                         if not d.applied and named in d.reason), None), 90)
         assert left is not None, "the leader did not fall back after a member left"
-        assert wait_until(lambda: len(loop_run.assignment()) == 2 and set().union(*loop_run.assignment().values())
+        assert wait_until(lambda: len(loop_run.assignment()) == 2
+                          and set().union(*loop_run.assignment().values())
                           == {(looped.topic, p) for p in range(looped.partitions + 2)}, 30)
-        assert any(r.levelno == logging.WARNING and f"{gone} is no longer in the group" in r.getMessage()
+        assert any(r.levelno == logging.WARNING
+                   and f"{gone} is no longer in the group" in r.getMessage()
                    for r in caplog.records)
         assert all(not d.applied for d in loop_run.decisions[n_before:])
     finally:

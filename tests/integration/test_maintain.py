@@ -26,7 +26,8 @@ SMALL_FILES = 24
 
 
 def _rows(batch: int, when: dt.datetime, stateful: bool) -> list[tuple]:
-    if stateful:  # rejected in the stateful step: no Kafka timestamp, the event's ts in the raw value
+    # rejected in the stateful step: no Kafka timestamp, the event's ts in the raw value
+    if stateful:
         raw = json.dumps({"type": "lag", "ts": int(when.timestamp() * 1000), "group": "g"})
         return [(batch, "g", "late", raw, "rebalancer.lag", 0, batch, None)]
     return [(batch, "g", "not json", f"garbage {batch}", "rebalancer.lag", 0, batch, when)]
@@ -52,7 +53,8 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
     appender = DriverAppender(auto_compact=False)
     for b in range(SMALL_FILES):
         when = old if b % 3 == 0 else recent
-        rows = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in _rows(b, when, stateful=b % 2 == 1)])
+        rows = pa.Table.from_pylist([dict(zip(names, r, strict=True))
+                                     for r in _rows(b, when, stateful=b % 2 == 1)])
         assert appender.append(Path(location), rows, "test-maintain", b)
     expected_old = sum(1 for b in range(SMALL_FILES) if b % 3 == 0)
     assert delta_tables.file_count(spark, location) == SMALL_FILES
@@ -67,7 +69,8 @@ def test_maintain_compacts_expires_and_vacuums(spark, cfg, tmp_path):
     assert left.count() == SMALL_FILES - expected_old
     assert sorted(r["batch_id"] for r in left.collect()) == [b for b in range(SMALL_FILES) if b % 3]
     assert f"rejected_events: {expected_old} row(s) older than 30 days deleted" in lines
-    assert parquet() == delta_tables.storage_files(spark, location) == 1  # the small and the pre-delete files are gone
+    # the small and the pre-delete files are gone
+    assert parquet() == delta_tables.storage_files(spark, location) == 1
 
 
 def test_vacuum_keeps_files_within_the_table_retention(spark, cfg, tmp_path):
@@ -82,7 +85,8 @@ def test_vacuum_keeps_files_within_the_table_retention(spark, cfg, tmp_path):
     lines: list[str] = []
     assert maintain(spark, mc, days=0, out=lines.append) == 0
     assert delta_tables.file_count(spark, location) == 1
-    assert delta_tables.storage_files(spark, location) == 4  # compacted away, but younger than 7 days: kept
+    # compacted away, but younger than 7 days: kept
+    assert delta_tables.storage_files(spark, location) == 4
     assert "rejected_events: retention off, every row kept" in lines
 
 
@@ -98,7 +102,8 @@ def _delete_beside_an_append(spark, tmp_path, blind: bool) -> tuple[list[str], l
     location, marker = str(tmp_path / "t"), str(tmp_path / "appended")
     spark.range(0, 10).withColumnRenamed("id", "n").coalesce(1).write.format("delta").save(location)
     script = ("import sys, pyarrow as pa; from deltalake import CommitProperties, write_deltalake; "
-              "write_deltalake(sys.argv[1], pa.table({'n': pa.array([100], pa.int64())}), mode='append', "
+              "write_deltalake(sys.argv[1], pa.table({'n': pa.array([100], pa.int64())}), "
+              "mode='append', "
               f"commit_properties=CommitProperties(custom_metadata={{'isBlindAppend': {blind}}}))")
 
     def append_once(n: int) -> bool:
@@ -118,7 +123,8 @@ def _delete_beside_an_append(spark, tmp_path, blind: bool) -> tuple[list[str], l
     # and task each waiting to read)
     spark.udf.register("append_once", F.udf(append_once, BooleanType(), useArrow=False))
     said: list[str] = []
-    delta_tables.retry_conflicts(lambda: spark.sql(f"DELETE FROM delta.`{location}` WHERE append_once(n)").first(),
+    delta_tables.retry_conflicts(lambda: spark.sql(f"DELETE FROM delta.`{location}` WHERE "
+                                                   "append_once(n)").first(),
                            "t: DELETE", out=said.append, sleep=lambda s: None)
     return said, sorted(r["n"] for r in spark.read.format("delta").load(location).collect())
 
@@ -146,7 +152,8 @@ def _old_recommendations(spark, cfg, tmp_path, **maintenance):
     from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
 
     mc = dataclasses.replace(
-        cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"), tables=str(tmp_path / "tables")),
+        cfg, paths=config.PathSettings(checkpoints=str(tmp_path / "cp"),
+                                       tables=str(tmp_path / "tables")),
         maintenance=dataclasses.replace(cfg.maintenance, **maintenance))
     delta_tables.prepare(spark, mc, mc.checkpoint_path("rebalancer"))
     location = mc.table_path(RECOMMENDATIONS)
@@ -167,7 +174,8 @@ def test_the_job_deletes_old_rows_itself_between_its_appends(spark, cfg, tmp_pat
     retention = Retention(mc)
     retention.due = 0.0  # due now (a job's first round comes expire_every_s after its start)
     assert retention.after_batch(spark) == {"recommendations": 3, "rejected_events": 0}
-    left = sorted((r["group"], r["version"]) for r in spark.read.format("delta").load(location).collect())
+    left = sorted((r["group"], r["version"])
+                  for r in spark.read.format("delta").load(location).collect())
     assert left == [("a", 3), ("b", 2), ("c", 7)]
 
 
@@ -175,7 +183,8 @@ def test_old_recommendations_go_but_each_groups_latest_stays(spark, cfg, tmp_pat
     mc, location = _old_recommendations(spark, cfg, tmp_path, recommendations_retention_days=30)
     lines: list[str] = []
     assert maintain(spark, mc, days=0, optimize=False, vacuum=False, out=lines.append) == 0
-    left = sorted((r["group"], r["version"]) for r in spark.read.format("delta").load(location).collect())
+    left = sorted((r["group"], r["version"])
+                  for r in spark.read.format("delta").load(location).collect())
     # a's 1 and 2 and b's 1 are older than 30 days and not their group's latest; c's only row stays
     # however old
     assert left == [("a", 3), ("b", 2), ("c", 7)]
@@ -191,14 +200,17 @@ def test_a_rejected_rows_time_is_its_kafka_timestamp_else_its_events_ts_where_sp
     from streaming.contracts.validated import LONG_MAX, MAX_TS_MS
 
     good = 1_767_000_000_000
-    expected = {0: None, -1: None, 1: 1, good: good, MAX_TS_MS: MAX_TS_MS, MAX_TS_MS + 1: None, LONG_MAX: None}
+    expected = {0: None, -1: None, 1: 1, good: good, MAX_TS_MS: MAX_TS_MS, MAX_TS_MS + 1: None,
+                LONG_MAX: None}
     rows = [(0, "g", "r", json.dumps({"ts": ts}), "t", 0, i, None) for i, ts in enumerate(expected)]
     odd = ['{"ts": 1e30}', '{"ts": "soon"}', "not json", None]
     rows += [(0, "g", "r", raw, "t", 0, len(rows) + i, None) for i, raw in enumerate(odd)]
     stamped = dt.datetime(2026, 1, 2, 3, 4, 5)
     rows.append((0, "g", "r", json.dumps({"ts": LONG_MAX}), "t", 0, len(rows), stamped))
-    got = {r["source_offset"]: (r["at"], r["kafka"]) for r in spark.createDataFrame(rows, REJECTED_DDL).selectExpr(
-        "source_offset", f"unix_millis({REJECTED_TIME}) AS at", "unix_millis(kafka_timestamp) AS kafka").collect()}
+    read_back = spark.createDataFrame(rows, REJECTED_DDL).selectExpr(
+        "source_offset", f"unix_millis({REJECTED_TIME}) AS at",
+        "unix_millis(kafka_timestamp) AS kafka").collect()
+    got = {r["source_offset"]: (r["at"], r["kafka"]) for r in read_back}
     assert [got[i][0] for i in range(len(expected))] == list(expected.values())
     assert [got[len(expected) + i][0] for i in range(len(odd))] == [None] * len(odd)
     at, kafka = got[len(rows) - 1]

@@ -34,20 +34,24 @@ SEGMENT = 1 << 20
 """segment.bytes: Kafka 4 allows no less than 1 MiB."""
 RECORD = b"r" * (32 * 1024)
 KEPT = 4 * SEGMENT
-"""retention.bytes: the log keeps about four segments, so the log start rises a segment at a time."""
+"""retention.bytes: the log keeps about four segments, so the log start rises a segment at a
+time."""
 
 
 def _collector(cfg, group: str, interval_s: float = 0.5, **policy) -> Collector:
-    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0),
+    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True,
+                                                              collector_port=0),
                              policy=dataclasses.replace(cfg.policy, **policy))
     return Collector(mc, CollectorOptions(include=f"^{group}$", interval_s=interval_s), out=None,
                      export=exporter.for_collector(mc))
 
 
 def _describe(cfg, group: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--group", group, "--bootstrap",
-                           cfg.kafka.bootstrap_servers, "--conf", f"paths.tables={cfg.paths.tables}",
-                           "--lag-seconds-timeout", "0", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--group", group,
+                           "--bootstrap", cfg.kafka.bootstrap_servers,
+                           "--conf", f"paths.tables={cfg.paths.tables}",
+                           "--lag-seconds-timeout", "0", *args], capture_output=True, text=True,
+                           timeout=120)
 
 
 def _described(cfg, group: str, *args: str) -> dict:
@@ -65,8 +69,9 @@ def _gauge(samples: dict, name: str, group: str) -> float:
 
 def test_a_slow_group_sees_its_risk_then_the_records_it_lost(cfg):
     name = f"retention-{uuid.uuid4().hex[:6]}"
-    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": 1, "replication_factor": 1, "configs": {
-        "segment.bytes": str(SEGMENT), "retention.bytes": str(KEPT)}}})
+    kafka_clients.ensure_topics(cfg, {name: {
+        "num_partitions": 1, "replication_factor": 1,
+        "configs": {"segment.bytes": str(SEGMENT), "retention.bytes": str(KEPT)}}})
     producer = kafka_clients.producer(cfg, max_request_size=2 * SEGMENT)
     admin = kafka_clients.admin(cfg)
 
@@ -78,7 +83,8 @@ def test_a_slow_group_sees_its_risk_then_the_records_it_lost(cfg):
     try:
         produce(4 * SEGMENT // len(RECORD))
         end = admin.list_partition_offsets({_tp(name): _latest()})[_tp(name)].offset
-        commit_offsets(admin, name, {(name, 0): end})  # the slow group: it commits once and reads no more
+        # the slow group: it commits once and reads no more
+        commit_offsets(admin, name, {(name, 0): end})
         risk = lost = None
         with _collector(cfg, name) as c:
             deadline = time.monotonic() + 240
@@ -96,11 +102,14 @@ def test_a_slow_group_sees_its_risk_then_the_records_it_lost(cfg):
                 if _gauge(s, "group_lost_records", name) > 0:  # NaN (not listed yet) is not
                     lost = s
                 elif risk is None and 0 < seconds < math.inf:
-                    risk = (seconds, _gauge(s, "group_retention_headroom_records", name), _described(cfg, name))
-        assert risk is not None and lost is not None, "retention never moved the log start past the commit"
+                    risk = (seconds, _gauge(s, "group_retention_headroom_records", name),
+                            _described(cfg, name))
+        assert risk is not None and lost is not None, \
+            "retention never moved the log start past the commit"
         seconds, headroom, before = risk
         (row,) = before["partitions"]
-        assert row["lost_records"] == 0 and row["retention_headroom"] > 0 and row["log_start_offset"] > 0
+        assert row["lost_records"] == 0 and row["retention_headroom"] > 0 \
+            and row["log_start_offset"] > 0
         assert headroom > 0 and seconds > 0
         # the group stood still, so what it lost is exactly how far the log start passed its commit
         (row,) = (after := _described(cfg, name))["partitions"]
@@ -196,8 +205,9 @@ def test_a_keda_read_of_the_consumers_needed_matches_the_workloads_rates(cfg):
     admin = kafka_clients.admin(cfg)
     commit_offsets(admin, name, {(name, p): 0 for p in range(12)})
     admin.close()
-    opts = WorkloadOptions(topic=name, group=name, partitions=12, replication_factor=1, produce_rate=120, zipf=None,
-                           consumers=1, consume_rate=capacity, racks=())
+    opts = WorkloadOptions(topic=name, group=name, partitions=12, replication_factor=1,
+                           produce_rate=120, zipf=None, consumers=1, consume_rate=capacity,
+                           racks=())
     stop = threading.Event()
     # the workload's consumer drains the backlog a few partitions at a time (a poll's records come
     # from one or two), so the others stand still for many polls; the stuck rule (which would leave
@@ -215,11 +225,13 @@ def test_a_keda_read_of_the_consumers_needed_matches_the_workloads_rates(cfg):
             while not body.get("known") and time.monotonic() < deadline:
                 if stop.wait(1.0):
                     break
-                with contextlib.suppress(urllib.error.HTTPError):  # 404 until the group's first poll
+                # 404 until the group's first poll
+                with contextlib.suppress(urllib.error.HTTPError):
                     body = json.loads(urllib.request.urlopen(url, timeout=5).read())
         finally:
             stop.set()
             runner.join(30)
     assert body.get("known"), body
-    assert (body["group"], body["consumers"], body["fewest"], body["most"], body["members"]) == (name, 2, 2, 12, 1)
+    assert (body["group"], body["consumers"], body["fewest"], body["most"], body["members"]) \
+        == (name, 2, 2, 12, 1)
     assert abs(body["capacity_records_per_s"] - capacity) / capacity < 0.25, body

@@ -133,9 +133,9 @@ def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int],
 
 @pytest.fixture(scope="module")
 def assignor_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
-    """A one-broker cluster that loads the KIP-848 server-side assignor (``rebalancer kafka up
-    --server-assignor``'s cluster, clients/java built first), one per test module that asks for
-    it."""
+    """A one-broker cluster that loads the KIP-848 server-side assignor
+    (``rebalancer kafka up --server-assignor``'s cluster, clients/java built first), one per test
+    module that asks for it."""
     from streaming.embedded.broker_config import ServerAssignorCluster
 
     from .java_client import build_jar_once

@@ -1,5 +1,6 @@
-"""Collectors sharing the groups on the shared 3-broker cluster: three `rebalancer collect --shards
-6` processes, one killed mid-run; and the offset requests of one poll, counted on the wire."""
+"""Collectors sharing the groups on the shared 3-broker cluster: three
+`rebalancer collect --shards 6` processes, one killed mid-run; and the offset requests of one poll,
+counted on the wire."""
 
 from __future__ import annotations
 

@@ -55,8 +55,8 @@ def _check_valid(row: dict, value: bytes) -> None:
             sent["partition"], sent["committed_offset"], sent["end_offset"])
         assert 0 <= row["partition"] <= INT_MAX \
             and 0 <= row["committed_offset"] <= row["end_offset"] <= LONG_MAX
-    # the good entries, each one of those sent and inside the bounds
     elif sent["type"] == ev.LAG_DENSE:
+        # the good entries, each one of those sent and inside the bounds
         n = len(row["readings"]) // 3
         got = list(zip(*(row["readings"][k * n:(k + 1) * n] for k in range(3)), strict=True))
         # as JSON: a bad entry of a record with good ones may hold a list, which no set takes

@@ -136,10 +136,10 @@ def _describe(bootstrap: str, tables: Path, group: str) -> dict:
 @pytest.mark.integration
 def test_describe_shows_a_kip848_groups_epochs_as_kafka_consumer_groups_does(cfg, classes,
                                                                               tmp_path):
-    """KIP-1099's columns: the tool's GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH (``--state
-    --verbose``) and each member's CURRENT-EPOCH and TARGET-EPOCH (``--members --verbose``) are
-    describe's, read while the group holds still (the same epochs before and after the tool's
-    reads); every member then runs its target: none converging."""
+    """KIP-1099's columns: the tool's GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH
+    (``--state --verbose``) and each member's CURRENT-EPOCH and TARGET-EPOCH
+    (``--members --verbose``) are describe's, read while the group holds still (the same epochs
+    before and after the tool's reads); every member then runs its target: none converging."""
     suffix = uuid.uuid4().hex[:6]
     topic, group = f"java-epochs-{suffix}", f"java-epochs-{suffix}"
     kafka_clients.ensure_topics(cfg, {topic: {"num_partitions": 6, "replication_factor": 3}})

@@ -19,8 +19,8 @@ still fails) and printed as a reproducer in the conformance scenario schema, wit
 answers.
 
 The conformance scenarios also go through Java: any whose ``expected`` disagrees with Java 4.3.1
-must be listed in ``tests/data/java_overrides.json`` (``python -m benchmarks.javaref
---write-overrides``).
+must be listed in ``tests/data/java_overrides.json``
+(``python -m benchmarks.javaref --write-overrides``).
 
 Run: ``.venv/bin/python -m pytest -m java tests/integration/test_java_differential.py -s`` (``-s``
 shows the per-assignor summary).

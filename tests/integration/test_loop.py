@@ -46,11 +46,11 @@ def wait_until(f: Callable[[], Any], timeout_s: float, every_s: float = 0.2) -> 
 def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="streaming.apply")
     tag = uuid.uuid4().hex[:6]
-    # a long cooldown: exactly one lag-skew recommendation per group in this test Overload that
-    # holds on a busy 2-core machine: range's first consumer gets ~2/3 of 300 records/s (Zipf)
-    # against 120/s of capacity, while a lag-aware split needs at most ~100/s per consumer. The skew
-    # floor fits a 12-partition group (the production default of 1,000 records is for real groups),
-    # as in the demo.
+    # a long cooldown: exactly one lag-skew recommendation per group in this test
+    # Overload that holds on a busy 2-core machine: range's first consumer gets ~2/3 of 300
+    # records/s (Zipf) against 120/s of capacity, while a lag-aware split needs at most ~100/s per
+    # consumer. The skew floor fits a 12-partition group (the production default of 1,000 records
+    # is for real groups), as in the demo.
     lcfg = loop_config(cfg, str(tmp_path / "tables"), str(tmp_path / "checkpoints"), cooldown_s=600,
                        trigger_interval="2 seconds", min_total_lag=300)
     baseline = GroupOptions(group=f"loop-range-{tag}", topic=f"loop-range-{tag}", apply=False,

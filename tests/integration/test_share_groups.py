@@ -63,8 +63,8 @@ def _member(classes: Path, bootstrap: str, group: str, topic: str, client_id: st
 
 
 def _accepted(members: list[JavaProcess]) -> dict[tuple[str, int], int] | None:
-    """What the members accepted of each partition, once both are done (``done N
-    t-0:12,t-2:13``)."""
+    """What the members accepted of each partition, once both are done
+    (``done N t-0:12,t-2:13``)."""
     done = [line for m in members for line in m.output() if line.startswith("done ")]
     if len(done) < len(members):
         return None

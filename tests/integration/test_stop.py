@@ -74,8 +74,9 @@ def _stopped_by(spark, jc: Config, checkpoint: str, tmp_path: Path, signame: str
         assert proc.poll() is None, err.read_text()
         if signame == "SIGTERM":  # Kubernetes and systemd signal the process
             proc.send_signal(signal.SIGTERM)
-        # Ctrl-C: the terminal signals the foreground process group (the JVM and Python workers too)
         else:
+            # Ctrl-C: the terminal signals the foreground process group (the JVM and Python
+            # workers too)
             os.killpg(proc.pid, signal.SIGINT)
         code = proc.wait(timeout=300)
     finally:

@@ -1,5 +1,6 @@
-"""Test layout: tests/unit runs in seconds without a JVM; tests/integration uses the real Kafka broker,
-Spark and Delta (one cluster and one SparkSession per test session). Select with -m integration / -m java."""
+"""Test layout: tests/unit runs in seconds without a JVM; tests/integration uses the real Kafka
+broker, Spark and Delta (one cluster and one SparkSession per test session). Select with -m
+integration / -m java."""
 
 from __future__ import annotations
 
@@ -10,24 +11,27 @@ import pytest
 
 INTEGRATION = Path(__file__).parent / "integration"
 
-# Every JVM the tests start (Spark drivers, the job's child processes, Java clients; the brokers have it already)
-# compiles with C1 only. They live for seconds to minutes on small inputs, so C2's compile threads, competing for
-# the machine's two cores, never pay back: a job's start (Spark, its tables, the plan) took 56 s against 90 s
-# under the same load. Behaviour is the same; speed is for benchmarks/ to measure, with production's options.
+# Every JVM the tests start (Spark drivers, the job's child processes, Java clients; the brokers
+# have it already) compiles with C1 only. They live for seconds to minutes on small inputs, so C2's
+# compile threads, competing for the machine's two cores, never pay back: a job's start (Spark, its
+# tables, the plan) took 56 s against 90 s under the same load. Behaviour is the same; speed is for
+# benchmarks/ to measure, with production's options.
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--long", action="store_true",
-                     help="run the long proofs (marked long) alone: `make test-long`; without it they are deselected")
+                     help="run the long proofs (marked long) alone: `make test-long`; "
+                          "without it they are deselected")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if INTEGRATION in Path(item.fspath).parents and "java" not in item.keywords:
             item.add_marker(pytest.mark.integration)
-    # Two tiers: `make test` (CI) runs everything but the long proofs, each of which has a shorter form there;
-    # `make test-long` runs those alone. Deselected, not skipped: a skip would read as a proof not made.
+    # Two tiers: `make test` (CI) runs everything but the long proofs, each of which has a shorter
+    # form there; `make test-long` runs those alone. Deselected, not skipped: a skip would read as a
+    # proof not made.
     long = config.getoption("--long")
     other_tier = [item for item in items if ("long" in item.keywords) != long]
     if other_tier:
@@ -37,11 +41,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _logging_as_it_was():
-    """Each test leaves logging as it found it. ``rebalancer`` commands called in-process (``streaming.cli.main``)
-    set up logging as a command line does (``basicConfig(force=True)``: a root handler on the ``sys.stderr`` of
-    the moment, pytest's capture, closed after that test); left behind, a later test's records go to a closed
-    stream, and when one is py4j's own DEBUG record of a Java error, printing that error calls Java, which logs
-    again: the callback thread never returns (test_security's loop hung in its foreachBatch so)."""
+    """Each test leaves logging as it found it. ``rebalancer`` commands called in-process
+    (``streaming.cli.main``) set up logging as a command line does (``basicConfig(force=True)``: a
+    root handler on the ``sys.stderr`` of the moment, pytest's capture, closed after that test);
+    left behind, a later test's records go to a closed stream, and when one is py4j's own DEBUG
+    record of a Java error, printing that error calls Java, which logs again: the callback thread
+    never returns (test_security's loop hung in its foreachBatch so)."""
     import logging
 
     root, named = logging.getLogger(), ("kafka", "py4j", "streaming")

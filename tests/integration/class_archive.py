@@ -1,14 +1,16 @@
-"""A class-data-sharing archive of the Spark driver's JVM, made once and mapped by every ``spark-submit`` JVM
-the tests start (the suite's own session and each ``rebalancer run`` child process).
+"""A class-data-sharing archive of the Spark driver's JVM, made once and mapped by every
+``spark-submit`` JVM the tests start (the suite's own session and each ``rebalancer run`` child
+process).
 
-A Spark driver loads and verifies some ten thousand classes at every start (Spark, Delta, the Kafka source,
-Arrow), which costs seconds of CPU on each of the suite's many job starts. Java's dynamic CDS (JDK 13+) keeps
-them, parsed and verified, in a file the next JVM maps: one short job run with ``-XX:ArchiveClassesAtExit``
-writes it, later ones start with ``-XX:SharedArchiveFile`` (measured on this machine, a job's start to its
-query: 44 s -> 29 s). Behaviour is the same: the classes are the same bytes. A JVM whose class path or Java
-differs from the archive's ignores it and starts as before (the warning it would print is off), so a stale
-archive costs only time; the file's name carries a hash of what it depends on, so a change of Java or jars
-makes a new one. The archive lives in ``.cache/cds`` (git-ignored) and is written atomically.
+A Spark driver loads and verifies some ten thousand classes at every start (Spark, Delta, the Kafka
+source, Arrow), which costs seconds of CPU on each of the suite's many job starts. Java's dynamic
+CDS (JDK 13+) keeps them, parsed and verified, in a file the next JVM maps: one short job run with
+``-XX:ArchiveClassesAtExit`` writes it, later ones start with ``-XX:SharedArchiveFile`` (measured on
+this machine, a job's start to its query: 44 s -> 29 s). Behaviour is the same: the classes are the
+same bytes. A JVM whose class path or Java differs from the archive's ignores it and starts as
+before (the warning it would print is off), so a stale archive costs only time; the file's name
+carries a hash of what it depends on, so a change of Java or jars makes a new one. The archive lives
+in ``.cache/cds`` (git-ignored) and is written atomically.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from .jobrun import bad_records, cli_args, membership_phase
 log = logging.getLogger(__name__)
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
-"""A JVM that cannot use the archive says so on standard output (where tools' tables are read): not here."""
+"""A JVM that cannot use the archive says so on standard output (where tools' tables are read): not
+here."""
 
 
 def options(archive: Path) -> str:
@@ -40,8 +43,8 @@ def options(archive: Path) -> str:
 
 
 def ensure(cfg: Config, work: Path) -> Path | None:
-    """The archive for this Java and these jars, made now (one short job run on ``cfg``'s cluster) when
-    missing; None when it could not be made (the suite then runs without it, only slower)."""
+    """The archive for this Java and these jars, made now (one short job run on ``cfg``'s cluster)
+    when missing; None when it could not be made (the suite then runs without it, only slower)."""
     archive = CACHE_DIR / "cds" / f"spark-{_key()}.jsa"
     if archive.exists():
         return archive
@@ -61,8 +64,9 @@ def ensure(cfg: Config, work: Path) -> Path | None:
 
 
 def _record(cfg: Config, work: Path, into: Path) -> None:
-    """One ``run --available-now`` over a few groups' events and malformed records (so a batch runs the
-    stateful step and both sinks), its JVM writing the classes it loaded into ``into`` at exit."""
+    """One ``run --available-now`` over a few groups' events and malformed records (so a batch runs
+    the stateful step and both sinks), its JVM writing the classes it loaded into ``into`` at
+    exit."""
     from .test_job import job_config
 
     jc = job_config(cfg, f"cds{uuid.uuid4().hex[:6]}")
@@ -76,8 +80,8 @@ def _record(cfg: Config, work: Path, into: Path) -> None:
 
 
 def _wait_gone(marker: str, timeout_s: float) -> None:
-    """Until no process's command line names ``marker``: the driver's JVM outlives the Python process that
-    started it by the seconds it takes to write the archive."""
+    """Until no process's command line names ``marker``: the driver's JVM outlives the Python
+    process that started it by the seconds it takes to write the archive."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if not any(marker in _cmdline(p) for p in Path("/proc").iterdir() if p.name.isdigit()):
@@ -94,13 +98,14 @@ def _cmdline(proc: Path) -> str:
 
 
 def _key() -> str:
-    """What the archive depends on: the Java runtime, the JVM options every test JVM gets, and the jars on
-    the driver's class path and beside it."""
+    """What the archive depends on: the Java runtime, the JVM options every test JVM gets, and the
+    jars on the driver's class path and beside it."""
     import pyspark
 
     h = hashlib.sha256()
     java = jvm.java_executable()
-    h.update(subprocess.run([java, "-version"], capture_output=True, text=True, check=False).stderr.encode())
+    h.update(subprocess.run([java, "-version"], capture_output=True, text=True,
+                            check=False).stderr.encode())
     h.update(os.environ.get("JDK_JAVA_OPTIONS", "").encode())
     for folder in (Path(pyspark.__file__).parent / "jars", jvm.JARS_DIR):
         for jar in sorted(folder.rglob("*.jar")):

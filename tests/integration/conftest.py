@@ -1,4 +1,5 @@
-"""One real Kafka cluster (three KRaft brokers on racks a, b, c) and one SparkSession for the session."""
+"""One real Kafka cluster (three KRaft brokers on racks a, b, c) and one SparkSession for the
+session."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from streaming.embedded.detached import alive as _alive
 @pytest.fixture(scope="session")
 def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     jvm.resolve()
-    # retention checks every second from the start (Kafka's defaults: every 5 minutes, the first after 30 s), so a
-    # topic with a tiny retention.bytes sees its log start move within the test (test_operator_view); topics of
-    # default retention lose nothing to it
+    # retention checks every second from the start (Kafka's defaults: every 5 minutes, the first
+    # after 30 s), so a topic with a tiny retention.bytes sees its log start move within the test
+    # (test_operator_view); topics of default retention lose nothing to it
     cluster = KafkaCluster(brokers=3, base_dir=tmp_path_factory.mktemp("kafka"), extra_config={
         "log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "1000"})
     cluster.start()
@@ -36,13 +37,14 @@ def cfg(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -
     session = dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=kafka_cluster.bootstrap_servers),
-        paths=config.PathSettings(checkpoints=str(work / "checkpoints"), tables=str(work / "tables")),
+        paths=config.PathSettings(checkpoints=str(work / "checkpoints"),
+                                  tables=str(work / "tables")),
         spark=dataclasses.replace(base.spark, master="local[2]", conf={
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
         }),
-        # the tests check recommendations on the feed and applied by the helpers (the default, observe, publishes
-        # nothing); tests of the other modes set theirs
+        # the tests check recommendations on the feed and applied by the helpers (the default,
+        # observe, publishes nothing); tests of the other modes set theirs
         policy=dataclasses.replace(base.policy, mode=config.AUTO),
     )
     _map_class_archive(session, tmp_path_factory.mktemp("cds"))
@@ -50,8 +52,8 @@ def cfg(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def _map_class_archive(cfg: config.Config, work) -> None:
-    """Every Spark driver started from here on (the session's, each job's child process) maps the class archive
-    (:mod:`.class_archive`), made on the first run on a machine."""
+    """Every Spark driver started from here on (the session's, each job's child process) maps the
+    class archive (:mod:`.class_archive`), made on the first run on a machine."""
     from . import class_archive
 
     archive = class_archive.ensure(cfg, work)
@@ -85,7 +87,8 @@ def topic_with_records(cfg: config.Config, name: str, partitions: int, records: 
     """Topic ``name`` with ``records`` small records spread round-robin over its ``partitions``."""
     from streaming.kafka_clients import factories as kafka_clients
 
-    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": partitions, "replication_factor": 1}})
+    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": partitions,
+                                             "replication_factor": 1}})
     producer = kafka_clients.producer(cfg)
     for i in range(records):
         producer.send(name, value=b"v", partition=i % partitions)
@@ -93,41 +96,53 @@ def topic_with_records(cfg: config.Config, name: str, partitions: int, records: 
     producer.close()
 
 
-def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int], timeout_s: float = 60.0) -> None:
-    """Commit ``offsets`` ((topic, partition) -> offset) for ``group``, retried while any partition's commit fails
-    with a retriable error (a fresh cluster loads ``__consumer_offsets`` for a few seconds; a broker may not know a
-    new topic yet). OffsetCommit reports every error per partition, and kafka-python's admin returns them rather
-    than raising: a commit that is not checked can fail silently, leaving the group missing."""
+def commit_offsets(admin, group: str, offsets: dict[tuple[str, int], int],
+                   timeout_s: float = 60.0) -> None:
+    """Commit ``offsets`` ((topic, partition) -> offset) for ``group``, retried while any
+    partition's commit fails with a retriable error (a fresh cluster loads ``__consumer_offsets``
+    for a few seconds; a broker may not know a new topic yet). OffsetCommit reports every error per
+    partition, and kafka-python's admin returns them rather than raising: a commit that is not
+    checked can fail silently, leaving the group missing."""
     import time
 
     from kafka import TopicPartition
-    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NoError, NotCoordinatorError
+    from kafka.errors import (
+        CoordinatorLoadInProgressError,
+        CoordinatorNotAvailableError,
+        NoError,
+        NotCoordinatorError,
+    )
     from kafka.structs import OffsetAndMetadata
 
     wanted = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            failed = {tp: e for tp, e in admin.alter_group_offsets(group, wanted).items() if e is not NoError}
-        except (CoordinatorNotAvailableError, NotCoordinatorError, CoordinatorLoadInProgressError) as e:
+            failed = {tp: e for tp, e in admin.alter_group_offsets(group, wanted).items()
+                      if e is not NoError}
+        except (CoordinatorNotAvailableError, NotCoordinatorError,
+                CoordinatorLoadInProgressError) as e:
             failed = {None: type(e)}
         if not failed:
             return
-        if time.monotonic() > deadline or not all(getattr(e, "retriable", False) for e in failed.values()):
+        if time.monotonic() > deadline or not all(getattr(e, "retriable", False)
+                                                  for e in failed.values()):
             raise AssertionError(f"committing offsets of group {group} failed: {failed}")
         time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
 def assignor_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
-    """A one-broker cluster that loads the KIP-848 server-side assignor (``rebalancer kafka up --server-assignor``'s
-    cluster, clients/java built first), one per test module that asks for it."""
+    """A one-broker cluster that loads the KIP-848 server-side assignor
+    (``rebalancer kafka up --server-assignor``'s cluster, clients/java built first), one per test
+    module that asks for it."""
     from streaming.embedded.broker_config import ServerAssignorCluster
 
     from .java_client import build_jar_once
 
     jvm.resolve()
-    cluster = ServerAssignorCluster(brokers=1, base_dir=tmp_path_factory.mktemp("kafka-server-assignor"),
+    cluster = ServerAssignorCluster(brokers=1,
+                                    base_dir=tmp_path_factory.mktemp("kafka-server-assignor"),
                                     jar=build_jar_once())
     cluster.start()
     yield cluster

@@ -1,6 +1,6 @@
-"""Java processes for the tests: tests/java/GroupMember.java compiled against the cached Kafka jars, and
-Kafka's own ConsumerGroupCommand (``kafka-consumer-groups``) and ShareGroupCommand (``kafka-share-groups``)
-from the kafka-tools jar.
+"""Java processes for the tests: tests/java/GroupMember.java compiled against the cached Kafka jars,
+and Kafka's own ConsumerGroupCommand (``kafka-consumer-groups``) and ShareGroupCommand
+(``kafka-share-groups``) from the kafka-tools jar.
 
 A :class:`JavaMember` is a real KafkaConsumer in its own JVM, wrapped by the project's
 :class:`streaming.dev.java_process.JavaProcess` (the demo's Java consumers use the same wrapper).
@@ -24,15 +24,15 @@ SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 
 
 def compile_member(out_dir: Path, assignor_classes: list[str] | None = None) -> Path:
-    """Compile GroupMember.java (and with ``assignor_classes``, AssignorMember.java) into ``out_dir``; return
-    it (a classpath entry)."""
+    """Compile GroupMember.java (and with ``assignor_classes``, AssignorMember.java) into
+    ``out_dir``; return it (a classpath entry)."""
     jvm.resolve()
     javac = Path(jvm.java_executable()).with_name("javac")
     out_dir.mkdir(parents=True, exist_ok=True)
     sources = [SOURCE] + ([SOURCE.with_name("AssignorMember.java")] if assignor_classes else [])
     classpath = ":".join([*(assignor_classes or []), jvm.kafka_classpath()])
-    subprocess.run([str(javac), "-d", str(out_dir), "-cp", classpath, *map(str, sources)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run([str(javac), "-d", str(out_dir), "-cp", classpath, *map(str, sources)],
+                   check=True, capture_output=True, text=True)
     return out_dir
 
 
@@ -43,31 +43,37 @@ def compile_remote_member(out_dir: Path) -> Path:
     javac = Path(jvm.java_executable()).with_name("javac")
     out_dir.mkdir(parents=True, exist_ok=True)
     subprocess.run([str(javac), "-d", str(out_dir), "-cp", jvm.kafka_classpath(), str(SOURCE),
-                    str(SOURCE.with_name("RemoteAssignorMember.java"))], check=True, capture_output=True, text=True)
+                    str(SOURCE.with_name("RemoteAssignorMember.java"))], check=True,
+                    capture_output=True, text=True)
     return out_dir
 
 
 def java(classes: Path, *args: str, timeout_s: float = 120.0) -> str:
     """Run GroupMember with ``args`` to completion; its stdout."""
-    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", f"{classes}:{jvm.kafka_classpath()}", "GroupMember", *args]
+    cmd = [jvm.java_executable(), "-Xmx128m", "-cp", f"{classes}:{jvm.kafka_classpath()}",
+           "GroupMember", *args]
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout_s).stdout
 
 
-def consumer_groups(bootstrap: str, *args: str, timeout_s: float = 120.0, command: str = GROUP_COMMAND) -> str:
-    """``kafka-consumer-groups --bootstrap-server B ARGS`` (or another of Kafka's group tools): its stdout."""
+def consumer_groups(bootstrap: str, *args: str, timeout_s: float = 120.0,
+                    command: str = GROUP_COMMAND) -> str:
+    """``kafka-consumer-groups --bootstrap-server B ARGS`` (or another of Kafka's group tools): its
+    stdout."""
     cmd = [jvm.java_executable(), "-Xmx128m", "-cp", jvm.kafka_classpath(), command,
            "--bootstrap-server", bootstrap, *args]
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout_s).stdout
 
 
 def share_groups(bootstrap: str, *args: str, timeout_s: float = 120.0) -> str:
-    """``kafka-share-groups --bootstrap-server B ARGS``: its stdout (its tables read with :func:`parse_table`)."""
+    """``kafka-share-groups --bootstrap-server B ARGS``: its stdout (its tables read with
+    :func:`parse_table`)."""
     return consumer_groups(bootstrap, *args, timeout_s=timeout_s, command=SHARE_GROUP_COMMAND)
 
 
 def parse_table(text: str) -> list[dict[str, str]]:
-    """The rows of a kafka-consumer-groups table. The tool pads every column to its widest value and leaves
-    an absent value blank, so cells are cut at the header's column starts; a blank or ``-`` cell is ``""``."""
+    """The rows of a kafka-consumer-groups table. The tool pads every column to its widest value and
+    leaves an absent value blank, so cells are cut at the header's column starts; a blank or ``-``
+    cell is ``""``."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     rows: list[dict[str, str]] = []
     starts: list[tuple[str, int]] = []
@@ -86,7 +92,8 @@ def parse_table(text: str) -> list[dict[str, str]]:
 
 
 def parse_assignment(cell: str) -> set[TP]:
-    """``orders:0,2;audit:1`` (the tool's format) -> {(orders, 0), (orders, 2), (audit, 1)}; blank -> empty."""
+    """``orders:0,2;audit:1`` (the tool's format) -> {(orders, 0), (orders, 2), (audit, 1)}; blank
+    -> empty."""
     out: set[TP] = set()
     for part in cell.split(";"):
         topic, sep, parts = part.strip().rpartition(":")
@@ -100,28 +107,34 @@ class JavaMember(JavaProcess):
     ``assignor_classes`` (see :func:`build_assignor`) an AssignorMember of a classic group that uses
     RecommendationAssignor and reads recommendations from ``trigger_topic``."""
 
-    def __init__(self, classes: Path, bootstrap: str, group: str, topic: str, protocol: str, rack: str,
-                 client_id: str, instance_id: str | None = None, assignor_classes: list[str] | None = None,
+    def __init__(self, classes: Path, bootstrap: str, group: str, topic: str, protocol: str,
+                 rack: str, client_id: str, instance_id: str | None = None,
+                 assignor_classes: list[str] | None = None,
                  trigger_topic: str = "rebalancer.triggers", rate: int = 0,
                  remote_assignor: str | None = None) -> None:
         self.rack = rack
         self.instance_id = instance_id
         classpath = ":".join([str(classes), *(assignor_classes or []), jvm.kafka_classpath()])
-        if remote_assignor:  # a KIP-848 member naming a server-side assignor (see compile_remote_member)
-            main = ["-cp", classpath, "RemoteAssignorMember", bootstrap, group, topic, rack, client_id,
-                    remote_assignor]
+        # a KIP-848 member naming a server-side assignor (see compile_remote_member)
+        if remote_assignor:
+            main = ["-cp", classpath, "RemoteAssignorMember", bootstrap, group, topic, rack,
+                    client_id, remote_assignor]
         elif assignor_classes:
-            main = ["-Dlog4j2.configurationFile=" + str(SOURCE.with_name("log4j2.properties")), "-cp", classpath,
-                    "AssignorMember", bootstrap, group, topic, rack, client_id, trigger_topic]
+            main = ["-Dlog4j2.configurationFile=" + str(SOURCE.with_name("log4j2.properties")),
+                    "-cp", classpath, "AssignorMember", bootstrap, group, topic, rack, client_id,
+                    trigger_topic]
         else:
-            main = ["-cp", classpath, "GroupMember", "consume", bootstrap, group, topic, protocol, rack, client_id]
+            main = ["-cp", classpath, "GroupMember", "consume", bootstrap, group, topic, protocol,
+                    rack, client_id]
             main += [instance_id] if instance_id else []
         # rate: records/s the consumer processes (0 = as fast as it can)
-        super().__init__([jvm.java_executable(), "-Xmx128m", f"-Drate={int(rate)}", *main], client_id)
+        super().__init__([jvm.java_executable(), "-Xmx128m", f"-Drate={int(rate)}", *main],
+                         client_id)
 
 
 def wait_for(check, timeout_s: float, pause_s: float = 0.5, what: str = "condition"):
-    """Call ``check()`` until it returns something truthy; return it (AssertionError after ``timeout_s``)."""
+    """Call ``check()`` until it returns something truthy; return it (AssertionError after
+    ``timeout_s``)."""
     deadline = time.monotonic() + timeout_s
     while True:
         got = check()
@@ -134,10 +147,10 @@ def wait_for(check, timeout_s: float, pause_s: float = 0.5, what: str = "conditi
 
 @functools.cache
 def build_jar_once() -> Path:
-    """``make java-assignor`` (:func:`streaming.embedded.broker_config.build_jar`: clients/java with Maven, offline
-    after the first resolve) once per test session: the sources do not change within one, and every Maven start
-    costs seconds (2-3 s up to date, 8 s under load, 2 cores) for each test and cluster that needs the classes or
-    the jar. The jar."""
+    """``make java-assignor`` (:func:`streaming.embedded.broker_config.build_jar`: clients/java with
+    Maven, offline after the first resolve) once per test session: the sources do not change within
+    one, and every Maven start costs seconds (2-3 s up to date, 8 s under load, 2 cores) for each
+    test and cluster that needs the classes or the jar. The jar."""
     return build_jar()
 
 

@@ -1,10 +1,12 @@
-"""What a group's member processes said, read back as a timeline (tests/integration/test_migration.py): who held
-each partition when, how long a partition had no owner, how often it changed hands, which offsets were read how
-often, and which assignor decided each assignment.
+"""What a group's member processes said, read back as a timeline
+(tests/integration/test_migration.py): who held each partition when, how long a partition had no
+owner, how often it changed hands, which offsets were read how often, and which assignor decided
+each assignment.
 
-A member process is anything with ``changes`` (a list of (monotonic time, partitions held) in the order it
-reported them, partitions as (topic, partition)), ``exited`` (monotonic time it stopped, None while it runs),
-``reads`` ((partition, first offset, last offset) of every poll) and ``logs`` ((monotonic time, line)).
+A member process is anything with ``changes`` (a list of (monotonic time, partitions held) in the
+order it reported them, partitions as (topic, partition)), ``exited`` (monotonic time it stopped,
+None while it runs), ``reads`` ((partition, first offset, last offset) of every poll) and ``logs``
+((monotonic time, line)).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ Interval = tuple[float, float, int]
 
 
 def owned(members: Sequence[Any], end: float) -> dict[int, list[Interval]]:
-    """partition -> the intervals it was held, from each process's reports (held until its next report, or its
-    exit, or ``end``)."""
+    """partition -> the intervals it was held, from each process's reports (held until its next
+    report, or its exit, or ``end``)."""
     out: dict[int, list[Interval]] = {}
     for n, m in enumerate(members):
         marks = [*m.changes, (m.exited or end, set())]
@@ -73,7 +75,8 @@ _LABELS = (
     (re.compile(r"is the target assignment of"), lambda m: "server: recommendation"),
     (re.compile(r"applying recommendation v\d+"), lambda m: "classic leader: recommendation"),
     (re.compile(r"a member joined and left"), lambda m: "server: nudge"),
-    (re.compile(r"not applied, using (?:the )?(\S+?)(?: fallback)? \[(\w+)\]"), lambda m: f"{m[1]} ({m[2]})"),
+    (re.compile(r"not applied, using (?:the )?(\S+?)(?: fallback)? \[(\w+)\]"),
+     lambda m: f"{m[1]} ({m[2]})"),
     (re.compile(r"; using (?:the )?(\S+?)(?: fallback)?$"), lambda m: m[1]),
 )
 
@@ -87,11 +90,12 @@ def _label(text: str, who: str) -> str | None:
     return None
 
 
-def decisions(group: str, leader: Sequence[tuple[float, str]], broker_log: str, since_until: tuple[float, float],
-              wall: tuple[float, float]) -> list[str]:
-    """In time order, the assignments decided for ``group`` within a window (``since_until`` in monotonic time for
-    the members' ``leader`` lines, ``wall`` the same window in wall-clock time for the broker's log): the classic
-    leader's RecommendationAssignor, the broker's ServerAssignor and its nudges, the conversion."""
+def decisions(group: str, leader: Sequence[tuple[float, str]], broker_log: str,
+              since_until: tuple[float, float], wall: tuple[float, float]) -> list[str]:
+    """In time order, the assignments decided for ``group`` within a window (``since_until`` in
+    monotonic time for the members' ``leader`` lines, ``wall`` the same window in wall-clock time
+    for the broker's log): the classic leader's RecommendationAssignor, the broker's ServerAssignor
+    and its nudges, the conversion."""
     found: list[tuple[float, str]] = []
     for t, line in leader:
         if since_until[0] <= t <= since_until[1] and f"group {group}:" in line:
@@ -102,7 +106,8 @@ def decisions(group: str, leader: Sequence[tuple[float, str]], broker_log: str, 
         m = _BROKER_LINE.match(line)
         if not m or (f"group {group}:" not in line and f"[GroupId {group}]" not in line):
             continue
-        t = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()  # the broker logs local time
+        # the broker logs local time
+        t = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
         label = _label(m[2].rsplit(" (", 1)[0], "server")
         if label and wall[0] <= t <= wall[1]:
             found.append((t, label))

@@ -1,8 +1,10 @@
-"""A librdkafka (``confluent-kafka``) consumer that processes at most ``rate`` records/s, polling in a thread of the
-test process: the slow worker of the librdkafka tests, as ``-Drate`` makes tests/java/RemoteAssignorMember.java one.
+"""A librdkafka (``confluent-kafka``) consumer that processes at most ``rate`` records/s, polling in
+a thread of the test process: the slow worker of the librdkafka tests, as ``-Drate`` makes
+tests/java/RemoteAssignorMember.java one.
 
-It commits as librdkafka does by default (the offsets of what ``consume()`` returned, every second) and keeps the
-assignment its consumer reports, so a test can compare it with what Kafka says of the group.
+It commits as librdkafka does by default (the offsets of what ``consume()`` returned, every second)
+and keeps the assignment its consumer reports, so a test can compare it with what Kafka says of the
+group.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import time
 from typing import Any
 
 BATCH = 20
-"""Records per ``consume()``: few, so that a paced worker's committed offset follows what it processed."""
+"""Records per ``consume()``: few, so that a paced worker's committed offset follows what it
+processed."""
 SLACK_S = 0.05
-"""Time spent polling counts as processing time up to this much (DemoConsumer's Pace does the same)."""
+"""Time spent polling counts as processing time up to this much (DemoConsumer's Pace does the
+same)."""
 
 
 class PacedRdkConsumer:
@@ -42,7 +46,8 @@ class PacedRdkConsumer:
             while not self._stop.is_set():
                 got = [m for m in self._consumer.consume(BATCH, 0.2) if not self._failed(m)]
                 with self._lock:
-                    self._assigned = {(tp.topic, tp.partition) for tp in self._consumer.assignment()}
+                    self._assigned = {(tp.topic, tp.partition)
+                                      for tp in self._consumer.assignment()}
                     self.consumed += len(got)
                 if got and self.rate > 0:  # hold the worker to its rate over time, not per batch
                     due = max(due, time.monotonic() - SLACK_S) + len(got) / self.rate

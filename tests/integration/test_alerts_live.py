@@ -133,7 +133,8 @@ def _stuck_group(cfg, name: str) -> None:
 
 @contextlib.contextmanager
 def polling(collector: Collector) -> Iterator[threading.Thread]:
-    """The collector polling every interval in a thread until the block ends (then stopped, joined)."""
+    """The collector polling every interval in a thread until the block ends (then stopped,
+    joined)."""
     stop = threading.Event()
     thread = threading.Thread(target=collector.run, kwargs={"stop": stop}, daemon=True)
     thread.start()
@@ -160,7 +161,8 @@ def test_a_stuck_partition_fires_its_alert_in_a_real_prometheus(spark, cfg, prom
     job, printer = query.start(spark, jc, checkpoint=jc.checkpoint_path("alerts"))
     try:
         with Collector(jc, CollectorOptions(include=f"^{name}$", interval_s=0.5), out=None,
-                       export=exporter.for_collector(jc)) as collector, polling(collector) as poller:
+                       export=exporter.for_collector(jc)) as collector, \
+                polling(collector) as poller:
             assert collector.export is not None
             at = {"rebalancer-collector": f"127.0.0.1:{collector.export.server.port}",
                   "rebalancer-job": f"127.0.0.1:{exporter.job_server().port}"}

@@ -1,12 +1,14 @@
-"""Consumers of different capacity, live (#28 item 2): the benchmark's ``hetero`` workload (12 partitions x 20/s
-against consumers that process 60, 90 and 180 records/s) on the shared cluster, the job in ``auto``.
+"""Consumers of different capacity, live (#28 item 2): the benchmark's ``hetero`` workload (12
+partitions x 20/s against consumers that process 60, 90 and 180 records/s) on the shared cluster,
+the job in ``auto``.
 
-Kafka's assignors give every consumer 4 partitions, 80/s, which the 60/s consumer cannot keep up with. The job
-measures each member's capacity from what it consumed while it had a backlog (:mod:`streaming.lag.capacity`),
-and the recommendation balances time (load / capacity) rather than records: the slow member must end with
-proportionally less, its 20/s partitions within its 60/s, and the recommendation must carry the capacity it
-measured for it (the load model on the feed). The run ends as soon as the group holds the recommendation, so a
-slower machine takes longer rather than failing.
+Kafka's assignors give every consumer 4 partitions, 80/s, which the 60/s consumer cannot keep up
+with. The job measures each member's capacity from what it consumed while it had a backlog
+(:mod:`streaming.lag.capacity`), and the recommendation balances time (load / capacity) rather than
+records: the slow member must end with proportionally less, its 20/s partitions within its 60/s, and
+the recommendation must carry the capacity it measured for it (the load model on the feed). The run
+ends as soon as the group holds the recommendation, so a slower machine takes longer rather than
+failing.
 """
 
 from __future__ import annotations
@@ -66,16 +68,19 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
         collector = PublishingCollector(lcfg, [g.monitor], COLLECTOR_INTERVAL_S, [g.group]).start()
 
         def applied() -> dict[str, Any] | None:
-            """The first recommendation the group applied that was decided on measured capacities (one made
-            earlier, e.g. when a member briefly dropped out under load, counts the members alike)."""
+            """The first recommendation the group applied that was decided on measured capacities
+            (one made earlier, e.g. when a member briefly dropped out under load, counts the members
+            alike)."""
             versions = {d.version for d in g.decisions if d.applied}
             return next((r for r in list(recs) if r["version"] in versions
                          and (r.get("load_model") or {}).get("members")), None)
 
-        rec = wait_for(applied, 240, 0.2, "a recommendation decided on measured capacities, applied")
+        rec = wait_for(applied, 240, 0.2,
+                       "a recommendation decided on measured capacities, applied")
         assert query.exception() is None
         at_s = time.monotonic() - t0
-        wanted = {g.index_of[e["client_id"]]: {(t, p) for t, p in e["partitions"]} for e in rec["assignment"]}
+        wanted = {g.index_of[e["client_id"]]: {(t, p) for t, p in e["partitions"]}
+                  for e in rec["assignment"]}
         wait_for(lambda: owned(g) == wanted, 60, 0.2, "the group on the recommended assignment")
         assert not g.failures(), g.failures()
     finally:
@@ -90,9 +95,10 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
 
     counts = {i: len(tps) for i, tps in wanted.items()}
     rate = {i: sum(w.topics[0].rates[p] for _, p in tps) for i, tps in wanted.items()}
-    measured = {g.index_of[m["client_id"]]: m["records_per_s"] for m in rec["load_model"]["members"]}
-    print(f"recommendation v{rec['version']} ({rec['triggers']}) applied at {at_s:.0f}s: partitions {counts}, "
-          f"records/s {rate}, capacities measured {measured}, true {caps}")
+    measured = {g.index_of[m["client_id"]]: m["records_per_s"]
+                for m in rec["load_model"]["members"]}
+    print(f"recommendation v{rec['version']} ({rec['triggers']}) applied at {at_s:.0f}s: "
+          f"partitions {counts}, records/s {rate}, capacities measured {measured}, true {caps}")
     # the slow member ends with fewer partitions than every faster one, and within its capacity
     assert all(counts[SLOW] < counts[i] for i in counts if i != SLOW), counts
     assert rate[SLOW] <= caps[SLOW], (rate, caps)

@@ -27,7 +27,8 @@ def name(request) -> str:
 
 
 def _collector(cfg, group: str, **options) -> Collector:
-    return Collector(cfg, CollectorOptions(include=f"^{group}$", interval_s=0.5, **options), out=None)
+    return Collector(cfg, CollectorOptions(include=f"^{group}$", interval_s=0.5, **options),
+                     out=None)
 
 
 def _kafka_view(cfg, group: str, topic: str, partitions: int):
@@ -37,7 +38,8 @@ def _kafka_view(cfg, group: str, topic: str, partitions: int):
     admin = kafka_clients.admin(cfg)
     consumer = KafkaConsumer(group_id=None, **kafka_clients.python_client_options(cfg, "consumer"))
     try:
-        committed = {tp.partition: om.offset for tp, om in admin.list_group_offsets(group)[group].items()
+        committed = {tp.partition: om.offset
+                     for tp, om in admin.list_group_offsets(group)[group].items()
                      if tp.topic == topic and om.offset >= 0}
         tps = [TopicPartition(topic, p) for p in range(partitions)]
         end = {tp.partition: o for tp, o in consumer.end_offsets(tps).items()}
@@ -66,8 +68,8 @@ def _poll_until(collector: Collector, check, polls: int = 20, pause_s: float = 0
 
 
 def test_lag_in_events_equals_kafka_python_for_every_partition_over_several_polls(cfg, name):
-    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=600,
-                           zipf=1.2, consumers=2, consume_rate=80)
+    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2,
+                           produce_rate=600, zipf=1.2, consumers=2, consume_rate=80)
     with Workload(cfg, opts, out=None) as w, _collector(cfg, name, offset_reset="earliest") as c:
         assert w.wait_assigned(120)
         lags = []
@@ -84,7 +86,8 @@ def test_lag_in_events_equals_kafka_python_for_every_partition_over_several_poll
             for p, e in lag.items():
                 assert e["topic"] == name and e["end_offset"] == end[p]
                 if p in committed:
-                    assert (e["committed_offset"], e.get("no_commit", False)) == (committed[p], False)
+                    assert (e["committed_offset"], e.get("no_commit", False)) \
+                        == (committed[p], False)
                 else:  # never committed, earliest policy: counted from the begin offset
                     assert (e["committed_offset"], e["no_commit"]) == (begin[p], True)
                 lags.append(e["end_offset"] - e["committed_offset"])
@@ -93,7 +96,8 @@ def test_lag_in_events_equals_kafka_python_for_every_partition_over_several_poll
 
 
 def test_members_events_follow_a_consumer_joining_and_one_leaving(cfg, name):
-    opts = WorkloadOptions(topic=name, group=name, partitions=6, produce_rate=50, consumers=2, consume_rate=0)
+    opts = WorkloadOptions(topic=name, group=name, partitions=6, produce_rate=50, consumers=2,
+                           consume_rate=0)
     with Workload(cfg, opts, out=None) as w, _collector(cfg, name) as c:
         assert w.wait_assigned(120)
 
@@ -124,8 +128,8 @@ def test_members_events_follow_a_consumer_joining_and_one_leaving(cfg, name):
 
 
 def test_reassignment_to_other_racks_shows_in_a_partitions_event_within_two_polls(cfg, name):
-    opts = WorkloadOptions(topic=name, group=name, partitions=3, replication_factor=1, produce_rate=30,
-                           consumers=1, consume_rate=0)
+    opts = WorkloadOptions(topic=name, group=name, partitions=3, replication_factor=1,
+                           produce_rate=30, consumers=1, consume_rate=0)
     with Workload(cfg, opts, out=None) as w, _collector(cfg, name) as c:
         assert w.wait_assigned(120)
         first = _poll_until(c, lambda evs: _of(evs, "partitions", name))[0]
@@ -150,7 +154,8 @@ def test_a_group_without_members_is_watched_and_stops_when_its_topic_or_itself_g
         commit_offsets(admin, name, {(name, 0): 2})
         with _collector(cfg, name, group_offset_reset={name: "earliest"}) as c:
             evs = c.poll_once()
-            lag = {e["partition"]: (e["committed_offset"], e["end_offset"]) for e in _of(evs, "lag", name)}
+            lag = {e["partition"]: (e["committed_offset"], e["end_offset"])
+                   for e in _of(evs, "lag", name)}
             assert lag == {0: (2, 5), 1: (0, 5)}
             assert _of(evs, "members", name)[0]["members"] == []
             assert len(_of(evs, "partitions", name)) == 1
@@ -171,11 +176,13 @@ def test_a_group_without_members_is_watched_and_stops_when_its_topic_or_itself_g
 def test_collect_command_publishes_events_keyed_by_group(cfg, name):
     from kafka import KafkaConsumer, TopicPartition
 
-    opts = WorkloadOptions(topic=name, group=name, partitions=4, produce_rate=100, consumers=1, consume_rate=0)
+    opts = WorkloadOptions(topic=name, group=name, partitions=4, produce_rate=100, consumers=1,
+                           consume_rate=0)
     with Workload(cfg, opts, out=None) as w:
         assert w.wait_assigned(120)
         run = subprocess.run(
-            [sys.executable, "-m", "streaming.cli", "collect", "--bootstrap", cfg.kafka.bootstrap_servers,
+            [sys.executable, "-m", "streaming.cli", "collect",
+             "--bootstrap", cfg.kafka.bootstrap_servers,
              "--groups", f"^{name}$", "--polls", "2", "--interval", "0.5"],
             capture_output=True, text=True, timeout=120, env=env_with())
     assert run.returncode == 0, run.stderr
@@ -190,7 +197,8 @@ def test_collect_command_publishes_events_keyed_by_group(cfg, name):
             parts = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
             consumer.assign(parts)
             consumer.seek_to_beginning()
-            got += [(r.key.decode(), json.loads(r.value)) for r in consumer if r.key == name.encode()]
+            got += [(r.key.decode(), json.loads(r.value)) for r in consumer
+                    if r.key == name.encode()]
     finally:
         consumer.close()
     assert all(k == name == e["group"] for k, e in got)
@@ -201,8 +209,8 @@ def test_collect_command_publishes_events_keyed_by_group(cfg, name):
 
 
 def test_collector_survives_a_broker_restart_and_resumes(cfg, kafka_cluster, name):
-    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=3, produce_rate=100,
-                           consumers=2, consume_rate=0)
+    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=3,
+                           produce_rate=100, consumers=2, consume_rate=0)
     batches: list[tuple[float, list]] = []
     stop = threading.Event()
     errors: list[BaseException] = []

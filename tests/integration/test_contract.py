@@ -1,7 +1,8 @@
-"""Properties over records drawn from the contract (issue #26, item 3): (a) through validation on Spark, every
-record is valid with every figure exactly what it sent, or rejected with a reason; (c) recommendations made
-from drawn groups go through both Delta writers (delta-rs and Spark) with every figure as made: figures in
-records exact integers, doubles finite or null. Seeded draws, one Spark job each, to keep CI time short."""
+"""Properties over records drawn from the contract (issue #26, item 3): (a) through validation on
+Spark, every record is valid with every figure exactly what it sent, or rejected with a reason; (c)
+recommendations made from drawn groups go through both Delta writers (delta-rs and Spark) with every
+figure as made: figures in records exact integers, doubles finite or null. Seeded draws, one Spark
+job each, to keep CI time short."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ pytestmark = pytest.mark.integration
 
 NOW = 1_763_800_000_000
 LAG_TOPIC, META_TOPIC = "rebalancer.lag", "rebalancer.metadata"
-RAW_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-              "timestampType int")
+RAW_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, "
+              "timestamp timestamp, timestampType int")
 LONG_MAX, INT_MAX = 2**63 - 1, 2**31 - 1
 POLICY = PolicySettings(skew_observations=3, min_total_lag=1000, cooldown_s=300)
 
@@ -52,19 +53,22 @@ def _check_valid(row: dict, value: bytes) -> None:
     if sent["type"] == ev.LAG:
         assert (row["partition"], row["committed_offset"], row["end_offset"]) == (
             sent["partition"], sent["committed_offset"], sent["end_offset"])
-        assert 0 <= row["partition"] <= INT_MAX and 0 <= row["committed_offset"] <= row["end_offset"] <= LONG_MAX
-    elif sent["type"] == ev.LAG_DENSE:  # the good entries, each one of those sent and inside the bounds
+        assert 0 <= row["partition"] <= INT_MAX \
+            and 0 <= row["committed_offset"] <= row["end_offset"] <= LONG_MAX
+    elif sent["type"] == ev.LAG_DENSE:
+        # the good entries, each one of those sent and inside the bounds
         n = len(row["readings"]) // 3
         got = list(zip(*(row["readings"][k * n:(k + 1) * n] for k in range(3)), strict=True))
         # as JSON: a bad entry of a record with good ones may hold a list, which no set takes
         entries = {json.dumps(e) for e in zip(*(sent[a] for a in ev.DENSE_ARRAYS), strict=True)}
         assert {json.dumps(e) for e in got} <= entries
-        # an entry is either read or rejected with its reason (all of them, when every one breaks a rule: a
-        # partition repeated throughout)
+        # an entry is either read or rejected with its reason (all of them, when every one breaks a
+        # rule: a partition repeated throughout)
         assert n + len(json.loads(row["detail"] or "[]")) == len(sent["partitions"])
         assert all(0 <= p <= INT_MAX and 0 <= c <= e <= LONG_MAX for p, c, e in got)
         assert len({p for p, _, _ in got}) == n
-        assert all(r["reason"].startswith("lag_dense entry ") for r in json.loads(row["detail"] or "[]"))
+        assert all(r["reason"].startswith("lag_dense entry ")
+                   for r in json.loads(row["detail"] or "[]"))
     elif sent["type"] == ev.MEMBERS:
         assert json.loads(row["detail"])["generation"] == sent["generation"]
 
@@ -92,21 +96,25 @@ def _recommendation_rows() -> list[dict]:
     rows: list[dict] = []
     for i, named in enumerate(contract.draw(contract.scenario(NOW), 60, 5)):
         events = [json.loads(r.value) for r in named(f"g{i}")]
+        described = ("generation", "protocol", "members", "partitions")
         frame = pd.DataFrame([{"type": e["type"], "ts": e["ts"], "topic": e.get("topic"),
                                "partition": e.get("partition", 0) if e["type"] == ev.LAG else 0,
                                "committed_offset": e.get("committed_offset", 0),
                                "end_offset": e.get("end_offset", 0),
                                "detail": None if e["type"] in ev.LAG_TYPES else json.dumps(
-                                   {k: e[k] for k in ("generation", "protocol", "members", "partitions") if k in e}),
+                                   {k: e[k] for k in described if k in e}),
                                READINGS: packed(e) if e["type"] == ev.LAG_DENSE else None,
-                               "source_partition": 0, "source_offset": n} for n, e in enumerate(events)])
+                               "source_partition": 0, "source_offset": n}
+                               for n, e in enumerate(events)])
         state = State()
-        rows += [r for df in update((f"g{i}",), iter([frame]), state) for r in df.to_dict("records")]
+        rows += [r for df in update((f"g{i}",), iter([frame]), state)
+                 for r in df.to_dict("records")]
     return rows
 
 
 @pytest.mark.parametrize("writer", ["auto", "spark"])
-def test_drawn_recommendations_keep_every_figure_through_either_writer(spark, cfg, tmp_path, writer):
+def test_drawn_recommendations_keep_every_figure_through_either_writer(spark, cfg, tmp_path,
+                                                                       writer):
     made = [r for r in _recommendation_rows() if r["kind"] == "recommendation"]
     assert len(made) >= 5 and any(r["before_max_lag"] > 2**53 for r in made)
     c = _config(cfg, tmp_path / uuid.uuid4().hex[:6], writer)

@@ -1,8 +1,8 @@
-"""The issue's first failure through the real job (Kafka -> Spark -> Delta), with records drawn from the
-contract beside it (issue #26): a group whose lag events are inside the contract but whose lags pass 2^53
-(their sum past 2^63-1) stopped the query in pyspark's conversion after the stateful step, on every restart.
-Now the query runs to the end, the group's recommendation has its figures exact (saturated at 2^63-1), and
-every drawn record is valid or rejected with a reason."""
+"""The issue's first failure through the real job (Kafka -> Spark -> Delta), with records drawn from
+the contract beside it (issue #26): a group whose lag events are inside the contract but whose lags
+pass 2^53 (their sum past 2^63-1) stopped the query in pyspark's conversion after the stateful step,
+on every restart. Now the query runs to the end, the group's recommendation has its figures exact
+(saturated at 2^63-1), and every drawn record is valid or rejected with a reason."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def huge_group(group: str, t0: int) -> list[dict]:
                ev.member_entry("C1", ["t0"], [("t0", 2), ("t0", 3)])]
     out = [ev.members_event(t0, group, 1, "range", members)]
     for i in range(5):
-        out += [ev.lag_event(t0 + i * 10_000, group, "t0", p, 1000 * i, 1000 * i + lag) for p, lag in LAGS.items()]
+        out += [ev.lag_event(t0 + i * 10_000, group, "t0", p, 1000 * i, 1000 * i + lag)
+                for p, lag in LAGS.items()]
     return out
 
 
@@ -44,7 +45,8 @@ def contract_run(spark, cfg):
     sent = fuzz_run.send(jc, records, huge_group("huge", now - 100_000))
     batches = query.run(spark, jc, available_now=True)  # raised before the fix: the query stopped
     rejected = rows(spark, jc, REJECTED)
-    verdict = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]), r["reason"])
+    verdict = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"],
+                                        r["source_offset"]), r["reason"])
                                       for r in rejected])
     return verdict, rows(spark, jc, RECOMMENDATIONS), batches
 
@@ -54,7 +56,8 @@ def test_the_huge_groups_recommendation_has_exact_figures(contract_run):
     [rec] = [r for r in recs if r["group"] == "huge"]
     assert rec["before_max_lag"] == RECORDS_CAP  # 2^63 + 1 saturated
     loads = [sum(LAGS[p["partition"]] for p in m["partitions"]) for m in rec["assignment"]]
-    assert rec["after_max_lag"] == min(max(loads), RECORDS_CAP) and isinstance(rec["after_max_lag"], int)
+    assert rec["after_max_lag"] == min(max(loads), RECORDS_CAP) \
+        and isinstance(rec["after_max_lag"], int)
     feed = json.loads(json.dumps(rec.asDict(), default=str))
     assert feed["before_max_lag"] == RECORDS_CAP
 

@@ -1,6 +1,7 @@
-"""The batch writer's two Delta appenders on real tables: delta-rs from the driver (``job.delta_writer = auto``,
-local tables) and Spark. The same batches give the same rows, read back by Spark (Change Data Feed included);
-either writer skips a batch the other already committed; a table delta-rs cannot write goes to Spark."""
+"""The batch writer's two Delta appenders on real tables: delta-rs from the driver
+(``job.delta_writer = auto``, local tables) and Spark. The same batches give the same rows, read
+back by Spark (Change Data Feed included); either writer skips a batch the other already committed;
+a table delta-rs cannot write goes to Spark."""
 
 from __future__ import annotations
 
@@ -31,33 +32,39 @@ def _rec(group: str, version: int, lag_age: float) -> dict:
     row |= {"group": group, "version": version, "recommendation_id": f"{group}-{version}",
             "event_ts": 1_763_900_000_123 + version, "generation": 3, "triggers": "lag_skew,stuck",
             "trigger_details": "{}", "assignor": "balanced", "assignment": json.dumps(assignment),
-            "before_max_lag": 900, "after_max_lag": 450, "before_imbalance": 2.0, "after_imbalance": 1.0,
-            "lower_bound": 450.0, "before_cross_rack": 1, "after_cross_rack": 0, "partitions_moved": 1,
+            "before_max_lag": 900, "after_max_lag": 450, "before_imbalance": 2.0,
+            "after_imbalance": 1.0, "lower_bound": 450.0, "before_cross_rack": 1,
+            "after_cross_rack": 0, "partitions_moved": 1,
             "lag_moved": 450, "stuck_partitions": json.dumps([{"topic": "t", "partition": 2}]),
-            "feed_value": "{}", "mode": "observe", "before_catch_up_s": 12.5, "after_catch_up_s": float("nan"),
-            "lag_age_s": lag_age}
+            "feed_value": "{}", "mode": "observe", "before_catch_up_s": 12.5,
+            "after_catch_up_s": float("nan"), "lag_age_s": lag_age}
     return {"kind": "recommendation", **row, "rejected": None}
 
 
 def _rejected(offset: int) -> dict:
-    detail = {"reason": "not json", "raw_value": f"garbage {offset}", "source_topic": "rebalancer.lag",
-              "source_partition": 0, "source_offset": offset, "kafka_ts": 1_763_900_000_000}
-    return {"kind": "rejected", **{c: None for c in OUTPUT_COLUMNS}, "group": "g", "rejected": json.dumps(detail)}
+    detail = {"reason": "not json", "raw_value": f"garbage {offset}",
+              "source_topic": "rebalancer.lag", "source_partition": 0, "source_offset": offset,
+              "kafka_ts": 1_763_900_000_000}
+    return {"kind": "rejected", **{c: None for c in OUTPUT_COLUMNS}, "group": "g",
+            "rejected": json.dumps(detail)}
 
 
 def _batch(spark, batch_id: int):
-    rows = [_rec(f"g{i}", batch_id + 1, 3.0 * i) for i in range(3)] + [_rejected(10 * batch_id + i) for i in range(2)]
+    rows = [_rec(f"g{i}", batch_id + 1, 3.0 * i) for i in range(3)] \
+        + [_rejected(10 * batch_id + i) for i in range(2)]
     schema = spark.createDataFrame([], convert.ROW_SCHEMA).schema
     return spark.createDataFrame([tuple(r[f.name] for f in schema.fields) for r in rows], schema)
 
 
 def _config(cfg: config.Config, root: Path, writer: str) -> config.Config:
-    return dataclasses.replace(cfg, paths=config.PathSettings(checkpoints=str(root / "cp"), tables=str(root / "t")),
+    return dataclasses.replace(cfg, paths=config.PathSettings(checkpoints=str(root / "cp"),
+                                                              tables=str(root / "t")),
                                job=dataclasses.replace(cfg.job, delta_writer=writer))
 
 
 def _commits(location: str) -> list[dict]:
-    """Each append of the table's log (not its CREATE, nor Spark's auto compaction): its engine and txn actions."""
+    """Each append of the table's log (not its CREATE, nor Spark's auto compaction): its engine and
+    txn actions."""
     out = []
     for f in sorted((Path(location) / "_delta_log").glob("*.json")):
         actions = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
@@ -65,12 +72,14 @@ def _commits(location: str) -> list[dict]:
         if info.get("operation") != "WRITE":
             continue
         out.append({"engine": info.get("engineInfo") or info.get("clientVersion") or "",
-                    "txn": [(a["txn"]["appId"], a["txn"]["version"]) for a in actions if "txn" in a]})
+                    "txn": [(a["txn"]["appId"], a["txn"]["version"]) for a in actions
+                            if "txn" in a]})
     return out
 
 
 def _read(spark, location: str) -> list:
-    return sorted(spark.read.format("delta").load(location).collect(), key=lambda r: (r["batch_id"], str(r)))
+    return sorted(spark.read.format("delta").load(location).collect(),
+                  key=lambda r: (r["batch_id"], str(r)))
 
 
 def _writer(spark, cfg: config.Config) -> sinks.BatchWriter:
@@ -82,23 +91,26 @@ def test_driver_and_spark_appends_give_the_same_rows_once_per_batch(spark, cfg, 
     root = tmp_path / uuid.uuid4().hex[:6]
     auto, plain = _config(cfg, root / "auto", "auto"), _config(cfg, root / "spark", "spark")
     w_auto, w_spark = _writer(spark, auto), _writer(spark, plain)
-    for batch_id in (0, 1, 1, 2):  # batch 1 replayed, as after a crash between the Delta commit and the checkpoint
+    # batch 1 replayed, as after a crash between the Delta commit and the checkpoint
+    for batch_id in (0, 1, 1, 2):
         w_auto(_batch(spark, batch_id), batch_id)
         w_spark(_batch(spark, batch_id), batch_id)
     for table in (RECOMMENDATIONS, REJECTED):
-        by_driver, by_spark = _read(spark, auto.table_path(table)), _read(spark, plain.table_path(table))
+        by_driver = _read(spark, auto.table_path(table))
+        by_spark = _read(spark, plain.table_path(table))
         assert by_driver == by_spark
-        assert sorted(r["batch_id"] for r in by_driver) == sorted([0, 1, 2] * (3 if table == RECOMMENDATIONS
-                                                                                else 2))
+        assert sorted(r["batch_id"] for r in by_driver) \
+            == sorted([0, 1, 2] * (3 if table == RECOMMENDATIONS else 2))
         commits = _commits(auto.table_path(table))
         assert [c["txn"] for c in commits] == [[(f"{APP}/{table}", b)] for b in (0, 1, 2)]
         assert all(c["engine"].startswith("delta-rs") for c in commits), commits
         assert all("Spark" in c["engine"] for c in _commits(plain.table_path(table)))
     rec = _read(spark, auto.table_path(RECOMMENDATIONS))[0]
-    assert rec["assignment"][0]["partitions"][1]["partition"] == 2 and rec["assignment"][1]["rack"] is None
+    assert rec["assignment"][0]["partitions"][1]["partition"] == 2 \
+        and rec["assignment"][1]["rack"] is None
     assert rec["after_catch_up_s"] is None and rec["event_time"].microsecond == 124_000
-    changes = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
-               .load(auto.table_path(RECOMMENDATIONS)))
+    changes = (spark.read.format("delta").option("readChangeFeed", "true")
+               .option("startingVersion", 0).load(auto.table_path(RECOMMENDATIONS)))
     assert changes.filter("_change_type = 'insert'").count() == 9
 
 
@@ -106,8 +118,8 @@ def test_either_writer_skips_a_batch_the_other_committed(spark, cfg, tmp_path):
     root = tmp_path / uuid.uuid4().hex[:6]
     auto = _config(cfg, root, "auto")
     w_auto = _writer(spark, auto)
-    w_spark = sinks.BatchWriter(dataclasses.replace(auto, job=dataclasses.replace(auto.job, delta_writer="spark")),
-                                APP)
+    w_spark = sinks.BatchWriter(
+        dataclasses.replace(auto, job=dataclasses.replace(auto.job, delta_writer="spark")), APP)
     w_auto(_batch(spark, 0), 0)
     w_spark(_batch(spark, 0), 0)  # the job restarted with delta_writer = spark and replays batch 0
     w_spark(_batch(spark, 1), 1)
@@ -123,7 +135,8 @@ def test_a_table_delta_rs_cannot_write_goes_to_spark(spark, cfg, tmp_path, caplo
     w_auto = _writer(spark, auto)
     location = auto.table_path(REJECTED)
     # a table feature delta-rs 1.x does not implement
-    spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    spark.sql(f"ALTER TABLE delta.`{location}` "
+              "SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
     for batch_id in (0, 1):
         w_auto(_batch(spark, batch_id), batch_id)
     assert sorted(r["batch_id"] for r in _read(spark, location)) == [0, 0, 1, 1]
@@ -135,8 +148,8 @@ def test_a_table_delta_rs_cannot_write_goes_to_spark(spark, cfg, tmp_path, caplo
 
 def test_spark_reads_delta_rs_checkpoints_and_compactions(spark, cfg, tmp_path):
     """A long run leaves delta-rs' own log checkpoints (every 100 commits) and compactions (every
-    COMPACT_EVERY appends) in the table; Spark, which reads it for `maintain`, the version floors and
-    `rebalancer recommendations`, must see the same rows and changes through them."""
+    COMPACT_EVERY appends) in the table; Spark, which reads it for `maintain`, the version floors
+    and `rebalancer recommendations`, must see the same rows and changes through them."""
     from deltalake import DeltaTable
 
     auto = _config(cfg, tmp_path / uuid.uuid4().hex[:6], "auto")
@@ -148,11 +161,14 @@ def test_spark_reads_delta_rs_checkpoints_and_compactions(spark, cfg, tmp_path):
     assert w_auto.driver is not None
     w_auto.driver._compact(Path(location))  # as after COMPACT_EVERY appends
     DeltaTable(location).create_checkpoint()
-    assert len(list(Path(location).glob("*.parquet"))) == 5 and list((Path(location) / "_delta_log").glob("*.parquet"))
+    assert len(list(Path(location).glob("*.parquet"))) == 5 \
+        and list((Path(location) / "_delta_log").glob("*.parquet"))
     w_auto(_batch(spark, 4), 4)
     after = _read(spark, location)
-    assert after[:len(before)] == before and sorted({r["batch_id"] for r in after}) == [0, 1, 2, 3, 4]
+    assert after[:len(before)] == before \
+        and sorted({r["batch_id"] for r in after}) == [0, 1, 2, 3, 4]
     assert delta_tables.file_count(spark, location) == 2  # the compacted file and batch 4's
-    changes = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
-               .load(location))
-    assert changes.count() == changes.filter("_change_type = 'insert'").count() == 15  # compaction changes nothing
+    changes = (spark.read.format("delta").option("readChangeFeed", "true")
+               .option("startingVersion", 0).load(location))
+    # compaction changes nothing
+    assert changes.count() == changes.filter("_change_type = 'insert'").count() == 15

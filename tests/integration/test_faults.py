@@ -1,10 +1,11 @@
 """Faults end in recovery or in a clear error, never in silent damage.
 
 - Kafka unreachable at start: retried with backoff, then a one-line error and exit status 1;
-- the only broker stopped mid-run and started again: the job restarts its query by itself and everything is
-  processed exactly once;
-- tables missing (with a checkpoint that wrote to them), not ours, or without the change feed: refused at
-  start, never recreated; a table deleted while the job runs stops it, not recreated by an append;
+- the only broker stopped mid-run and started again: the job restarts its query by itself and
+  everything is processed exactly once;
+- tables missing (with a checkpoint that wrote to them), not ours, or without the change feed:
+  refused at start, never recreated; a table deleted while the job runs stops it, not recreated by
+  an append;
 - a new checkpoint on existing tables: versions continue, recommendation ids never repeat;
 - a second job on the same checkpoint: refused, the first goes on.
 """
@@ -44,7 +45,8 @@ def test_kafka_unreachable_at_start_is_retried_then_a_clear_error():
     assert proc.returncode == 1, proc.stderr
     assert f"Kafka at 127.0.0.1:{port} unreachable" in proc.stderr
     assert "retrying in 0.2s (attempt 1/3)" in proc.stderr and "(attempt 2/3)" in proc.stderr
-    assert f"rebalancer run: error: Kafka at 127.0.0.1:{port} unreachable after 3 attempts" in proc.stderr
+    assert f"rebalancer run: error: Kafka at 127.0.0.1:{port} unreachable after 3 attempts" \
+        in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
@@ -81,7 +83,8 @@ def stop_query(thread: threading.Thread, result: dict) -> None:
 
 def assert_exactly_once(spark, jc, phases: int, n_bad: int) -> None:
     recs = table(spark, jc, RECOMMENDATIONS)
-    assert sorted((r["group"], r["version"]) for r in recs) == [(g, v) for g in GROUPS for v in range(1, phases)]
+    assert sorted((r["group"], r["version"]) for r in recs) == [(g, v) for g in GROUPS
+                                                                for v in range(1, phases)]
     assert all(r["triggers"] == ["membership_change"] for r in recs)
     assert len({r["recommendation_id"] for r in recs}) == len(recs)
     rejected = table(spark, jc, REJECTED)
@@ -100,11 +103,12 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
     jc = dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=cluster.bootstrap_servers, options={
-            # the source's offset lookups and the feed's producer give up in seconds, not minutes (Kafka's
-            # admin client wants default.api.timeout.ms >= request.timeout.ms)
-            "default.api.timeout.ms": "4000", "request.timeout.ms": "3000", "max.block.ms": "4000"}),
-        job=dataclasses.replace(base.job, trigger_interval="1 second", start_retries=2, retry_backoff_s=1,
-                                retry_backoff_max_s=3, max_restarts=100))
+            # the source's offset lookups and the feed's producer give up in seconds, not minutes
+            # (Kafka's admin client wants default.api.timeout.ms >= request.timeout.ms)
+            "default.api.timeout.ms": "4000", "request.timeout.ms": "3000",
+            "max.block.ms": "4000"}),
+        job=dataclasses.replace(base.job, trigger_interval="1 second", start_retries=2,
+                                retry_backoff_s=1, retry_backoff_max_s=3, max_restarts=100))
     checkpoint = jc.checkpoint_path("outage")
     thread = None
     try:
@@ -114,14 +118,15 @@ def test_broker_outage_mid_run_the_job_restarts_itself_and_loses_nothing(spark, 
                    and count(spark, jc, RECOMMENDATIONS) == len(GROUPS), 180, "the first phase")
 
         cluster.stop_broker(1)
-        wait_until(lambda: any("restarting from the checkpoint" in ln for ln in failures.lines), 180,
-                   "the query to fail while the broker is down")
+        wait_until(lambda: any("restarting from the checkpoint" in ln for ln in failures.lines),
+                   180, "the query to fail while the broker is down")
         assert thread.is_alive() and "error" not in result
         cluster.start_broker(1)
 
         produce(jc, membership_phase(GROUPS, 2), bad_records(2, 4))
         wait_until(lambda: count(spark, jc, REJECTED) >= 9
-                   and count(spark, jc, RECOMMENDATIONS) >= 2 * len(GROUPS), 240, "the second phase")
+                   and count(spark, jc, RECOMMENDATIONS) >= 2 * len(GROUPS), 240,
+                   "the second phase")
         stop_query(thread, result)
         assert "error" not in result, result.get("error")
         assert_exactly_once(spark, jc, phases=3, n_bad=9)
@@ -145,7 +150,8 @@ def test_missing_or_foreign_tables_are_refused_and_never_recreated(spark, cfg):
     # the checkpoint has committed batches: a missing table is an error, and stays missing
     rejected = Path(jc.table_path(REJECTED))
     shutil.rmtree(rejected)
-    with pytest.raises(JobError, match=r"table rejected_events at .* is missing but checkpoint .* committed"):
+    with pytest.raises(JobError,
+                       match=r"table rejected_events at .* is missing but checkpoint .* committed"):
         available_now(spark, jc, checkpoint)
     assert not rejected.exists()
 
@@ -153,8 +159,9 @@ def test_missing_or_foreign_tables_are_refused_and_never_recreated(spark, cfg):
     other = job_config(cfg, uuid.uuid4().hex[:6])
     spark.sql(f"CREATE TABLE delta.`{other.table_path(RECOMMENDATIONS)}` "
               "(`group` STRING, version INT, note STRING) USING DELTA")
-    with pytest.raises(JobError, match="recommendations at .* does not have the job's schema: column batch_id "
-                                       "missing.*column version is int, expected bigint.*unexpected column note"):
+    with pytest.raises(JobError, match="recommendations at .* does not have the job's schema: "
+                                       "column batch_id missing.*column version is int, "
+                                       "expected bigint.*unexpected column note"):
         available_now(spark, other, other.checkpoint_path("c"))
     plain = job_config(cfg, uuid.uuid4().hex[:6])
     spark.sql(f"CREATE TABLE delta.`{plain.table_path(RECOMMENDATIONS)}` ({RECOMMENDATIONS_DDL}) "
@@ -165,7 +172,8 @@ def test_missing_or_foreign_tables_are_refused_and_never_recreated(spark, cfg):
 
 def test_table_deleted_while_running_stops_the_job_without_recreating_it(spark, cfg):
     jc = job_config(cfg, uuid.uuid4().hex[:6])
-    jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, trigger_interval="1 second", max_restarts=5))
+    jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, trigger_interval="1 second",
+                                                         max_restarts=5))
     produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1))
     thread, result = run_in_thread(spark, jc, jc.checkpoint_path("deleted"))
     try:
@@ -180,24 +188,28 @@ def test_table_deleted_while_running_stops_the_job_without_recreating_it(spark, 
             stop_query(thread, result)
     error = result.get("error")
     assert isinstance(error, JobError), error
-    assert "table recommendations at" in str(error) and "was deleted while the job ran" in str(error)
+    assert "table recommendations at" in str(error) \
+        and "was deleted while the job ran" in str(error)
     assert "Traceback" not in str(error)
     assert not recs.exists()
 
 
 def test_new_checkpoint_continues_versions_and_never_repeats_an_id(spark, cfg):
     jc = job_config(cfg, uuid.uuid4().hex[:6])
-    produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1) + membership_phase(GROUPS, 2))
+    produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1)
+            + membership_phase(GROUPS, 2))
     available_now(spark, jc, jc.checkpoint_path("first"))
     first = table(spark, jc, RECOMMENDATIONS)
-    assert sorted((r["group"], r["version"]) for r in first) == [(g, v) for g in GROUPS for v in (1, 2)]
+    assert sorted((r["group"], r["version"]) for r in first) == [(g, v) for g in GROUPS
+                                                                 for v in (1, 2)]
 
     # the checkpoint is lost: a new one replays the topics (plus new events) into the same tables
     produce(jc, membership_phase(GROUPS, 3))
     available_now(spark, jc, jc.checkpoint_path("second"))
     both = table(spark, jc, RECOMMENDATIONS)
     assert len(both) == len(first) + 3 * len(GROUPS)
-    assert sorted((r["group"], r["version"]) for r in both) == [(g, v) for g in GROUPS for v in range(1, 6)]
+    assert sorted((r["group"], r["version"]) for r in both) == [(g, v) for g in GROUPS
+                                                                for v in range(1, 6)]
     ids = Counter(r["recommendation_id"] for r in both)
     assert max(ids.values()) == 1
     assert Counter(m["recommendation_id"] for m in feed(jc)).keys() == ids.keys()

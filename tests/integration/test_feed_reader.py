@@ -1,4 +1,5 @@
-"""The real feed reader thread on the real broker survives every kind of malformed trigger-feed message."""
+"""The real feed reader thread on the real broker survives every kind of malformed trigger-feed
+message."""
 
 from __future__ import annotations
 

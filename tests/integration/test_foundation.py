@@ -53,8 +53,8 @@ def test_replica_racks_come_back_through_the_admin_api(cfg, kafka_cluster):
 
 
 def _rebalancer(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "streaming.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env_with())
+    return subprocess.run([sys.executable, "-m", "streaming.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env_with())
 
 
 def test_kafka_up_prints_bootstrap_and_down_leaves_no_jvm(state_file):

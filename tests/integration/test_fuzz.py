@@ -1,10 +1,10 @@
-"""Every kind of malformed, extreme and adversarial record through the real job (Kafka -> Spark -> Delta):
-the query keeps running, each malformed record is in rejected_events with its expected reason (matched
-by source offset), nothing valid is rejected, and a valid skewed group in the same batch still gets its
-recommendation.
+"""Every kind of malformed, extreme and adversarial record through the real job (Kafka -> Spark ->
+Delta): the query keeps running, each malformed record is in rejected_events with its expected
+reason (matched by source offset), nothing valid is rejected, and a valid skewed group in the same
+batch still gets its recommendation.
 
-Two runs on one checkpoint: the first sets the watermark (one valid event), so in the second a record far
-in the past is late, and must come out as rejected with reason ``late``."""
+Two runs on one checkpoint: the first sets the watermark (one valid event), so in the second a
+record far in the past is late, and must come out as rejected with reason ``late``."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ MAX_VALUE_BYTES = 64 * 1024
 def fuzz_run_result(spark, cfg):
     tag = "fz" + uuid.uuid4().hex[:6]
     base = job_config(cfg, tag)
-    jc = dataclasses.replace(base, job=dataclasses.replace(base.job, max_value_bytes=MAX_VALUE_BYTES))
+    jc = dataclasses.replace(base, job=dataclasses.replace(base.job,
+                                                           max_value_bytes=MAX_VALUE_BYTES))
     now = int(time.time() * 1000)
     query.ensure_topics(jc)
 
@@ -38,14 +39,16 @@ def fuzz_run_result(spark, cfg):
     first = query.run(spark, jc, available_now=True)
 
     # run 2: the fuzz records and a skewed group, all after the watermark except the late kind
-    records = fuzz.generate(seed=12, n=PER_KIND * len(fuzz.KINDS), ts=now - 180_000, max_value_bytes=MAX_VALUE_BYTES)
+    records = fuzz.generate(seed=12, n=PER_KIND * len(fuzz.KINDS), ts=now - 180_000,
+                            max_value_bytes=MAX_VALUE_BYTES)
     sent = fuzz_run.send(jc, records, [*fuzz.skewed_group("skewed", now - 240_000),
                                        *fuzz.deleted_topic_group("deleted", now - 240_000)])
     second = query.run(spark, jc, available_now=True)
 
     rejected = rows(spark, jc, REJECTED)
     recs = rows(spark, jc, RECOMMENDATIONS)
-    verdict = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]), r["reason"])
+    verdict = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"],
+                                        r["source_offset"]), r["reason"])
                                       for r in rejected])
     return verdict, rejected, recs, first + second, sent
 
@@ -56,7 +59,8 @@ def test_the_generator_covers_every_kind_and_more_than_fifty(fuzz_run_result):
     assert verdict.sent == PER_KIND * len(fuzz.KINDS)
 
 
-def test_every_malformed_record_is_rejected_with_its_reason_and_nothing_valid_is_lost(fuzz_run_result):
+def test_every_malformed_record_is_rejected_with_its_reason_and_nothing_valid_is_lost(
+        fuzz_run_result):
     verdict, rejected, _, _, sent = fuzz_run_result
     assert verdict.missing == []
     assert verdict.wrong_reason == []
@@ -74,9 +78,11 @@ def test_late_records_are_rejected_as_late_not_dropped(fuzz_run_result):
     _, rejected, _, batches, sent = fuzz_run_result
     late = [s for s in sent if s.record.expected == fuzz.LATE]
     assert late
-    reasons = {(r["source_topic"], r["source_partition"], r["source_offset"]): r["reason"] for r in rejected}
+    reasons = {(r["source_topic"], r["source_partition"], r["source_offset"]): r["reason"]
+               for r in rejected}
     assert all(reasons[s.source] == "late" for s in late)
-    assert all(b["late"] == 0 for b in batches)  # nothing vanished under Spark's own late-row filter
+    # nothing vanished under Spark's own late-row filter
+    assert all(b["late"] == 0 for b in batches)
 
 
 def test_the_valid_skewed_group_still_gets_its_recommendation(fuzz_run_result):
@@ -103,6 +109,7 @@ def test_records_without_a_kafka_timestamp_are_rejected_and_the_job_goes_on(fuzz
     assert len(none) == PER_KIND * 4 and batches
     by_source = {(r["source_topic"], r["source_partition"], r["source_offset"]): r
                  for r in rejected}
-    # no time rather than Kafka's -1 as Spark's source reads it (1969-12-31 23:59:59.999): the record has none
+    # no time rather than Kafka's -1 as Spark's source reads it (1969-12-31 23:59:59.999): the
+    # record has none
     assert all(by_source[s.source]["kafka_timestamp"] is None for s in none)
     assert {r["group"] for r in recs} >= {"skewed", "deleted"}

@@ -29,21 +29,26 @@ def job_config(cfg: Config, tag: str, **policy) -> Config:
         paths=dataclasses.replace(cfg.paths, tables=f"{cfg.paths.tables}/{tag}",
                                   checkpoints=f"{cfg.paths.checkpoints}/{tag}"),
         policy=dataclasses.replace(PolicySettings(), **({  # auto: the tests read the feed too
-            "assignor": "balanced", "skew_threshold": 1.5, "skew_observations": 3, "min_total_lag": 1000,
-            "min_improvement": 0.2, "cooldown_s": 300, "mode": "auto"} | policy)),
+            "assignor": "balanced", "skew_threshold": 1.5, "skew_observations": 3,
+            "min_total_lag": 1000, "min_improvement": 0.2, "cooldown_s": 300,
+            "mode": "auto"} | policy)),
         job=dataclasses.replace(JobSettings(), watermark_delay="2 minutes", group_timeout_s=600,
                                 query_name=f"rebalancer_{tag}"),
     )
 
 
-def member(mid: str, assigned: list[tuple[str, int]], rack: str | None = None, topics=("t0",)) -> dict:
-    return ev.member_entry(mid, topics, assigned, client_id=f"client-{mid}", host="/127.0.0.1", rack=rack)
+def member(mid: str, assigned: list[tuple[str, int]], rack: str | None = None,
+           topics=("t0",)) -> dict:
+    return ev.member_entry(mid, topics, assigned, client_id=f"client-{mid}", host="/127.0.0.1",
+                           rack=rack)
 
 
-def lag_poll(ts: int, group: str, lags: dict[int, int], topic: str = "t0", committed: dict[int, int] | None = None):
+def lag_poll(ts: int, group: str, lags: dict[int, int], topic: str = "t0",
+             committed: dict[int, int] | None = None):
     out = []
     for p, lag in lags.items():
-        c = (committed or {}).get(p, 1_000_000 + ts // 100)  # committed offsets move: nothing is stuck
+        # committed offsets move: nothing is stuck
+        c = (committed or {}).get(p, 1_000_000 + ts // 100)
         out.append(ev.lag_event(ts, group, topic, p, c, c + lag))
     return out
 
@@ -54,7 +59,8 @@ def rows(spark, cfg: Config, table: str) -> list:
 
 @pytest.fixture(scope="module")
 def scenario_run(spark, cfg):
-    """Produce every scenario's events, run the query once, return (config, recommendations, rejected)."""
+    """Produce every scenario's events, run the query once, return (config, recommendations,
+    rejected)."""
     tag = uuid.uuid4().hex[:6]
     jc = job_config(cfg, tag)
     events: list[dict] = []
@@ -86,7 +92,8 @@ def scenario_run(spark, cfg):
     g = "racks"
     racks_before = [["a", "b"], ["b", "c"], ["c", "a"], ["a", "b"]]
     racks_after = [["b", "c"], ["b", "c"], ["c", "a"], ["a", "b"]]  # t0p0 leaves rack a
-    parts = lambda racks: [ev.partition_entry(p, 1, [1, 2], r) for p, r in enumerate(racks)]  # noqa: E731
+    parts = lambda racks: [ev.partition_entry(p, 1, [1, 2], r)  # noqa: E731
+                           for p, r in enumerate(racks)]
     events.append(ev.partitions_event(T0, g, "t0", parts(racks_before)))
     events.append(ev.members_event(T0, g, 1, "range", [
         member("A", [("t0", 0), ("t0", 3)], rack="a"), member("B", [("t0", 1)], rack="b"),
@@ -107,11 +114,13 @@ def scenario_run(spark, cfg):
                              "committed_offset": 1, "end_offset": 2}).encode()),
         (b"bad", json.dumps({"type": "lag", "ts": "yesterday", "group": "bad"}).encode()),
         (b"bad", json.dumps(ev.lag_event(T0, "bad", "t", 0, 5, 9) | {"partition": -1}).encode()),
-        (b"bad", json.dumps(ev.lag_event(T0, "bad", "t", 0, 5, 9) | {"committed_offset": -5}).encode()),
+        (b"bad",
+         json.dumps(ev.lag_event(T0, "bad", "t", 0, 5, 9) | {"committed_offset": -5}).encode()),
         (b"bad", json.dumps(ev.lag_event(T0, "bad", "t", 0, 50, 9)).encode()),
         (b"bad", json.dumps({"type": "lag", "ts": T0, "group": "bad", "topic": "t", "partition": 0,
                              "committed_offset": 1}).encode()),
-        (b"bad", json.dumps(ev.partitions_event(T0, "bad", "t", [ev.partition_entry(0, 1, [1, 2], ["a"])])).encode()),
+        (b"bad", json.dumps(ev.partitions_event(
+            T0, "bad", "t", [ev.partition_entry(0, 1, [1, 2], ["a"])])).encode()),
         (b"bad", json.dumps({"type": "members", "ts": T0, "group": "bad", "generation": 1,
                              "members": [{"topics": ["t"], "assigned": []}]}).encode()),
         (b"other-group", json.dumps(ev.lag_event(T0, "bad", "t", 0, 5, 9)).encode()),
@@ -169,9 +178,10 @@ def test_malformed_records_are_rejected_with_reasons_and_source_offsets(scenario
     assert len(rejected) == n_bad
     reasons = sorted(r["reason"] for r in rejected)
     expected_fragments = [
-        "not valid JSON", "not a JSON object", "missing field type", "unknown type offsets", "missing field ts",
-        "field ts is not an integer", "negative partition -1", "negative committed_offset -5",
-        "end_offset 9 below committed_offset 50", "missing field end_offset", "replica_racks does not match",
+        "not valid JSON", "not a JSON object", "missing field type", "unknown type offsets",
+        "missing field ts", "field ts is not an integer", "negative partition -1",
+        "negative committed_offset -5", "end_offset 9 below committed_offset 50",
+        "missing field end_offset", "replica_racks does not match",
         "a member has no member_id", "message key does not match group", "exceeds 4096",
     ]
     for fragment in expected_fragments:
@@ -194,7 +204,8 @@ def test_trigger_feed_carries_each_recommendation(scenario_run, cfg):
         feed = [(m.key.decode(), json.loads(m.value)) for m in consumer]
     finally:
         consumer.close()
-    assert sorted((k, v["version"]) for k, v in feed) == sorted((r["group"], r["version"]) for r in recs)
+    assert sorted((k, v["version"]) for k, v in feed) == sorted((r["group"], r["version"])
+                                                                for r in recs)
     ids = {r["recommendation_id"] for r in recs}
     assert {v["recommendation_id"] for _, v in feed} == ids
     for _, v in feed:

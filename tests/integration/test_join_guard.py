@@ -1,7 +1,8 @@
-"""Consumers running the apply helpers settle in every fresh group: kafka-python 3.0.12 as shipped left one
-member of a new group "rebalancing" for good in about one group in four here (a join that outlived one
-``poll`` and that nobody applied; streaming.kafka_clients.join_guard), the cause of test_modes' failures in CI.
-Each round is a new group of two on a new topic, made before the members start or a moment after."""
+"""Consumers running the apply helpers settle in every fresh group: kafka-python 3.0.12 as shipped
+left one member of a new group "rebalancing" for good in about one group in four here (a join that
+outlived one ``poll`` and that nobody applied; streaming.kafka_clients.join_guard), the cause of
+test_modes' failures in CI. Each round is a new group of two on a new topic, made before the members
+start or a moment after."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_every_fresh_group_of_helper_consumers_settles(cfg):
             tag = uuid.uuid4().hex[:6]
             topic, before = f"settle.{tag}", i % 2 == 0
             if before:
-                kafka_clients.ensure_topics(jc, {topic: {"num_partitions": 4, "replication_factor": 1}})
+                kafka_clients.ensure_topics(
+                    jc, {topic: {"num_partitions": 4, "replication_factor": 1}})
             group = [Member(jc, f"settle-{tag}", topic, f"{tag}-c{k}", feed) for k in range(2)]
             assert all(m.consumer._coordinator._rejoin_guarded for m in group)
             for m in group:
@@ -41,14 +43,17 @@ def test_every_fresh_group_of_helper_consumers_settles(cfg):
             try:
                 if not before:
                     time.sleep(0.5)  # the members ask for the topic's metadata before it exists
-                    kafka_clients.ensure_topics(jc, {topic: {"num_partitions": 4, "replication_factor": 1}})
+                    kafka_clients.ensure_topics(
+                        jc, {topic: {"num_partitions": 4, "replication_factor": 1}})
                 start = time.monotonic()
 
                 try:
                     made = "before" if before else "after"
-                    wait_until(lambda g=group, t=topic: settled(g, t), 30, f"round {i} to settle (topic made {made})")
+                    wait_until(lambda g=group, t=topic: settled(g, t), 30,
+                               f"round {i} to settle (topic made {made})")
                 except AssertionError as e:
-                    raise AssertionError(f"{e}: {[(m.assignor.generation, m.assignor.owned) for m in group]}") from None
+                    held = [(m.assignor.generation, m.assignor.owned) for m in group]
+                    raise AssertionError(f"{e}: {held}") from None
                 took.append(round(time.monotonic() - start, 1))
             finally:
                 for m in group:

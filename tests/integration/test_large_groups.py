@@ -1,4 +1,5 @@
-"""A 10,000-member group on a 50,000-partition topic, from the collector's publisher to a recommendation.
+"""A 10,000-member group on a 50,000-partition topic, from the collector's publisher to a
+recommendation.
 
 The members event (~2.3 MB of JSON) and the partitions event (~4 MB) are each several times Kafka's
 default 1 MB message limit: the publisher sends them as parts, the real job reads them back from the
@@ -29,13 +30,16 @@ TOPIC = "wide"
 RACKS = "abc"
 MAX_OFFSET = 2**63 - 1
 FEED_BYTES = 16 * 1024 * 1024
-"""The recommendation for this group names 50,000 partitions: its trigger feed message is several MB too."""
+"""The recommendation for this group names 50,000 partitions: its trigger feed message is several MB
+too."""
 
 
 def member(i: int) -> dict:
     # member i owns the partitions p with p % MEMBERS == i (5 each)
-    return ev.member_entry(f"member-{i:05d}", [TOPIC], [(TOPIC, p) for p in range(i % MEMBERS, PARTITIONS, MEMBERS)],
-                           client_id=f"client-{i:05d}", host=f"/10.0.{i // 250}.{i % 250}", rack=RACKS[i % 3])
+    return ev.member_entry(f"member-{i:05d}", [TOPIC],
+                           [(TOPIC, p) for p in range(i % MEMBERS, PARTITIONS, MEMBERS)],
+                           client_id=f"client-{i:05d}", host=f"/10.0.{i // 250}.{i % 250}",
+                           rack=RACKS[i % 3])
 
 
 def partition(p: int) -> dict:
@@ -46,7 +50,8 @@ def partition(p: int) -> dict:
 def metadata_values(cfg: Config) -> list[bytes]:
     from kafka import KafkaConsumer
 
-    consumer = KafkaConsumer(cfg.kafka.metadata_topic, bootstrap_servers=cfg.kafka.bootstrap_servers,
+    consumer = KafkaConsumer(cfg.kafka.metadata_topic,
+                             bootstrap_servers=cfg.kafka.bootstrap_servers,
                              auto_offset_reset="earliest", consumer_timeout_ms=5000, group_id=None)
     try:
         return [m.value for m in consumer]
@@ -69,7 +74,8 @@ def large_run(spark, cfg):
     baseline = [ev.members_event(T0, group, 1, "range", [member(i) for i in range(MEMBERS)]),
                 ev.partitions_event(T0, group, TOPIC, [partition(p) for p in range(PARTITIONS)])]
     # member-00000 leaves, member-10000 joins (taking over its partitions, as a rebalance would)
-    changed = ev.members_event(T0 + STEP, group, 2, "range", [member(i) for i in range(1, MEMBERS + 1)])
+    changed = ev.members_event(T0 + STEP, group, 2, "range",
+                               [member(i) for i in range(1, MEMBERS + 1)])
     # the member owning partition 7 has the only lag: 12,345 records just below the largest offset
     lag = ev.lag_event(T0 + STEP, group, TOPIC, 7, MAX_OFFSET - 12_345, MAX_OFFSET)
     publisher = Publisher(jc)
@@ -89,7 +95,8 @@ def test_large_events_travel_as_parts_under_the_message_limit(large_run):
     assert len(values) == sent - 1 > 3  # the lag event went to the lag topic
     assert max(len(v) for v in values) <= event_parts.MAX_PART_BYTES
     parts = [json.loads(v) for v in values]
-    assert {p["parts"] for p in parts if p["type"] == ev.PARTITIONS} == {sum(p["type"] == ev.PARTITIONS for p in parts)}
+    assert {p["parts"] for p in parts if p["type"] == ev.PARTITIONS} \
+        == {sum(p["type"] == ev.PARTITIONS for p in parts)}
 
 
 def test_the_whole_group_is_decided_on(large_run):
@@ -99,10 +106,12 @@ def test_the_whole_group_is_decided_on(large_run):
     rec = recs[0]
     assert rec["triggers"] == ["membership_change"]
     details = json.loads(rec["trigger_details"])["membership_change"]
-    assert details == {"joined": ["client:client-10000@/10.0.40.0"], "left": ["client:client-00000@/10.0.0.0"]}
+    assert details == {"joined": ["client:client-10000@/10.0.40.0"],
+                       "left": ["client:client-00000@/10.0.0.0"]}
     assigned = [(p.topic, p.partition) for m in rec["assignment"] for p in m["partitions"]]
     assert len(assigned) == PARTITIONS and set(assigned) == {(TOPIC, p) for p in range(PARTITIONS)}
-    assert {m["member_id"] for m in rec["assignment"]} == {f"member-{i:05d}" for i in range(1, MEMBERS + 1)}
+    assert {m["member_id"] for m in rec["assignment"]} == {f"member-{i:05d}"
+                                                           for i in range(1, MEMBERS + 1)}
     # exact int64 offsets end to end: float64 would have made this lag a multiple of 2,048
     assert rec["before_max_lag"] == 12_345
     assert sum(b["recommendations"] for b in batches) == 1

@@ -1,11 +1,12 @@
-"""The closed loop on the shared 3-broker cluster: workload -> collector -> streaming job -> trigger feed ->
-RecommendationAssignor -> the group rebalances onto the recommendation.
+"""The closed loop on the shared 3-broker cluster: workload -> collector -> streaming job -> trigger
+feed -> RecommendationAssignor -> the group rebalances onto the recommendation.
 
 Two groups run the same workload side by side (same topic shape, rates, racks): one on plain Kafka
-``range``, one on RecommendationAssignor (which starts on ``range`` too, its fallback). The second must
-end up on the recommended assignment with its max consumer lag below what ``range`` reaches. Then,
-with the collector stopped (so no newer recommendation can arrive), a partition is added and a
-member leaves: the recommendation no longer fits, is not applied, and the fallback is used and logged.
+``range``, one on RecommendationAssignor (which starts on ``range`` too, its fallback). The second
+must end up on the recommended assignment with its max consumer lag below what ``range`` reaches.
+Then, with the collector stopped (so no newer recommendation can arrive), a partition is added and a
+member leaves: the recommendation no longer fits, is not applied, and the fallback is used and
+logged.
 """
 
 from __future__ import annotations
@@ -46,14 +47,16 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
     caplog.set_level(logging.INFO, logger="streaming.apply")
     tag = uuid.uuid4().hex[:6]
     # a long cooldown: exactly one lag-skew recommendation per group in this test
-    # Overload that holds on a busy 2-core machine: range's first consumer gets ~2/3 of 300 records/s (Zipf)
-    # against 120/s of capacity, while a lag-aware split needs at most ~100/s per consumer. The skew floor fits
-    # a 12-partition group (the production default of 1,000 records is for real groups), as in the demo.
+    # Overload that holds on a busy 2-core machine: range's first consumer gets ~2/3 of 300
+    # records/s (Zipf) against 120/s of capacity, while a lag-aware split needs at most ~100/s per
+    # consumer. The skew floor fits a 12-partition group (the production default of 1,000 records
+    # is for real groups), as in the demo.
     lcfg = loop_config(cfg, str(tmp_path / "tables"), str(tmp_path / "checkpoints"), cooldown_s=600,
                        trigger_interval="2 seconds", min_total_lag=300)
-    baseline = GroupOptions(group=f"loop-range-{tag}", topic=f"loop-range-{tag}", apply=False, consume_rate=120.0)
-    looped = dataclasses.replace(baseline, group=f"loop-app-{tag}", topic=f"loop-app-{tag}", apply=True,
-                                 min_rejoin_interval_s=3)
+    baseline = GroupOptions(group=f"loop-range-{tag}", topic=f"loop-range-{tag}", apply=False,
+                            consume_rate=120.0)
+    looped = dataclasses.replace(baseline, group=f"loop-app-{tag}", topic=f"loop-app-{tag}",
+                                 apply=True, min_rejoin_interval_s=3)
 
     feed = RecommendationFeed(lcfg.kafka).start()
     recs: list[dict] = []
@@ -78,14 +81,16 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         mon_range, mon_loop = GroupMonitor(baseline.group, t0), GroupMonitor(looped.group, t0)
         collector = CollectorThread(lcfg, [mon_range, mon_loop], interval_s=2.0).start()
 
-        # 1. a lag-skew recommendation lands and the group applies it (a member that briefly drops out under
-        # load gives a membership_change recommendation first, also applied: right, but not what is tested here)
+        # 1. a lag-skew recommendation lands and the group applies it (a member that briefly drops
+        #    out under load gives a membership_change recommendation first, also applied: right, but
+        #    not what is tested here)
         def lag_skew_applied() -> Any:
             skewed = {r["version"] for r in list(recs) if "lag_skew" in r["triggers"]}
             return next((d for d in loop_run.decisions if d.applied and d.version in skewed), None)
 
         applied = wait_until(lag_skew_applied, 210)
-        assert applied is not None, f"no lag-skew recommendation applied; recommendations seen: {recs}"
+        assert applied is not None, \
+            f"no lag-skew recommendation applied; recommendations seen: {recs}"
         t_applied = time.monotonic() - t0
         rec = next(r for r in recs if r["version"] == applied.version)
         wanted = {e["client_id"]: {(t, p) for t, p in e["partitions"]} for e in rec["assignment"]}
@@ -98,13 +103,13 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         time.sleep(max(0.0, end - (time.monotonic() - t0)))
         range_lag = final_max_lag(mon_range.samples, LAG_WINDOW_S)
         loop_lag = final_max_lag(mon_loop.samples, LAG_WINDOW_S)
-        # Only the comparison with range, run side by side, is asserted: the peak before the switch depends on
-        # how early the recommendation lands (one landed at a low lag and the rejoin alone went past it, 861
-        # vs 725), so it is printed, not asserted.
+        # Only the comparison with range, run side by side, is asserted: the peak before the switch
+        # depends on how early the recommendation lands (one landed at a low lag and the rejoin
+        # alone went past it, 861 vs 725), so it is printed, not asserted.
         peak_after = max(s.max_lag for s in mon_loop.samples if s.t >= t_applied)
         print(f"recommendation v{applied.version} applied at {t_applied:.0f}s; max consumer lag at "
-              f"{end:.0f}s: range {range_lag:,.0f}, recommendations {loop_lag:,.0f} (peak before {peak_before:,}, "
-              f"after {peak_after:,})")
+              f"{end:.0f}s: range {range_lag:,.0f}, recommendations {loop_lag:,.0f} "
+              f"(peak before {peak_before:,}, after {peak_after:,})")
         assert loop_run.assignment() == wanted  # nothing else rebalanced the group meanwhile
         assert loop_lag < range_lag / 2, (loop_lag, range_lag)
 
@@ -120,7 +125,8 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         finally:
             admin.close()
         n_before = len(loop_run.decisions)
-        added = wait_until(lambda: next((d for d in loop_run.decisions[n_before:] if not d.applied), None), 60)
+        added = wait_until(lambda: next((d for d in loop_run.decisions[n_before:] if not d.applied),
+                                        None), 60)
         assert added is not None, "the leader did not rebalance after partitions were added"
         assert added.assignor == "range" and added.considered == latest
         assert "2 current partition(s) not in the recommendation" in added.reason
@@ -132,19 +138,22 @@ def test_group_applies_recommendation_and_lag_falls_below_range(cfg, spark, tmp_
         # 4. a member gone: the recommendation names it -> fallback, logged
         gone = loop_run.workload.stop_consumer()
         n_before = len(loop_run.decisions)
-        # under load another member can miss a rebalance too; wait for the decision that names the one stopped
+        # under load another member can miss a rebalance too; wait for the decision that names the
+        # one stopped
         named = f"{gone} is no longer in the group"
         left = wait_until(lambda: next((d for d in loop_run.decisions[n_before:]
                                         if not d.applied and named in d.reason), None), 90)
         assert left is not None, "the leader did not fall back after a member left"
-        assert wait_until(lambda: len(loop_run.assignment()) == 2 and set().union(*loop_run.assignment().values())
+        assert wait_until(lambda: len(loop_run.assignment()) == 2
+                          and set().union(*loop_run.assignment().values())
                           == {(looped.topic, p) for p in range(looped.partitions + 2)}, 30)
-        assert any(r.levelno == logging.WARNING and f"{gone} is no longer in the group" in r.getMessage()
+        assert any(r.levelno == logging.WARNING
+                   and f"{gone} is no longer in the group" in r.getMessage()
                    for r in caplog.records)
         assert all(not d.applied for d in loop_run.decisions[n_before:])
     finally:
-        # every step runs even if one fails, the query first: a query left running would go on printing
-        # progress lines into later tests of this process
+        # every step runs even if one fails, the query first: a query left running would go on
+        # printing progress lines into later tests of this process
         with contextlib.ExitStack() as cleanup:
             cleanup.callback(feed.stop)
             for run in runs:

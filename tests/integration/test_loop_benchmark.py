@@ -1,14 +1,15 @@
 """The closed-loop benchmark end to end, in two sizes:
 
-- ``make test``: the benchmark's own run (:func:`benchmarks.loop.run.run_workload`, every strategy side by side,
-  the oracle, the report, the JSON and the plots) on the suite's shared cluster and Spark session, with the job
-  and the feed started as the benchmark starts them (:class:`benchmarks.loop.run.JobAndFeed`) on topics of this
-  test's own, and the quick workloads cut short;
-- ``make test-long``: ``python -m benchmarks.loop --quick`` as a user runs it: its own three-broker cluster,
-  Spark, the job and the feed, the quick workloads at their length.
+- ``make test``: the benchmark's own run (:func:`benchmarks.loop.run.run_workload`, every strategy
+  side by side, the oracle, the report, the JSON and the plots) on the suite's shared cluster and
+  Spark session, with the job and the feed started as the benchmark starts them
+  (:class:`benchmarks.loop.run.JobAndFeed`) on topics of this test's own, and the quick workloads
+  cut short;
+- ``make test-long``: ``python -m benchmarks.loop --quick`` as a user runs it: its own three-broker
+  cluster, Spark, the job and the feed, the quick workloads at their length.
 
-Checked: every figure is there for every strategy and workload (no timing or lag value is asserted: those are
-what the benchmark measures)."""
+Checked: every figure is there for every strategy and workload (no timing or lag value is asserted:
+those are what the benchmark measures)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ SHORT_S = {"zipf": 30.0, "balanced": 12.0}
 """The quick workloads' seconds in the suite's form (QUICK has their length in ``--quick``)."""
 
 
-def test_the_loop_benchmark_on_the_shared_cluster_writes_every_figure(cfg, spark, kafka_cluster, tmp_path):
+def test_the_loop_benchmark_on_the_shared_cluster_writes_every_figure(cfg, spark, kafka_cluster,
+                                                                      tmp_path):
     assert set(SHORT_S) == set(QUICK)
     tag = uuid.uuid4().hex[:6]
     own = dataclasses.replace(cfg, kafka=dataclasses.replace(
@@ -59,7 +61,8 @@ def test_the_loop_benchmark_on_the_shared_cluster_writes_every_figure(cfg, spark
 
 @pytest.mark.long
 def test_quick_loop_benchmark_writes_every_figure(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "benchmarks.loop", "--quick", "--out", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "benchmarks.loop", "--quick",
+                           "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     _assert_every_figure(tmp_path)
@@ -76,7 +79,8 @@ def _assert_every_figure(out: Path) -> None:
             missing = [f for f in FIGURES if f not in figures]
             assert not missing, (name, strategy, missing)
             for f in ("lag_p50", "lag_p95", "lag_max", "rebalances", "moved", "cross_rack_ps"):
-                assert figures[f] is not None and not math.isnan(figures[f]) and figures[f] >= 0, (name, strategy, f)
+                assert figures[f] is not None and not math.isnan(figures[f]) and figures[f] >= 0, \
+                    (name, strategy, f)
             # a drain time is a number of seconds, or None for a backlog that never drained
             assert figures["drain_s"] is None or figures["drain_s"] >= 0
             run = result["runs"][name][0]
@@ -90,4 +94,5 @@ def _assert_every_figure(out: Path) -> None:
     assert "| rebalancer / best Kafka |" in table and "| rebalancer / oracle |" in table
     for name in QUICK:
         assert set(result["aggregate"][name]["oracle_ratios"]) >= {"lag_p95"}
-        assert result["runs"][name][0]["oracle"][0]["method"] == "milp"  # proven optimal at these sizes
+        # proven optimal at these sizes
+        assert result["runs"][name][0]["oracle"][0]["method"] == "milp"

@@ -1,6 +1,7 @@
-"""``/metrics`` of a real job run and a real collector, scraped over HTTP while they run: the job's figures
-equal the Delta rows it wrote, the collector's equal what ``kafka-consumer-groups`` reports, and every metric
-name the Grafana dashboard (conf/grafana/rebalancer.json) queries is in one of the two scrapes."""
+"""``/metrics`` of a real job run and a real collector, scraped over HTTP while they run: the job's
+figures equal the Delta rows it wrote, the collector's equal what ``kafka-consumer-groups`` reports,
+and every metric name the Grafana dashboard (conf/grafana/rebalancer.json) queries is in one of the
+two scrapes."""
 
 from __future__ import annotations
 
@@ -50,16 +51,19 @@ def _events() -> tuple[list[dict], list[tuple[bytes, bytes]]]:
     events = [ev.members_event(T0, "skewed", 1, "range", two)]
     for i in range(6):
         events += lag_poll(T0 + i * STEP, "skewed", {0: 9000, 1: 8000, 2: 100, 3: 100})
-    parts = lambda racks: [ev.partition_entry(p, 1, [1, 2], r) for p, r in enumerate(racks)]  # noqa: E731
-    events.append(ev.partitions_event(T0, "racks", "t0", parts([["a", "b"], ["b", "c"], ["c", "a"], ["a", "b"]])))
+    parts = lambda racks: [ev.partition_entry(p, 1, [1, 2], r)  # noqa: E731
+                           for p, r in enumerate(racks)]
+    events.append(ev.partitions_event(T0, "racks", "t0",
+                                      parts([["a", "b"], ["b", "c"], ["c", "a"], ["a", "b"]])))
     events.append(ev.members_event(T0, "racks", 1, "range", [
         member("A", [("t0", 0), ("t0", 3)], rack="a"), member("B", [("t0", 1)], rack="b"),
         member("C", [("t0", 2)], rack="c")]))
     events += lag_poll(T0, "racks", {p: 500 for p in range(4)})
-    events.append(ev.partitions_event(T0 + STEP, "racks", "t0", parts([["b", "c"], ["b", "c"], ["c", "a"],
-                                                                      ["a", "b"]])))
+    events.append(ev.partitions_event(T0 + STEP, "racks", "t0",
+                                      parts([["b", "c"], ["b", "c"], ["c", "a"], ["a", "b"]])))
     events += lag_poll(T0 + STEP, "racks", {p: 500 for p in range(4)})
-    bad = [(b"bad", b"not json"), (b"bad", b"[1, 2]"), (b"bad", json.dumps({"ts": T0, "group": "bad"}).encode())]
+    bad = [(b"bad", b"not json"), (b"bad", b"[1, 2]"),
+           (b"bad", json.dumps({"ts": T0, "group": "bad"}).encode())]
     return events, bad
 
 
@@ -71,20 +75,24 @@ def job_scrape(spark, cfg):
     produce(jc, events, bad)
     stop = threading.Event()
     done: list = []
-    runner = threading.Thread(target=lambda: done.append(query.run(spark, jc, stop=stop)), daemon=True)
+    runner = threading.Thread(target=lambda: done.append(query.run(spark, jc, stop=stop)),
+                              daemon=True)
     runner.start()
     try:
         deadline = time.monotonic() + 300
         samples: dict = {}
-        while time.monotonic() < deadline:  # until every record is in a completed batch, as the job reports it
+        # until every record is in a completed batch, as the job reports it
+        while time.monotonic() < deadline:
             server = exporter.job_server()
             if server is not None:
                 text, samples = scrape(server.url)
-                if samples.get(("kafka_rebalancer_job_input_rows_total", ())) == len(events) + len(bad):
+                rows_in = samples.get(("kafka_rebalancer_job_input_rows_total", ()))
+                if rows_in == len(events) + len(bad):
                     break
             time.sleep(1)
         else:
-            raise AssertionError(f"the job did not report {len(events) + len(bad)} input rows: {samples}")
+            raise AssertionError(f"the job did not report {len(events) + len(bad)} input rows: "
+                                 f"{samples}")
         recs = spark.read.format("delta").load(jc.table_path(RECOMMENDATIONS)).collect()
         rejected = spark.read.format("delta").load(jc.table_path(REJECTED)).collect()
     finally:
@@ -108,55 +116,69 @@ def test_job_metrics_equal_the_delta_rows(job_scrape):
         latest = max((r for r in recs if r["group"] == g), key=lambda r: r["version"])
         label = (("group", g),)
         assert s[("kafka_rebalancer_last_recommendation_version", label)] == latest["version"]
-        assert s[("kafka_rebalancer_last_recommendation_timestamp_seconds", label)] == pytest.approx(
-            latest["event_time"].timestamp(), abs=0.001)
+        assert s[("kafka_rebalancer_last_recommendation_timestamp_seconds", label)] \
+            == pytest.approx(latest["event_time"].timestamp(), abs=0.001)
         assert s[("kafka_rebalancer_last_recommendation_age_seconds", label)] > 0
-        assert s[("kafka_rebalancer_recommendation_stuck_partitions", label)] == len(latest["stuck_partitions"])
+        assert s[("kafka_rebalancer_recommendation_stuck_partitions", label)] \
+            == len(latest["stuck_partitions"])
         for when in ("before", "after"):
             wl = (("group", g), ("when", when))
-            assert s[("kafka_rebalancer_recommendation_max_member_lag_records", wl)] == latest[f"{when}_max_lag"]
-            assert s[("kafka_rebalancer_recommendation_imbalance_ratio", wl)] == latest[f"{when}_imbalance"]
-            assert s[("kafka_rebalancer_recommendation_cross_rack_partitions", wl)] == latest[f"{when}_cross_rack"]
-            assert _same(s[("kafka_rebalancer_recommendation_catch_up_seconds", wl)], latest[f"{when}_catch_up_s"])
-        assert _same(s[("kafka_rebalancer_recommendation_lag_age_seconds", label)], latest["lag_age_s"])
-    # what the rows say, worked out by hand: the skewed group's committed offsets grow 10/s per partition and
-    # its end offsets as fast (constant lag), over a 20 s window at its third poll
+            assert s[("kafka_rebalancer_recommendation_max_member_lag_records", wl)] \
+                == latest[f"{when}_max_lag"]
+            assert s[("kafka_rebalancer_recommendation_imbalance_ratio", wl)] \
+                == latest[f"{when}_imbalance"]
+            assert s[("kafka_rebalancer_recommendation_cross_rack_partitions", wl)] \
+                == latest[f"{when}_cross_rack"]
+            assert _same(s[("kafka_rebalancer_recommendation_catch_up_seconds", wl)],
+                         latest[f"{when}_catch_up_s"])
+        assert _same(s[("kafka_rebalancer_recommendation_lag_age_seconds", label)],
+                     latest["lag_age_s"])
+    # what the rows say, worked out by hand: the skewed group's committed offsets grow 10/s per
+    # partition and its end offsets as fast (constant lag), over a 20 s window at its third poll
     (skewed,) = [r for r in recs if r["group"] == "skewed"]
-    assert (skewed["before_catch_up_s"], skewed["after_catch_up_s"], skewed["lag_age_s"]) == (850.0, 450.0, 900.0)
+    assert (skewed["before_catch_up_s"], skewed["after_catch_up_s"], skewed["lag_age_s"]) \
+        == (850.0, 450.0, 900.0)
     reasons: dict[str, int] = {}
     for r in rejected:
         reasons[reason_kind(r["reason"])] = reasons.get(reason_kind(r["reason"]), 0) + 1
-    assert {dict(k[1])["reason"]: v for k, v in s.items() if k[0] == "kafka_rebalancer_job_rejected_rows_total"} \
+    assert {dict(k[1])["reason"]: v for k, v in s.items()
+            if k[0] == "kafka_rebalancer_job_rejected_rows_total"} \
         == reasons
     assert len(rejected) == 3
-    # per batch: the progress lines the job printed (it may run more, empty, batches after the scrape)
+    # per batch: the progress lines the job printed (it may run more, empty, batches after the
+    # scrape)
     n = s[("kafka_rebalancer_job_batches_total", ())]
     assert 0 < n == s[("kafka_rebalancer_job_batch_duration_seconds_count", ())] <= len(batches)
-    assert sum(b["input_rows"] for b in batches[:int(n)]) == s[("kafka_rebalancer_job_input_rows_total", ())]
+    assert sum(b["input_rows"] for b in batches[:int(n)]) \
+        == s[("kafka_rebalancer_job_input_rows_total", ())]
     assert s[("kafka_rebalancer_job_state_rows", ())] == batches[int(n) - 1]["groups"] >= 2
 
 
 @pytest.fixture(scope="module")
 def collector_scrape(cfg):
     name = f"metrics-{uuid.uuid4().hex[:6]}"
-    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0),
+    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True,
+                                                              collector_port=0),
                              policy=dataclasses.replace(cfg.policy, stuck_observations=3))
-    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2, produce_rate=400, zipf=1.2,
-                           consumers=2, consume_rate=60, racks=("a", "b"))
+    opts = WorkloadOptions(topic=name, group=name, partitions=6, replication_factor=2,
+                           produce_rate=400, zipf=1.2, consumers=2, consume_rate=60,
+                           racks=("a", "b"))
     with Workload(cfg, opts, out=None) as w, \
             Collector(mc, CollectorOptions(include=f"^{name}$", interval_s=0.5), out=None,
                       export=exporter.for_collector(mc)) as c:
         assert w.wait_assigned(120)
         time.sleep(2)
         w.pause()
-        polls = []  # paused: offsets stand still, so lag seconds can only grow with the polls' own clock
+        # paused: offsets stand still, so lag seconds can only grow with the polls' own clock
+        polls = []
         for _ in range(POLLS):
             c.poll_once()
             polls.append((c.last_snapshot.ts, scrape(c.export.server.url)[1]))
             time.sleep(1)
         text, samples = scrape(c.export.server.url)
         assert c.export.server.host == "127.0.0.1"
-        tool = parse_table(consumer_groups(cfg.kafka.bootstrap_servers, "--describe", "--group", name))
+        tool = parse_table(consumer_groups(cfg.kafka.bootstrap_servers, "--describe",
+                                           "--group", name))
     return name, text, samples, tool, polls
 
 
@@ -169,27 +191,30 @@ def test_collector_metrics_equal_kafka_consumer_groups(collector_scrape):
     for r in tool:
         per_member[r["CONSUMER-ID"]] = per_member.get(r["CONSUMER-ID"], 0) + int(r["LAG"] or 0)
     label = (("group", group),)
-    assert s[("kafka_rebalancer_group_max_member_lag_records", label)] == max(per_member.values()) > 0
+    assert s[("kafka_rebalancer_group_max_member_lag_records", label)] \
+        == max(per_member.values()) > 0
     mean = sum(per_member.values()) / len(per_member)
-    assert s[("kafka_rebalancer_group_imbalance_ratio", label)] == pytest.approx(max(per_member.values()) / mean)
+    assert s[("kafka_rebalancer_group_imbalance_ratio", label)] \
+        == pytest.approx(max(per_member.values()) / mean)
     assert s[("kafka_rebalancer_group_members", label)] == len(per_member) == 2
     assert s[("kafka_rebalancer_group_partitions", label)] == len(tool) == 6
-    assert s[("kafka_rebalancer_group_topic_lag_records", (("group", group), ("topic", group)))] == \
-        sum(per_member.values())
+    assert s[("kafka_rebalancer_group_topic_lag_records", (("group", group), ("topic", group)))] \
+        == sum(per_member.values())
     assert s[("kafka_rebalancer_collector_polls_total", ())] == POLLS
 
 
 def test_collector_lag_seconds_and_stuck_partitions_are_live(collector_scrape):
-    """Paused: no end offset moves, so each lagging partition's oldest record is older than the window and
-    its age is the window's span (a lower bound that grows with every poll); its committed offset stands
-    still with lag, so after 3 polls every lagging partition is stuck (and left out of the time to catch
-    up)."""
+    """Paused: no end offset moves, so each lagging partition's oldest record is older than the
+    window and its age is the window's span (a lower bound that grows with every poll); its
+    committed offset stands still with lag, so after 3 polls every lagging partition is stuck (and
+    left out of the time to catch up)."""
     group, _, _, tool, polls = collector_scrape
     label = (("group", group),)
     lagging = sum(1 for r in tool if int(r["LAG"] or 0) > 0)
     assert lagging > 0
     first = polls[0][0]
-    assert math.isnan(polls[0][1][("kafka_rebalancer_group_max_member_lag_seconds", label)])  # one poll: unknown
+    # one poll: unknown
+    assert math.isnan(polls[0][1][("kafka_rebalancer_group_max_member_lag_seconds", label)])
     for i, (ts, s) in enumerate(polls[1:], start=2):
         assert s[("kafka_rebalancer_group_max_member_lag_seconds", label)] == (ts - first) / 1000
         assert s[("kafka_rebalancer_group_stuck_partitions", label)] == (lagging if i >= 3 else 0)
@@ -199,7 +224,8 @@ def test_collector_lag_seconds_and_stuck_partitions_are_live(collector_scrape):
 
 def test_the_dashboard_queries_only_exported_names(job_scrape, collector_scrape):
     exported = {k[0] for k in job_scrape[1]} | {k[0] for k in collector_scrape[2]}
-    assert {"kafka_rebalancer_group_max_member_lag_seconds", "kafka_rebalancer_group_stuck_partitions",
+    assert {"kafka_rebalancer_group_max_member_lag_seconds",
+            "kafka_rebalancer_group_stuck_partitions",
             "kafka_rebalancer_recommendation_catch_up_seconds"} <= exported
     dash = json.loads(DASHBOARD.read_text())
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]

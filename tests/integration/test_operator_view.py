@@ -1,6 +1,7 @@
-"""What the lag exporters do not say, on the 3-broker cluster: a slow group's data-loss risk as retention really
-moves the log start (then the records it lost), a hot partition named, in the collector's ``/metrics`` and in
-``rebalancer describe``, and the consumers a group needs read as KEDA reads them."""
+"""What the lag exporters do not say, on the 3-broker cluster: a slow group's data-loss risk as
+retention really moves the log start (then the records it lost), a hot partition named, in the
+collector's ``/metrics`` and in ``rebalancer describe``, and the consumers a group needs read as
+KEDA reads them."""
 
 from __future__ import annotations
 
@@ -33,20 +34,24 @@ SEGMENT = 1 << 20
 """segment.bytes: Kafka 4 allows no less than 1 MiB."""
 RECORD = b"r" * (32 * 1024)
 KEPT = 4 * SEGMENT
-"""retention.bytes: the log keeps about four segments, so the log start rises a segment at a time."""
+"""retention.bytes: the log keeps about four segments, so the log start rises a segment at a
+time."""
 
 
 def _collector(cfg, group: str, interval_s: float = 0.5, **policy) -> Collector:
-    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True, collector_port=0),
+    mc = dataclasses.replace(cfg, metrics=dataclasses.replace(cfg.metrics, enabled=True,
+                                                              collector_port=0),
                              policy=dataclasses.replace(cfg.policy, **policy))
     return Collector(mc, CollectorOptions(include=f"^{group}$", interval_s=interval_s), out=None,
                      export=exporter.for_collector(mc))
 
 
 def _describe(cfg, group: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--group", group, "--bootstrap",
-                           cfg.kafka.bootstrap_servers, "--conf", f"paths.tables={cfg.paths.tables}",
-                           "--lag-seconds-timeout", "0", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "streaming.cli", "describe", "--group", group,
+                           "--bootstrap", cfg.kafka.bootstrap_servers,
+                           "--conf", f"paths.tables={cfg.paths.tables}",
+                           "--lag-seconds-timeout", "0", *args], capture_output=True, text=True,
+                           timeout=120)
 
 
 def _described(cfg, group: str, *args: str) -> dict:
@@ -57,14 +62,16 @@ def _described(cfg, group: str, *args: str) -> dict:
 
 
 def _gauge(samples: dict, name: str, group: str) -> float:
-    """The group's gauge; NaN while it has none (a group made by an admin commit lists a poll or two late)."""
+    """The group's gauge; NaN while it has none (a group made by an admin commit lists a poll or two
+    late)."""
     return samples.get((f"kafka_rebalancer_{name}", (("group", group),)), math.nan)
 
 
 def test_a_slow_group_sees_its_risk_then_the_records_it_lost(cfg):
     name = f"retention-{uuid.uuid4().hex[:6]}"
-    kafka_clients.ensure_topics(cfg, {name: {"num_partitions": 1, "replication_factor": 1, "configs": {
-        "segment.bytes": str(SEGMENT), "retention.bytes": str(KEPT)}}})
+    kafka_clients.ensure_topics(cfg, {name: {
+        "num_partitions": 1, "replication_factor": 1,
+        "configs": {"segment.bytes": str(SEGMENT), "retention.bytes": str(KEPT)}}})
     producer = kafka_clients.producer(cfg, max_request_size=2 * SEGMENT)
     admin = kafka_clients.admin(cfg)
 
@@ -76,15 +83,17 @@ def test_a_slow_group_sees_its_risk_then_the_records_it_lost(cfg):
     try:
         produce(4 * SEGMENT // len(RECORD))
         end = admin.list_partition_offsets({_tp(name): _latest()})[_tp(name)].offset
-        commit_offsets(admin, name, {(name, 0): end})  # the slow group: it commits once and reads no more
+        # the slow group: it commits once and reads no more
+        commit_offsets(admin, name, {(name, 0): end})
         risk = lost = None
         with _collector(cfg, name) as c:
             deadline = time.monotonic() + 240
             while lost is None and time.monotonic() < deadline:
-                # production goes on, a quarter segment a poll; each poll sees the log after retention has run on
-                # it, so the log start moves a segment at a time and some poll sees it move before it passes the
-                # commit (unpaced, a loaded machine produced several segments between two retention checks, and
-                # one check moved the log start from 0 past the commit: lost seen, never the risk before it)
+                # production goes on, a quarter segment a poll; each poll sees the log after
+                # retention has run on it, so the log start moves a segment at a time and some poll
+                # sees it move before it passes the commit (unpaced, a loaded machine produced
+                # several segments between two retention checks, and one check moved the log start
+                # from 0 past the commit: lost seen, never the risk before it)
                 produce(SEGMENT // len(RECORD) // 4)
                 _retention_settles(admin, name)
                 c.poll_once()
@@ -93,11 +102,14 @@ def test_a_slow_group_sees_its_risk_then_the_records_it_lost(cfg):
                 if _gauge(s, "group_lost_records", name) > 0:  # NaN (not listed yet) is not
                     lost = s
                 elif risk is None and 0 < seconds < math.inf:
-                    risk = (seconds, _gauge(s, "group_retention_headroom_records", name), _described(cfg, name))
-        assert risk is not None and lost is not None, "retention never moved the log start past the commit"
+                    risk = (seconds, _gauge(s, "group_retention_headroom_records", name),
+                            _described(cfg, name))
+        assert risk is not None and lost is not None, \
+            "retention never moved the log start past the commit"
         seconds, headroom, before = risk
         (row,) = before["partitions"]
-        assert row["lost_records"] == 0 and row["retention_headroom"] > 0 and row["log_start_offset"] > 0
+        assert row["lost_records"] == 0 and row["retention_headroom"] > 0 \
+            and row["log_start_offset"] > 0
         assert headroom > 0 and seconds > 0
         # the group stood still, so what it lost is exactly how far the log start passed its commit
         (row,) = (after := _described(cfg, name))["partitions"]
@@ -146,9 +158,10 @@ def test_a_hot_partition_is_named(cfg):
 
 
 def _retention_settles(admin, name: str, timeout_s: float = 60.0) -> None:
-    """Wait until the partition's log is within what retention keeps: ``retention.bytes`` plus the segment it
-    may not yet delete (Kafka deletes the oldest segment only when the log exceeds the limit by that segment's
-    size). A condition on the broker's own offsets, not a pause: retention runs every second here."""
+    """Wait until the partition's log is within what retention keeps: ``retention.bytes`` plus the
+    segment it may not yet delete (Kafka deletes the oldest segment only when the log exceeds the
+    limit by that segment's size). A condition on the broker's own offsets, not a pause: retention
+    runs every second here."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         earliest = admin.list_partition_offsets({_tp(name): _earliest()})[_tp(name)].offset
@@ -178,23 +191,27 @@ def _earliest():
 
 
 def test_a_keda_read_of_the_consumers_needed_matches_the_workloads_rates(cfg):
-    """One consumer of 100 records/s, 7,200 records behind, on 12 partitions producing 10/s each: a consumer may
-    take 80/s (20% headroom), so two are needed (six partitions, 60/s, each; one would take 120/s), as the rule
-    says of the workload's own rates, and as it says for any capacity measured in 75..150/s (what a loaded machine
-    measures moves within that); KEDA's metrics-api scaler reads that number at ``/consumers?group=G``."""
+    """One consumer of 100 records/s, 7,200 records behind, on 12 partitions producing 10/s each: a
+    consumer may take 80/s (20% headroom), so two are needed (six partitions, 60/s, each; one would
+    take 120/s), as the rule says of the workload's own rates, and as it says for any capacity
+    measured in 75..150/s (what a loaded machine measures moves within that); KEDA's metrics-api
+    scaler reads that number at ``/consumers?group=G``."""
     name = f"keda-{uuid.uuid4().hex[:6]}"
     capacity = 100.0
-    # the backlog first, committed at 0 on every partition: a member that never caught up over 60 s of its rate counts
-    # as backlogged at once (the collector's window holds committed partitions only, so every one is committed)
+    # the backlog first, committed at 0 on every partition: a member that never caught up over 60 s
+    # of its rate counts as backlogged at once (the collector's window holds committed partitions
+    # only, so every one is committed)
     topic_with_records(cfg, name, 12, 7200)
     admin = kafka_clients.admin(cfg)
     commit_offsets(admin, name, {(name, p): 0 for p in range(12)})
     admin.close()
-    opts = WorkloadOptions(topic=name, group=name, partitions=12, replication_factor=1, produce_rate=120, zipf=None,
-                           consumers=1, consume_rate=capacity, racks=())
+    opts = WorkloadOptions(topic=name, group=name, partitions=12, replication_factor=1,
+                           produce_rate=120, zipf=None, consumers=1, consume_rate=capacity,
+                           racks=())
     stop = threading.Event()
-    # the workload's consumer drains the backlog a few partitions at a time (a poll's records come from one or two),
-    # so the others stand still for many polls; the stuck rule (which would leave them out of its capacity) is off
+    # the workload's consumer drains the backlog a few partitions at a time (a poll's records come
+    # from one or two), so the others stand still for many polls; the stuck rule (which would leave
+    # them out of its capacity) is off
     with Workload(cfg, opts, out=None) as w, \
             _collector(cfg, name, 1.0, stuck_observations=cfg.policy.lag_history + 1) as c:
         expected = sizing.size(w.rates, capacity, cfg.policy.capacity_headroom)
@@ -208,11 +225,13 @@ def test_a_keda_read_of_the_consumers_needed_matches_the_workloads_rates(cfg):
             while not body.get("known") and time.monotonic() < deadline:
                 if stop.wait(1.0):
                     break
-                with contextlib.suppress(urllib.error.HTTPError):  # 404 until the group's first poll
+                # 404 until the group's first poll
+                with contextlib.suppress(urllib.error.HTTPError):
                     body = json.loads(urllib.request.urlopen(url, timeout=5).read())
         finally:
             stop.set()
             runner.join(30)
     assert body.get("known"), body
-    assert (body["group"], body["consumers"], body["fewest"], body["most"], body["members"]) == (name, 2, 2, 12, 1)
+    assert (body["group"], body["consumers"], body["fewest"], body["most"], body["members"]) \
+        == (name, 2, 2, 12, 1)
     assert abs(body["capacity_records_per_s"] - capacity) / capacity < 0.25, body

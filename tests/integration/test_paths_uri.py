@@ -1,5 +1,6 @@
-"""Tables and checkpoints given as ``file://`` URIs (a folder whose name has a space): the real job writes the
-Delta tables and the Delta app id file there, through Hadoop's FileSystem, and a restart keeps the app id."""
+"""Tables and checkpoints given as ``file://`` URIs (a folder whose name has a space): the real job
+writes the Delta tables and the Delta app id file there, through Hadoop's FileSystem, and a restart
+keeps the app id."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def txn_app_ids(table) -> set[str]:
     return ids
 
 
-def test_job_on_file_uris_with_a_space_writes_there_and_restarts_with_the_same_app_id(spark, cfg, tmp_path):
+def test_job_on_file_uris_with_a_space_writes_there_and_restarts_with_the_same_app_id(
+        spark, cfg, tmp_path):
     root = tmp_path / "with space"
     tag = uuid.uuid4().hex[:6]
     jc = job_config(cfg, tag)

@@ -1,9 +1,10 @@
-"""Proposals reviewed on the real stack (Kafka, Spark, Delta, the CLI as a child process): one job run in
-``approve`` mode makes a proposal for two groups. ``rebalancer recommendations --diff`` shows the fresh one member by
-member, each figure checked against the events and the Delta row. Real consumers of that group join under the
-proposal's members: it awaits approval; a third joins: it has expired (``verify`` exit 10, ``approve`` refuses with
-the reason, the feed keeps it a proposal). The other group's proposal was made on observations older than
-``policy.proposal_expiry_s``: expired by age while its members are the same."""
+"""Proposals reviewed on the real stack (Kafka, Spark, Delta, the CLI as a child process): one job
+run in ``approve`` mode makes a proposal for two groups. ``rebalancer recommendations --diff`` shows
+the fresh one member by member, each figure checked against the events and the Delta row. Real
+consumers of that group join under the proposal's members: it awaits approval; a third joins: it has
+expired (``verify`` exit 10, ``approve`` refuses with the reason, the feed keeps it a proposal). The
+other group's proposal was made on observations older than ``policy.proposal_expiry_s``: expired by
+age while its members are the same."""
 
 from __future__ import annotations
 
@@ -39,17 +40,20 @@ EXPIRY_S = 1800.0
 
 
 class Consumer(threading.Thread):
-    """A plain member of the group (range assignor), polling until stopped. A leader that had no metadata of the
-    topic yet assigns nothing; the short metadata age has it see the topic, and rebalance, within seconds."""
+    """A plain member of the group (range assignor), polling until stopped. A leader that had no
+    metadata of the topic yet assigns nothing; the short metadata age has it see the topic, and
+    rebalance, within seconds."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, client_id: str) -> None:
         super().__init__(daemon=True, name=client_id)
         self.stopping = threading.Event()
-        # guarded as every group consumer of the project: kafka-python 3.0.12 can leave a member of a fresh group
-        # "rebalancing" for good (streaming.kafka_clients.join_guard, tests/integration/test_join_guard.py)
+        # guarded as every group consumer of the project: kafka-python 3.0.12 can leave a member of
+        # a fresh group "rebalancing" for good (streaming.kafka_clients.join_guard,
+        # tests/integration/test_join_guard.py)
         self.consumer = keep_rejoin_until_joined(KafkaConsumer(
-            topic, group_id=group, client_id=client_id, bootstrap_servers=bootstrap, enable_auto_commit=False,
-            session_timeout_ms=10000, heartbeat_interval_ms=1000, metadata_max_age_ms=2000))
+            topic, group_id=group, client_id=client_id, bootstrap_servers=bootstrap,
+            enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000,
+            metadata_max_age_ms=2000))
 
     def run(self) -> None:
         while not self.stopping.is_set():
@@ -62,18 +66,23 @@ class Consumer(threading.Thread):
 
 
 def recommendations(jc, *args: str) -> subprocess.CompletedProcess:
-    """``rebalancer recommendations ARGS`` on the job's table (it reads Delta only: no cluster to name)."""
+    """``rebalancer recommendations ARGS`` on the job's table (it reads Delta only: no cluster to
+    name)."""
     return subprocess.run([sys.executable, "-m", "streaming.cli", "recommendations", *args,
-                           "--conf", f"paths.tables={jc.paths.tables}"], capture_output=True, text=True, timeout=120)
+                           "--conf", f"paths.tables={jc.paths.tables}"], capture_output=True,
+                           text=True, timeout=120)
 
 
 def group_events(group: str, topic: str, tag: str, ts0: int) -> list[dict]:
-    """c0 (rack a) holds the two hot partitions for five polls: a lag_skew proposal. Members are named as the
-    collector names the consumers started later (client id, host without Java's slash)."""
-    members = [ev.member_entry(f"{tag}-{c}-old", [topic], [(topic, p) for p in ps], client_id=f"{tag}-{c}",
-                               host="127.0.0.1", rack=RACKS[c]) for c, ps in OWNED.items()]
+    """c0 (rack a) holds the two hot partitions for five polls: a lag_skew proposal. Members are
+    named as the collector names the consumers started later (client id, host without Java's
+    slash)."""
+    members = [ev.member_entry(f"{tag}-{c}-old", [topic], [(topic, p) for p in ps],
+                               client_id=f"{tag}-{c}", host="127.0.0.1", rack=RACKS[c])
+               for c, ps in OWNED.items()]
     out = [ev.members_event(ts0, group, 1, "range", members),
-           ev.partitions_event(ts0, group, topic, [ev.partition_entry(p, 1, [1], r) for p, r in enumerate(REPLICAS)])]
+           ev.partitions_event(ts0, group, topic,
+                               [ev.partition_entry(p, 1, [1], r) for p, r in enumerate(REPLICAS)])]
     for i in range(5):
         out += lag_poll(ts0 + i * STEP, group, LAGS, topic=topic)
     return out
@@ -83,15 +92,18 @@ def group_events(group: str, topic: str, tag: str, ts0: int) -> list[dict]:
 def proposed(spark, cfg):
     tag = uuid.uuid4().hex[:6]
     jc = job_config(cfg, f"prop{tag}", mode="approve", proposal_expiry_s=EXPIRY_S)
-    # the aged group's events are 45 minutes older than the fresh one's: a watermark that keeps them all
+    # the aged group's events are 45 minutes older than the fresh one's: a watermark that keeps them
+    # all
     jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, watermark_delay="2 hours"))
     topic, fresh, aged = f"prop.{tag}", f"fresh-{tag}", f"aged-{tag}"
     kafka_clients.ensure_topics(jc, {topic: {"num_partitions": 4, "replication_factor": 1}})
     now = int(time.time() * 1000) - 5 * STEP
-    produce(jc, group_events(fresh, topic, tag, now) + group_events(aged, topic, tag, now - 45 * 60_000))
+    produce(jc, group_events(fresh, topic, tag, now)
+            + group_events(aged, topic, tag, now - 45 * 60_000))
     query.run(spark, jc, available_now=True)
     recs = {r["group"]: r.asDict(recursive=True) for r in rows(spark, jc, RECOMMENDATIONS)}
-    assert {g: (r["version"], r["mode"]) for g, r in recs.items()} == {fresh: (1, "approve"), aged: (1, "approve")}
+    assert {g: (r["version"], r["mode"]) for g, r in recs.items()} \
+        == {fresh: (1, "approve"), aged: (1, "approve")}
     return jc, tag, topic, fresh, aged, recs
 
 
@@ -111,7 +123,8 @@ def test_the_diff_shows_each_member_as_the_row_and_the_events_say(proposed):
         assert m["gains"] == [f"{topic}-{p}" for p in sorted(wanted - set(owned))]
         assert m["loses"] == [f"{topic}-{p}" for p in sorted(set(owned) - wanted)]
         assert m["keeps"] == len(set(owned) & wanted)
-        assert m["load"] == [sum(LAGS[p] for p in owned), sum(LAGS[p] for p in wanted)]  # horizon 0: the lag
+        # horizon 0: the lag
+        assert m["load"] == [sum(LAGS[p] for p in owned), sum(LAGS[p] for p in wanted)]
         assert m["cross_rack"] == [crosses(c, owned), crosses(c, wanted)]
         assert m["rack"] == RACKS[c]
     members = found["members"]
@@ -140,14 +153,17 @@ def test_a_proposal_expires_when_a_member_joins_and_approve_refuses_it(proposed)
     try:
         for c in group:
             c.start()
-        wait_until(lambda: all(c.consumer.assignment() for c in group), 120, "both members assigned")
+        wait_until(lambda: all(c.consumer.assignment() for c in group), 120,
+                   "both members assigned")
         waiting = cli(jc, "verify", fresh)
         print(waiting.stdout)
-        assert waiting.returncode == 7, waiting.stdout + waiting.stderr  # the same members: awaiting approval
+        # the same members: awaiting approval
+        assert waiting.returncode == 7, waiting.stdout + waiting.stderr
 
         group.append(Consumer(jc.kafka.bootstrap_servers, fresh, topic, f"{tag}-c2"))
         group[-1].start()
-        wait_until(lambda: all(c.consumer.assignment() for c in group), 120, "the third member assigned")
+        wait_until(lambda: all(c.consumer.assignment() for c in group), 120,
+                   "the third member assigned")
         why = f"member client:{tag}-c2@127.0.0.1 joined since the proposal"
         expired = cli(jc, "verify", fresh)
         print(expired.stdout)
@@ -155,11 +171,13 @@ def test_a_proposal_expires_when_a_member_joins_and_approve_refuses_it(proposed)
         assert f"expired: the proposal expired: {why}." in expired.stdout
         refused = cli(jc, "approve", fresh, "--version", "1")
         print(refused.stderr)
-        assert refused.returncode == 2 and f"recommendation v1 of group {fresh} has expired: {why}" in refused.stderr
+        assert refused.returncode == 2 \
+            and f"recommendation v1 of group {fresh} has expired: {why}" in refused.stderr
     finally:
         for c in group:
             c.stop()
-    assert [m["status"] for m in feed(jc) if m["group"] == fresh] == ["proposed"]  # nothing was approved
+    # nothing was approved
+    assert [m["status"] for m in feed(jc) if m["group"] == fresh] == ["proposed"]
 
 
 def test_a_proposal_older_than_its_expiry_is_expired_with_the_same_members(proposed):
@@ -168,7 +186,8 @@ def test_a_proposal_older_than_its_expiry_is_expired_with_the_same_members(propo
     try:
         for c in group:
             c.start()
-        wait_until(lambda: all(c.consumer.assignment() for c in group), 120, "both members assigned")
+        wait_until(lambda: all(c.consumer.assignment() for c in group), 120,
+                   "both members assigned")
         (message,) = [m for m in feed(jc) if m["group"] == aged]
         assert message["proposal"]["expires_at"] == message["event_ts"] + EXPIRY_S * 1000
         assert message["proposal"]["members"] == [f"client:{tag}-{c}@127.0.0.1" for c in OWNED]

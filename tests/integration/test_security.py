@@ -1,10 +1,12 @@
-"""The loop on a secured cluster: SASL/SCRAM-SHA-512 over TLS, StandardAuthorizer ACLs, secrets from files.
+"""The loop on a secured cluster: SASL/SCRAM-SHA-512 over TLS, StandardAuthorizer ACLs, secrets from
+files.
 
-One broker of its own (``EmbeddedSecurity``). Every client reads its settings the way docs/security.md shows:
-a Kafka-style ``client.properties`` per principal whose password is a ``${ENV}`` reference, passed with
-``--command-config`` (or ``config.load(command_config=...)`` in-process). The collector runs as the CLI
-(``-v``, DEBUG), the streaming job and the workload group in this process at DEBUG logging; afterwards no
-password may appear in any log line, process argv, Delta table or topic.
+One broker of its own (``EmbeddedSecurity``). Every client reads its settings the way
+docs/security.md shows: a Kafka-style ``client.properties`` per principal whose password is a
+``${ENV}`` reference, passed with ``--command-config`` (or ``config.load(command_config=...)``
+in-process). The collector runs as the CLI (``-v``, DEBUG), the streaming job and the workload group
+in this process at DEBUG logging; afterwards no password may appear in any log line, process argv,
+Delta table or topic.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def env_name(principal: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KafkaCluster, EmbeddedSecurity]]:
+def secured(tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[tuple[KafkaCluster, EmbeddedSecurity]]:
     jvm.resolve()
     base = tmp_path_factory.mktemp("secured-kafka")
     security = EmbeddedSecurity(base / "security", app_prefixes=(APP_PREFIX,))
@@ -57,7 +60,8 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KafkaClu
 
 @pytest.fixture(scope="module")
 def client_files(secured, tmp_path_factory) -> dict[str, Path]:
-    """docs/security.md's client.properties, one per principal: the password is ${KAFKA_PASSWORD_<PRINCIPAL>}."""
+    """docs/security.md's client.properties, one per principal: the password is
+    ${KAFKA_PASSWORD_<PRINCIPAL>}."""
     cluster, security = secured
     folder = tmp_path_factory.mktemp("clients")
     files = {}
@@ -85,7 +89,8 @@ def secret_env(secured, monkeypatch) -> dict[str, str]:
 
 
 def load(client_files: dict[str, Path], principal: str, *overrides: str) -> config.Config:
-    return config.load(None, ["spark.master=local[2]", "spark.sql.shuffle.partitions=2", *overrides],
+    return config.load(None, ["spark.master=local[2]", "spark.sql.shuffle.partitions=2",
+                              *overrides],
                        command_config=client_files[principal])
 
 
@@ -110,7 +115,8 @@ def test_kafka_up_sasl_ssl_prints_a_working_client_file_per_principal(state_file
     up = rebalancer("kafka", "up", "--security", "sasl-ssl")
     try:
         assert up.returncode == 0, up.stderr[-2000:]
-        bootstrap = next(ln for ln in up.stdout.splitlines() if re.fullmatch(r"127\.0\.0\.1:\d+", ln))
+        bootstrap = next(ln for ln in up.stdout.splitlines()
+                         if re.fullmatch(r"127\.0\.0\.1:\d+", ln))
         files = dict(re.findall(r"^\s+(\w+): --command-config (\S+)$", up.stdout, re.MULTILINE))
         assert set(files) == set(PRINCIPALS)
         for path in files.values():
@@ -136,8 +142,8 @@ def test_consumer_principal_cannot_write_the_feed(client_files, secret_env) -> N
         producer.close()
 
 
-def test_wrong_password_and_unknown_ca_fail_at_once_naming_the_cause(secured, client_files, secret_env,
-                                                                        tmp_path) -> None:
+def test_wrong_password_and_unknown_ca_fail_at_once_naming_the_cause(
+        secured, client_files, secret_env, tmp_path) -> None:
     # the CLI: one clear error, exit status 1, well before kafka-python's own 30 s bootstrap timeout
     env = {**os.environ, env_name("collector"): "not-the-password"}
     t0 = time.monotonic()
@@ -147,7 +153,8 @@ def test_wrong_password_and_unknown_ca_fail_at_once_naming_the_cause(secured, cl
     took = time.monotonic() - t0
     assert done.returncode == 1, done.stderr[-2000:]
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("rebalancer collect: error:")]
-    assert len(errors) == 1 and "refused SASL SCRAM-SHA-512 authentication as 'collector'" in errors[0], \
+    assert len(errors) == 1 \
+        and "refused SASL SCRAM-SHA-512 authentication as 'collector'" in errors[0], \
         done.stderr[-2000:]
     assert "not-the-password" not in done.stderr + done.stdout
     assert took < 25, took
@@ -157,7 +164,8 @@ def test_wrong_password_and_unknown_ca_fail_at_once_naming_the_cause(secured, cl
     other.make_certificates()
     cfg = load(client_files, "collector", f"kafka.ssl.truststore.location={other.ca_file}")
     t0 = time.monotonic()
-    with pytest.raises(KafkaSecurityError, match="certificate is not trusted.*ssl.truststore.location"):
+    with pytest.raises(KafkaSecurityError, match="certificate is not "
+                                                 "trusted.*ssl.truststore.location"):
         kafka_clients.ensure_rebalancer_topics(cfg)
     assert time.monotonic() - t0 < 15
 
@@ -165,7 +173,8 @@ def test_wrong_password_and_unknown_ca_fail_at_once_naming_the_cause(secured, cl
         load(client_files, "collector", 'kafka.sasl.password=${KAFKA_PASSWORD_NOBODY}')
 
 
-def test_loop_on_the_secured_cluster_leaks_no_secret(secured, client_files, secret_env, tmp_path, caplog, capfd):
+def test_loop_on_the_secured_cluster_leaks_no_secret(secured, client_files, secret_env, tmp_path,
+                                                     caplog, capfd):
     from streaming.job import query as job_query
     from streaming.spark_session import get_spark
 
@@ -175,11 +184,12 @@ def test_loop_on_the_secured_cluster_leaks_no_secret(secured, client_files, secr
     _, security = secured
     passwords = list(security.passwords.values())
     tag = uuid.uuid4().hex[:6]
-    job = loop_config(load(client_files, "rebalancer"), str(tmp_path / "tables"), str(tmp_path / "checkpoints"),
-                      cooldown_s=600, trigger_interval="2 seconds", min_total_lag=300)
+    job = loop_config(load(client_files, "rebalancer"), str(tmp_path / "tables"),
+                      str(tmp_path / "checkpoints"), cooldown_s=600, trigger_interval="2 seconds",
+                      min_total_lag=300)
     app = load(client_files, "consumer")
-    options = GroupOptions(group=f"{APP_PREFIX}app-{tag}", topic=f"{APP_PREFIX}orders-{tag}", apply=True,
-                           consume_rate=120.0, min_rejoin_interval_s=3)
+    options = GroupOptions(group=f"{APP_PREFIX}app-{tag}", topic=f"{APP_PREFIX}orders-{tag}",
+                           apply=True, consume_rate=120.0, min_rejoin_interval_s=3)
     spark = get_spark(job)
     collector_log = tmp_path / "collector.log"
     feed = RecommendationFeed(app.kafka).start()
@@ -224,13 +234,17 @@ def test_loop_on_the_secured_cluster_leaks_no_secret(secured, client_files, secr
         "stdout/stderr": "".join(capfd.readouterr()),
         "collector -v output": collector_log.read_text(errors="replace"),
         "Delta and checkpoint files": b"".join(f.read_bytes() for d in ("tables", "checkpoints")
-                                               for f in (tmp_path / d).rglob("*") if f.is_file()).decode("latin-1"),
-        "Delta rows": "\n".join(str(row) for t in ("recommendations", "rejected_events")
-                                for row in spark.read.format("delta").load(job.table_path(t)).collect()),
-        "topics": _topic_contents(load(client_files, "admin"), [job.kafka.lag_topic, job.kafka.metadata_topic,
-                                                                 job.kafka.trigger_topic]),
+                                               for f in (tmp_path / d).rglob("*")
+                                               if f.is_file()).decode("latin-1"),
+        "Delta rows": "\n".join(
+            str(row) for t in ("recommendations", "rejected_events")
+            for row in spark.read.format("delta").load(job.table_path(t)).collect()),
+        "topics": _topic_contents(load(client_files, "admin"),
+                                  [job.kafka.lag_topic, job.kafka.metadata_topic,
+                                   job.kafka.trigger_topic]),
     }
-    assert "DEBUG" in seen["collector -v output"] and "Starting KafkaAdminClient" in seen["log records"]
+    assert "DEBUG" in seen["collector -v output"] \
+        and "Starting KafkaAdminClient" in seen["log records"]
     assert options.group in seen["Delta rows"] and options.group in seen["topics"]
     leaks = [where for where, text in seen.items() for pw in passwords if pw in text]
     assert not leaks, f"a password appears in: {leaks}"
@@ -259,7 +273,8 @@ def _topic_contents(cfg: config.Config, topics: list[str]) -> str:
     consumer = KafkaConsumer(group_id=None, enable_auto_commit=False,
                              **kafka_clients.python_client_options(cfg, "consumer"))
     try:
-        parts = [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()]
+        parts = [TopicPartition(t, p)
+                 for t in topics for p in consumer.partitions_for_topic(t) or ()]
         consumer.assign(parts)
         consumer.seek_to_beginning()
         end = consumer.end_offsets(parts)
@@ -267,7 +282,8 @@ def _topic_contents(cfg: config.Config, topics: list[str]) -> str:
         deadline = time.monotonic() + 60
         while any(consumer.position(tp) < end[tp] for tp in parts) and time.monotonic() < deadline:
             for records in consumer.poll(timeout_ms=500).values():
-                chunks += [(r.key or b"").decode("latin-1") + (r.value or b"").decode("latin-1") for r in records]
+                chunks += [(r.key or b"").decode("latin-1") + (r.value or b"").decode("latin-1")
+                           for r in records]
         return "\n".join(chunks)
     finally:
         consumer.close()

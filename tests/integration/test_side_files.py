@@ -1,9 +1,10 @@
-"""The files the job keeps beside Spark's checkpoint, left empty (as a kill during an older release's
-create-then-write left them), damaged or absent at a restart, on a real Spark session and real Delta tables:
-each is rebuilt as it was (floors from the table's history, the app id from the tables' logs, the layout from
-the state, the lease taken over), or the job stops with one clear error; and a checkpoint with all four left
-empty runs on, its outputs under its own app id (issue #26: three kills, then every start failed with
-``JSONDecodeError``). Kills at each side file's write: tests/integration/test_chaos.py."""
+"""The files the job keeps beside Spark's checkpoint, left empty (as a kill during an older
+release's create-then-write left them), damaged or absent at a restart, on a real Spark session and
+real Delta tables: each is rebuilt as it was (floors from the table's history, the app id from the
+tables' logs, the layout from the state, the lease taken over), or the job stops with one clear
+error; and a checkpoint with all four left empty runs on, its outputs under its own app id (issue
+#26: three kills, then every start failed with ``JSONDecodeError``). Kills at each side file's
+write: tests/integration/test_chaos.py."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ DAMAGED: dict[str, str | bytes] = {"empty": "", "garbled": '{"s0": 1, "s1',
 
 @pytest.fixture(scope="module")
 def job(spark, cfg):
-    """Checkpoint A drains phases 0-1; then checkpoint B (same tables) phases 0-2: B's floors are A's
-    versions, and B wrote versions above them. Returns the config, both checkpoints and B's side files."""
+    """Checkpoint A drains phases 0-1; then checkpoint B (same tables) phases 0-2: B's floors are
+    A's versions, and B wrote versions above them. Returns the config, both checkpoints and B's side
+    files."""
     jc = job_config(cfg, uuid.uuid4().hex[:6])
     jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, state_buckets=4))
     produce(jc, membership_phase(GROUPS, 0) + membership_phase(GROUPS, 1))
@@ -40,7 +42,8 @@ def job(spark, cfg):
     query.run(spark, jc, available_now=True, checkpoint=ck_b)
     files = {name: (Path(ck_b) / name).read_text() for name in
              (delta_tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE)}
-    assert json.loads(files[delta_tables.FLOORS_FILE]) == {g: 1 for g in GROUPS}  # A's versions: B began after them
+    # A's versions: B began after them
+    assert json.loads(files[delta_tables.FLOORS_FILE]) == {g: 1 for g in GROUPS}
     versions = {(r["group"], r["version"]) for r in rows(spark, jc, RECOMMENDATIONS)}
     assert {v for _, v in versions} >= {1, 2}, versions  # and B wrote above them
     return jc, ck_a, ck_b, files
@@ -61,7 +64,8 @@ def damage(checkpoint: str, name: str, text: str | bytes | None) -> Path:
 def test_damaged_floors_are_rebuilt_without_the_rows_this_checkpoint_wrote(spark, job, kind):
     jc, _, ck_b, files = job
     path = damage(ck_b, delta_tables.FLOORS_FILE, DAMAGED[kind])
-    assert delta_tables.version_floors(spark, jc, ck_b) == json.loads(files[delta_tables.FLOORS_FILE])
+    assert delta_tables.version_floors(spark, jc, ck_b) \
+        == json.loads(files[delta_tables.FLOORS_FILE])
     assert json.loads(path.read_text()) == json.loads(files[delta_tables.FLOORS_FILE])
 
 
@@ -78,7 +82,8 @@ def test_an_app_id_the_log_cannot_tell_is_one_clear_error(spark, job):
     original = (Path(ck_a) / recover.APP_ID_FILE).read_text()
     damage(ck_a, recover.APP_ID_FILE, "")  # A and then B wrote since A began: which one is A's?
     try:
-        with pytest.raises(JobError, match=f"{recover.APP_ID_FILE} is empty or unreadable .* 2 jobs"):
+        with pytest.raises(JobError, match=f"{recover.APP_ID_FILE} is empty or unreadable .* 2 "
+                                           "jobs"):
             recover.app_id(ck_a, spark, jc)
     finally:
         (Path(ck_a) / recover.APP_ID_FILE).write_text(original)
@@ -109,16 +114,19 @@ def test_a_damaged_lease_is_taken_over_at_once(spark, job, kind):
 
 
 def test_a_checkpoint_with_every_side_file_left_empty_runs_on(spark, job):
-    """Issue #26's listed failure: empty side files (a kill between create and write) and a normal restart."""
+    """Issue #26's listed failure: empty side files (a kill between create and write) and a normal
+    restart."""
     jc, ck_a, ck_b, files = job
-    for name in (delta_tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE, lease.LEASE_FILE):
+    for name in (delta_tables.FLOORS_FILE, recover.APP_ID_FILE, buckets.LAYOUT_FILE,
+                 lease.LEASE_FILE):
         damage(ck_b, name, "")
     produce(jc, membership_phase(GROUPS, 3))
     query.run(spark, jc, available_now=True, checkpoint=ck_b)
     recs = rows(spark, jc, RECOMMENDATIONS)
     ids = [r["recommendation_id"] for r in recs]
     assert len(ids) == len(set(ids)), ids
-    assert max(r["version"] for r in recs) >= 3, [(r["group"], r["version"]) for r in recs]  # phase 3 written
+    # phase 3 written
+    assert max(r["version"] for r in recs) >= 3, [(r["group"], r["version"]) for r in recs]
     app_b = files[recover.APP_ID_FILE].strip()
     app_a = (Path(ck_a) / recover.APP_ID_FILE).read_text().strip()
     written = {t.app for t in recover.txns(spark, jc.table_path(RECOMMENDATIONS))}

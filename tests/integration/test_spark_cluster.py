@@ -1,7 +1,8 @@
-"""The streaming job under ``spark-submit`` on a real Spark standalone cluster (a master and two workers on
-loopback), docs/deploying.md's recipe: the project as a wheel on ``--py-files``, the connectors on ``--jars``,
-``rebalancer run --available-now`` against the embedded Kafka. The same events run through local mode; the
-recommendations must be the same, and the Spark event log must show every task ran on the workers' executors.
+"""The streaming job under ``spark-submit`` on a real Spark standalone cluster (a master and two
+workers on loopback), docs/deploying.md's recipe: the project as a wheel on ``--py-files``, the
+connectors on ``--jars``, ``rebalancer run --available-now`` against the embedded Kafka. The same
+events run through local mode; the recommendations must be the same, and the Spark event log must
+show every task ran on the workers' executors.
 """
 
 from __future__ import annotations
@@ -31,15 +32,17 @@ T0 = 1_763_700_000_000
 STEP = 10_000
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout
 QUIET_GROUPS = 12  # balanced groups that spread the state over every shuffle partition
-# what a recommendation says; batch_id is left out (it depends on how the input was cut into batches)
-COMPARED = ("group", "version", "recommendation_id", "event_time", "generation", "triggers", "trigger_details",
-            "assignor", "assignment", "before_max_lag", "after_max_lag", "before_imbalance", "after_imbalance",
-            "lower_bound", "before_cross_rack", "after_cross_rack", "partitions_moved", "lag_moved",
-            "stuck_partitions")
+# what a recommendation says; batch_id is left out (it depends on how the input was cut into
+# batches)
+COMPARED = ("group", "version", "recommendation_id", "event_time", "generation", "triggers",
+            "trigger_details", "assignor", "assignment", "before_max_lag", "after_max_lag",
+            "before_imbalance", "after_imbalance", "lower_bound", "before_cross_rack",
+            "after_cross_rack", "partitions_moved", "lag_moved", "stuck_partitions")
 
 
 def member(mid: str, assigned: list[tuple[str, int]], rack: str | None = None) -> dict:
-    return ev.member_entry(mid, ["t0"], assigned, client_id=f"client-{mid}", host="/127.0.0.1", rack=rack)
+    return ev.member_entry(mid, ["t0"], assigned, client_id=f"client-{mid}", host="/127.0.0.1",
+                           rack=rack)
 
 
 def lag_poll(ts: int, group: str, lags: dict[int, int]) -> list[dict]:
@@ -55,8 +58,10 @@ def scenario_events() -> list[dict]:
     for i in range(6):
         out += lag_poll(T0 + i * STEP, "skewed", {0: 9000, 1: 8000, 2: 100, 3: 100})
 
-    parts = lambda racks: [ev.partition_entry(p, 1, [1, 2], r) for p, r in enumerate(racks)]  # noqa: E731
-    out.append(ev.partitions_event(T0, "racks", "t0", parts([["a", "b"], ["b", "c"], ["c", "a"], ["a", "b"]])))
+    parts = lambda racks: [ev.partition_entry(p, 1, [1, 2], r)  # noqa: E731
+                           for p, r in enumerate(racks)]
+    out.append(ev.partitions_event(T0, "racks", "t0",
+                                   parts([["a", "b"], ["b", "c"], ["c", "a"], ["a", "b"]])))
     out.append(ev.members_event(T0, "racks", 1, "range", [
         member("A", [("t0", 0), ("t0", 3)], rack="a"), member("B", [("t0", 1)], rack="b"),
         member("C", [("t0", 2)], rack="c")]))
@@ -65,7 +70,8 @@ def scenario_events() -> list[dict]:
 
     out.append(ev.members_event(T0, "joined", 1, "range", two))
     out.append(ev.members_event(T0 + 3 * STEP, "joined", 2, "range", [
-        member("C0", [("t0", 0), ("t0", 1)]), member("C1", [("t0", 2)]), member("C2", [("t0", 3)])]))
+        member("C0", [("t0", 0), ("t0", 1)]), member("C1", [("t0", 2)]),
+        member("C2", [("t0", 3)])]))
 
     out.append(ev.partitions_event(T0, "grown", "t0", parts([["a", "b"]] * 4)))
     out.append(ev.members_event(T0, "grown", 1, "range", two))
@@ -74,7 +80,8 @@ def scenario_events() -> list[dict]:
     for g in range(QUIET_GROUPS):
         out.append(ev.members_event(T0, f"quiet{g:02d}", 1, "range", two))
         for i in range(6):
-            out += lag_poll(T0 + i * STEP, f"quiet{g:02d}", {p: 2000 + 10 * ((g + i + p) % 3) for p in range(4)})
+            out += lag_poll(T0 + i * STEP, f"quiet{g:02d}",
+                            {p: 2000 + 10 * ((g + i + p) % 3) for p in range(4)})
     for group in ("racks", "joined", "grown"):
         for i in range(6):
             out += lag_poll(T0 + i * STEP, group, {p: 500 for p in range(4)})
@@ -103,8 +110,8 @@ query_name = "rebalancer_{tag}"
 
 
 def build_wheel(out: Path) -> Path:
-    """``pip wheel --no-deps --no-build-isolation -w DIR .`` as docs/deploying.md says; its build folders go under
-    ``out`` rather than the checkout, which other runs share."""
+    """``pip wheel --no-deps --no-build-isolation -w DIR .`` as docs/deploying.md says; its build
+    folders go under ``out`` rather than the checkout, which other runs share."""
     extra = out / "setup.cfg"
     out.mkdir(parents=True)
     extra.write_text(f"[build]\nbuild_base = {out / 'build'}\n[egg_info]\negg_base = {out}\n")
@@ -117,7 +124,8 @@ def build_wheel(out: Path) -> Path:
 
 def recommendations(spark, path: str) -> list[dict]:
     rows = spark.read.format("delta").load(path).select(*[f"`{c}`" for c in COMPARED]).collect()
-    return sorted((r.asDict(recursive=True) for r in rows), key=lambda r: (r["group"], r["version"]))
+    return sorted((r.asDict(recursive=True) for r in rows),
+                  key=lambda r: (r["group"], r["version"]))
 
 
 def tasks_by_executor(event_log: Path) -> tuple[str, Counter]:
@@ -134,16 +142,19 @@ def tasks_by_executor(event_log: Path) -> tuple[str, Counter]:
 
 def submit_command(master: str, wheel: Path, conf_file: Path, bootstrap: str, work: Path,
                    event_logs: Path) -> list[str]:
-    """docs/deploying.md's ``spark-submit ... streaming/cli.py run``, plus settings that only observe the run."""
+    """docs/deploying.md's ``spark-submit ... streaming/cli.py run``, plus settings that only
+    observe the run."""
     return [
         str(spark_home() / "bin" / "spark-submit"), "--master", master,
         "--jars", ",".join(jvm.spark_jars()),
         "--py-files", str(wheel),
         "--conf", "spark.executor.memory=512m",
-        # for this test only: wait for both executors before the first job, no UI port, an event log to read
+        # for this test only: wait for both executors before the first job, no UI port, an event log
+        # to read
         "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
         "--conf", "spark.ui.enabled=false",
-        "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir=file://{event_logs}",
+        "--conf", "spark.eventLog.enabled=true",
+        "--conf", f"spark.eventLog.dir=file://{event_logs}",
         "--conf", "spark.eventLog.rolling.enabled=false", "--conf", "spark.eventLog.compress=false",
         str(SOURCE_ROOT / "streaming" / "cli.py"), "run", "--available-now",
         "--conf", str(conf_file),
@@ -155,15 +166,17 @@ def submit_command(master: str, wheel: Path, conf_file: Path, bootstrap: str, wo
     ]
 
 
-def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka_cluster, spark, tmp_path):
+def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka_cluster, spark,
+                                                                           tmp_path):
     started = time.monotonic()
     tag = uuid.uuid4().hex[:6]
     conf_file = tmp_path / "rebalancer.toml"
     write_conf(conf_file, tag)
     events = scenario_events()
-    local_cfg = config.load(conf_file, {"kafka.bootstrap_servers": kafka_cluster.bootstrap_servers,
-                                        "paths.tables": str(tmp_path / "local" / "tables"),
-                                        "paths.checkpoints": str(tmp_path / "local" / "checkpoints")})
+    local_cfg = config.load(conf_file, {
+        "kafka.bootstrap_servers": kafka_cluster.bootstrap_servers,
+        "paths.tables": str(tmp_path / "local" / "tables"),
+        "paths.checkpoints": str(tmp_path / "local" / "checkpoints")})
     produce(local_cfg, events)
     wheel = build_wheel(tmp_path / "dist")
     event_logs = tmp_path / "eventlog"
@@ -176,14 +189,16 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
     log = tmp_path / "spark-submit.log"
 
     with StandaloneCluster(tmp_path / "standalone", workers=2, cores=1, memory="1g") as standalone:
-        cmd = submit_command(standalone.master_url, wheel, conf_file, kafka_cluster.bootstrap_servers,
-                             tmp_path / "cluster", event_logs)
+        cmd = submit_command(standalone.master_url, wheel, conf_file,
+                             kafka_cluster.bootstrap_servers, tmp_path / "cluster", event_logs)
         submitted = time.monotonic()
         with open(log, "wb") as out:
-            driver = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      env=env, cwd=tmp_path, start_new_session=True)
+            driver = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, env=env, cwd=tmp_path,
+                                      start_new_session=True)
         try:
-            # meanwhile, the same events in local mode in this process (the session's local[2] Spark)
+            # meanwhile, the same events in local mode in this process (the session's local[2]
+            # Spark)
             query.run(spark, local_cfg, available_now=True)
             local = recommendations(spark, local_cfg.table_path(RECOMMENDATIONS))
             local_s = time.monotonic() - submitted
@@ -201,8 +216,9 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
         executor_dirs = standalone.executor_dirs(app_id)
     assert not standalone.left_running(), "Spark daemons or executors still running after stop"
 
-    # it ran on the cluster: the master knew the application, each worker launched an executor for it, and
-    # every task ran on one of those executors (local mode would show one executor, "driver")
+    # it ran on the cluster: the master knew the application, each worker launched an executor for
+    # it, and every task ran on one of those executors (local mode would show one executor,
+    # "driver")
     assert completed["state"] == "FINISHED"
     worker_of = {d.name: w for w, dirs in executor_dirs.items() for d in dirs}
     assert sorted(executor_dirs) == [0, 1] and all(executor_dirs.values()), executor_dirs
@@ -214,13 +230,15 @@ def test_job_under_spark_submit_on_a_standalone_cluster_matches_local_mode(kafka
 
     cluster = recommendations(spark, str(cluster_tables / RECOMMENDATIONS))
     triggers = {t for r in local for t in r["triggers"]}
-    assert {"lag_skew", "rack_change", "membership_change", "partition_count_change"} <= triggers, local
+    assert {"lag_skew", "rack_change", "membership_change",
+            "partition_count_change"} <= triggers, local
     assert not any(r["group"].startswith("quiet") for r in local)
     assert cluster == local
-    for tables in (local_cfg.paths.tables, str(cluster_tables)):  # every event was valid, in both runs
+    # every event was valid, in both runs
+    for tables in (local_cfg.paths.tables, str(cluster_tables)):
         assert spark.read.format("delta").load(f"{tables}/{REJECTED}").count() == 0
-    print(f"\nspark-submit on {standalone.master_url}: application {app_id}, {sum(tasks.values())} tasks: "
-          f"per executor {dict(sorted(tasks.items()))}, per worker {dict(sorted(per_worker.items()))}; "
-          f"{len(local)} recommendations equal in local and cluster runs ({len(events)} events); "
-          f"local run {local_s:.0f}s, spark-submit {submit_s:.0f}s (side by side), "
-          f"test {time.monotonic() - started:.0f}s")
+    print(f"\nspark-submit on {standalone.master_url}: application {app_id}, {sum(tasks.values())} "
+          f"tasks: per executor {dict(sorted(tasks.items()))}, per worker "
+          f"{dict(sorted(per_worker.items()))}; {len(local)} recommendations equal in local and "
+          f"cluster runs ({len(events)} events); local run {local_s:.0f}s, spark-submit "
+          f"{submit_s:.0f}s (side by side), test {time.monotonic() - started:.0f}s")

@@ -1,6 +1,7 @@
-"""The stateful step's keyings on the real stack: keyed by group and by buckets of groups, the same events
-give the same recommendations and rejected rows; Spark's bucket of a group is :func:`buckets.bucket_of`'s;
-and a checkpoint refuses, with what to do, a configuration with another state layout."""
+"""The stateful step's keyings on the real stack: keyed by group and by buckets of groups, the same
+events give the same recommendations and rejected rows; Spark's bucket of a group is
+:func:`buckets.bucket_of`'s; and a checkpoint refuses, with what to do, a configuration with another
+state layout."""
 
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ def events() -> list[dict]:
                                                          member("C1", [("t0", 2), ("t0", 3)])]))
         hot = g != "calm"
         for i in range(6):
-            out += lag_poll(T0 + i * STEP, g, {0: 9000 if hot else 100, 1: 8000 if hot else 100, 2: 100, 3: 100})
-    # a members event whose member has no id: validation stops it; its row rides along to rejected_events
+            out += lag_poll(T0 + i * STEP, g,
+                            {0: 9000 if hot else 100, 1: 8000 if hot else 100, 2: 100, 3: 100})
+    # a members event whose member has no id: validation stops it; its row rides along to
+    # rejected_events
     out.append({"type": "members", "ts": T0, "group": "calm", "generation": 2,
                 "members": [{"topics": ["t0"], "assigned": []}]})
     return out
@@ -38,23 +41,26 @@ def run(spark, cfg, tag: str, state_buckets: int, checkpoint: str | None = None)
     jc = job_config(cfg, tag)
     jc = dataclasses.replace(jc, job=dataclasses.replace(jc.job, state_buckets=state_buckets,
                                                          max_offsets_per_trigger=20))
-    return jc, query.run(spark, jc, available_now=True, checkpoint=checkpoint or jc.checkpoint_path("layout"))
+    return jc, query.run(spark, jc, available_now=True,
+                         checkpoint=checkpoint or jc.checkpoint_path("layout"))
 
 
 def outputs(spark, jc) -> tuple[list[str], list[str]]:
-    """Both tables' rows, without what differs between runs by design: batch ids (a batch's size in bytes
-    decides them), Kafka timestamps, and the run's own topic names."""
+    """Both tables' rows, without what differs between runs by design: batch ids (a batch's size in
+    bytes decides them), Kafka timestamps, and the run's own topic names."""
     def text(r) -> str:
-        row = {k: v for k, v in r.asDict(recursive=True).items() if k not in ("batch_id", "kafka_timestamp")}
-        return json.dumps(row, sort_keys=True, default=str).replace(jc.kafka.lag_topic, "LAG").replace(
-            jc.kafka.metadata_topic, "META")
+        row = {k: v for k, v in r.asDict(recursive=True).items()
+               if k not in ("batch_id", "kafka_timestamp")}
+        return json.dumps(row, sort_keys=True, default=str) \
+            .replace(jc.kafka.lag_topic, "LAG").replace(jc.kafka.metadata_topic, "META")
     return (sorted(text(r) for r in rows(spark, jc, RECOMMENDATIONS)),
             sorted(text(r) for r in rows(spark, jc, REJECTED)))
 
 
 @pytest.fixture(scope="module")
 def runs(spark, cfg):
-    """The same events run keyed by group and by 8 buckets (each its own topics, tables and checkpoint)."""
+    """The same events run keyed by group and by 8 buckets (each its own topics, tables and
+    checkpoint)."""
     out = {}
     for n in (0, 8):
         tag = f"{uuid.uuid4().hex[:6]}"
@@ -86,7 +92,8 @@ def test_a_checkpoint_refuses_another_layout_with_what_to_do(spark, cfg, runs):
     with pytest.raises(JobError) as err:
         run(spark, cfg, tag, 16, checkpoint)
     message = str(err.value)
-    assert message.startswith(f"checkpoint {checkpoint} keeps its group state in 8 buckets of groups")
+    assert message.startswith(f"checkpoint {checkpoint} keeps its group state in 8 buckets of "
+                              "groups")
     assert "set job.state_buckets = 8 to go on" in message and "start a new checkpoint" in message
     assert "Traceback" not in message and "StateSchema" not in message
     run(spark, cfg, tag, 8, checkpoint)  # the recorded layout goes on
@@ -97,8 +104,10 @@ def test_a_checkpoint_from_before_buckets_goes_on_keyed_by_group_only(spark, cfg
 
     jc, _ = runs[0]
     checkpoint = jc.checkpoint_path("layout")
-    hfs.delete(spark, checkpoint, buckets.LAYOUT_FILE)  # as a checkpoint made before job.state_buckets
+    # as a checkpoint made before job.state_buckets
+    hfs.delete(spark, checkpoint, buckets.LAYOUT_FILE)
     tag = jc.kafka.lag_topic.removeprefix("lag.")
-    with pytest.raises(JobError, match="keeps its group state by consumer group .* set job.state_buckets = 0"):
+    with pytest.raises(JobError, match="keeps its group state by consumer group .* set "
+                                       "job.state_buckets = 0"):
         run(spark, cfg, tag, 64, checkpoint)
     run(spark, cfg, tag, 0, checkpoint)

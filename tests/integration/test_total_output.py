@@ -1,5 +1,5 @@
-"""Exact figures through both Delta writers, and a recommendations table of an older release (its figures in
-records DOUBLE) written by either writer without a schema error (issue #26, item 1)."""
+"""Exact figures through both Delta writers, and a recommendations table of an older release (its
+figures in records DOUBLE) written by either writer without a schema error (issue #26, item 1)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ OLD_DDL = RECOMMENDATIONS_DDL.replace("max_lag BIGINT", "max_lag DOUBLE").replac
 
 
 def _extreme_batch(spark, batch_id: int):
-    recs = [_rec("huge", batch_id + 1, math.inf) | {"before_max_lag": RECORDS_CAP, "after_max_lag": 2**53 + 1,
-                                                    "lag_moved": 2**62 + 3, "before_imbalance": math.nan,
-                                                    "after_imbalance": -math.inf, "lower_bound": 2.0**70},
+    recs = [_rec("huge", batch_id + 1, math.inf) | {
+                "before_max_lag": RECORDS_CAP, "after_max_lag": 2**53 + 1, "lag_moved": 2**62 + 3,
+                "before_imbalance": math.nan, "after_imbalance": -math.inf, "lower_bound": 2.0**70},
             _rejected(7)]
     schema = spark.createDataFrame([], convert.ROW_SCHEMA).schema
     return spark.createDataFrame([tuple(r[f.name] for f in schema.fields) for r in recs], schema)
@@ -40,8 +40,10 @@ def test_figures_in_records_are_exact_and_doubles_finite_or_null(spark, cfg, tmp
     delta_tables.prepare(spark, c, c.checkpoint_path("rebalancer"))
     sinks.BatchWriter(c, "app")(_extreme_batch(spark, 0), 0)
     [row] = _read(spark, c.table_path(RECOMMENDATIONS))
-    assert (row["before_max_lag"], row["after_max_lag"], row["lag_moved"]) == (RECORDS_CAP, 2**53 + 1, 2**62 + 3)
-    assert row["before_imbalance"] is None and row["after_imbalance"] is None and row["lag_age_s"] is None
+    assert (row["before_max_lag"], row["after_max_lag"], row["lag_moved"]) \
+        == (RECORDS_CAP, 2**53 + 1, 2**62 + 3)
+    assert row["before_imbalance"] is None and row["after_imbalance"] is None \
+        and row["lag_age_s"] is None
     assert row["lower_bound"] == 2.0**70
 
 
@@ -52,14 +54,15 @@ def test_an_older_table_keeps_its_double_columns_and_takes_new_rows(spark, cfg, 
     spark.sql(f"CREATE TABLE delta.`{location}` ({OLD_DDL}) USING DELTA "
               "TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     delta_tables.prepare(spark, c, c.checkpoint_path("rebalancer"))  # no schema error
-    assert delta_tables.KEPT_TYPES[location] == {"before_max_lag": "double", "after_max_lag": "double",
-                                          "lag_moved": "double"}
+    assert delta_tables.KEPT_TYPES[location] == {"before_max_lag": "double",
+                                                 "after_max_lag": "double", "lag_moved": "double"}
     w = sinks.BatchWriter(c, "app")
     w(_batch(spark, 0), 0)
     w(_extreme_batch(spark, 1), 1)
     rows = _read(spark, location)
     assert len(rows) == 4
-    assert spark.read.format("delta").load(location).schema["before_max_lag"].dataType.simpleString() == "double"
+    assert spark.read.format("delta").load(location).schema["before_max_lag"].dataType \
+        .simpleString() == "double"
     huge = next(r for r in rows if r["group"] == "huge")
     assert huge["before_max_lag"] == float(RECORDS_CAP) and huge["lag_moved"] == float(2**62 + 3)
     assert {r["before_max_lag"] for r in rows if r["group"] != "huge"} == {900.0}

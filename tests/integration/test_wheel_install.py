@@ -1,11 +1,13 @@
-"""Installed like a package: the wheel, built from this checkout, installed into a fresh virtualenv outside the
-repository and run from a working directory outside it, works and writes nothing into site-packages.
+"""Installed like a package: the wheel, built from this checkout, installed into a fresh virtualenv
+outside the repository and run from a working directory outside it, works and writes nothing into
+site-packages.
 
-To stay offline and quick the wheel is installed with ``--no-deps`` and the new environment sees the already
-installed dependencies through a ``.pth`` line naming this project's site-packages (a plain path line: the
-editable install's finder there is never activated, so the repository itself is not importable). The JVM
-jars come from the checkout's resolved cache, hard-linked into a cache of the test's own named by
-``REBALANCER_CACHE``: no Maven, and nothing the installed tool does can touch the checkout's cache.
+To stay offline and quick the wheel is installed with ``--no-deps`` and the new environment sees the
+already installed dependencies through a ``.pth`` line naming this project's site-packages (a plain
+path line: the editable install's finder there is never activated, so the repository itself is not
+importable). The JVM jars come from the checkout's resolved cache, hard-linked into a cache of the
+test's own named by ``REBALANCER_CACHE``: no Maven, and nothing the installed tool does can touch
+the checkout's cache.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .test_job import STEP, T0, lag_poll, member, produce
 ROOT = paths.SOURCE_ROOT
 SCENARIO = {
     "name": "installed", "topics": {"t0": 3}, "replica_racks": None, "lags": {"t0": [5, 0, 1]},
-    "members": [{"id": m, "instance_id": None, "rack": None, "topics": ["t0"], "owned": [], "generation": None}
+    "members": [{"id": m, "instance_id": None, "rack": None, "topics": ["t0"], "owned": [],
+                 "generation": None}
                 for m in ("C0", "C1")],
 }
 
@@ -41,7 +44,8 @@ def _build_wheel(tmp: Path) -> Path:
     for f in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md"):
         shutil.copy(ROOT / f, src / f)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp / "dist"), str(src)], check=True, capture_output=True, text=True, timeout=300)
+                    "-w", str(tmp / "dist"), str(src)], check=True, capture_output=True, text=True,
+                    timeout=300)
     (wheel,) = (tmp / "dist").glob("kafka_rebalancer-*.whl")
     return wheel
 
@@ -54,10 +58,12 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 
 def _jar_cache(cache: Path) -> None:
-    assert jvm.is_resolved(), "the checkout's JVM jars are not resolved for its poms: run `make setup`"
+    assert jvm.is_resolved(), \
+        "the checkout's JVM jars are not resolved for its poms: run `make setup`"
     shutil.copytree(paths.JARS_DIR, cache / "jars", copy_function=_link_or_copy,
                     ignore=shutil.ignore_patterns(".resolved"))
-    shutil.copy(paths.JARS_DIR / ".resolved", cache / "jars" / ".resolved")  # a real copy: it is rewritten
+    # a real copy: it is rewritten
+    shutil.copy(paths.JARS_DIR / ".resolved", cache / "jars" / ".resolved")
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
@@ -68,35 +74,42 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 def test_wheel_installed_outside_the_repository_runs_from_any_directory(tmp_path):
     wheel = _build_wheel(tmp_path)
     names = zipfile.ZipFile(wheel).namelist()
-    assert "streaming/_conf/rebalancer.toml" in names and "streaming/_conf/maven/spark/pom.xml" in names
+    assert "streaming/_conf/rebalancer.toml" in names \
+        and "streaming/_conf/maven/spark/pom.xml" in names
     assert "streaming/_conf/log4j2.properties" in names
-    assert "assignors/py.typed" in names and "streaming/py.typed" in names  # PEP 561: typed packages
+    # PEP 561: typed packages
+    assert "assignors/py.typed" in names and "streaming/py.typed" in names
     assert not [n for n in names if n.startswith("benchmarks/")]
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
     py = venv / "bin" / "python"
-    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+    site = Path(subprocess.run([str(py), "-c", "import sysconfig; "
+                                               "print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q", str(wheel)],
-                   check=True, capture_output=True, text=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps",
+                    "-q", str(wheel)], check=True, capture_output=True, text=True, timeout=300)
     (site / "zz_project_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
 
     work, cache = tmp_path / "work", tmp_path / "cache"
     work.mkdir()
     _jar_cache(cache)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REBALANCER_", "PYTHON", "VIRTUAL_ENV"))}
-    env |= {"REBALANCER_CACHE": str(cache), "REBALANCER_KAFKA_STATE": str(tmp_path / "cluster.json"),
-            "HOME": str(tmp_path / "home"), "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("REBALANCER_", "PYTHON", "VIRTUAL_ENV"))}
+    env |= {"REBALANCER_CACHE": str(cache),
+            "REBALANCER_KAFKA_STATE": str(tmp_path / "cluster.json"),
+            "HOME": str(tmp_path / "home"),
+            "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"}
     rebalancer = str(venv / "bin" / "rebalancer")
 
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([rebalancer, *args], cwd=work, env=env, capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run([rebalancer, *args], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=timeout)
 
-    where = subprocess.run([str(py), "-c", "import streaming, assignors; print(streaming.__file__); "
-                            "print(assignors.__file__)"], cwd=work, env=env, check=True, capture_output=True,
-                           text=True).stdout.split()
+    code = "import streaming, assignors; print(streaming.__file__); print(assignors.__file__)"
+    where = subprocess.run([str(py), "-c", code], cwd=work, env=env, check=True,
+                           capture_output=True, text=True).stdout.split()
     assert all(Path(w).is_relative_to(site) for w in where), where
     before = _snapshot(site)
 
@@ -129,7 +142,8 @@ def test_wheel_installed_outside_the_repository_runs_from_any_directory(tmp_path
         down = run("kafka", "down", timeout=180)
     assert down.returncode == 0 and "stopped 1 broker" in down.stdout, down.stderr
 
-    # the outputs under the working directory: Delta tables in data/delta, the checkpoint in checkpoints/
+    # the outputs under the working directory: Delta tables in data/delta, the checkpoint in
+    # checkpoints/
     assert (work / "data" / "delta" / "recommendations" / "_delta_log").is_dir()
     assert (work / "checkpoints" / "rebalancer" / "delta_app_id").is_file()
     recs = run("recommendations", "--format", "json", *conf)

@@ -1,31 +1,38 @@
-"""A zoo of real Kafka clients on the shared embedded cluster: every kind of group real clients make (#29).
+"""A zoo of real Kafka clients on the shared embedded cluster: every kind of group real clients make
+(#29).
 
-Each member is a real client from its own pinned package (:mod:`.zoo_members`): Kafka Streams, Kafka Connect
-and kafka-clients from Maven Central (``conf/maven/zoo``), librdkafka through ``confluent-kafka`` from PyPI.
-:class:`Zoo` starts them, waits until Kafka says each group is formed (observable conditions only) and stops
-every process it started. The groups (ids in :data:`GROUPS`):
+Each member is a real client from its own pinned package (:mod:`.zoo_members`): Kafka Streams, Kafka
+Connect and kafka-clients from Maven Central (``conf/maven/zoo``), librdkafka through
+``confluent-kafka`` from PyPI. :class:`Zoo` starts them, waits until Kafka says each group is formed
+(observable conditions only) and stops every process it started. The groups (ids in :data:`GROUPS`):
 
-- ``streams``: a Kafka Streams application on the classic protocol (assignor ``stream``, its own user data),
-  two stream threads, so two members; reads ``zoo-streams-in`` (4 partitions); :meth:`Zoo.add_stream_thread`
-  makes a third;
-- ``kip1071``: the same topology on the streams rebalance protocol (KIP-1071, group type ``streams``), in the
-  same JVM; Kafka 4.3 finalizes ``streams.version`` 1 at format, so the broker offers it without unstable APIs;
+- ``streams``: a Kafka Streams application on the classic protocol (assignor ``stream``, its own
+  user data), two stream threads, so two members; reads ``zoo-streams-in`` (4 partitions);
+  :meth:`Zoo.add_stream_thread` makes a third;
+- ``kip1071``: the same topology on the streams rebalance protocol (KIP-1071, group type
+  ``streams``), in the same JVM; Kafka 4.3 finalizes ``streams.version`` 1 at format, so the broker
+  offers it without unstable APIs;
 - ``connect``: a Kafka Connect worker in distributed mode (protocol type ``connect``), running a
-  FileStreamSink connector, whose task consumes in the consumer group ``sink`` (``connect-zoo-sink``);
-- ``rdk_classic``: two librdkafka consumers, classic protocol, ``cooperative-sticky``, racks a and b;
-- ``rdk_consumer``: two librdkafka consumers on ``group.protocol=consumer`` (KIP-848), racks b and c;
-- ``regex_classic``: two static Java consumers (classic, ``range``) subscribed to the regex ``zoo-re-.*``, which
-  the client matches itself (two topics);
-- ``regex_consumer``: two static Java consumers on KIP-848 with a ``SubscriptionPattern``, which the broker
-  matches: its members' descriptions carry the regex, not the topics;
-- ``doomed``: two Java consumers (classic) of ``zoo-doomed-in``, which :meth:`Zoo.delete_doomed_topic` deletes
-  under them;
-- ``crowd``: :data:`CROWD` Java consumers of one group (KIP-848) in a JVM of their own, on ``zoo-crowd-in``;
-  :meth:`Zoo.stop_crowd` stops them once the collector has read the zoo, so that the job's run afterwards does
-  not compete for the machine's two cores with several hundred members' heartbeats (about 0.8 of a core
-  with the brokers' share on top: the job's step took 141 s beside them);
+  FileStreamSink connector, whose task consumes in the consumer group ``sink``
+  (``connect-zoo-sink``);
+- ``rdk_classic``: two librdkafka consumers, classic protocol, ``cooperative-sticky``, racks a and
+  b;
+- ``rdk_consumer``: two librdkafka consumers on ``group.protocol=consumer`` (KIP-848), racks b and
+  c;
+- ``regex_classic``: two static Java consumers (classic, ``range``) subscribed to the regex
+  ``zoo-re-.*``, which the client matches itself (two topics);
+- ``regex_consumer``: two static Java consumers on KIP-848 with a ``SubscriptionPattern``, which the
+  broker matches: its members' descriptions carry the regex, not the topics;
+- ``doomed``: two Java consumers (classic) of ``zoo-doomed-in``, which
+  :meth:`Zoo.delete_doomed_topic` deletes under them;
+- ``crowd``: :data:`CROWD` Java consumers of one group (KIP-848) in a JVM of their own, on
+  ``zoo-crowd-in``; :meth:`Zoo.stop_crowd` stops them once the collector has read the zoo, so that
+  the job's run afterwards does not compete for the machine's two cores with several hundred
+  members' heartbeats (about 0.8 of a core with the brokers' share on top: the job's step took 141 s
+  beside them);
 - ``share``: a KIP-932 share group with one share consumer (``share.version`` is 1 at Kafka 4.3);
-- ``offsets``: a group that only commits offsets (as Flink and Spark jobs do): no member ever joins it.
+- ``offsets``: a group that only commits offsets (as Flink and Spark jobs do): no member ever joins
+  it.
 """
 
 from __future__ import annotations
@@ -42,19 +49,22 @@ from .java_client import wait_for
 from .zoo_members import ConnectWorker, JavaConsumers, RdkConsumer, zoo_java
 
 GROUPS = {"streams": "zoo-streams", "kip1071": "zoo-streams-kip1071", "connect": "zoo-connect",
-          "sink": "connect-zoo-sink", "rdk_classic": "zoo-rdk-classic", "rdk_consumer": "zoo-rdk-consumer",
-          "regex_classic": "zoo-regex-classic", "regex_consumer": "zoo-regex-consumer", "doomed": "zoo-doomed",
-          "crowd": "zoo-crowd", "share": "zoo-share", "offsets": "zoo-offsets"}
+          "sink": "connect-zoo-sink", "rdk_classic": "zoo-rdk-classic",
+          "rdk_consumer": "zoo-rdk-consumer", "regex_classic": "zoo-regex-classic",
+          "regex_consumer": "zoo-regex-consumer", "doomed": "zoo-doomed", "crowd": "zoo-crowd",
+          "share": "zoo-share", "offsets": "zoo-offsets"}
 CROWD = 300
 """Members of the crowd group: several hundred, as a large real deployment runs."""
-TOPICS = {"zoo-streams-in": 4, "zoo-streams-out": 4, "zoo-connect-in": 2, "zoo-rdk": 4, "zoo-share-in": 2,
-          "zoo-re-a": 2, "zoo-re-b": 3, "zoo-doomed-in": 2, "zoo-crowd-in": 60}
+TOPICS = {"zoo-streams-in": 4, "zoo-streams-out": 4, "zoo-connect-in": 2, "zoo-rdk": 4,
+          "zoo-share-in": 2, "zoo-re-a": 2, "zoo-re-b": 3, "zoo-doomed-in": 2, "zoo-crowd-in": 60}
 REGEX = "zoo-re-.*"
 DOOMED = "zoo-doomed-in"
 SILENT = {"zoo-streams-out", "zoo-crowd-in"}
-"""Topics no record is produced to (the crowd's members only hold partitions: its reading is about members)."""
-INPUT = {"streams": "zoo-streams-in", "kip1071": "zoo-streams-in", "sink": "zoo-connect-in", "rdk_classic": "zoo-rdk",
-         "rdk_consumer": "zoo-rdk", "regex_classic": ("zoo-re-a", "zoo-re-b"),
+"""Topics no record is produced to (the crowd's members only hold partitions: its reading is about
+members)."""
+INPUT = {"streams": "zoo-streams-in", "kip1071": "zoo-streams-in", "sink": "zoo-connect-in",
+         "rdk_classic": "zoo-rdk", "rdk_consumer": "zoo-rdk",
+         "regex_classic": ("zoo-re-a", "zoo-re-b"),
          "regex_consumer": ("zoo-re-a", "zoo-re-b"), "doomed": DOOMED, "crowd": "zoo-crowd-in"}
 """The topics each consuming group reads."""
 RECORDS_PER_PARTITION = 40
@@ -65,16 +75,18 @@ JAVA_GROUPS = {"regex_classic": ("classic", 2, f"regex:{REGEX}", "static"),
                "regex_consumer": ("consumer", 2, f"regex:{REGEX}", "static"),
                "doomed": ("classic", 2, f"topic:{DOOMED}", "manual-commit"),
                "crowd": ("consumer", CROWD, "topic:zoo-crowd-in", "-")}
-"""kind -> (protocol, members, subscription, options) of the groups of :class:`~.zoo_members.JavaConsumers`.
-The doomed group commits by hand: with auto-commit, a classic Java member retries committing the deleted topic's
-offsets before it rejoins (UNKNOWN_TOPIC_OR_PARTITION is retriable) for up to max.poll.interval.ms, 5 minutes,
-holding the group in its rebalance (seen in the zoo's first run: one member still held its partition 120 s
-after the deletion)."""
+"""kind -> (protocol, members, subscription, options) of the groups of
+:class:`~.zoo_members.JavaConsumers`. The doomed group commits by hand: with auto-commit, a classic
+Java member retries committing the deleted topic's offsets before it rejoins
+(UNKNOWN_TOPIC_OR_PARTITION is retriable) for up to max.poll.interval.ms, 5 minutes, holding the
+group in its rebalance (seen in the zoo's first run: one member still held its partition 120 s after
+the deletion)."""
 
 
 def partitions(kind: str) -> set[TP]:
     topics = INPUT[kind]
-    return {(t, p) for t in ((topics,) if isinstance(topics, str) else topics) for p in range(TOPICS[t])}
+    return {(t, p) for t in ((topics,) if isinstance(topics, str) else topics)
+            for p in range(TOPICS[t])}
 
 
 @dataclass
@@ -89,23 +101,26 @@ class Zoo:
     connect: ConnectWorker | None = None
     rdk: dict[str, list[RdkConsumer]] = field(default_factory=dict)
 
-    # -- start ----------------------------------------------------------------------------------------
+    # -- start -------------------------------------------------------------------------------------
 
     def start(self) -> Zoo:
         """Topics, their records, then every member; returns once each group is formed."""
         self._topics()
         self._produce()
         with contextlib.closing(self._admin()) as admin:
-            commit_offsets(admin, GROUPS["offsets"], OFFSETS_ONLY)  # never joins: protocol type "", no members
+            # never joins: protocol type "", no members
+            commit_offsets(admin, GROUPS["offsets"], OFFSETS_ONLY)
         self._start_connect()  # the slowest to start: first
-        self.streams = zoo_java(self.classes, 192, "streams", self.bootstrap, GROUPS["streams"], "zoo-streams-in",
-                                "zoo-streams-out", "zoo-streams", GROUPS["kip1071"], log=self.work / "streams.log")
-        self.share = zoo_java(self.classes, 128, "share", self.bootstrap, GROUPS["share"], "zoo-share-in",
-                              "zoo-share-0", log=self.work / "share.log")
-        self.java = JavaConsumers(self.classes, self.bootstrap, {GROUPS[k]: v for k, v in JAVA_GROUPS.items()
-                                                                 if k != "crowd"}, self.work / "consumers.log")
-        self.crowd = JavaConsumers(self.classes, self.bootstrap, {GROUPS["crowd"]: JAVA_GROUPS["crowd"]},
-                                   self.work / "crowd.log")
+        self.streams = zoo_java(self.classes, 192, "streams", self.bootstrap, GROUPS["streams"],
+                                "zoo-streams-in", "zoo-streams-out", "zoo-streams",
+                                GROUPS["kip1071"], log=self.work / "streams.log")
+        self.share = zoo_java(self.classes, 128, "share", self.bootstrap, GROUPS["share"],
+                              "zoo-share-in", "zoo-share-0", log=self.work / "share.log")
+        self.java = JavaConsumers(self.classes, self.bootstrap,
+                                  {GROUPS[k]: v for k, v in JAVA_GROUPS.items() if k != "crowd"},
+                                  self.work / "consumers.log")
+        self.crowd = JavaConsumers(self.classes, self.bootstrap,
+                                   {GROUPS["crowd"]: JAVA_GROUPS["crowd"]}, self.work / "crowd.log")
         self._start_rdk()
         self.connect.run_connector("zoo-sink", {
             "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
@@ -123,10 +138,12 @@ class Zoo:
 
         with contextlib.closing(self._admin()) as admin:
             # the crowd's topic on one replica: 60 partitions, kept cheap for the brokers
-            admin.create_topics([NewTopic(t, n, 1 if t == "zoo-crowd-in" else 3) for t, n in TOPICS.items()])
+            admin.create_topics([NewTopic(t, n, 1 if t == "zoo-crowd-in" else 3)
+                                 for t, n in TOPICS.items()])
             wait_for(lambda: all(len(t.get("partitions") or ()) == TOPICS[t["name"]] and
                                  all(p["leader_id"] >= 0 for p in t["partitions"])
-                                 for t in admin.describe_topics(list(TOPICS))), 60, 0.5, "the zoo's topics led")
+                                 for t in admin.describe_topics(list(TOPICS))), 60, 0.5,
+                                 "the zoo's topics led")
 
     def _produce(self) -> None:
         from kafka import KafkaProducer
@@ -148,13 +165,14 @@ class Zoo:
             "bootstrap.servers": self.bootstrap, "group.id": GROUPS["connect"],
             "key.converter": "org.apache.kafka.connect.storage.StringConverter",
             "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "config.storage.topic": "zoo-connect-configs", "offset.storage.topic": "zoo-connect-offsets",
+            "config.storage.topic": "zoo-connect-configs",
+            "offset.storage.topic": "zoo-connect-offsets",
             "status.storage.topic": "zoo-connect-status", "config.storage.replication.factor": "1",
             "offset.storage.replication.factor": "1", "status.storage.replication.factor": "1",
             "offset.storage.partitions": "2", "status.storage.partitions": "1",
             "offset.flush.interval.ms": "1000",
-            # plugins from their ServiceLoader manifests (Kafka's own have them): no reflective scan of the
-            # classpath, which took most of the worker's start on a loaded machine
+            # plugins from their ServiceLoader manifests (Kafka's own have them): no reflective scan
+            # of the classpath, which took most of the worker's start on a loaded machine
             "plugin.discovery": "service_load"}, self.work)
 
     def _start_rdk(self) -> None:
@@ -166,13 +184,15 @@ class Zoo:
         base = {"bootstrap.servers": self.bootstrap, "auto.offset.reset": "earliest",
                 "auto.commit.interval.ms": 500, "topic.metadata.refresh.interval.ms": 5000}
         proto = {"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 10000,
-                 "heartbeat.interval.ms": 1000} if kind == "rdk_classic" else {"group.protocol": "consumer"}
-        return RdkConsumer({**base, **proto, "group.id": GROUPS[kind], "client.id": f"{GROUPS[kind]}-{name or rack}",
+                 "heartbeat.interval.ms": 1000} if kind == "rdk_classic" \
+            else {"group.protocol": "consumer"}
+        return RdkConsumer({**base, **proto, "group.id": GROUPS[kind],
+                            "client.id": f"{GROUPS[kind]}-{name or rack}",
                             "client.rack": rack}, INPUT[kind])
 
     def _wait_formed(self) -> None:
-        """Every group formed and every consuming group caught up (committed = end), so what the project reads
-        and what Kafka's tool reports afterwards is the same still picture."""
+        """Every group formed and every consuming group caught up (committed = end), so what the
+        project reads and what Kafka's tool reports afterwards is the same still picture."""
         assert self.streams is not None and self.connect is not None
         for kind, members in self.rdk.items():
             self._wait(lambda ms=members, k=kind: rdk_formed(ms, partitions(k)),
@@ -180,29 +200,35 @@ class Zoo:
         for kind in JAVA_GROUPS:
             self._wait(lambda k=kind: self.java_of(k).formed(GROUPS[k], partitions(k)),
                        f"the {kind} Java members holding {INPUT[kind]}")
-        # a share group starts at the log end (share.auto.offset.reset=latest): it exists once listed
+        # a share group starts at the log end (share.auto.offset.reset=latest): it exists once
+        # listed
         for kind, group_type in (("share", "share"), ("kip1071", "streams")):
-            self._wait(lambda k=kind, t=group_type: self.listed().get(GROUPS[k], {}).get("group_type", "").lower() == t,
+            self._wait(lambda k=kind, t=group_type:
+                       self.listed().get(GROUPS[k], {}).get("group_type", "").lower() == t,
                        f"the {kind} group listed as a {group_type} group")
         self._wait(lambda: self.connect.task_running("zoo-sink"), "the FileStreamSink task running")
-        # every consuming group: the crowd's topic holds no record, but its members commit their positions (0)
-        for kind in ("streams", "kip1071", "sink", "rdk_classic", "rdk_consumer", "regex_classic", "regex_consumer",
-                     "doomed", "crowd"):
-            self._wait(lambda k=kind: self.caught_up(GROUPS[k], partitions(k)), f"{kind} committed up to the end")
+        # every consuming group: the crowd's topic holds no record, but its members commit their
+        # positions (0)
+        for kind in ("streams", "kip1071", "sink", "rdk_classic", "rdk_consumer", "regex_classic",
+                     "regex_consumer", "doomed", "crowd"):
+            self._wait(lambda k=kind: self.caught_up(GROUPS[k], partitions(k)),
+                       f"{kind} committed up to the end")
 
     def _wait(self, check, what: str, timeout_s: float = 180) -> None:
-        """``wait_for(check)``, failing at once when a member process ended or a Streams app failed (its log's
-        tail in the message) rather than at the timeout."""
+        """``wait_for(check)``, failing at once when a member process ended or a Streams app failed
+        (its log's tail in the message) rather than at the timeout."""
         def alive_and(check=check):
-            for name, proc in (("streams", self.streams), ("share", self.share), ("consumers", self.java),
-                               ("crowd", self.crowd)):
+            for name, proc in (("streams", self.streams), ("share", self.share),
+                               ("consumers", self.java), ("crowd", self.crowd)):
                 failed = proc is not None and (not proc.alive or any(
-                    ln.endswith("state ERROR") or ln.endswith("state PENDING_ERROR") for ln in proc.output()))
+                    ln.endswith("state ERROR") or ln.endswith("state PENDING_ERROR")
+                    for ln in proc.output()))
                 if failed:
                     tail = (self.work / f"{name}.log").read_text(errors="replace")[-3000:]
                     raise AssertionError(f"zoo {name} failed waiting for {what}:\n{tail}")
             if self.connect is not None and self.connect.proc.poll() is not None:
-                raise AssertionError(f"the Connect worker ended: {(self.work / 'connect.log').read_text()[-3000:]}")
+                raise AssertionError("the Connect worker ended: "
+                                     f"{(self.work / 'connect.log').read_text()[-3000:]}")
             return check()
         wait_for(alive_and, timeout_s, 0.5, what)
 
@@ -225,31 +251,37 @@ class Zoo:
 
         with contextlib.closing(self._admin()) as admin:
             try:
-                committed = {(tp.topic, tp.partition): om.offset
-                             for tp, om in admin.list_group_offsets({group: None}).get(group, {}).items()}
-                ends = admin.list_partition_offsets({TopicPartition(t, p): OffsetSpec.LATEST for t, p in tps})
-                return all(committed.get((tp.topic, tp.partition)) == o.offset for tp, o in ends.items())
+                committed = {
+                    (tp.topic, tp.partition): om.offset
+                    for tp, om in admin.list_group_offsets({group: None}).get(group, {}).items()}
+                ends = admin.list_partition_offsets({TopicPartition(t, p): OffsetSpec.LATEST
+                                                     for t, p in tps})
+                return all(committed.get((tp.topic, tp.partition)) == o.offset
+                           for tp, o in ends.items())
             except KafkaError:  # the group's coordinator still loading: not yet
                 return False
 
-    # -- changes under the groups -----------------------------------------------------------------------
+    # -- changes under the groups ------------------------------------------------------------------
 
     def delete_doomed_topic(self) -> None:
-        """Delete the doomed group's topic under its running members; returns once they hold nothing."""
+        """Delete the doomed group's topic under its running members; returns once they hold
+        nothing."""
         with contextlib.closing(self._admin()) as admin:
             admin.delete_topics([DOOMED])
         wait_for(lambda: (held := self.java.holding(GROUPS["doomed"])) and
-                 not any(held.values()), 120, 0.5, f"the doomed members holding nothing once {DOOMED} is gone")
+                 not any(held.values()), 120, 0.5,
+                 f"the doomed members holding nothing once {DOOMED} is gone")
 
     def add_stream_thread(self) -> None:
-        """A third stream thread in the Streams application (a third member of its classic group)."""
+        """A third stream thread in the Streams application (a third member of its classic
+        group)."""
         assert self.streams is not None and self.streams.proc.stdin is not None
         self.streams.proc.stdin.write("add-thread\n")
         self.streams.proc.stdin.flush()
         wait_for(lambda: any(ln.startswith("added ") for ln in self.streams.output()), 60, 0.5,
                  "a stream thread added")
 
-    # -- stop -----------------------------------------------------------------------------------------
+    # -- stop --------------------------------------------------------------------------------------
 
     def stop_crowd(self) -> None:
         """Stop the crowd's JVM (the other groups go on)."""

@@ -1,10 +1,12 @@
-"""The zoo's member processes (tests/integration/zoo.py): each a real client from its own pinned package.
+"""The zoo's member processes (tests/integration/zoo.py): each a real client from its own pinned
+package.
 
-- :func:`compile_members`: tests/java/ZooMembers.java against the zoo's classpath (kafka-streams, connect and
-  kafka-clients from Maven Central at the broker's version, ``conf/maven/zoo``);
-- :class:`JavaConsumers`: one JVM of ``ZooMembers consumers``, any number of KafkaConsumers of several groups,
-  each member's assignment as it says it (``held CLIENT_ID t-p,...``);
-- :class:`RdkConsumer`: one confluent-kafka (librdkafka) consumer polling in a thread of this process;
+- :func:`compile_members`: tests/java/ZooMembers.java against the zoo's classpath (kafka-streams,
+  connect and kafka-clients from Maven Central at the broker's version, ``conf/maven/zoo``);
+- :class:`JavaConsumers`: one JVM of ``ZooMembers consumers``, any number of KafkaConsumers of
+  several groups, each member's assignment as it says it (``held CLIENT_ID t-p,...``);
+- :class:`RdkConsumer`: one confluent-kafka (librdkafka) consumer polling in a thread of this
+  process;
 - :class:`ConnectWorker`: a Kafka Connect worker in distributed mode with its REST API.
 """
 
@@ -26,8 +28,8 @@ from .java_client import wait_for
 
 SOURCE = Path(__file__).parents[1] / "java" / "ZooMembers.java"
 QUICK_JVM = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
-"""JVM flags for the zoo's short-lived client JVMs: C1 only and the serial collector start them in less CPU on a
-loaded machine (the clients do little work)."""
+"""JVM flags for the zoo's short-lived client JVMs: C1 only and the serial collector start them in
+less CPU on a loaded machine (the clients do little work)."""
 
 
 def compile_members(out_dir: Path) -> Path:
@@ -53,18 +55,21 @@ def _tps(cells: str) -> set[TP]:
 
 
 class JavaConsumers(JavaProcess):
-    """``ZooMembers consumers``: ``groups`` maps a group id to (protocol, members, subscription, options) as
-    ZooMembers takes them; the member i of group G has client id ``G-i``."""
+    """``ZooMembers consumers``: ``groups`` maps a group id to (protocol, members, subscription,
+    options) as ZooMembers takes them; the member i of group G has client id ``G-i``."""
 
     def __init__(self, classes: Path, bootstrap: str, groups: dict[str, tuple[str, int, str, str]],
                  log: Path) -> None:
         self.held: dict[str, set[TP]] = {}
         self.groups = groups
-        args = [a for g, (proto, n, sub, options) in groups.items() for a in (g, proto, str(n), sub, options)]
+        args = [a for g, (proto, n, sub, options) in groups.items()
+                for a in (g, proto, str(n), sub, options)]
         heap = 128 + sum(n for _, n, _, _ in groups.values())  # ~1 MB a member
-        cmd = [jvm.java_executable(), f"-Xmx{heap}m", *QUICK_JVM, "-cp", f"{classes}:{jvm.zoo_classpath()}",
+        cmd = [jvm.java_executable(), f"-Xmx{heap}m", *QUICK_JVM,
+               "-cp", f"{classes}:{jvm.zoo_classpath()}",
                "ZooMembers", "consumers", bootstrap, *args]
-        super().__init__(cmd, "zoo-consumers", log=open(log, "w"))  # noqa: SIM115 - JavaProcess closes it
+        # JavaProcess closes the log
+        super().__init__(cmd, "zoo-consumers", log=open(log, "w"))  # noqa: SIM115
 
     def on_line(self, line: str) -> None:
         if line.startswith("held "):
@@ -78,14 +83,17 @@ class JavaConsumers(JavaProcess):
             return {c: set(h) for c, h in self.held.items() if c.rsplit("-", 1)[0] == group}
 
     def formed(self, group: str, partitions: set[TP]) -> bool:
-        """Whether every member of ``group`` said what it holds, and together they hold ``partitions`` once."""
+        """Whether every member of ``group`` said what it holds, and together they hold
+        ``partitions`` once."""
         held = self.holding(group)
         owned = [tp for tps in held.values() for tp in tps]
-        return len(held) == self.groups[group][1] and len(owned) == len(set(owned)) and set(owned) == partitions
+        return len(held) == self.groups[group][1] and len(owned) == len(set(owned)) \
+            and set(owned) == partitions
 
 
 class RdkConsumer:
-    """One confluent-kafka (librdkafka) consumer polling in a thread of this process until :meth:`stop`."""
+    """One confluent-kafka (librdkafka) consumer polling in a thread of this process until
+    :meth:`stop`."""
 
     def __init__(self, conf: dict[str, Any], topic: str) -> None:
         from confluent_kafka import Consumer
@@ -120,7 +128,8 @@ class RdkConsumer:
 
 
 class ConnectWorker:
-    """``ConnectDistributed`` with ``settings`` (Kafka Connect's own names) and a REST API on a free port."""
+    """``ConnectDistributed`` with ``settings`` (Kafka Connect's own names) and a REST API on a free
+    port."""
 
     def __init__(self, settings: dict[str, str], work: Path) -> None:
         self.port = free_port()
@@ -134,11 +143,11 @@ class ConnectWorker:
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def rest(self, method: str, path: str, body: dict | None = None) -> Any:
-        """A call to the worker's REST API: its JSON answer, or None while it does not answer or refuses
-        (409 while the workers rebalance)."""
+        """A call to the worker's REST API: its JSON answer, or None while it does not answer or
+        refuses (409 while the workers rebalance)."""
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data,
+                                     method=method, headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
                 return json.loads(resp.read() or b"null")
@@ -146,10 +155,10 @@ class ConnectWorker:
             return None
 
     def run_connector(self, name: str, config: dict[str, str], timeout_s: float) -> None:
-        """Create (or update) connector ``name`` once the worker answers; PUT is idempotent, so a retry after
-        a refused call never makes a second one."""
-        wait_for(lambda: self.rest("PUT", f"/connectors/{name}/config", config) is not None, timeout_s, 1.0,
-                 f"the Connect worker taking connector {name}")
+        """Create (or update) connector ``name`` once the worker answers; PUT is idempotent, so a
+        retry after a refused call never makes a second one."""
+        wait_for(lambda: self.rest("PUT", f"/connectors/{name}/config", config) is not None,
+                 timeout_s, 1.0, f"the Connect worker taking connector {name}")
 
     def task_running(self, name: str) -> bool:
         tasks = (self.rest("GET", f"/connectors/{name}/status") or {}).get("tasks") or [{}]

@@ -1,15 +1,16 @@
-"""One run of the project against the zoo (tests/integration/zoo.py), everything test_zoo.py checks, read once.
+"""One run of the project against the zoo (tests/integration/zoo.py), everything test_zoo.py checks,
+read once.
 
 In order, on one shared cluster:
 
-1. the zoo formed, the collector polls (publishing to a job's event topics, ``/metrics`` on) until every
-   membered group is settled; Kafka's ``kafka-consumer-groups`` describes members and offsets right after;
-   ``describe`` (JSON and table) and a scrape of the collector's ``/metrics`` follow;
-2. changes under the groups: the doomed group's topic deleted, a third stream thread in the Streams app, a
-   third librdkafka member in the classic librdkafka group; the collector polls until each is settled again,
-   and Kafka's tool describes the doomed group again;
-3. the job drains every event the collector published (``--available-now``): its recommendations, rejected
-   events and trigger feed; then ``verify`` of every zoo group.
+1. the zoo formed, the collector polls (publishing to a job's event topics, ``/metrics`` on) until
+   every membered group is settled; Kafka's ``kafka-consumer-groups`` describes members and offsets
+   right after; ``describe`` (JSON and table) and a scrape of the collector's ``/metrics`` follow;
+2. changes under the groups: the doomed group's topic deleted, a third stream thread in the Streams
+   app, a third librdkafka member in the classic librdkafka group; the collector polls until each is
+   settled again, and Kafka's tool describes the doomed group again;
+3. the job drains every event the collector published (``--available-now``): its recommendations,
+   rejected events and trigger feed; then ``verify`` of every zoo group.
 """
 
 from __future__ import annotations
@@ -40,17 +41,18 @@ from .test_job import job_config
 from .zoo import CROWD, GROUPS, JAVA_GROUPS, Zoo, partitions
 
 ZOO = r"^(zoo-|connect-zoo-)"
-MEMBERS = {"streams": 2, "sink": 1, "rdk_classic": 2, "rdk_consumer": 2, "regex_classic": 2, "regex_consumer": 2,
-           "doomed": 2, "crowd": CROWD}
-"""The zoo's groups with members that Kafka's consumer-group tool describes, and how many each has."""
+MEMBERS = {"streams": 2, "sink": 1, "rdk_classic": 2, "rdk_consumer": 2, "regex_classic": 2,
+           "regex_consumer": 2, "doomed": 2, "crowd": CROWD}
+"""The zoo's groups with members that Kafka's consumer-group tool describes, and how many each
+has."""
 CHANGED = {"streams": 3, "rdk_classic": 3, "doomed": 2}
 """The groups phase 2 changes, and their members after."""
 
 
 @dataclass
 class Reading:
-    """What the collector's polls of one phase published: every event, the latest members event of each group,
-    the latest lag reading of each partition, what it logged, and its last snapshot."""
+    """What the collector's polls of one phase published: every event, the latest members event of
+    each group, the latest lag reading of each partition, what it logged, and its last snapshot."""
 
     events: list[dict] = field(default_factory=list)
     members: dict[str, dict] = field(default_factory=dict)
@@ -67,7 +69,8 @@ class Reading:
             if e["type"] == ev.MEMBERS:
                 self.members[e["group"]] = e
             elif e["type"] in ev.LAG_TYPES:
-                self.lag.update({(r["group"], r["topic"], r["partition"]): r for r in ev.readings(e)})
+                self.lag.update({(r["group"], r["topic"], r["partition"]): r
+                                 for r in ev.readings(e)})
 
 
 @dataclass
@@ -80,7 +83,8 @@ class ZooRun:
     tool_doomed: tuple[list[dict[str, str]], list[dict[str, str]]] = ([], [])
     """the doomed group's members and offsets tables once its topic is gone."""
     clients: dict[str, dict[str, set[TP]]] = field(default_factory=dict)
-    """kind -> client id -> what the client says it holds, when phase 1 settled (librdkafka and Java groups)."""
+    """kind -> client id -> what the client says it holds, when phase 1 settled (librdkafka and Java
+    groups)."""
     described: dict = field(default_factory=dict)
     described_table: str = ""
     metrics: str = ""
@@ -90,7 +94,8 @@ class ZooRun:
     verified: dict[str, tuple[int, dict]] = field(default_factory=dict)
     """group -> (verify's exit status, its JSON)."""
     failed: dict[str, str] = field(default_factory=dict)
-    """step -> its traceback, for each step that failed: the others still ran, so one run tells every fault."""
+    """step -> its traceback, for each step that failed: the others still ran, so one run tells
+    every fault."""
     seconds: dict[str, float] = field(default_factory=dict)
     """step -> its wall time (the zoo's CI budget is a few minutes: where they go)."""
 
@@ -132,22 +137,25 @@ def logged_into(lines: list[str]) -> Iterator[None]:
 
 
 def settled(kinds: dict[str, int], empty: tuple[str, ...] = ()) -> Callable[[Reading], bool]:
-    """Each group of ``kinds`` Stable with its members event of that many members holding all its input
-    (``empty``: holding nothing)."""
+    """Each group of ``kinds`` Stable with its members event of that many members holding all its
+    input (``empty``: holding nothing)."""
     def check(r: Reading) -> bool:
         for kind, n in kinds.items():
-            e, info = r.members.get(GROUPS[kind]), r.snapshot.groups.get(GROUPS[kind]) if r.snapshot else None
+            e = r.members.get(GROUPS[kind])
+            info = r.snapshot.groups.get(GROUPS[kind]) if r.snapshot else None
             held = {(t, int(p)) for m in (e or {}).get("members", ()) for t, p in m["assigned"]}
             if e is None or info is None or info.state != "Stable" or len(e["members"]) != n or \
                     held != (set() if kind in empty else partitions(kind)):
                 r.waiting = (f"{kind}: state {info.state if info else None}, "
-                             f"{len(e['members']) if e else None} members holding {len(held)} partitions")
+                             f"{len(e['members']) if e else None} members holding {len(held)} "
+                             "partitions")
                 return False
         return True
     return check
 
 
-def poll_until(collector: Collector, publisher: Publisher, done: Callable[[Reading], bool], what: str) -> Reading:
+def poll_until(collector: Collector, publisher: Publisher, done: Callable[[Reading], bool],
+               what: str) -> Reading:
     reading = Reading()
 
     def check() -> bool:
@@ -182,20 +190,23 @@ def run(cfg, spark, zoo: Zoo) -> ZooRun:
     """The three phases (the module's docstring) over a started ``zoo``."""
     jc = job_config(cfg, f"zoo{uuid.uuid4().hex[:6]}")
     query.ensure_topics(jc)
-    mc = dataclasses.replace(jc, metrics=dataclasses.replace(jc.metrics, enabled=True, collector_port=0))
+    mc = dataclasses.replace(jc, metrics=dataclasses.replace(jc.metrics, enabled=True,
+                                                             collector_port=0))
     collector = Collector(mc, CollectorOptions(include=ZOO, client_rack_pattern=None), out=None,
                           export=exporter.for_collector(mc))
     publisher = Publisher(jc)
     try:
         started = time.monotonic()
-        zr = ZooRun(zoo, poll_until(collector, publisher, settled(MEMBERS), "every membered zoo group settled"))
+        zr = ZooRun(zoo, poll_until(collector, publisher, settled(MEMBERS),
+                                    "every membered zoo group settled"))
         zr.seconds["settled"] = round(time.monotonic() - started, 1)
         _read_phase1(zr, jc, collector)
         zr.attempt("changes", lambda: _phase2(zr, collector, publisher))
     finally:
         collector.close()
         publisher.close()
-    # read: the crowd's part is done (no later poll can see it leave), and its heartbeats would slow the job
+    # read: the crowd's part is done (no later poll can see it leave), and its heartbeats would slow
+    # the job
     zr.attempt("crowd stopped", zr.zoo.stop_crowd)
     zr.attempt("job", lambda: _run_job(zr, jc, spark))
     zr.attempt("verify", lambda: _verify(zr, jc))
@@ -206,7 +217,8 @@ def _read_phase1(zr: ZooRun, jc, collector: Collector) -> None:
     import urllib.request
 
     bootstrap = zr.zoo.bootstrap
-    zr.clients = {kind: {c.client_id: c.assignment() for c in members} for kind, members in zr.zoo.rdk.items()}
+    zr.clients = {kind: {c.client_id: c.assignment() for c in members}
+                  for kind, members in zr.zoo.rdk.items()}
     zr.clients |= {kind: zr.zoo.java_of(kind).holding(GROUPS[kind]) for kind in JAVA_GROUPS}
 
     def tool() -> None:
@@ -234,21 +246,23 @@ def _phase2(zr: ZooRun, collector: Collector, publisher: Publisher) -> None:
     zoo.delete_doomed_topic()
     zoo.add_stream_thread()
     zoo.rdk["rdk_classic"].append(zoo.rdk_consumer("rdk_classic", "c", "third"))
-    zr.after = poll_until(collector, publisher, settled(CHANGED, empty=("doomed",)), "the changed groups settled")
+    zr.after = poll_until(collector, publisher, settled(CHANGED, empty=("doomed",)),
+                          "the changed groups settled")
     zr.tool_doomed = (tool_rows(zoo.bootstrap, ["doomed"], "--members", "--verbose"),
                       tool_rows(zoo.bootstrap, ["doomed"], "--offsets"))
 
 
 def _run_job(zr: ZooRun, jc, spark) -> None:
     query.run(spark, jc, available_now=True)
-    zr.recommendations = table(spark, jc, RECOMMENDATIONS) if count(spark, jc, RECOMMENDATIONS) else []
+    zr.recommendations = (table(spark, jc, RECOMMENDATIONS)
+                          if count(spark, jc, RECOMMENDATIONS) else [])
     zr.rejected = count(spark, jc, REJECTED)
     zr.feed = feed(jc)
 
 
 def _verify(zr: ZooRun, jc) -> None:
     for group in GROUPS.values():
-        code, out = cli("verify", group, "--bootstrap", zr.zoo.bootstrap, "--format", "json", "--conf",
-                        f"paths.tables={jc.paths.tables}")
+        code, out = cli("verify", group, "--bootstrap", zr.zoo.bootstrap, "--format", "json",
+                        "--conf", f"paths.tables={jc.paths.tables}")
         zr.verified[group] = (code, json.loads(out) if out.strip() else {"printed": out})
 

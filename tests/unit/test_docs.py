@@ -1,27 +1,33 @@
-"""Every name the docs give exists: README.md and docs/*.md are read as text and each name is checked against
-the code, so a module that moves, a command or option that is renamed or a setting that goes makes this fail.
+"""Every name the docs give exists: README.md and docs/*.md are read as text and each name is
+checked against the code, so a module that moves, a command or option that is renamed or a setting
+that goes makes this fail.
 
 What is checked, and against what:
 
-- a Python module named without its folder (``sinks.py``): some file of the repository has the name (Java
-  files are left alone: the docs quote Kafka's);
-- paths under a folder of the repository (``streaming/job/sinks.py``, ``tests/data/fit/*status*``): on disk
-  (globs must match something; ``<placeholders>`` and the wheel-only ``streaming/_conf`` are skipped);
-- dotted names under ``streaming``, ``assignors`` or ``benchmarks`` (``streaming.policy.recommend.process``):
-  the longest importable module prefix, then the rest as attributes of it;
-- ``rebalancer COMMAND [SUBCOMMAND] --options`` in code (inline spans and fenced blocks; ``streaming/cli.py``
-  as under spark-submit): against the argparse parser :func:`streaming.cli.build_parser` builds, each option
-  against its own command's parser;
-- an inline span that is only an option (``--pending-for``): an option of some ``rebalancer`` command or
-  benchmark, or one of the few other tools' options the docs quote (:data:`OTHER_TOOLS_OPTIONS`);
-- ``python -m benchmarks.X --options``: the module (a package needs ``__main__.py``) and the options its
-  source passes to ``add_argument``;
-- configuration keys ``section.key`` whose section is one of :class:`streaming.config.Config`'s: the key a
-  field of that section's dataclass (``policy.assignor_options.KEY``: an option some assignor declares).
-  ``kafka.*`` and ``spark.*`` also pass Kafka's and Spark's own settings through (``kafka.client.id``,
-  ``spark.sql.shuffle.partitions``), so there only a key with ``_`` (our spelling, never theirs) must be a
-  field. Kafka's settings (``group.protocol``, ``client.rack``) have no section of ours and are not read;
-- relative links: the file exists, and a ``#anchor`` is a heading of the target page (GitHub's slugs).
+- a Python module named without its folder (``sinks.py``): some file of the repository has the name
+  (Java files are left alone: the docs quote Kafka's);
+- paths under a folder of the repository (``streaming/job/sinks.py``, ``tests/data/fit/*status*``):
+  on disk (globs must match something; ``<placeholders>`` and the wheel-only ``streaming/_conf`` are
+  skipped);
+- dotted names under ``streaming``, ``assignors`` or ``benchmarks``
+  (``streaming.policy.recommend.process``): the longest importable module prefix, then the rest as
+  attributes of it;
+- ``rebalancer COMMAND [SUBCOMMAND] --options`` in code (inline spans and fenced blocks;
+  ``streaming/cli.py`` as under spark-submit): against the argparse parser
+  :func:`streaming.cli.build_parser` builds, each option against its own command's parser;
+- an inline span that is only an option (``--pending-for``): an option of some ``rebalancer``
+  command or benchmark, or one of the few other tools' options the docs quote
+  (:data:`OTHER_TOOLS_OPTIONS`);
+- ``python -m benchmarks.X --options``: the module (a package needs ``__main__.py``) and the options
+  its source passes to ``add_argument``;
+- configuration keys ``section.key`` whose section is one of :class:`streaming.config.Config`'s: the
+  key a field of that section's dataclass (``policy.assignor_options.KEY``: an option some assignor
+  declares). ``kafka.*`` and ``spark.*`` also pass Kafka's and Spark's own settings through
+  (``kafka.client.id``, ``spark.sql.shuffle.partitions``), so there only a key with ``_`` (our
+  spelling, never theirs) must be a field. Kafka's settings (``group.protocol``, ``client.rack``)
+  have no section of ours and are not read;
+- relative links: the file exists, and a ``#anchor`` is a heading of the target page (GitHub's
+  slugs).
 """
 
 from __future__ import annotations
@@ -86,7 +92,8 @@ KEY = re.compile(rf"(?<![\w./-])({'|'.join(SECTIONS)})\.([A-Za-z_]\w*)(?:\.([A-Z
 
 @functools.cache
 def parsers() -> dict[tuple[str, ...], argparse.ArgumentParser]:
-    """Every parser of the ``rebalancer`` command line by its path: ``()``, ``("run",)``, ``("kafka", "up")``."""
+    """Every parser of the ``rebalancer`` command line by its path: ``()``, ``("run",)``,
+    ``("kafka", "up")``."""
     found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
 
     def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
@@ -111,8 +118,8 @@ def assignor_options() -> frozenset[str]:
 
 @functools.cache
 def benchmark_options(module: str) -> frozenset[str] | None:
-    """The ``--options`` a benchmark's source passes to ``add_argument`` (a package: all its files); None when
-    ``python -m module`` could not run."""
+    """The ``--options`` a benchmark's source passes to ``add_argument`` (a package: all its files);
+    None when ``python -m module`` could not run."""
     base = ROOT / module.replace(".", "/")
     files = [base.with_suffix(".py")] if base.with_suffix(".py").is_file() else []
     if (base / "__main__.py").is_file():
@@ -138,7 +145,8 @@ def all_options() -> frozenset[str]:
 
 
 def code_regions(text: str) -> list[str]:
-    """The code of a page: each fenced block's lines (``\\`` continuations joined) and each inline span."""
+    """The code of a page: each fenced block's lines (``\\`` continuations joined) and each inline
+    span."""
     regions: list[str] = []
     for block in FENCE.findall(text):
         regions += block.replace("\\\n", " ").splitlines()
@@ -332,7 +340,8 @@ def test_other_tools_names_are_left_alone() -> None:
 
 
 def test_the_docs_are_read_at_all() -> None:
-    """The checks see the names they are meant to: a regex that matched nothing would pass every page."""
+    """The checks see the names they are meant to: a regex that matched nothing would pass every
+    page."""
     text = "\n".join(p.read_text() for p in DOCS)
     keys = {f"{s}.{k}" for s, k, _ in KEY.findall(text)}
     assert {"job.state_buckets", "policy.mode", "paths.tables", "metrics.enabled",

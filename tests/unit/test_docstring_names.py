@@ -1,16 +1,18 @@
-"""Every name a docstring gives exists, as test_docs checks the Markdown: the docstrings of ``assignors/``,
-``streaming/`` and ``benchmarks/`` (module, class and function ones, read with :mod:`ast`) go through the
-same checks (paths, bare file names, dotted names under the packages: there a class's attributes as below),
-and each Sphinx role
-(``:mod:``, ``:func:``, ``:class:``, ``:meth:``, ``:attr:``, ``:data:``, ``:exc:``) must resolve from the
-module it is written in:
+"""Every name a docstring gives exists, as test_docs checks the Markdown: the docstrings of
+``assignors/``, ``streaming/`` and ``benchmarks/`` (module, class and function ones, read with
+:mod:`ast`) go through the same checks (paths, bare file names, dotted names under the packages:
+there a class's attributes as below), and each Sphinx role (``:mod:``, ``:func:``, ``:class:``,
+``:meth:``, ``:attr:``, ``:data:``, ``:exc:``) must resolve from the module it is written in:
 
 - ``.name`` relative to the module's package (one dot per level, as an import);
-- a dotted name under a package of the repository, or of an installed library (``prometheus_client.X``);
-- a name the module defines or imports, followed by attributes of it (``plan.Decision``), where a class's
-  attributes include its dataclass fields, annotations and what its methods assign to ``self``; or a
-  module of the same package by its own name (``search._offer_swaps`` in ``assignors.balanced.steps``);
-- a single name: also a builtin, or an attribute of a class of the module (a method named from its class).
+- a dotted name under a package of the repository, or of an installed library
+  (``prometheus_client.X``);
+- a name the module defines or imports, followed by attributes of it (``plan.Decision``), where a
+  class's attributes include its dataclass fields, annotations and what its methods assign to
+  ``self``; or a module of the same package by its own name (``search._offer_swaps`` in
+  ``assignors.balanced.steps``);
+- a single name: also a builtin, or an attribute of a class of the module (a method named from its
+  class).
 
 So a module that moves or a function renamed since a docstring was written makes this fail, as
 ``:mod:`.clients``` did after ``kafka_clients.clients`` became ``factories``."""
@@ -127,7 +129,8 @@ def test_a_planted_bad_role_is_caught(planted: str) -> None:
 
 
 def test_the_roles_that_resolve_are_read_as_such() -> None:
-    """Each form above, from a module that uses it: a check that passed everything would fail here."""
+    """Each form above, from a module that uses it: a check that passed everything would fail
+    here."""
     good = (":mod:`.feed`, :func:`~streaming.apply.plan.rejoin_reason`, :class:`RecommendationAssignor`, "
             ":meth:`RejoinOnRecommendation.check`, :attr:`~streaming.state.group_state.GroupState.capacity`, "
             ":meth:`start`, :class:`ValueError`, :class:`plan.Decision`")

@@ -96,7 +96,7 @@ def test_scenario_flags_reach_only_the_assignors_that_take_them() -> None:
     assert registry.applicable("balanced", scenario_options) == {}
 
 
-# -- configuration ---------------------------------------------------------------------------------------
+# -- configuration ---------------------------------------------------------------------------------
 
 
 def test_toml_table_is_typed_and_checked(tmp_path) -> None:

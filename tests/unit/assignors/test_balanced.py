@@ -1,4 +1,5 @@
-"""The balanced assignor: validity, determinism, the count bound, stuck partitions and its guarantees."""
+"""The balanced assignor: validity, determinism, the count bound, stuck partitions and its
+guarantees."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from assignors.metrics import compute_metrics, cross_rack_partitions, member_loa
 from assignors.model import GroupSnapshot, Member
 from assignors.validity import validate_assignment
 
-# -- helpers ------------------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def max_load(snapshot: GroupSnapshot, assignment) -> float:
@@ -103,7 +104,7 @@ FAST = settings(max_examples=int(os.environ.get("BALANCED_EXAMPLES", "50")), dea
                 suppress_health_check=[HealthCheck.too_slow])
 
 
-# -- examples ---------------------------------------------------------------------------------------------
+# -- examples --------------------------------------------------------------------------------------
 
 
 def test_registered():
@@ -121,7 +122,8 @@ def test_worked_example_from_docstring():
 
 
 def test_balances_across_topics_where_lag_assignor_does_not():
-    # grantneale's testAssign: consumer-1 ends with 1,100,500 against 100,001 under the lag assignor.
+    # grantneale's testAssign: consumer-1 ends with 1,100,500 against 100,001 under the lag
+    # assignor.
     s = GroupSnapshot(
         topics={"topic1": 4, "topic2": 2},
         members=(Member("consumer-1", ("topic1", "topic2")), Member("consumer-2", ("topic1",))),
@@ -203,8 +205,8 @@ def test_stuck_partition_stays_with_its_owner():
 
 
 def test_stuck_partition_weighs_nothing_on_its_owner():
-    # The owner gets through none of the stuck partition's records: it takes its full share of the rest
-    # (counting the stuck lag, a million records, would leave it nothing else).
+    # The owner gets through none of the stuck partition's records: it takes its full share of the
+    # rest (counting the stuck lag, a million records, would leave it nothing else).
     members = (Member("m0", ("t",), owned=(("t", 0), ("t", 1), ("t", 2))),
                Member("m1", ("t",), owned=(("t", 3), ("t", 4), ("t", 5), ("t", 6))))
     s = GroupSnapshot(topics={"t": 7}, members=members, lag={"t": [1_000_000, 100, 100, 100, 100, 100, 100]},
@@ -286,7 +288,7 @@ def test_large_group_is_valid():
     assert m.cross_rack_partitions == 0
 
 
-# -- properties ---------------------------------------------------------------------------------------------
+# -- properties ------------------------------------------------------------------------------------
 
 
 @FAST

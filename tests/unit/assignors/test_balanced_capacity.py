@@ -1,4 +1,5 @@
-"""The balanced assignor with member capacities: time balanced, not records; equal ones change nothing."""
+"""The balanced assignor with member capacities: time balanced, not records; equal ones change
+nothing."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def test_equal_capacities_read_plain_records(snapshot, capacity):
 
 
 def test_balanced_minimises_the_max_scaled_load():
-    """With capacities, the max load at the fastest member's rate is within 3% of the least possible and below
-    what an assignment made without them leaves."""
+    """With capacities, the max load at the fastest member's rate is within 3% of the least possible
+    and below what an assignment made without them leaves."""
     capacity = {"slow": 1.0, "mid": 1.5, "fast": 3.0}
     snapshot = group(capacity)
     proposed = compute_metrics(snapshot, balanced.assign(snapshot))
@@ -67,7 +68,8 @@ def test_the_slow_member_gets_proportionally_less_load():
     assert max(load[m] / capacity[m] for m in load) <= 1.03 * best
     for m in load:  # each member's share of the load is its share of the capacity
         assert load[m] / total == pytest.approx(capacity[m] / sum(capacity.values()), abs=0.02)
-    # without capacities the loads are even, and the slow member takes three times as long as the fast one
+    # without capacities the loads are even, and the slow member takes three times as long as the
+    # fast one
     even = member_loads(snapshot, balanced.assign(group(None)))
     assert max(even[m] / capacity[m] for m in even) > 1.5 * best
 

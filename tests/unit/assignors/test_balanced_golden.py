@@ -1,12 +1,13 @@
-"""Golden outputs of ``balanced``: any change of a single assignment (or of its list order) fails here.
+"""Golden outputs of ``balanced``: any change of a single assignment (or of its list order) fails
+here.
 
-``tests/data/balanced_golden.json`` holds seeded groups and the outputs the assignor gave them before it
-was split into a package: small random groups (racks or none, several topics, heterogeneous
-subscriptions, zero, skewed and huge lags, produce rates, current owners with conflicting claims and
-generations, stuck partitions, members without racks, no members at all, 62+ racks), groups as
-``benchmarks.quality`` builds them, each with the default or non-default options. The groups too big
-to store (past the ``SMALL``/peer-seed and ``LARGE`` thresholds) are built here from a fixed hash and
-checked by the SHA-256 of their output.
+``tests/data/balanced_golden.json`` holds seeded groups and the outputs the assignor gave them
+before it was split into a package: small random groups (racks or none, several topics,
+heterogeneous subscriptions, zero, skewed and huge lags, produce rates, current owners with
+conflicting claims and generations, stuck partitions, members without racks, no members at all, 62+
+racks), groups as ``benchmarks.quality`` builds them, each with the default or non-default options.
+The groups too big to store (past the ``SMALL``/peer-seed and ``LARGE`` thresholds) are built here
+from a fixed hash and checked by the SHA-256 of their output.
 
 Regenerate the expected outputs (only when an assignment is *meant* to change)::
 
@@ -38,7 +39,8 @@ def _load() -> dict[str, Any]:
 
 
 def group_snapshot(group: dict[str, Any]) -> GroupSnapshot:
-    """A stored group: the conformance scenario schema plus ``stuck`` (a list of [topic, partition])."""
+    """A stored group: the conformance scenario schema plus ``stuck`` (a list of [topic,
+    partition])."""
     snapshot = parse_scenario(group).snapshot
     return dataclasses.replace(snapshot, stuck=frozenset((t, p) for t, p in group.get("stuck", ())))
 
@@ -56,9 +58,9 @@ def _lag(t: str, p: int) -> int:
 
 
 def generated_group(kind: str) -> GroupSnapshot:
-    """A group too big to store: ``mid`` (3,000 partitions) or ``large`` (21,000), 3 racks, skewed lags,
-    a previous assignment most members still own, two new members, a member without a rack, stuck
-    partitions and (``mid``) one member subscribed to fewer topics."""
+    """A group too big to store: ``mid`` (3,000 partitions) or ``large`` (21,000), 3 racks, skewed
+    lags, a previous assignment most members still own, two new members, a member without a rack,
+    stuck partitions and (``mid``) one member subscribed to fewer topics."""
     n_parts, n_members = (3000, 60) if kind == "mid" else (21000, 300)
     topics = {f"t{k}": n_parts // 4 + (k < n_parts % 4) for k in range(4)}
     racks = ("a", "b", "c")

@@ -30,7 +30,8 @@ def tp_name(tp):
 
 
 def check_cooperative_round(s, result, transferring):
-    """Shape and safety of one cooperative round (members of one generation with disjoint claims)."""
+    """Shape and safety of one cooperative round (members of one generation with disjoint
+    claims)."""
     assert set(result) == {m.member_id for m in s.members}
     subs = {m.member_id: set(m.topics) for m in s.members}
     owners: dict = {}
@@ -80,7 +81,7 @@ def check_valid_balanced(s, result):
                 assert not any(tp[0] in subs[b] for tp in pa)
 
 
-# -- targeted cases -----------------------------------------------------------------------------------
+# -- targeted cases --------------------------------------------------------------------------------
 
 
 def test_registry_and_names():
@@ -155,7 +156,7 @@ def test_first_round_plus_transfers_is_the_sticky_assignment():
         assert result[mid] == [tp for tp in tps if tp not in moving]
 
 
-# -- properties --------------------------------------------------------------------------------------
+# -- properties ------------------------------------------------------------------------------------
 
 
 @st.composite
@@ -227,7 +228,8 @@ def test_100_rounds_of_random_churn(seed, equal):
 
 def test_kafka_hands_back_to_a_non_subscriber_then_moves_on_and_so_do_we():
     # Differential case random-20251121-589 (shrunk): Kafka moves topic1-2 back to c16 (older
-    # generation, no longer subscribed to topic1) before a later move takes it on; we follow that path.
+    # generation, no longer subscribed to topic1) before a later move takes it on; we follow that
+    # path.
     s = handback_case()
     assert assign(s, prefer_rack_aware_logic=True) == {  # Kafka 4.3.1's CooperativeStickyAssignor
         "c16": [("a", 1), ("a", 4), ("t3", 4), ("t3", 10)],

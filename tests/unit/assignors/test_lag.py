@@ -35,7 +35,7 @@ def reference(s: GroupSnapshot) -> dict:
     return out
 
 
-# -- partition_lag: grantneale's computePartitionLag tests --------------------------------------------
+# -- partition_lag: grantneale's computePartitionLag tests -----------------------------------------
 
 @pytest.mark.parametrize(("committed", "begin", "end", "reset", "want"), [
     (5555, 1111, 9999, "none", 4444),       # testComputePartitionLag
@@ -54,7 +54,7 @@ def test_partition_lag_rejects_unknown_reset():
         partition_lag(None, 0, 10, "sometimes")
 
 
-# -- the assignor --------------------------------------------------------------------------------------
+# -- the assignor ----------------------------------------------------------------------------------
 
 def test_readme_example():
     s = snap({"t0": 3}, [Member("C0", ("t0",)), Member("C1", ("t0",))], {"t0": [100000, 50000, 60000]})

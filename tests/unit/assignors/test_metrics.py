@@ -1,4 +1,5 @@
-"""Metrics: loads, imbalance, the lower bound (checked against brute force), racks, movement, validity."""
+"""Metrics: loads, imbalance, the lower bound (checked against brute force), racks, movement,
+validity."""
 
 from __future__ import annotations
 

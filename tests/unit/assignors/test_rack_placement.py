@@ -1,4 +1,5 @@
-"""Whether rack placement saves anything: the module docstring's worked example and the edge cases."""
+"""Whether rack placement saves anything: the module docstring's worked example and the edge
+cases."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def test_rack_mode_lists_sorted_by_topic_then_partition():
         assert tps == sorted(tps)
 
 
-# -- properties on random groups ------------------------------------------------------------------------
+# -- properties on random groups -------------------------------------------------------------------
 
 RACKS = ["a", "b", "c"]
 
@@ -169,11 +169,11 @@ def test_without_racks_is_contiguous_ranges(s):
             start += length
 
 
-# -- against Kafka's own RangeAssignor (needs a JDK and the kafka-clients jars: `make setup`) ----------------
+# -- against Kafka's own RangeAssignor (needs a JDK and the kafka-clients jars: `make setup`) ------
 
-# "Aa", "BB", "AaAa", "AaBB", "BBAa" and "BBBB" have equal String.hashCode()s: they share a HashMap bucket,
-# where Kafka's order is the order the topics were first added (members in HashMap order, each member's
-# topics in subscription order).
+# "Aa", "BB", "AaAa", "AaBB", "BBAa" and "BBBB" have equal String.hashCode()s: they share a HashMap
+# bucket, where Kafka's order is the order the topics were first added (members in HashMap order,
+# each member's topics in subscription order).
 COLLIDING = ["Aa", "BB", "AaAa", "AaBB", "BBAa", "BBBB"]
 
 
@@ -225,8 +225,9 @@ def test_matches_kafka_java_on_random_groups():
 
 @pytest.mark.java
 def test_list_order_matches_kafka_java_with_colliding_and_many_topics():
-    """Without rack mode each list is one block per topic in partitionsPerTopic's HashMap order: colliding
-    topic names keep their first-insertion order, and absent topics count towards the HashSet's size."""
+    """Without rack mode each list is one block per topic in partitionsPerTopic's HashMap order:
+    colliding topic names keep their first-insertion order, and absent topics count towards the
+    HashSet's size."""
     rnd = random.Random(881)
     cases = []
     for _ in range(300):
@@ -245,7 +246,8 @@ def test_list_order_matches_kafka_java_with_colliding_and_many_topics():
 
 
 def test_colliding_topics_listed_in_first_subscription_order():
-    # "Aa" and "BB" share a bucket; the subscriptions HashMap iterates m1 before m2 ("m1" hashes lower)
+    # "Aa" and "BB" share a bucket; the subscriptions HashMap iterates m1 before m2 ("m1" hashes
+    # lower)
     s = snap({"Aa": 1, "BB": 1}, [Member("m2", ("Aa", "BB")), Member("m1", ("BB", "Aa"))])
     assert range_assignor.java_topic_order(s) == ["BB", "Aa"]
     assert range_assignor.assign(s)["m1"] == [("BB", 0), ("Aa", 0)]

@@ -1,4 +1,5 @@
-"""Kafka's RoundRobinAssignor: the javadoc examples, member order, and properties on random groups."""
+"""Kafka's RoundRobinAssignor: the javadoc examples, member order, and properties on random
+groups."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def snap(topics, members):
 
 
 def reference(s: GroupSnapshot) -> dict:
-    """Kafka's loop as written: a circular pointer that skips members not subscribed to the topic."""
+    """Kafka's loop as written: a circular pointer that skips members not subscribed to the
+    topic."""
     ordered = kafka_member_order(s.members)
     out = {m.member_id: [] for m in s.members}
     topics = sorted({t for m in s.members for t in m.topics}, key=java_string_key)

@@ -1,5 +1,6 @@
 """StickyAssignor: Kafka's AbstractStickyAssignorTest cases beyond the conformance file, the Java
-collection-order helpers, and property tests (validity, determinism, balance, stickiness under churn)."""
+collection-order helpers, and property tests (validity, determinism, balance, stickiness under
+churn)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from assignors.model import GroupSnapshot, Member
 from assignors.sticky import StickyAssignmentError, sticky_assign
 from assignors.sticky.eager import NAME, as_user_data, assign
 
-# -- helpers -----------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def snap(topics, *members, racks=None):
@@ -40,8 +41,8 @@ def check_valid(snapshot, result):
 
 
 def check_balanced(snapshot, result):
-    """Kafka's verifyValidityAndBalance: a member with 2+ more partitions than another holds none of a
-    topic the other subscribes to."""
+    """Kafka's verifyValidityAndBalance: a member with 2+ more partitions than another holds none of
+    a topic the other subscribes to."""
     subs = {m.member_id: set(m.topics) for m in snapshot.members}
     for a, pa in result.items():
         for b, pb in result.items():
@@ -54,7 +55,7 @@ def spread(result):
     return max(sizes) - min(sizes)
 
 
-# -- Java order helpers --------------------------------------------------------------------------------
+# -- Java order helpers ----------------------------------------------------------------------------
 
 
 def test_string_hash_matches_java():
@@ -124,7 +125,7 @@ def test_user_data_order_groups_topics_like_kafka():
     assert [tp for tp in grouped if tp[0] == "b"] == [("b", 0), ("b", 2)]
 
 
-# -- Kafka AbstractStickyAssignorTest cases --------------------------------------------------------------
+# -- Kafka AbstractStickyAssignorTest cases --------------------------------------------------------
 
 
 def test_registry_exposes_sticky():
@@ -328,8 +329,9 @@ def handback_case():
 
 
 def test_kafka_hands_back_to_a_non_subscriber_then_moves_on_and_so_do_we():
-    # Kafka moves topic1-2 back to c16 (older generation, no longer subscribed) and a later move takes
-    # it on to c6: Kafka's result is valid, and the detour decides that a-0 ends on c15, not c16.
+    # Kafka moves topic1-2 back to c16 (older generation, no longer subscribed) and a later move
+    # takes it on to c6: Kafka's result is valid, and the detour decides that a-0 ends on c15, not
+    # c16.
     s = handback_case()
     expected = {  # Kafka 4.3.1's StickyAssignor, list order included
         "c16": [("a", 1), ("a", 3), ("a", 4), ("t3", 4), ("t3", 7), ("t3", 10)],
@@ -343,8 +345,8 @@ def test_kafka_hands_back_to_a_non_subscriber_then_moves_on_and_so_do_we():
 
 
 def test_kafka_null_pointer_on_unmovable_previous_owner_falls_back_to_a_valid_assignment():
-    # q owned t1-0 in an older generation but now holds only its own single-subscriber topic, so Kafka
-    # set it aside and fails with a NullPointerException looking up its assignment.
+    # q owned t1-0 in an older generation but now holds only its own single-subscriber topic, so
+    # Kafka set it aside and fails with a NullPointerException looking up its assignment.
     s = snap({"solo": 1, "t1": 4},
              member("q", ["solo"], owned=[("solo", 0), ("t1", 0)], generation=1),
              member("consumer2", ["t1"], owned=[("t1", i) for i in range(4)], generation=2),
@@ -370,7 +372,7 @@ def test_scale_smoke_equal_subscriptions():
     assert spread(second) == 0
 
 
-# -- property tests --------------------------------------------------------------------------------------
+# -- property tests --------------------------------------------------------------------------------
 
 _ids = st.sampled_from([f"consumer{i}" for i in range(12)] + ["c-a", "c-b", "Aa", "BB"])
 
@@ -399,8 +401,8 @@ def test_property_valid_and_deterministic(s):
     result = assign(s)
     check_valid(s, result)
     assert assign(s) == result
-    # the same group listed in another order gives the same sets, unless ids sharing a HashMap bucket
-    # make Java's own member order (hence Kafka's result) depend on the input order
+    # the same group listed in another order gives the same sets, unless ids sharing a HashMap
+    # bucket make Java's own member order (hence Kafka's result) depend on the input order
     rev = GroupSnapshot(topics=s.topics, members=tuple(reversed(s.members)))
     if hashmap_order(m.member_id for m in s.members) == hashmap_order(m.member_id for m in rev.members):
         assert {k: sorted(v) for k, v in assign(rev).items()} == {k: sorted(v) for k, v in result.items()}

@@ -1,11 +1,13 @@
-"""Golden outputs of ``sticky`` and ``cooperative-sticky`` on seeded random groups, list order included.
+"""Golden outputs of ``sticky`` and ``cooperative-sticky`` on seeded random groups, list order
+included.
 
 The groups below (seeded, so the same on every run) cover what the builders branch on: equal and
 unequal subscriptions, racks with and without replica racks, owned partitions claimed by several
 members, generations (none, -1, older, equal, newer), topics that vanished, a second round where
-members re-join owning their first-round result, and ``kafka_bugs``. ``tests/data/sticky_golden.json``
-holds the outputs recorded before the sticky core was split into a package and made faster: any
-change of a single assignment, list order or transferring partition fails here.
+members re-join owning their first-round result, and ``kafka_bugs``.
+``tests/data/sticky_golden.json`` holds the outputs recorded before the sticky core was split into a
+package and made faster: any change of a single assignment, list order or transferring partition
+fails here.
 
 Regenerate (only when an assignment is *meant* to change, e.g. to follow a new Kafka release)::
 
@@ -33,7 +35,8 @@ RACKS = ("a", "b", "c")
 
 
 def random_group(rng: random.Random, with_racks: bool) -> GroupSnapshot:
-    """A small group: up to 6 topics of up to 10 partitions, up to 8 members, owned partitions and racks."""
+    """A small group: up to 6 topics of up to 10 partitions, up to 8 members, owned partitions and
+    racks."""
     n_topics = rng.randint(1, 6)
     topics = {(f"t{i}" if rng.random() < 0.7 else f"topic-{i}x"): rng.randint(0, 10) for i in range(n_topics)}
     names = list(topics)
@@ -59,7 +62,8 @@ def random_group(rng: random.Random, with_racks: bool) -> GroupSnapshot:
 
 
 def next_round(snapshot: GroupSnapshot, result: dict[str, list], rng: random.Random) -> GroupSnapshot:
-    """Members re-join owning what they got (most one generation later); some leave, one may join."""
+    """Members re-join owning what they got (most one generation later); some leave, one may
+    join."""
     members = [
         Member(member_id=m.member_id, topics=m.topics, owned=tuple(result.get(m.member_id, ())), rack=m.rack,
                generation=(m.generation or 0) + 1 if rng.random() < 0.8 else m.generation)

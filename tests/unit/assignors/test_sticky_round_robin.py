@@ -1,12 +1,14 @@
-"""The constrained builder's bulk whole passes hand out exactly what Kafka's one-at-a-time round robin does.
+"""The constrained builder's bulk whole passes hand out exactly what Kafka's one-at-a-time round
+robin does.
 
-:meth:`ConstrainedBuilder._whole_passes` deals whole passes of free partitions to the members below quota
-in bulk; the loop of :meth:`ConstrainedBuilder.assign_round_robin` after it is the literal transcription of
-Kafka's iterator. With the bulk step switched off every partition goes through that loop, which makes it
-the reference: on random equal-subscription groups (owned partitions, generations, partitions claimed
-twice, racks) both give the same lists in the same order and the same transferring partitions in the
-same order, or fail alike. The bulk step deals wide passes row by row (blocks of rows, each member's
-share made at once); with its width threshold lowered, small groups take that way too.
+:meth:`ConstrainedBuilder._whole_passes` deals whole passes of free partitions to the members below
+quota in bulk; the loop of :meth:`ConstrainedBuilder.assign_round_robin` after it is the literal
+transcription of Kafka's iterator. With the bulk step switched off every partition goes through that
+loop, which makes it the reference: on random equal-subscription groups (owned partitions,
+generations, partitions claimed twice, racks) both give the same lists in the same order and the
+same transferring partitions in the same order, or fail alike. The bulk step deals wide passes row
+by row (blocks of rows, each member's share made at once); with its width threshold lowered, small
+groups take that way too.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ RACKS = ("a", "b", "c")
 
 
 class OneAtATime(ConstrainedBuilder):
-    """The constrained builder without its bulk step: every free partition through the iterator loop."""
+    """The constrained builder without its bulk step: every free partition through the iterator
+    loop."""
 
     def _whole_passes(self, free: FreeRuns) -> None:
         return None
@@ -103,7 +106,8 @@ def test_property_free_runs_hand_out_their_partitions_in_order(counts: list[int]
 
 
 def test_reference_runs_every_partition_through_the_loop() -> None:
-    """The reference really skips the bulk step: on a fresh group the bulk step alone would fill everyone."""
+    """The reference really skips the bulk step: on a fresh group the bulk step alone would fill
+    everyone."""
     snapshot = GroupSnapshot(topics={"t": 6}, members=(Member("a", ("t",)), Member("b", ("t",))))
     group = GroupInput(snapshot, False)
     builder = OneAtATime(group, group.reconcile_owned())

@@ -1,5 +1,5 @@
-"""benchmarks.job.floors' update functions: what each floor's Python does to the rows it is given, and that every
-floor of both lag forms is built."""
+"""benchmarks.job.floors' update functions: what each floor's Python does to the rows it is given,
+and that every floor of both lag forms is built."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The soak's figures read back as written, the state store's versions counted per partition, and a saved run
-kept above the runs before it."""
+"""The soak's figures read back as written, the state store's versions counted per partition, and a
+saved run kept above the runs before it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""benchmarks.validation's records: the collector's own encoding (so validate.parse takes its fast paths on them),
-valid, and as many as asked."""
+"""benchmarks.validation's records: the collector's own encoding (so validate.parse takes its fast
+paths on them), valid, and as many as asked."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The consumer side of the loop, without Kafka: mapping a recommendation onto the current members,
-checking it fits, the fallback, the assignor's subscription (rack for the collector) and the rejoin rule."""
+checking it fits, the fallback, the assignor's subscription (rack for the collector) and the rejoin
+rule."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def rec(assignment: dict[str, list[tuple[str, int]]], version: int = 3, group: s
 REC = rec({"c-0": [("t", 0), ("t", 1)], "c-1": [("t", 2)], "c-2": [("t", 3), ("t", 4), ("t", 5)]})
 
 
-# -- identities ----------------------------------------------------------------------------------------
+# -- identities ------------------------------------------------------------------------------------
 
 def test_client_id_from_broker_member_id():
     assert plan.client_id_from_member_id(mid("orders-1-rack-a")) == "orders-1-rack-a"
@@ -85,7 +86,7 @@ def test_ambiguous_client_id_does_not_fit():
     assert not d.applied and "cannot tell which one" in d.reason
 
 
-# -- does it fit ---------------------------------------------------------------------------------------
+# -- does it fit -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("change, expected", [
     (lambda ms, topics: (ms[:2], topics), "c-2 is no longer in the group"),
@@ -171,7 +172,7 @@ def test_latest_keeps_highest_version_per_group():
     assert feed.latest("g")["version"] == 5 and feed.latest("other") is None and seen == [2, 5]
 
 
-# -- the kafka-python assignor without a broker ----------------------------------------------------------
+# -- the kafka-python assignor without a broker ----------------------------------------------------
 
 class FakeCluster:
     def __init__(self, topics: dict[str, int], racks: dict[int, str] | None = None,
@@ -189,7 +190,8 @@ class FakeCluster:
 
 
 def join_member(assignor: RecommendationAssignor, member_id: str, topics=("t",), instance_id=None):
-    """What the leader gets: the member's subscription encoded, then decoded as kafka-python does."""
+    """What the leader gets: the member's subscription encoded, then decoded as kafka-python
+    does."""
     encoded = assignor.metadata(set(topics)).encode()
     return SimpleNamespace(member_id=member_id, group_instance_id=instance_id,
                            metadata=ConsumerProtocolSubscription.decode(encoded))
@@ -205,8 +207,8 @@ def test_metadata_is_subscription_v3_with_rack_owned_and_generation():
 
 
 def test_collector_reads_the_rack_from_the_subscription():
-    """The collector gets kafka-python's describe_groups output: the decoded subscription's to_dict();
-    the rack must come from rack_id, not from the client-id pattern or a rack map."""
+    """The collector gets kafka-python's describe_groups output: the decoded subscription's
+    to_dict(); the rack must come from rack_id, not from the client-id pattern or a rack map."""
     a = RecommendationAssignor(None, "g", rack="b")
     decoded = ConsumerProtocolSubscription.decode(a.metadata({"t"}).encode())
     assert subscription_from(decoded.to_dict()).rack_id == "b"
@@ -270,7 +272,7 @@ def test_strategy_chain():
     assert [a.name for a in chain] == ["rebalancer", "range"]
 
 
-# -- rejoin rule ----------------------------------------------------------------------------------------
+# -- rejoin rule -----------------------------------------------------------------------------------
 
 def test_rejoin_reason():
     owned = {("t", 0), ("t", 1)}

@@ -1,6 +1,6 @@
-"""The load-model fallback (streaming/apply/fallback.py): the shared vectors in tests/data/fallback (the Java
-LoadModel passes the same files: tests/integration/test_java_assignor.py, test_server_assignor.py), and
-properties of the rule on drawn groups and models."""
+"""The load-model fallback (streaming/apply/fallback.py): the shared vectors in tests/data/fallback
+(the Java LoadModel passes the same files: tests/integration/test_java_assignor.py,
+test_server_assignor.py), and properties of the rule on drawn groups and models."""
 
 from __future__ import annotations
 

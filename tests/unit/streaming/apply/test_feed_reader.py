@@ -1,4 +1,5 @@
-"""The trigger feed's reader cannot be knocked over: every malformed message is skipped and counted."""
+"""The trigger feed's reader cannot be knocked over: every malformed message is skipped and
+counted."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Modes observe / approve / auto: the mode of a group, what the job writes and publishes in each, the apply
-side acting only on ``auto`` and ``approved`` records, ``rebalancer approve`` / ``reject``'s record and
-``verify``'s answers for them."""
+"""Modes observe / approve / auto: the mode of a group, what the job writes and publishes in each,
+the apply side acting only on ``auto`` and ``approved`` records, ``rebalancer approve`` /
+``reject``'s record and ``verify``'s answers for them."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .test_apply import REC, FakeCluster, FakeConsumer, join_member, members, mi
 FIT = {"t": 6}
 
 
-# -- the mode of a group ----------------------------------------------------------------------------------
+# -- the mode of a group ---------------------------------------------------------------------------
 
 def test_default_mode_is_observe_in_the_code_and_the_conf_file():
     assert config.PolicySettings().mode == config.OBSERVE
@@ -61,7 +61,7 @@ def test_bad_modes_fail_at_load(override, message):
         config.load(None, [override])
 
 
-# -- what the job writes ------------------------------------------------------------------------------------
+# -- what the job writes ---------------------------------------------------------------------------
 
 def _recommendation(mode: str) -> Recommendation:
     return Recommendation(group="g", version=2, event_ts=1, generation=1, triggers={"lag_skew": {}}, assignor="b",
@@ -97,7 +97,7 @@ def test_policy_stamps_each_recommendation_with_its_groups_mode():
         assert rec.mode == expected and rec.to_row()["mode"] == expected
 
 
-# -- the apply side -----------------------------------------------------------------------------------------
+# -- the apply side --------------------------------------------------------------------------------
 
 def test_status_is_checked_and_missing_means_auto():
     assert plan.status_of(plan.parse_recommendation(REC)) == "auto" and plan.actionable(REC)
@@ -162,7 +162,7 @@ def test_assignor_leader_hands_out_the_fallback_for_a_proposal():
     assert leader.last_decision.applied and leader.last_decision.version == 3
 
 
-# -- rebalancer approve / reject ------------------------------------------------------------------------------
+# -- rebalancer approve / reject -------------------------------------------------------------------
 
 def test_decision_record_republishes_the_proposal_with_its_status():
     proposed = REC | {"status": "proposed"}
@@ -197,7 +197,7 @@ def test_an_expired_proposal_is_refused_with_its_reason_and_may_still_be_rejecte
     assert approve.decided(approved, "g", "approved", 3, 1, expired=why) is None  # decided before it expired
 
 
-# -- verify -----------------------------------------------------------------------------------------------------
+# -- verify ----------------------------------------------------------------------------------------
 
 def test_verify_says_expired_for_an_undecided_proposal_whose_group_changed_or_aged():
     from streaming.proposals import expiry
@@ -217,7 +217,8 @@ def test_verify_says_expired_for_an_undecided_proposal_whose_group_changed_or_ag
     aged = expiry.basis(LiveGroup.of_snapshot(snap, "g").members, {"t": 4}, made_ms, 600)
     r = verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": aged})
     assert r["status"] == "expired" and "made 900 s ago, past its expiry" in r["reason"]
-    # decided on before it expired: no longer a proposal; an approved one that no longer fits is superseded
+    # decided on before it expired: no longer a proposal; an approved one that no longer fits is
+    # superseded
     approved = feed_rec | {"status": "approved", "decided_at": made_ms}
     assert verify.verify(snap, "g", row, 120, NOW, approved)["status"] == "diverged"
     assert verify.verify(snap, "g", _rec({"c0": [0, 1, 2, 3]}, 900) | {"mode": "approve"}, 120, NOW,

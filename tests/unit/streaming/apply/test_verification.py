@@ -1,5 +1,6 @@
-"""verify's classification as a pure function: a LiveGroup and a recommendation row in, a Verification out
-(the command's rendering and its statuses on collector snapshots are in tests/unit/streaming/commands)."""
+"""verify's classification as a pure function: a LiveGroup and a recommendation row in, a
+Verification out (the command's rendering and its statuses on collector snapshots are in
+tests/unit/streaming/commands)."""
 
 from __future__ import annotations
 

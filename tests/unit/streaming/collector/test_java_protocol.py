@@ -1,8 +1,9 @@
 """Java consumers as the collector sees them, from bytes Java's kafka-clients 4.3.1 wrote.
 
 ``tests/data/java_consumer_protocol.json`` is the output of ``tests/java/GroupMember.java protocol``
-(``ConsumerProtocol.serializeSubscription/Assignment`` v0-3 and ConsumerGroupDescribe request and response
-messages v0-1); tests/integration/test_java_consumers.py regenerates it and checks it is unchanged.
+(``ConsumerProtocol.serializeSubscription/Assignment`` v0-3 and ConsumerGroupDescribe request and
+response messages v0-1); tests/integration/test_java_consumers.py regenerates it and checks it is
+unchanged.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def test_java_assignments_of_every_version_decode(version):
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3])
 def test_a_classic_java_member_as_describe_groups_hands_it_over(version):
-    """kafka-python's describe_groups decodes the metadata itself (a dict) or leaves raw bytes: same member."""
+    """kafka-python's describe_groups decodes the metadata itself (a dict) or leaves raw bytes: same
+    member."""
     raw_sub, raw_asg = _java(f"subscription_v{version}"), _java(f"assignment_v{version}")
     decoded_sub = ConsumerProtocolSubscription.decode(raw_sub).to_dict()
     decoded_asg = ConsumerProtocolAssignment.decode(raw_asg).to_dict()
@@ -118,8 +120,9 @@ def test_kip848_states_map_to_classic_ones(state, classic):
 
 
 class TwoProtocolsAdmin:
-    """Topic t (partitions 0-2, broker 1 on rack a). Group ``old``: classic, one Java member (v3, rack b).
-    Group ``new``: KIP-848, described with the Java-written response (as ``orders-app``)."""
+    """Topic t (partitions 0-2, broker 1 on rack a). Group ``old``: classic, one Java member (v3,
+    rack b). Group ``new``: KIP-848, described with the Java-written response (as
+    ``orders-app``)."""
 
     def describe_cluster(self):
         return {"brokers": [{"broker_id": 1, "rack": "a"}]}

@@ -1,5 +1,6 @@
-"""A KIP-848 member subscribed with a regex the broker matches (Java's SubscriptionPattern) is described with
-the regex, not the topics: the collector gives it the cluster's topics the regex matches whole."""
+"""A KIP-848 member subscribed with a regex the broker matches (Java's SubscriptionPattern) is
+described with the regex, not the topics: the collector gives it the cluster's topics the regex
+matches whole."""
 
 from __future__ import annotations
 

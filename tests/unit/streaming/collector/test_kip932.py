@@ -1,8 +1,8 @@
 """Share groups (KIP-932) as the collector reads them, from bytes Java's kafka-clients 4.3.1 wrote.
 
 ``tests/data/share_group_protocol.json`` is the output of ``tests/java/ShareMember.java protocol``
-(ShareGroupDescribe v1, DescribeShareGroupOffsets v0-1); tests/integration/test_share_groups.py regenerates it
-and checks it is unchanged.
+(ShareGroupDescribe v1, DescribeShareGroupOffsets v0-1); tests/integration/test_share_groups.py
+regenerates it and checks it is unchanged.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def test_share_partitions_with_the_lag_v1_reports_and_none_before():
 
 
 def test_a_share_partition_without_state_says_nothing_as_kafkas_tool_shows_it():
-    # what Kafka 4.3.1 sends for a share-partition nobody acknowledged anything of: the partition's leader epoch
+    # what Kafka 4.3.1 sends for a share-partition nobody acknowledged anything of: the partition's
+    # leader epoch
     group = {"topics": [{"topic_name": "t", "partitions": [
         {"partition_index": 0, "start_offset": -1, "leader_epoch": 0, "lag": -1, "error_code": 0}]}]}
     assert kip932.share_offsets(group) == ({("t", 0): kip932.ShareOffset(-1, None, None)}, [])
@@ -95,7 +96,8 @@ def test_a_lag_event_says_exactly_the_brokers_lag_or_nothing(offsets, end):
 
 
 class ShareAdmin:
-    """A classic-free cluster: share group ``queue`` on topic orders (3 partitions, led by broker 1, end 400)."""
+    """A classic-free cluster: share group ``queue`` on topic orders (3 partitions, led by broker 1,
+    end 400)."""
 
     def describe_cluster(self):
         return {"brokers": [{"broker_id": 1, "rack": "a"}]}

@@ -1,4 +1,5 @@
-"""Member metadata decoding (consumer protocol subscription v0-3, assignment) and the rack fallbacks."""
+"""Member metadata decoding (consumer protocol subscription v0-3, assignment) and the rack
+fallbacks."""
 
 from __future__ import annotations
 
@@ -103,8 +104,8 @@ def test_sticky_user_data_gives_a_generation_hint_in_both_encodings():
     # and through describe_groups' dict, where bytes became a backslash-escaped string
     assert generation_hint(subscription_from(ConsumerProtocolSubscription.decode(encoded).to_dict())) == 6
     assert sticky_user_data_generation(b"") is None and sticky_user_data_generation(b"junk") is None
-    # user data that is not the sticky assignors' (Kafka Streams' SubscriptionInfo under `stream`) is never
-    # read as a generation, even when its bytes happen to parse as one
+    # user data that is not the sticky assignors' (Kafka Streams' SubscriptionInfo under `stream`)
+    # is never read as a generation, even when its bytes happen to parse as one
     assert generation_hint(sub, sticky=False) is None
 
 

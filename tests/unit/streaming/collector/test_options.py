@@ -1,4 +1,5 @@
-"""The collector's options: offset-reset policies, group selection, and the `collect` command's parsing."""
+"""The collector's options: offset-reset policies, group selection, and the `collect` command's
+parsing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The collector over a fake admin client: partial failures stay partial, a dead cluster means backoff."""
+"""The collector over a fake admin client: partial failures stay partial, a dead cluster means
+backoff."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def _dict(cls, obj):
 
 
 class FakeAdmin:
-    """Topic t: partitions 0, 1 led by broker 1 (rack a), 2 led by broker 2 (rack b). Group g: one member."""
+    """Topic t: partitions 0, 1 led by broker 1 (rack a), 2 led by broker 2 (rack b). Group g: one
+    member."""
 
     def __init__(self, fail_leaders=(), unreachable_calls=0):
         self.fail_leaders = set(fail_leaders)

@@ -1,4 +1,5 @@
-"""Which events the collector emits: lag per partition, members and partitions on change and refresh."""
+"""Which events the collector emits: lag per partition, members and partitions on change and
+refresh."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def test_lag_uses_committed_and_end_and_encodes_no_commit_by_policy():
     earliest = lag_events(TS, "g", tps, committed, end, begin, "earliest")
     assert [(e["committed_offset"], e["end_offset"]) for e in earliest.events] == [(10, 15), (5, 40), (7, 7)]
     assert earliest.missing == []
-    # the begin offset read is the event's log start offset (the committed partition's too, when read)
+    # the begin offset read is the event's log start offset (the committed partition's too, when
+    # read)
     assert earliest.events[1] == events.lag_event(TS, "g", "t", 1, 5, 40, no_commit=True, log_start_offset=5)
     assert [e.get(events.LOG_START) for e in earliest.events] == [None, 5, 7]
 

@@ -1,6 +1,6 @@
-"""Collectors sharing the groups (fake admin and fake coordination consumer): each group has one owner, a
-shard that moves during a poll is fenced before publishing, and the requests of a poll do not grow with
-the number of groups."""
+"""Collectors sharing the groups (fake admin and fake coordination consumer): each group has one
+owner, a shard that moves during a poll is fenced before publishing, and the requests of a poll do
+not grow with the number of groups."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from streaming.collector.shards import StaticShards, shard_of
 
 
 class ManyGroups:
-    """``groups`` groups without members, each committed on topic t (3 partitions led by brokers 1, 2, 3);
-    counts the admin calls a poll makes."""
+    """``groups`` groups without members, each committed on topic t (3 partitions led by brokers 1,
+    2, 3); counts the admin calls a poll makes."""
 
     def __init__(self, groups: int) -> None:
         self.ids = [f"app-{i}" for i in range(groups)]
@@ -75,10 +75,10 @@ def test_static_shards_give_each_group_to_exactly_one_of_three_collectors():
 
 @pytest.mark.parametrize("groups", [3, 30, 300])
 def test_a_poll_asks_for_offsets_once_for_all_its_groups_not_once_per_group(groups):
-    """kafka-python sends one OffsetFetch per group coordinator for all the groups it is given (v8, Kafka 3.0+)
-    and one ListOffsets per partition leader for all the partitions; so the reader hands it every group's
-    at once, and the calls (hence requests) of a poll do not grow with the groups (two ListOffsets calls: log
-    start and end offsets)."""
+    """kafka-python sends one OffsetFetch per group coordinator for all the groups it is given (v8,
+    Kafka 3.0+) and one ListOffsets per partition leader for all the partitions; so the reader hands
+    it every group's at once, and the calls (hence requests) of a poll do not grow with the groups
+    (two ListOffsets calls: log start and end offsets)."""
     admin = ManyGroups(groups)
     evs = _collector(admin).poll_once()
     assert len(_lag_groups(evs)) == groups
@@ -87,7 +87,8 @@ def test_a_poll_asks_for_offsets_once_for_all_its_groups_not_once_per_group(grou
 
 
 class MovingShards:
-    """Shards whose owner changes on the ``move_at``-th sync (a rebalance in the middle of a poll round)."""
+    """Shards whose owner changes on the ``move_at``-th sync (a rebalance in the middle of a poll
+    round)."""
 
     def __init__(self, count: int, owned: set[int], move_at: int, then: set[int]) -> None:
         self.count, self._owned, self.move_at, self.then = count, frozenset(owned), move_at, frozenset(then)

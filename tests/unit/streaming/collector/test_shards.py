@@ -1,4 +1,5 @@
-"""The shard rule (Kafka's murmur2 of the group id, modulo N) and the shard sets built on it, without Kafka."""
+"""The shard rule (Kafka's murmur2 of the group id, modulo N) and the shard sets built on it,
+without Kafka."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def test_murmur2_is_kafkas_own_on_its_test_vectors_and_agrees_with_kafka_python(
 
 
 class _SixPartitions:
-    """The two questions kafka-python's partitioner asks of cluster metadata: a topic of 6 partitions."""
+    """The two questions kafka-python's partitioner asks of cluster metadata: a topic of 6
+    partitions."""
 
     def topics(self):
         return {"coordination"}
@@ -105,9 +107,9 @@ def _round_robin(members, count):
 
 
 def test_listeners_through_eager_rebalances_never_let_two_live_collectors_hold_one_shard():
-    """Three collectors, then one dies (no revoke: it is gone) and the survivors rebalance. Kafka's eager
-    protocol calls every live member's revoke before any assign; at every step no shard has two live owners,
-    and once the rebalance completes the survivors hold every shard."""
+    """Three collectors, then one dies (no revoke: it is gone) and the survivors rebalance. Kafka's
+    eager protocol calls every live member's revoke before any assign; at every step no shard has
+    two live owners, and once the rebalance completes the survivors hold every shard."""
     count, topic = 6, "rebalancer.collectors"
     sets = {m: ShardSet(count) for m in "abc"}
     listeners = {m: _Listener(s, topic) for m, s in sets.items()}

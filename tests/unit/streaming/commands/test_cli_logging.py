@@ -1,5 +1,5 @@
-"""Commands print their answer: a live display's logs go to a file it names, -v brings them back, and
-kafka-python's warnings stay out of a verdict."""
+"""Commands print their answer: a live display's logs go to a file it names, -v brings them back,
+and kafka-python's warnings stay out of a verdict."""
 
 from __future__ import annotations
 

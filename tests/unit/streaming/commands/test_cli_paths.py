@@ -1,6 +1,7 @@
-"""Every path of the command line that needs no JVM: every assignor through ``rebalancer assign`` (JSON and
-table) on the conformance scenarios, ``--option`` and its errors, ``--help`` of every subcommand (taken
-from the parser, so a new command is covered without editing this file) and ``--version``."""
+"""Every path of the command line that needs no JVM: every assignor through ``rebalancer assign``
+(JSON and table) on the conformance scenarios, ``--option`` and its errors, ``--help`` of every
+subcommand (taken from the parser, so a new command is covered without editing this file) and
+``--version``."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ OVERRIDES = Path(__file__).resolve().parents[3] / "data" / "java_overrides.json"
 SCENARIOS = [s for s in json.loads(SCENARIO_FILE.read_text()) if not s.get("_schema")]
 OVERRIDDEN = {(o["name"], o["assignor"]) for o in json.loads(OVERRIDES.read_text())["overrides"]}
 
-# Lag, produce rates and racks: what balanced and lag look at, which the Kafka scenarios mostly lack.
+# Lag, produce rates and racks: what balanced and lag look at, which the Kafka scenarios mostly
+# lack.
 LOADED = {
     "name": "loaded",
     "topics": {"orders": 6, "audit": 2},
@@ -68,8 +70,9 @@ def test_every_assignor_on_every_scenario_as_json(capsys: pytest.CaptureFixture[
         assignment = assignment_from_json(doc["assignment"])
         validate_assignment(snapshot, assignment, allow_unassigned=name == "cooperative-sticky")
         assert doc["metrics"] == compute_metrics(snapshot, assignment).to_dict()
-        # Where the scenario is one of this assignor's own, the command gives what Kafka's test asserts:
-        # the scenario's flags (prefer_rack_aware_logic) reach the assignors that take them.
+        # Where the scenario is one of this assignor's own, the command gives what Kafka's test
+        # asserts: the scenario's flags (prefer_rack_aware_logic) reach the assignors that take
+        # them.
         expected = scenario.get("expected")
         if name in scenario["assignors"] and expected and (scenario["name"], name) not in OVERRIDDEN:
             got = {m: doc["assignment"].get(m, []) for m in expected}

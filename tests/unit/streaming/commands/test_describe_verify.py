@@ -84,7 +84,8 @@ def test_lag_seconds_from_the_record_at_each_committed_offset(monkeypatch):
 
     def record_times(cfg, wanted, timeout_s):
         asked.extend(wanted)
-        # t-0 at 10 written 90 s ago, at 30 (group h) 30 s ago; t-2 not read in time; a clock ahead: 1 ms
+        # t-0 at 10 written 90 s ago, at 30 (group h) 30 s ago; t-2 not read in time; a clock ahead:
+        # 1 ms
         return {(("t", 0), 10): now_ms - 90_000, (("t", 0), 30): now_ms - 30_000, (("t", 9), 1): now_ms}
 
     monkeypatch.setattr(live_read, "record_times", record_times)
@@ -190,7 +191,8 @@ def test_verify_says_why_a_group_it_does_not_read_has_no_recommendation(monkeypa
 
 
 def _share_snap() -> ClusterSnapshot:
-    """Share group q: two share consumers both given partition 1; partition 0's lag reported, 2 not started."""
+    """Share group q: two share consumers both given partition 1; partition 0's lag reported, 2 not
+    started."""
     from streaming.collector import kip932
 
     members = [ObservedMember(Member(mid, ("t",), None, None, tuple(("t", p) for p in ps), client_id=c), "10.0.0.1",
@@ -233,7 +235,7 @@ def test_an_assignment_cell_is_the_kafka_tools():
     assert describe.assignment_cell([]) == "-"
 
 
-# -- KIP-848 detail ---------------------------------------------------------------------------------------------
+# -- KIP-848 detail --------------------------------------------------------------------------------
 
 def test_a_member_converges_until_its_epoch_and_partitions_are_the_targets():
     from streaming.collector.kip848 import converging

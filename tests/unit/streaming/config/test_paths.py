@@ -1,5 +1,5 @@
-"""Table and checkpoint locations (local paths and Hadoop URIs), the checkout / installed layout, the
-JVM-free reading of the recommendations table, and `rebalancer bench` without the benchmarks."""
+"""Table and checkpoint locations (local paths and Hadoop URIs), the checkout / installed layout,
+the JVM-free reading of the recommendations table, and `rebalancer bench` without the benchmarks."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_layout_installed_uses_the_working_directory_and_a_user_cache(tmp_path):
     assert paths.layout(site, {"REBALANCER_CACHE": "c"}, work, home).cache == work / "c"
 
 
-# -- reading the recommendations table with deltalake (no JVM) ------------------------------------------------
+# -- reading the recommendations table with deltalake (no JVM) -------------------------------------
 
 def _row(group: str, version: int, minute: int) -> dict:
     return {"group": group, "version": version, "recommendation_id": f"{group}-{version}",

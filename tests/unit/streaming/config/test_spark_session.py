@@ -1,4 +1,5 @@
-"""Which Spark master and settings the job asks for, and that spark-submit runs never start Maven (no JVM)."""
+"""Which Spark master and settings the job asks for, and that spark-submit runs never start Maven
+(no JVM)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def test_local_master_gets_the_loopback_and_small_settings():
 
 
 def test_the_jit_options_are_ones_this_jvm_takes_silently():
-    # a misspelt -XX option stops the JVM from starting; an unquiet CompileCommand prints on its stdout
+    # a misspelt -XX option stops the JVM from starting; an unquiet CompileCommand prints on its
+    # stdout
     out = subprocess.run([jvm.java_executable(), *spark_session.HUGE_METHODS.split(), "-version"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -100,7 +102,8 @@ class SparkReached(Exception):
 
 @pytest.fixture
 def no_maven_no_spark(monkeypatch):
-    """jvm.resolve and get_spark raise, Kafka is not asked: a command either tried Maven or got as far as Spark."""
+    """jvm.resolve and get_spark raise, Kafka is not asked: a command either tried Maven or got as
+    far as Spark."""
     def resolve(force: bool = False) -> None:
         raise Maven
 

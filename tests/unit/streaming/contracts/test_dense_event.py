@@ -1,4 +1,5 @@
-"""The ``lag_dense`` event: its builder, the per-partition readings it stands for, and its cutting to size."""
+"""The ``lag_dense`` event: its builder, the per-partition readings it stands for, and its cutting
+to size."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Large metadata events as parts: the publisher's split keeps every message under the limit, and the state
-puts the event together again whatever the order, batching or duplication of its parts."""
+"""Large metadata events as parts: the publisher's split keeps every message under the limit, and
+the state puts the event together again whatever the order, batching or duplication of its parts."""
 
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ def test_an_entry_that_cannot_fit_is_an_error_not_a_silent_drop():
 
 
 def _grown(ts):
-    """Eight members, several hundred partitions each: a members event that needs several 1 KB parts."""
+    """Eight members, several hundred partitions each: a members event that needs several 1 KB
+    parts."""
     return ev.members_event(ts, "g", 2, "range", [
         ev.member_entry(f"C{i}", ["t0"], [("t0", p) for p in range(i, 4, 8)],
                         client_id=f"c-C{i}", host="/h" + "x" * 200) for i in range(8)])
@@ -98,10 +99,10 @@ def test_parts_in_any_order_batching_and_duplication_give_the_whole_events_resul
         recs += process(state, batch, POLICY)
     assert state.parts == {}
     assert state.members == whole_state.members and state.generation == 2
-    # the event completes in the batch of its last part, at its own ts; the lag is the same at both polls.
-    # Lag in seconds and the rates (the load model's, each member's) are not: decided before the rest of the poll
-    # arrived, the history held one observation less (a decision made on the part of a poll that arrived first
-    # stands, with what it saw)
+    # the event completes in the batch of its last part, at its own ts; the lag is the same at both
+    # polls. Lag in seconds and the rates (the load model's, each member's) are not: decided before
+    # the rest of the poll arrived, the history held one observation less (a decision made on the
+    # part of a poll that arrived first stands, with what it saw)
     assert [_decision(r) for r in recs] == [_decision(r) for r in whole]
 
 

@@ -43,7 +43,8 @@ def test_kinds(group_type, protocol_type, assignor, kind):
 def test_reasons_name_what_the_operator_can_do():
     assert "group.protocol=consumer" in s.verdict("classic", "consumer", "cooperative-sticky").reason
     assert "group.remote.assignor=rebalancer" in s.verdict("consumer", "consumer", "uniform").reason
-    # the job knows the assignor only: a librdkafka group on cooperative-sticky learns how it can be served
+    # the job knows the assignor only: a librdkafka group on cooperative-sticky learns how it can be
+    # served
     job = s.verdict(None, None, "cooperative-sticky").reason
     assert "librdkafka" in job and "group.protocol=consumer" in job
     assert "co-partitioned" in s.verdict("classic", "consumer", "stream").reason

@@ -1,4 +1,5 @@
-"""The demo's figures from collector events (pure): per-consumer lag, cross-rack partitions, summary."""
+"""The demo's figures from collector events (pure): per-consumer lag, cross-rack partitions,
+summary."""
 
 from __future__ import annotations
 

@@ -63,8 +63,8 @@ def test_contract_draws_are_seeded_and_reach_the_bounds():
         dups.append(len(p) != len({k for k, _ in p}))
         return dict(p)
 
-    # a duplicate key is one shape in 11 of one record in 6: two seeds' draws, so that a change to the strategies
-    # that moves one seed's draws does not leave the shape unreached
+    # a duplicate key is one shape in 11 of one record in 6: two seeds' draws, so that a change to
+    # the strategies that moves one seed's draws does not leave the shape unreached
     for r in (*a, *contract.generate(9, 200, 1_763_800_000_000)):
         with contextlib.suppress(ValueError, RecursionError):  # not JSON, or nested too deep (as drawn)
             json.loads(r.value, object_pairs_hook=pairs)

@@ -1,5 +1,6 @@
-"""The Java member wrapper's protocol, driven by a stand-in child process (a few lines of Python that speak
-it): settings on stdin, ``assigned`` lines parsed, every line logged, leaving when stdin closes."""
+"""The Java member wrapper's protocol, driven by a stand-in child process (a few lines of Python
+that speak it): settings on stdin, ``assigned`` lines parsed, every line logged, leaving when stdin
+closes."""
 
 from __future__ import annotations
 

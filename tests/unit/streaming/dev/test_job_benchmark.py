@@ -1,5 +1,5 @@
-"""benchmarks.job's own arithmetic: the CPU busy between two times, a progress line's start, the latency line's
-load in either lag form."""
+"""benchmarks.job's own arithmetic: the CPU busy between two times, a progress line's start, the
+latency line's load in either lag form."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""benchmarks.loop.decided: the rebalancer's decision delays and its p95 against the oracle from its first
-recommendation on, read from a run as run_workload returns it."""
+"""benchmarks.loop.decided: the rebalancer's decision delays and its p95 against the oracle from its
+first recommendation on, read from a run as run_workload returns it."""
 
 from benchmarks.loop import decided
 

@@ -1,4 +1,5 @@
-"""The closed-loop benchmark's figures (benchmarks/loop/metrics.py) and the rebalance record they read."""
+"""The closed-loop benchmark's figures (benchmarks/loop/metrics.py) and the rebalance record they
+read."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The closed-loop benchmark's oracle (benchmarks/loop/oracle.py): optimal on instances small enough to
-check by brute force, capacity-aware, and its LPT fallback a valid assignment."""
+"""The closed-loop benchmark's oracle (benchmarks/loop/oracle.py): optimal on instances small enough
+to check by brute force, capacity-aware, and its LPT fallback a valid assignment."""
 
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ def test_lpt_is_a_valid_assignment_within_twice_the_optimum(problem):
 
 
 def test_capacity_ratios_are_respected():
-    """The module's worked example: 12 x 20/s on capacities 1 : 1.5 : 3 get 2, 3 and 7 partitions."""
+    """The module's worked example: 12 x 20/s on capacities 1 : 1.5 : 3 get 2, 3 and 7
+    partitions."""
     problem = Problem({("t", p): 20.0 for p in range(12)}, {0: 60.0, 1: 90.0, 2: 180.0})
     solution = oracle.solve(problem)
     assert {c: len(ps) for c, ps in solution.assignment.items()} == {0: 2, 1: 3, 2: 7}

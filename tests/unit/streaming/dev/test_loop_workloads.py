@@ -1,5 +1,5 @@
-"""The closed-loop benchmark's workloads of consumers not alike (benchmarks/loop/workloads.py) and the oracle's
-plan for each stretch of a run (benchmarks/loop/oracle_schedule.py)."""
+"""The closed-loop benchmark's workloads of consumers not alike (benchmarks/loop/workloads.py) and
+the oracle's plan for each stretch of a run (benchmarks/loop/oracle_schedule.py)."""
 
 from __future__ import annotations
 

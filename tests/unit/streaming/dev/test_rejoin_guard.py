@@ -1,5 +1,6 @@
-"""keep_rejoin_until_joined against kafka-python's real ConsumerCoordinator, with the broker replaced by
-futures the test answers (no network): a join that outlives one poll is applied, never orphaned."""
+"""keep_rejoin_until_joined against kafka-python's real ConsumerCoordinator, with the broker
+replaced by futures the test answers (no network): a join that outlives one poll is applied, never
+orphaned."""
 
 from __future__ import annotations
 
@@ -58,8 +59,8 @@ def sync_response(partitions: list[int]) -> SyncGroupResponse:
 
 @pytest.fixture
 def group() -> Iterator[tuple[ConsumerCoordinator, Broker, KafkaNetClient]]:
-    """Member m1 of group g, stable at generation 1 and its leader, coordinator known; no IO thread, so
-    the loop runs only inside coordinator calls and ``step``."""
+    """Member m1 of group g, stable at generation 1 and its leader, coordinator known; no IO thread,
+    so the loop runs only inside coordinator calls and ``step``."""
     client = KafkaNetClient(bootstrap_servers="127.0.0.1:1")
     client._manager.cluster._refresh_loop_future = Future()    # no metadata refresh loop (no broker)
     coordinator = ConsumerCoordinator(client, SubscriptionState(), group_id="g", api_version=(3, 9),
@@ -104,9 +105,9 @@ def join_outlives_the_poll(coordinator: ConsumerCoordinator, broker: Broker, cli
 
 def test_kafka_python_alone_orphans_a_join_started_by_a_metadata_change(group):
     """The bug (kafka-python 3.0.12): once the leader's assignment step records the new snapshot,
-    need_rejoin() is false, so no poll applies the finished join; the member stays rebalancing, heartbeats
-    off, without its assignment, and poll carries on as if joined. If this starts failing, kafka-python
-    has fixed it and keep_rejoin_until_joined can go."""
+    need_rejoin() is false, so no poll applies the finished join; the member stays rebalancing,
+    heartbeats off, without its assignment, and poll carries on as if joined. If this starts
+    failing, kafka-python has fixed it and keep_rejoin_until_joined can go."""
     coordinator, broker, client = group
     leader_sees_new_metadata(coordinator)
     join_outlives_the_poll(coordinator, broker, client)
@@ -137,7 +138,8 @@ def test_guarded_a_join_still_in_flight_is_awaited_by_the_next_poll(group):
     assert coordinator.poll(timeout_ms=20) is False
     broker.pending("JoinGroupRequest").success(join_response(2))
     step(client)
-    # the assignment step has recorded the new snapshot: the reason for the rejoin is gone, the join is not
+    # the assignment step has recorded the new snapshot: the reason for the rejoin is gone, the join
+    # is not
     assert coordinator._assignment_snapshot == coordinator._metadata_snapshot
     assert coordinator.need_rejoin() is True
     assert coordinator.poll(timeout_ms=20) is False            # SyncGroup still unanswered

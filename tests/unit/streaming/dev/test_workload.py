@@ -1,4 +1,5 @@
-"""Pure parts of the workload generator: skewed partition rates, replica shifts, assignor specs, client ids."""
+"""Pure parts of the workload generator: skewed partition rates, replica shifts, assignor specs,
+client ids."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The metrics objects: names and values in the exposition text, the group cap, vanished groups, and the
-HTTP server on loopback with a free port."""
+"""The metrics objects: names and values in the exposition text, the group cap, vanished groups, and
+the HTTP server on loopback with a free port."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The stateful step's update function run as pyspark's Python worker runs it, without a JVM.
 
-:func:`run` gives the function a real ``pyspark.sql.streaming.state.GroupState`` and hands what it returns to
-pyspark's own ``ApplyInPandasWithStateSerializer.dump_stream`` (the serializer the worker uses for
-``applyInPandasWithState``, with the worker's default configuration), so a value the worker's Arrow conversion
-refuses fails here exactly as it does in a query. It reads the Arrow stream back and returns the data rows and
-the state as the JVM would receive them."""
+:func:`run` gives the function a real ``pyspark.sql.streaming.state.GroupState`` and hands what it
+returns to pyspark's own ``ApplyInPandasWithStateSerializer.dump_stream`` (the serializer the worker
+uses for ``applyInPandasWithState``, with the worker's default configuration), so a value the
+worker's Arrow conversion refuses fails here exactly as it does in a query. It reads the Arrow
+stream back and returns the data rows and the state as the JVM would receive them."""
 
 from __future__ import annotations
 

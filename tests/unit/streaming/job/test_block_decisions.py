@@ -1,7 +1,7 @@
-"""A block of lag polls decided in one pass (streaming.policy.block) and the per-observation loop alone (no block,
-no view read ahead) give the same output rows and the same states, byte for byte: polls that trigger (skew
-streaks, retention risk, in and out of the cooldowns), metadata among the polls, re-sent and out-of-order polls,
-late rows, batches cut anywhere."""
+"""A block of lag polls decided in one pass (streaming.policy.block) and the per-observation loop
+alone (no block, no view read ahead) give the same output rows and the same states, byte for byte:
+polls that trigger (skew streaks, retention risk, in and out of the cooldowns), metadata among the
+polls, re-sent and out-of-order polls, late rows, batches cut anywhere."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ TOPICS = ("t0", "t1")
 
 
 def members(ts: int, generation: int, parts: int, owners: int, topics: int, seed: int) -> dict:
-    """A members event: ``owners`` members sharing the partitions of the first ``topics`` topics, dealt out by
-    ``seed`` (a reassignment when it changes)."""
+    """A members event: ``owners`` members sharing the partitions of the first ``topics`` topics,
+    dealt out by ``seed`` (a reassignment when it changes)."""
     rng = random.Random(seed)
     owned: list[list[tuple[str, int]]] = [[] for _ in range(owners)]
     for t in TOPICS[:topics]:
@@ -40,9 +40,9 @@ def members(ts: int, generation: int, parts: int, owners: int, topics: int, seed
 
 
 def polls(seed: int, count: int, parts: int, topics: int, starts: bool) -> list[dict]:
-    """``count`` polls of each topic: records produced faster than consumed on the first partitions at times (skew
-    streaks), stalls and now and then a counter reset, log starts close behind on some (retention risk), a poll
-    at times sent again (a retry, or a replay arriving late)."""
+    """``count`` polls of each topic: records produced faster than consumed on the first partitions
+    at times (skew streaks), stalls and now and then a counter reset, log starts close behind on
+    some (retention risk), a poll at times sent again (a retry, or a replay arriving late)."""
     rng = random.Random(seed)
     out, ts = [], T0
     committed = {t: [1000] * parts for t in TOPICS}
@@ -90,8 +90,8 @@ def scenarios(draw) -> tuple[PolicySettings, list[list[dict]], list[int]]:
 
 
 def run(policy: PolicySettings, batches: list[list[dict]], watermarks: list[int]) -> list:
-    """Each batch as one call keyed by group through pyspark's serializer, the state carried over: every call's
-    output rows and state."""
+    """Each batch as one call keyed by group through pyspark's serializer, the state carried over:
+    every call's output rows and state."""
     update = stateful.update_function(stateful.Context(policy, 600_000))
     out: list = []
     blob = None
@@ -121,7 +121,8 @@ def test_blocks_decided_in_one_pass_give_the_loops_rows_and_states(scenario):
 
 
 def test_the_property_is_not_vacuous():
-    """Seeded scenarios decide whole blocks, stop in the middle of one, and recommend from inside one."""
+    """Seeded scenarios decide whole blocks, stop in the middle of one, and recommend from inside
+    one."""
     taken: list[tuple[int, int]] = []
     real = block.decided
 

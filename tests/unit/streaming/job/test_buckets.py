@@ -1,6 +1,6 @@
-"""The stateful step keyed by buckets of groups: the same output rows and the same per-group state as keyed by
-group, whatever the bucket count, batch after batch (timeouts, late rows, rejected rows and failing groups
-included); its state value's encoding; the checkpoint-layout check."""
+"""The stateful step keyed by buckets of groups: the same output rows and the same per-group state
+as keyed by group, whatever the bucket count, batch after batch (timeouts, late rows, rejected rows
+and failing groups included); its state value's encoding; the checkpoint-layout check."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ KINDS = st.sampled_from(["nothing", "poll", "skewed", "members", "rejected", "la
 
 
 def batches_of(spec: list[list[str]]) -> list[list[dict]]:
-    """spec[b][g]: what group g sends in batch b. Batch b's polls are at T0 + 10 s * b (and + 5 s)."""
+    """spec[b][g]: what group g sends in batch b. Batch b's polls are at T0 + 10 s * b (and + 5
+    s)."""
     out, offset = [], 0
     for b, kinds in enumerate(spec):
         rows: list[dict] = []
@@ -125,7 +126,8 @@ def test_the_same_rows_and_states_whatever_the_bucketing(spec, floor):
 
 
 def test_a_scenario_with_every_path_gives_recommendations_timeouts_and_rejections():
-    # orders skews and recommends; payments goes silent and times out; grüppe-ü is poisoned in batch 2
+    # orders skews and recommends; payments goes silent and times out; grüppe-ü is poisoned in batch
+    # 2
     spec = [["members", "members", "members"], ["skewed", "poll", "poll"], ["skewed", "nothing", "poison"],
             ["skewed", "nothing", "poll"], ["skewed", "nothing", "late"], ["poll", "nothing", "poll"],
             ["poll", "nothing", "poll"]]
@@ -137,7 +139,8 @@ def test_a_scenario_with_every_path_gives_recommendations_timeouts_and_rejection
         for r in out:
             reason = json.loads(r["rejected"])["reason"] if r["kind"] == "rejected" else r["kind"]
             kinds[reason.split(":")[0]] = kinds.get(reason.split(":")[0], 0) + 1
-        # payments' last event is at T0 + 10 s: its timeout (T0 + 40 s) is below batch 6's watermark (T0 + 50 s)
+        # payments' last event is at T0 + 10 s: its timeout (T0 + 40 s) is below batch 6's watermark
+        # (T0 + 50 s)
         assert ("payments" in group_states(bucketed, 1)) == (b < 6)
     # the poisoned members event alone: its poll's four readings go on (#47)
     assert kinds["recommendation"] >= 1 and kinds["late"] == 4 and kinds["internal error"] == 1
@@ -185,8 +188,9 @@ def test_a_failure_outside_any_group_rejects_the_calls_rows_and_changes_no_group
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from([b"RBK1 not a bucket", b"", b"x" * 40]) | st.binary(max_size=64), st.booleans())
 def test_a_bucket_that_cannot_be_read_stops_the_job_and_costs_no_record(value, timed_out):
-    """Bytes that are not this bucket's value raise UnreadableState out of the call (the supervisor stops on
-    it), whether rows came or the bucket timed out; none of its rows is rejected for it, nothing is written."""
+    """Bytes that are not this bucket's value raise UnreadableState out of the call (the supervisor
+    stops on it), whether rows came or the bucket timed out; none of its rows is rejected for it,
+    nothing is written."""
     with contextlib.suppress(UnreadableState):
         assume(buckets.decode(value, 8, 3) is None)  # a value that does decode is not this test's
     update = buckets.make_update(POLICY, TIMEOUT_MS, 8, **TOPICS)
@@ -229,7 +233,7 @@ def test_bucket_of_is_crc32_of_the_utf8_name():
     assert buckets.bucket_of("orders", 64) == 3845127662 % 64  # fixed forever: it places state in checkpoints
 
 
-# -- the checkpoint's layout -------------------------------------------------------------------------------
+# -- the checkpoint's layout -----------------------------------------------------------------------
 
 
 def test_a_new_checkpoint_may_take_any_layout():

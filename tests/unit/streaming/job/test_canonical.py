@@ -1,5 +1,6 @@
-"""The fast path's positions come from the contract's field order: every field of an event the collector
-encodes sits where :data:`streaming.job.canonical.PIECES` says (no Spark: the same split in Python)."""
+"""The fast path's positions come from the contract's field order: every field of an event the
+collector encodes sits where :data:`streaming.job.canonical.PIECES` says (no Spark: the same split
+in Python)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 from streaming.contracts import events as ev
 from streaming.job import canonical
 
-# encode() escapes what is not printable ASCII (json.dumps), and an escaped text takes the general path
+# encode() escapes what is not printable ASCII (json.dumps), and an escaped text takes the general
+# path
 names = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters='"\\'),
                 min_size=1)
 topics = st.text(alphabet="abcXYZ019._-", min_size=1, max_size=249)
@@ -47,8 +49,9 @@ def test_the_builder_writes_the_contract_order():
                                                                      st.booleans(), longs), min_size=1, max_size=5),
        flags=st.booleans(), starts=st.booleans())
 def test_the_dense_fast_path_reads_the_fields_in_the_encoders_order(ts, group, topic, entries, flags, starts):
-    """The round trip (to_json of the read struct) gives the text back only when the struct lists the fields in the
-    order the collector writes them: the order of :data:`canonical.DENSE_TYPES`."""
+    """The round trip (to_json of the read struct) gives the text back only when the struct lists
+    the fields in the order the collector writes them: the order of
+    :data:`canonical.DENSE_TYPES`."""
     p, c, e, n, s = (list(x) for x in zip(*entries, strict=True))
     event = ev.dense_lag_event(ts, group, topic, p, c, e, n if flags else None, s if starts else None)
     text = ev.encode(event)[1].decode()

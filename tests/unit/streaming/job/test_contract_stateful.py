@@ -1,7 +1,8 @@
-"""Property (issue #26, item 3b): groups drawn from the contract (:func:`streaming.dev.contract.scenario`: lags
-at 0, 2^53±1, 2^63-1 ...) through the stateful step and pyspark's own serializer, keyed by group and by
-bucket: nothing raises, every row comes out accepted or rejected with a reason, and every figure in records
-is the exact (saturated) sum of the lags it stands for."""
+"""Property (issue #26, item 3b): groups drawn from the contract
+(:func:`streaming.dev.contract.scenario`: lags at 0, 2^53±1, 2^63-1 ...) through the stateful step
+and pyspark's own serializer, keyed by group and by bucket: nothing raises, every row comes out
+accepted or rejected with a reason, and every figure in records is the exact (saturated) sum of the
+lags it stands for."""
 
 from __future__ import annotations
 
@@ -41,9 +42,10 @@ def parsed_row(record, offset: int) -> dict:
 
 
 def oracle_max_lag(events: list[dict], until: int) -> int:
-    """The max member lag before, at event time ``until``: m0 owns the first half of the partitions, m1 the
-    rest; a stuck partition (its last ``policy.stuck_observations`` readings all lagging at one committed
-    offset, docs/deciding.md#stuck) weighs nothing (a lag that leaves no room to move is drawn stuck)."""
+    """The max member lag before, at event time ``until``: m0 owns the first half of the partitions,
+    m1 the rest; a stuck partition (its last ``policy.stuck_observations`` readings all lagging at
+    one committed offset, docs/deciding.md#stuck) weighs nothing (a lag that leaves no room to move
+    is drawn stuck)."""
     seen: dict[int, list[tuple[int, int]]] = {}
     for e in events:
         if e["type"] in ev.LAG_TYPES and e["ts"] <= until:
@@ -67,8 +69,9 @@ def check(rows_in: list[dict], out: pyspark_worker.Result) -> None:
             assert isinstance(rec[c], int) and 0 <= rec[c] <= RECORDS_CAP
         assert all(rec[c] is None or math.isfinite(rec[c]) for c in DOUBLE_COLUMNS)
         if rec["member_capacity"] and rec["before_catch_up_s"] is not None and rec["after_catch_up_s"] is not None:
-            # members of different capacity: balanced minimises time (records at the fastest member's rate),
-            # so a faster member may be given more records than the max before (docs/deciding.md#member-capacity)
+            # members of different capacity: balanced minimises time (records at the fastest
+            # member's rate), so a faster member may be given more records than the max before
+            # (docs/deciding.md#member-capacity)
             assert rec["after_catch_up_s"] <= rec["before_catch_up_s"] * (1 + 1e-9)
         else:
             assert rec["after_max_lag"] <= rec["before_max_lag"]

@@ -1,5 +1,6 @@
-"""``lag_dense`` rows through the stateful step: the same polls sent dense and per partition give the same state
-and the same recommendations (issue #31, item 1); bad entries come out as rejected rows beside the good ones."""
+"""``lag_dense`` rows through the stateful step: the same polls sent dense and per partition give
+the same state and the same recommendations (issue #31, item 1); bad entries come out as rejected
+rows beside the good ones."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ COLUMNS = [*stateful.EVENT_COLUMNS, *stateful.SOURCE_COLUMNS]
 
 
 def row(e: dict, offset: int, detail: str | None = None) -> dict:
-    """The row validate.parse makes of a valid event (``readings`` as pyarrow hands a list column to pandas)."""
+    """The row validate.parse makes of a valid event (``readings`` as pyarrow hands a list column to
+    pandas)."""
     out = {"type": e["type"], "ts": e["ts"], "topic": e.get("topic"), "partition": 0, "committed_offset": 0,
            "end_offset": 0, "detail": detail, READINGS: None, "source_partition": 0, "source_offset": offset}
     if e["type"] == ev.LAG:
@@ -38,7 +40,8 @@ def row(e: dict, offset: int, detail: str | None = None) -> dict:
 
 
 def run(batches: list[list[dict]]) -> tuple[list[dict], bytes | None]:
-    """Each batch as one call keyed by group, the state carried over; every output row and the final state."""
+    """Each batch as one call keyed by group, the state carried over; every output row and the final
+    state."""
     update = stateful.update_function(stateful.Context(POLICY, 600_000))
     rows: list[dict] = []
     blob = None

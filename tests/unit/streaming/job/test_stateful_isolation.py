@@ -1,7 +1,7 @@
-"""The stateful step without Spark: late rows and failures come out as rejected rows, one group's failure
-never raises and never changes its state; a state that cannot be read raises (the job stops).
-``FakeGroupState`` stands in for pyspark's GroupState (the real
-one is exercised by tests/integration/test_fuzz.py)."""
+"""The stateful step without Spark: late rows and failures come out as rejected rows, one group's
+failure never raises and never changes its state; a state that cannot be read raises (the job
+stops). ``FakeGroupState`` stands in for pyspark's GroupState (the real one is exercised by
+tests/integration/test_fuzz.py)."""
 
 from __future__ import annotations
 
@@ -137,7 +137,8 @@ def test_a_failing_event_rejects_itself_alone_and_the_group_goes_on():
     its group's other readings of the batch, and the state goes on with them."""
     state = FakeGroupState()
     call(skewed_rows(polls=2), state)
-    # a members event whose members are not a list: validation would stop it; here it reaches the state code
+    # a members event whose members are not a list: validation would stop it; here it reaches the
+    # state code
     rows = [members_row(T0 + 30_000, 100, members=5), lag_row(T0 + 30_000, 0, 5, 9, 101), rejected_row(102)]
     out = call(rows, state)
     reasons = {r["source_offset"]: r["reason"] for r in rejected(out)}
@@ -168,9 +169,9 @@ def damaged(data: st.DataObject, blob: bytes) -> bytes:
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_a_state_that_cannot_be_read_stops_the_job_naming_the_way_out_and_costs_no_record(data):
-    """Whatever a group's state bytes are, the call applies its records (the bytes still decode) or raises
-    UnreadableState, whose message the supervisor stops on and which says how to go on; no other exception,
-    and never the group's records rejected for the state's fault."""
+    """Whatever a group's state bytes are, the call applies its records (the bytes still decode) or
+    raises UnreadableState, whose message the supervisor stops on and which says how to go on; no
+    other exception, and never the group's records rejected for the state's fault."""
     good = FakeGroupState()
     call(skewed_rows(polls=2), good)
     state = FakeGroupState(blob=damaged(data, good.blob))

@@ -1,7 +1,7 @@
 """Whatever the stateful step returns, pyspark's own serializer converts (issue #26, item 1).
 
-Each test runs the update function through :mod:`tests.unit.streaming.job.pyspark_worker`: a real pyspark
-GroupState and the worker's ``ApplyInPandasWithStateSerializer``."""
+Each test runs the update function through :mod:`tests.unit.streaming.job.pyspark_worker`: a real
+pyspark GroupState and the worker's ``ApplyInPandasWithStateSerializer``."""
 
 from __future__ import annotations
 
@@ -83,8 +83,8 @@ def strict(buckets_: int = 0):
 
 
 def with_generation(rows: list[dict], generation: int) -> list[dict]:
-    """The rows with the members event's generation replaced (validation would reject this one; here it
-    stands for any figure pyspark's conversion refuses)."""
+    """The rows with the members event's generation replaced (validation would reject this one; here
+    it stands for any figure pyspark's conversion refuses)."""
     out = [dict(r) for r in rows]
     detail = json.loads(out[0]["detail"])
     out[0]["detail"] = json.dumps(detail | {"generation": generation})
@@ -123,8 +123,8 @@ def test_keyed_by_bucket_one_groups_rows_do_not_stop_the_others():
 
 
 def test_the_row_type_is_the_schema_spark_parses():
-    # the worker has no JVM, so convert.struct_of parses the flat DDL itself; Spark's parser agrees in
-    # tests/integration (test_total_output_spark); here the columns and types by name
+    # the worker has no JVM, so convert.struct_of parses the flat DDL itself; Spark's parser agrees
+    # in tests/integration (test_total_output_spark); here the columns and types by name
     fields = {f.name: f.dataType.simpleString() for f in convert.row_type().fields}
     assert list(fields) == convert.ROW_COLUMNS
     assert {fields[c] for c in ("before_max_lag", "after_max_lag", "lag_moved")} == {"bigint"}
@@ -141,9 +141,9 @@ def test_figures_in_records_saturate_and_bounds_round_down():
 
 
 def test_recommendations_are_converted_once_and_leave_as_arrow_gave_them_back(monkeypatch):
-    """A call's recommendation rows are converted before the group's state is kept, not again in output_frame;
-    its other rows are converted there (a detail no UTF-8 holds becomes the rejected row saying so), and
-    the frame is the one converting every row at once gives."""
+    """A call's recommendation rows are converted before the group's state is kept, not again in
+    output_frame; its other rows are converted there (a detail no UTF-8 holds becomes the rejected
+    row saying so), and the frame is the one converting every row at once gives."""
     rows = huge_skew()
     calls: list[list[str]] = []
     real = convert.converted

@@ -1,5 +1,6 @@
-"""Kafka client settings in Kafka's names: .properties files, ${ENV} secrets, the complete translation for
-kafka-python (errors name the key, never the value), and secrets kept out of reprs and logs. No JVM."""
+"""Kafka client settings in Kafka's names: .properties files, ${ENV} secrets, the complete
+translation for kafka-python (errors name the key, never the value), and secrets kept out of reprs
+and logs. No JVM."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ SCRAM_SSL = {
 }
 
 
-# -- .properties ---------------------------------------------------------------------------------------
+# -- .properties -----------------------------------------------------------------------------------
 
 def test_properties_syntax_as_java_reads_it() -> None:
     text = (
@@ -63,7 +64,7 @@ def test_malformed_unicode_escape_is_a_config_error() -> None:
         parse_properties("k=\\u12\n")
 
 
-# -- ${ENV} ---------------------------------------------------------------------------------------------
+# -- ${ENV} ----------------------------------------------------------------------------------------
 
 def test_env_references_are_expanded_and_a_missing_one_names_key_and_variable() -> None:
     opts = {"sasl.jaas.config": 'M required username="u" password="${KP}";', "acks": "all"}
@@ -73,7 +74,7 @@ def test_env_references_are_expanded_and_a_missing_one_names_key_and_variable() 
     assert "kafka.sasl.jaas.config" in str(e.value) and "${KP}" in str(e.value)
 
 
-# -- translation ----------------------------------------------------------------------------------------
+# -- translation -----------------------------------------------------------------------------------
 
 def test_scram_over_tls_translates_completely() -> None:
     opts = to_kafka_python(SCRAM_SSL | {"bootstrap.servers": "h1:9093,h2:9093", "request.timeout.ms": "5000"},
@@ -145,7 +146,7 @@ def test_python_only_credentials_become_a_jaas_line_for_spark() -> None:
     assert for_spark(SCRAM_SSL) == SCRAM_SSL
 
 
-# -- loading: --command-config and ${ENV} ---------------------------------------------------------------
+# -- loading: --command-config and ${ENV} ----------------------------------------------------------
 
 def _client_properties(tmp_path) -> str:
     path = tmp_path / "client.properties"
@@ -204,7 +205,7 @@ def test_toml_kafka_options_take_env_references(tmp_path, monkeypatch) -> None:
     assert f'password="{PASSWORD}"' in spark_options(cfg.kafka)["kafka.sasl.jaas.config"]
 
 
-# -- secrets never printed -----------------------------------------------------------------------------
+# -- secrets never printed -------------------------------------------------------------------------
 
 def test_secret_prints_as_stars_everywhere_but_keeps_its_characters() -> None:
     s = Secret(PASSWORD)
@@ -216,8 +217,8 @@ def test_secret_prints_as_stars_everywhere_but_keeps_its_characters() -> None:
 
 
 def test_kafka_python_debug_logs_never_show_the_password(caplog, tmp_path) -> None:
-    """At DEBUG, a kafka-python client built from SCRAM settings logs its configuration (and, with no broker
-    to reach, its failed attempts): the password and the JAAS line appear in no record."""
+    """At DEBUG, a kafka-python client built from SCRAM settings logs its configuration (and, with
+    no broker to reach, its failed attempts): the password and the JAAS line appear in no record."""
     from kafka import KafkaAdminClient
 
     from streaming.embedded.sasl_ssl import EmbeddedSecurity

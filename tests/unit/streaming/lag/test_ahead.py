@@ -1,5 +1,5 @@
-"""Views read ahead over a block of polls (streaming.lag.ahead) are the views the history computes itself after
-each poll, or none at all."""
+"""Views read ahead over a block of polls (streaming.lag.ahead) are the views the history computes
+itself after each poll, or none at all."""
 
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ def test_views_read_ahead_are_the_views_after_each_poll(depth, k, prefix, block)
 
 
 def _same_window(got: dict, fresh: LagHistory, k: int) -> None:
-    """The capacity window read ahead (when it was: not where the least lags decide) is the one computed."""
+    """The capacity window read ahead (when it was: not where the least lags decide) is the one
+    computed."""
     held = got.get(capacity.window_key(OWNED, WHO, 3, k))
     if held is None:
         return
@@ -99,8 +100,9 @@ backlogs = st.lists(st.tuples(st.sampled_from([1, 1, 2, 0]), st.sampled_from([0,
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 6), st.integers(0, 4), backlogs, st.integers(1, 19))
 def test_windows_read_ahead_where_the_least_lags_decide_are_the_windows_computed(depth, k, polls, cut):
-    """Lag piling up faster than it is consumed, or held at a few thousand: the least lags and produce rates
-    decide who is backlogged, after each poll of the block as in the history itself."""
+    """Lag piling up faster than it is consumed, or held at a few thousand: the least lags and
+    produce rates decide who is backlogged, after each poll of the block as in the history
+    itself."""
     stamps, c, e = [], [], []
     ts, committed, lag = 10_000, 100, np.zeros(3, dtype=np.int64)
     for step, moved, more in polls:

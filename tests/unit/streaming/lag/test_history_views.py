@@ -1,6 +1,7 @@
-"""A LagHistory's views (kept until it changes, read off columns when every row's run is all its observations)
-read as the plain per-row rules say, after every observation of any sequence: polls of any partitions, times
-going back or standing still, offsets going back (a re-created topic), histories full or not."""
+"""A LagHistory's views (kept until it changes, read off columns when every row's run is all its
+observations) read as the plain per-row rules say, after every observation of any sequence: polls of
+any partitions, times going back or standing still, offsets going back (a re-created topic),
+histories full or not."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def _expected(h: LagHistory, k: int) -> dict[str, list]:
     return out
 
 
-# the same partitions and a committed offset standing still most of the time: runs that are all of every row's
-# observations, and stuck rows, come often
+# the same partitions and a committed offset standing still most of the time: runs that are all of
+# every row's observations, and stuck rows, come often
 polls = st.lists(st.tuples(st.sampled_from([1, 1, 1, 2, 0]),
                            st.one_of(st.just([0, 1, 2]), st.lists(st.integers(0, 4), min_size=1, max_size=4,
                                                                   unique=True)),

@@ -1,5 +1,6 @@
-"""The hot-partition rule (:mod:`streaming.lag.hot`) as properties: what it names stands out of its topic by
-its median and its share, never half of a topic, whatever the scale or order of the partitions."""
+"""The hot-partition rule (:mod:`streaming.lag.hot`) as properties: what it names stands out of its
+topic by its median and its share, never half of a topic, whatever the scale or order of the
+partitions."""
 
 from __future__ import annotations
 

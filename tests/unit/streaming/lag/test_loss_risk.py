@@ -1,5 +1,6 @@
-"""The data-loss rule (:mod:`streaming.lag.loss_risk`) as properties: records exact, seconds the time linear
-offsets take to cross, the log start's rate its growth, a member's figure its soonest partition's."""
+"""The data-loss rule (:mod:`streaming.lag.loss_risk`) as properties: records exact, seconds the
+time linear offsets take to cross, the log start's rate its growth, a member's figure its soonest
+partition's."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_the_log_start_rate_is_its_growth_over_the_window(steps):
         start.append(start[-1] + grow)
     rate = loss_risk.start_rate(np.array([ts]), np.array([start]), np.array([len(ts)]))
     assert math.isclose(rate[0], (start[-1] - start[0]) / (ts[-1] / 1000.0), rel_tol=1e-9)
-    # observations without a log start (an older collector) are left out: the rate is over the others
+    # observations without a log start (an older collector) are left out: the rate is over the
+    # others
     unknown = np.array([[-1, *start[1:]]])
     if len(ts) > 2:
         expected = (start[-1] - start[1]) / ((ts[-1] - ts[1]) / 1000.0)
@@ -93,7 +95,8 @@ def test_a_member_takes_its_soonest_known_partition(rows):
 
 
 def test_the_history_reads_the_example_of_the_module():
-    """Log start 1,000 rising 50/s, committed 4,000 rising 20/s: 3,000 records of headroom closing at 30/s."""
+    """Log start 1,000 rising 50/s, committed 4,000 rising 20/s: 3,000 records of headroom closing
+    at 30/s."""
     hist = LagHistory(4)
     for i, t in enumerate((0, 10_000, 20_000)):
         back = 2 - i

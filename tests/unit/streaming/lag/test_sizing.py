@@ -1,5 +1,6 @@
-"""Consumers needed (:mod:`streaming.lag.sizing`) as properties: never below the lower bound nor above the
-partition count, the fewest the optimiser fits (one fewer does not), monotone in capacity and headroom."""
+"""Consumers needed (:mod:`streaming.lag.sizing`) as properties: never below the lower bound nor
+above the partition count, the fewest the optimiser fits (one fewer does not), monotone in capacity
+and headroom."""
 
 from __future__ import annotations
 

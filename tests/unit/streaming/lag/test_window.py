@@ -1,6 +1,6 @@
-"""The collector's window of polls: live lag seconds, time to catch up, stuck partitions, seconds until records
-are lost to retention and hot partitions, by the job's rules, through CollectorExport as the collector calls it
-after each poll."""
+"""The collector's window of polls: live lag seconds, time to catch up, stuck partitions, seconds
+until records are lost to retention and hot partitions, by the job's rules, through CollectorExport
+as the collector calls it after each poll."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def _snap(i: int, committed: dict, end: dict, groups=("g",)) -> ClusterSnapshot:
 
 
 def _poll(i: int):
-    """t-0: end +1000 per poll, committed +500 (behind); t-1: stuck at 0 with lag 10; t-2: caught up."""
+    """t-0: end +1000 per poll, committed +500 (behind); t-1: stuck at 0 with lag 10; t-2: caught
+    up."""
     committed = {("t", 0): 500 * i, ("t", 1): 0, ("t", 2): 300 * i}
     end = {("t", 0): 4000 + 1000 * i, ("t", 1): 10, ("t", 2): 300 * i}
     return _snap(i, committed, end)
@@ -52,8 +53,8 @@ def test_first_poll_knows_no_seconds_then_the_window_does():
     assert f.max_member_lag_seconds is None and f.max_member_catch_up_seconds is None and f.stuck_partitions == 0
     for i in (1, 2):
         rows, members, f = _figures(w, _poll(i))
-    # t-0 at poll 2: end 6000, committed 1000; the end offset was 1000 before the window (4000 at 0 s, 100/s):
-    # 30 s before the first poll, 50 s before the last
+    # t-0 at poll 2: end 6000, committed 1000; the end offset was 1000 before the window (4000 at 0
+    # s, 100/s): 30 s before the first poll, 50 s before the last
     assert rows[0].lag_seconds == 50.0
     # t-1: its end offset never moved: the window (20 s) as a lower bound; stuck after 3 polls
     assert rows[1].lag_seconds == 20.0 and f.stuck_partitions == 1
@@ -115,9 +116,9 @@ def test_collector_export_serves_the_live_figures():
 
 
 def _retention_poll(i: int) -> ClusterSnapshot:
-    """t-0's log start rises 50/s from 1,000, its committed offset 10/s from 3,000 (end 100/s): 2,000 records of
-    headroom closing at 40/s, none left at poll 5, 400 records lost at poll 6; t-1 and t-2 keep their log start
-    at 0 and produce 0/s and 30/s, so t-0 (100/s) is hot."""
+    """t-0's log start rises 50/s from 1,000, its committed offset 10/s from 3,000 (end 100/s):
+    2,000 records of headroom closing at 40/s, none left at poll 5, 400 records lost at poll 6; t-1
+    and t-2 keep their log start at 0 and produce 0/s and 30/s, so t-0 (100/s) is hot."""
     snap = _snap(i, {("t", 0): 3000 + 100 * i, ("t", 1): 0, ("t", 2): 300 * i},
                  {("t", 0): 9000 + 1000 * i, ("t", 1): 10, ("t", 2): 300 * i})
     snap.begin = {("t", 0): 1000 + 500 * i, ("t", 1): 0, ("t", 2): 0}
@@ -133,7 +134,8 @@ def test_collector_export_serves_the_data_loss_risk_then_the_records_lost_and_th
         export(_retention_poll(0), stats)
         s = _samples(export.metrics.registry)
         assert math.isnan(s[("kafka_rebalancer_group_retention_loss_seconds", group)])  # no rate yet
-        # t-1 lags 10 records from its log start: retention may delete none of them before it reads them
+        # t-1 lags 10 records from its log start: retention may delete none of them before it reads
+        # them
         assert s[("kafka_rebalancer_group_retention_headroom_records", group)] == 0
         export(_retention_poll(1), stats)
         s = _samples(export.metrics.registry)
@@ -166,9 +168,9 @@ def test_the_rows_say_headroom_then_already_lost():
 
 
 def test_capacities_by_the_jobs_rule_and_the_consumers_needed_over_http():
-    """m-a consumes t-0 at 50/s behind a backlog (t-1 stuck): its capacity, measured; m-b keeps up at 30/s and
-    takes the median. t-0 produces 100/s, more than a consumer of 50/s may take with 20% headroom: no count keeps
-    up, so all three partitions get a consumer."""
+    """m-a consumes t-0 at 50/s behind a backlog (t-1 stuck): its capacity, measured; m-b keeps up
+    at 30/s and takes the median. t-0 produces 100/s, more than a consumer of 50/s may take with 20%
+    headroom: no count keeps up, so all three partitions get a consumer."""
     import json
     import urllib.error
     import urllib.request

@@ -1,4 +1,5 @@
-"""The pure parts of side files that survive a kill: parsing, the Delta-log evidence, fault point arming."""
+"""The pure parts of side files that survive a kill: parsing, the Delta-log evidence, fault point
+arming."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The stop's parts without a JVM: signals as events, the wait for a batch boundary, the totals and the one
-line, the bounded progress lines, and the soak's verdicts. The real job stopped by real signals:
-tests/integration/test_stop.py."""
+"""The stop's parts without a JVM: signals as events, the wait for a batch boundary, the totals and
+the one line, the bounded progress lines, and the soak's verdicts. The real job stopped by real
+signals: tests/integration/test_stop.py."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_a_first_signal_asks_for_a_stop_and_a_second_for_one_at_once(handlers):
 
 @pytest.mark.parametrize("first", [signal.SIGHUP, signal.SIGQUIT])
 def test_a_closed_terminal_or_ctrl_backslash_stops_the_job_as_sigterm_does(handlers, first):
-    """SIGHUP's and SIGQUIT's defaults end the process at once (no stop line, the lease left behind)."""
+    """SIGHUP's and SIGQUIT's defaults end the process at once (no stop line, the lease left
+    behind)."""
     stop = Stop().install()
     os.kill(os.getpid(), first)
     assert stop.requested.wait(5) and not stop.now.is_set() and stop.signal == first.name
@@ -64,7 +65,8 @@ def test_a_second_signal_is_bounded_by_spark_s_stop_timeout():
 
 
 class Query:
-    """A stand-in with the three members stop_at_boundary uses; the trigger runs for ``busy`` status reads."""
+    """A stand-in with the three members stop_at_boundary uses; the trigger runs for ``busy`` status
+    reads."""
 
     def __init__(self, busy: int) -> None:
         self.busy, self.stopped, self.isActive = busy, 0, True
@@ -127,7 +129,8 @@ def test_soak_verdicts():
     assert soak.verdict(flat)[1] == "flat"
     level = [(float(b), min(b, 300) + 10) for b in range(0, 1000, 100)]  # grows, then a plateau
     assert soak.verdict(level)[1] == "bounded"
-    # cleanup cuts it back every 700 batches: the samples' slope depends on where in the tooth they fell
+    # cleanup cuts it back every 700 batches: the samples' slope depends on where in the tooth they
+    # fell
     tooth = [(float(b), 20.0 + b % 700) for b in range(300, 2100, 100)]
     assert soak.verdict(tooth)[1] == "bounded"
     assert soak.verdict([(b, y + b / 2) for b, y in tooth])[1] == "GROWS"  # the same teeth on a rising floor

@@ -1,4 +1,5 @@
-"""Restart and give-up logic of the job (supervisor, start retries, lease staleness) without a JVM."""
+"""Restart and give-up logic of the job (supervisor, start retries, lease staleness) without a
+JVM."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ class Transient(Exception):
 
 
 def scripted(outcomes: list) -> tuple:
-    """An attempt function that returns (or raises) the scripted outcomes in turn, and the call log."""
+    """An attempt function that returns (or raises) the scripted outcomes in turn, and the call
+    log."""
     calls: list[int] = []
 
     def attempt() -> Attempt:

@@ -1,5 +1,6 @@
-"""Rows and per-group figures from a hand-made ClusterSnapshot: the kafka-consumer-groups rules (a partition
-shows when owned or committed; no commit, no lag), cross-rack, members and the recommended owner."""
+"""Rows and per-group figures from a hand-made ClusterSnapshot: the kafka-consumer-groups rules (a
+partition shows when owned or committed; no commit, no lag), cross-rack, members and the recommended
+owner."""
 
 from __future__ import annotations
 

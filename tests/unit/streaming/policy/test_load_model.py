@@ -1,6 +1,6 @@
-"""The load model a recommendation publishes (streaming.policy.recommend.load_model_of): the lags, rates and
-capacities the decision used, in the feed message and the Delta row's feed_value; a leader reads back the loads
-balanced used."""
+"""The load model a recommendation publishes (streaming.policy.recommend.load_model_of): the lags,
+rates and capacities the decision used, in the feed message and the Delta row's feed_value; a leader
+reads back the loads balanced used."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A recommendation's per-member figures (streaming.policy.member_figures) through the real policy: each is the
-member's share of a figure of the row (the max or the sum is the row's), and ``owned`` is what each member held."""
+"""A recommendation's per-member figures (streaming.policy.member_figures) through the real policy:
+each is the member's share of a figure of the row (the max or the sum is the row's), and ``owned``
+is what each member held."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ RACKS = ("a", "b", "c")
 
 
 def _group(owners: list[int], racks: list[str | None], gen: int, extra: int = 0) -> dict:
-    """Members M0.. with the partitions ``owners`` gives them (and ``extra`` members owning nothing)."""
+    """Members M0.. with the partitions ``owners`` gives them (and ``extra`` members owning
+    nothing)."""
     specs = [ev.member_entry(f"M{i}", ["t0"], [("t0", p) for p, o in enumerate(owners) if o == i],
                              client_id=f"c{i}", rack=racks[i]) for i in range(len(racks))]
     specs += [ev.member_entry(f"N{i}", ["t0"], [], client_id=f"n{i}", rack="a") for i in range(extra)]
@@ -27,7 +29,8 @@ def _group(owners: list[int], racks: list[str | None], gen: int, extra: int = 0)
 
 
 def _events(owners, racks, replicas, lags, rates, polls=4):
-    """Lag polls of constant lag, each partition consumed at its rate (records/s), then a member joins."""
+    """Lag polls of constant lag, each partition consumed at its rate (records/s), then a member
+    joins."""
     out = [_group(owners, racks, 1),
            ev.partitions_event(T0, "g", "t0", [ev.partition_entry(p, 1, [1], r) for p, r in enumerate(replicas)])]
     for i in range(polls):
@@ -70,7 +73,8 @@ def test_each_member_figure_is_its_share_of_the_rows(group, horizon):
         assert sum(f["cross_rack_after"] for f in figures) == row["after_cross_rack"]
         for when in ("before", "after"):
             each = [f[f"catch_up_{when}_s"] for f in figures]
-            # null for a member (unbounded, or unknown) and the row's is null too; else the row's is the max
+            # null for a member (unbounded, or unknown) and the row's is null too; else the row's is
+            # the max
             assert row[f"{when}_catch_up_s"] == (None if None in each else max(each))
         # what each member held when it was made, and the rates of what it holds before and after
         held = {f"M{i}": sorted(("t0", p) for p, o in enumerate(owners) if o == i) for i in range(len(racks))}
@@ -87,8 +91,9 @@ def test_each_member_figure_is_its_share_of_the_rows(group, horizon):
 
 
 def test_the_docstring_example():
-    """M0 owns t-0, t-1 (9,000 and 8,000 of lag), M1 t-2, t-3 (100 each), each partition produced to and consumed
-    at 10/s; M0 is behind, so both are taken at its 20/s. The recommendation splits the two hot partitions."""
+    """M0 owns t-0, t-1 (9,000 and 8,000 of lag), M1 t-2, t-3 (100 each), each partition produced to
+    and consumed at 10/s; M0 is behind, so both are taken at its 20/s. The recommendation splits the
+    two hot partitions."""
     events = _events([0, 0, 1, 1], ["a", "b"], [["a"], ["b"], ["b"], ["b"]], [9000, 8000, 100, 100],
                      [10, 10, 10, 10])
     rec = run(events, dataclasses.replace(POLICY, mode="approve"))[1][0]

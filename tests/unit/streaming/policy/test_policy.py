@@ -70,7 +70,8 @@ def test_spike_resets_the_streak():
 def test_cooldown_then_again():
     events = [TWO] + [e for i in range(60) for e in poll(T0 + i * STEP, SKEWED)]
     _, recs = run(events)
-    # the group never applies it, so skew persists: one recommendation per cooldown (300 s = 30 polls)
+    # the group never applies it, so skew persists: one recommendation per cooldown (300 s = 30
+    # polls)
     assert [r.event_ts for r in recs] == [T0 + 2 * STEP, T0 + 32 * STEP]
     assert [r.version for r in recs] == [1, 2]
 
@@ -87,9 +88,10 @@ def test_low_total_lag_is_never_skew():
 
 
 def test_stuck_partition_is_reported_and_not_chased():
-    # t0p0 (9000) never moves its committed offset: stuck, and its owner C0 gets through none of it, so it
-    # weighs nothing there. C0 also holds t0p1 and t0p2 (4000 each) against C1's 100: the recommendation
-    # gives C1 one of them, and C0 keeps the other and the stuck one (counting the stuck lag it would keep none).
+    # t0p0 (9000) never moves its committed offset: stuck, and its owner C0 gets through none of it,
+    # so it weighs nothing there. C0 also holds t0p1 and t0p2 (4000 each) against C1's 100: the
+    # recommendation gives C1 one of them, and C0 keeps the other and the stuck one (counting the
+    # stuck lag it would keep none).
     three_one = members(("C0", [("t0", 0), ("t0", 1), ("t0", 2)], None), ("C1", [("t0", 3)], None))
     events = [three_one] + [e for i in range(6) for e in poll(T0 + i * STEP, {0: 9000, 1: 4000, 2: 4000, 3: 100},
                                                                {0: 42})]
@@ -105,10 +107,11 @@ def test_stuck_partition_is_reported_and_not_chased():
 
 
 def test_a_stuck_partition_beside_the_heaviest_one_weighs_nothing_and_stays():
-    # C0: t0p0 stuck (9000) and t0p1 (8000); C1: 100 + 100. In plain records no assignment has a max below 8000
-    # (handing t0p1 to C1 only moves the 8000; it was "recommended" while the stuck lag counted as load). But
-    # every partition here is consumed at 10/s: C0, behind, is measured at 10/s, C1 (keeping up) consumes 20/s,
-    # so at the fastest rate C0's 8000 weigh 16,000 and t0p1 goes to C1 (8,100), the stuck one stays with C0.
+    # C0: t0p0 stuck (9000) and t0p1 (8000); C1: 100 + 100. In plain records no assignment has a max
+    # below 8000 (handing t0p1 to C1 only moves the 8000; it was "recommended" while the stuck lag
+    # counted as load). But every partition here is consumed at 10/s: C0, behind, is measured at
+    # 10/s, C1 (keeping up) consumes 20/s, so at the fastest rate C0's 8000 weigh 16,000 and t0p1
+    # goes to C1 (8,100), the stuck one stays with C0.
     events = [TWO] + [e for i in range(6) for e in poll(T0 + i * STEP, SKEWED, {0: 42})]
     _, recs = run(events)
     rec, = recs
@@ -181,8 +184,8 @@ def test_rack_change_only_when_cross_rack_drops():
     assert recs[0].before["cross_rack_partitions"] == 4 and recs[0].after["cross_rack_partitions"] == 0
     # one replica of each partition missing on a member's rack: placement decides (the row says so)
     assert recs[0].rack_placement == "decides" and recs[0].to_row()["rack_placement"] == "decides"
-    # a member joins where every partition has a replica on both members' racks: placement saves nothing if
-    # follower fetching is on, which the job does not know
+    # a member joins where every partition has a replica on both members' racks: placement saves
+    # nothing if follower fetching is on, which the job does not know
     joined = members(("A", [("t0", 0), ("t0", 1)], "a"), ("B", [("t0", 2), ("t0", 3)], "b"), ("C", [], "a"), gen=2)
     joined["ts"] = T0 + STEP
     _, recs = run([group, parts(base, T0), joined])
@@ -203,7 +206,8 @@ def test_same_events_in_any_batching_give_the_same_recommendations(seed, cuts):
     for i in range(20):
         events += poll(T0 + i * STEP, {p: rng.choice([100, 2000, 9000]) for p in range(4)})
     _, whole = run(events)
-    # cut the (shuffled) events into batches at observation boundaries and replay through serialized state
+    # cut the (shuffled) events into batches at observation boundaries and replay through serialized
+    # state
     rng.shuffle(events)
     ts_cuts = sorted(rng.sample(range(1, 20), min(cuts, 19)))
     state = GroupState("g")
@@ -232,9 +236,9 @@ def _copy_at(event, ts):
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(0, 12))
 def test_resent_late_and_reordered_events_give_the_same_recommendations(seed, cuts, resends):
     """The clean run: every event once, in order, one batch. The other run: the same events cut into
-    batches at observation boundaries, shuffled within each batch, with copies of earlier events (lag
-    rows, whole polls, members and partitions events, so older metadata arriving after newer) re-sent in
-    the same or later batches, and unchanged metadata refreshes arriving a batch late."""
+    batches at observation boundaries, shuffled within each batch, with copies of earlier events
+    (lag rows, whole polls, members and partitions events, so older metadata arriving after newer)
+    re-sent in the same or later batches, and unchanged metadata refreshes arriving a batch late."""
     rng = random.Random(seed)
     polls = 20
     parts = lambda ts: ev.partitions_event(ts, "g", "t0", [  # noqa: E731
@@ -264,7 +268,8 @@ def test_resent_late_and_reordered_events_give_the_same_recommendations(seed, cu
         late = [e for e in batches[b] if e in refreshes and e["ts"] == last and rng.random() < 0.5]
         batches[b] = [e for e in batches[b] if not any(e is x for x in late)]
         batches[b + 1] = late + batches[b + 1]
-    # copies of earlier events re-sent into the same or a later batch: single rows, whole polls, metadata
+    # copies of earlier events re-sent into the same or a later batch: single rows, whole polls,
+    # metadata
     for _ in range(resends):
         src = rng.randrange(len(batches))
         dst = rng.randrange(src, len(batches))
@@ -288,11 +293,13 @@ def _skewed_run(protocol, mode="auto"):
 
 
 def test_a_group_whose_members_cannot_apply_it_gets_it_observe_only_with_the_reason():
-    # Kafka Streams on the classic protocol: the row is written, never published (mode observe), and says why
+    # Kafka Streams on the classic protocol: the row is written, never published (mode observe), and
+    # says why
     (rec,) = _skewed_run("stream")
     assert rec.mode == "observe" and rec.feed_message()["status"] == "observed"
     assert rec.to_row()["serving"].startswith("observe_only: Kafka Streams")
-    # the same group on RecommendationAssignor is served; on range it is published and says who would apply it
+    # the same group on RecommendationAssignor is served; on range it is published and says who
+    # would apply it
     (served,) = _skewed_run("rebalancer")
     assert served.mode == "auto" and served.to_row()["serving"] == "served"
     (unapplied,) = _skewed_run("range")

@@ -1,5 +1,5 @@
-"""A group's lag polls in one call (their histories' views read ahead, streaming.lag.ahead) or one call each give
-the same state and recommendations, byte for byte."""
+"""A group's lag polls in one call (their histories' views read ahead, streaming.lag.ahead) or one
+call each give the same state and recommendations, byte for byte."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ START = ev.members_event(T0, "g", 1, "range", [
 
 
 def _polls(seed: int, count: int) -> list[dict]:
-    """``count`` polls of 4 partitions as lag_dense events: lag jumping about, partition 3 stuck at times, now
-    and then a counter reset (offsets back to near 0: the views are not read ahead past it)."""
+    """``count`` polls of 4 partitions as lag_dense events: lag jumping about, partition 3 stuck at
+    times, now and then a counter reset (offsets back to near 0: the views are not read ahead past
+    it)."""
     rng = random.Random(seed)
     out, committed, ends = [], [1000] * 4, [1000] * 4
     for i in range(count):

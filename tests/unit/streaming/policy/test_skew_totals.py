@@ -1,5 +1,6 @@
 """Whether each reading's total lag reaches ``min_total_lag``, for a block of readings at once
-(lag_skew.totals_at_least), is what each reading's own sum says, even for totals a rounding away from the floor."""
+(lag_skew.totals_at_least), is what each reading's own sum says, even for totals a rounding away
+from the floor."""
 
 from __future__ import annotations
 

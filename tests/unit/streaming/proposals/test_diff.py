@@ -1,5 +1,6 @@
-"""The review of a recommendation member by member (streaming.proposals.diff): gains and losses conserve the
-partitions, moves are the partitions that change owner, new ones are those nobody owned."""
+"""The review of a recommendation member by member (streaming.proposals.diff): gains and losses
+conserve the partitions, moves are the partitions that change owner, new ones are those nobody
+owned."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def test_gains_and_losses_conserve_the_partitions(pair):
     lost = [tp for m in found.members for tp in m.loses]
     gained = [tp for m in found.members for tp in m.gains]
     assert len(set(lost)) == len(lost) and len(set(gained)) == len(gained)
-    # each partition lost is gained by its new owner; each gained was lost by its old one, or was nobody's
+    # each partition lost is gained by its new owner; each gained was lost by its old one, or was
+    # nobody's
     assert sorted(lost) == sorted(("t", p) for p, m in was.items() if now[p] != m)
     assert sorted(gained) == sorted(("t", p) for p, m in now.items() if was.get(p) != m)
     assert found.moved == len(lost) and found.new == sum(1 for p in now if p not in was)

@@ -1,5 +1,6 @@
-"""When a proposal expires (streaming.proposals.expiry): a member joined or left (by the job's identity rule), a
-subscribed topic's partitions changed, or it is past its deadline; a proposal without the facts never does."""
+"""When a proposal expires (streaming.proposals.expiry): a member joined or left (by the job's
+identity rule), a subscribed topic's partitions changed, or it is past its deadline; a proposal
+without the facts never does."""
 
 from __future__ import annotations
 

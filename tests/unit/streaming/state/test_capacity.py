@@ -1,4 +1,5 @@
-"""Each member's capacity estimate: measured while backlogged, the median otherwise, kept in the state."""
+"""Each member's capacity estimate: measured while backlogged, the median otherwise, kept in the
+state."""
 
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def test_a_recommendation_row_says_which_capacities_it_was_made_with():
 
 
 def _rising(i: int, start_lag: int, grow: int, rate: int) -> list[dict]:
-    """Poll ``i`` of C1's partitions 2 and 3: each consumed at ``rate``/s, its lag ``start_lag`` + ``grow``/s."""
+    """Poll ``i`` of C1's partitions 2 and 3: each consumed at ``rate``/s, its lag ``start_lag`` +
+    ``grow``/s."""
     out = []
     for p in (2, 3):
         c = 10**6 + rate * i * 10
@@ -115,9 +117,9 @@ def _rising(i: int, start_lag: int, grow: int, rate: int) -> list[dict]:
 
 
 def test_a_member_whose_lag_grows_from_little_is_measured_once_it_holds_ten_seconds_of_its_rate():
-    # C1 consumes 30/s a partition and gets 35/s: its lag grows 5/s from 100 and never falls. At 60/s its
-    # lag reaches 60 s of its rate (BACKLOG_S) only after ~700 s; over the 70 s window it holds LEAST_S (600)
-    # from the poll at 110 s
+    # C1 consumes 30/s a partition and gets 35/s: its lag grows 5/s from 100 and never falls. At
+    # 60/s its lag reaches 60 s of its rate (BACKLOG_S) only after ~700 s; over the 70 s window it
+    # holds LEAST_S (600) from the poll at 110 s
     state = run([TWO])
     seen = []
     for i in range(14):
@@ -129,6 +131,7 @@ def test_a_member_whose_lag_grows_from_little_is_measured_once_it_holds_ten_seco
 
 
 def test_a_member_that_holds_a_steady_lag_above_ten_seconds_is_not_measured():
-    # C1 runs 15 s late by design (long batches): lag held at 900 a partition while it consumes what arrives
+    # C1 runs 15 s late by design (long batches): lag held at 900 a partition while it consumes what
+    # arrives
     state = run([TWO, *polls({0: (50, 500), 1: (50, 500), 2: (900, 30), 3: (900, 30)}, 12)])
     assert estimates(state, 3) is None and state.capacity == {}

@@ -1,5 +1,6 @@
-"""Log start offsets in the state: both lag forms bring the same ones, they survive the state's bytes (layout 6),
-and a state of layout 5 (no log starts) reads with every one unknown and goes on."""
+"""Log start offsets in the state: both lag forms bring the same ones, they survive the state's
+bytes (layout 6), and a state of layout 5 (no log starts) reads with every one unknown and goes
+on."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def test_both_forms_give_the_same_log_starts_and_they_survive_the_bytes(polls):
     a, b = per_partition.lag["t0"], dense.lag["t0"]
     for name in ("ids", "ts", "committed", "end", "n"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
-    # a dense poll carries log starts only when every entry's is known; the per-partition form, each its own
+    # a dense poll carries log starts only when every entry's is known; the per-partition form, each
+    # its own
     for i, rows in enumerate(polls):
         expected = [start if gap is not None else UNKNOWN for start, _, gap in rows]
         assert a.start[:, i].tolist() == expected

@@ -1,5 +1,6 @@
-"""Order and duplicates in the per-group state: late metadata is ignored and counted, each lag observation
-counts once towards the skew streak however it is batched or re-sent, and late lag never moves offsets back."""
+"""Order and duplicates in the per-group state: late metadata is ignored and counted, each lag
+observation counts once towards the skew streak however it is batched or re-sent, and late lag never
+moves offsets back."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ def at(event, ts, **extra):
 
 
 def batches(*parts, state=None):
-    """Run each batch through the state as the job does (serialized in between); all recommendations."""
+    """Run each batch through the state as the job does (serialized in between); all
+    recommendations."""
     state = state or GroupState("g")
     out = []
     for batch in parts:
@@ -30,7 +32,8 @@ def test_an_older_members_event_after_a_newer_one_is_ignored_and_counted():
     newer = at(THREE, T0 + STEP)
     state, recs = batches([TWO, *poll(T0, QUIET)], [newer])
     assert [list(r.triggers) for r in recs] == [["membership_change"]]
-    # the generation-1 event re-sent after generation 2: no spurious "C2 left" and nothing recommended
+    # the generation-1 event re-sent after generation 2: no spurious "C2 left" and nothing
+    # recommended
     state, recs = batches([TWO], state=state)
     assert recs == []
     assert {m.member_id for m in state.members} == {"C0", "C1", "C2"} and state.generation == 2
@@ -73,8 +76,8 @@ def test_a_poll_split_across_batches_counts_once_and_is_read_whole():
     state, recs = batches(*split)
     assert state.skew_streak == clean.skew_streak == 0  # reset by the recommendation at the third poll
     assert [r.to_row() for r in recs] == [r.to_row() for r in clean_recs]
-    # a first piece that alone reads as calm (total lag under min_total_lag) resets the streak; the rest of
-    # the poll reads the observation again from the streak before it, as the clean run does
+    # a first piece that alone reads as calm (total lag under min_total_lag) resets the streak; the
+    # rest of the poll reads the observation again from the streak before it, as the clean run does
     flipped = {0: 100, 1: 100, 2: 9000, 3: 8000}
     first = poll(T0 + STEP, flipped)
     state, _ = batches([TWO, *poll(T0, SKEWED)], first[:2])
@@ -87,7 +90,8 @@ def test_a_poll_split_across_batches_counts_once_and_is_read_whole():
 def test_metadata_of_an_observation_arriving_a_batch_late_rereads_it():
     same_members_new_assignment = members(("C0", [("t0", 0), ("t0", 2)], None), ("C1", [("t0", 1), ("t0", 3)], None),
                                           gen=2)
-    # under the new assignment the lag is balanced (9000 + 100 vs 8000 + 100): the streak must restart
+    # under the new assignment the lag is balanced (9000 + 100 vs 8000 + 100): the streak must
+    # restart
     clean, _ = batches([TWO, *poll(T0, SKEWED), at(same_members_new_assignment, T0 + STEP),
                         *poll(T0 + STEP, SKEWED)])
     late, _ = batches([TWO, *poll(T0, SKEWED), *poll(T0 + STEP, SKEWED)],

@@ -1,5 +1,6 @@
-"""Sizes in the per-group state: partition numbers up to 2**31-1 without dense arrays, offsets exact to
-2**63-1, and the binary layout (version 5 reads version 2 to 4 checkpoints, refuses anything else clearly)."""
+"""Sizes in the per-group state: partition numbers up to 2**31-1 without dense arrays, offsets exact
+to 2**63-1, and the binary layout (version 5 reads version 2 to 4 checkpoints, refuses anything else
+clearly)."""
 
 from __future__ import annotations
 
@@ -98,8 +99,9 @@ def test_offsets_from_a_nullable_column_are_exact():
                 max_size=10),
        st.integers(1, 4))
 def test_sparse_history_matches_a_dictionary(polls, depth):
-    """Against a plain model: per partition, the observations by ts, newest ``depth`` kept, older ts ignored.
-    A poll marked whole observes every partition seen so far (the column-write path of the common case)."""
+    """Against a plain model: per partition, the observations by ts, newest ``depth`` kept, older ts
+    ignored. A poll marked whole observes every partition seen so far (the column-write path of the
+    common case)."""
     hist = LagHistory(depth)
     model: dict[int, list[tuple[int, int, int]]] = {}
     for ts, whole, rows in polls:
@@ -147,7 +149,8 @@ def test_a_version_2_checkpoint_is_read_and_goes_on():
 
 
 def test_a_version_3_checkpoint_is_read_and_goes_on():
-    # written by the previous layout (zlib, members inside the header): two skewed polls of TWO's group
+    # written by the previous layout (zlib, members inside the header): two skewed polls of TWO's
+    # group
     state = GroupState.from_bytes(V3_BLOB.read_bytes())
     assert state.generation == 1 and state.skew_streak == 2 and [m.member_id for m in state.members] == ["C0", "C1"]
     assert state.lag["t0"].latest_lag().tolist() == [9000, 8000, 100, 100]
@@ -189,7 +192,8 @@ def test_members_are_decoded_once_and_written_back_as_they_were_read():
     with pytest.raises(ValueError, match="read-only"):
         parts[0] = 7
     assert one.to_bytes() == blob
-    # members changed, by a new list or in place: the new ones are written, and their owners are their own
+    # members changed, by a new list or in place: the new ones are written, and their owners are
+    # their own
     one.members = [dataclasses.replace(one.members[0], rack="r9"), one.members[1]]
     two.members.pop()
     assert one.held_members() is None and two.held_members() is None

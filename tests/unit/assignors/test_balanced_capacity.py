@@ -20,8 +20,10 @@ from .test_balanced import FAST, snapshots
 
 @FAST
 @given(snapshots(), st.floats(1e-6, 1e12), st.sampled_from([None, 0, 1]))
-def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, capacity, max_count_skew):
-    alike = dataclasses.replace(snapshot, capacity={m.member_id: capacity for m in snapshot.members})
+def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, capacity,
+                                                                   max_count_skew):
+    alike = dataclasses.replace(snapshot,
+                                capacity={m.member_id: capacity for m in snapshot.members})
     assert balanced.assign(alike, max_count_skew=max_count_skew) == balanced.assign(
         snapshot, max_count_skew=max_count_skew)
 
@@ -30,11 +32,13 @@ def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, cap
 @given(snapshots(), st.floats(1e-6, 1e12))
 def test_equal_capacities_read_plain_records(snapshot, capacity):
     """The max load at the fastest member's rate is plain records when the members are alike."""
-    alike = dataclasses.replace(snapshot, capacity={m.member_id: capacity for m in snapshot.members})
+    alike = dataclasses.replace(snapshot,
+                                capacity={m.member_id: capacity for m in snapshot.members})
     assignment = balanced.assign(snapshot)
     assert set(capacity_scales(alike).values()) == {1.0} and capacity_scales(snapshot) is None
     m = compute_metrics(alike, assignment)
-    assert max_scaled_load(alike, m) == m.max_load == max_scaled_load(snapshot, compute_metrics(snapshot, assignment))
+    assert (max_scaled_load(alike, m) == m.max_load
+            == max_scaled_load(snapshot, compute_metrics(snapshot, assignment)))
 
 
 def test_balanced_minimises_the_max_scaled_load():
@@ -51,8 +55,8 @@ def test_balanced_minimises_the_max_scaled_load():
 
 def group(capacity: dict[str, float] | None) -> GroupSnapshot:
     members = tuple(Member(m, ("t",)) for m in ("slow", "mid", "fast"))
-    return GroupSnapshot(topics={"t": 60}, members=members, lag={"t": [100 + 7 * (p % 5) for p in range(60)]},
-                         capacity=capacity)
+    return GroupSnapshot(topics={"t": 60}, members=members,
+                         lag={"t": [100 + 7 * (p % 5) for p in range(60)]}, capacity=capacity)
 
 
 def test_the_slow_member_gets_proportionally_less_load():

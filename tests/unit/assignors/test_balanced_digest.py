@@ -24,7 +24,8 @@ def test_corpus_covers_every_path():
     groups = [s for s, _ in items]
     assert any(s.capacity for s in groups)
     assert any(s.stuck for s in groups)
-    assert any(s.replica_racks for s in groups) and any(m.rack is None for s in groups for m in s.members)
+    assert (any(s.replica_racks for s in groups)
+            and any(m.rack is None for s in groups for m in s.members))
     assert any(len({m.topics for m in s.members}) > 1 for s in groups)
     assert any(s.produce_rate for s in groups)
     assert {o.max_count_skew for _, o in items} == {None, 0, 2}

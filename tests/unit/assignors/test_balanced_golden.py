@@ -67,7 +67,8 @@ def generated_group(kind: str) -> GroupSnapshot:
     lag, replica_racks = {}, {}
     for t, n in topics.items():
         lag[t] = [_lag(t, p) for p in range(n)]
-        replica_racks[t] = [(racks[_h("r", t, p) % 3], racks[(_h("r", t, p) + 1) % 3]) for p in range(n)]
+        replica_racks[t] = [(racks[_h("r", t, p) % 3], racks[(_h("r", t, p) + 1) % 3])
+                            for p in range(n)]
     every = [(t, p) for t, n in topics.items() for p in range(n)]
     owners = n_members - 2  # the last two joined since
     owned: list[list[tuple[str, int]]] = [[] for _ in range(n_members)]
@@ -78,15 +79,18 @@ def generated_group(kind: str) -> GroupSnapshot:
     for i in range(n_members):
         subs = tuple(topics) if not (kind == "mid" and i == 7) else ("t0", "t1")
         mine = tuple(tp for tp in owned[i] if tp[0] in subs)
-        members.append(Member(f"consumer-{_h('id', i) % 100000:05d}-{i}", subs, rack=None if i == 5 else racks[i % 3],
+        members.append(Member(f"consumer-{_h('id', i) % 100000:05d}-{i}", subs,
+                              rack=None if i == 5 else racks[i % 3],
                               owned=mine, generation=1 if mine else None))
     stuck = frozenset(tp for tp in every if _h("stuck", *tp) % 1000 == 0)
-    return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks, lag=lag, stuck=stuck)
+    return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks,
+                         lag=lag, stuck=stuck)
 
 
 def canonical(assignment: Assignment) -> str:
     """The output as JSON, member order and list order included."""
-    return json.dumps([[m, [[t, p] for t, p in tps]] for m, tps in assignment.items()], separators=(",", ":"))
+    return json.dumps([[m, [[t, p] for t, p in tps]] for m, tps in assignment.items()],
+                      separators=(",", ":"))
 
 
 def run(snapshot: GroupSnapshot, options: dict[str, Any]) -> Assignment:
@@ -105,7 +109,8 @@ def test_the_golden_file_covers_enough() -> None:
 def test_stored_group(case: dict[str, Any]) -> None:
     snapshot = group_snapshot(case["group"])
     for options, expected in case["runs"]:
-        assert canonical(run(snapshot, options)) == json.dumps(expected, separators=(",", ":")), options
+        assert (canonical(run(snapshot, options))
+                == json.dumps(expected, separators=(",", ":"))), options
 
 
 @pytest.mark.parametrize("case", DATA["generated"], ids=[c["name"] for c in DATA["generated"]])
@@ -118,7 +123,8 @@ def write() -> None:
     """Record the current outputs as the expected ones (the groups stay as they are)."""
     for case in DATA["cases"]:
         snapshot = group_snapshot(case["group"])
-        case["runs"] = [[options, json.loads(canonical(run(snapshot, options)))] for options, _ in case["runs"]]
+        case["runs"] = [[options, json.loads(canonical(run(snapshot, options)))]
+                        for options, _ in case["runs"]]
     for case in DATA["generated"]:
         result = run(generated_group(case["kind"]), case["options"])
         case["sha256"] = hashlib.sha256(canonical(result).encode()).hexdigest()

@@ -38,7 +38,8 @@ def _overrides() -> dict[tuple[str, str], dict[str, Any]]:
     if not OVERRIDES.is_file():
         return {}
     doc = json.loads(OVERRIDES.read_text())
-    return {(o["name"], o["assignor"]): o for o in doc.get("overrides", []) if o.get("java") is not None}
+    return {(o["name"], o["assignor"]): o for o in doc.get("overrides", [])
+            if o.get("java") is not None}
 
 
 SCENARIOS = _load()
@@ -87,7 +88,8 @@ def test_conformance(scenario: dict[str, Any], assignor: str) -> None:
         module = importlib.import_module(MODULES[assignor])
         with_transfers = getattr(module, "assign_with_transfers", None)
         if with_transfers is None and assignor == "cooperative-sticky":
-            pytest.fail("assignors.sticky.cooperative has no assign_with_transfers(snapshot, **options)")
+            pytest.fail(
+                "assignors.sticky.cooperative has no assign_with_transfers(snapshot, **options)")
     if with_transfers is not None:
         result, transferring = call_assignor(with_transfers, snapshot, options)
     else:

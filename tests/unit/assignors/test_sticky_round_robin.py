@@ -56,12 +56,13 @@ def equal_groups(draw: Any) -> GroupSnapshot:
         owned = draw(st.lists(st.sampled_from(every), unique=True, max_size=30)) if every else []
         generation = draw(st.sampled_from((None, 1, 2, 2))) if owned else None
         rack = draw(st.sampled_from((*RACKS, None))) if with_racks else None
-        members.append(Member(member_id=f"c{i}", topics=subscribed, owned=tuple(owned), generation=generation,
-                              rack=rack))
+        members.append(Member(member_id=f"c{i}", topics=subscribed, owned=tuple(owned),
+                              generation=generation, rack=rack))
     replica_racks = None
     if with_racks:
-        replica_racks = {t: [tuple(draw(st.lists(st.sampled_from(RACKS), min_size=1, max_size=2, unique=True)))
-                             for _ in range(n)] for t, n in topics.items()}
+        replica_racks = {t: [tuple(draw(st.lists(st.sampled_from(RACKS), min_size=1, max_size=2,
+                                                 unique=True))) for _ in range(n)]
+                         for t, n in topics.items()}
     return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks)
 
 
@@ -78,7 +79,8 @@ def outcome(builder: type[ConstrainedBuilder], snapshot: GroupSnapshot, prefer: 
 
 @settings(max_examples=300, deadline=None)
 @given(equal_groups(), st.booleans())
-def test_property_bulk_passes_equal_the_one_at_a_time_round_robin(snapshot: GroupSnapshot, prefer: bool) -> None:
+def test_property_bulk_passes_equal_the_one_at_a_time_round_robin(
+        snapshot: GroupSnapshot, prefer: bool) -> None:
     assert outcome(ConstrainedBuilder, snapshot, prefer) == outcome(OneAtATime, snapshot, prefer)
 
 
@@ -90,11 +92,13 @@ def test_property_passes_dealt_by_rows_equal_the_one_at_a_time_round_robin(snaps
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 7), max_size=6), st.booleans(), st.lists(st.integers(0, 9), max_size=8))
+@given(st.lists(st.integers(0, 7), max_size=6), st.booleans(),
+       st.lists(st.integers(0, 9), max_size=8))
 def test_property_free_runs_hand_out_their_partitions_in_order(counts: list[int], made: bool,
                                                                takes: list[int]) -> None:
     expected = [(f"t{k}", p) for k, n in enumerate(counts) for p in range(n)]
-    runs: list[tuple[str | None, list[Any]]] = [(f"t{k}", list(range(n))) for k, n in enumerate(counts)]
+    runs: list[tuple[str | None, list[Any]]] = [(f"t{k}", list(range(n)))
+                                                for k, n in enumerate(counts)]
     free = FreeRuns([(None, list(expected))] if made else runs)
     got: list[TP] = []
     for n in takes:

@@ -38,7 +38,8 @@ def test_a_live_display_logs_to_the_file_it_names(tmp_path, monkeypatch, capsys,
     assert "poll 7" in log.read_text() and "0.109s" not in log.read_text()
 
 
-def test_verbose_brings_every_line_back_to_the_terminal(tmp_path, monkeypatch, capsys, root_restored):
+def test_verbose_brings_every_line_back_to_the_terminal(tmp_path, monkeypatch, capsys,
+                                                        root_restored):
     monkeypatch.setattr(paths, "LOG_DIR", tmp_path)
     cli.setup_logging(argparse.Namespace(verbose=True, log_file="demo"))
     logging.getLogger("kafka.net.selector").debug("connecting")

@@ -88,7 +88,8 @@ class Store:
         self.max_ts = max([self.max_ts, *(int(r["ts"]) for r in rows if r["type"] is not None)])
         return out
 
-    def _call(self, key: Any, frames: list[pd.DataFrame], watermark: int, timed_out: bool) -> list[dict[str, Any]]:
+    def _call(self, key: Any, frames: list[pd.DataFrame], watermark: int,
+              timed_out: bool) -> list[dict[str, Any]]:
         held = self.values.get(key)
         state = State(held[0] if held else None, watermark, timed_out)
         self.calls += 1

@@ -26,13 +26,14 @@ def members_row(ts: int, offset: int) -> dict:
     members = [ev.member_entry("C0", ["t0"], [("t0", 0), ("t0", 1)]),
                ev.member_entry("C1", ["t0"], [("t0", 2), ("t0", 3)])]
     detail = json.dumps({"generation": 1, "protocol": "range", "members": members})
-    return {"type": ev.MEMBERS, "ts": ts, "topic": None, "partition": 0, "committed_offset": 0, "end_offset": 0,
-            "detail": detail, "source_partition": 1, "source_offset": offset}
+    return {"type": ev.MEMBERS, "ts": ts, "topic": None, "partition": 0, "committed_offset": 0,
+            "end_offset": 0, "detail": detail, "source_partition": 1, "source_offset": offset}
 
 
 def lag_row(ts: int, partition: int, committed: int, end: int, offset: int) -> dict:
-    return {"type": ev.LAG, "ts": ts, "topic": "t0", "partition": partition, "committed_offset": committed,
-            "end_offset": end, "detail": None, "source_partition": 0, "source_offset": offset}
+    return {"type": ev.LAG, "ts": ts, "topic": "t0", "partition": partition,
+            "committed_offset": committed, "end_offset": end, "detail": None,
+            "source_partition": 0, "source_offset": offset}
 
 
 def huge_skew(polls: int = 4, lags: tuple[int, ...] = (MAX, MAX - 1, 5, 5)) -> list[dict]:
@@ -66,11 +67,13 @@ def test_lags_just_above_2_53_are_not_rounded():
     [rec] = [r for r in out.rows if r["kind"] == "recommendation"]
     lags = (2**53 + 1, 2**53 + 1, 5, 5)
     assert rec["before_max_lag"] == 2**54 + 2
-    loads = [sum(lags[p["partition"]] for p in m["partitions"]) for m in json.loads(rec["assignment"])]
+    loads = [sum(lags[p["partition"]] for p in m["partitions"])
+             for m in json.loads(rec["assignment"])]
     assert rec["after_max_lag"] == max(loads) < 2**54
     before = {0: "C0", 1: "C0", 2: "C1", 3: "C1"}
     assert rec["lag_moved"] == sum(lags[p["partition"]] for m in json.loads(rec["assignment"])
-                                   for p in m["partitions"] if before[p["partition"]] != m["member_id"])
+                                   for p in m["partitions"]
+                                   if before[p["partition"]] != m["member_id"])
 
 
 STRICT = convert.Options(safecheck=True)
@@ -108,7 +111,8 @@ def test_the_events_whose_recommendation_does_not_convert_are_rejected_and_the_r
 
 
 def test_keyed_by_bucket_one_groups_rows_do_not_stop_the_others():
-    bad = [r | {"group": "bad"} for r in with_generation(huge_skew(lags=(9000, 8000, 100, 100)), 2**40)]
+    bad = [r | {"group": "bad"}
+           for r in with_generation(huge_skew(lags=(9000, 8000, 100, 100)), 2**40)]
     good = [r | {"group": "good"} for r in huge_skew()]
     update = strict(1)
     frame = pd.DataFrame(bad + good, columns=["group", *COLUMNS])
@@ -133,10 +137,14 @@ def test_the_row_type_is_the_schema_spark_parses():
 def test_figures_in_records_saturate_and_bounds_round_down():
     from streaming.contracts.recommendation import bound_below, finite, records
 
-    assert records(2**70) == MAX and records(MAX) == MAX and records(2**53 + 1) == 2**53 + 1 and records(-3) == 0
-    assert records(1e300) == MAX and records(math.inf) == MAX and records(math.nan) == 0 and records(2.5) == 2
-    assert finite(math.inf) is None and finite(math.nan) is None and finite(10**400) is None and finite(1.5) == 1.5
-    assert bound_below(2**53 + 1) == 2.0**53 and bound_below(2**54 + 3) <= 2**54 + 3 and bound_below(2.5) == 2.5
+    assert (records(2**70) == MAX and records(MAX) == MAX and records(2**53 + 1) == 2**53 + 1
+            and records(-3) == 0)
+    assert (records(1e300) == MAX and records(math.inf) == MAX and records(math.nan) == 0
+            and records(2.5) == 2)
+    assert (finite(math.inf) is None and finite(math.nan) is None and finite(10**400) is None
+            and finite(1.5) == 1.5)
+    assert (bound_below(2**53 + 1) == 2.0**53 and bound_below(2**54 + 3) <= 2**54 + 3
+            and bound_below(2.5) == 2.5)
     assert bound_below(MAX) < MAX
 
 

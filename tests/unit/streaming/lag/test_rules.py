@@ -81,7 +81,8 @@ def test_member_capacity_takes_keeping_up_members_at_the_rate_of_those_behind():
     cap = L.member_capacity(np.array([17_000.0, 50.0, 0.0]), np.array([20.0, 4.0, np.nan]), 20.0)
     assert cap.tolist() == [20.0, 20.0, 20.0]
     # nobody behind: the group's highest rate; nothing known: nan
-    assert L.member_capacity(np.array([1.0, 0.0]), np.array([30.0, 2.0]), 20.0).tolist() == [30.0, 30.0]
+    assert (L.member_capacity(np.array([1.0, 0.0]), np.array([30.0, 2.0]), 20.0).tolist()
+            == [30.0, 30.0])
     assert np.isnan(L.member_capacity(np.array([5.0]), np.array([np.nan]), 0.0)).all()
 
 
@@ -131,7 +132,8 @@ def test_exact_on_linear_histories(t0, step_ms, k, produce, consume, start, back
     """End grows ``produce`` per step and committed ``consume`` per step, with ``backlog`` between
     them at the start: rate, catch-up and (when the committed offset is inside the window) age are
     exact."""
-    history = [(t0 + i * step_ms, start + i * consume, start + backlog + i * produce) for i in range(k)]
+    history = [(t0 + i * step_ms, start + i * consume, start + backlog + i * produce)
+               for i in range(k)]
     lag, catch_up, age, estimated = one(history)
     span_s = (k - 1) * step_ms / 1000
     c_last, e_last = history[-1][1], history[-1][2]
@@ -156,8 +158,8 @@ def test_exact_on_linear_histories(t0, step_ms, k, produce, consume, start, back
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 10**6), min_size=2, max_size=8), st.integers(1, 10**5), st.integers(0, 10**6),
-       st.integers(1, 10**6))
+@given(st.lists(st.integers(1, 10**6), min_size=2, max_size=8), st.integers(1, 10**5),
+       st.integers(0, 10**6), st.integers(1, 10**6))
 def test_monotone_in_lag_at_a_fixed_rate(gaps, consume, lag_a, more):
     """The same consumption with more lag behind it: neither figure goes down."""
     ts = np.cumsum([0, *gaps]).tolist()
@@ -167,7 +169,8 @@ def test_monotone_in_lag_at_a_fixed_rate(gaps, consume, lag_a, more):
         # one
         ends = [10**9 + 1000 * i for i in range(len(ts))]
         last_c = ends[-1] - lag
-        history = [(t, last_c - consume * (len(ts) - 1 - i), e) for i, (t, e) in enumerate(zip(ts, ends, strict=True))]
+        history = [(t, last_c - consume * (len(ts) - 1 - i), e)
+                   for i, (t, e) in enumerate(zip(ts, ends, strict=True))]
         return one(history)
 
     _, c_a, a_a, _ = figures(lag_a)
@@ -185,22 +188,26 @@ def test_lag_history_views_agree_with_the_module():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 7), st.lists(st.integers(0, 3), min_size=1, max_size=8),
-       st.data())
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 7),
+       st.lists(st.integers(0, 3), min_size=1, max_size=8), st.data())
 def test_stuck_and_latest_read_every_history_alike_uniform_or_not(depth, rows, k, fills, data):
     # a history whose rows are all filled alike takes a shortcut (slices, not gathers): it must read
     # as any
     n = np.array([min(f, depth) for f in (fills * rows)[:rows]], dtype=np.int64)
     for uniform in (n, np.full(rows, n[0])):
-        committed = np.array(data.draw(st.lists(st.integers(0, 3), min_size=rows * depth, max_size=rows * depth)),
+        committed = np.array(data.draw(st.lists(st.integers(0, 3), min_size=rows * depth,
+                                                max_size=rows * depth)),
                              dtype=np.int64).reshape(rows, depth)
         end = committed + np.array(data.draw(st.lists(st.integers(0, 2), min_size=rows * depth,
-                                                      max_size=rows * depth)), dtype=np.int64).reshape(rows, depth)
+                                                      max_size=rows * depth)),
+                                   dtype=np.int64).reshape(rows, depth)
         expected = [0 < k <= depth and f >= k and len(set(committed[r, f - k:f])) == 1
-                    and bool((end[r, f - k:f] > committed[r, f - k:f]).all()) for r, f in enumerate(uniform.tolist())]
+                    and bool((end[r, f - k:f] > committed[r, f - k:f]).all())
+                    for r, f in enumerate(uniform.tolist())]
         assert L.stuck_mask(committed, end, uniform, k).tolist() == expected
         hist = LagHistory(depth, np.arange(rows))
         hist.committed, hist.end, hist.n = committed, end, uniform
         last = [max(f - 1, 0) for f in uniform.tolist()]
-        assert hist.latest_lag().tolist() == [max(int(end[r, c] - committed[r, c]), 0) if uniform[r] else 0
+        assert hist.latest_lag().tolist() == [max(int(end[r, c] - committed[r, c]), 0)
+                                              if uniform[r] else 0
                                               for r, c in enumerate(last)]

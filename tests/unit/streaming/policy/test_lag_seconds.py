@@ -31,7 +31,8 @@ def test_docstring_example():
     split = {"C0": [("t0", 0), ("t0", 2)], "C1": [("t0", 1), ("t0", 3)]}
     got = figures(state, ["C0", "C1"], current, split, POLICY.stuck_observations)
     assert got.before == 170.0 and got.after == 91.0
-    assert figures(state, ["C0", "C1"], current, current, 3).after == got.before  # same assignment, same figure
+    # same assignment, same figure
+    assert figures(state, ["C0", "C1"], current, current, 3).after == got.before
     # end offsets grow 500 + 9000 ... per poll: the lag at partition 0 is 9,000 records behind a
     # constant end-committed distance, so its oldest record is 9000 / (500 per 10 s) = 180 s old
     assert got.age == 180.0
@@ -40,7 +41,9 @@ def test_docstring_example():
 def test_recommendation_rows_carry_the_seconds():
     state = _state(2, consumed={0: 500, 1: 500, 2: 200, 3: 200})
     ts = T0 + 2 * STEP
-    recs = process(state, poll(ts, SKEWED, {p: 10**6 + 2 * c for p, c in {0: 500, 1: 500, 2: 200, 3: 200}.items()}),
+    recs = process(state,
+                   poll(ts, SKEWED,
+                        {p: 10**6 + 2 * c for p, c in {0: 500, 1: 500, 2: 200, 3: 200}.items()}),
                    POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
     row = recs[0].to_row()

@@ -23,7 +23,8 @@ def _group(owners: list[int], racks: list[str | None], gen: int, extra: int = 0)
     nothing)."""
     specs = [ev.member_entry(f"M{i}", ["t0"], [("t0", p) for p, o in enumerate(owners) if o == i],
                              client_id=f"c{i}", rack=racks[i]) for i in range(len(racks))]
-    specs += [ev.member_entry(f"N{i}", ["t0"], [], client_id=f"n{i}", rack="a") for i in range(extra)]
+    specs += [ev.member_entry(f"N{i}", ["t0"], [], client_id=f"n{i}", rack="a")
+              for i in range(extra)]
     event = ev.members_event(T0, "g", gen, "range", specs)
     return event
 
@@ -32,7 +33,8 @@ def _events(owners, racks, replicas, lags, rates, polls=4):
     """Lag polls of constant lag, each partition consumed at its rate (records/s), then a member
     joins."""
     out = [_group(owners, racks, 1),
-           ev.partitions_event(T0, "g", "t0", [ev.partition_entry(p, 1, [1], r) for p, r in enumerate(replicas)])]
+           ev.partitions_event(T0, "g", "t0",
+                               [ev.partition_entry(p, 1, [1], r) for p, r in enumerate(replicas)])]
     for i in range(polls):
         ts = T0 + i * STEP
         for p, (lag, rate) in enumerate(zip(lags, rates, strict=True)):
@@ -49,8 +51,8 @@ def groups(draw):
     parts = draw(st.integers(2, 8))
     owners = draw(st.lists(st.integers(0, n - 1), min_size=parts, max_size=parts))
     racks = draw(st.lists(st.sampled_from([*RACKS, None]), min_size=n, max_size=n))
-    replicas = draw(st.lists(st.lists(st.sampled_from(RACKS), min_size=1, max_size=2), min_size=parts,
-                             max_size=parts))
+    replicas = draw(st.lists(st.lists(st.sampled_from(RACKS), min_size=1, max_size=2),
+                             min_size=parts, max_size=parts))
     lags = draw(st.lists(st.integers(0, 50_000), min_size=parts, max_size=parts))
     rates = draw(st.lists(st.integers(0, 30), min_size=parts, max_size=parts))
     return owners, racks, replicas, lags, rates
@@ -77,17 +79,20 @@ def test_each_member_figure_is_its_share_of_the_rows(group, horizon):
             # the max
             assert row[f"{when}_catch_up_s"] == (None if None in each else max(each))
         # what each member held when it was made, and the rates of what it holds before and after
-        held = {f"M{i}": sorted(("t0", p) for p, o in enumerate(owners) if o == i) for i in range(len(racks))}
-        if any(f["member_id"] == "N0" for f in figures):  # the membership change's (not an earlier skew's)
+        held = {f"M{i}": sorted(("t0", p) for p, o in enumerate(owners) if o == i)
+                for i in range(len(racks))}
+        # the membership change's (not an earlier skew's)
+        if any(f["member_id"] == "N0" for f in figures):
             held["N0"] = []
-        assert {f["member_id"]: sorted((o["topic"], o["partition"]) for o in f["owned"]) for f in figures} == held
+        assert {f["member_id"]: sorted((o["topic"], o["partition"]) for o in f["owned"])
+                for f in figures} == held
         gets = {m["member_id"]: m["partitions"] for m in rec.assignment}
         for f in figures:  # every partition produced to at its consume rate: lag stays put
             assert abs(f["rate_before"] - sum(rates[p] for _, p in held[f["member_id"]])) < 1e-3
             assert abs(f["rate_after"] - sum(rates[p] for _, p in gets[f["member_id"]])) < 1e-3
         # the review of it: the moves are the row's
-        assert diff.of_row({**row, "assignment": rec.assignment, "member_figures": figures}).moved == \
-            row["partitions_moved"]
+        assert diff.of_row({**row, "assignment": rec.assignment,
+                            "member_figures": figures}).moved == row["partitions_moved"]
 
 
 def test_the_docstring_example():
@@ -105,7 +110,8 @@ def test_the_docstring_example():
     assert (m0["rate_before"], m1["rate_before"]) == (20.0, 20.0)
     assert m0["capacity"] == m1["capacity"] == 20.0
     assert (m0["catch_up_before_s"], m1["catch_up_before_s"]) == (850.0, 10.0)
-    assert (m0["cross_rack_before"], m1["cross_rack_before"]) == (1, 0)  # t-1's only replica is on rack b
+    # t-1's only replica is on rack b
+    assert (m0["cross_rack_before"], m1["cross_rack_before"]) == (1, 0)
     lags = [9000, 8000, 100, 100]
     for f in (m0, m1):
         mine = gets[f["member_id"]]

@@ -13,7 +13,8 @@ from streaming.contracts.recommendation import LAG_SKEW, RETENTION_RISK
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO, run
 
 
-def polls(count: int, start_rate: float = 50.0, consume: float = 20.0, starts: bool = True, first: int = 0):
+def polls(count: int, start_rate: float = 50.0, consume: float = 20.0, starts: bool = True,
+          first: int = 0):
     """C0 (p0, p1) and C1 (p2, p3): p0's log start rises ``start_rate``/s from 3,000 records below
     its committed offset, which rises ``consume``/s; the others are consumed at 20/s; member lags
     8,000 and 4,000 (imbalance 1.33, under lag skew's 1.5)."""
@@ -22,9 +23,10 @@ def polls(count: int, start_rate: float = 50.0, consume: float = 20.0, starts: b
         ts = T0 + i * STEP
         s = STEP / 1000 * i
         c0, c = 10_000 + int(consume * s), 100 + 200 * i
-        rows = [(0, c0, c0 + 5000, 7000 + int(start_rate * s)), (1, c, c + 3000, 0), (2, c, c + 2000, 0),
-                (3, c, c + 2000, 0)]
-        out += [ev.lag_event(ts, "g", "t0", p, c, e, log_start_offset=b if starts else None) for p, c, e, b in rows]
+        rows = [(0, c0, c0 + 5000, 7000 + int(start_rate * s)), (1, c, c + 3000, 0),
+                (2, c, c + 2000, 0), (3, c, c + 2000, 0)]
+        out += [ev.lag_event(ts, "g", "t0", p, c, e, log_start_offset=b if starts else None)
+                for p, c, e, b in rows]
     return out
 
 
@@ -62,7 +64,8 @@ def test_a_threshold_shorter_than_the_time_left_waits():
     # 1,800)
     _, recs = run([TWO, *polls(6)], dataclasses.replace(POLICY, retention_risk_s=60))
     (rec,) = recs
-    assert rec.event_ts == T0 + 4 * STEP and rec.triggers[RETENTION_RISK]["members"]["C0"]["seconds"] == 60.0
+    assert (rec.event_ts == T0 + 4 * STEP
+            and rec.triggers[RETENTION_RISK]["members"]["C0"]["seconds"] == 60.0)
 
 
 @settings(max_examples=40, deadline=None)

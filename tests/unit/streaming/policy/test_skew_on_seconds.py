@@ -58,7 +58,8 @@ def test_with_measured_capacities_records_are_read_at_the_fastest_rate_and_agree
     # 200/s), C1's 20,000 weigh 100,000 at C0's rate: balanced, as balanced itself and the seconds
     # see it
     reading = skew_reading(state, POLICY.stuck_observations)
-    assert reading.imbalance == 1.0 and reading.max_member_lag == 100_000 and reading.max_member_scaled == 100_000
+    assert (reading.imbalance == 1.0 and reading.max_member_lag == 100_000
+            and reading.max_member_scaled == 100_000)
     assert by_records == [] and state.skew_streak == 0
     state, by_seconds = run(events, SECONDS)
     assert by_seconds == [] and state.skew_streak == 0
@@ -91,7 +92,8 @@ def test_the_slow_member_is_found_in_records_at_the_fastest_rate_as_in_seconds()
     # balanced balances time at the capacities (C1 measured at 60/s, C0 keeping up at 1,000/s): all
     # four partitions to C0, 20,000 / 1,000 = 20 s, where any one of them would keep C1 busy 66 s or
     # more
-    assert row["after_catch_up_s"] == 20.0 and [m["partitions"] for m in recs[0].assignment][1] == []
+    assert (row["after_catch_up_s"] == 20.0
+            and [m["partitions"] for m in recs[0].assignment][1] == [])
     assert skew["improvement"] == 0.9
 
 
@@ -102,21 +104,27 @@ def test_metrics_example_neither_records_nor_seconds_chase_the_stuck_partition()
     the stuck partition weighing nothing on its owner, C0's lagging partition alone is the max in
     either unit and no assignment lowers it. Records are read at the fastest member's rate
     (capacities C0 80/s, C1 30/s; C2 never behind, at their median, 55/s)."""
-    spec = {0: (18_490, 80), 1: (10_057, 0), 2: (4_101, 20), 3: (2_417, 10), 4: (18, 10), 5: (12, 10)}
+    spec = {0: (18_490, 80), 1: (10_057, 0), 2: (4_101, 20), 3: (2_417, 10), 4: (18, 10),
+            5: (12, 10)}
     events = [THREE, *polls(spec, 10)]
     for policy in (POLICY, SECONDS):
         state, recs = run(events, policy)
-        assert recs == [] and state.skew_streak >= policy.skew_observations  # skewed, but no improvement
+        # skewed, but no improvement
+        assert recs == [] and state.skew_streak >= policy.skew_observations
     state, _ = run(events, POLICY)
     reading = skew_reading(state, POLICY.stuck_observations)
-    assert reading.max_member_lag == 18_490 and reading.max_member_scaled == 18_490  # C0, the fastest
-    assert round(reading.imbalance, 4) == round(18_490 / ((18_490 + 6_518 * 80 / 30 + 30 * 80 / 55) / 3), 4)
+    # C0, the fastest
+    assert reading.max_member_lag == 18_490 and reading.max_member_scaled == 18_490
+    assert (round(reading.imbalance, 4)
+            == round(18_490 / ((18_490 + 6_518 * 80 / 30 + 30 * 80 / 55) / 3), 4))
 
 
 def test_unknown_readings_hold_the_streak():
-    never = dataclasses.replace(SECONDS, min_improvement=2.0)  # no recommendation resets the streak here
+    # no recommendation resets the streak here
+    never = dataclasses.replace(SECONDS, min_improvement=2.0)
     state, _ = run([TWO, *polls(SLOW_C1, 1)], never)
-    assert state.skew_streak == 0 and not skew_reading(state, 3, on="seconds").known  # no rate yet: nan
+    # no rate yet: nan
+    assert state.skew_streak == 0 and not skew_reading(state, 3, on="seconds").known
     run(polls(SLOW_C1, 2, start=1), never, state)
     assert state.skew_streak == 2
     # the topic is re-created (offsets start over): every partition's run restarts, no rate is known
@@ -132,7 +140,8 @@ def test_a_member_that_consumes_nothing_holds_the_streak_until_its_partitions_ar
     state, recs = run([TWO, *polls(stalled, 4)], policy)
     reading = skew_reading(state, 5, on="seconds")
     assert recs == [] and state.skew_streak == 0 and not reading.known  # C1 at inf
-    assert reading.total_lag == 20_000 and skew_reading(state, 5).imbalance == 1.2  # records read it
+    # records read it
+    assert reading.total_lag == 20_000 and skew_reading(state, 5).imbalance == 1.2
     # stuck from the fifth poll: C1's partitions leave the reading, C0's 8,000 against 0 is skewed
     run(polls(stalled, 1, start=4), policy, state)
     assert state.skew_streak == 1 and skew_reading(state, 5, on="seconds").imbalance == 2.0
@@ -142,7 +151,8 @@ def test_the_rules_on_unknown_figures():
     unknown = lag_skew.reading(np.array([6_000.0, 100.0]), np.array([math.inf, 1.0]))
     assert not unknown.known and lag_skew.next_streak(2, unknown, 1.5, 1000) == 2
     below_floor = lag_skew.reading(np.array([600.0, 100.0]), np.array([math.nan, 1.0]))
-    assert lag_skew.next_streak(2, below_floor, 1.5, 1000) == 0  # little lag never matters, known or not
+    # little lag never matters, known or not
+    assert lag_skew.next_streak(2, below_floor, 1.5, 1000) == 0
     assert not lag_skew.improves(math.inf, 5.0, 0.2) and not lag_skew.improves(10.0, math.nan, 0.2)
 
 
@@ -169,7 +179,8 @@ def _events(rng: random.Random, count: int) -> list[dict]:
         for p in range(4):
             committed[p] += rng.choice([0, 50, 300, 5_000])
             lag = rng.choice([100, 2_000, 9_000, 40_000])
-            events.append(ev.lag_event(T0 + i * STEP, "g", "t0", p, committed[p], committed[p] + lag))
+            events.append(ev.lag_event(T0 + i * STEP, "g", "t0", p, committed[p],
+                                       committed[p] + lag))
     return events
 
 
@@ -207,11 +218,13 @@ def test_polls_cut_anywhere_count_each_observation_once(seed, cuts):
     for lo, hi in itertools.pairwise([0, *sorted(set(cuts)), len(events)]):
         state = GroupState.from_bytes(state.to_bytes())
         assert process(state, events[lo:hi], policy) == []
-    assert (state.skew_streak, state.skew_prev, state.skew_ts) == (clean.skew_streak, clean.skew_prev, clean.skew_ts)
+    assert (state.skew_streak, state.skew_prev,
+            state.skew_ts) == (clean.skew_streak, clean.skew_prev, clean.skew_ts)
 
 
 def test_setting_is_checked_at_load():
     assert config.load(None).policy.skew_on == "records"
     assert config.load(None, ["policy.skew_on=seconds"]).policy.skew_on == "seconds"
-    with pytest.raises(ConfigError, match="policy.skew_on: 'minutes' is not one of records, seconds"):
+    with pytest.raises(ConfigError,
+                       match="policy.skew_on: 'minutes' is not one of records, seconds"):
         config.load(None, ["policy.skew_on=minutes"])

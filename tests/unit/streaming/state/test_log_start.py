@@ -18,7 +18,8 @@ from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO
 from tests.unit.streaming.state.test_size import _lz4, _raw
 
-readings = st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 10**6) | st.none()),
+readings = st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6),
+                              st.integers(0, 10**6) | st.none()),
                     min_size=4, max_size=4)
 
 
@@ -73,8 +74,11 @@ def test_a_layout_5_state_reads_with_unknown_log_starts_and_goes_on():
     process(state, [TWO, *_polls([[(0, 100, 50)] * 4, [(10, 100, 45)] * 4])], POLICY)
     old = GroupState.from_bytes(_as_layout_5(state))
     hist = old.lag["t0"]
-    assert (hist.start == UNKNOWN).all() and np.array_equal(hist.committed, state.lag["t0"].committed)
+    assert ((hist.start == UNKNOWN).all()
+            and np.array_equal(hist.committed, state.lag["t0"].committed))
     assert np.isnan(hist.retention().seconds).all()  # no log start known: no risk read
-    process(old, _polls([[(0, 0, 0)] * 4] * 3)[-4:], POLICY)  # a newer poll (ts of poll 2) brings log starts
+    # a newer poll (ts of poll 2) brings log starts
+    process(old, _polls([[(0, 0, 0)] * 4] * 3)[-4:], POLICY)
     hist = old.lag["t0"]
-    assert hist.start[:, hist.n[0] - 1].tolist() == [0, 0, 0, 0] and (hist.start[:, 0] == UNKNOWN).all()
+    assert (hist.start[:, hist.n[0] - 1].tolist() == [0, 0, 0, 0]
+            and (hist.start[:, 0] == UNKNOWN).all())

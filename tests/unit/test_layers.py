@@ -36,7 +36,8 @@ PACKAGES = ("assignors", "streaming")
 SHARED_ABOVE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.operations",
                 "streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
                 "streaming.dev")
-"""What the shared modules at the top of ``streaming/`` (config, errors, paths, ...) never import."""
+"""What the shared modules at the top of ``streaming/`` (config, errors, paths, ...) never
+import."""
 
 ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.operations",
                   "streaming.apply", "streaming.collector", "streaming.operator_view",
@@ -45,9 +46,10 @@ ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "strea
 NOT_IN_PRODUCTION = ("streaming.embedded", "streaming.dev", "benchmarks")
 
 FORBIDDEN = {
-    "streaming.contracts": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded", "streaming.lag",
-                            "streaming.spark_session"),
-    "streaming.lag": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded", "streaming.spark_session"),
+    "streaming.contracts": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded",
+                            "streaming.lag", "streaming.spark_session"),
+    "streaming.lag": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded",
+                      "streaming.spark_session"),
     "streaming.kafka_clients": (*ABOVE_THE_BASE, "streaming.embedded"),
     "streaming.embedded": ABOVE_THE_BASE,
     "assignors": ("streaming", "benchmarks"),
@@ -58,8 +60,8 @@ FORBIDDEN = {
     "streaming.policy": ("streaming.job", "streaming.operations", "streaming.apply",
                          "streaming.collector", "streaming.operator_view", "streaming.exporter",
                          "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
-    "streaming.job": ("streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
-                      *NOT_IN_PRODUCTION),
+    "streaming.job": ("streaming.apply", "streaming.collector", "streaming.commands",
+                      "streaming.cli", *NOT_IN_PRODUCTION),
     # the job's operations: what the data path calls to run, stop, recover and keep the job
     # (lease, supervisor, side files, crash points, the tables' upkeep); never the data path
     # itself, nor a decision
@@ -96,7 +98,8 @@ FORBIDDEN = {
 
 DEV_RUNNERS = {"streaming.commands.demo", "streaming.commands.smoke", "streaming.commands.workload",
                "streaming.commands.bench"}
-"""The only shipped modules that import the development tools or the benchmarks, and only inside functions."""
+"""The only shipped modules that import the development tools or the benchmarks, and only inside
+functions."""
 
 
 def _module_name(path: Path) -> str:
@@ -155,7 +158,8 @@ def test_layers_run_one_way() -> None:
                 continue
             broken += [f"{name} imports {mod}" for mod, _ in _imports(path)
                        if any(_within(mod, b) for b in banned)]
-        if path.parent == ROOT / "streaming" and name not in SHARED_ABOVE:  # config.py, errors.py, ...
+        # config.py, errors.py, ...
+        if path.parent == ROOT / "streaming" and name not in SHARED_ABOVE:
             broken += [f"{name} (shared) imports {mod}" for mod, _ in _imports(path)
                        if any(_within(mod, b) for b in SHARED_ABOVE)]
     assert broken == []
@@ -241,7 +245,8 @@ def package_graph(graph: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
     for module, imported in graph.items():
         room = package_of(module)
         if room is not None:
-            out.setdefault(room, set()).update(r for r in map(package_of, imported) if r not in (None, room))
+            out.setdefault(room, set()).update(r for r in map(package_of, imported)
+                                               if r not in (None, room))
     return out
 
 
@@ -268,7 +273,9 @@ def test_a_planted_circle_through_a_module_at_the_top_is_found() -> None:
     graph = import_graph()
     assert "streaming.config" in graph["streaming.kafka_clients.factories"]
     assert not any(m.startswith("streaming.kafka_clients") for m in graph["streaming.config"])
-    planted = {**graph, "streaming.config": {*graph["streaming.config"], "streaming.kafka_clients.properties"}}
+    planted = {**graph,
+               "streaming.config": {*graph["streaming.config"],
+                                    "streaming.kafka_clients.properties"}}
     assert ["streaming.config", "streaming.kafka_clients"] in circles(package_graph(planted))
 
 
@@ -296,7 +303,8 @@ def test_shipped_code_needs_no_dev_tools() -> None:
             if name not in DEV_RUNNERS:
                 broken.append(f"{name} imports {mod}")
             elif at_top:
-                broken.append(f"{name} imports {mod} at module level (import it where the command runs)")
+                broken.append(
+                    f"{name} imports {mod} at module level (import it where the command runs)")
     assert broken == []
 
 
@@ -323,9 +331,10 @@ def test_no_top_of_streaming_shadows_an_importable_module() -> None:
     shadowing = []
     for name in sorted(names):
         spec = importlib.util.find_spec(name)
-        if name in sys.stdlib_module_names or (spec is not None and ROOT / "streaming" not in
-                                               [p.parent for p in map(Path, spec.submodule_search_locations or
-                                                                      [spec.origin or ""])]):
+        if name in sys.stdlib_module_names or (
+                spec is not None
+                and ROOT / "streaming" not in [p.parent for p in map(
+                    Path, spec.submodule_search_locations or [spec.origin or ""])]):
             shadowing.append(name)
     assert shadowing == []
 
@@ -341,7 +350,8 @@ def test_every_error_derives_from_one_root() -> None:
         tree = ast.parse(path.read_text(), str(path))
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and any(
-                    isinstance(b, ast.Name) and b.id.endswith(("Error", "Exception")) for b in node.bases):
+                    isinstance(b, ast.Name) and b.id.endswith(("Error", "Exception"))
+                    for b in node.bases):
                 cls = getattr(importlib.import_module(_module_name(path)), node.name)
                 if isinstance(cls, type) and issubclass(cls, BaseException):
                     found.append(cls)

@@ -51,10 +51,11 @@ def test_the_soak_log_loses_its_orphans_and_nothing_a_reader_needs():
     _kept_is_clean(names, gone)
 
 
-_names = st.sets(st.tuples(st.integers(0, 30), st.sampled_from(
-    ["json", "crc", "checkpoint.parquet", ".json.crc", ".crc.crc", ".checkpoint.parquet.crc",
-     ".json.tmp.crc"])
-).map(lambda t: f".{v(t[0])}.{t[1][1:]}" if t[1].startswith(".") else f"{v(t[0])}.{t[1]}"),
+_names = st.sets(
+    st.tuples(st.integers(0, 30), st.sampled_from(
+        ["json", "crc", "checkpoint.parquet", ".json.crc", ".crc.crc", ".checkpoint.parquet.crc",
+         ".json.tmp.crc"])
+    ).map(lambda t: f".{v(t[0])}.{t[1][1:]}" if t[1].startswith(".") else f"{v(t[0])}.{t[1]}"),
     max_size=60)
 
 

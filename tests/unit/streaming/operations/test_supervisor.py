@@ -99,10 +99,10 @@ def test_kafka_unreachable_is_fatal_at_the_first_start_only():
     down = KafkaUnreachableError("Kafka at h:1 unreachable after 3 attempts")
     assert is_fatal(down, first_attempt=True) and not is_fatal(down, first_attempt=False)
     assert is_fatal(ConfigError("bad"), first_attempt=False)
-    assert is_fatal(Transient(
-        "Failed to create new KafkaAdminClient\nCaused by: org.apache.kafka.common.config."
-        "ConfigException: default.api.timeout.ms below request.timeout.ms"),
-        first_attempt=False)
+    assert is_fatal(Transient("Failed to create new KafkaAdminClient\nCaused by: "
+                              "org.apache.kafka.common.config.ConfigException: "
+                              "default.api.timeout.ms below request.timeout.ms"),
+                    first_attempt=False)
     assert not is_fatal(Transient("org.apache.kafka.common.errors.TimeoutException: Timed out"),
                         first_attempt=False)
     attempt, _ = scripted([Attempt(Transient("broker gone"), True), down, Attempt(None, True)])

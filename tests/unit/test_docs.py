@@ -1,27 +1,33 @@
-"""Every name the docs give exists: README.md and docs/*.md are read as text and each name is checked against
-the code, so a module that moves, a command or option that is renamed or a setting that goes makes this fail.
+"""Every name the docs give exists: README.md and docs/*.md are read as text and each name is
+checked against the code, so a module that moves, a command or option that is renamed or a setting
+that goes makes this fail.
 
 What is checked, and against what:
 
-- a Python module named without its folder (``sinks.py``): some file of the repository has the name (Java
-  files are left alone: the docs quote Kafka's);
-- paths under a folder of the repository (``streaming/job/sinks.py``, ``tests/data/fit/*status*``): on disk
-  (globs must match something; ``<placeholders>`` and the wheel-only ``streaming/_conf`` are skipped);
-- dotted names under ``streaming``, ``assignors`` or ``benchmarks`` (``streaming.policy.recommend.process``):
-  the longest importable module prefix, then the rest as attributes of it;
-- ``rebalancer COMMAND [SUBCOMMAND] --options`` in code (inline spans and fenced blocks; ``streaming/cli.py``
-  as under spark-submit): against the argparse parser :func:`streaming.cli.build_parser` builds, each option
-  against its own command's parser;
-- an inline span that is only an option (``--pending-for``): an option of some ``rebalancer`` command or
-  benchmark, or one of the few other tools' options the docs quote (:data:`OTHER_TOOLS_OPTIONS`);
-- ``python -m benchmarks.X --options``: the module (a package needs ``__main__.py``) and the options its
-  source passes to ``add_argument``;
-- configuration keys ``section.key`` whose section is one of :class:`streaming.config.Config`'s: the key a
-  field of that section's dataclass (``policy.assignor_options.KEY``: an option some assignor declares).
-  ``kafka.*`` and ``spark.*`` also pass Kafka's and Spark's own settings through (``kafka.client.id``,
-  ``spark.sql.shuffle.partitions``), so there only a key with ``_`` (our spelling, never theirs) must be a
-  field. Kafka's settings (``group.protocol``, ``client.rack``) have no section of ours and are not read;
-- relative links: the file exists, and a ``#anchor`` is a heading of the target page (GitHub's slugs).
+- a Python module named without its folder (``sinks.py``): some file of the repository has the name
+  (Java files are left alone: the docs quote Kafka's);
+- paths under a folder of the repository (``streaming/job/sinks.py``, ``tests/data/fit/*status*``):
+  on disk (globs must match something; ``<placeholders>`` and the wheel-only ``streaming/_conf`` are
+  skipped);
+- dotted names under ``streaming``, ``assignors`` or ``benchmarks``
+  (``streaming.policy.recommend.process``): the longest importable module prefix, then the rest as
+  attributes of it;
+- ``rebalancer COMMAND [SUBCOMMAND] --options`` in code (inline spans and fenced blocks;
+  ``streaming/cli.py`` as under spark-submit): against the argparse parser
+  :func:`streaming.cli.build_parser` builds, each option against its own command's parser;
+- an inline span that is only an option (``--pending-for``): an option of some ``rebalancer``
+  command or benchmark, or one of the few other tools' options the docs quote
+  (:data:`OTHER_TOOLS_OPTIONS`);
+- ``python -m benchmarks.X --options``: the module (a package needs ``__main__.py``) and the options
+  its source passes to ``add_argument``;
+- configuration keys ``section.key`` whose section is one of :class:`streaming.config.Config`'s: the
+  key a field of that section's dataclass (``policy.assignor_options.KEY``: an option some assignor
+  declares). ``kafka.*`` and ``spark.*`` also pass Kafka's and Spark's own settings through
+  (``kafka.client.id``, ``spark.sql.shuffle.partitions``), so there only a key with ``_`` (our
+  spelling, never theirs) must be a field. Kafka's settings (``group.protocol``, ``client.rack``)
+  have no section of ours and are not read;
+- relative links: the file exists, and a ``#anchor`` is a heading of the target page (GitHub's
+  slugs).
 """
 
 from __future__ import annotations
@@ -50,7 +56,8 @@ TOP_FOLDERS = ("streaming", "assignors", "benchmarks", "tests", "conf", "clients
 PACKAGES = ("streaming", "assignors", "benchmarks")
 GENERATED = ("streaming/_conf",)
 """Paths that exist only in a built wheel (conf/ copied into the package)."""
-FILE_SUFFIXES = frozenset({"py", "md", "toml", "json", "txt", "png", "properties", "java", "jar", "xml", "bin"})
+FILE_SUFFIXES = frozenset({"py", "md", "toml", "json", "txt", "png", "properties", "java", "jar",
+                           "xml", "bin"})
 """``metrics.py`` is a file name, not the key ``py`` of section ``metrics``."""
 OTHER_TOOLS_OPTIONS = frozenset({
     "--master", "--jars", "--packages", "--py-files", "--conf",  # spark-submit
@@ -71,22 +78,26 @@ OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.M)
 SEPARATORS = re.compile(r"[;&|#]|\s/\s")
-"""Where a command line ends inside a code region: ``;``, ``&``/``&&``, a pipe, a comment, `` / `` in prose."""
+"""Where a command line ends inside a code region: ``;``, ``&``/``&&``, a pipe, a comment, `` / ``
+in prose."""
 
 
 def config_fields() -> dict[str, frozenset[str]]:
     """Each section of the configuration and the names of its settings, from the dataclasses."""
     hints = typing.get_type_hints(Config)
-    return {f.name: frozenset(g.name for g in dataclasses.fields(hints[f.name])) for f in dataclasses.fields(Config)}
+    return {f.name: frozenset(g.name for g in dataclasses.fields(hints[f.name]))
+            for f in dataclasses.fields(Config)}
 
 
 SECTIONS = config_fields()
-KEY = re.compile(rf"(?<![\w./-])({'|'.join(SECTIONS)})\.([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?![\w(])")
+KEY = re.compile(
+    rf"(?<![\w./-])({'|'.join(SECTIONS)})\.([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?![\w(])")
 
 
 @functools.cache
 def parsers() -> dict[tuple[str, ...], argparse.ArgumentParser]:
-    """Every parser of the ``rebalancer`` command line by its path: ``()``, ``("run",)``, ``("kafka", "up")``."""
+    """Every parser of the ``rebalancer`` command line by its path: ``()``, ``("run",)``,
+    ``("kafka", "up")``."""
     found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
 
     def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
@@ -111,8 +122,8 @@ def assignor_options() -> frozenset[str]:
 
 @functools.cache
 def benchmark_options(module: str) -> frozenset[str] | None:
-    """The ``--options`` a benchmark's source passes to ``add_argument`` (a package: all its files); None when
-    ``python -m module`` could not run."""
+    """The ``--options`` a benchmark's source passes to ``add_argument`` (a package: all its files);
+    None when ``python -m module`` could not run."""
     base = ROOT / module.replace(".", "/")
     files = [base.with_suffix(".py")] if base.with_suffix(".py").is_file() else []
     if (base / "__main__.py").is_file():
@@ -123,8 +134,8 @@ def benchmark_options(module: str) -> frozenset[str] | None:
     for file in files:
         for node in ast.walk(ast.parse(file.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
-                found.update(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
-                             and a.value.startswith("--"))
+                found.update(a.value for a in node.args if isinstance(a, ast.Constant)
+                             and isinstance(a.value, str) and a.value.startswith("--"))
     return frozenset(found)
 
 
@@ -132,13 +143,15 @@ def all_options() -> frozenset[str]:
     ours = set().union(*(options_of(p) for p in parsers().values()))
     for file in (ROOT / "benchmarks").glob("*.py"):
         ours |= benchmark_options(f"benchmarks.{file.stem}") or set()
-    for main in (ROOT / "benchmarks").glob("*/__main__.py"):  # the packages (loop, chaos, soak, speed, ...)
+    # the packages (loop, chaos, soak, speed, ...)
+    for main in (ROOT / "benchmarks").glob("*/__main__.py"):
         ours |= benchmark_options(f"benchmarks.{main.parent.name}") or set()
     return frozenset(ours | OTHER_TOOLS_OPTIONS)
 
 
 def code_regions(text: str) -> list[str]:
-    """The code of a page: each fenced block's lines (``\\`` continuations joined) and each inline span."""
+    """The code of a page: each fenced block's lines (``\\`` continuations joined) and each inline
+    span."""
     regions: list[str] = []
     for block in FENCE.findall(text):
         regions += block.replace("\\\n", " ").splitlines()
@@ -182,7 +195,8 @@ def module_prefix(parts: list[str]) -> int:
 
 @functools.cache
 def file_names() -> frozenset[str]:
-    return frozenset(p.name for folder in ("streaming", "assignors", "benchmarks", "tests", "clients")
+    return frozenset(p.name
+                     for folder in ("streaming", "assignors", "benchmarks", "tests", "clients")
                      for p in (ROOT / folder).rglob("*.py"))
 
 
@@ -235,8 +249,8 @@ def check_commands(text: str) -> list[str]:
             starts = [m.end() for m in COMMAND.finditer(line)]
             for i, start in enumerate(starts):
                 end = starts[i + 1] if i + 1 < len(starts) else len(line)
-                problems += check_command(line[start:end].rsplit("rebalancer", 1)[0] if i + 1 < len(starts)
-                                          else line[start:end])
+                problems += check_command(line[start:end].rsplit("rebalancer", 1)[0]
+                                          if i + 1 < len(starts) else line[start:end])
         if re.fullmatch(r"--[a-z][a-z0-9-]*(?:[ =].*)?", region.strip(), re.S):
             option = OPTION.match(region.strip())
             if option and option.group() not in all_options():
@@ -267,8 +281,10 @@ def check_config_keys(text: str) -> list[str]:
             continue  # a Kafka or Spark setting passed through as it is
         if key not in SECTIONS[section]:
             problems.append(f"config key {section}.{key}: [{section}] has no such setting")
-        elif (section, key) == ("policy", "assignor_options") and entry and entry not in assignor_options():
-            problems.append(f"config key policy.assignor_options.{entry}: no assignor declares {entry!r}")
+        elif ((section, key) == ("policy", "assignor_options") and entry
+              and entry not in assignor_options()):
+            problems.append(
+                f"config key policy.assignor_options.{entry}: no assignor declares {entry!r}")
     return problems
 
 
@@ -281,7 +297,8 @@ def check_links(text: str, page: Path) -> list[str]:
         path = (page.parent / file).resolve() if file else page
         if not path.exists() and file:
             problems.append(f"link {target}: no file {file}")
-        elif anchor and path.suffix == ".md" and anchor not in anchors(text if not file else path.read_text()):
+        elif anchor and path.suffix == ".md" and anchor not in anchors(
+                text if not file else path.read_text()):
             problems.append(f"link {target}: {path.name} has no heading #{anchor}")
     return problems
 
@@ -324,27 +341,32 @@ def test_a_planted_bad_name_is_caught(planted: str, name: str) -> None:
 
 def test_other_tools_names_are_left_alone() -> None:
     text = """Kafka's own settings: `group.protocol=consumer`, `client.rack`, `fetch.max.wait.ms`,
-    `replica.selector.class`, `group.consumer.assignors`, passed through: `--conf kafka.client.id=r`,
-    `spark.sql.shuffle.partitions`, `spark.hadoop.fs.s3a.endpoint`; file names `metrics.py`, `sinks.py`;
-    the rebalancer watches groups; `rebalancer COMMAND --help`; `rebalancer.triggers`; the job. Then
-    `kafka_rebalancer_job_batches_total`, `https://example.com/streaming/nothing`."""
+    `replica.selector.class`, `group.consumer.assignors`, passed through:
+    `--conf kafka.client.id=r`, `spark.sql.shuffle.partitions`, `spark.hadoop.fs.s3a.endpoint`;
+    file names `metrics.py`, `sinks.py`; the rebalancer watches groups; `rebalancer COMMAND --help`;
+    `rebalancer.triggers`; the job. Then `kafka_rebalancer_job_batches_total`,
+    `https://example.com/streaming/nothing`."""
     assert check(text) == []
 
 
 def test_the_docs_are_read_at_all() -> None:
-    """The checks see the names they are meant to: a regex that matched nothing would pass every page."""
+    """The checks see the names they are meant to: a regex that matched nothing would pass every
+    page."""
     text = "\n".join(p.read_text() for p in DOCS)
     keys = {f"{s}.{k}" for s, k, _ in KEY.findall(text)}
     assert {"job.state_buckets", "policy.mode", "paths.tables", "metrics.enabled",
             "maintenance.rejected_retention_days", "kafka.bootstrap_servers"} <= keys
-    assert {"streaming/lag/rules.py", "streaming/contracts/recommendation.py"} <= set(PATH.findall(text))
+    assert ({"streaming/lag/rules.py", "streaming/contracts/recommendation.py"}
+            <= set(PATH.findall(text)))
     assert "benchmarks.chaos" in BENCHMARK.findall(text)
 
 
 def test_the_readme_lists_every_command() -> None:
     """The README's command table names every ``rebalancer`` command and subcommand."""
     readme = (ROOT / "README.md").read_text()
-    rows = {m.group(1) for m in re.finditer(r"^\| `rebalancer ([a-z ]+?)(?: [A-Z-]|`)", readme, re.M)}
+    rows = {m.group(1)
+            for m in re.finditer(r"^\| `rebalancer ([a-z ]+?)(?: [A-Z-]|`)", readme, re.M)}
     rows |= {m.group(1) for m in re.finditer(r"/ `rebalancer ([a-z ]+?)(?: [A-Z-]|`)", readme)}
-    commands = {" ".join(p) for p in parsers() if p and not any(q[:len(p)] == p and q != p for q in parsers())}
+    commands = {" ".join(p) for p in parsers()
+                if p and not any(q[:len(p)] == p and q != p for q in parsers())}
     assert commands <= rows, sorted(commands - rows)

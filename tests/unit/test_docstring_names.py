@@ -1,16 +1,18 @@
-"""Every name a docstring gives exists, as test_docs checks the Markdown: the docstrings of ``assignors/``,
-``streaming/`` and ``benchmarks/`` (module, class and function ones, read with :mod:`ast`) go through the
-same checks (paths, bare file names, dotted names under the packages: there a class's attributes as below),
-and each Sphinx role
-(``:mod:``, ``:func:``, ``:class:``, ``:meth:``, ``:attr:``, ``:data:``, ``:exc:``) must resolve from the
-module it is written in:
+"""Every name a docstring gives exists, as test_docs checks the Markdown: the docstrings of
+``assignors/``, ``streaming/`` and ``benchmarks/`` (module, class and function ones, read with
+:mod:`ast`) go through the same checks (paths, bare file names, dotted names under the packages:
+there a class's attributes as below), and each Sphinx role (``:mod:``, ``:func:``, ``:class:``,
+``:meth:``, ``:attr:``, ``:data:``, ``:exc:``) must resolve from the module it is written in:
 
 - ``.name`` relative to the module's package (one dot per level, as an import);
-- a dotted name under a package of the repository, or of an installed library (``prometheus_client.X``);
-- a name the module defines or imports, followed by attributes of it (``plan.Decision``), where a class's
-  attributes include its dataclass fields, annotations and what its methods assign to ``self``; or a
-  module of the same package by its own name (``search._offer_swaps`` in ``assignors.balanced.steps``);
-- a single name: also a builtin, or an attribute of a class of the module (a method named from its class).
+- a dotted name under a package of the repository, or of an installed library
+  (``prometheus_client.X``);
+- a name the module defines or imports, followed by attributes of it (``plan.Decision``), where a
+  class's attributes include its dataclass fields, annotations and what its methods assign to
+  ``self``; or a module of the same package by its own name (``search._offer_swaps`` in
+  ``assignors.balanced.steps``);
+- a single name: also a builtin, or an attribute of a class of the module (a method named from its
+  class).
 
 So a module that moves or a function renamed since a docstring was written makes this fail, as
 ``:mod:`.clients``` did after ``kafka_clients.clients`` became ``factories``."""
@@ -43,7 +45,8 @@ def module_name(path: Path) -> str:
 def docstrings(path: Path) -> str:
     tree = ast.parse(path.read_text())
     kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    return "\n".join(d for n in ast.walk(tree) if isinstance(n, kinds) and (d := ast.get_docstring(n, clean=False)))
+    return "\n".join(d for n in ast.walk(tree)
+                     if isinstance(n, kinds) and (d := ast.get_docstring(n, clean=False)))
 
 
 def has(obj: object, attr: str) -> bool:
@@ -51,7 +54,8 @@ def has(obj: object, attr: str) -> bool:
         return True
     if not isinstance(obj, type):
         return False
-    if attr in getattr(obj, "__dataclass_fields__", {}) or attr in getattr(obj, "__annotations__", {}):
+    if (attr in getattr(obj, "__dataclass_fields__", {})
+            or attr in getattr(obj, "__annotations__", {})):
         return True
     try:
         source = inspect.getsource(obj)
@@ -97,7 +101,8 @@ def resolves(name: str, module: ModuleType, package: str) -> bool:
         return True
     if not rest:
         return hasattr(builtins, first) or any(
-            has(c, first) for c in vars(module).values() if isinstance(c, type) and c.__module__ == module.__name__)
+            has(c, first) for c in vars(module).values()
+            if isinstance(c, type) and c.__module__ == module.__name__)
     return absolute(name) or absolute(f"{package}.{name}")
 
 
@@ -119,17 +124,21 @@ def test_every_name_in_the_docstrings_exists(path: Path) -> None:
     assert [*check_paths(text), *check_bare_files(text), *dotted, *check_roles(text, path)] == []
 
 
-@pytest.mark.parametrize("planted", [":mod:`.clients`", ":func:`no_such_function`", ":class:`plan.NoSuchClass`",
-                                     ":attr:`~streaming.state.group_state.GroupState.no_such_field`",
-                                     ":meth:`RejoinOnRecommendation.no_such_method`"])
+@pytest.mark.parametrize("planted",
+                         [":mod:`.clients`", ":func:`no_such_function`",
+                          ":class:`plan.NoSuchClass`",
+                          ":attr:`~streaming.state.group_state.GroupState.no_such_field`",
+                          ":meth:`RejoinOnRecommendation.no_such_method`"])
 def test_a_planted_bad_role_is_caught(planted: str) -> None:
     assert check_roles(f"Prose around {planted}, and more.", ROOT / "streaming/apply/rejoin.py")
 
 
 def test_the_roles_that_resolve_are_read_as_such() -> None:
-    """Each form above, from a module that uses it: a check that passed everything would fail here."""
-    good = (":mod:`.feed`, :func:`~streaming.apply.plan.rejoin_reason`, :class:`RecommendationAssignor`, "
-            ":meth:`RejoinOnRecommendation.check`, :attr:`~streaming.state.group_state.GroupState.capacity`, "
-            ":meth:`start`, :class:`ValueError`, :class:`plan.Decision`")
+    """Each form above, from a module that uses it: a check that passed everything would fail
+    here."""
+    good = (":mod:`.feed`, :func:`~streaming.apply.plan.rejoin_reason`, "
+            ":class:`RecommendationAssignor`, :meth:`RejoinOnRecommendation.check`, "
+            ":attr:`~streaming.state.group_state.GroupState.capacity`, :meth:`start`, "
+            ":class:`ValueError`, :class:`plan.Decision`")
     assert check_roles(good, ROOT / "streaming/apply/rejoin.py") == []
     assert len(FILES) > 200

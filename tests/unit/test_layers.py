@@ -8,17 +8,17 @@ The job's operations (``streaming.operations``: lease, supervisor, stop, side fi
 points, the Delta tables' upkeep) sit below the data path, which calls them, and beside the policy:
 they import neither.
 
-The consumer side (``streaming.apply``) and the collector stand apart: neither needs the job's state or
-policy, nor each other. Reviewing proposals (``streaming.proposals``) sits below the policy and the consumer side
-and above the contracts. Below them all: the contracts (``streaming.contracts``), lag over time
-(``streaming.lag``) and the production Kafka plumbing (``streaming.kafka_clients``); the loopback development cluster
-(``streaming.embedded``) is never imported by the job, the policy, the state, the consumer side, the
-collector, the operator's view or the exporter. The operator's view (``streaming.operator_view``, what
-``describe`` prints) reads the collector's snapshot types; the exporter reads the view's figures; the
-collector never imports either (it is handed an exporter, as it is handed its sink). The development
-tools (``streaming.dev``) and the benchmarks are never imported by shipped code, except lazily by the
-commands that run them (see docs/architecture.md).
-No import circle anywhere, between modules or between packages, lazy imports included.
+The consumer side (``streaming.apply``) and the collector stand apart: neither needs the job's state
+or policy, nor each other. Reviewing proposals (``streaming.proposals``) sits below the policy and
+the consumer side and above the contracts. Below them all: the contracts (``streaming.contracts``),
+lag over time (``streaming.lag``) and the production Kafka plumbing (``streaming.kafka_clients``);
+the loopback development cluster (``streaming.embedded``) is never imported by the job, the policy,
+the state, the consumer side, the collector, the operator's view or the exporter. The operator's
+view (``streaming.operator_view``, what ``describe`` prints) reads the collector's snapshot types;
+the exporter reads the view's figures; the collector never imports either (it is handed an exporter,
+as it is handed its sink). The development tools (``streaming.dev``) and the benchmarks are never
+imported by shipped code, except lazily by the commands that run them (see docs/architecture.md). No
+import circle anywhere, between modules or between packages, lazy imports included.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ PACKAGES = ("assignors", "streaming")
 SHARED_ABOVE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.operations",
                 "streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
                 "streaming.dev")
-"""What the shared modules at the top of ``streaming/`` (config, errors, paths, ...) never import."""
+"""What the shared modules at the top of ``streaming/`` (config, errors, paths, ...) never
+import."""
 
 ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "streaming.operations",
                   "streaming.apply", "streaming.collector", "streaming.operator_view",
@@ -45,9 +46,10 @@ ABOVE_THE_BASE = ("streaming.state", "streaming.policy", "streaming.job", "strea
 NOT_IN_PRODUCTION = ("streaming.embedded", "streaming.dev", "benchmarks")
 
 FORBIDDEN = {
-    "streaming.contracts": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded", "streaming.lag",
-                            "streaming.spark_session"),
-    "streaming.lag": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded", "streaming.spark_session"),
+    "streaming.contracts": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded",
+                            "streaming.lag", "streaming.spark_session"),
+    "streaming.lag": (*ABOVE_THE_BASE, "streaming.kafka_clients", "streaming.embedded",
+                      "streaming.spark_session"),
     "streaming.kafka_clients": (*ABOVE_THE_BASE, "streaming.embedded"),
     "streaming.embedded": ABOVE_THE_BASE,
     "assignors": ("streaming", "benchmarks"),
@@ -58,8 +60,8 @@ FORBIDDEN = {
     "streaming.policy": ("streaming.job", "streaming.operations", "streaming.apply",
                          "streaming.collector", "streaming.operator_view", "streaming.exporter",
                          "streaming.commands", "streaming.cli", *NOT_IN_PRODUCTION),
-    "streaming.job": ("streaming.apply", "streaming.collector", "streaming.commands", "streaming.cli",
-                      *NOT_IN_PRODUCTION),
+    "streaming.job": ("streaming.apply", "streaming.collector", "streaming.commands",
+                      "streaming.cli", *NOT_IN_PRODUCTION),
     # the job's operations: what the data path calls to run, stop, recover and keep the job
     # (lease, supervisor, side files, crash points, the tables' upkeep); never the data path
     # itself, nor a decision
@@ -75,8 +77,8 @@ FORBIDDEN = {
                             "streaming.operations", "streaming.apply", "streaming.operator_view",
                             "streaming.exporter", "streaming.commands", "streaming.cli",
                             *NOT_IN_PRODUCTION),
-    # reviewing proposals: pure rules over the feed's and the table's values, used by the policy (the facts a
-    # proposal carries) and by the consumer side and the commands (expiry, the diff)
+    # reviewing proposals: pure rules over the feed's and the table's values, used by the policy
+    # (the facts a proposal carries) and by the consumer side and the commands (expiry, the diff)
     "streaming.proposals": ("streaming.state", "streaming.policy", "streaming.job",
                             "streaming.operations", "streaming.apply", "streaming.collector",
                             "streaming.operator_view", "streaming.exporter", "streaming.commands",
@@ -96,7 +98,8 @@ FORBIDDEN = {
 
 DEV_RUNNERS = {"streaming.commands.demo", "streaming.commands.smoke", "streaming.commands.workload",
                "streaming.commands.bench"}
-"""The only shipped modules that import the development tools or the benchmarks, and only inside functions."""
+"""The only shipped modules that import the development tools or the benchmarks, and only inside
+functions."""
 
 
 def _module_name(path: Path) -> str:
@@ -155,15 +158,17 @@ def test_layers_run_one_way() -> None:
                 continue
             broken += [f"{name} imports {mod}" for mod, _ in _imports(path)
                        if any(_within(mod, b) for b in banned)]
-        if path.parent == ROOT / "streaming" and name not in SHARED_ABOVE:  # config.py, errors.py, ...
+        # config.py, errors.py, ...
+        if path.parent == ROOT / "streaming" and name not in SHARED_ABOVE:
             broken += [f"{name} (shared) imports {mod}" for mod, _ in _imports(path)
                        if any(_within(mod, b) for b in SHARED_ABOVE)]
     assert broken == []
 
 
 def import_graph() -> dict[str, set[str]]:
-    """module -> the project's modules it imports, lazily or not. ``from pkg import mod`` is an import of the
-    module ``pkg.mod`` (Python runs ``pkg/__init__`` first, but that is the package's own business)."""
+    """module -> the project's modules it imports, lazily or not. ``from pkg import mod`` is an
+    import of the module ``pkg.mod`` (Python runs ``pkg/__init__`` first, but that is the package's
+    own business)."""
     paths = {_module_name(p): p for p in _modules()}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
@@ -184,10 +189,10 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def package_of(module: str) -> str | None:
-    """The room a module lives in: its sub-package of ``streaming`` or ``assignors`` (``streaming.job``,
-    ``assignors.sticky``); a module at the top (config, errors, cli, ...) is a room of its own, so that
-    ``streaming.config`` and the ``streaming.kafka_clients`` package importing each other is a circle; None
-    for the packages themselves (``streaming/__init__``)."""
+    """The room a module lives in: its sub-package of ``streaming`` or ``assignors``
+    (``streaming.job``, ``assignors.sticky``); a module at the top (config, errors, cli, ...) is a
+    room of its own, so that ``streaming.config`` and the ``streaming.kafka_clients`` package
+    importing each other is a circle; None for the packages themselves (``streaming/__init__``)."""
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) >= 2 else None
 
@@ -240,7 +245,8 @@ def package_graph(graph: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
     for module, imported in graph.items():
         room = package_of(module)
         if room is not None:
-            out.setdefault(room, set()).update(r for r in map(package_of, imported) if r not in (None, room))
+            out.setdefault(room, set()).update(r for r in map(package_of, imported)
+                                               if r not in (None, room))
     return out
 
 
@@ -251,7 +257,8 @@ def test_no_import_circle_between_modules_or_packages() -> None:
 
 
 def test_a_planted_circle_is_found() -> None:
-    """The check sees a circle through lazy imports and across packages: one planted edge back up makes one."""
+    """The check sees a circle through lazy imports and across packages: one planted edge back up
+    makes one."""
     graph = import_graph()
     assert "streaming.contracts.events" in graph["streaming.collector.poll_events"]
     planted = {**graph, "streaming.contracts.events": {*graph["streaming.contracts.events"],
@@ -261,12 +268,14 @@ def test_a_planted_circle_is_found() -> None:
 
 
 def test_a_planted_circle_through_a_module_at_the_top_is_found() -> None:
-    """config and kafka_clients imported each other (config lazily) unseen while the modules at the top had no
-    room in the package graph."""
+    """config and kafka_clients imported each other (config lazily) unseen while the modules at the
+    top had no room in the package graph."""
     graph = import_graph()
     assert "streaming.config" in graph["streaming.kafka_clients.factories"]
     assert not any(m.startswith("streaming.kafka_clients") for m in graph["streaming.config"])
-    planted = {**graph, "streaming.config": {*graph["streaming.config"], "streaming.kafka_clients.properties"}}
+    planted = {**graph,
+               "streaming.config": {*graph["streaming.config"],
+                                    "streaming.kafka_clients.properties"}}
     assert ["streaming.config", "streaming.kafka_clients"] in circles(package_graph(planted))
 
 
@@ -294,7 +303,8 @@ def test_shipped_code_needs_no_dev_tools() -> None:
             if name not in DEV_RUNNERS:
                 broken.append(f"{name} imports {mod}")
             elif at_top:
-                broken.append(f"{name} imports {mod} at module level (import it where the command runs)")
+                broken.append(
+                    f"{name} imports {mod} at module level (import it where the command runs)")
     assert broken == []
 
 
@@ -310,9 +320,10 @@ def test_bench_without_the_benchmarks_says_so(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_no_top_of_streaming_shadows_an_importable_module() -> None:
-    """Under spark-submit ``streaming/cli.py`` runs as a script, so ``streaming/`` is first on ``sys.path``: a
-    ``streaming/kafka/`` hid kafka-python there (``No module named 'kafka.errors'``). No name at the top of
-    ``streaming/`` may be one that Python could import from elsewhere."""
+    """Under spark-submit ``streaming/cli.py`` runs as a script, so ``streaming/`` is first on
+    ``sys.path``: a ``streaming/kafka/`` hid kafka-python there (``No module named
+    'kafka.errors'``). No name at the top of ``streaming/`` may be one that Python could import from
+    elsewhere."""
     import importlib.util
 
     names = {p.stem for p in (ROOT / "streaming").glob("*.py")} | {
@@ -320,9 +331,10 @@ def test_no_top_of_streaming_shadows_an_importable_module() -> None:
     shadowing = []
     for name in sorted(names):
         spec = importlib.util.find_spec(name)
-        if name in sys.stdlib_module_names or (spec is not None and ROOT / "streaming" not in
-                                               [p.parent for p in map(Path, spec.submodule_search_locations or
-                                                                      [spec.origin or ""])]):
+        if name in sys.stdlib_module_names or (
+                spec is not None
+                and ROOT / "streaming" not in [p.parent for p in map(
+                    Path, spec.submodule_search_locations or [spec.origin or ""])]):
             shadowing.append(name)
     assert shadowing == []
 
@@ -338,7 +350,8 @@ def test_every_error_derives_from_one_root() -> None:
         tree = ast.parse(path.read_text(), str(path))
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and any(
-                    isinstance(b, ast.Name) and b.id.endswith(("Error", "Exception")) for b in node.bases):
+                    isinstance(b, ast.Name) and b.id.endswith(("Error", "Exception"))
+                    for b in node.bases):
                 cls = getattr(importlib.import_module(_module_name(path)), node.name)
                 if isinstance(cls, type) and issubclass(cls, BaseException):
                     found.append(cls)

@@ -31,7 +31,8 @@ def test_balanced_declares_exactly_the_fields_of_its_options_class() -> None:
     assert {k: s.default for k, s in declared.items()} == fields
 
 
-@pytest.mark.parametrize("name", sorted(set(registry.names()) - {"balanced"}))  # balanced: checked above
+# balanced: checked above
+@pytest.mark.parametrize("name", sorted(set(registry.names()) - {"balanced"}))
 def test_every_declared_option_is_a_keyword_the_assignor_names(name: str) -> None:
     # a **kwargs catch-all would swallow a misspelt declaration silently: each option must be named
     module = inspect.getmodule(registry.get(name))
@@ -58,26 +59,30 @@ def test_integer_option_from_text_or_value(k: int) -> None:
 
 @given(st.integers(max_value=-1))
 def test_negative_integer_option_is_refused(k: int) -> None:
-    with pytest.raises(registry.InvalidOption, match=r"max_count_skew: must be an integer >= 0 or none"):
+    with pytest.raises(registry.InvalidOption,
+                       match=r"max_count_skew: must be an integer >= 0 or none"):
         registry.validate_options("balanced", {"max_count_skew": str(k)})
 
 
 @given(st.floats(min_value=0, max_value=1e9, allow_nan=False))
 def test_float_option_round_trips_through_text(x: float) -> None:
-    assert registry.validate_options("balanced", {"load_tolerance": repr(x)}) == {"load_tolerance": x}
+    assert (registry.validate_options("balanced", {"load_tolerance": repr(x)})
+            == {"load_tolerance": x})
 
 
 @pytest.mark.parametrize(("name", "given", "message"), [
     ("balanced", {"prefer_rack_aware_logic": True},
-     "prefer_rack_aware_logic: not an option of the balanced assignor; it takes max_count_skew, load_tolerance, "
-     "cross_rack_cost, move_cost, horizon_s"),
+     "prefer_rack_aware_logic: not an option of the balanced assignor; it takes max_count_skew, "
+     "load_tolerance, cross_rack_cost, move_cost, horizon_s"),
     ("lag", {"horizon_s": 1}, "horizon_s: not an option of the lag assignor; it takes none"),
-    ("balanced", {"max_count_skew": 1.5}, "max_count_skew: must be an integer >= 0 or none, got 1.5"),
+    ("balanced", {"max_count_skew": 1.5},
+     "max_count_skew: must be an integer >= 0 or none, got 1.5"),
     ("balanced", {"load_tolerance": "nan"}, "load_tolerance: must be a number >= 0, got nan"),
     ("balanced", {"move_cost": "-1"}, "move_cost: must be a number >= 0, got -1"),
     ("balanced", {"horizon_s": "none"}, "horizon_s: must be a number >= 0, got none"),
     ("balanced", {"cross_rack_cost": True}, "cross_rack_cost: must be a number >= 0, got True"),
-    ("sticky", {"prefer_rack_aware_logic": "maybe"}, "prefer_rack_aware_logic: must be true or false, got 'maybe'"),
+    ("sticky", {"prefer_rack_aware_logic": "maybe"},
+     "prefer_rack_aware_logic: must be true or false, got 'maybe'"),
 ])
 def test_bad_option_names_the_key_and_what_is_allowed(name: str, given: dict, message: str) -> None:
     with pytest.raises(registry.InvalidOption) as err:
@@ -87,7 +92,8 @@ def test_bad_option_names_the_key_and_what_is_allowed(name: str, given: dict, me
 
 def test_scenario_flags_reach_only_the_assignors_that_take_them() -> None:
     snap = _snapshot({"t": [5, 1, 0, 3]})
-    scenario_options = {"prefer_rack_aware_logic": True, "java_member_iteration_order": ["C0", "C1"]}
+    scenario_options = {"prefer_rack_aware_logic": True,
+                        "java_member_iteration_order": ["C0", "C1"]}
     # balanced used to get every scenario option and fail with TypeError on this one
     for name in registry.names():
         result = call_assignor(registry.get(name), snap, scenario_options)
@@ -96,7 +102,7 @@ def test_scenario_flags_reach_only_the_assignors_that_take_them() -> None:
     assert registry.applicable("balanced", scenario_options) == {}
 
 
-# -- configuration ---------------------------------------------------------------------------------------
+# -- configuration ---------------------------------------------------------------------------------
 
 
 def test_toml_table_is_typed_and_checked(tmp_path) -> None:
@@ -105,15 +111,18 @@ def test_toml_table_is_typed_and_checked(tmp_path) -> None:
                  "load_tolerance = 0.05\n")
     cfg = config.load(f)
     assert cfg.policy.assignor_options == {"max_count_skew": 1, "load_tolerance": 0.05}
-    assert cfg.policy.assignor_kwargs() == {"horizon_s": 0.0, "max_count_skew": 1, "load_tolerance": 0.05}
+    assert (cfg.policy.assignor_kwargs()
+            == {"horizon_s": 0.0, "max_count_skew": 1, "load_tolerance": 0.05})
     f.write_text('[policy.assignor_options]\nload_tolerance = "lots"\n')
-    with pytest.raises(ConfigError, match=r"^policy\.assignor_options\.load_tolerance: must be a number >= 0, "
+    with pytest.raises(ConfigError,
+                       match=r"^policy\.assignor_options\.load_tolerance: must be a number >= 0, "
                                           r"got 'lots'$"):
         config.load(f)
 
 
 def test_overrides_set_and_clear_the_table() -> None:
-    cfg = config.load(overrides=["policy.assignor_options.max_count_skew=0", "policy.rate_horizon_s=30"])
+    cfg = config.load(overrides=["policy.assignor_options.max_count_skew=0",
+                                 "policy.rate_horizon_s=30"])
     assert cfg.policy.assignor_kwargs() == {"horizon_s": 30.0, "max_count_skew": 0}
     # an explicit horizon_s wins for the assignor; rate_horizon_s stays its default
     cfg = cfg.with_overrides(["policy.assignor_options.horizon_s=5"])
@@ -127,9 +136,11 @@ def test_overrides_set_and_clear_the_table() -> None:
      "policy.assignor_options.max_count_skew: must be an integer >= 0 or none, got -2"),
     (["policy.assignor_options.max_count_skew=1", "policy.assignor=range"],
      "policy.assignor_options.max_count_skew: not an option of the range assignor; it takes "
-     "prefer_rack_aware_logic (to switch assignor, clear the table first: --conf policy.assignor_options=)"),
+     "prefer_rack_aware_logic (to switch assignor, clear the table first: --conf "
+     "policy.assignor_options=)"),
     (["policy.assignor=fastest"], "policy.assignor: unknown assignor 'fastest'; known: range"),
-    (["policy.assignor_options=x"], "--conf policy.assignor_options: expected policy.assignor_options.KEY=VALUE"),
+    (["policy.assignor_options=x"],
+     "--conf policy.assignor_options: expected policy.assignor_options.KEY=VALUE"),
 ])
 def test_bad_override_is_a_config_error(overrides: list[str], message: str) -> None:
     with pytest.raises(ConfigError) as err:
@@ -139,8 +150,8 @@ def test_bad_override_is_a_config_error(overrides: list[str], message: str) -> N
 
 def test_recommendation_uses_the_configured_options() -> None:
     """Same skewed group, with and without a hard bound on partition counts."""
-    base = PolicySettings(assignor="balanced", skew_threshold=1.5, skew_observations=1, min_total_lag=1000,
-                          min_improvement=0.2, stuck_observations=3)
+    base = PolicySettings(assignor="balanced", skew_threshold=1.5, skew_observations=1,
+                          min_total_lag=1000, min_improvement=0.2, stuck_observations=3)
     spreads = {}
     for skew in (None, 0):
         policy = dataclasses.replace(base, assignor_options={"max_count_skew": skew})
@@ -148,7 +159,8 @@ def test_recommendation_uses_the_configured_options() -> None:
             ev.member_entry("C0", ["t0"], [("t0", 0), ("t0", 1)], client_id="c0"),
             ev.member_entry("C1", ["t0"], [("t0", 2), ("t0", 3)], client_id="c1")])
         lags = {0: 9000, 1: 8000, 2: 100, 3: 100}
-        polls = [ev.lag_event(T0 + i * 10_000, "g", "t0", p, 10, 10 + lag) for i in range(2) for p, lag in lags.items()]
+        polls = [ev.lag_event(T0 + i * 10_000, "g", "t0", p, 10, 10 + lag) for i in range(2)
+                 for p, lag in lags.items()]
         recs = process(GroupState("g"), [members, *polls], policy)
         assert len(recs) == 1 and recs[0].assignor == "balanced"
         counts = sorted(len(m["partitions"]) for m in recs[0].assignment)
@@ -161,7 +173,8 @@ def test_recommendation_uses_the_configured_options() -> None:
 
 def _snapshot(lags: dict[str, list[int]]) -> GroupSnapshot:
     topics = {t: len(v) for t, v in lags.items()}
-    return GroupSnapshot(topics=topics, members=(Member("C0", tuple(topics)), Member("C1", tuple(topics))),
+    return GroupSnapshot(topics=topics,
+                         members=(Member("C0", tuple(topics)), Member("C1", tuple(topics))),
                          lag={t: tuple(v) for t, v in lags.items()})
 
 

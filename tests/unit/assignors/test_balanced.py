@@ -1,4 +1,5 @@
-"""The balanced assignor: validity, determinism, the count bound, stuck partitions and its guarantees."""
+"""The balanced assignor: validity, determinism, the count bound, stuck partitions and its
+guarantees."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from assignors.metrics import compute_metrics, cross_rack_partitions, member_loa
 from assignors.model import GroupSnapshot, Member
 from assignors.validity import validate_assignment
 
-# -- helpers ------------------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def max_load(snapshot: GroupSnapshot, assignment) -> float:
@@ -32,7 +33,8 @@ def counts_by_class(snapshot: GroupSnapshot, assignment) -> list[list[int]]:
 
 
 def owning(snapshot: GroupSnapshot, assignment, generation: int = 1) -> GroupSnapshot:
-    members = tuple(dataclasses.replace(m, owned=tuple(assignment.get(m.member_id, ())), generation=generation)
+    members = tuple(dataclasses.replace(m, owned=tuple(assignment.get(m.member_id, ())),
+                                        generation=generation)
                     for m in snapshot.members)
     return dataclasses.replace(snapshot, members=members)
 
@@ -64,14 +66,16 @@ def snapshots(draw, *, stuck: bool = True, owned: bool = True, racks: bool = Tru
     lag = {t: draw(st.lists(lag_values, min_size=n, max_size=n)) for t, n in topics.items()}
     replica_racks = None
     if use_racks:
-        replica_racks = {t: [tuple(draw(st.lists(st.sampled_from([*rack_names, None]), min_size=1, max_size=3,
-                                                  unique=True))) for _ in range(n)] for t, n in topics.items()}
+        replica_racks = {t: [tuple(draw(st.lists(st.sampled_from([*rack_names, None]), min_size=1,
+                                                 max_size=3, unique=True)))
+                             for _ in range(n)] for t, n in topics.items()}
     all_tps = [(t, p) for t, n in topics.items() for p in range(n)]
     members = []
     free = list(all_tps)
     random.Random(draw(st.integers(0, 2**16))).shuffle(free)
     for mid in ids:
-        subs = tuple(draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names), unique=True)))
+        subs = tuple(draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names),
+                                   unique=True)))
         mine: list = []
         if owned:
             k = draw(st.integers(0, 4))
@@ -82,12 +86,13 @@ def snapshots(draw, *, stuck: bool = True, owned: bool = True, racks: bool = Tru
                     mine.append(tp)
                     free.remove(tp)
         rack = draw(st.sampled_from([*rack_names, None])) if use_racks else None
-        members.append(Member(mid, subs, rack=rack, owned=tuple(mine), generation=1 if mine else None))
+        members.append(Member(mid, subs, rack=rack, owned=tuple(mine),
+                              generation=1 if mine else None))
     stuck_set: frozenset = frozenset()
     if stuck and all_tps:
         stuck_set = frozenset(draw(st.lists(st.sampled_from(all_tps), max_size=3)))
-    return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks, lag=lag,
-                         stuck=stuck_set)
+    return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks,
+                         lag=lag, stuck=stuck_set)
 
 
 def current_is_valid(snapshot: GroupSnapshot) -> bool:
@@ -103,7 +108,7 @@ FAST = settings(max_examples=int(os.environ.get("BALANCED_EXAMPLES", "50")), dea
                 suppress_health_check=[HealthCheck.too_slow])
 
 
-# -- examples ---------------------------------------------------------------------------------------------
+# -- examples --------------------------------------------------------------------------------------
 
 
 def test_registered():
@@ -116,12 +121,14 @@ def test_worked_example_from_docstring():
     result = balanced.assign(s)
     assert result == {"C0": [("t", 0), ("u", 0)], "C1": [("t", 1), ("t", 2), ("t", 3)]}
     m = compute_metrics(s, result)
-    assert (m.max_load, m.lower_bound, m.cross_rack_partitions, m.partitions_moved) == (140, 130, 2, 3)
+    assert (m.max_load, m.lower_bound, m.cross_rack_partitions,
+            m.partitions_moved) == (140, 130, 2, 3)
     assert max_load(s, registry.assign("lag", s)) == 150
 
 
 def test_balances_across_topics_where_lag_assignor_does_not():
-    # grantneale's testAssign: consumer-1 ends with 1,100,500 against 100,001 under the lag assignor.
+    # grantneale's testAssign: consumer-1 ends with 1,100,500 against 100,001 under the lag
+    # assignor.
     s = GroupSnapshot(
         topics={"topic1": 4, "topic2": 2},
         members=(Member("consumer-1", ("topic1", "topic2")), Member("consumer-2", ("topic1",))),
@@ -135,8 +142,10 @@ def test_balances_across_topics_where_lag_assignor_does_not():
 
 
 def test_many_single_partition_topics_are_spread():
-    s = GroupSnapshot(topics={f"t{i}": 1 for i in range(4)}, members=(Member("c1", ("t0", "t1", "t2", "t3")),
-                      Member("c2", ("t0", "t1", "t2", "t3"))), lag={f"t{i}": [10] for i in range(4)})
+    s = GroupSnapshot(topics={f"t{i}": 1 for i in range(4)},
+                      members=(Member("c1", ("t0", "t1", "t2", "t3")),
+                               Member("c2", ("t0", "t1", "t2", "t3"))),
+                      lag={f"t{i}": [10] for i in range(4)})
     result = balanced.assign(s)
     assert sorted(len(v) for v in result.values()) == [2, 2]
 
@@ -178,7 +187,8 @@ def test_prefers_same_rack_when_balance_allows():
     racks = ("a", "b", "c")
     members = tuple(Member(f"m{i}", ("t",), rack=racks[i % 3]) for i in range(6))
     rr = [(racks[p % 3],) for p in range(12)]
-    s = GroupSnapshot(topics={"t": 12}, members=members, replica_racks={"t": rr}, lag={"t": [100] * 12})
+    s = GroupSnapshot(topics={"t": 12}, members=members, replica_racks={"t": rr},
+                      lag={"t": [100] * 12})
     result = balanced.assign(s)
     assert cross_rack_partitions(s, result) == 0
     assert max_load(s, result) == 200
@@ -195,7 +205,8 @@ def test_replicas_on_every_rack_and_members_without_rack():
 
 
 def test_stuck_partition_stays_with_its_owner():
-    members = (Member("m0", ("t",), owned=(("t", 0), ("t", 1))), Member("m1", ("t",), owned=(("t", 2),)))
+    members = (Member("m0", ("t",), owned=(("t", 0), ("t", 1))),
+               Member("m1", ("t",), owned=(("t", 2),)))
     s = GroupSnapshot(topics={"t": 3}, members=members, lag={"t": [1000, 1000, 10]},
                       stuck=frozenset({("t", 0), ("t", 1)}))
     result = balanced.assign(s)
@@ -203,11 +214,12 @@ def test_stuck_partition_stays_with_its_owner():
 
 
 def test_stuck_partition_weighs_nothing_on_its_owner():
-    # The owner gets through none of the stuck partition's records: it takes its full share of the rest
-    # (counting the stuck lag, a million records, would leave it nothing else).
+    # The owner gets through none of the stuck partition's records: it takes its full share of the
+    # rest (counting the stuck lag, a million records, would leave it nothing else).
     members = (Member("m0", ("t",), owned=(("t", 0), ("t", 1), ("t", 2))),
                Member("m1", ("t",), owned=(("t", 3), ("t", 4), ("t", 5), ("t", 6))))
-    s = GroupSnapshot(topics={"t": 7}, members=members, lag={"t": [1_000_000, 100, 100, 100, 100, 100, 100]},
+    s = GroupSnapshot(topics={"t": 7}, members=members,
+                      lag={"t": [1_000_000, 100, 100, 100, 100, 100, 100]},
                       stuck=frozenset({("t", 0)}))
     result = balanced.assign(s)
     assert ("t", 0) in result["m0"]
@@ -246,12 +258,13 @@ def test_ties_are_not_always_broken_toward_the_lowest_id():
 
 def test_options_dataclass_and_keywords():
     opts = BalancedOptions()
-    assert (opts.max_count_skew, opts.load_tolerance, opts.cross_rack_cost, opts.move_cost, opts.horizon_s) == (
-        None, 0.02, 10.0, 1.0, 0.0)
+    assert (opts.max_count_skew, opts.load_tolerance, opts.cross_rack_cost, opts.move_cost,
+            opts.horizon_s) == (None, 0.02, 10.0, 1.0, 0.0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         opts.load_tolerance = 0.5  # type: ignore[misc]
     s = example()
-    assert balanced.assign(s, BalancedOptions(max_count_skew=0)) == balanced.assign(s, max_count_skew=0)
+    assert (balanced.assign(s, BalancedOptions(max_count_skew=0))
+            == balanced.assign(s, max_count_skew=0))
     with pytest.raises(TypeError):
         balanced.assign(s, max_skew=1)
     for bad in ({"max_count_skew": -1}, {"max_count_skew": 1.5}, {"load_tolerance": -0.1},
@@ -286,7 +299,7 @@ def test_large_group_is_valid():
     assert m.cross_rack_partitions == 0
 
 
-# -- properties ---------------------------------------------------------------------------------------------
+# -- properties ------------------------------------------------------------------------------------
 
 
 @FAST

@@ -1,4 +1,5 @@
-"""The balanced assignor with member capacities: time balanced, not records; equal ones change nothing."""
+"""The balanced assignor with member capacities: time balanced, not records; equal ones change
+nothing."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from .test_balanced import FAST, snapshots
 
 @FAST
 @given(snapshots(), st.floats(1e-6, 1e12), st.sampled_from([None, 0, 1]))
-def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, capacity, max_count_skew):
-    alike = dataclasses.replace(snapshot, capacity={m.member_id: capacity for m in snapshot.members})
+def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, capacity,
+                                                                   max_count_skew):
+    alike = dataclasses.replace(snapshot,
+                                capacity={m.member_id: capacity for m in snapshot.members})
     assert balanced.assign(alike, max_count_skew=max_count_skew) == balanced.assign(
         snapshot, max_count_skew=max_count_skew)
 
@@ -29,16 +32,18 @@ def test_equal_capacities_give_exactly_the_assignment_without_them(snapshot, cap
 @given(snapshots(), st.floats(1e-6, 1e12))
 def test_equal_capacities_read_plain_records(snapshot, capacity):
     """The max load at the fastest member's rate is plain records when the members are alike."""
-    alike = dataclasses.replace(snapshot, capacity={m.member_id: capacity for m in snapshot.members})
+    alike = dataclasses.replace(snapshot,
+                                capacity={m.member_id: capacity for m in snapshot.members})
     assignment = balanced.assign(snapshot)
     assert set(capacity_scales(alike).values()) == {1.0} and capacity_scales(snapshot) is None
     m = compute_metrics(alike, assignment)
-    assert max_scaled_load(alike, m) == m.max_load == max_scaled_load(snapshot, compute_metrics(snapshot, assignment))
+    assert (max_scaled_load(alike, m) == m.max_load
+            == max_scaled_load(snapshot, compute_metrics(snapshot, assignment)))
 
 
 def test_balanced_minimises_the_max_scaled_load():
-    """With capacities, the max load at the fastest member's rate is within 3% of the least possible and below
-    what an assignment made without them leaves."""
+    """With capacities, the max load at the fastest member's rate is within 3% of the least possible
+    and below what an assignment made without them leaves."""
     capacity = {"slow": 1.0, "mid": 1.5, "fast": 3.0}
     snapshot = group(capacity)
     proposed = compute_metrics(snapshot, balanced.assign(snapshot))
@@ -50,8 +55,8 @@ def test_balanced_minimises_the_max_scaled_load():
 
 def group(capacity: dict[str, float] | None) -> GroupSnapshot:
     members = tuple(Member(m, ("t",)) for m in ("slow", "mid", "fast"))
-    return GroupSnapshot(topics={"t": 60}, members=members, lag={"t": [100 + 7 * (p % 5) for p in range(60)]},
-                         capacity=capacity)
+    return GroupSnapshot(topics={"t": 60}, members=members,
+                         lag={"t": [100 + 7 * (p % 5) for p in range(60)]}, capacity=capacity)
 
 
 def test_the_slow_member_gets_proportionally_less_load():
@@ -67,7 +72,8 @@ def test_the_slow_member_gets_proportionally_less_load():
     assert max(load[m] / capacity[m] for m in load) <= 1.03 * best
     for m in load:  # each member's share of the load is its share of the capacity
         assert load[m] / total == pytest.approx(capacity[m] / sum(capacity.values()), abs=0.02)
-    # without capacities the loads are even, and the slow member takes three times as long as the fast one
+    # without capacities the loads are even, and the slow member takes three times as long as the
+    # fast one
     even = member_loads(snapshot, balanced.assign(group(None)))
     assert max(even[m] / capacity[m] for m in even) > 1.5 * best
 

@@ -1,9 +1,11 @@
-"""The balanced assignor's results on a seeded corpus, pinned by their SHA-256: any change of any assignment fails.
+"""The balanced assignor's results on a seeded corpus, pinned by their SHA-256: any change of any
+assignment fails.
 
-The corpus is :mod:`benchmarks.balanced.corpus` (its first ``COUNT`` groups, seed 1); the digest was computed at
-82282b8, before the search was made faster (#31), and a speed-up must keep it. ``benchmarks.balanced.same``
-compares two versions group by group on a larger corpus (3,000 groups) when a change is meant to keep results.
-Change the digest only when an assignment is *meant* to change.
+The corpus is :mod:`benchmarks.balanced.corpus` (its first ``COUNT`` groups, seed 1); the digest was
+computed at 82282b8, before the search was made faster (#31), and a speed-up must keep it.
+``benchmarks.balanced.same`` compares two versions group by group on a larger corpus (3,000 groups)
+when a change is meant to keep results. Change the digest only when an assignment is *meant* to
+change.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ DIGEST = "5963b5c4d3a0198971ec273c2892c59574bcaaf795ccd42cab1bb39a9f5de47b"
 
 
 def test_corpus_covers_every_path():
-    """The pinned groups hold each feature that changes the assignor's path, so the digest watches them all."""
+    """The pinned groups hold each feature that changes the assignor's path, so the digest watches
+    them all."""
     items = list(corpus(COUNT))
     groups = [s for s, _ in items]
     assert any(s.capacity for s in groups)
     assert any(s.stuck for s in groups)
-    assert any(s.replica_racks for s in groups) and any(m.rack is None for s in groups for m in s.members)
+    assert (any(s.replica_racks for s in groups)
+            and any(m.rack is None for s in groups for m in s.members))
     assert any(len({m.topics for m in s.members}) > 1 for s in groups)
     assert any(s.produce_rate for s in groups)
     assert {o.max_count_skew for _, o in items} == {None, 0, 2}

@@ -63,12 +63,14 @@ def test_cross_rack_matches_the_metric(seed: int) -> None:
     snapshot = random_group(seed)
     problem = Problem(snapshot, BalancedOptions())
     rng = random.Random(seed)
-    member_of = np.array([rng.choice(problem.group_members[g].tolist()) for g in problem.part_group_list],
+    member_of = np.array([rng.choice(problem.group_members[g].tolist())
+                          for g in problem.part_group_list],
                          dtype=np.int64)
     assignment = {m.member_id: [] for m in snapshot.members}
     for p, m in enumerate(member_of.tolist()):
         j = int(problem.part_topic[p])
-        assignment[problem.members[m].member_id].append((problem.topics[j], p - int(problem.topic_start[j])))
+        assignment[problem.members[m].member_id].append((problem.topics[j],
+                                                         p - int(problem.topic_start[j])))
     n_cross = int(problem.cross_rack(np.arange(problem.n_parts), member_of).sum())
     assert n_cross == cross_rack_partitions(snapshot, assignment)
     n_moved = int(problem.moved(np.arange(problem.n_parts), member_of).sum())

@@ -1,8 +1,9 @@
 """The two implementations of each step agree, and a state's kept answers stay true.
 
-:mod:`assignors.balanced.steps` (plain Python, members holding few partitions) and :mod:`assignors.balanced.search`'s
-numpy steps must offer the very same step with the very same value on every state, and so must the polish's two swap
-searches: the assignor takes one or the other by size, and its results must not depend on which.
+:mod:`assignors.balanced.steps` (plain Python, members holding few partitions) and
+:mod:`assignors.balanced.search`'s numpy steps must offer the very same step with the very same
+value on every state, and so must the polish's two swap searches: the assignor takes one or the
+other by size, and its results must not depend on which.
 """
 
 from __future__ import annotations
@@ -26,18 +27,21 @@ from benchmarks.balanced.corpus import corpus, extreme_group, random_group, rand
 
 
 def random_state(problem: Problem, rng: random.Random) -> State:
-    """Every partition to a random subscriber (a stuck one to its owner), skewed towards the first ones."""
+    """Every partition to a random subscriber (a stuck one to its owner), skewed towards the first
+    ones."""
     state = State("random", problem.n_members, problem.n_parts, problem.scale_list)
     for p in range(problem.n_parts):
         ms = problem.group_members_list[problem.part_group_list[p]]
-        m = problem.owner_list[p] if problem.pinned[p] else ms[min(int(rng.expovariate(0.7)), len(ms) - 1)]
+        m = (problem.owner_list[p] if problem.pinned[p]
+             else ms[min(int(rng.expovariate(0.7)), len(ms) - 1)])
         state.put(p, m, problem.part_load_list[p])
     return state
 
 
-def both(problem: Problem, state: State, a: int, value: float, moves: bool) -> tuple[steps.Best, steps.Best]:
-    """The best move (if ``moves``) or swap of member ``a`` found by each implementation, from the same start
-    ``value``."""
+def both(problem: Problem, state: State, a: int, value: float,
+         moves: bool) -> tuple[steps.Best, steps.Best]:
+    """The best move (if ``moves``) or swap of member ``a`` found by each implementation, from the
+    same start ``value``."""
     window = windows(problem, state)
     loads, counts = state.load.tolist(), state.count.tolist()
     order = sorted(range(problem.n_members), key=lambda m: (-loads[m], problem.tiebreak_list[m]))
@@ -152,9 +156,10 @@ def test_sides_edited_in_place_equal_sides_built_afresh(seed: int) -> None:
                 assert sides.theirs(m, other) == fresh.theirs(m, other)
 
 
-def same_with_and_without_python_steps(group: GroupSnapshot, opts: BalancedOptions, monkeypatch: pytest.MonkeyPatch
-                                       ) -> None:
-    """A whole run with the Python steps (members up to FEW, POLISH_FEW partitions) and with numpy's alone (0)."""
+def same_with_and_without_python_steps(group: GroupSnapshot, opts: BalancedOptions,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole run with the Python steps (members up to FEW, POLISH_FEW partitions) and with numpy's
+    alone (0)."""
     results = []
     for few, polish_few in ((FEW, POLISH_FEW), (0, 0)):
         monkeypatch.setattr(search, "FEW", few)
@@ -164,7 +169,8 @@ def same_with_and_without_python_steps(group: GroupSnapshot, opts: BalancedOptio
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_solve_is_the_same_with_the_python_steps_or_without(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_solve_is_the_same_with_the_python_steps_or_without(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     same_with_and_without_python_steps(*next(corpus(1, seed + 100)), monkeypatch)
     same_with_and_without_python_steps(random_group(rng), random_options(rng), monkeypatch)
@@ -172,10 +178,11 @@ def test_solve_is_the_same_with_the_python_steps_or_without(seed: int, monkeypat
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf in the numpy steps, as before
 @pytest.mark.parametrize("seed", [*range(16), 34, 177, 414, 517])
-def test_extreme_groups_keep_to_numpy_where_figures_are_not_finite(seed: int, monkeypatch: pytest.MonkeyPatch
-                                                                   ) -> None:
-    """Capacities 1e600 apart make infinite scales and NaN loads, where Python's max, < and bisect are not numpy's:
-    seeds 34, 177, 414 and 517 got other assignments while the Python steps also took non-finite figures."""
+def test_extreme_groups_keep_to_numpy_where_figures_are_not_finite(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Capacities 1e600 apart make infinite scales and NaN loads, where Python's max, < and bisect
+    are not numpy's: seeds 34, 177, 414 and 517 got other assignments while the Python steps also
+    took non-finite figures."""
     rng = random.Random(seed)
     same_with_and_without_python_steps(extreme_group(rng), random_options(rng), monkeypatch)
 
@@ -183,5 +190,6 @@ def test_extreme_groups_keep_to_numpy_where_figures_are_not_finite(seed: int, mo
 def _solve_or_error(group: GroupSnapshot, opts: BalancedOptions) -> object:
     try:
         return solve(group, opts)
-    except ZeroDivisionError as e:  # infinite scales can make the lower bound divide by zero, on both paths
+    # infinite scales can make the lower bound divide by zero, on both paths
+    except ZeroDivisionError as e:
         return repr(e)

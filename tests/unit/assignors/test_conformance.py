@@ -1,8 +1,9 @@
-"""Every scenario of tests/data/conformance/assignor-scenarios.json, against every assignor it names.
+"""Every scenario of tests/data/conformance/assignor-scenarios.json, against every assignor it
+names.
 
-Scenarios whose transcription disagrees with Kafka's own Java assignor are listed, with Java's answer,
-in tests/data/java_overrides.json (``python -m benchmarks.javaref --write-overrides``): Java is the
-truth, so those cases compare with Java's answer.
+Scenarios whose transcription disagrees with Kafka's own Java assignor are listed, with Java's
+answer, in tests/data/java_overrides.json (``python -m benchmarks.javaref --write-overrides``): Java
+is the truth, so those cases compare with Java's answer.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def _overrides() -> dict[tuple[str, str], dict[str, Any]]:
     if not OVERRIDES.is_file():
         return {}
     doc = json.loads(OVERRIDES.read_text())
-    return {(o["name"], o["assignor"]): o for o in doc.get("overrides", []) if o.get("java") is not None}
+    return {(o["name"], o["assignor"]): o for o in doc.get("overrides", [])
+            if o.get("java") is not None}
 
 
 SCENARIOS = _load()
@@ -55,7 +57,8 @@ def test_every_scenario_is_collected() -> None:
 
 
 def test_java_overrides_were_made_from_this_file() -> None:
-    # The overrides name scenarios of one version of the file: a changed file needs them regenerated.
+    # The overrides name scenarios of one version of the file: a changed file needs them
+    # regenerated.
     doc = json.loads(OVERRIDES.read_text())
     assert doc["conformance_sha256"] == hashlib.sha256(SCENARIO_FILE.read_bytes()).hexdigest(), (
         "tests/data/java_overrides.json was generated from another scenario file: "
@@ -85,7 +88,8 @@ def test_conformance(scenario: dict[str, Any], assignor: str) -> None:
         module = importlib.import_module(MODULES[assignor])
         with_transfers = getattr(module, "assign_with_transfers", None)
         if with_transfers is None and assignor == "cooperative-sticky":
-            pytest.fail("assignors.sticky.cooperative has no assign_with_transfers(snapshot, **options)")
+            pytest.fail(
+                "assignors.sticky.cooperative has no assign_with_transfers(snapshot, **options)")
     if with_transfers is not None:
         result, transferring = call_assignor(with_transfers, snapshot, options)
     else:

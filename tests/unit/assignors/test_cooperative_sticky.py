@@ -22,7 +22,8 @@ def snap(topics, *members, racks=None):
 
 
 def member(mid, topics, owned=(), generation=None, rack=None):
-    return Member(member_id=mid, topics=tuple(topics), owned=tuple(owned), generation=generation, rack=rack)
+    return Member(member_id=mid, topics=tuple(topics), owned=tuple(owned), generation=generation,
+                  rack=rack)
 
 
 def tp_name(tp):
@@ -30,7 +31,8 @@ def tp_name(tp):
 
 
 def check_cooperative_round(s, result, transferring):
-    """Shape and safety of one cooperative round (members of one generation with disjoint claims)."""
+    """Shape and safety of one cooperative round (members of one generation with disjoint
+    claims)."""
     assert set(result) == {m.member_id for m in s.members}
     subs = {m.member_id: set(m.topics) for m in s.members}
     owners: dict = {}
@@ -44,7 +46,8 @@ def check_cooperative_round(s, result, transferring):
             assert tp not in given_out
             given_out[tp] = mid
             # never handed to a member while another member still reports owning it
-            assert owners.get(tp, set()) <= {mid}, f"{tp} given to {mid} while owned by {owners[tp]}"
+            assert owners.get(tp, set()) <= {mid}, (
+                f"{tp} given to {mid} while owned by {owners[tp]}")
     names = {tp_name(tp) for tp in given_out}
     for name, new_owner in transferring.items():
         assert name not in names, f"{name} is transferring but was assigned"
@@ -61,8 +64,8 @@ def converge(s, rounds=4, **options):
             return s, result
         generation += 1
         s = GroupSnapshot(topics=s.topics, replica_racks=s.replica_racks, members=tuple(
-            Member(member_id=m.member_id, topics=m.topics, rack=m.rack, owned=tuple(result[m.member_id]),
-                   generation=generation) for m in s.members))
+            Member(member_id=m.member_id, topics=m.topics, rack=m.rack,
+                   owned=tuple(result[m.member_id]), generation=generation) for m in s.members))
     raise AssertionError("cooperative rebalances did not converge")
 
 
@@ -80,7 +83,7 @@ def check_valid_balanced(s, result):
                 assert not any(tp[0] in subs[b] for tp in pa)
 
 
-# -- targeted cases -----------------------------------------------------------------------------------
+# -- targeted cases --------------------------------------------------------------------------------
 
 
 def test_registry_and_names():
@@ -90,7 +93,8 @@ def test_registry_and_names():
 
 
 def test_new_member_waits_one_round_for_revoked_partition():
-    s = snap({"topic": 3}, member("consumer1", ["topic"], owned=[("topic", 0), ("topic", 1), ("topic", 2)],
+    s = snap({"topic": 3},
+             member("consumer1", ["topic"], owned=[("topic", 0), ("topic", 1), ("topic", 2)],
                                   generation=1), member("consumer2", ["topic"], generation=1))
     result, transferring = assign_with_transfers(s)
     assert result == {"consumer1": [("topic", 0), ("topic", 1)], "consumer2": []}
@@ -100,11 +104,13 @@ def test_new_member_waits_one_round_for_revoked_partition():
 
 
 def test_partitions_of_a_departed_member_are_handed_out_at_once():
-    s = snap({"topic": 4}, member("consumer1", ["topic"], owned=[("topic", 0), ("topic", 1)], generation=2),
+    s = snap({"topic": 4},
+             member("consumer1", ["topic"], owned=[("topic", 0), ("topic", 1)], generation=2),
              member("consumer3", ["topic"], generation=2))
     result, transferring = assign_with_transfers(s)
     assert transferring == {}
-    assert result == {"consumer1": [("topic", 0), ("topic", 1)], "consumer3": [("topic", 2), ("topic", 3)]}
+    assert result == {"consumer1": [("topic", 0), ("topic", 1)],
+                      "consumer3": [("topic", 2), ("topic", 3)]}
 
 
 def test_general_path_transfer_after_subscription_change():
@@ -139,7 +145,8 @@ def test_rack_misaligned_owned_partitions_are_revoked_first():
     assert transferring == {"t-1": "c1", "t-2": "c0"}
     assert result == {"c0": [("t", 0)], "c1": [("t", 3)]}
     _, final = converge(s)
-    assert sorted(final["c0"]) == [("t", 0), ("t", 2)] and sorted(final["c1"]) == [("t", 1), ("t", 3)]
+    assert (sorted(final["c0"]) == [("t", 0), ("t", 2)]
+            and sorted(final["c1"]) == [("t", 1), ("t", 3)])
 
 
 def test_first_round_plus_transfers_is_the_sticky_assignment():
@@ -155,14 +162,15 @@ def test_first_round_plus_transfers_is_the_sticky_assignment():
         assert result[mid] == [tp for tp in tps if tp not in moving]
 
 
-# -- properties --------------------------------------------------------------------------------------
+# -- properties ------------------------------------------------------------------------------------
 
 
 @st.composite
 def groups(draw):
     topics = {f"t{i}": draw(st.integers(0, 6)) for i in range(draw(st.integers(1, 4)))}
     names = list(topics)
-    ids = draw(st.lists(st.sampled_from([f"consumer{i}" for i in range(10)]), min_size=1, max_size=7, unique=True))
+    ids = draw(st.lists(st.sampled_from([f"consumer{i}" for i in range(10)]), min_size=1,
+                        max_size=7, unique=True))
     equal = draw(st.booleans())
     common = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
     parts = [(t, p) for t, n in topics.items() for p in range(n)]
@@ -227,7 +235,8 @@ def test_100_rounds_of_random_churn(seed, equal):
 
 def test_kafka_hands_back_to_a_non_subscriber_then_moves_on_and_so_do_we():
     # Differential case random-20251121-589 (shrunk): Kafka moves topic1-2 back to c16 (older
-    # generation, no longer subscribed to topic1) before a later move takes it on; we follow that path.
+    # generation, no longer subscribed to topic1) before a later move takes it on; we follow that
+    # path.
     s = handback_case()
     assert assign(s, prefer_rack_aware_logic=True) == {  # Kafka 4.3.1's CooperativeStickyAssignor
         "c16": [("a", 1), ("a", 4), ("t3", 4), ("t3", 10)],

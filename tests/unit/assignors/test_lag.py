@@ -35,7 +35,7 @@ def reference(s: GroupSnapshot) -> dict:
     return out
 
 
-# -- partition_lag: grantneale's computePartitionLag tests --------------------------------------------
+# -- partition_lag: grantneale's computePartitionLag tests -----------------------------------------
 
 @pytest.mark.parametrize(("committed", "begin", "end", "reset", "want"), [
     (5555, 1111, 9999, "none", 4444),       # testComputePartitionLag
@@ -54,10 +54,11 @@ def test_partition_lag_rejects_unknown_reset():
         partition_lag(None, 0, 10, "sometimes")
 
 
-# -- the assignor --------------------------------------------------------------------------------------
+# -- the assignor ----------------------------------------------------------------------------------
 
 def test_readme_example():
-    s = snap({"t0": 3}, [Member("C0", ("t0",)), Member("C1", ("t0",))], {"t0": [100000, 50000, 60000]})
+    s = snap({"t0": 3}, [Member("C0", ("t0",)), Member("C1", ("t0",))],
+             {"t0": [100000, 50000, 60000]})
     assert lag_assignor.assign(s) == {"C0": [("t0", 0)], "C1": [("t0", 2), ("t0", 1)]}
 
 
@@ -83,7 +84,8 @@ def test_zero_lags_interleave():
 
 def test_heavily_skewed_lags():
     lags = [360, 359, 230, 118, 444, 122, 65, 111, 455000, 424000]
-    s = snap({"topic1": 10}, [Member(f"consumer-{i}", ("topic1",)) for i in (1, 2, 3)], {"topic1": lags})
+    s = snap({"topic1": 10}, [Member(f"consumer-{i}", ("topic1",)) for i in (1, 2, 3)],
+             {"topic1": lags})
     a = lag_assignor.assign(s)
     assert a == {
         "consumer-1": [("topic1", 8), ("topic1", 2), ("topic1", 7)],
@@ -95,7 +97,8 @@ def test_heavily_skewed_lags():
 def test_tallies_restart_per_topic():
     # Four single-partition topics of equal lag all go to the lowest id: no balance across topics.
     topics = {f"t{i}": 1 for i in range(4)}
-    s = snap(topics, [Member("c1", tuple(topics)), Member("c2", tuple(topics))], {t: [10] for t in topics})
+    s = snap(topics, [Member("c1", tuple(topics)), Member("c2", tuple(topics))],
+             {t: [10] for t in topics})
     assert lag_assignor.assign(s) == {"c1": [(t, 0) for t in topics], "c2": []}
 
 
@@ -109,9 +112,11 @@ def groups(draw):
     topics = {f"t{i}": draw(st.integers(0, 12)) for i in range(draw(st.integers(1, 3)))}
     names = [*topics, "absent"]
     n = draw(st.integers(1, 6))
-    ids = draw(st.lists(st.text("abcAB01-", min_size=1, max_size=4), min_size=n, max_size=n, unique=True))
-    members = [Member(mid, tuple(draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names),
-                                               unique=True)))) for mid in ids]
+    ids = draw(st.lists(st.text("abcAB01-", min_size=1, max_size=4), min_size=n, max_size=n,
+                        unique=True))
+    members = [Member(mid, tuple(draw(st.lists(st.sampled_from(names), min_size=1,
+                                               max_size=len(names), unique=True))))
+               for mid in ids]
     lag_values = st.integers(0, 50) | st.sampled_from([0, 10**6, 10**12])
     lags = {t: draw(st.lists(lag_values, min_size=n_, max_size=n_)) for t, n_ in topics.items()}
     return snap(topics, members, lags)

@@ -1,4 +1,5 @@
-"""Whether rack placement saves anything: the module docstring's worked example and the edge cases."""
+"""Whether rack placement saves anything: the module docstring's worked example and the edge
+cases."""
 
 from __future__ import annotations
 
@@ -19,14 +20,16 @@ def test_worked_example():
         one = rack_placement.placement(ONE, RACKS, ff)
         assert (one.verdict, one.decided) == (rack_placement.DECIDES, 12)
     assert "rack placement saves nothing" in rack_placement.placement(THREE, RACKS, True).sentence()
-    assert rack_placement.placement(ONE, RACKS, True).sentence().startswith("12 of 12 partitions lack a replica")
+    assert rack_placement.placement(ONE, RACKS, True).sentence().startswith(
+        "12 of 12 partitions lack a replica")
 
 
 def test_no_racks_and_partial_racks():
     assert rack_placement.placement(THREE, (None, None), True).verdict == rack_placement.NO_RACKS
     assert rack_placement.placement([(None,), ()], RACKS, True).verdict == rack_placement.NO_RACKS
     # two replicas over the members' racks a and b (c has no member): every member reads locally
-    assert rack_placement.placement([("a", "b")] * 4, ("a", "b", None), True).verdict == rack_placement.SAVES_NOTHING
+    assert (rack_placement.placement([("a", "b")] * 4, ("a", "b", None), True).verdict
+            == rack_placement.SAVES_NOTHING)
     # one partition of four on two racks only, with members on three
     mixed = rack_placement.placement([("a", "b", "c")] * 3 + [("a", "b")], RACKS, True)
     assert (mixed.verdict, mixed.decided, mixed.partitions) == (rack_placement.DECIDES, 1, 4)
@@ -48,6 +51,7 @@ def test_follower_fetching_from_the_brokers_selector_class():
     on = rack_placement.RACK_AWARE_SELECTOR
     assert rack_placement.follower_fetching([on, on, on]) is True
     assert rack_placement.follower_fetching([None, "", None]) is False
-    assert rack_placement.follower_fetching([on, None]) is None  # a mix: some leaders serve every fetch
+    # a mix: some leaders serve every fetch
+    assert rack_placement.follower_fetching([on, None]) is None
     assert rack_placement.follower_fetching(["com.example.MySelector"]) is None
     assert rack_placement.follower_fetching([]) is None

@@ -43,7 +43,8 @@ def test_java_string_order_is_utf16():
 
 
 def test_every_member_present_and_absent_topics_ignored():
-    s = snap({"t": 2}, [Member("a", ("t", "missing")), Member("b", ("missing",)), Member("c", ("t",))])
+    s = snap({"t": 2},
+             [Member("a", ("t", "missing")), Member("b", ("missing",)), Member("c", ("t",))])
     assert range_assignor.assign(s) == {"a": [("t", 0)], "b": [], "c": [("t", 1)]}
 
 
@@ -83,8 +84,8 @@ def test_empty_rack_is_no_rack():
 def test_co_partitioning_beats_rack_alignment():
     # t1 and t2: same count, same subscribers -> partition p of both goes to the same consumer.
     racks = {"t1": [("a",), ("b",), ("a",), ("b",)], "t2": [("b",), ("a",), ("b",), ("a",)]}
-    s = snap({"t1": 4, "t2": 4}, [Member("C0", ("t1", "t2"), rack="a"), Member("C1", ("t1", "t2"), rack="b")],
-             racks)
+    s = snap({"t1": 4, "t2": 4},
+             [Member("C0", ("t1", "t2"), rack="a"), Member("C1", ("t1", "t2"), rack="b")], racks)
     a = range_assignor.assign(s)
     owner = {tp: m for m, tps in a.items() for tp in tps}
     assert all(owner[("t1", p)] == owner[("t2", p)] for p in range(4))
@@ -101,7 +102,7 @@ def test_rack_mode_lists_sorted_by_topic_then_partition():
         assert tps == sorted(tps)
 
 
-# -- properties on random groups ------------------------------------------------------------------------
+# -- properties on random groups -------------------------------------------------------------------
 
 RACKS = ["a", "b", "c"]
 
@@ -114,8 +115,8 @@ def groups(draw, with_racks: bool = True):
     n_members = draw(st.integers(1, 6))
     ids = draw(st.lists(st.text("abcxyz0123", min_size=1, max_size=4), min_size=n_members,
                         max_size=n_members, unique=True))
-    instance_ids = draw(st.lists(st.sampled_from(["i0", "i1", "i2", "i3", None]), min_size=n_members,
-                                 max_size=n_members))
+    instance_ids = draw(st.lists(st.sampled_from(["i0", "i1", "i2", "i3", None]),
+                                 min_size=n_members, max_size=n_members))
     seen: set[str] = set()
     members = []
     for mid, iid in zip(ids, instance_ids, strict=True):
@@ -128,8 +129,9 @@ def groups(draw, with_racks: bool = True):
         members.append(Member(mid, tuple(subs), instance_id=iid, rack=rack))
     racks = None
     if with_racks and draw(st.booleans()):
-        racks = {t: [tuple(draw(st.lists(st.sampled_from(RACKS), min_size=1, max_size=3, unique=True)))
-                     for _ in range(n)] for t, n in topics.items()}
+        racks = {t: [tuple(draw(st.lists(st.sampled_from(RACKS), min_size=1, max_size=3,
+                                         unique=True))) for _ in range(n)]
+                 for t, n in topics.items()}
     return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=racks)
 
 
@@ -169,11 +171,11 @@ def test_without_racks_is_contiguous_ranges(s):
             start += length
 
 
-# -- against Kafka's own RangeAssignor (needs a JDK and the kafka-clients jars: `make setup`) ----------------
+# -- against Kafka's own RangeAssignor (needs a JDK and the kafka-clients jars: `make setup`) ------
 
-# "Aa", "BB", "AaAa", "AaBB", "BBAa" and "BBBB" have equal String.hashCode()s: they share a HashMap bucket,
-# where Kafka's order is the order the topics were first added (members in HashMap order, each member's
-# topics in subscription order).
+# "Aa", "BB", "AaAa", "AaBB", "BBAa" and "BBBB" have equal String.hashCode()s: they share a HashMap
+# bucket, where Kafka's order is the order the topics were first added (members in HashMap order,
+# each member's topics in subscription order).
 COLLIDING = ["Aa", "BB", "AaAa", "AaBB", "BBAa", "BBBB"]
 
 
@@ -183,8 +185,8 @@ def _java_results(cases: list[dict]) -> list[dict]:
     try:
         return javaref.run_cases("range", cases)
     except javaref.JavaRefError as e:
-        pytest.fail(f"Kafka's Java RangeAssignor could not run ({e}); `make setup` installs Java 17 and the "
-                    "kafka-clients jars, and CI always runs it")
+        pytest.fail(f"Kafka's Java RangeAssignor could not run ({e}); `make setup` installs Java "
+                    "17 and the kafka-clients jars, and CI always runs it")
 
 
 def _check_against_java(cases: list[dict]) -> None:
@@ -209,24 +211,27 @@ def test_matches_kafka_java_on_random_groups():
             topics["t1"] = topics["t0"]
         racks = None
         if rnd.random() < 0.8:
-            racks = {t: [rnd.sample(RACKS, rnd.randint(1, 3)) for _ in range(n)] for t, n in topics.items()}
+            racks = {t: [rnd.sample(RACKS, rnd.randint(1, 3)) for _ in range(n)]
+                     for t, n in topics.items()}
         members = []
         for i in range(rnd.randint(1, 6)):
             names = [*topics, "absent"]
-            subs = list(topics) if rnd.random() < 0.5 else rnd.sample(names, rnd.randint(1, len(names)))
+            subs = (list(topics) if rnd.random() < 0.5
+                    else rnd.sample(names, rnd.randint(1, len(names))))
             members.append({"id": f"m{rnd.randint(0, 99)}-{i}",
                             "instance_id": f"i{i}" if rnd.random() < 0.3 else None,
                             "rack": rnd.choice([*RACKS, None]), "topics": subs,
                             "owned": [], "generation": None})
-        cases.append({"name": "random", "topics": topics, "replica_racks": racks, "members": members,
-                      "prefer_rack_aware_logic": rnd.random() < 0.3})
+        cases.append({"name": "random", "topics": topics, "replica_racks": racks,
+                      "members": members, "prefer_rack_aware_logic": rnd.random() < 0.3})
     _check_against_java(cases)
 
 
 @pytest.mark.java
 def test_list_order_matches_kafka_java_with_colliding_and_many_topics():
-    """Without rack mode each list is one block per topic in partitionsPerTopic's HashMap order: colliding
-    topic names keep their first-insertion order, and absent topics count towards the HashSet's size."""
+    """Without rack mode each list is one block per topic in partitionsPerTopic's HashMap order:
+    colliding topic names keep their first-insertion order, and absent topics count towards the
+    HashSet's size."""
     rnd = random.Random(881)
     cases = []
     for _ in range(300):
@@ -240,12 +245,14 @@ def test_list_order_matches_kafka_java_with_colliding_and_many_topics():
             members.append({"id": f"{rnd.choice(['c', 'consumer-', 'Aa'])}{rnd.randint(0, 99)}-{i}",
                             "instance_id": None, "rack": None, "topics": subs,
                             "owned": [], "generation": None})
-        cases.append({"name": "collide", "topics": topics, "replica_racks": None, "members": members})
+        cases.append({"name": "collide", "topics": topics, "replica_racks": None,
+                      "members": members})
     _check_against_java(cases)
 
 
 def test_colliding_topics_listed_in_first_subscription_order():
-    # "Aa" and "BB" share a bucket; the subscriptions HashMap iterates m1 before m2 ("m1" hashes lower)
+    # "Aa" and "BB" share a bucket; the subscriptions HashMap iterates m1 before m2 ("m1" hashes
+    # lower)
     s = snap({"Aa": 1, "BB": 1}, [Member("m2", ("Aa", "BB")), Member("m1", ("BB", "Aa"))])
     assert range_assignor.java_topic_order(s) == ["BB", "Aa"]
     assert range_assignor.assign(s)["m1"] == [("BB", 0), ("Aa", 0)]

@@ -1,4 +1,5 @@
-"""Kafka's RoundRobinAssignor: the javadoc examples, member order, and properties on random groups."""
+"""Kafka's RoundRobinAssignor: the javadoc examples, member order, and properties on random
+groups."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def snap(topics, members):
 
 
 def reference(s: GroupSnapshot) -> dict:
-    """Kafka's loop as written: a circular pointer that skips members not subscribed to the topic."""
+    """Kafka's loop as written: a circular pointer that skips members not subscribed to the
+    topic."""
     ordered = kafka_member_order(s.members)
     out = {m.member_id: [] for m in s.members}
     topics = sorted({t for m in s.members for t in m.topics}, key=java_string_key)
@@ -71,11 +73,13 @@ def groups(draw):
     topics = {f"t{i}": draw(st.integers(0, 9)) for i in range(draw(st.integers(1, 4)))}
     names = [*topics, "absent"]
     n = draw(st.integers(1, 6))
-    ids = draw(st.lists(st.text("abcz01", min_size=1, max_size=3), min_size=n, max_size=n, unique=True))
+    ids = draw(st.lists(st.text("abcz01", min_size=1, max_size=3), min_size=n, max_size=n,
+                        unique=True))
     members = []
     for k, mid in enumerate(ids):
         subs = draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names), unique=True))
-        members.append(Member(mid, tuple(subs), instance_id=f"i{k}" if draw(st.booleans()) else None))
+        members.append(Member(mid, tuple(subs),
+                              instance_id=f"i{k}" if draw(st.booleans()) else None))
     return snap(topics, members)
 
 
@@ -102,14 +106,15 @@ def test_matches_kafka_java_on_random_groups():
         names = [*topics, "absent"]
         members = [{"id": f"c{rnd.randint(0, 50)}-{i}",
                     "instance_id": f"i{i}" if rnd.random() < 0.3 else None,
-                    "rack": None, "topics": rnd.sample(names, rnd.randint(1, len(names))), "owned": [],
-                    "generation": None} for i in range(rnd.randint(1, 6))]
-        cases.append({"name": "random", "topics": topics, "replica_racks": None, "members": members})
+                    "rack": None, "topics": rnd.sample(names, rnd.randint(1, len(names))),
+                    "owned": [], "generation": None} for i in range(rnd.randint(1, 6))]
+        cases.append({"name": "random", "topics": topics, "replica_racks": None,
+                      "members": members})
     try:
         results = javaref.run_cases("roundrobin", cases)
     except javaref.JavaRefError as e:
-        pytest.fail(f"Kafka's Java RoundRobinAssignor could not run ({e}); `make setup` installs Java 17 and "
-                    "the kafka-clients jars, and CI always runs it")
+        pytest.fail(f"Kafka's Java RoundRobinAssignor could not run ({e}); `make setup` installs "
+                    "Java 17 and the kafka-clients jars, and CI always runs it")
     from assignors.scenario import parse_scenario
 
     for case, result in zip(cases, results, strict=True):

@@ -1,5 +1,6 @@
-"""StickyAssignor: Kafka's AbstractStickyAssignorTest cases beyond the conformance file, the Java
-collection-order helpers, and property tests (validity, determinism, balance, stickiness under churn)."""
+"""StickyAssignor: Kafka's AbstractStickyAssignorTest cases beyond the conformance file and
+property tests (validity, determinism, balance, stickiness under churn); the Java collection orders
+it follows are tested in :mod:`tests.unit.assignors.test_java_order`."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignors import registry
-from assignors._java import JavaHashSet, hashmap_order, java_sorted, string_hash, topic_partition_hash
+from assignors._java import hashmap_order
 from assignors.model import GroupSnapshot, Member
 from assignors.sticky import StickyAssignmentError, sticky_assign
-from assignors.sticky.eager import NAME, as_user_data, assign
+from assignors.sticky.eager import NAME, assign
 
-# -- helpers -----------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def snap(topics, *members, racks=None):
@@ -23,7 +24,8 @@ def snap(topics, *members, racks=None):
 
 
 def member(mid, topics, owned=(), generation=None, rack=None):
-    return Member(member_id=mid, topics=tuple(topics), owned=tuple(owned), generation=generation, rack=rack)
+    return Member(member_id=mid, topics=tuple(topics), owned=tuple(owned), generation=generation,
+                  rack=rack)
 
 
 def check_valid(snapshot, result):
@@ -40,8 +42,8 @@ def check_valid(snapshot, result):
 
 
 def check_balanced(snapshot, result):
-    """Kafka's verifyValidityAndBalance: a member with 2+ more partitions than another holds none of a
-    topic the other subscribes to."""
+    """Kafka's verifyValidityAndBalance: a member with 2+ more partitions than another holds none of
+    a topic the other subscribes to."""
     subs = {m.member_id: set(m.topics) for m in snapshot.members}
     for a, pa in result.items():
         for b, pb in result.items():
@@ -54,77 +56,7 @@ def spread(result):
     return max(sizes) - min(sizes)
 
 
-# -- Java order helpers --------------------------------------------------------------------------------
-
-
-def test_string_hash_matches_java():
-    assert string_hash("") == 0
-    assert string_hash("hello") == 99162322
-    assert string_hash("consumer1") == -421004549
-    # overflow wraps in 32 bits, and non-BMP text hashes its UTF-16 surrogates
-    assert string_hash("polygenelubricants") == -2147483648
-    assert string_hash("\U0001F600") == 31 * 0xD83D + 0xDE00
-
-
-def test_topic_partition_hash():
-    assert topic_partition_hash("t", 3) == 31 * (31 + 3) + string_hash("t")
-
-
-def test_hashmap_order_examples_from_kafka_tests():
-    assert hashmap_order(["consumer1", "consumer2", "consumer3"]) == ["consumer3", "consumer2", "consumer1"]
-    assert hashmap_order(["consumer0", "consumer1", "consumer2"], initial_capacity=3) == [
-        "consumer1", "consumer0", "consumer2"]
-    assert hashmap_order(["c0", "c1"]) == ["c0", "c1"]
-
-
-def test_hashmap_order_resizes_and_keeps_insertion_order_in_bucket():
-    keys = [f"member-{i}" for i in range(40)]
-    order = hashmap_order(keys)
-    assert sorted(order) == sorted(keys)
-    # "Aa" and "BB" share a hash code: same bucket, insertion order decides
-    assert hashmap_order(["BB", "Aa"]) == ["BB", "Aa"]
-    assert hashmap_order(["Aa", "BB"]) == ["Aa", "BB"]
-
-
-def test_java_hashset_first_follows_bucket_then_insertion():
-    s = JavaHashSet(lambda tp: topic_partition_hash(*tp))
-    for p in (5, 1, 17):
-        s.add(("t", p))
-    expected = min([("t", 5), ("t", 1), ("t", 17)], key=lambda tp: (topic_partition_hash(*tp) ^ (
-        (topic_partition_hash(*tp) & 0xFFFFFFFF) >> 16)) & 15)
-    assert s.first() == expected
-    s.discard(expected)
-    assert s.first() != expected and len(s) == 2
-
-
-def test_java_sorted_uses_utf16_order():
-    # U+FF5E is above the surrogates in code points but below them in UTF-16 code units
-    assert java_sorted(["\uff5e", "\U0001F600"]) == ["\U0001F600", "\uff5e"]
-
-
-def test_compute_if_absent_puts_new_keys_at_the_head_of_their_bucket():
-    assert hashmap_order(["t6", "t10"]) == ["t6", "t10"]  # same bucket
-    assert hashmap_order(["t6", "t10"], compute_if_absent=True) == ["t10", "t6"]
-
-
-def test_user_data_order_matches_kafka_serialization():
-    # StickyAssignor.serializeTopicPartitionAssignment + deserialize on kafka-clients 4.3.1
-    owned = (("t1", 1), ("t1", 15), ("t2", 7), ("t4", 0), ("t4", 3), ("t6", 8), ("t7", 0), ("t8", 5),
-             ("t9", 6), ("t10", 0))
-    assert as_user_data(owned) == (("t4", 0), ("t4", 3), ("t10", 0), ("t6", 8), ("t7", 0), ("t8", 5),
-                                   ("t9", 6), ("t1", 1), ("t1", 15), ("t2", 7))
-
-
-def test_user_data_order_groups_topics_like_kafka():
-    owned = (("b", 0), ("a", 1), ("b", 2), ("a", 0))
-    grouped = as_user_data(owned)
-    assert sorted(grouped) == sorted(owned)
-    topics = [tp[0] for tp in grouped]
-    assert topics == sorted(topics, key=lambda t: topics.index(t))  # contiguous per topic
-    assert [tp for tp in grouped if tp[0] == "b"] == [("b", 0), ("b", 2)]
-
-
-# -- Kafka AbstractStickyAssignorTest cases --------------------------------------------------------------
+# -- Kafka AbstractStickyAssignorTest cases --------------------------------------------------------
 
 
 def test_registry_exposes_sticky():
@@ -233,7 +165,8 @@ def test_new_subscription_moves_only_what_it_must():
     s = snap(topics, *members)
     first = assign(s)
     check_valid(s, first)
-    changed = [member(m.member_id, list(m.topics) + (["topic1"] if m.member_id == "consumer0" else []),
+    changed = [member(m.member_id,
+                      list(m.topics) + (["topic1"] if m.member_id == "consumer0" else []),
                       owned=first[m.member_id], generation=1) for m in members]
     s2 = snap(topics, *changed)
     second = assign(s2)
@@ -301,7 +234,8 @@ def test_kafka_previous_owner_defect_is_opt_in():
     topics = {"t0": 1, "t1": 4}
     s = snap(topics,
              member("consumer1", ["t0"], owned=[("t1", 0)], generation=1),
-             member("consumer2", ["t0", "t1"], owned=[("t1", 0), ("t1", 1), ("t1", 2), ("t1", 3)], generation=2),
+             member("consumer2", ["t0", "t1"], owned=[("t1", 0), ("t1", 1), ("t1", 2), ("t1", 3)],
+                    generation=2),
              member("consumer3", ["t1"], generation=2))
     result = assign(s)
     check_valid(s, result)
@@ -320,7 +254,8 @@ def handback_case():
     return snap(topics,
                 member("c16", ["a", "t3"], owned=[("topic1", 2)], generation=2),
                 member("c1", ["orders"]),
-                member("c15", ["a", "topic1", "t3"], owned=[("t3", 6), ("a", 2), ("t3", 9)], rack="a"),
+                member("c15", ["a", "topic1", "t3"], owned=[("t3", 6), ("a", 2), ("t3", 9)],
+                       rack="a"),
                 member("c19", ["t3"], generation=2),
                 Member("c6", ("t3", "orders", "a", "topic1"), instance_id="inst-11-5", rack="d",
                        owned=(("a", 3), ("t3", 7), ("topic1", 4), ("topic1", 8)), generation=3),
@@ -328,23 +263,26 @@ def handback_case():
 
 
 def test_kafka_hands_back_to_a_non_subscriber_then_moves_on_and_so_do_we():
-    # Kafka moves topic1-2 back to c16 (older generation, no longer subscribed) and a later move takes
-    # it on to c6: Kafka's result is valid, and the detour decides that a-0 ends on c15, not c16.
+    # Kafka moves topic1-2 back to c16 (older generation, no longer subscribed) and a later move
+    # takes it on to c6: Kafka's result is valid, and the detour decides that a-0 ends on c15, not
+    # c16.
     s = handback_case()
     expected = {  # Kafka 4.3.1's StickyAssignor, list order included
         "c16": [("a", 1), ("a", 3), ("a", 4), ("t3", 4), ("t3", 7), ("t3", 10)],
         "c1": [("orders", 1), ("orders", 0)],
-        "c15": [("a", 2), ("t3", 6), ("t3", 9), ("topic1", 6), ("topic1", 7), ("topic1", 8), ("a", 0)],
+        "c15": [("a", 2), ("t3", 6), ("t3", 9), ("topic1", 6), ("topic1", 7), ("topic1", 8),
+                ("a", 0)],
         "c19": [("t3", 0), ("t3", 1), ("t3", 2), ("t3", 3), ("t3", 5), ("t3", 8)],
-        "c6": [("topic1", 0), ("topic1", 1), ("topic1", 3), ("topic1", 4), ("topic1", 5), ("topic1", 2)],
+        "c6": [("topic1", 0), ("topic1", 1), ("topic1", 3), ("topic1", 4), ("topic1", 5),
+               ("topic1", 2)],
     }
     assert assign(s, prefer_rack_aware_logic=True) == expected
     assert assign(s, prefer_rack_aware_logic=True, kafka_bugs=True) == expected
 
 
 def test_kafka_null_pointer_on_unmovable_previous_owner_falls_back_to_a_valid_assignment():
-    # q owned t1-0 in an older generation but now holds only its own single-subscriber topic, so Kafka
-    # set it aside and fails with a NullPointerException looking up its assignment.
+    # q owned t1-0 in an older generation but now holds only its own single-subscriber topic, so
+    # Kafka set it aside and fails with a NullPointerException looking up its assignment.
     s = snap({"solo": 1, "t1": 4},
              member("q", ["solo"], owned=[("solo", 0), ("t1", 0)], generation=1),
              member("consumer2", ["t1"], owned=[("t1", i) for i in range(4)], generation=2),
@@ -363,14 +301,15 @@ def test_scale_smoke_equal_subscriptions():
     s = snap(topics, *members)
     first = assign(s)
     assert spread(first) == 0
-    again = [member(m.member_id, m.topics, owned=first[m.member_id], generation=1) for m in members[1:]]
+    again = [member(m.member_id, m.topics, owned=first[m.member_id], generation=1)
+             for m in members[1:]]
     s2 = snap(topics, members[0], *again)
     second = assign(s2)
     check_valid(s2, second)
     assert spread(second) == 0
 
 
-# -- property tests --------------------------------------------------------------------------------------
+# -- property tests --------------------------------------------------------------------------------
 
 _ids = st.sampled_from([f"consumer{i}" for i in range(12)] + ["c-a", "c-b", "Aa", "BB"])
 
@@ -399,11 +338,13 @@ def test_property_valid_and_deterministic(s):
     result = assign(s)
     check_valid(s, result)
     assert assign(s) == result
-    # the same group listed in another order gives the same sets, unless ids sharing a HashMap bucket
-    # make Java's own member order (hence Kafka's result) depend on the input order
+    # the same group listed in another order gives the same sets, unless ids sharing a HashMap
+    # bucket make Java's own member order (hence Kafka's result) depend on the input order
     rev = GroupSnapshot(topics=s.topics, members=tuple(reversed(s.members)))
-    if hashmap_order(m.member_id for m in s.members) == hashmap_order(m.member_id for m in rev.members):
-        assert {k: sorted(v) for k, v in assign(rev).items()} == {k: sorted(v) for k, v in result.items()}
+    if (hashmap_order(m.member_id for m in s.members)
+            == hashmap_order(m.member_id for m in rev.members)):
+        assert ({k: sorted(v) for k, v in assign(rev).items()}
+                == {k: sorted(v) for k, v in result.items()})
 
 
 @settings(max_examples=100, deadline=None)
@@ -445,7 +386,8 @@ def _churn(rng: random.Random, equal: bool, rounds: int = 100):
         for _ in range(rng.randint(0, 2)):
             subs[f"c{next_id}"] = subscription()
             next_id += 1
-        members = [member(mid, t, owned=previous.get(mid, []), generation=generation if mid in previous else None)
+        members = [member(mid, t, owned=previous.get(mid, []),
+                          generation=generation if mid in previous else None)
                    for mid, t in subs.items()]
         s = snap(topics, *members)
         result = assign(s)
@@ -473,7 +415,8 @@ def test_validity_and_balance_over_100_rounds_of_random_churn_unequal(seed):
 
 
 def test_core_reports_constrained_transfers_and_general_none():
-    s = snap({"topic": 3}, member("consumer1", ["topic"], owned=[("topic", 0), ("topic", 1), ("topic", 2)],
+    s = snap({"topic": 3},
+             member("consumer1", ["topic"], owned=[("topic", 0), ("topic", 1), ("topic", 2)],
                                   generation=1), member("consumer2", ["topic"], generation=1))
     _, transferring = sticky_assign(s)
     assert transferring == {("topic", 2): "consumer2"}

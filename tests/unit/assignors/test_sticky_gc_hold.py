@@ -1,5 +1,6 @@
-"""The collector setting the constrained builder holds during a large deal (:mod:`assignors.sticky.gc_hold`):
-generation-1 collections held off, young collections left at the caller's threshold, everything restored."""
+"""The collector setting the constrained builder holds during a large deal
+(:mod:`assignors.sticky.gc_hold`): generation-1 collections held off, young collections left at the
+caller's threshold, everything restored."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def test_the_young_generation_is_moved_on_first(collector: tuple[int, int, int])
 
 
 def test_overlapping_deals_restore_once_the_last_one_ends(collector: tuple[int, int, int]) -> None:
-    """Two threads' deals overlapping, the first to start ending first: still held until both end."""
+    """Two threads' deals overlapping, the first to start ending first: still held until both
+    end."""
     first, second = young_collections_only(), young_collections_only()
     first.__enter__()
     second.__enter__()

@@ -1,11 +1,13 @@
-"""Golden outputs of ``sticky`` and ``cooperative-sticky`` on seeded random groups, list order included.
+"""Golden outputs of ``sticky`` and ``cooperative-sticky`` on seeded random groups, list order
+included.
 
 The groups below (seeded, so the same on every run) cover what the builders branch on: equal and
 unequal subscriptions, racks with and without replica racks, owned partitions claimed by several
 members, generations (none, -1, older, equal, newer), topics that vanished, a second round where
-members re-join owning their first-round result, and ``kafka_bugs``. ``tests/data/sticky_golden.json``
-holds the outputs recorded before the sticky core was split into a package and made faster: any
-change of a single assignment, list order or transferring partition fails here.
+members re-join owning their first-round result, and ``kafka_bugs``.
+``tests/data/sticky_golden.json`` holds the outputs recorded before the sticky core was split into a
+package and made faster: any change of a single assignment, list order or transferring partition
+fails here.
 
 Regenerate (only when an assignment is *meant* to change, e.g. to follow a new Kafka release)::
 
@@ -33,9 +35,11 @@ RACKS = ("a", "b", "c")
 
 
 def random_group(rng: random.Random, with_racks: bool) -> GroupSnapshot:
-    """A small group: up to 6 topics of up to 10 partitions, up to 8 members, owned partitions and racks."""
+    """A small group: up to 6 topics of up to 10 partitions, up to 8 members, owned partitions and
+    racks."""
     n_topics = rng.randint(1, 6)
-    topics = {(f"t{i}" if rng.random() < 0.7 else f"topic-{i}x"): rng.randint(0, 10) for i in range(n_topics)}
+    topics = {(f"t{i}" if rng.random() < 0.7 else f"topic-{i}x"): rng.randint(0, 10)
+              for i in range(n_topics)}
     names = list(topics)
     every = [(t, p) for t, n in topics.items() for p in range(n)] + [("gone", 0)]
     common = tuple(rng.sample(names, rng.randint(1, n_topics)))
@@ -47,27 +51,35 @@ def random_group(rng: random.Random, with_racks: bool) -> GroupSnapshot:
         subs = common if equal else tuple(rng.sample(names, rng.randint(1, n_topics)))
         if rng.random() < 0.05:
             subs += ("missing",)
-        owned = tuple(rng.sample(every, rng.randint(0, min(len(every), 12)))) if rng.random() < 0.7 else ()
+        owned = (tuple(rng.sample(every, rng.randint(0, min(len(every), 12))))
+                 if rng.random() < 0.7 else ())
         generation = rng.choice((None, -1, 1, 1, 2, 2, 3)) if owned or rng.random() < 0.3 else None
         rack = rng.choice((*RACKS, None)) if with_racks else None
-        members[mid] = Member(member_id=mid, topics=subs, owned=owned, generation=generation, rack=rack)
+        members[mid] = Member(member_id=mid, topics=subs, owned=owned, generation=generation,
+                              rack=rack)
     replica_racks = None
     if with_racks and rng.random() < 0.85:
-        replica_racks = {t: tuple(tuple(rng.sample((*RACKS, None), rng.randint(1, 3))) for _ in range(n))
+        replica_racks = {t: tuple(tuple(rng.sample((*RACKS, None), rng.randint(1, 3)))
+                                  for _ in range(n))
                          for t, n in topics.items()}
-    return GroupSnapshot(topics=topics, members=tuple(members.values()), replica_racks=replica_racks)
+    return GroupSnapshot(topics=topics, members=tuple(members.values()),
+                         replica_racks=replica_racks)
 
 
-def next_round(snapshot: GroupSnapshot, result: dict[str, list], rng: random.Random) -> GroupSnapshot:
-    """Members re-join owning what they got (most one generation later); some leave, one may join."""
+def next_round(snapshot: GroupSnapshot, result: dict[str, list],
+               rng: random.Random) -> GroupSnapshot:
+    """Members re-join owning what they got (most one generation later); some leave, one may
+    join."""
     members = [
-        Member(member_id=m.member_id, topics=m.topics, owned=tuple(result.get(m.member_id, ())), rack=m.rack,
+        Member(member_id=m.member_id, topics=m.topics, owned=tuple(result.get(m.member_id, ())),
+               rack=m.rack,
                generation=(m.generation or 0) + 1 if rng.random() < 0.8 else m.generation)
         for m in snapshot.members if rng.random() >= 0.1
     ]
     if rng.random() < 0.5:
         members.append(Member(member_id="new-one", topics=tuple(snapshot.topics)))
-    return GroupSnapshot(topics=dict(snapshot.topics), members=tuple(members), replica_racks=snapshot.replica_racks)
+    return GroupSnapshot(topics=dict(snapshot.topics), members=tuple(members),
+                         replica_racks=snapshot.replica_racks)
 
 
 def _run(assignor: str, snapshot: GroupSnapshot, **options: Any) -> dict[str, Any]:
@@ -102,7 +114,8 @@ def outputs() -> dict[str, Any]:
             if "assignment" in first:
                 result = {m: [(t, p) for t, p in tps] for m, tps in first["assignment"].items()}
                 again = next_round(snapshot, result, random.Random(i))
-                out[f"{i}/{assignor}/second"] = _run(assignor, again, prefer_rack_aware_logic=prefer)
+                out[f"{i}/{assignor}/second"] = _run(assignor, again,
+                                                     prefer_rack_aware_logic=prefer)
     return out
 
 

@@ -1,12 +1,14 @@
-"""The constrained builder's bulk whole passes hand out exactly what Kafka's one-at-a-time round robin does.
+"""The constrained builder's bulk whole passes hand out exactly what Kafka's one-at-a-time round
+robin does.
 
-:meth:`ConstrainedBuilder._whole_passes` deals whole passes of free partitions to the members below quota
-in bulk; the loop of :meth:`ConstrainedBuilder.assign_round_robin` after it is the literal transcription of
-Kafka's iterator. With the bulk step switched off every partition goes through that loop, which makes it
-the reference: on random equal-subscription groups (owned partitions, generations, partitions claimed
-twice, racks) both give the same lists in the same order and the same transferring partitions in the
-same order, or fail alike. The bulk step deals wide passes row by row (blocks of rows, each member's
-share made at once); with its width threshold lowered, small groups take that way too.
+:meth:`ConstrainedBuilder._whole_passes` deals whole passes of free partitions to the members below
+quota in bulk; the loop of :meth:`ConstrainedBuilder.assign_round_robin` after it is the literal
+transcription of Kafka's iterator. With the bulk step switched off every partition goes through that
+loop, which makes it the reference: on random equal-subscription groups (owned partitions,
+generations, partitions claimed twice, racks) both give the same lists in the same order and the
+same transferring partitions in the same order, or fail alike. The bulk step deals wide passes row
+by row (blocks of rows, each member's share made at once); with its width threshold lowered, small
+groups take that way too.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ RACKS = ("a", "b", "c")
 
 
 class OneAtATime(ConstrainedBuilder):
-    """The constrained builder without its bulk step: every free partition through the iterator loop."""
+    """The constrained builder without its bulk step: every free partition through the iterator
+    loop."""
 
     def _whole_passes(self, free: FreeRuns) -> None:
         return None
@@ -53,12 +56,13 @@ def equal_groups(draw: Any) -> GroupSnapshot:
         owned = draw(st.lists(st.sampled_from(every), unique=True, max_size=30)) if every else []
         generation = draw(st.sampled_from((None, 1, 2, 2))) if owned else None
         rack = draw(st.sampled_from((*RACKS, None))) if with_racks else None
-        members.append(Member(member_id=f"c{i}", topics=subscribed, owned=tuple(owned), generation=generation,
-                              rack=rack))
+        members.append(Member(member_id=f"c{i}", topics=subscribed, owned=tuple(owned),
+                              generation=generation, rack=rack))
     replica_racks = None
     if with_racks:
-        replica_racks = {t: [tuple(draw(st.lists(st.sampled_from(RACKS), min_size=1, max_size=2, unique=True)))
-                             for _ in range(n)] for t, n in topics.items()}
+        replica_racks = {t: [tuple(draw(st.lists(st.sampled_from(RACKS), min_size=1, max_size=2,
+                                                 unique=True))) for _ in range(n)]
+                         for t, n in topics.items()}
     return GroupSnapshot(topics=topics, members=tuple(members), replica_racks=replica_racks)
 
 
@@ -75,7 +79,8 @@ def outcome(builder: type[ConstrainedBuilder], snapshot: GroupSnapshot, prefer: 
 
 @settings(max_examples=300, deadline=None)
 @given(equal_groups(), st.booleans())
-def test_property_bulk_passes_equal_the_one_at_a_time_round_robin(snapshot: GroupSnapshot, prefer: bool) -> None:
+def test_property_bulk_passes_equal_the_one_at_a_time_round_robin(
+        snapshot: GroupSnapshot, prefer: bool) -> None:
     assert outcome(ConstrainedBuilder, snapshot, prefer) == outcome(OneAtATime, snapshot, prefer)
 
 
@@ -87,11 +92,13 @@ def test_property_passes_dealt_by_rows_equal_the_one_at_a_time_round_robin(snaps
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 7), max_size=6), st.booleans(), st.lists(st.integers(0, 9), max_size=8))
+@given(st.lists(st.integers(0, 7), max_size=6), st.booleans(),
+       st.lists(st.integers(0, 9), max_size=8))
 def test_property_free_runs_hand_out_their_partitions_in_order(counts: list[int], made: bool,
                                                                takes: list[int]) -> None:
     expected = [(f"t{k}", p) for k, n in enumerate(counts) for p in range(n)]
-    runs: list[tuple[str | None, list[Any]]] = [(f"t{k}", list(range(n))) for k, n in enumerate(counts)]
+    runs: list[tuple[str | None, list[Any]]] = [(f"t{k}", list(range(n)))
+                                                for k, n in enumerate(counts)]
     free = FreeRuns([(None, list(expected))] if made else runs)
     got: list[TP] = []
     for n in takes:
@@ -103,7 +110,8 @@ def test_property_free_runs_hand_out_their_partitions_in_order(counts: list[int]
 
 
 def test_reference_runs_every_partition_through_the_loop() -> None:
-    """The reference really skips the bulk step: on a fresh group the bulk step alone would fill everyone."""
+    """The reference really skips the bulk step: on a fresh group the bulk step alone would fill
+    everyone."""
     snapshot = GroupSnapshot(topics={"t": 6}, members=(Member("a", ("t",)), Member("b", ("t",))))
     group = GroupInput(snapshot, False)
     builder = OneAtATime(group, group.reconcile_owned())

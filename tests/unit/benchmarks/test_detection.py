@@ -1,4 +1,5 @@
-"""The offline replay of loop workloads through the real stateful step (benchmarks.loop.detection)."""
+"""The offline replay of loop workloads through the real stateful step
+(benchmarks.loop.detection)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""benchmarks.job.floors' update functions: what each floor's Python does to the rows it is given, and that every
-floor of both lag forms is built."""
+"""benchmarks.job.floors' update functions: what each floor's Python does to the rows it is given,
+and that every floor of both lag forms is built."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def _run(fn, chunks: list[pd.DataFrame], state: FakeState) -> int:
 
 def test_count_rows_counts_every_chunk_and_adds_to_the_state():
     state = FakeState(5)
-    assert _run(floors._count_rows, [pd.DataFrame({"text": ["a", "b"]}), pd.DataFrame({"text": ["c"]})], state) == 3
+    assert _run(floors._count_rows,
+                [pd.DataFrame({"text": ["a", "b"]}), pd.DataFrame({"text": ["c"]})], state) == 3
     assert state.get == (8,)
 
 
@@ -36,7 +37,8 @@ def test_touch_arrays_and_values_count_the_rows_they_read():
     arrays = pd.DataFrame({READINGS: [np.arange(6), np.arange(3)]})
     assert _run(floors._touch_arrays, [arrays], FakeState()) == 2
     values = pd.DataFrame({"committed_offset": [5, 9], "end_offset": [7, 8]})
-    assert _run(floors._touch_values, [values], FakeState()) == 1  # the one whose end is at or above its committed
+    # the one whose end is at or above its committed
+    assert _run(floors._touch_values, [values], FakeState()) == 1
 
 
 def test_parse_texts_reads_both_lag_forms():
@@ -49,5 +51,5 @@ def test_parse_texts_reads_both_lag_forms():
 
 def test_every_floor_is_built_for_both_forms():
     for dense in (True, False):
-        assert list(floors._floors(dense)) == ["read", "parse", "text to the step", "values to the step",
-                                               "text parsed in Python"]
+        assert list(floors._floors(dense)) == ["read", "parse", "text to the step",
+                                               "values to the step", "text parsed in Python"]

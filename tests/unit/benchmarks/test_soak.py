@@ -1,5 +1,5 @@
-"""The soak's figures read back as written, the state store's versions counted per partition, and a saved run
-kept above the runs before it."""
+"""The soak's figures read back as written, the state store's versions counted per partition, and a
+saved run kept above the runs before it."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from benchmarks.soak import command, verdicts
 from benchmarks.soak.figures import state_versions
 
 FIGURES = {"jvm_rss_mb": 1743.0, "py_rss_mb": 210.0, "workers_rss_mb": 338.0, "state_files": 636.0,
-           "state_mb": 2.11, "state_versions": 52.0, "ckpt_files": 726.0, "ckpt_mb": 2.13, "delta_files": 57.0,
-           "delta_mb": 0.62, "log_files": 69.0, "log_kb": 250.0, "log_orphans": 0.0, "window_commits": 59.0,
-           "batch_ms": 797.0}
+           "state_mb": 2.11, "state_versions": 52.0, "ckpt_files": 726.0, "ckpt_mb": 2.13,
+           "delta_files": 57.0, "delta_mb": 0.62, "log_files": 69.0, "log_kb": 250.0,
+           "log_orphans": 0.0, "window_commits": 59.0, "batch_ms": 797.0}
 
 
 def test_a_figure_line_reads_back_as_written():
@@ -18,7 +18,8 @@ def test_a_figure_line_reads_back_as_written():
 
 def test_a_line_from_before_the_versions_reads_without_them():
     line = command.fmt(150, FIGURES, 150.0).replace(" in 52 versions", "")
-    assert verdicts.parse(line) == [(150, {k: v for k, v in FIGURES.items() if k != "state_versions"})]
+    assert verdicts.parse(line) == [
+        (150, {k: v for k, v in FIGURES.items() if k != "state_versions"})]
 
 
 def test_versions_are_the_most_any_one_partition_keeps(tmp_path):

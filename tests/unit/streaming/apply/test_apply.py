@@ -1,5 +1,6 @@
 """The consumer side of the loop, without Kafka: mapping a recommendation onto the current members,
-checking it fits, the fallback, the assignor's subscription (rack for the collector) and the rejoin rule."""
+checking it fits, the fallback, the assignor's subscription (rack for the collector) and the rejoin
+rule."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import logging
 from types import SimpleNamespace
 
 import pytest
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 
 from assignors.model import Member
 from streaming.apply import identities, plan
@@ -31,17 +35,20 @@ def members(n: int = 3, topics=("t",), gen: int = 1) -> list[Member]:
                                rack="abc"[i % 3], generation=gen) for i in range(n)]
 
 
-def rec(assignment: dict[str, list[tuple[str, int]]], version: int = 3, group: str = "g", **extra) -> dict:
-    return {"group": group, "version": version, "recommendation_id": recommendation_id(group, version),
-            "assignment": [{"member_id": f"{c}-old", "instance_id": None, "client_id": c, "rack": None,
-                            "partitions": [list(tp) for tp in parts]} for c, parts in assignment.items()],
+def rec(assignment: dict[str, list[tuple[str, int]]], version: int = 3, group: str = "g",
+        **extra) -> dict:
+    return {"group": group, "version": version,
+            "recommendation_id": recommendation_id(group, version),
+            "assignment": [{"member_id": f"{c}-old", "instance_id": None, "client_id": c,
+                            "rack": None, "partitions": [list(tp) for tp in parts]}
+                           for c, parts in assignment.items()],
             "triggers": ["lag_skew"], **extra}
 
 
 REC = rec({"c-0": [("t", 0), ("t", 1)], "c-1": [("t", 2)], "c-2": [("t", 3), ("t", 4), ("t", 5)]})
 
 
-# -- identities ----------------------------------------------------------------------------------------
+# -- identities ------------------------------------------------------------------------------------
 
 def test_client_id_from_broker_member_id():
     assert identities.client_id_from_member_id(mid("orders-1-rack-a")) == "orders-1-rack-a"
@@ -52,7 +59,8 @@ def test_client_id_from_broker_member_id():
 
 def test_map_by_client_id_when_member_ids_changed():
     d = plan.decide("g", REC, members(), {"t": 6})
-    assert d.applied and d.version == 3 and d.considered == 3 and d.recommendation_id == recommendation_id("g", 3)
+    assert (d.applied and d.version == 3 and d.considered == 3
+            and d.recommendation_id == recommendation_id("g", 3))
     assert d.assignment == {mid("c-0", 0): [("t", 0), ("t", 1)], mid("c-1", 1): [("t", 2)],
                             mid("c-2", 2): [("t", 3), ("t", 4), ("t", 5)]}
 
@@ -61,8 +69,10 @@ def test_map_by_instance_id_first():
     ms = [Member(member_id=f"x-{i}", topics=("t",), instance_id=f"inst-{i}", client_id="same")
           for i in range(2)]
     r = {"group": "g", "version": 1, "assignment": [
-        {"member_id": "gone-1", "instance_id": "inst-1", "client_id": "same", "partitions": [["t", 0]]},
-        {"member_id": "gone-0", "instance_id": "inst-0", "client_id": "same", "partitions": [["t", 1]]}]}
+        {"member_id": "gone-1", "instance_id": "inst-1", "client_id": "same",
+         "partitions": [["t", 0]]},
+        {"member_id": "gone-0", "instance_id": "inst-0", "client_id": "same",
+         "partitions": [["t", 1]]}]}
     d = plan.decide("g", r, ms, {"t": 2})
     assert d.applied
     assert d.assignment == {"x-1": [("t", 0)], "x-0": [("t", 1)]}
@@ -85,7 +95,7 @@ def test_ambiguous_client_id_does_not_fit():
     assert not d.applied and "cannot tell which one" in d.reason
 
 
-# -- does it fit ---------------------------------------------------------------------------------------
+# -- does it fit -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("change, expected", [
     (lambda ms, topics: (ms[:2], topics), "c-2 is no longer in the group"),
@@ -114,7 +124,8 @@ def test_duplicate_partition_in_recommendation_does_not_fit():
 
 def test_no_recommendation_uses_fallback_without_considered():
     d = plan.decide("g", None, members(), {"t": 6})
-    assert d.source == "fallback" and d.considered == 0 and d.reason == "no recommendation for the group yet"
+    assert (d.source == "fallback" and d.considered == 0
+            and d.reason == "no recommendation for the group yet")
 
 
 def test_other_groups_recommendation_is_not_applied():
@@ -130,7 +141,8 @@ def test_fallback_choices():
     assert d.assignor == "range"
     # Kafka's range: members sorted by member id, 2 partitions each
     by_client = {m.client_id: d.assignment[m.member_id] for m in ms}
-    assert by_client == {"c-0": [("t", 0), ("t", 1)], "c-1": [("t", 2), ("t", 3)], "c-2": [("t", 4), ("t", 5)]}
+    assert by_client == {"c-0": [("t", 0), ("t", 1)], "c-1": [("t", 2), ("t", 3)],
+                         "c-2": [("t", 4), ("t", 5)]}
     # balanced with lag puts the two loaded partitions on different members
     bal = plan.decide("g", None, ms, {"t": 6}, lag=lag).assignment
     holders = {m for m, tps in bal.items() for tp in tps if tp in (("t", 0), ("t", 5))}
@@ -142,7 +154,8 @@ def test_sticky_fallback_keeps_owned_partitions():
           Member(mid("c-1", 1), ("t",), client_id="c-1", owned=(("t", 1), ("t", 2)), generation=4)]
     d = plan.decide("g", None, ms, {"t": 4})
     assert d.assignor == "sticky"
-    assert d.assignment == {mid("c-0", 0): [("t", 0), ("t", 3)], mid("c-1", 1): [("t", 1), ("t", 2)]}
+    assert d.assignment == {mid("c-0", 0): [("t", 0), ("t", 3)],
+                            mid("c-1", 1): [("t", 1), ("t", 2)]}
 
 
 def test_decision_user_data_round_trip():
@@ -172,15 +185,17 @@ def test_latest_keeps_highest_version_per_group():
     assert feed.latest("g")["version"] == 5 and feed.latest("other") is None and seen == [2, 5]
 
 
-# -- the kafka-python assignor without a broker ----------------------------------------------------------
+# -- the kafka-python assignor without a broker ----------------------------------------------------
 
 class FakeCluster:
     def __init__(self, topics: dict[str, int], racks: dict[int, str] | None = None,
                  replicas: dict[tuple[str, int], list[int]] | None = None) -> None:
         self.topics = topics
         self._brokers = {b: SimpleNamespace(rack=r) for b, r in (racks or {}).items()}
-        self._partitions = {t: {p: SimpleNamespace(replica_nodes=(replicas or {}).get((t, p), [p % 3]))
-                                for p in range(n)} for t, n in topics.items()}
+        self._partitions = {
+            t: {p: SimpleNamespace(replica_nodes=(replicas or {}).get((t, p), [p % 3]))
+                for p in range(n)}
+            for t, n in topics.items()}
 
     def partitions_for_topic(self, topic):
         return set(range(self.topics[topic])) if topic in self.topics else None
@@ -190,7 +205,8 @@ class FakeCluster:
 
 
 def join_member(assignor: RecommendationAssignor, member_id: str, topics=("t",), instance_id=None):
-    """What the leader gets: the member's subscription encoded, then decoded as kafka-python does."""
+    """What the leader gets: the member's subscription encoded, then decoded as kafka-python
+    does."""
     encoded = assignor.metadata(set(topics)).encode()
     return SimpleNamespace(member_id=member_id, group_instance_id=instance_id,
                            metadata=ConsumerProtocolSubscription.decode(encoded))
@@ -207,13 +223,15 @@ def test_metadata_is_subscription_v3_with_rack_owned_and_generation():
 
 
 def test_collector_reads_the_rack_from_the_subscription():
-    """The collector gets kafka-python's describe_groups output: the decoded subscription's to_dict();
-    the rack must come from rack_id, not from the client-id pattern or a rack map."""
+    """The collector gets kafka-python's describe_groups output: the decoded subscription's
+    to_dict(); the rack must come from rack_id, not from the client-id pattern or a rack map."""
     a = RecommendationAssignor(None, "g", rack="b")
     decoded = ConsumerProtocolSubscription.decode(a.metadata({"t"}).encode())
     assert subscription_from(decoded.to_dict()).rack_id == "b"
-    assert subscription_from(a.metadata({"t"}).encode()).rack_id == "b"  # raw bytes, when not decoded
-    described = {"member_id": mid("app-1"), "client_id": "app-1-rack-c", "client_host": "/127.0.0.1",
+    # raw bytes, when not decoded
+    assert subscription_from(a.metadata({"t"}).encode()).rack_id == "b"
+    described = {"member_id": mid("app-1"), "client_id": "app-1-rack-c",
+                 "client_host": "/127.0.0.1",
                  "member_metadata": decoded.to_dict(), "member_assignment": None}
     m = member_from(described, RackResolver.parse(["app-1-rack-c=c"]))
     assert m.rack == "b" and m.topics == ("t",)
@@ -223,15 +241,18 @@ def test_leader_applies_fitting_recommendation_and_members_learn_it(caplog):
     feed = LatestRecommendations()
     feed.offer(REC)
     leader = RecommendationAssignor(feed, "g", rack="a")
-    joined = [join_member(RecommendationAssignor(None, "g", rack="abc"[i]), mid(f"c-{i}", i)) for i in range(3)]
+    joined = [join_member(RecommendationAssignor(None, "g", rack="abc"[i]), mid(f"c-{i}", i))
+              for i in range(3)]
     with caplog.at_level(logging.INFO, logger="streaming.apply"):
         out = leader.assign(FakeCluster({"t": 6}, {0: "a", 1: "b", 2: "c"}), joined)
     assert {k: [(tp.topic, tp.partition) for tp in v.partitions()] for k, v in out.items()} == {
-        mid("c-0", 0): [("t", 0), ("t", 1)], mid("c-1", 1): [("t", 2)], mid("c-2", 2): [("t", 3), ("t", 4), ("t", 5)]}
+        mid("c-0", 0): [("t", 0), ("t", 1)], mid("c-1", 1): [("t", 2)],
+        mid("c-2", 2): [("t", 3), ("t", 4), ("t", 5)]}
     assert "applying recommendation v3" in caplog.text
     follower = RecommendationAssignor(feed, "g", rack="b")
     follower.on_assignment(ConsumerProtocolAssignment.decode(out[mid("c-1", 1)].encode()), 5)
-    assert follower.owned == (("t", 2),) and follower.considered == 3 and follower.source == "recommendation"
+    assert (follower.owned == (("t", 2),) and follower.considered == 3
+            and follower.source == "recommendation")
     assert follower.applied_version == 3
 
 
@@ -272,7 +293,7 @@ def test_strategy_chain():
     assert [a.name for a in chain] == ["rebalancer", "range"]
 
 
-# -- rejoin rule ----------------------------------------------------------------------------------------
+# -- rejoin rule -----------------------------------------------------------------------------------
 
 def test_rejoin_reason():
     owned = {("t", 0), ("t", 1)}
@@ -282,7 +303,8 @@ def test_rejoin_reason():
     assert reason and "v3" in reason
     assert plan.rejoin_reason(r, 3, {("t", 0)}, "x", "c-0") is None  # leader already considered v3
     assert plan.rejoin_reason(r, None, {("t", 0)}, "x", "c-0") is None  # not assigned yet
-    assert plan.rejoin_reason(r, 0, set(), "x", "c-7") is None  # no part for this member: the leader judges
+    # no part for this member: the leader judges
+    assert plan.rejoin_reason(r, 0, set(), "x", "c-7") is None
 
 
 class FakeConsumer:

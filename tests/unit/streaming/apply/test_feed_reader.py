@@ -1,4 +1,5 @@
-"""The trigger feed's reader cannot be knocked over: every malformed message is skipped and counted."""
+"""The trigger feed's reader cannot be knocked over: every malformed message is skipped and
+counted."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from streaming.text import printable
 
 
 def rec(version: int = 1, group: str = "g", **over) -> dict:
-    body = {"group": group, "version": version, "recommendation_id": recommendation_id(group, version),
+    body = {"group": group, "version": version,
+            "recommendation_id": recommendation_id(group, version),
             "assignment": [{"member_id": "m", "instance_id": None, "client_id": "c", "rack": "a",
                             "partitions": [["t", 0]]}]}
     return body | over
@@ -99,11 +101,12 @@ def test_names_from_data_cannot_forge_log_lines(caplog: pytest.LogCaptureFixture
 
 @settings(max_examples=300, deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                    max_leaves=30))
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=30))
 def test_any_json_value_never_raises(value) -> None:
     feed = LatestRecommendations()
-    for candidate in (value, {"group": "g", "version": 1, "assignment": value}, rec() | {"assignment": [value]}):
+    for candidate in (value, {"group": "g", "version": 1, "assignment": value},
+                      rec() | {"assignment": [value]}):
         try:
             raw = json.dumps(candidate)
         except ValueError:

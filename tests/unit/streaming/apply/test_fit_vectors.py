@@ -13,9 +13,9 @@ from assignors.model import Member
 from streaming.apply.plan import decide, parse_recommendation
 
 VECTORS = sorted((Path(__file__).parents[3] / "data" / "fit").glob("*.json"))
-KINDS = {"invalid", "no_recommendation", "other_group", "no_identity", "ambiguous_client_id", "same_member",
-         "member_gone", "member_joined", "partition_twice", "not_subscribed", "partition_not_current",
-         "partition_missing", "not_approved"}
+KINDS = {"invalid", "no_recommendation", "other_group", "no_identity", "ambiguous_client_id",
+         "same_member", "member_gone", "member_joined", "partition_twice", "not_subscribed",
+         "partition_not_current", "partition_missing", "not_approved"}
 
 # plan.py says why in words; the vectors name the rule. The first pattern that matches wins.
 REASONS = [
@@ -43,8 +43,10 @@ def reason_kind(reason: str) -> str:
 
 def outcome(case: dict) -> dict:
     """What plan.py does with the case, in the vectors' terms."""
-    members = [Member(member_id=m["member_id"], topics=tuple(m["topics"]), instance_id=m.get("instance_id"),
-                             client_id=m.get("client_id"), rack=m.get("rack")) for m in case["members"]]
+    members = [Member(member_id=m["member_id"], topics=tuple(m["topics"]),
+                      instance_id=m.get("instance_id"), client_id=m.get("client_id"),
+                      rack=m.get("rack"))
+               for m in case["members"]]
     raw = case["recommendation"]
     try:
         rec = None if raw is None else parse_recommendation(json.dumps(raw))
@@ -52,7 +54,8 @@ def outcome(case: dict) -> dict:
         return {"applied": False, "reason": "invalid"}
     decision = decide(case["group"], rec, members, case["topics"], fallback="sticky")
     if decision.applied:
-        return {"applied": True, "assignment": {k: [list(tp) for tp in v] for k, v in decision.assignment.items()}}
+        return {"applied": True,
+                "assignment": {k: [list(tp) for tp in v] for k, v in decision.assignment.items()}}
     return {"applied": False, "reason": reason_kind(decision.reason)}
 
 

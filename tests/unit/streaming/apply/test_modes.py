@@ -1,6 +1,6 @@
-"""Modes observe / approve / auto: the mode of a group, what the job writes and publishes in each, the apply
-side acting only on ``auto`` and ``approved`` records, ``rebalancer approve`` / ``reject``'s record and
-``verify``'s answers for them."""
+"""Modes observe / approve / auto: the mode of a group, what the job writes and publishes in each,
+the apply side acting only on ``auto`` and ``approved`` records, ``rebalancer approve`` /
+``reject``'s record and ``verify``'s answers for them."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .test_apply import REC, FakeCluster, FakeConsumer, join_member, members, mi
 FIT = {"t": 6}
 
 
-# -- the mode of a group ----------------------------------------------------------------------------------
+# -- the mode of a group ---------------------------------------------------------------------------
 
 def test_default_mode_is_observe_in_the_code_and_the_conf_file():
     assert config.PolicySettings().mode == config.OBSERVE
@@ -61,15 +61,17 @@ def test_bad_modes_fail_at_load(override, message):
         config.load(None, [override])
 
 
-# -- what the job writes ------------------------------------------------------------------------------------
+# -- what the job writes ---------------------------------------------------------------------------
 
 def _recommendation(mode: str) -> Recommendation:
-    return Recommendation(group="g", version=2, event_ts=1, generation=1, triggers={"lag_skew": {}}, assignor="b",
-                          assignment=[{"member_id": "m", "instance_id": None, "client_id": "c", "rack": None,
-                                       "partitions": [["t", 0]]}],
+    return Recommendation(group="g", version=2, event_ts=1, generation=1,
+                          triggers={"lag_skew": {}}, assignor="b",
+                          assignment=[{"member_id": "m", "instance_id": None, "client_id": "c",
+                                       "rack": None, "partitions": [["t", 0]]}],
                           before={"max_member_lag": 2, "imbalance": 1, "cross_rack_partitions": 0},
                           after={"max_member_lag": 1, "imbalance": 1, "cross_rack_partitions": 0},
-                          lower_bound=1, partitions_moved=1, lag_moved=1, stuck_partitions=[], mode=mode)
+                          lower_bound=1, partitions_moved=1, lag_moved=1, stuck_partitions=[],
+                          mode=mode)
 
 
 @pytest.mark.parametrize("mode, status, published", [
@@ -89,15 +91,17 @@ def test_policy_stamps_each_recommendation_with_its_groups_mode():
     joined = members(("C0", [("t0", 0), ("t0", 1)], None), ("C1", [("t0", 2), ("t0", 3)], None),
                      ("C2", [], None), gen=2)
     joined["ts"] = T0 + STEP
-    events = [TWO, *poll(T0, {p: 100 for p in range(4)}), joined, *poll(T0 + STEP, {p: 100 for p in range(4)})]
-    for mode, overrides, expected in (("observe", {}, "observe"), ("auto", {"^g$": "approve"}, "approve"),
+    events = [TWO, *poll(T0, {p: 100 for p in range(4)}), joined,
+              *poll(T0 + STEP, {p: 100 for p in range(4)})]
+    for mode, overrides, expected in (("observe", {}, "observe"),
+                                      ("auto", {"^g$": "approve"}, "approve"),
                                       ("approve", {"^x": "observe", "g": "auto"}, "auto")):
         policy = dataclasses.replace(POLICY, mode=mode, mode_overrides=overrides)
         (rec,) = run(events, policy)[1]
         assert rec.mode == expected and rec.to_row()["mode"] == expected
 
 
-# -- the apply side -----------------------------------------------------------------------------------------
+# -- the apply side --------------------------------------------------------------------------------
 
 def test_status_is_checked_and_missing_means_auto():
     assert plan.status_of(plan.parse_recommendation(REC)) == "auto" and plan.actionable(REC)
@@ -113,7 +117,8 @@ def test_leader_falls_back_on_a_proposal_and_applies_it_once_approved():
     for status in ("proposed", "rejected"):
         d = plan.decide("g", REC | {"status": status}, members(), FIT, fallback="sticky")
         assert not d.applied and d.reason == f"recommendation v3 is {status}, not approved"
-        assert d.considered == 0  # so the approval (same version) still makes members ask for a rebalance
+        # so the approval (same version) still makes members ask for a rebalance
+        assert d.considered == 0
     for status in ("approved", "auto"):
         d = plan.decide("g", REC | {"status": status}, members(), FIT, fallback="sticky")
         assert d.applied and d.version == 3
@@ -124,11 +129,14 @@ def test_feed_keeps_the_decision_at_the_same_version():
     assert feed.offer(REC | {"status": "proposed"})["status"] == "proposed"
     assert feed.offer(REC | {"status": "proposed"}) is None  # a replay
     assert feed.offer(REC | {"status": "approved"})["status"] == "approved"
-    assert feed.offer(REC | {"status": "proposed"}) is None  # a replayed proposal cannot undo the approval
+    # a replayed proposal cannot undo the approval
+    assert feed.offer(REC | {"status": "proposed"}) is None
     assert feed.offer(REC | {"status": "auto"}) is None
-    assert feed.offer(REC | {"status": "rejected"})["status"] == "rejected"  # the later decision wins
+    # the later decision wins
+    assert feed.offer(REC | {"status": "rejected"})["status"] == "rejected"
     assert feed.offer(REC | {"status": "approved"})["status"] == "approved"
-    newer = REC | {"version": 4, "recommendation_id": plan.recommendation_id("g", 4), "status": "proposed"}
+    newer = REC | {"version": 4, "recommendation_id": plan.recommendation_id("g", 4),
+                   "status": "proposed"}
     assert feed.offer(newer)["version"] == 4
     assert feed.offer(REC | {"status": "rejected"}) is None  # an older version's decision
 
@@ -143,7 +151,8 @@ def test_members_ask_for_a_rebalance_only_once_it_is_approved():
     a = RecommendationAssignor(feed, "g")
     consumer = FakeConsumer(a)
     helper = RejoinOnRecommendation(consumer, feed, "g", min_interval_s=0)
-    a.on_assignment(ConsumerProtocolAssignment(0, [("t", [0])], plan.Decision({}, "fallback", "r", "x").user_data()), 1)
+    a.on_assignment(ConsumerProtocolAssignment(
+        0, [("t", [0])], plan.Decision({}, "fallback", "r", "x").user_data()), 1)
     feed.offer(REC | {"status": "proposed"})
     assert helper.check() is None and consumer.rejoins == 0
     feed.offer(REC | {"status": "approved"})
@@ -162,13 +171,14 @@ def test_assignor_leader_hands_out_the_fallback_for_a_proposal():
     assert leader.last_decision.applied and leader.last_decision.version == 3
 
 
-# -- rebalancer approve / reject ------------------------------------------------------------------------------
+# -- rebalancer approve / reject -------------------------------------------------------------------
 
 def test_decision_record_republishes_the_proposal_with_its_status():
     proposed = REC | {"status": "proposed"}
     out = approve.decided(proposed, "g", "approved", None, 1234)
     assert out == proposed | {"status": "approved", "decided_at": 1234}
-    assert plan.parse_recommendation(json.dumps(out))["recommendation_id"] == REC["recommendation_id"]
+    assert (plan.parse_recommendation(json.dumps(out))["recommendation_id"]
+            == REC["recommendation_id"])
     assert approve.decided(proposed, "g", "rejected", 3, 1)["status"] == "rejected"
     assert approve.decided(out, "g", "approved", 3, 1) is None  # already so
     assert approve.decided(out, "g", "rejected", 3, 1)["status"] == "rejected"  # deciding again
@@ -176,7 +186,8 @@ def test_decision_record_republishes_the_proposal_with_its_status():
 
 @pytest.mark.parametrize("rec, version, message", [
     (None, None, "no recommendation of group g"),
-    (REC | {"status": "proposed"}, 2, "v2 is not group g's latest recommendation .v3 is.; review v3"),
+    (REC | {"status": "proposed"}, 2,
+     "v2 is not group g's latest recommendation .v3 is.; review v3"),
     (REC | {"status": "proposed"}, 9, "no recommendation v9 yet"),
     (REC, None, "published with status auto, not as a proposal"),
 ])
@@ -191,13 +202,15 @@ def test_an_expired_proposal_is_refused_with_its_reason_and_may_still_be_rejecte
     with pytest.raises(approve.Refused, match=f"v3 of group g has expired: {why}"):
         approve.decided(proposed, "g", "approved", 3, 1, expired=why)
     assert approve.decided(proposed, "g", "rejected", 3, 1, expired=why)["status"] == "rejected"
-    with pytest.raises(approve.Refused, match="has expired"):  # rejected, then the group changed: stale all the same
+    # rejected, then the group changed: stale all the same
+    with pytest.raises(approve.Refused, match="has expired"):
         approve.decided(proposed | {"status": "rejected"}, "g", "approved", 3, 1, expired=why)
     approved = proposed | {"status": "approved"}
-    assert approve.decided(approved, "g", "approved", 3, 1, expired=why) is None  # decided before it expired
+    # decided before it expired
+    assert approve.decided(approved, "g", "approved", 3, 1, expired=why) is None
 
 
-# -- verify -----------------------------------------------------------------------------------------------------
+# -- verify ----------------------------------------------------------------------------------------
 
 def test_verify_says_expired_for_an_undecided_proposal_whose_group_changed_or_aged():
     from streaming.proposals import expiry
@@ -206,18 +219,21 @@ def test_verify_says_expired_for_an_undecided_proposal_whose_group_changed_or_ag
     snap = _snap(live)
     made_ms = int((NOW - 900) * 1000)
     ms = [LiveGroup.of_snapshot(snap, "g").members[0]]  # c1 has joined since
-    feed_rec = {"group": "g", "version": 2, "assignment": [], "status": "proposed", "event_ts": made_ms,
-                "proposal": expiry.basis(ms, {"t": 4}, made_ms, 3600)}
+    feed_rec = {"group": "g", "version": 2, "assignment": [], "status": "proposed",
+                "event_ts": made_ms, "proposal": expiry.basis(ms, {"t": 4}, made_ms, 3600)}
     row = _rec(other, 900) | {"mode": "approve"}
     r = verify.verify(snap, "g", row, 120, NOW, feed_rec)
     assert r["status"] == "expired" and verify.EXIT[r["status"]] == 10
-    assert r["reason"] == "the proposal expired: member client:c1@10.0.0.1 joined since the proposal"
+    assert (r["reason"]
+            == "the proposal expired: member client:c1@10.0.0.1 joined since the proposal")
     both = expiry.basis(LiveGroup.of_snapshot(snap, "g").members, {"t": 4}, made_ms, 3600)
-    assert verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": both})["status"] == "awaiting approval"
+    assert (verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": both})["status"]
+            == "awaiting approval")
     aged = expiry.basis(LiveGroup.of_snapshot(snap, "g").members, {"t": 4}, made_ms, 600)
     r = verify.verify(snap, "g", row, 120, NOW, feed_rec | {"proposal": aged})
     assert r["status"] == "expired" and "made 900 s ago, past its expiry" in r["reason"]
-    # decided on before it expired: no longer a proposal; an approved one that no longer fits is superseded
+    # decided on before it expired: no longer a proposal; an approved one that no longer fits is
+    # superseded
     approved = feed_rec | {"status": "approved", "decided_at": made_ms}
     assert verify.verify(snap, "g", row, 120, NOW, approved)["status"] == "diverged"
     assert verify.verify(snap, "g", _rec({"c0": [0, 1, 2, 3]}, 900) | {"mode": "approve"}, 120, NOW,
@@ -244,7 +260,8 @@ def test_verify_says_awaiting_approval_rejected_or_observed():
     # in place whatever the mode; an older table's row (mode NULL) is auto
     assert verify.verify(_snap(live), "g", _rec(live, 900) | {"mode": "approve"}, 120, NOW,
                          feed_rec)["status"] == "applied"
-    assert verify.verify(_snap(live), "g", _rec(other, 900) | {"mode": None}, 120, NOW)["status"] == "diverged"
+    assert (verify.verify(_snap(live), "g", _rec(other, 900) | {"mode": None}, 120, NOW)["status"]
+            == "diverged")
 
 
 def test_recommendations_table_shows_the_mode():
@@ -252,11 +269,13 @@ def test_recommendations_table_shows_the_mode():
 
     from streaming.commands.recommendations import render_table
 
-    row = {"group": "g", "version": 1, "event_time": dt.datetime(2026, 1, 1), "triggers": ["lag_skew"],
+    row = {"group": "g", "version": 1, "event_time": dt.datetime(2026, 1, 1),
+           "triggers": ["lag_skew"],
            "before_max_lag": 2, "after_max_lag": 1, "before_imbalance": 2, "after_imbalance": 1,
            "before_cross_rack": 0, "after_cross_rack": 0, "partitions_moved": 1}
     lines = render_table([row | {"mode": "observe"}, row]).splitlines()
-    assert lines[0].split()[-1] == "mode" and lines[1].split()[-1] == "observe" and lines[2].split()[-1] == "auto"
+    assert (lines[0].split()[-1] == "mode" and lines[1].split()[-1] == "observe"
+            and lines[2].split()[-1] == "auto")
 
 
 def test_recommendations_table_shows_the_lag_seconds():
@@ -264,8 +283,10 @@ def test_recommendations_table_shows_the_lag_seconds():
 
     from streaming.commands.recommendations import render_table
 
-    row = {"group": "g", "version": 1, "event_time": dt.datetime(2026, 1, 1), "triggers": ["lag_skew"],
-           "before_max_lag": 28547, "after_max_lag": 18537, "before_imbalance": 2, "after_imbalance": 1,
+    row = {"group": "g", "version": 1, "event_time": dt.datetime(2026, 1, 1),
+           "triggers": ["lag_skew"],
+           "before_max_lag": 28547, "after_max_lag": 18537, "before_imbalance": 2,
+           "after_imbalance": 1,
            "before_cross_rack": 0, "after_cross_rack": 0, "partitions_moved": 1, "mode": "auto",
            "before_catch_up_s": 232.53995, "after_catch_up_s": 1232.74, "lag_age_s": 82.738}
     unknown = row | {"before_catch_up_s": None, "after_catch_up_s": float("nan"), "lag_age_s": None}

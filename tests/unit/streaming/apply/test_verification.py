@@ -1,5 +1,6 @@
-"""verify's classification as a pure function: a LiveGroup and a recommendation row in, a Verification out
-(the command's rendering and its statuses on collector snapshots are in tests/unit/streaming/commands)."""
+"""verify's classification as a pure function: a LiveGroup and a recommendation row in, a
+Verification out (the command's rendering and its statuses on collector snapshots are in
+tests/unit/streaming/commands)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from streaming.apply.verification import LiveGroup, Verdict, verify
 NOW = 1_800_000_000.0
 
 
-def _group(owners: dict[str, list[int]], state: str = "Stable", epoch: int | None = None) -> LiveGroup:
+def _group(owners: dict[str, list[int]], state: str = "Stable",
+           epoch: int | None = None) -> LiveGroup:
     members = [Member(f"{c}-id", ("t",), None, "a", tuple(("t", p) for p in ps), client_id=c)
                for c, ps in owners.items()]
     return LiveGroup("g", state, members, {"t": 4}, epoch)
@@ -20,8 +22,9 @@ def _group(owners: dict[str, list[int]], state: str = "Stable", epoch: int | Non
 def _rec(owners: dict[str, list[int]], age_s: float, **extra) -> dict:
     return {"version": 2, "recommendation_id": "r", "generation": 3, "triggers": ["lag_skew"],
             "event_time": dt.datetime.fromtimestamp(NOW - age_s),
-            "assignment": [{"member_id": f"old-{c}", "instance_id": None, "client_id": c, "rack": "a",
-                            "partitions": [{"topic": "t", "partition": p} for p in ps]} for c, ps in owners.items()],
+            "assignment": [{"member_id": f"old-{c}", "instance_id": None, "client_id": c,
+                            "rack": "a", "partitions": [{"topic": "t", "partition": p} for p in ps]}
+                           for c, ps in owners.items()],
             **extra}
 
 
@@ -39,8 +42,10 @@ def test_the_verdict_its_reason_and_the_differences():
         ("t-1", "c0", "c1"), ("t-2", "c1", "c0")]
     assert diverged.as_dict()["status"] == "diverged" and diverged.as_dict()["version"] == 2
     assert verify(_group(live, epoch=3), _rec(other, 900), 120, NOW).verdict is Verdict.PENDING
-    assert verify(_group(live), _rec({"c0": [0, 1], "c9": [2, 3]}, 10), 120, NOW).verdict is Verdict.SUPERSEDED
+    assert (verify(_group(live), _rec({"c0": [0, 1], "c9": [2, 3]}, 10), 120, NOW).verdict
+            is Verdict.SUPERSEDED)
     approve = _rec(other, 900, mode="approve")
     assert verify(_group(live), approve, 120, NOW).verdict is Verdict.AWAITING_APPROVAL
     decided = {"version": 2, "status": "approved", "decided_at": int((NOW - 10) * 1000)}
-    assert verify(_group(live), approve, 120, NOW, decided).verdict is Verdict.PENDING  # counted from approval
+    # counted from approval
+    assert verify(_group(live), approve, 120, NOW, decided).verdict is Verdict.PENDING

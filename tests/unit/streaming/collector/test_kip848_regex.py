@@ -1,5 +1,6 @@
-"""A KIP-848 member subscribed with a regex the broker matches (Java's SubscriptionPattern) is described with
-the regex, not the topics: the collector gives it the cluster's topics the regex matches whole."""
+"""A KIP-848 member subscribed with a regex the broker matches (Java's SubscriptionPattern) is
+described with the regex, not the topics: the collector gives it the cluster's topics the regex
+matches whole."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ TOPICS = ["orders-eu", "orders-us", "audit", "xorders-eu", "orders"]
 
 def _member(**described):
     return {"member_id": "m-1", "client_id": "c-1", "client_host": "/10.0.0.1", "rack_id": "b",
-            "assignment": {"topic_partitions": [{"topic_name": "orders-eu", "partitions": [0]}]}, **described}
+            "assignment": {"topic_partitions": [{"topic_name": "orders-eu", "partitions": [0]}]},
+            **described}
 
 
 def test_a_regex_member_subscribes_to_the_topics_its_regex_matches_whole():
@@ -24,8 +26,10 @@ def test_a_regex_member_subscribes_to_the_topics_its_regex_matches_whole():
     matching = kip848.regex_matcher(lambda: TOPICS, warned.append)
     got = kip848.member_from(_member(subscribed_topic_names=[], subscribed_topic_regex="orders-.*"),
                              RackResolver.parse((), None), 7, matching)
-    assert got.topics == ("orders-eu", "orders-us") and got.assigned == (("orders-eu", 0),) and not warned
-    named = kip848.member_from(_member(subscribed_topic_names=["audit"], subscribed_topic_regex=None),
+    assert (got.topics == ("orders-eu", "orders-us") and got.assigned == (("orders-eu", 0),)
+            and not warned)
+    named = kip848.member_from(_member(subscribed_topic_names=["audit"],
+                                       subscribed_topic_regex=None),
                                RackResolver.parse((), None), 7, matching)
     assert named.topics == ("audit",)
 
@@ -46,7 +50,8 @@ def test_the_topic_list_is_read_once_and_failures_are_warned_not_raised():
         raise TimeoutError("no answer")
     warned.clear()
     assert kip848.regex_matcher(broken, warned.append)("orders-.*") == set()
-    assert warned == ["topic list unreadable (TimeoutError: no answer); regex members' topics unknown this poll"]
+    assert warned == [
+        "topic list unreadable (TimeoutError: no answer); regex members' topics unknown this poll"]
 
 
 @given(st.lists(st.text("ab-.", min_size=1, max_size=6), max_size=12), st.text("ab-.", max_size=3))

@@ -1,4 +1,5 @@
-"""Member metadata decoding (consumer protocol subscription v0-3, assignment) and the rack fallbacks."""
+"""Member metadata decoding (consumer protocol subscription v0-3, assignment) and the rack
+fallbacks."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import pytest
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 from kafka.structs import TopicPartition
 
 from streaming.collector.member_metadata import (
@@ -88,7 +92,8 @@ def test_assignment_decodes_from_bytes_dict_and_object():
 
 def test_builtin_assignors_metadata_roundtrip_and_carry_no_rack():
     for assignor in (RangePartitionAssignor(), CooperativeStickyAssignor()):
-        sub = subscription_from(ConsumerProtocolSubscription.decode(assignor.metadata(["t"]).encode()).to_dict())
+        sub = subscription_from(
+            ConsumerProtocolSubscription.decode(assignor.metadata(["t"]).encode()).to_dict())
         assert sub.topics == ("t",) and sub.rack_id is None
 
 
@@ -97,14 +102,16 @@ def test_sticky_user_data_gives_a_generation_hint_in_both_encodings():
     encoded = meta.encode()
     sub = decode_subscription(encoded)
     assert sticky_user_data_generation(sub.user_data) == 5  # kafka-python: int16 version header
-    java = struct.pack(">i", 1) + struct.pack(">h", 1) + b"t" + struct.pack(">ii", 1, 3) + struct.pack(">i", 9)
+    java = (struct.pack(">i", 1) + struct.pack(">h", 1) + b"t" + struct.pack(">ii", 1, 3)
+            + struct.pack(">i", 9))
     assert sticky_user_data_generation(java) == 9  # Java: no header
     assert generation_hint(sub) == 6
     # and through describe_groups' dict, where bytes became a backslash-escaped string
-    assert generation_hint(subscription_from(ConsumerProtocolSubscription.decode(encoded).to_dict())) == 6
+    assert generation_hint(
+        subscription_from(ConsumerProtocolSubscription.decode(encoded).to_dict())) == 6
     assert sticky_user_data_generation(b"") is None and sticky_user_data_generation(b"junk") is None
-    # user data that is not the sticky assignors' (Kafka Streams' SubscriptionInfo under `stream`) is never
-    # read as a generation, even when its bytes happen to parse as one
+    # user data that is not the sticky assignors' (Kafka Streams' SubscriptionInfo under `stream`)
+    # is never read as a generation, even when its bytes happen to parse as one
     assert generation_hint(sub, sticky=False) is None
 
 
@@ -133,11 +140,12 @@ def test_rack_comes_from_subscription_then_map_then_client_id_pattern():
 
 def test_member_from_a_describe_groups_member():
     sub = _kafka_python(3).to_dict()
-    described = {"member_id": "m-1", "group_instance_id": "inst-1", "client_id": "c", "client_host": "/10.1.2.3",
-                 "member_metadata": sub,
+    described = {"member_id": "m-1", "group_instance_id": "inst-1", "client_id": "c",
+                 "client_host": "/10.1.2.3", "member_metadata": sub,
                  "member_assignment": ConsumerProtocolAssignment.decode(
                      ConsumerProtocolAssignment(0, [("orders", [1])], b"").encode()).to_dict()}
     m = member_from(described, RackResolver())
-    assert m.entry() == {"member_id": "m-1", "instance_id": "inst-1", "client_id": "c", "host": "10.1.2.3",
-                         "rack": "rack-b", "topics": ["audit", "orders"], "assigned": [["orders", 1]]}
+    assert m.entry() == {"member_id": "m-1", "instance_id": "inst-1", "client_id": "c",
+                         "host": "10.1.2.3", "rack": "rack-b", "topics": ["audit", "orders"],
+                         "assigned": [["orders", 1]]}
     assert m.generation_hint == 8

@@ -1,4 +1,5 @@
-"""The collector's options: offset-reset policies, group selection, and the `collect` command's parsing."""
+"""The collector's options: offset-reset policies, group selection, and the `collect` command's
+parsing."""
 
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ def test_collect_command_parses_its_options():
     from streaming.commands.collect import _options
 
     args = build_parser().parse_args([
-        "collect", "--interval", "2", "--groups", "^orders", "--exclude", "test$", "--rack-map", "c1=a",
+        "collect", "--interval", "2", "--groups", "^orders", "--exclude", "test$",
+        "--rack-map", "c1=a",
         "--group-offset-reset", "orders-app=earliest", "--full-refresh-every", "5", "--polls", "3"])
     o = _options(args)
-    assert (o.interval_s, o.include, o.exclude, o.full_refresh_every) == (2.0, "^orders", "test$", 5)
+    assert (o.interval_s, o.include, o.exclude,
+            o.full_refresh_every) == (2.0, "^orders", "test$", 5)
     assert o.rack_map == ("c1=a",) and o.policy("orders-app") == "earliest"
 
 
@@ -33,6 +36,7 @@ def test_lag_form_is_dense_unless_told_otherwise():
     from streaming.commands.collect import _options
 
     assert _options(build_parser().parse_args(["collect"])).lag_form == "dense"
-    assert _options(build_parser().parse_args(["collect", "--lag-form", "partition"])).lag_form == "partition"
+    assert (_options(build_parser().parse_args(["collect", "--lag-form", "partition"])).lag_form
+            == "partition")
     with pytest.raises(ValueError):
         CollectorOptions(lag_form="sparse")

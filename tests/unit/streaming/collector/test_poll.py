@@ -1,4 +1,5 @@
-"""The collector over a fake admin client: partial failures stay partial, a dead cluster means backoff."""
+"""The collector over a fake admin client: partial failures stay partial, a dead cluster means
+backoff."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import threading
 
 from kafka import TopicPartition
 from kafka.admin import OffsetSpec
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp
 
 from streaming import config
@@ -19,7 +23,8 @@ def _dict(cls, obj):
 
 
 class FakeAdmin:
-    """Topic t: partitions 0, 1 led by broker 1 (rack a), 2 led by broker 2 (rack b). Group g: one member."""
+    """Topic t: partitions 0, 1 led by broker 1 (rack a), 2 led by broker 2 (rack b). Group g: one
+    member."""
 
     def __init__(self, fail_leaders=(), unreachable_calls=0):
         self.fail_leaders = set(fail_leaders)
@@ -34,29 +39,36 @@ class FakeAdmin:
         return {"brokers": [{"broker_id": 1, "rack": "a"}, {"broker_id": 2, "rack": "b"}]}
 
     def list_groups(self, broker_ids=None):
-        return [{"group_id": "g", "protocol_type": "consumer"}, {"group_id": "connect-x", "protocol_type": "connect"},
-                {"group_id": "rebalancer-trigger", "protocol_type": "consumer"}] if broker_ids == [1] else []
+        return ([{"group_id": "g", "protocol_type": "consumer"},
+                 {"group_id": "connect-x", "protocol_type": "connect"},
+                 {"group_id": "rebalancer-trigger", "protocol_type": "consumer"}]
+                if broker_ids == [1] else [])
 
     def describe_groups(self, ids):
         sub = _dict(ConsumerProtocolSubscription, ConsumerProtocolSubscription(0, ["t"], b""))
-        asg = _dict(ConsumerProtocolAssignment, ConsumerProtocolAssignment(0, [("t", [0, 1, 2])], b""))
-        return {"g": {"group_state": "Stable", "protocol_type": "consumer", "protocol_data": "range", "error": None,
-                      "members": [{"member_id": "m", "group_instance_id": None, "client_id": "g-0-rack-b",
-                                   "client_host": "/10.0.0.1", "member_metadata": sub, "member_assignment": asg}]}}
+        asg = _dict(ConsumerProtocolAssignment,
+                    ConsumerProtocolAssignment(0, [("t", [0, 1, 2])], b""))
+        return {"g": {"group_state": "Stable", "protocol_type": "consumer",
+                      "protocol_data": "range", "error": None,
+                      "members": [{"member_id": "m", "group_instance_id": None,
+                                   "client_id": "g-0-rack-b", "client_host": "/10.0.0.1",
+                                   "member_metadata": sub, "member_assignment": asg}]}}
 
     def list_group_offsets(self, specs):
-        return {"g": {TopicPartition("t", p): OffsetAndMetadata(o, "", -1) for p, o in self.committed.items()}}
+        return {"g": {TopicPartition("t", p): OffsetAndMetadata(o, "", -1)
+                      for p, o in self.committed.items()}}
 
     def describe_topics(self, topics):
         return [{"name": "t", "error_code": 0, "partitions": [
-            {"partition_index": p, "leader_id": 1 if p < 2 else 2, "replica_nodes": [1 if p < 2 else 2, 3],
-             "error_code": 0} for p in range(3)]}]
+            {"partition_index": p, "leader_id": 1 if p < 2 else 2,
+             "replica_nodes": [1 if p < 2 else 2, 3], "error_code": 0} for p in range(3)]}]
 
     def list_partition_offsets(self, specs):
         leaders = {1 if tp.partition < 2 else 2 for tp in specs}
         if leaders & self.fail_leaders:
             raise TimeoutError("leader did not answer")
-        return {tp: OffsetAndTimestamp(20 if spec == OffsetSpec.LATEST else 3, -1, None) for tp, spec in specs.items()}
+        return {tp: OffsetAndTimestamp(20 if spec == OffsetSpec.LATEST else 3, -1, None)
+                for tp, spec in specs.items()}
 
     def close(self):
         self.closed = True
@@ -83,7 +95,8 @@ def test_a_poll_reads_lag_members_with_rack_and_partitions_with_racks():
     (members,) = [e for e in evs if e["type"] == "members"]
     assert members["members"][0]["rack"] == "b" and members["members"][0]["host"] == "10.0.0.1"
     (parts,) = [e for e in evs if e["type"] == "partitions"]
-    assert [p["replica_racks"] for p in parts["partitions"]] == [["a", None], ["a", None], ["b", None]]
+    assert ([p["replica_racks"] for p in parts["partitions"]]
+            == [["a", None], ["a", None], ["b", None]])
     assert {e["group"] for e in evs} == {"g"}  # connect and the rebalancer's own groups are skipped
 
 
@@ -91,15 +104,16 @@ class ZooAdmin(FakeAdmin):
     """FakeAdmin's group g beside a share group and a Connect worker group."""
 
     def list_groups(self, broker_ids=None):
-        return [{"group_id": "g", "protocol_type": "consumer", "group_type": "Classic"},
-                {"group_id": "connect-x", "protocol_type": "connect", "group_type": "Classic"},
-                {"group_id": "sh", "protocol_type": "share", "group_type": "Share"}] if broker_ids == [1] else []
+        return ([{"group_id": "g", "protocol_type": "consumer", "group_type": "Classic"},
+                 {"group_id": "connect-x", "protocol_type": "connect", "group_type": "Classic"},
+                 {"group_id": "sh", "protocol_type": "share", "group_type": "Share"}]
+                if broker_ids == [1] else [])
 
 
 def test_skipped_groups_are_said_with_their_reason_once(caplog):
     c = _collector(ZooAdmin())
-    c.reader._describe_share_groups = lambda admin, ids: {"sh": {"error": None, "group_state": "Empty",
-                                                                 "assignor_name": "simple", "members": []}}
+    c.reader._describe_share_groups = lambda admin, ids: {
+        "sh": {"error": None, "group_state": "Empty", "assignor_name": "simple", "members": []}}
     c.reader._share_group_offsets = lambda admin, ids: {"sh": {"error": None, "topics": []}}
     with caplog.at_level("INFO", logger="streaming.collector.poll"):
         evs = c.poll_once()

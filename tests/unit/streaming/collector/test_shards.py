@@ -1,4 +1,5 @@
-"""The shard rule (Kafka's murmur2 of the group id, modulo N) and the shard sets built on it, without Kafka."""
+"""The shard rule (Kafka's murmur2 of the group id, modulo N) and the shard sets built on it,
+without Kafka."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def test_murmur2_is_kafkas_own_on_its_test_vectors_and_agrees_with_kafka_python(
 
 
 class _SixPartitions:
-    """The two questions kafka-python's partitioner asks of cluster metadata: a topic of 6 partitions."""
+    """The two questions kafka-python's partitioner asks of cluster metadata: a topic of 6
+    partitions."""
 
     def topics(self):
         return {"coordination"}
@@ -43,8 +45,8 @@ class _SixPartitions:
 
 def test_a_groups_shard_is_the_partition_kafkas_default_partitioner_gives_its_id_as_key():
     for g in ("orders-app", "payments", "ünïcode-grøup", "", "a" * 300):
-        assert shard_of(g, 6) == DefaultPartitioner().partition("coordination", g, g.encode("utf-8"), None, None,
-                                                                _SixPartitions())
+        assert shard_of(g, 6) == DefaultPartitioner().partition(
+            "coordination", g, g.encode("utf-8"), None, None, _SixPartitions())
 
 
 def test_shards_are_stable_in_range_and_spread_evenly():
@@ -105,9 +107,9 @@ def _round_robin(members, count):
 
 
 def test_listeners_through_eager_rebalances_never_let_two_live_collectors_hold_one_shard():
-    """Three collectors, then one dies (no revoke: it is gone) and the survivors rebalance. Kafka's eager
-    protocol calls every live member's revoke before any assign; at every step no shard has two live owners,
-    and once the rebalance completes the survivors hold every shard."""
+    """Three collectors, then one dies (no revoke: it is gone) and the survivors rebalance. Kafka's
+    eager protocol calls every live member's revoke before any assign; at every step no shard has
+    two live owners, and once the rebalance completes the survivors hold every shard."""
     count, topic = 6, "rebalancer.collectors"
     sets = {m: ShardSet(count) for m in "abc"}
     listeners = {m: _Listener(s, topic) for m, s in sets.items()}
@@ -118,7 +120,8 @@ def test_listeners_through_eager_rebalances_never_let_two_live_collectors_hold_o
 
     def rebalance(live, previous):
         for m in live:
-            listeners[m].on_partitions_revoked(_tps(topic, previous.get(m, ())) | _tps("other-topic", [0]))
+            listeners[m].on_partitions_revoked(_tps(topic, previous.get(m, ()))
+                                               | _tps("other-topic", [0]))
             assert not held_twice(live)
         assignment = _round_robin(live, count)
         for m in live:
@@ -128,7 +131,8 @@ def test_listeners_through_eager_rebalances_never_let_two_live_collectors_hold_o
 
     first = rebalance("abc", {})
     assert [sets[m].owned() for m in "abc"] == [{0, 3}, {1, 4}, {2, 5}]
-    rebalance("ab", first)  # c was killed: it never revokes, the group drops it after its session timeout
+    # c was killed: it never revokes, the group drops it after its session timeout
+    rebalance("ab", first)
     assert sets["a"].owned() | sets["b"].owned() == set(range(count)) and not held_twice("ab")
     groups = [f"group-{i}" for i in range(90)]
     assert all(sum(sets[m].owns(g) for m in "ab") == 1 for g in groups)

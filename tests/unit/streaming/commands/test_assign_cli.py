@@ -14,8 +14,10 @@ SCENARIO = {
     "topics": {"t0": 3, "t1": 3},
     "replica_racks": None,
     "members": [
-        {"id": "C1", "instance_id": None, "rack": None, "topics": ["t0", "t1"], "owned": [], "generation": None},
-        {"id": "C0", "instance_id": None, "rack": None, "topics": ["t0", "t1"], "owned": [], "generation": None},
+        {"id": "C1", "instance_id": None, "rack": None, "topics": ["t0", "t1"], "owned": [],
+         "generation": None},
+        {"id": "C0", "instance_id": None, "rack": None, "topics": ["t0", "t1"], "owned": [],
+         "generation": None},
     ],
     "lags": {"t0": [5, 0, 0], "t1": [0, 0, 1]},
 }
@@ -38,14 +40,16 @@ def test_single_scenario_json(tmp_path, capsys):
     assert status == 0
     doc = json.loads(out)
     assert doc["assignor"] == "range"
-    assert doc["assignment"] == {"C1": [["t0", 2], ["t1", 2]], "C0": [["t0", 0], ["t0", 1], ["t1", 0], ["t1", 1]]}
+    assert doc["assignment"] == {"C1": [["t0", 2], ["t1", 2]],
+                                 "C0": [["t0", 0], ["t0", 1], ["t1", 0], ["t1", 1]]}
     assert doc["metrics"]["max_load"] == 5
     assert doc["metrics"]["member_loads"] == {"C0": 5, "C1": 1}
 
 
 def test_array_from_stdin_skips_schema(capsys, monkeypatch):
     data = [{"_schema": True, "topics": "..."}, SCENARIO, dict(SCENARIO, name="again")]
-    status, out, _ = run(capsys, ["assign", "--assignor", "roundrobin"], json.dumps(data), monkeypatch)
+    status, out, _ = run(capsys, ["assign", "--assignor", "roundrobin"], json.dumps(data),
+                         monkeypatch)
     assert status == 0
     docs = json.loads(out)
     assert [d["name"] for d in docs] == ["two consumers", "again"]
@@ -53,7 +57,8 @@ def test_array_from_stdin_skips_schema(capsys, monkeypatch):
 
 
 def test_table(capsys, monkeypatch):
-    status, out, _ = run(capsys, ["assign", "--assignor", "lag", "--format", "table", "--input", "-"],
+    status, out, _ = run(capsys,
+                         ["assign", "--assignor", "lag", "--format", "table", "--input", "-"],
                          json.dumps(SCENARIO), monkeypatch)
     assert status == 0
     assert "lag on two consumers" in out
@@ -64,14 +69,16 @@ def test_table(capsys, monkeypatch):
     (["--assignor", "nope"], SCENARIO, "--assignor: unknown assignor 'nope'"),
     (["--assignor", "range"], dict(SCENARIO, topics={"t0": -1, "t1": 3}),
      "topics.t0: partition count must be an integer >= 0, got -1"),
-    (["--assignor", "range"], [{"_schema": True}, dict(SCENARIO, members=[*SCENARIO["members"],
-                                                                         {"id": "C2", "topics": []}])],
+    (["--assignor", "range"], [{"_schema": True},
+                               dict(SCENARIO, members=[*SCENARIO["members"],
+                                                       {"id": "C2", "topics": []}])],
      "members[2].topics: member subscribes to nothing"),
     (["--assignor", "range"], "{not json", "--input: stdin is not valid JSON"),
     (["--assignor", "range"], 42, "--input: must hold a scenario object"),
     (["--assignor", "range"], dict(SCENARIO, members=[{"id": "C0", "topics": ["t0"]}] * 2),
      "members[1].id: duplicate member id 'C0'"),
-    (["--assignor", "lag"], dict(SCENARIO, lags={"t0": [1, 2]}), "lags.t0: must list one value per partition"),
+    (["--assignor", "lag"], dict(SCENARIO, lags={"t0": [1, 2]}),
+     "lags.t0: must list one value per partition"),
 ])
 def test_bad_input_exits_2(capsys, monkeypatch, argv, stdin, message):
     text = stdin if isinstance(stdin, str) else json.dumps(stdin)
@@ -83,7 +90,8 @@ def test_bad_input_exits_2(capsys, monkeypatch, argv, stdin, message):
 
 
 def test_missing_file_exits_2(tmp_path, capsys):
-    status, _, err = run(capsys, ["assign", "--assignor", "range", "--input", str(tmp_path / "nope.json")])
+    status, _, err = run(capsys,
+                         ["assign", "--assignor", "range", "--input", str(tmp_path / "nope.json")])
     assert status == 2
     assert "--input: no such file" in err
 
@@ -92,4 +100,5 @@ def test_conformance_file_runs_whole(capsys):
     path = Path(__file__).resolve().parents[3] / "data" / "conformance" / "assignor-scenarios.json"
     status, out, _ = run(capsys, ["assign", "--assignor", "range", "--input", str(path)])
     assert status == 0
-    assert len(json.loads(out)) == len(json.loads(path.read_text())) - 1  # the schema element is skipped
+    # the schema element is skipped
+    assert len(json.loads(out)) == len(json.loads(path.read_text())) - 1

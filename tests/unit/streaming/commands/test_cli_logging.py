@@ -1,5 +1,5 @@
-"""Commands print their answer: a live display's logs go to a file it names, -v brings them back, and
-kafka-python's warnings stay out of a verdict."""
+"""Commands print their answer: a live display's logs go to a file it names, -v brings them back,
+and kafka-python's warnings stay out of a verdict."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def test_a_live_display_logs_to_the_file_it_names(tmp_path, monkeypatch, capsys,
     assert "poll 7" in log.read_text() and "0.109s" not in log.read_text()
 
 
-def test_verbose_brings_every_line_back_to_the_terminal(tmp_path, monkeypatch, capsys, root_restored):
+def test_verbose_brings_every_line_back_to_the_terminal(tmp_path, monkeypatch, capsys,
+                                                        root_restored):
     monkeypatch.setattr(paths, "LOG_DIR", tmp_path)
     cli.setup_logging(argparse.Namespace(verbose=True, log_file="demo"))
     logging.getLogger("kafka.net.selector").debug("connecting")

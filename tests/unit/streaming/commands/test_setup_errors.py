@@ -53,8 +53,9 @@ def test_no_maven(bare_path, monkeypatch):
 
 def test_unreachable_maven_central_names_the_log(bare_path, monkeypatch):
     _fake_tool(bare_path, "java", 'echo \'openjdk version "17.0.15" 2025-04-15\' >&2\n')
-    _fake_tool(bare_path, "mvn", "echo '[ERROR] transfer failed for https://repo.maven.apache.org/x: "
-                                 "Unknown host repo.maven.apache.org'\nexit 1\n")
+    _fake_tool(bare_path, "mvn",
+               "echo '[ERROR] transfer failed for https://repo.maven.apache.org/x: "
+               "Unknown host repo.maven.apache.org'\nexit 1\n")
     _isolated_cache(monkeypatch, bare_path)
     with pytest.raises(SetupError) as err:
         jvm.resolve()

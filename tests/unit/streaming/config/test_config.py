@@ -35,7 +35,8 @@ def test_overrides_route_spark_kafka_and_sections():
 
 
 def test_secrets_stay_out_of_reprs_and_redacted_views():
-    cfg = config.load(overrides=["kafka.sasl.jaas.config=user=u password=hunter2", "kafka.ssl.key.password=pw"])
+    cfg = config.load(overrides=["kafka.sasl.jaas.config=user=u password=hunter2",
+                                 "kafka.ssl.key.password=pw"])
     assert "hunter2" not in repr(cfg)
     assert "hunter2" not in str(cfg.kafka.redacted())
     assert cfg.kafka.redacted()["ssl.key.password"] == "***"

@@ -1,4 +1,5 @@
-"""Which Spark master and settings the job asks for, and that spark-submit runs never start Maven (no JVM)."""
+"""Which Spark master and settings the job asks for, and that spark-submit runs never start Maven
+(no JVM)."""
 
 from __future__ import annotations
 
@@ -25,12 +26,14 @@ def test_spark_submit_master_wins_over_the_configured_one():
 
 
 def test_pyspark_submit_args_master_wins_over_the_configured_one():
-    m = choose_master("local[*]", {"PYSPARK_SUBMIT_ARGS": "--master spark://h:7077 pyspark-shell"}, None)
+    m = choose_master("local[*]", {"PYSPARK_SUBMIT_ARGS": "--master spark://h:7077 pyspark-shell"},
+                      None)
     assert (m.url, m.source, m.ours) == ("spark://h:7077", "PYSPARK_SUBMIT_ARGS", False)
 
 
 def test_a_running_context_wins_over_pyspark_submit_args():
-    m = choose_master("local[*]", {"PYSPARK_SUBMIT_ARGS": "--master yarn pyspark-shell"}, "local[2]")
+    m = choose_master("local[*]", {"PYSPARK_SUBMIT_ARGS": "--master yarn pyspark-shell"},
+                      "local[2]")
     assert (m.url, m.source, m.local) == ("local[2]", "running", True)
 
 
@@ -45,7 +48,8 @@ def test_submit_args_without_a_master_leave_the_configured_one():
     ("--conf spark.master=k8s://https://api:6443 pyspark-shell", "k8s://https://api:6443"),
     ("-c spark.master=local[2] pyspark-shell", "local[2]"),
     ("--conf=spark.master=local[1] pyspark-shell", "local[1]"),
-    ("--master local[1] --master spark://b:7077 pyspark-shell", "spark://b:7077"),  # the last one, as spark-submit
+    # the last one, as spark-submit
+    ("--master local[1] --master spark://b:7077 pyspark-shell", "spark://b:7077"),
     ("--conf spark.driver.memory=1g pyspark-shell", None),
     ("--master", None),
     ("", None),
@@ -62,11 +66,13 @@ def test_local_master_gets_the_loopback_and_small_settings():
     assert conf["spark.driver.bindAddress"] == "127.0.0.1" and conf["spark.ui.enabled"] == "false"
     assert "spark.jars" not in conf
     # validation's wide projection is JIT-compiled, not interpreted
-    assert all(spark_session.HUGE_METHODS in conf[f"spark.{side}.extraJavaOptions"] for side in ("driver", "executor"))
+    assert all(spark_session.HUGE_METHODS in conf[f"spark.{side}.extraJavaOptions"]
+               for side in ("driver", "executor"))
 
 
 def test_the_jit_options_are_ones_this_jvm_takes_silently():
-    # a misspelt -XX option stops the JVM from starting; an unquiet CompileCommand prints on its stdout
+    # a misspelt -XX option stops the JVM from starting; an unquiet CompileCommand prints on its
+    # stdout
     out = subprocess.run([jvm.java_executable(), *spark_session.HUGE_METHODS.split(), "-version"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -100,7 +106,8 @@ class SparkReached(Exception):
 
 @pytest.fixture
 def no_maven_no_spark(monkeypatch):
-    """jvm.resolve and get_spark raise, Kafka is not asked: a command either tried Maven or got as far as Spark."""
+    """jvm.resolve and get_spark raise, Kafka is not asked: a command either tried Maven or got as
+    far as Spark."""
     def resolve(force: bool = False) -> None:
         raise Maven
 
@@ -134,13 +141,15 @@ def test_run_with_cached_jars_resolves_them_first():
 
 @pytest.mark.usefixtures("no_maven_no_spark")
 def test_smoke_without_cached_jars_on_an_external_cluster_never_runs_maven():
-    args = _args("kafka.bootstrap_servers=127.0.0.1:9", "spark.use_cached_jars=false", records=1, keep=False)
+    args = _args("kafka.bootstrap_servers=127.0.0.1:9", "spark.use_cached_jars=false", records=1,
+                 keep=False)
     with pytest.raises(SparkReached):
         smoke_command.run(args)
 
 
 @pytest.mark.usefixtures("no_maven_no_spark")
 def test_smoke_on_the_embedded_cluster_still_needs_the_broker_jars():
-    args = _args("kafka.bootstrap_servers=embedded", "spark.use_cached_jars=false", records=1, keep=False)
+    args = _args("kafka.bootstrap_servers=embedded", "spark.use_cached_jars=false", records=1,
+                 keep=False)
     with pytest.raises(Maven):
         smoke_command.run(args)

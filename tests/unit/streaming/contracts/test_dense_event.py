@@ -1,4 +1,5 @@
-"""The ``lag_dense`` event: its builder, the per-partition readings it stands for, and its cutting to size."""
+"""The ``lag_dense`` event: its builder, the per-partition readings it stands for, and its cutting
+to size."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ def test_one_poll_of_a_topic_is_one_record_with_equal_arrays():
            ev.lag_event(5, "g", "u", 1, 0, 3)]
     dense = ev.dense(lag)
     assert dense == [
-        {"type": "lag_dense", "ts": 5, "group": "g", "topic": "t", "partitions": [0, 2], "committed_offsets": [1, 7],
-         "end_offsets": [4, 7], "no_commit": [False, True]},
-        {"type": "lag_dense", "ts": 5, "group": "g", "topic": "u", "partitions": [1], "committed_offsets": [0],
-         "end_offsets": [3]}]  # no_commit only when some entry has it
+        {"type": "lag_dense", "ts": 5, "group": "g", "topic": "t", "partitions": [0, 2],
+         "committed_offsets": [1, 7], "end_offsets": [4, 7], "no_commit": [False, True]},
+        {"type": "lag_dense", "ts": 5, "group": "g", "topic": "u", "partitions": [1],
+         "committed_offsets": [0], "end_offsets": [3]}]  # no_commit only when some entry has it
     assert [r for d in dense for r in ev.readings(d)] == lag
     assert {ev.topic_for(d, "L", "M") for d in dense} == {"L"}
 
@@ -30,7 +31,8 @@ def test_unequal_arrays_are_not_an_event():
 
 def test_a_dense_event_too_large_is_cut_into_whole_dense_events_of_the_same_poll():
     n = 5_000
-    event = ev.dense_lag_event(9, "g", "t", range(n), [10**17] * n, [10**18] * n, [p % 7 == 0 for p in range(n)])
+    event = ev.dense_lag_event(9, "g", "t", range(n), [10**17] * n, [10**18] * n,
+                               [p % 7 == 0 for p in range(n)])
     pieces = event_parts.split(event, 16 * 1024)
     assert len(pieces) > 1
     assert all(len(json.dumps(p, separators=(",", ":"))) <= 16 * 1024 for p in pieces)

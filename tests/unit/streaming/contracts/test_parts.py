@@ -1,5 +1,5 @@
-"""Large metadata events as parts: the publisher's split keeps every message under the limit, and the state
-puts the event together again whatever the order, batching or duplication of its parts."""
+"""Large metadata events as parts: the publisher's split keeps every message under the limit, and
+the state puts the event together again whatever the order, batching or duplication of its parts."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def test_members_split_into_parts_under_the_limit_and_join_back(members, max_byt
         assert parts == [event]
         return
     assert all(size(p) <= max_bytes for p in parts)
-    assert [p["part"] for p in parts] == list(range(len(parts))) and {p["parts"] for p in parts} == {len(parts)}
+    assert ([p["part"] for p in parts] == list(range(len(parts)))
+            and {p["parts"] for p in parts} == {len(parts)})
     rng.shuffle(parts)
     assert event_parts.join(parts) == event
 
@@ -48,8 +49,9 @@ def test_members_split_into_parts_under_the_limit_and_join_back(members, max_byt
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 3000), st.integers(300, 3000))
 def test_partitions_split_into_parts_under_the_limit_and_join_back(count, max_bytes):
-    event = ev.partitions_event(T0, "g", "wide", [ev.partition_entry(p, 1, [1, 2, 3], ["a", "b", None])
-                                                  for p in range(count)])
+    event = ev.partitions_event(T0, "g", "wide",
+                                [ev.partition_entry(p, 1, [1, 2, 3], ["a", "b", None])
+                                 for p in range(count)])
     parts = event_parts.split(event, max_bytes)
     assert all(size(p) <= max_bytes for p in parts)
     assert event_parts.join(list(reversed(parts))) == event if len(parts) > 1 else parts == [event]
@@ -62,13 +64,15 @@ def test_lag_events_and_small_events_travel_whole():
 
 
 def test_an_entry_that_cannot_fit_is_an_error_not_a_silent_drop():
-    event = ev.partitions_event(T0, "g", "t", [ev.partition_entry(0, 1, list(range(500)), [None] * 500)])
+    event = ev.partitions_event(T0, "g", "t",
+                                [ev.partition_entry(0, 1, list(range(500)), [None] * 500)])
     with pytest.raises(ValueError, match="exceeds the part budget"):
         event_parts.split(event, 1000)
 
 
 def _grown(ts):
-    """Eight members, several hundred partitions each: a members event that needs several 1 KB parts."""
+    """Eight members, several hundred partitions each: a members event that needs several 1 KB
+    parts."""
     return ev.members_event(ts, "g", 2, "range", [
         ev.member_entry(f"C{i}", ["t0"], [("t0", p) for p in range(i, 4, 8)],
                         client_id=f"c-C{i}", host="/h" + "x" * 200) for i in range(8)])
@@ -94,25 +98,28 @@ def test_parts_in_any_order_batching_and_duplication_give_the_whole_events_resul
     state = GroupState("g")
     recs = []
     for batch in batches:
-        state = GroupState.from_bytes(state.to_bytes())  # incomplete parts wait in the serialized state
+        # incomplete parts wait in the serialized state
+        state = GroupState.from_bytes(state.to_bytes())
         recs += process(state, batch, POLICY)
     assert state.parts == {}
     assert state.members == whole_state.members and state.generation == 2
-    # the event completes in the batch of its last part, at its own ts; the lag is the same at both polls.
-    # Lag in seconds and the rates (the load model's, each member's) are not: decided before the rest of the poll
-    # arrived, the history held one observation less (a decision made on the part of a poll that arrived first
-    # stands, with what it saw)
+    # the event completes in the batch of its last part, at its own ts; the lag is the same at both
+    # polls. Lag in seconds and the rates (the load model's, each member's) are not: decided before
+    # the rest of the poll arrived, the history held one observation less (a decision made on the
+    # part of a poll that arrived first stands, with what it saw)
     assert [_decision(r) for r in recs] == [_decision(r) for r in whole]
 
 
 def _decision(rec):
     # hot partitions are read off produce rates, like lag seconds: not what this test compares
-    row = {k: v for k, v in rec.to_row().items() if k not in (*LAG_SECONDS_COLUMNS, "hot_partitions")}
+    row = {k: v for k, v in rec.to_row().items()
+           if k not in (*LAG_SECONDS_COLUMNS, "hot_partitions")}
     feed = json.loads(row.pop("feed_value"))
     model = feed.pop("load_model")
     figures = [{k: v for k, v in f.items() if not k.startswith(("rate_", "capacity", "catch_up_"))}
                for f in json.loads(row.pop("member_figures"))]
-    return row | {"feed": feed, "lags": [t["lag"] for t in model["topics"]], "member_figures": figures}
+    return row | {"feed": feed, "lags": [t["lag"] for t in model["topics"]],
+                  "member_figures": figures}
 
 
 def test_parts_of_an_outdated_event_are_dropped_and_counted():

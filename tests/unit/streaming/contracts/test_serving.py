@@ -13,7 +13,8 @@ from streaming.contracts import serving as s
     ("consumer", "consumer", "rebalancer", s.SERVED),
     (None, None, "rebalancer", s.SERVED),  # the job: only the members event's assignor
     # read and published, not applied by the assignor the members run now
-    ("classic", "consumer", "cooperative-sticky", s.UNAPPLIED),  # librdkafka or Java on the classic protocol
+    # librdkafka or Java on the classic protocol
+    ("classic", "consumer", "cooperative-sticky", s.UNAPPLIED),
     ("classic", "consumer", "range", s.UNAPPLIED),
     ("consumer", "consumer", "uniform", s.UNAPPLIED),  # KIP-848 without the server-side assignor
     (None, None, "range", s.UNAPPLIED),
@@ -41,9 +42,11 @@ def test_kinds(group_type, protocol_type, assignor, kind):
 
 
 def test_reasons_name_what_the_operator_can_do():
-    assert "group.protocol=consumer" in s.verdict("classic", "consumer", "cooperative-sticky").reason
+    assert ("group.protocol=consumer"
+            in s.verdict("classic", "consumer", "cooperative-sticky").reason)
     assert "group.remote.assignor=rebalancer" in s.verdict("consumer", "consumer", "uniform").reason
-    # the job knows the assignor only: a librdkafka group on cooperative-sticky learns how it can be served
+    # the job knows the assignor only: a librdkafka group on cooperative-sticky learns how it can be
+    # served
     job = s.verdict(None, None, "cooperative-sticky").reason
     assert "librdkafka" in job and "group.protocol=consumer" in job
     assert "co-partitioned" in s.verdict("classic", "consumer", "stream").reason

@@ -27,7 +27,8 @@ def test_records_are_labelled_and_sized_from_the_limit():
     assert records["null_value"].value is None and records["null_key"].key is None
     valid = [r for r in records.values() if r.expected == fuzz.VALID]
     assert len(valid) >= 10
-    for r in valid:  # an extreme-but-valid record is a JSON object keyed by its group (or has no key)
+    # an extreme-but-valid record is a JSON object keyed by its group (or has no key)
+    for r in valid:
         event = json.loads(r.value)
         assert r.key is None or r.key.decode() == event["group"]
     assert records["ts_far_past"].expected == fuzz.LATE
@@ -42,19 +43,22 @@ def test_verdict_matches_by_source_and_reason():
     assert v.ok and v.accepted == sum(r.expected == fuzz.VALID for r in recs)
     valid = next(s for s in sent if s.record.expected == fuzz.VALID)
     bad = next(s for s in sent if s.record.expected not in (fuzz.VALID, fuzz.LATE))
-    worse = [x for x in perfect if x[0] != bad.source] + [(valid.source, "late"), (("t", 0, 10**6), "x")]
+    worse = ([x for x in perfect if x[0] != bad.source]
+             + [(valid.source, "late"), (("t", 0, 10**6), "x")])
     v = fuzz_run.verdict(sent, worse)
-    assert v.missing == [bad.record.kind] and v.valid_lost == [(valid.record.kind, "late")] and v.unexpected == 1
+    assert (v.missing == [bad.record.kind] and v.valid_lost == [(valid.record.kind, "late")]
+            and v.unexpected == 1)
     assert not v.ok
 
 
 def test_contract_draws_are_seeded_and_reach_the_bounds():
     from streaming.dev import contract
 
-    a, b = contract.generate(8, 200, 1_763_800_000_000), contract.generate(8, 200, 1_763_800_000_000)
+    a, b = (contract.generate(8, 200, 1_763_800_000_000),
+            contract.generate(8, 200, 1_763_800_000_000))
     assert a == b and len(a) == 200
-    assert {r.kind for r in a} >= {"contract-lag", "contract-lag_dense", "contract-members", "contract-partitions",
-                                   "contract-scenario-lag"}
+    assert {r.kind for r in a} >= {"contract-lag", "contract-lag_dense", "contract-members",
+                                   "contract-partitions", "contract-scenario-lag"}
     texts = b"\n".join(r.value for r in a)
     assert str(2**63 - 1).encode() in texts and str(2**31 - 1).encode() in texts
     dups = []
@@ -63,10 +67,11 @@ def test_contract_draws_are_seeded_and_reach_the_bounds():
         dups.append(len(p) != len({k for k, _ in p}))
         return dict(p)
 
-    # a duplicate key is one shape in 11 of one record in 6: two seeds' draws, so that a change to the strategies
-    # that moves one seed's draws does not leave the shape unreached
+    # a duplicate key is one shape in 11 of one record in 6: two seeds' draws, so that a change to
+    # the strategies that moves one seed's draws does not leave the shape unreached
     for r in (*a, *contract.generate(9, 200, 1_763_800_000_000)):
-        with contextlib.suppress(ValueError, RecursionError):  # not JSON, or nested too deep (as drawn)
+        # not JSON, or nested too deep (as drawn)
+        with contextlib.suppress(ValueError, RecursionError):
             json.loads(r.value, object_pairs_hook=pairs)
     assert any(dups)
 
@@ -76,7 +81,9 @@ def test_contract_records_and_verdicts():
 
     [r] = contract.draw(contract.records(1_763_800_000_000), 1, 0)
     assert r.expected == contract.ANY
-    sent = [fuzz_run.Sent(r, ("t", 0, 1)), fuzz_run.Sent(r, ("t", 0, 2)), fuzz_run.Sent(r, ("t", 0, 3))]
+    sent = [fuzz_run.Sent(r, ("t", 0, 1)), fuzz_run.Sent(r, ("t", 0, 2)),
+            fuzz_run.Sent(r, ("t", 0, 3))]
     v = fuzz_run.verdict(sent, [(("t", 0, 1), "not valid JSON"), (("t", 0, 2), None)])
     assert v.accepted == 1 and v.wrong_reason == [(r.kind, "a reason", "")] and not v.ok
-    assert contract.to_json(contract.Pairs([("a", 1), ("a", contract.Raw("1e400"))])) == '{"a":1,"a":1e400}'
+    assert (contract.to_json(contract.Pairs([("a", 1), ("a", contract.Raw("1e400"))]))
+            == '{"a":1,"a":1e400}')

@@ -1,5 +1,6 @@
-"""The Java member wrapper's protocol, driven by a stand-in child process (a few lines of Python that speak
-it): settings on stdin, ``assigned`` lines parsed, every line logged, leaving when stdin closes."""
+"""The Java member wrapper's protocol, driven by a stand-in child process (a few lines of Python
+that speak it): settings on stdin, ``assigned`` lines parsed, every line logged, leaving when stdin
+closes."""
 
 from __future__ import annotations
 
@@ -41,15 +42,18 @@ def test_parse_assigned_splits_at_the_last_dash() -> None:
 
 def test_settings_in_assignments_out_and_leaving_on_closed_input(tmp_path) -> None:
     log = open(tmp_path / "c0.log", "w")  # noqa: SIM115 (the wrapper's reader closes it)
-    member = Recording([sys.executable, "-c", CHILD], "c0", stdin_text="bootstrap.servers=x:1\n#end\n", log=log)
+    member = Recording([sys.executable, "-c", CHILD], "c0",
+                       stdin_text="bootstrap.servers=x:1\n#end\n", log=log)
     deadline = time.monotonic() + 30
     while len(member.output()) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert member.alive  # still in the group: its input is open
-    assert member.assignment() == {("a-b", 2)}  # the latest line wins, an empty one cleared the earlier set
+    # the latest line wins, an empty one cleared the earlier set
+    assert member.assignment() == {("a-b", 2)}
     member.stop(timeout_s=30)
     assert not member.alive
-    assert member.output() == ["log INFO got bootstrap.servers=x:1", "assigned orders-0,my-topic-11", "assigned",
+    assert member.output() == ["log INFO got bootstrap.servers=x:1",
+                               "assigned orders-0,my-topic-11", "assigned",
                                "assigned a-b-2", "log INFO leaving"]
     assert member.seen == member.output()
     assert log.closed and (tmp_path / "c0.log").read_text().splitlines() == member.output()

@@ -1,5 +1,5 @@
-"""benchmarks.job's own arithmetic: the CPU busy between two times, a progress line's start, the latency line's
-load in either lag form."""
+"""benchmarks.job's own arithmetic: the CPU busy between two times, a progress line's start, the
+latency line's load in either lag form."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ def test_busy_between_interpolates_the_samples():
     cpu = sampling.CpuSampler()
     cpu.samples = [(100.0, 10.0, 5.0), (101.0, 11.5, 5.5), (102.0, 13.5, 6.5)]
     assert cpu.busy_between(100.0, 102.0) == pytest.approx(3.5)
-    assert cpu.busy_between(100.5, 101.5) == pytest.approx(0.75 + 1.0)  # half of each second's busy time
+    # half of each second's busy time
+    assert cpu.busy_between(100.5, 101.5) == pytest.approx(0.75 + 1.0)
     assert cpu.busy_between(101.0, 101.0) == 0.0
-    assert cpu.busy_between(100.5, 101.5, own=True) == pytest.approx(0.25 + 0.5)  # this process tree's alone
+    # this process tree's alone
+    assert cpu.busy_between(100.5, 101.5, own=True) == pytest.approx(0.25 + 0.5)
 
 
 def test_the_own_counter_counts_this_process_and_only_grows():
@@ -31,7 +33,8 @@ def test_the_own_counter_counts_this_process_and_only_grows():
 def test_the_own_cpu_by_kind_interpolates_each_kind():
     cpu = sampling.CpuSampler()
     cpu.samples = [(100.0, 0.0, 0.0), (102.0, 0.0, 0.0)]
-    cpu.kinds = [{"broker": 1.0, "spark JVM": 2.0}, {"broker": 2.0, "spark JVM": 6.0, "driver": 1.0}]
+    cpu.kinds = [{"broker": 1.0, "spark JVM": 2.0},
+                 {"broker": 2.0, "spark JVM": 6.0, "driver": 1.0}]
     assert cpu.kinds_between(101.0, 102.0) == pytest.approx(
         {"broker": 0.5, "spark JVM": 2.0, "python workers": 0.0, "driver": 0.5})
 
@@ -40,10 +43,12 @@ def test_a_process_is_told_by_its_command_line():
     import subprocess
     import sys
 
-    worker = subprocess.Popen([sys.executable, "-c", "import time; print(1, flush=True); time.sleep(30)",
+    worker = subprocess.Popen([sys.executable, "-c",
+                               "import time; print(1, flush=True); time.sleep(30)",
                                "pyspark.daemon"], stdout=subprocess.PIPE)
     try:
-        assert worker.stdout and worker.stdout.readline()  # started: its own command line, not pytest's fork
+        # started: its own command line, not pytest's fork
+        assert worker.stdout and worker.stdout.readline()
         assert sampling._kind(worker.pid) == "python workers"
     finally:
         worker.kill()
@@ -69,10 +74,11 @@ def test_started_reads_sparks_progress_timestamp():
 
 def _latency(dense: bool) -> dict:
     phases = {"compute": 1.0}
-    return {"load_events_per_s": 1000.0, "late_polls": 0, "polls": 3, "trigger_interval_s": 10, "first_batch_ms": 1,
-            "steady_batches": 2, "mean_batch_rows": 1000, "mean_batch_ms": 1, "median_batch_ms": 1,
-            "mean_state_update_ms": 1, "ms_per_group": 0.1, "all_mean_batch_ms": 1, "recommendations": 0,
-            "p50_ms": 1, "p95_ms": 1, "phases": phases, "batches_with_recs": 0, "phases_recs": phases,
+    return {"load_events_per_s": 1000.0, "late_polls": 0, "polls": 3, "trigger_interval_s": 10,
+            "first_batch_ms": 1, "steady_batches": 2, "mean_batch_rows": 1000, "mean_batch_ms": 1,
+            "median_batch_ms": 1, "mean_state_update_ms": 1, "ms_per_group": 0.1,
+            "all_mean_batch_ms": 1, "recommendations": 0, "p50_ms": 1, "p95_ms": 1,
+            "phases": phases, "batches_with_recs": 0, "phases_recs": phases,
             "phases_no_recs": phases, "dense": dense}
 
 

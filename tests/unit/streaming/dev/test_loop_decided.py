@@ -1,5 +1,5 @@
-"""benchmarks.loop.decided: the rebalancer's decision delays and its p95 against the oracle from its first
-recommendation on, read from a run as run_workload returns it."""
+"""benchmarks.loop.decided: the rebalancer's decision delays and its p95 against the oracle from its
+first recommendation on, read from a run as run_workload returns it."""
 
 from benchmarks.loop import decided
 
@@ -21,8 +21,10 @@ def test_the_window_from_the_first_recommendation_compares_both_curves_over_the_
     oracle = [(t, 300.0) for t in range(0, 60, 2)]
     t, mine, best = decided.after_first(_run(recs=[15.0, 30.0], ours=ours, oracle=oracle))
     assert (t, mine, best) == (15.0, 200.0, 300.0)
-    assert decided.after_first(_run(ours=ours, oracle=oracle)) is None  # no recommendation: nothing to read
-    assert decided.after_first({"recommendations": [{"at_s": 1.0}], "curves": {"rebalancer": ours}}) is None
+    # no recommendation: nothing to read
+    assert decided.after_first(_run(ours=ours, oracle=oracle)) is None
+    assert decided.after_first({"recommendations": [{"at_s": 1.0}],
+                                "curves": {"rebalancer": ours}}) is None
 
 
 def test_the_report_lines_give_medians_over_the_runs():

@@ -1,5 +1,5 @@
-"""The closed-loop benchmark's workloads of consumers not alike (benchmarks/loop/workloads.py) and the oracle's
-plan for each stretch of a run (benchmarks/loop/oracle_schedule.py)."""
+"""The closed-loop benchmark's workloads of consumers not alike (benchmarks/loop/workloads.py) and
+the oracle's plan for each stretch of a run (benchmarks/loop/oracle_schedule.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ def test_capacities_per_consumer_and_which_workloads_have_them():
     assert s["zipf"].capacity_of(2) == 150.0
     assert {n for n, w in s.items() if w.heterogeneous} == {"hetero", "slowdown", "wide"}
     wide = s["wide"]
-    assert wide.consumers == 8 and sum(t.partitions for t in wide.topics) == 48 and len(wide.topics) == 2
+    assert (wide.consumers == 8 and sum(t.partitions for t in wide.topics) == 48
+            and len(wide.topics) == 2)
     assert wide.capacity == pytest.approx(sum(wide.capacities) / 8)  # the mean: lag in seconds
 
 
@@ -38,7 +39,8 @@ def test_slowdown_replans_when_c0_halves():
     assert sorted(len(ps) for ps in before.values()) == [4, 4, 4]
     plan.advance()
     after = plan.assignment([0, 1, 2])
-    assert len(after[0]) == 2 and plan.summary()[1]["max_load"] == pytest.approx(100 / 120, abs=1e-4)
+    assert (len(after[0]) == 2
+            and plan.summary()[1]["max_load"] == pytest.approx(100 / 120, abs=1e-4))
     plan.advance()  # past the last phase: it stays there
     assert plan.assignment([0, 1, 2]) == after
 

@@ -1,5 +1,6 @@
-"""keep_rejoin_until_joined against kafka-python's real ConsumerCoordinator, with the broker replaced by
-futures the test answers (no network): a join that outlives one poll is applied, never orphaned."""
+"""keep_rejoin_until_joined against kafka-python's real ConsumerCoordinator, with the broker
+replaced by futures the test answers (no network): a join that outlives one poll is applied, never
+orphaned."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from typing import Any
 
 import pytest
 from kafka.consumer.subscription_state import SubscriptionState
-from kafka.coordinator.assignors.abstract import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.coordinator.assignors.abstract import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.base import Generation
 from kafka.coordinator.consumer import ConsumerCoordinator
@@ -45,25 +49,29 @@ class Broker:
 
 def join_response(generation: int, leader: str = "m1", error_code: int = 0) -> JoinGroupResponse:
     member = JoinGroupResponse.JoinGroupResponseMember(
-        member_id="m1", group_instance_id=None, metadata=ConsumerProtocolSubscription(0, ["t"], b"").encode())
+        member_id="m1", group_instance_id=None,
+        metadata=ConsumerProtocolSubscription(0, ["t"], b"").encode())
     return JoinGroupResponse(throttle_time_ms=0, error_code=error_code, generation_id=generation,
-                             protocol_type="consumer", protocol_name="range", leader=leader, member_id="m1",
-                             members=[member] if leader == "m1" else [])
+                             protocol_type="consumer", protocol_name="range", leader=leader,
+                             member_id="m1", members=[member] if leader == "m1" else [])
 
 
 def sync_response(partitions: list[int]) -> SyncGroupResponse:
-    return SyncGroupResponse(throttle_time_ms=0, error_code=0, protocol_type="consumer", protocol_name="range",
-                             assignment=ConsumerProtocolAssignment(0, [("t", partitions)], b"").encode())
+    return SyncGroupResponse(
+        throttle_time_ms=0, error_code=0, protocol_type="consumer", protocol_name="range",
+        assignment=ConsumerProtocolAssignment(0, [("t", partitions)], b"").encode())
 
 
 @pytest.fixture
 def group() -> Iterator[tuple[ConsumerCoordinator, Broker, KafkaNetClient]]:
-    """Member m1 of group g, stable at generation 1 and its leader, coordinator known; no IO thread, so
-    the loop runs only inside coordinator calls and ``step``."""
+    """Member m1 of group g, stable at generation 1 and its leader, coordinator known; no IO thread,
+    so the loop runs only inside coordinator calls and ``step``."""
     client = KafkaNetClient(bootstrap_servers="127.0.0.1:1")
-    client._manager.cluster._refresh_loop_future = Future()    # no metadata refresh loop (no broker)
+    # no metadata refresh loop (no broker)
+    client._manager.cluster._refresh_loop_future = Future()
     coordinator = ConsumerCoordinator(client, SubscriptionState(), group_id="g", api_version=(3, 9),
-                                      assignors=[RangePartitionAssignor()], enable_auto_commit=False)
+                                      assignors=[RangePartitionAssignor()],
+                                      enable_auto_commit=False)
     coordinator._maybe_start_heartbeat_loop = lambda: None     # heartbeats are not under test
     broker = Broker()
     client._manager.send = broker.send
@@ -104,9 +112,9 @@ def join_outlives_the_poll(coordinator: ConsumerCoordinator, broker: Broker, cli
 
 def test_kafka_python_alone_orphans_a_join_started_by_a_metadata_change(group):
     """The bug (kafka-python 3.0.12): once the leader's assignment step records the new snapshot,
-    need_rejoin() is false, so no poll applies the finished join; the member stays rebalancing, heartbeats
-    off, without its assignment, and poll carries on as if joined. If this starts failing, kafka-python
-    has fixed it and keep_rejoin_until_joined can go."""
+    need_rejoin() is false, so no poll applies the finished join; the member stays rebalancing,
+    heartbeats off, without its assignment, and poll carries on as if joined. If this starts
+    failing, kafka-python has fixed it and keep_rejoin_until_joined can go."""
     coordinator, broker, client = group
     leader_sees_new_metadata(coordinator)
     join_outlives_the_poll(coordinator, broker, client)
@@ -125,7 +133,8 @@ def test_guarded_the_finished_join_is_applied_without_sending_it_again(group):
     assert coordinator.poll(timeout_ms=20) is True
     assert coordinator.state is MemberState.STABLE and coordinator._heartbeat_enabled is True
     assert coordinator._generation.generation_id == 2
-    assert coordinator._subscription.assigned_partitions() == {TopicPartition("t", 0), TopicPartition("t", 1)}
+    assert (coordinator._subscription.assigned_partitions()
+            == {TopicPartition("t", 0), TopicPartition("t", 1)})
     assert coordinator.need_rejoin() is False and coordinator.rejoin_needed is False
     assert broker.names() == ["JoinGroupRequest", "SyncGroupRequest"]
 
@@ -137,7 +146,8 @@ def test_guarded_a_join_still_in_flight_is_awaited_by_the_next_poll(group):
     assert coordinator.poll(timeout_ms=20) is False
     broker.pending("JoinGroupRequest").success(join_response(2))
     step(client)
-    # the assignment step has recorded the new snapshot: the reason for the rejoin is gone, the join is not
+    # the assignment step has recorded the new snapshot: the reason for the rejoin is gone, the join
+    # is not
     assert coordinator._assignment_snapshot == coordinator._metadata_snapshot
     assert coordinator.need_rejoin() is True
     assert coordinator.poll(timeout_ms=20) is False            # SyncGroup still unanswered
@@ -153,7 +163,8 @@ def test_guarded_a_subscription_change_is_held_until_joined(group):
     keep_rejoin_until_joined(types.SimpleNamespace(_coordinator=coordinator))
     coordinator._joined_subscription = {"old"}                  # joined before subscribing to t
     assert coordinator.need_rejoin() is True and coordinator.rejoin_needed is True
-    coordinator._joined_subscription = {"t"}                    # group_protocols() of the new join records t
+    # group_protocols() of the new join records t
+    coordinator._joined_subscription = {"t"}
     assert coordinator.poll(timeout_ms=20) is False
     broker.pending("JoinGroupRequest").success(join_response(2, leader="other"))
     step(client)
@@ -169,10 +180,12 @@ def test_guarded_a_join_that_failed_unawaited_is_sent_again(group):
     keep_rejoin_until_joined(types.SimpleNamespace(_coordinator=coordinator))
     leader_sees_new_metadata(coordinator)
     assert coordinator.poll(timeout_ms=20) is False
-    broker.pending("JoinGroupRequest").success(join_response(2, error_code=RebalanceInProgressError.errno))
+    broker.pending("JoinGroupRequest").success(
+        join_response(2, error_code=RebalanceInProgressError.errno))
     step(client)
     assert coordinator._join_task.is_done and coordinator._join_task.exception is not None
-    assert coordinator.poll(timeout_ms=20) is False             # a fresh JoinGroup, awaiting the broker
+    # a fresh JoinGroup, awaiting the broker
+    assert coordinator.poll(timeout_ms=20) is False
     assert broker.names() == ["JoinGroupRequest", "JoinGroupRequest"]
     broker.pending("JoinGroupRequest").success(join_response(3))
     step(client)
@@ -185,7 +198,8 @@ def test_consumers_without_a_coordinator_are_left_alone():
     plain = types.SimpleNamespace()
     assert keep_rejoin_until_joined(plain) is plain
     bare = types.SimpleNamespace(_coordinator=types.SimpleNamespace(state=None))
-    assert keep_rejoin_until_joined(bare) is bare and not hasattr(bare._coordinator, "_rejoin_guarded")
+    assert (keep_rejoin_until_joined(bare) is bare
+            and not hasattr(bare._coordinator, "_rejoin_guarded"))
 
 
 def test_guarding_twice_wraps_once(group):
@@ -203,14 +217,15 @@ def test_the_diagnostic_names_an_orphaned_join(group):
     assert "join task=none, heartbeat enabled=True" in join_state(coordinator)
     leader_sees_new_metadata(coordinator)
     assert coordinator.poll(timeout_ms=20) is False
-    assert "need_rejoin=True, rejoin_needed=False, join task=pending, heartbeat enabled=False" in join_state(
-        coordinator)
+    assert ("need_rejoin=True, rejoin_needed=False, join task=pending, heartbeat enabled=False"
+            in join_state(coordinator))
     broker.pending("JoinGroupRequest").success(join_response(2))
     step(client)
     broker.pending("SyncGroupRequest").success(sync_response([0]))
     step(client)
-    assert join_state(coordinator) == ("need_rejoin=False, rejoin_needed=False, join task=done (joined), "
-                                       "heartbeat enabled=False")
+    assert join_state(coordinator) == (
+        "need_rejoin=False, rejoin_needed=False, join task=done (joined), "
+        "heartbeat enabled=False")
 
 
 def test_the_diagnostic_does_not_latch_a_guarded_rejoin(group):

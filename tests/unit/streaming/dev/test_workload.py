@@ -1,4 +1,5 @@
-"""Pure parts of the workload generator: skewed partition rates, replica shifts, assignor specs, client ids."""
+"""Pure parts of the workload generator: skewed partition rates, replica shifts, assignor specs,
+client ids."""
 
 from __future__ import annotations
 
@@ -56,7 +57,9 @@ def test_a_planned_assignor_hands_out_the_plan_by_client_id_once_each():
         return {"g-0": [("t", 0), ("t", 1)], "g-1": [("t", 2)]}
 
     assignor = planned_assignor(plan, "g-0", "a", RebalanceLog())
-    snapshot = GroupSnapshot({"t": 3}, (Member("m1", ("t",), client_id="g-1"), Member("m0", ("t",), client_id="g-0"),
+    snapshot = GroupSnapshot({"t": 3}, (Member("m1", ("t",), client_id="g-1"),
+                                        Member("m0", ("t",), client_id="g-0"),
                                         Member("m0-again", ("t",), client_id="g-0")))
-    assert assignor.assign_fn(snapshot) == {"m1": [("t", 2)], "m0": [("t", 0), ("t", 1)], "m0-again": []}
+    assert assignor.assign_fn(snapshot) == {"m1": [("t", 2)], "m0": [("t", 0), ("t", 1)],
+                                            "m0-again": []}
     assert asked == [["g-0", "g-1"]] and assignor.name == "oracle" and not assignor.cooperative

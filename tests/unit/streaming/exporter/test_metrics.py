@@ -1,5 +1,5 @@
-"""The metrics objects: names and values in the exposition text, the group cap, vanished groups, and the
-HTTP server on loopback with a free port."""
+"""The metrics objects: names and values in the exposition text, the group cap, vanished groups, and
+the HTTP server on loopback with a free port."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ def _samples(registry) -> dict[tuple[str, tuple], float]:
 
 def _rec(group, version, triggers, ts=1_700_000_000_000, **kw):
     return {"group": group, "version": version, "event_ts": ts, "triggers": triggers,
-            "before_max_lag": 900.0, "after_max_lag": 500.0, "before_imbalance": 1.8, "after_imbalance": 1.0,
-            "before_cross_rack": 2, "after_cross_rack": 0, "stuck_partitions": '[{"topic":"t","partition":1}]',
+            "before_max_lag": 900.0, "after_max_lag": 500.0, "before_imbalance": 1.8,
+            "after_imbalance": 1.0, "before_cross_rack": 2, "after_cross_rack": 0,
+            "stuck_partitions": '[{"topic":"t","partition":1}]',
             "before_catch_up_s": 170.0, "after_catch_up_s": 91.0, "lag_age_s": 180.0} | kw
 
 
@@ -32,8 +33,9 @@ def test_job_metrics_per_batch_and_per_group():
     m.observe_batch(0, 120, 1.5, 3)
     m.observe_batch(1, 30, 0.5, 4)
     m.observe_rejected({"late": 2, "internal error: KeyError: 'x'": 1, "not json": 4})
-    m.observe_recommendations([_rec("g1", 1, "lag_skew"), _rec("g1", 2, "membership_change,rack_change",
-                                                              ts=1_700_000_100_000, before_max_lag=300.0),
+    m.observe_recommendations([_rec("g1", 1, "lag_skew"),
+                               _rec("g1", 2, "membership_change,rack_change",
+                                    ts=1_700_000_100_000, before_max_lag=300.0),
                                _rec("g2", 1, ["stuck"]), _rec("g3", 1, "lag_skew")])
     s = _samples(m.registry)
     assert s[("kafka_rebalancer_job_input_rows_total", ())] == 150
@@ -42,14 +44,19 @@ def test_job_metrics_per_batch_and_per_group():
     assert s[("kafka_rebalancer_job_state_rows", ())] == 4
     assert s[("kafka_rebalancer_job_rejected_rows_total", (("reason", "internal error"),))] == 1
     assert s[("kafka_rebalancer_job_rejected_rows_total", (("reason", "not json"),))] == 4
-    assert s[("kafka_rebalancer_recommendations_total", (("group", "g1"), ("trigger", "rack_change")))] == 1
-    assert s[("kafka_rebalancer_recommendations_total", (("group", "g1"), ("trigger", "lag_skew")))] == 1
+    assert s[("kafka_rebalancer_recommendations_total",
+              (("group", "g1"), ("trigger", "rack_change")))] == 1
+    assert s[("kafka_rebalancer_recommendations_total",
+              (("group", "g1"), ("trigger", "lag_skew")))] == 1
     assert s[("kafka_rebalancer_last_recommendation_version", (("group", "g1"),))] == 2
-    assert s[("kafka_rebalancer_last_recommendation_timestamp_seconds", (("group", "g1"),))] == 1_700_000_100
+    assert (s[("kafka_rebalancer_last_recommendation_timestamp_seconds", (("group", "g1"),))]
+            == 1_700_000_100)
     assert s[("kafka_rebalancer_last_recommendation_age_seconds", (("group", "g1"),))] > 0
-    assert s[("kafka_rebalancer_recommendation_max_member_lag_records", (("group", "g1"), ("when", "before")))] == 300
+    assert s[("kafka_rebalancer_recommendation_max_member_lag_records",
+              (("group", "g1"), ("when", "before")))] == 300
     assert s[("kafka_rebalancer_recommendation_stuck_partitions", (("group", "g2"),))] == 1
-    assert s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "g1"), ("when", "after")))] == 91
+    assert s[("kafka_rebalancer_recommendation_catch_up_seconds",
+              (("group", "g1"), ("when", "after")))] == 91
     assert s[("kafka_rebalancer_recommendation_lag_age_seconds", (("group", "g1"),))] == 180
     # the cap: g3 has no series and is counted
     assert not any(("group", "g3") in k[1] for k in s)
@@ -63,19 +70,24 @@ def test_null_lag_seconds_and_rows_from_before_them_read_nan():
         del old[c]
     m.observe_recommendations([old, _rec("h", 1, "lag_skew", before_catch_up_s=None)])
     s = _samples(m.registry)
-    assert math.isnan(s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "g"), ("when", "before")))])
+    assert math.isnan(s[("kafka_rebalancer_recommendation_catch_up_seconds",
+                         (("group", "g"), ("when", "before")))])
     assert math.isnan(s[("kafka_rebalancer_recommendation_lag_age_seconds", (("group", "g"),))])
-    assert math.isnan(s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "h"), ("when", "before")))])
-    assert s[("kafka_rebalancer_recommendation_catch_up_seconds", (("group", "h"), ("when", "after")))] == 91
+    assert math.isnan(s[("kafka_rebalancer_recommendation_catch_up_seconds",
+                         (("group", "h"), ("when", "before")))])
+    assert s[("kafka_rebalancer_recommendation_catch_up_seconds",
+              (("group", "h"), ("when", "after")))] == 91
 
 
 def test_collector_metrics_drop_vanished_groups():
     m = CollectorMetrics(max_groups=10, max_topics=1)
-    m.observe_poll([GroupFigures("g", "Stable", 2, 4, 100, 1.4, 1, {"a": 60, "b": 80})], 0.2, 4, 2, 0)
+    m.observe_poll([GroupFigures("g", "Stable", 2, 4, 100, 1.4, 1, {"a": 60, "b": 80})],
+                   0.2, 4, 2, 0)
     s = _samples(m.registry)
     assert s[("kafka_rebalancer_group_max_member_lag_records", (("group", "g"),))] == 100
     assert s[("kafka_rebalancer_group_topic_lag_records", (("group", "g"), ("topic", "a")))] == 60
-    assert ("kafka_rebalancer_group_topic_lag_records", (("group", "g"), ("topic", "b"))) not in s  # topic cap
+    # topic cap
+    assert ("kafka_rebalancer_group_topic_lag_records", (("group", "g"), ("topic", "b"))) not in s
     assert s[("kafka_rebalancer_collector_events_total", (("type", "lag"),))] == 4
     m.observe_poll([], 0.1, 0, 0, 1)
     s = _samples(m.registry)
@@ -102,16 +114,20 @@ def test_server_on_loopback_serves_the_registry():
 
 def test_member_capacity_one_series_per_member_of_the_latest_recommendation():
     m = JobMetrics()
-    first = '[{"member_id": "m0", "client_id": "c0", "records_per_s": 500.0, "confidence_s": 30.0, "measured": true},' \
-            ' {"member_id": "m1", "client_id": "c1", "records_per_s": 250.0, "confidence_s": 0.0, "measured": false}]'
+    first = ('[{"member_id": "m0", "client_id": "c0", "records_per_s": 500.0, "confidence_s": 30.0,'
+             ' "measured": true},'
+             ' {"member_id": "m1", "client_id": "c1", "records_per_s": 250.0, "confidence_s": 0.0,'
+             ' "measured": false}]')
     m.observe_recommendations([_rec("g", 1, "lag_skew", member_capacity=first)])
     s = _samples(m.registry)
     name = "kafka_rebalancer_member_capacity_records_per_second"
     assert s[(name, (("client_id", "c0"), ("group", "g"), ("member", "m0")))] == 500.0
     assert s[(name, (("client_id", "c1"), ("group", "g"), ("member", "m1")))] == 250.0
     # the next recommendation: m1 left; a group whose capacities are unknown (null) has no series
-    second = [{"member_id": "m0", "client_id": "c0", "records_per_s": 400.0, "confidence_s": 40.0, "measured": True}]
-    m.observe_recommendations([_rec("g", 2, "lag_skew", member_capacity=second), _rec("h", 1, "lag_skew")])
+    second = [{"member_id": "m0", "client_id": "c0", "records_per_s": 400.0, "confidence_s": 40.0,
+               "measured": True}]
+    m.observe_recommendations([_rec("g", 2, "lag_skew", member_capacity=second),
+                               _rec("h", 1, "lag_skew")])
     s = _samples(m.registry)
     assert [(k[1], v) for k, v in s.items() if k[0] == name] == [
         ((("client_id", "c0"), ("group", "g"), ("member", "m0")), 400.0)]

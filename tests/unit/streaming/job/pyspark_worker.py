@@ -1,10 +1,10 @@
 """The stateful step's update function run as pyspark's Python worker runs it, without a JVM.
 
-:func:`run` gives the function a real ``pyspark.sql.streaming.state.GroupState`` and hands what it returns to
-pyspark's own ``ApplyInPandasWithStateSerializer.dump_stream`` (the serializer the worker uses for
-``applyInPandasWithState``, with the worker's default configuration), so a value the worker's Arrow conversion
-refuses fails here exactly as it does in a query. It reads the Arrow stream back and returns the data rows and
-the state as the JVM would receive them."""
+:func:`run` gives the function a real ``pyspark.sql.streaming.state.GroupState`` and hands what it
+returns to pyspark's own ``ApplyInPandasWithStateSerializer.dump_stream`` (the serializer the worker
+uses for ``applyInPandasWithState``, with the worker's default configuration), so a value the
+worker's Arrow conversion refuses fails here exactly as it does in a query. It reads the Arrow
+stream back and returns the data rows and the state as the JVM would receive them."""
 
 from __future__ import annotations
 
@@ -39,20 +39,20 @@ def serializer(safecheck: bool = False) -> ApplyInPandasWithStateSerializer:
     """The worker's serializer with the worker's defaults (pyspark.worker.RunnerConf)."""
     return ApplyInPandasWithStateSerializer(
         timezone="UTC", safecheck=safecheck, assign_cols_by_name=True, prefer_int_ext_dtype=False,
-        state_object_schema=STATE_TYPE, arrow_max_records_per_batch=10_000, prefers_large_var_types=False,
-        int_to_decimal_coercion_enabled=False)
+        state_object_schema=STATE_TYPE, arrow_max_records_per_batch=10_000,
+        prefers_large_var_types=False, int_to_decimal_coercion_enabled=False)
 
 
 def group_state(blob: bytes | None, watermark: int, timed_out: bool = False) -> GroupState:
     return GroupState(
         optionalValue=(blob,) if blob is not None else None, batchProcessingTimeMs=0,
-        eventTimeWatermarkMs=watermark, timeoutConf=GroupStateTimeout.EventTimeTimeout, hasTimedOut=timed_out,
-        watermarkPresent=True, defined=blob is not None, updated=False, removed=False, timeoutTimestamp=-1,
-        keyAsUnsafe=b"key", valueSchema=STATE_TYPE)
+        eventTimeWatermarkMs=watermark, timeoutConf=GroupStateTimeout.EventTimeTimeout,
+        hasTimedOut=timed_out, watermarkPresent=True, defined=blob is not None, updated=False,
+        removed=False, timeoutTimestamp=-1, keyAsUnsafe=b"key", valueSchema=STATE_TYPE)
 
 
-def run(update: Callable, key: tuple, frames: list[pd.DataFrame], blob: bytes | None = None, watermark: int = 0,
-        safecheck: bool = False) -> Result:
+def run(update: Callable, key: tuple, frames: list[pd.DataFrame], blob: bytes | None = None,
+        watermark: int = 0, safecheck: bool = False) -> Result:
     """One call of ``update`` serialized by pyspark; raises what pyspark raises."""
     state = group_state(blob, watermark)
     out = io.BytesIO()

@@ -1,11 +1,12 @@
-"""A dict-backed stand-in for Spark's ``applyInPandasWithState`` driving an update function batch by batch.
+"""A dict-backed stand-in for Spark's ``applyInPandasWithState`` driving an update function batch by
+batch.
 
-It keeps Spark's rules that the stateful step relies on: each key with rows in a batch gets one call (keys in
-sorted order; Spark's order is arbitrary and nothing may depend on it); then each key without rows whose
-event-time timeout is below the batch's watermark gets a timeout call with no rows; a timeout not set again
-in a call is cleared; ``setTimeoutTimestamp`` refuses a value below the watermark or not positive, as
-pyspark's does. The watermark of a batch is the highest valid event time of the batches before it minus the
-delay (0 at first), as Spark computes it.
+It keeps Spark's rules that the stateful step relies on: each key with rows in a batch gets one call
+(keys in sorted order; Spark's order is arbitrary and nothing may depend on it); then each key
+without rows whose event-time timeout is below the batch's watermark gets a timeout call with no
+rows; a timeout not set again in a call is cleared; ``setTimeoutTimestamp`` refuses a value below
+the watermark or not positive, as pyspark's does. The watermark of a batch is the highest valid
+event time of the batches before it minus the delay (0 at first), as Spark computes it.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class Store:
         self.max_ts = max([self.max_ts, *(int(r["ts"]) for r in rows if r["type"] is not None)])
         return out
 
-    def _call(self, key: Any, frames: list[pd.DataFrame], watermark: int, timed_out: bool) -> list[dict[str, Any]]:
+    def _call(self, key: Any, frames: list[pd.DataFrame], watermark: int,
+              timed_out: bool) -> list[dict[str, Any]]:
         held = self.values.get(key)
         state = State(held[0] if held else None, watermark, timed_out)
         self.calls += 1

@@ -1,7 +1,7 @@
-"""A block of lag polls decided in one pass (streaming.policy.block) and the per-observation loop alone (no block,
-no view read ahead) give the same output rows and the same states, byte for byte: polls that trigger (skew
-streaks, retention risk, in and out of the cooldowns), metadata among the polls, re-sent and out-of-order polls,
-late rows, batches cut anywhere."""
+"""A block of lag polls decided in one pass (streaming.policy.block) and the per-observation loop
+alone (no block, no view read ahead) give the same output rows and the same states, byte for byte:
+polls that trigger (skew streaks, retention risk, in and out of the cooldowns), metadata among the
+polls, re-sent and out-of-order polls, late rows, batches cut anywhere."""
 
 from __future__ import annotations
 
@@ -27,22 +27,23 @@ TOPICS = ("t0", "t1")
 
 
 def members(ts: int, generation: int, parts: int, owners: int, topics: int, seed: int) -> dict:
-    """A members event: ``owners`` members sharing the partitions of the first ``topics`` topics, dealt out by
-    ``seed`` (a reassignment when it changes)."""
+    """A members event: ``owners`` members sharing the partitions of the first ``topics`` topics,
+    dealt out by ``seed`` (a reassignment when it changes)."""
     rng = random.Random(seed)
     owned: list[list[tuple[str, int]]] = [[] for _ in range(owners)]
     for t in TOPICS[:topics]:
         for p in range(parts):
             owned[rng.randrange(owners)].append((t, p))
     return ev.members_event(ts, "g", generation, "range", [
-        ev.member_entry(f"m{i}", list(TOPICS[:topics]), owned[i], client_id=f"c{i}", rack="ab"[i % 2])
+        ev.member_entry(f"m{i}", list(TOPICS[:topics]), owned[i], client_id=f"c{i}",
+                        rack="ab"[i % 2])
         for i in range(owners)])
 
 
 def polls(seed: int, count: int, parts: int, topics: int, starts: bool) -> list[dict]:
-    """``count`` polls of each topic: records produced faster than consumed on the first partitions at times (skew
-    streaks), stalls and now and then a counter reset, log starts close behind on some (retention risk), a poll
-    at times sent again (a retry, or a replay arriving late)."""
+    """``count`` polls of each topic: records produced faster than consumed on the first partitions
+    at times (skew streaks), stalls and now and then a counter reset, log starts close behind on
+    some (retention risk), a poll at times sent again (a retry, or a replay arriving late)."""
     rng = random.Random(seed)
     out, ts = [], T0
     committed = {t: [1000] * parts for t in TOPICS}
@@ -53,12 +54,17 @@ def polls(seed: int, count: int, parts: int, topics: int, starts: bool) -> list[
         skewed = skewed != (rng.random() < 0.15)  # episodes of skew
         for t in TOPICS[:topics]:
             if rng.random() < 0.03:  # a counter reset (a topic re-created)
-                committed[t], ends[t] = [rng.randrange(10) for _ in range(parts)], [rng.randrange(10, 20)] * parts
-            ends[t] = [e + rng.choice([300, 500]) + (20_000 if skewed and p < 2 else 0) for p, e in enumerate(ends[t])]
-            committed[t] = [c + rng.choice([0, 400]) if skewed and p < 2 else max(c, e - rng.choice([0, 10, 50]))
+                committed[t], ends[t] = ([rng.randrange(10) for _ in range(parts)],
+                                         [rng.randrange(10, 20)] * parts)
+            ends[t] = [e + rng.choice([300, 500]) + (20_000 if skewed and p < 2 else 0)
+                       for p, e in enumerate(ends[t])]
+            committed[t] = [c + rng.choice([0, 400]) if skewed and p < 2
+                            else max(c, e - rng.choice([0, 10, 50]))
                             for p, (c, e) in enumerate(zip(committed[t], ends[t], strict=True))]
-            start = [max(0, c - rng.choice([10, 5_000_000])) for c in committed[t]] if starts else None
-            out.append(ev.dense_lag_event(ts, "g", t, range(parts), committed[t], ends[t], log_start_offsets=start))
+            start = ([max(0, c - rng.choice([10, 5_000_000])) for c in committed[t]]
+                     if starts else None)
+            out.append(ev.dense_lag_event(ts, "g", t, range(parts), committed[t], ends[t],
+                                          log_start_offsets=start))
         if rng.random() < 0.08:
             out.append(out[rng.randrange(len(out))])
     return out
@@ -67,31 +73,38 @@ def polls(seed: int, count: int, parts: int, topics: int, starts: bool) -> list[
 @st.composite
 def scenarios(draw) -> tuple[PolicySettings, list[list[dict]], list[int]]:
     """A policy, the group's events cut into batches anywhere, and each batch's watermark."""
-    parts, owners, topics = draw(st.integers(2, 6)), draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 1, 2]))
+    parts, owners, topics = (draw(st.integers(2, 6)), draw(st.integers(1, 3)),
+                             draw(st.sampled_from([1, 1, 1, 2])))
     events = [members(T0, 1, parts, owners, topics, 0)]
-    events += polls(draw(st.integers(0, 2**32 - 1)), draw(st.integers(1, 40)), parts, topics, draw(st.booleans()))
-    for k in range(draw(st.sampled_from([0, 0, 1, 2]))):  # metadata among the polls: a rebalance, or the same again
+    events += polls(draw(st.integers(0, 2**32 - 1)), draw(st.integers(1, 40)), parts, topics,
+                    draw(st.booleans()))
+    # metadata among the polls: a rebalance, or the same again
+    for k in range(draw(st.sampled_from([0, 0, 1, 2]))):
         at = draw(st.integers(1, len(events) - 1))
         generation = 1 if draw(st.booleans()) else 2 + k
-        events.insert(at, members(events[at]["ts"], generation, parts, owners, topics, generation - 1))
+        events.insert(at,
+                      members(events[at]["ts"], generation, parts, owners, topics, generation - 1))
     cuts = sorted(draw(st.lists(st.integers(1, len(events)), max_size=5)))
     batches = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)], strict=True) if b > a]
     watermarks, watermark, newest = [], 0, 0
-    for batch in batches:  # at times behind the batches before (never going back): a replay in the batch, metadata
+    # at times behind the batches before (never going back): a replay in the batch, metadata
+    for batch in batches:
         if draw(st.integers(0, 2)) == 0:  # sent late, at or below it is late
             watermark = max(watermark, newest - draw(st.sampled_from([0, 20_000, 100_000])))
         watermarks.append(watermark)
         newest = max(newest, *(e["ts"] for e in batch))
-    policy = PolicySettings(skew_observations=draw(st.integers(1, 3)), cooldown_s=draw(st.sampled_from([0, 30, 300])),
-                            stuck_observations=draw(st.integers(2, 4)), lag_history=draw(st.integers(2, 8)),
+    policy = PolicySettings(skew_observations=draw(st.integers(1, 3)),
+                            cooldown_s=draw(st.sampled_from([0, 30, 300])),
+                            stuck_observations=draw(st.integers(2, 4)),
+                            lag_history=draw(st.integers(2, 8)),
                             skew_on=draw(st.sampled_from(["records"] * 4 + ["seconds"])),
                             retention_risk_s=draw(st.sampled_from([0, 1800])))
     return policy, batches, watermarks
 
 
 def run(policy: PolicySettings, batches: list[list[dict]], watermarks: list[int]) -> list:
-    """Each batch as one call keyed by group through pyspark's serializer, the state carried over: every call's
-    output rows and state."""
+    """Each batch as one call keyed by group through pyspark's serializer, the state carried over:
+    every call's output rows and state."""
     update = stateful.update_function(stateful.Context(policy, 600_000))
     out: list = []
     blob = None
@@ -106,8 +119,8 @@ def run(policy: PolicySettings, batches: list[list[dict]], watermarks: list[int]
 @contextlib.contextmanager
 def loop_alone():
     """The per-observation loop alone: no block decided, no view read ahead."""
-    with mock.patch.object(block, "decided", lambda *a, **k: 0), mock.patch.object(ahead, "block_views",
-                                                                                    lambda *a, **k: None):
+    with (mock.patch.object(block, "decided", lambda *a, **k: 0),
+          mock.patch.object(ahead, "block_views", lambda *a, **k: None)):
         yield
 
 
@@ -121,7 +134,8 @@ def test_blocks_decided_in_one_pass_give_the_loops_rows_and_states(scenario):
 
 
 def test_the_property_is_not_vacuous():
-    """Seeded scenarios decide whole blocks, stop in the middle of one, and recommend from inside one."""
+    """Seeded scenarios decide whole blocks, stop in the middle of one, and recommend from inside
+    one."""
     taken: list[tuple[int, int]] = []
     real = block.decided
 
@@ -140,4 +154,5 @@ def test_the_property_is_not_vacuous():
         with loop_alone():
             assert run(policy, batches, [0, 0]) == fast
         recommended += sum(r["kind"] == "recommendation" for rows, _ in fast for r in rows)
-    assert any(n == size > 1 for n, size in taken) and any(0 < n < size for n, size in taken) and recommended
+    assert (any(n == size > 1 for n, size in taken) and any(0 < n < size for n, size in taken)
+            and recommended)

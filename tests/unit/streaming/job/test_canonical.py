@@ -1,5 +1,6 @@
-"""The fast path's positions come from the contract's field order: every field of an event the collector
-encodes sits where :data:`streaming.job.canonical.PIECES` says (no Spark: the same split in Python)."""
+"""The fast path's positions come from the contract's field order: every field of an event the
+collector encodes sits where :data:`streaming.job.canonical.PIECES` says (no Spark: the same split
+in Python)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,19 @@ from hypothesis import strategies as st
 from streaming.contracts import events as ev
 from streaming.job import canonical
 
-# encode() escapes what is not printable ASCII (json.dumps), and an escaped text takes the general path
-names = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters='"\\'),
+# encode() escapes what is not printable ASCII (json.dumps), and an escaped text takes the general
+# path
+names = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E,
+                                       blacklist_characters='"\\'),
                 min_size=1)
 topics = st.text(alphabet="abcXYZ019._-", min_size=1, max_size=249)
 longs = st.integers(0, 10**18 - 1)
 
 
-@given(ts=longs, group=names, topic=topics, partition=st.integers(0, 2**31 - 1), committed=longs, end=longs,
-       no_commit=st.booleans(), start=st.none() | longs)
-def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, committed, end, no_commit, start):
+@given(ts=longs, group=names, topic=topics, partition=st.integers(0, 2**31 - 1), committed=longs,
+       end=longs, no_commit=st.booleans(), start=st.none() | longs)
+def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, committed, end,
+                                               no_commit, start):
     event = ev.lag_event(ts, group, topic, partition, committed, end, no_commit, start)
     text = ev.encode(event)[1].decode()
     # Java's \A and \z are Python's \A and \Z
@@ -31,7 +35,8 @@ def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, comm
         value = piece if canonical.LAG_KINDS[name] == "STRING" else int(piece.strip(":,}"))
         assert value == event[name], name
     # the piece after end_offset's value names the log start when there is one, its value the next
-    has_start = len(pieces) > canonical.LAST_PIECE + 1 and pieces[canonical.LAST_PIECE] == ev.LOG_START
+    has_start = (len(pieces) > canonical.LAST_PIECE + 1
+                 and pieces[canonical.LAST_PIECE] == ev.LOG_START)
     assert has_start == (start is not None)
     if has_start:
         assert int(pieces[canonical.LAST_PIECE + 1].strip(":,}")) == start
@@ -39,18 +44,24 @@ def test_every_field_sits_at_its_derived_piece(ts, group, topic, partition, comm
 
 
 def test_the_builder_writes_the_contract_order():
-    assert tuple(ev.lag_event(1, "g", "t", 0, 1, 2, no_commit=True)) == (*ev.LAG_FIELDS, "no_commit")
-    assert tuple(ev.lag_event(1, "g", "t", 0, 1, 2, True, 0)) == (*ev.LAG_FIELDS, ev.LOG_START, "no_commit")
+    assert (tuple(ev.lag_event(1, "g", "t", 0, 1, 2, no_commit=True))
+            == (*ev.LAG_FIELDS, "no_commit"))
+    assert (tuple(ev.lag_event(1, "g", "t", 0, 1, 2, True, 0))
+            == (*ev.LAG_FIELDS, ev.LOG_START, "no_commit"))
 
 
-@given(ts=longs, group=names, topic=topics, entries=st.lists(st.tuples(st.integers(0, 2**31 - 1), longs, longs,
-                                                                     st.booleans(), longs), min_size=1, max_size=5),
+@given(ts=longs, group=names, topic=topics,
+       entries=st.lists(st.tuples(st.integers(0, 2**31 - 1), longs, longs, st.booleans(), longs),
+                        min_size=1, max_size=5),
        flags=st.booleans(), starts=st.booleans())
-def test_the_dense_fast_path_reads_the_fields_in_the_encoders_order(ts, group, topic, entries, flags, starts):
-    """The round trip (to_json of the read struct) gives the text back only when the struct lists the fields in the
-    order the collector writes them: the order of :data:`canonical.DENSE_TYPES`."""
+def test_the_dense_fast_path_reads_the_fields_in_the_encoders_order(ts, group, topic, entries,
+                                                                    flags, starts):
+    """The round trip (to_json of the read struct) gives the text back only when the struct lists
+    the fields in the order the collector writes them: the order of
+    :data:`canonical.DENSE_TYPES`."""
     p, c, e, n, s = (list(x) for x in zip(*entries, strict=True))
-    event = ev.dense_lag_event(ts, group, topic, p, c, e, n if flags else None, s if starts else None)
+    event = ev.dense_lag_event(ts, group, topic, p, c, e, n if flags else None,
+                               s if starts else None)
     text = ev.encode(event)[1].decode()
     assert text.startswith(canonical.DENSE_PREFIX)
     order = list(canonical.DENSE_TYPES)

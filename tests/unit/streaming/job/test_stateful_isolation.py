@@ -1,7 +1,7 @@
-"""The stateful step without Spark: late rows and failures come out as rejected rows, one group's failure
-never raises and never changes its state; a state that cannot be read raises (the job stops).
-``FakeGroupState`` stands in for pyspark's GroupState (the real
-one is exercised by tests/integration/test_fuzz.py)."""
+"""The stateful step without Spark: late rows and failures come out as rejected rows, one group's
+failure never raises and never changes its state; a state that cannot be read raises (the job
+stops). ``FakeGroupState`` stands in for pyspark's GroupState (the real one is exercised by
+tests/integration/test_fuzz.py)."""
 
 from __future__ import annotations
 
@@ -56,9 +56,11 @@ class FakeGroupState:
         self.timeout = ts
 
 
-def lag_row(ts: int, partition: int, committed: int, end: int, offset: int, topic: str = "t0") -> dict:
-    return {"type": ev.LAG, "ts": ts, "topic": topic, "partition": partition, "committed_offset": committed,
-            "end_offset": end, "detail": None, "source_partition": 0, "source_offset": offset}
+def lag_row(ts: int, partition: int, committed: int, end: int, offset: int,
+            topic: str = "t0") -> dict:
+    return {"type": ev.LAG, "ts": ts, "topic": topic, "partition": partition,
+            "committed_offset": committed, "end_offset": end, "detail": None,
+            "source_partition": 0, "source_offset": offset}
 
 
 def members_row(ts: int, offset: int, members: object = None) -> dict:
@@ -66,15 +68,15 @@ def members_row(ts: int, offset: int, members: object = None) -> dict:
         members = [ev.member_entry("C0", ["t0"], [("t0", 0), ("t0", 1)]),
                    ev.member_entry("C1", ["t0"], [("t0", 2), ("t0", 3)])]
     detail = json.dumps({"generation": 1, "protocol": "range", "members": members})
-    return {"type": ev.MEMBERS, "ts": ts, "topic": None, "partition": 0, "committed_offset": 0, "end_offset": 0,
-            "detail": detail, "source_partition": 1, "source_offset": offset}
+    return {"type": ev.MEMBERS, "ts": ts, "topic": None, "partition": 0, "committed_offset": 0,
+            "end_offset": 0, "detail": detail, "source_partition": 1, "source_offset": offset}
 
 
 def rejected_row(offset: int, reason: str = "not valid JSON") -> dict:
-    detail = json.dumps({"reason": reason, "raw_value": "x", "source_topic": META_TOPIC, "source_partition": 2,
-                         "source_offset": offset, "kafka_ts": T0})
-    return {"type": None, "ts": 0, "topic": None, "partition": 0, "committed_offset": 0, "end_offset": 0,
-            "detail": detail, "source_partition": 2, "source_offset": offset}
+    detail = json.dumps({"reason": reason, "raw_value": "x", "source_topic": META_TOPIC,
+                         "source_partition": 2, "source_offset": offset, "kafka_ts": T0})
+    return {"type": None, "ts": 0, "topic": None, "partition": 0, "committed_offset": 0,
+            "end_offset": 0, "detail": detail, "source_partition": 2, "source_offset": offset}
 
 
 def skewed_rows(polls: int = 5, first_offset: int = 0) -> list[dict]:
@@ -112,7 +114,8 @@ def test_rows_at_or_below_the_watermark_are_rejected_as_late_with_their_source()
     out = call(rows, state)
     late = rejected(out)
     # the members event (T0) and the polls at T0 and T0 + 10 s are at or below the watermark
-    assert sorted(r["source_offset"] for r in late) == [r["source_offset"] for r in rows if r["ts"] <= T0 + 10_000]
+    assert (sorted(r["source_offset"] for r in late)
+            == [r["source_offset"] for r in rows if r["ts"] <= T0 + 10_000])
     assert {r["reason"] for r in late} == {"late"}
     lag = next(r for r in late if r["source_topic"] == LAG_TOPIC)
     raw = json.loads(lag["raw_value"])
@@ -137,8 +140,10 @@ def test_a_failing_event_rejects_itself_alone_and_the_group_goes_on():
     its group's other readings of the batch, and the state goes on with them."""
     state = FakeGroupState()
     call(skewed_rows(polls=2), state)
-    # a members event whose members are not a list: validation would stop it; here it reaches the state code
-    rows = [members_row(T0 + 30_000, 100, members=5), lag_row(T0 + 30_000, 0, 5, 9, 101), rejected_row(102)]
+    # a members event whose members are not a list: validation would stop it; here it reaches the
+    # state code
+    rows = [members_row(T0 + 30_000, 100, members=5), lag_row(T0 + 30_000, 0, 5, 9, 101),
+            rejected_row(102)]
     out = call(rows, state)
     reasons = {r["source_offset"]: r["reason"] for r in rejected(out)}
     assert set(reasons) == {100, 102}
@@ -168,9 +173,9 @@ def damaged(data: st.DataObject, blob: bytes) -> bytes:
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_a_state_that_cannot_be_read_stops_the_job_naming_the_way_out_and_costs_no_record(data):
-    """Whatever a group's state bytes are, the call applies its records (the bytes still decode) or raises
-    UnreadableState, whose message the supervisor stops on and which says how to go on; no other exception,
-    and never the group's records rejected for the state's fault."""
+    """Whatever a group's state bytes are, the call applies its records (the bytes still decode) or
+    raises UnreadableState, whose message the supervisor stops on and which says how to go on; no
+    other exception, and never the group's records rejected for the state's fault."""
     good = FakeGroupState()
     call(skewed_rows(polls=2), good)
     state = FakeGroupState(blob=damaged(data, good.blob))
@@ -196,15 +201,16 @@ def test_unreadable_rows_give_one_internal_error_row():
 def test_internal_error_reason_is_one_short_line():
     reason = stateful.internal_error(ValueError("a\nlong\tmessage " + "x" * 1000))
     assert reason.startswith("internal error: ValueError: a long message x")
-    assert "\n" not in reason and len(reason) <= len("internal error: ValueError: ") + stateful.MESSAGE_CHARS
+    assert ("\n" not in reason
+            and len(reason) <= len("internal error: ValueError: ") + stateful.MESSAGE_CHARS)
 
 
 ROW_KINDS = st.sampled_from(["lag", "late", "rejected", "poison", "members"])
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(ROW_KINDS, st.integers(0, 3), st.integers(0, 10**6)), min_size=1, max_size=30),
-       st.booleans())
+@given(st.lists(st.tuples(ROW_KINDS, st.integers(0, 3), st.integers(0, 10**6)), min_size=1,
+                max_size=30), st.booleans())
 def test_every_row_is_accepted_or_rejected_exactly_once_and_nothing_raises(spec, with_state):
     watermark = T0
     state = FakeGroupState(watermark=watermark)

@@ -1,7 +1,7 @@
 """Whatever the stateful step returns, pyspark's own serializer converts (issue #26, item 1).
 
-Each test runs the update function through :mod:`tests.unit.streaming.job.pyspark_worker`: a real pyspark
-GroupState and the worker's ``ApplyInPandasWithStateSerializer``."""
+Each test runs the update function through :mod:`tests.unit.streaming.job.pyspark_worker`: a real
+pyspark GroupState and the worker's ``ApplyInPandasWithStateSerializer``."""
 
 from __future__ import annotations
 
@@ -26,13 +26,14 @@ def members_row(ts: int, offset: int) -> dict:
     members = [ev.member_entry("C0", ["t0"], [("t0", 0), ("t0", 1)]),
                ev.member_entry("C1", ["t0"], [("t0", 2), ("t0", 3)])]
     detail = json.dumps({"generation": 1, "protocol": "range", "members": members})
-    return {"type": ev.MEMBERS, "ts": ts, "topic": None, "partition": 0, "committed_offset": 0, "end_offset": 0,
-            "detail": detail, "source_partition": 1, "source_offset": offset}
+    return {"type": ev.MEMBERS, "ts": ts, "topic": None, "partition": 0, "committed_offset": 0,
+            "end_offset": 0, "detail": detail, "source_partition": 1, "source_offset": offset}
 
 
 def lag_row(ts: int, partition: int, committed: int, end: int, offset: int) -> dict:
-    return {"type": ev.LAG, "ts": ts, "topic": "t0", "partition": partition, "committed_offset": committed,
-            "end_offset": end, "detail": None, "source_partition": 0, "source_offset": offset}
+    return {"type": ev.LAG, "ts": ts, "topic": "t0", "partition": partition,
+            "committed_offset": committed, "end_offset": end, "detail": None,
+            "source_partition": 0, "source_offset": offset}
 
 
 def huge_skew(polls: int = 4, lags: tuple[int, ...] = (MAX, MAX - 1, 5, 5)) -> list[dict]:
@@ -66,11 +67,13 @@ def test_lags_just_above_2_53_are_not_rounded():
     [rec] = [r for r in out.rows if r["kind"] == "recommendation"]
     lags = (2**53 + 1, 2**53 + 1, 5, 5)
     assert rec["before_max_lag"] == 2**54 + 2
-    loads = [sum(lags[p["partition"]] for p in m["partitions"]) for m in json.loads(rec["assignment"])]
+    loads = [sum(lags[p["partition"]] for p in m["partitions"])
+             for m in json.loads(rec["assignment"])]
     assert rec["after_max_lag"] == max(loads) < 2**54
     before = {0: "C0", 1: "C0", 2: "C1", 3: "C1"}
     assert rec["lag_moved"] == sum(lags[p["partition"]] for m in json.loads(rec["assignment"])
-                                   for p in m["partitions"] if before[p["partition"]] != m["member_id"])
+                                   for p in m["partitions"]
+                                   if before[p["partition"]] != m["member_id"])
 
 
 STRICT = convert.Options(safecheck=True)
@@ -83,8 +86,8 @@ def strict(buckets_: int = 0):
 
 
 def with_generation(rows: list[dict], generation: int) -> list[dict]:
-    """The rows with the members event's generation replaced (validation would reject this one; here it
-    stands for any figure pyspark's conversion refuses)."""
+    """The rows with the members event's generation replaced (validation would reject this one; here
+    it stands for any figure pyspark's conversion refuses)."""
     out = [dict(r) for r in rows]
     detail = json.loads(out[0]["detail"])
     out[0]["detail"] = json.dumps(detail | {"generation": generation})
@@ -108,7 +111,8 @@ def test_the_events_whose_recommendation_does_not_convert_are_rejected_and_the_r
 
 
 def test_keyed_by_bucket_one_groups_rows_do_not_stop_the_others():
-    bad = [r | {"group": "bad"} for r in with_generation(huge_skew(lags=(9000, 8000, 100, 100)), 2**40)]
+    bad = [r | {"group": "bad"}
+           for r in with_generation(huge_skew(lags=(9000, 8000, 100, 100)), 2**40)]
     good = [r | {"group": "good"} for r in huge_skew()]
     update = strict(1)
     frame = pd.DataFrame(bad + good, columns=["group", *COLUMNS])
@@ -123,8 +127,8 @@ def test_keyed_by_bucket_one_groups_rows_do_not_stop_the_others():
 
 
 def test_the_row_type_is_the_schema_spark_parses():
-    # the worker has no JVM, so convert.struct_of parses the flat DDL itself; Spark's parser agrees in
-    # tests/integration (test_total_output_spark); here the columns and types by name
+    # the worker has no JVM, so convert.struct_of parses the flat DDL itself; Spark's parser agrees
+    # in tests/integration (test_total_output_spark); here the columns and types by name
     fields = {f.name: f.dataType.simpleString() for f in convert.row_type().fields}
     assert list(fields) == convert.ROW_COLUMNS
     assert {fields[c] for c in ("before_max_lag", "after_max_lag", "lag_moved")} == {"bigint"}
@@ -133,17 +137,21 @@ def test_the_row_type_is_the_schema_spark_parses():
 def test_figures_in_records_saturate_and_bounds_round_down():
     from streaming.contracts.recommendation import bound_below, finite, records
 
-    assert records(2**70) == MAX and records(MAX) == MAX and records(2**53 + 1) == 2**53 + 1 and records(-3) == 0
-    assert records(1e300) == MAX and records(math.inf) == MAX and records(math.nan) == 0 and records(2.5) == 2
-    assert finite(math.inf) is None and finite(math.nan) is None and finite(10**400) is None and finite(1.5) == 1.5
-    assert bound_below(2**53 + 1) == 2.0**53 and bound_below(2**54 + 3) <= 2**54 + 3 and bound_below(2.5) == 2.5
+    assert (records(2**70) == MAX and records(MAX) == MAX and records(2**53 + 1) == 2**53 + 1
+            and records(-3) == 0)
+    assert (records(1e300) == MAX and records(math.inf) == MAX and records(math.nan) == 0
+            and records(2.5) == 2)
+    assert (finite(math.inf) is None and finite(math.nan) is None and finite(10**400) is None
+            and finite(1.5) == 1.5)
+    assert (bound_below(2**53 + 1) == 2.0**53 and bound_below(2**54 + 3) <= 2**54 + 3
+            and bound_below(2.5) == 2.5)
     assert bound_below(MAX) < MAX
 
 
 def test_recommendations_are_converted_once_and_leave_as_arrow_gave_them_back(monkeypatch):
-    """A call's recommendation rows are converted before the group's state is kept, not again in output_frame;
-    its other rows are converted there (a detail no UTF-8 holds becomes the rejected row saying so), and
-    the frame is the one converting every row at once gives."""
+    """A call's recommendation rows are converted before the group's state is kept, not again in
+    output_frame; its other rows are converted there (a detail no UTF-8 holds becomes the rejected
+    row saying so), and the frame is the one converting every row at once gives."""
     rows = huge_skew()
     calls: list[list[str]] = []
     real = convert.converted

@@ -1,5 +1,6 @@
-"""Kafka client settings in Kafka's names: .properties files, ${ENV} secrets, the complete translation for
-kafka-python (errors name the key, never the value), and secrets kept out of reprs and logs. No JVM."""
+"""Kafka client settings in Kafka's names: .properties files, ${ENV} secrets, the complete
+translation for kafka-python (errors name the key, never the value), and secrets kept out of reprs
+and logs. No JVM."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from streaming.java_properties import expand_env, format_properties, parse_prope
 from streaming.kafka_clients.properties import Secret, for_spark, spark_options, to_kafka_python
 
 PASSWORD = "s3cr3t-Pa55=w;rd"
-JAAS = f'org.apache.kafka.common.security.scram.ScramLoginModule required username="job" password="{PASSWORD}";'
+JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required username="job" '
+        f'password="{PASSWORD}";')
 SCRAM_SSL = {
     "security.protocol": "SASL_SSL",
     "sasl.mechanism": "SCRAM-SHA-512",
@@ -28,7 +30,7 @@ SCRAM_SSL = {
 }
 
 
-# -- .properties ---------------------------------------------------------------------------------------
+# -- .properties -----------------------------------------------------------------------------------
 
 def test_properties_syntax_as_java_reads_it() -> None:
     text = (
@@ -47,14 +49,16 @@ def test_properties_syntax_as_java_reads_it() -> None:
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",
         "sasl.jaas.config":
-            'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";',
+            'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" '
+            'password="p";',
         "tab\tkey": "A\n",
         "empty": "",
     }
 
 
 def test_properties_written_are_read_back_unchanged() -> None:
-    props = {"sasl.jaas.config": JAAS, "key with=:#!": " leading space \\ back\\slash\nnewline", "x": "#not a comment"}
+    props = {"sasl.jaas.config": JAAS, "key with=:#!": " leading space \\ back\\slash\nnewline",
+             "x": "#not a comment"}
     assert parse_properties(format_properties(props)) == props
 
 
@@ -63,24 +67,26 @@ def test_malformed_unicode_escape_is_a_config_error() -> None:
         parse_properties("k=\\u12\n")
 
 
-# -- ${ENV} ---------------------------------------------------------------------------------------------
+# -- ${ENV} ----------------------------------------------------------------------------------------
 
 def test_env_references_are_expanded_and_a_missing_one_names_key_and_variable() -> None:
     opts = {"sasl.jaas.config": 'M required username="u" password="${KP}";', "acks": "all"}
-    assert expand_env(opts, {"KP": PASSWORD})["sasl.jaas.config"] == f'M required username="u" password="{PASSWORD}";'
+    assert (expand_env(opts, {"KP": PASSWORD})["sasl.jaas.config"]
+            == f'M required username="u" password="{PASSWORD}";')
     with pytest.raises(ConfigError) as e:
         expand_env(opts, {})
     assert "kafka.sasl.jaas.config" in str(e.value) and "${KP}" in str(e.value)
 
 
-# -- translation ----------------------------------------------------------------------------------------
+# -- translation -----------------------------------------------------------------------------------
 
 def test_scram_over_tls_translates_completely() -> None:
-    opts = to_kafka_python(SCRAM_SSL | {"bootstrap.servers": "h1:9093,h2:9093", "request.timeout.ms": "5000"},
-                           "consumer")
+    opts = to_kafka_python(SCRAM_SSL | {"bootstrap.servers": "h1:9093,h2:9093",
+                                        "request.timeout.ms": "5000"}, "consumer")
     assert opts == {
         "bootstrap_servers": ["h1:9093", "h2:9093"], "security_protocol": "SASL_SSL",
-        "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "job", "sasl_plain_password": PASSWORD,
+        "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "job",
+        "sasl_plain_password": PASSWORD,
         "ssl_cafile": "/etc/kafka/ca.pem", "ssl_check_hostname": True, "request_timeout_ms": 5000,
     }
     assert isinstance(opts["sasl_plain_password"], Secret)
@@ -95,7 +101,8 @@ def test_plain_module_explicit_credentials_keystore_and_hostname_check() -> None
     explicit = to_kafka_python({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
                                 "sasl.username": "u", "sasl.password": "p",
                                 "ssl.keystore.type": "PEM", "ssl.keystore.location": "/k.pem",
-                                "ssl.key.password": "kp", "ssl.endpoint.identification.algorithm": ""}, "producer")
+                                "ssl.key.password": "kp",
+                                "ssl.endpoint.identification.algorithm": ""}, "producer")
     assert explicit["sasl_plain_username"] == "u" and explicit["sasl_plain_password"] == "p"
     assert explicit["ssl_certfile"] == explicit["ssl_keyfile"] == "/k.pem"
     assert explicit["ssl_password"] == "kp" and explicit["ssl_check_hostname"] is False
@@ -106,11 +113,13 @@ def test_settings_are_typed_per_client_and_java_only_ones_go_to_spark_alone() ->
             "socket.connection.setup.timeout.ms": "3000", "compression.type": "none"}
     consumer = to_kafka_python(opts, "consumer")
     assert consumer["max_poll_records"] == 500 and consumer["fetch_max_wait_ms"] == 10
-    assert "enable_idempotence" not in consumer and "socket_connection_setup_timeout_ms" not in consumer
+    assert ("enable_idempotence" not in consumer
+            and "socket_connection_setup_timeout_ms" not in consumer)
     producer = to_kafka_python(opts, "producer")
     assert producer["enable_idempotence"] is False and producer["compression_type"] is None
     assert "max_poll_records" not in producer
-    assert spark_options(config.KafkaSettings(options=opts))["kafka.socket.connection.setup.timeout.ms"] == "3000"
+    assert spark_options(config.KafkaSettings(options=opts))[
+        "kafka.socket.connection.setup.timeout.ms"] == "3000"
 
 
 @pytest.mark.parametrize(("extra", "key"), [
@@ -122,7 +131,8 @@ def test_settings_are_typed_per_client_and_java_only_ones_go_to_spark_alone() ->
     ({"sasl.mechanism": "GSSAPI"}, "sasl.mechanism"),
     ({"sasl.mechanism": "PLAIN"}, "sasl.jaas.config"),
     ({"request.timeout.ms": f"{PASSWORD}"}, "request.timeout.ms"),
-    ({"sasl.jaas.config": f'com.example.Custom required password="{PASSWORD}";'}, "sasl.jaas.config"),
+    ({"sasl.jaas.config": f'com.example.Custom required password="{PASSWORD}";'},
+     "sasl.jaas.config"),
     ({"sasl.jaas.config": f'not a jaas line password={PASSWORD}'}, "sasl.jaas.config"),
 ])
 def test_what_kafka_python_cannot_use_is_an_error_naming_the_key_not_the_value(extra, key) -> None:
@@ -138,14 +148,16 @@ def test_sasl_without_credentials_is_an_error() -> None:
 
 
 def test_python_only_credentials_become_a_jaas_line_for_spark() -> None:
-    spark = for_spark({"sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "u", "sasl.password": 'p"w'})
+    spark = for_spark({"sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "u",
+                       "sasl.password": 'p"w'})
     assert "sasl.username" not in spark and "sasl.password" not in spark
-    assert spark["sasl.jaas.config"] == ('org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                         'username="u" password="p\\"w";')
+    assert spark["sasl.jaas.config"] == (
+        'org.apache.kafka.common.security.scram.ScramLoginModule required '
+        'username="u" password="p\\"w";')
     assert for_spark(SCRAM_SSL) == SCRAM_SSL
 
 
-# -- loading: --command-config and ${ENV} ---------------------------------------------------------------
+# -- loading: --command-config and ${ENV} ----------------------------------------------------------
 
 def _client_properties(tmp_path) -> str:
     path = tmp_path / "client.properties"
@@ -160,7 +172,8 @@ def _client_properties(tmp_path) -> str:
     return str(path)
 
 
-def test_command_config_with_env_secret_reaches_spark_and_kafka_python_but_no_repr(tmp_path, monkeypatch) -> None:
+def test_command_config_with_env_secret_reaches_spark_and_kafka_python_but_no_repr(
+        tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("KAFKA_PASSWORD", PASSWORD)
     parser = argparse.ArgumentParser()
     add_config_args(parser)
@@ -168,7 +181,8 @@ def test_command_config_with_env_secret_reaches_spark_and_kafka_python_but_no_re
                                          "--conf", "kafka.client.id=rebalancer-job"]))
     assert cfg.kafka.bootstrap_servers == "127.0.0.1:9093"
     spark = spark_options(cfg.kafka)
-    assert spark["kafka.bootstrap.servers"] == "127.0.0.1:9093" and spark["kafka.client.id"] == "rebalancer-job"
+    assert (spark["kafka.bootstrap.servers"] == "127.0.0.1:9093"
+            and spark["kafka.client.id"] == "rebalancer-job")
     assert f'password="{PASSWORD}"' in spark["kafka.sasl.jaas.config"]
     assert to_kafka_python(cfg.kafka.options, "admin")["sasl_plain_password"] == PASSWORD
     for shown in (repr(cfg), str(cfg), repr(cfg.kafka), str(cfg.kafka.redacted())):
@@ -179,7 +193,8 @@ def test_unreadable_trust_store_is_a_config_error_naming_the_setting(tmp_path) -
     from streaming.kafka_clients.security import check_access
 
     opts = to_kafka_python(SCRAM_SSL | {"bootstrap.servers": "127.0.0.1:9",
-                                        "ssl.truststore.location": str(tmp_path / "absent.pem")}, "admin")
+                                        "ssl.truststore.location": str(tmp_path / "absent.pem")},
+                           "admin")
     with pytest.raises(ConfigError, match="kafka.ssl.truststore.location"):
         check_access(opts)
 
@@ -204,11 +219,12 @@ def test_toml_kafka_options_take_env_references(tmp_path, monkeypatch) -> None:
     assert f'password="{PASSWORD}"' in spark_options(cfg.kafka)["kafka.sasl.jaas.config"]
 
 
-# -- secrets never printed -----------------------------------------------------------------------------
+# -- secrets never printed -------------------------------------------------------------------------
 
 def test_secret_prints_as_stars_everywhere_but_keeps_its_characters() -> None:
     s = Secret(PASSWORD)
-    assert PASSWORD not in f"{s} {s!r} {s:>30}" + "%s %r" % (s, s) + str({"p": s}) + str([s])  # noqa: UP031
+    assert PASSWORD not in (f"{s} {s!r} {s:>30}" + "%s %r" % (s, s)  # noqa: UP031
+                            + str({"p": s}) + str([s]))
     assert s.encode() == PASSWORD.encode() and s == PASSWORD and s.reveal() == PASSWORD
     assert "\0".join(["u", s]).endswith(PASSWORD)  # as kafka-python's PLAIN builds its message
     for clone in (copy.copy(s), copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
@@ -216,8 +232,8 @@ def test_secret_prints_as_stars_everywhere_but_keeps_its_characters() -> None:
 
 
 def test_kafka_python_debug_logs_never_show_the_password(caplog, tmp_path) -> None:
-    """At DEBUG, a kafka-python client built from SCRAM settings logs its configuration (and, with no broker
-    to reach, its failed attempts): the password and the JAAS line appear in no record."""
+    """At DEBUG, a kafka-python client built from SCRAM settings logs its configuration (and, with
+    no broker to reach, its failed attempts): the password and the JAAS line appear in no record."""
     from kafka import KafkaAdminClient
 
     from streaming.embedded.sasl_ssl import EmbeddedSecurity
@@ -232,9 +248,11 @@ def test_kafka_python_debug_logs_never_show_the_password(caplog, tmp_path) -> No
                                  **{f"kafka.{k}": v for k, v in SCRAM_SSL.items()},
                                  "kafka.ssl.truststore.location": str(tls.ca_file)})
         caplog.set_level(logging.DEBUG)
-        caplog.set_level(logging.DEBUG, logger="kafka")  # `rebalancer` (cli.main, other tests) sets it to WARNING
+        # `rebalancer` (cli.main, other tests) sets it to WARNING
+        caplog.set_level(logging.DEBUG, logger="kafka")
         opts = kafka_clients.python_client_options(cfg, "admin")
-        with pytest.raises(Exception):  # noqa: B017 - kafka-python's timeout; the logs are the point
+        # kafka-python's timeout; the logs are the point
+        with pytest.raises(Exception):  # noqa: B017
             KafkaAdminClient(**(opts | {"bootstrap_timeout_ms": 300, "client_id": "t"}))
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "Starting KafkaAdminClient with configuration" in logged
@@ -253,4 +271,5 @@ def test_redaction_filter_covers_kafka_loggers_at_every_level(caplog) -> None:
         logging.getLogger(name).debug("jaas=%s", 'password="another-secret-value";')
         logging.getLogger(name).error("raw another-secret-value")
     assert len(caplog.records) == 6
-    assert all("another-secret-value" not in r.getMessage() and "***" in r.getMessage() for r in caplog.records)
+    assert all("another-secret-value" not in r.getMessage() and "***" in r.getMessage()
+               for r in caplog.records)

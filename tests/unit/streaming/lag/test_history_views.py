@@ -1,6 +1,7 @@
-"""A LagHistory's views (kept until it changes, read off columns when every row's run is all its observations)
-read as the plain per-row rules say, after every observation of any sequence: polls of any partitions, times
-going back or standing still, offsets going back (a re-created topic), histories full or not."""
+"""A LagHistory's views (kept until it changes, read off columns when every row's run is all its
+observations) read as the plain per-row rules say, after every observation of any sequence: polls of
+any partitions, times going back or standing still, offsets going back (a re-created topic),
+histories full or not."""
 
 from __future__ import annotations
 
@@ -32,12 +33,14 @@ def _expected(h: LagHistory, k: int) -> dict[str, list]:
     return out
 
 
-# the same partitions and a committed offset standing still most of the time: runs that are all of every row's
-# observations, and stuck rows, come often
+# the same partitions and a committed offset standing still most of the time: runs that are all of
+# every row's observations, and stuck rows, come often
 polls = st.lists(st.tuples(st.sampled_from([1, 1, 1, 2, 0]),
-                           st.one_of(st.just([0, 1, 2]), st.lists(st.integers(0, 4), min_size=1, max_size=4,
-                                                                  unique=True)),
-                           st.sampled_from([0, 0, 0, 1, 5, -2]), st.integers(0, 3)), min_size=1, max_size=14)
+                           st.one_of(st.just([0, 1, 2]),
+                                     st.lists(st.integers(0, 4), min_size=1, max_size=4,
+                                              unique=True)),
+                           st.sampled_from([0, 0, 0, 1, 5, -2]), st.integers(0, 3)),
+                 min_size=1, max_size=14)
 
 
 @settings(max_examples=300, deadline=None)
@@ -57,7 +60,8 @@ def test_views_read_as_the_rules_after_every_observation(depth, k, seq):
             rate = h.consume_rate()
             assert [None if np.isnan(x) else x for x in rate.tolist()] == want["rate"]
             assert h.window_s() == (max(want["span"]) / 1000.0 if want["span"] else 0.0)
-            np.testing.assert_array_equal(h.lag_age().seconds, L.oldest_age(h.ts, h.committed, h.end, h.n).seconds)
+            np.testing.assert_array_equal(h.lag_age().seconds,
+                                          L.oldest_age(h.ts, h.committed, h.end, h.n).seconds)
             np.testing.assert_array_equal(h.least_lag(), L.least_lag(h.ts, h.committed, h.end, h.n))
         rows, found = h.lookup(p)
         assert found.all() and h.ids[rows].tolist() == p.tolist()
@@ -66,6 +70,7 @@ def test_views_read_as_the_rules_after_every_observation(depth, k, seq):
 def test_a_row_whose_lag_came_after_its_offset_stopped_is_not_stuck_until_k_observations_have_lag():
     h = LagHistory(4)
     p = np.array([0, 1])
-    for i, lag in enumerate([0, 1, 2, 3]):  # committed stands at 100 throughout; row 1 always has lag
+    # committed stands at 100 throughout; row 1 always has lag
+    for i, lag in enumerate([0, 1, 2, 3]):
         h.observe(1000 * (i + 1), p, np.array([100, 100]), np.array([100 + lag, 105]))
         assert h.stuck(3).tolist() == [i >= 3, i >= 2]

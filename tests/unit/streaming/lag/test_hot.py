@@ -1,5 +1,6 @@
-"""The hot-partition rule (:mod:`streaming.lag.hot`) as properties: what it names stands out of its topic by
-its median and its share, never half of a topic, whatever the scale or order of the partitions."""
+"""The hot-partition rule (:mod:`streaming.lag.hot`) as properties: what it names stands out of its
+topic by its median and its share, never half of a topic, whatever the scale or order of the
+partitions."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def test_a_hot_partition_stands_out_by_median_and_share(values):
     r = np.array(values)
     found = hot.hot(r)
     for p in np.flatnonzero(found).tolist():
-        assert r[p] > hot.FACTOR * np.median(r) and r[p] >= hot.SHARE * r.sum() / len(r) and r[p] >= hot.MIN_RATE
+        assert (r[p] > hot.FACTOR * np.median(r) and r[p] >= hot.SHARE * r.sum() / len(r)
+                and r[p] >= hot.MIN_RATE)
 
 
 @given(rates)
@@ -34,7 +36,8 @@ def test_scale_and_order_do_not_matter(values, j, rnd):
     assume((r >= hot.MIN_RATE).all())
     order = list(range(len(r)))
     rnd.shuffle(order)
-    assert hot.hot(r * 2.0**j).tolist() == hot.hot(r).tolist()  # a power of two scales every float exactly
+    # a power of two scales every float exactly
+    assert hot.hot(r * 2.0**j).tolist() == hot.hot(r).tolist()
     assert hot.hot(r[order]).tolist() == hot.hot(r)[order].tolist()
 
 
@@ -48,7 +51,8 @@ def test_one_outlier_is_named_when_it_carries_the_topic(n, base, extra):
 
 
 def test_unknown_rates_are_never_hot_and_left_out():
-    assert hot.hot(np.array([np.nan, 100.0, 10.0, 10.0, 10.0])).tolist() == [False, True, False, False, False]
+    assert (hot.hot(np.array([np.nan, 100.0, 10.0, 10.0, 10.0])).tolist()
+            == [False, True, False, False, False])
     assert not hot.hot(np.array([100.0, np.nan])).any()  # one known rate: nothing to compare with
 
 

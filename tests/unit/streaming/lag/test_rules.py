@@ -1,6 +1,6 @@
-"""Lag in seconds (streaming.lag.rules) over any window: exact on linear histories, never negative, 0 exactly
-without lag, monotone in lag, and no exception on degenerate windows (one observation, equal times, offsets
-up to 2**63-1, counters that go back after a topic is re-created)."""
+"""Lag in seconds (streaming.lag.rules) over any window: exact on linear histories, never negative,
+0 exactly without lag, monotone in lag, and no exception on degenerate windows (one observation,
+equal times, offsets up to 2**63-1, counters that go back after a topic is re-created)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def test_docstring_example():
 
 
 def test_older_than_the_window_is_extrapolated_and_flagged():
-    # end grows 100/s; committed 100 is 900 records before the window's first end offset: 9 s before it
+    # end grows 100/s; committed 100 is 900 records before the window's first end offset: 9 s before
+    # it
     _, _, age, estimated = one([(0, 100, 1000), (10_000, 100, 2000), (20_000, 100, 3000)])
     assert age == 29.0 and estimated
     # the end offset did not move: the window's start is a lower bound
@@ -61,7 +62,8 @@ def test_a_counter_reset_starts_a_new_run():
                (40_000, 500, 2000)]
     lag, catch_up, age, estimated = one(history)
     assert lag == 1500 and catch_up == 1500 / 50
-    # committed 500 is below both end offsets of the run (1000, 2000): 500 records before 30 s at 100/s
+    # committed 500 is below both end offsets of the run (1000, 2000): 500 records before 30 s at
+    # 100/s
     assert age == 15.0 and estimated
 
 
@@ -74,11 +76,13 @@ def test_member_figures():
 
 
 def test_member_capacity_takes_keeping_up_members_at_the_rate_of_those_behind():
-    # C0 is behind (17,000 records at 20/s over a 20 s window), C1 keeps up (50 at 4/s), C2 owns nothing
+    # C0 is behind (17,000 records at 20/s over a 20 s window), C1 keeps up (50 at 4/s), C2 owns
+    # nothing
     cap = L.member_capacity(np.array([17_000.0, 50.0, 0.0]), np.array([20.0, 4.0, np.nan]), 20.0)
     assert cap.tolist() == [20.0, 20.0, 20.0]
     # nobody behind: the group's highest rate; nothing known: nan
-    assert L.member_capacity(np.array([1.0, 0.0]), np.array([30.0, 2.0]), 20.0).tolist() == [30.0, 30.0]
+    assert (L.member_capacity(np.array([1.0, 0.0]), np.array([30.0, 2.0]), 20.0).tolist()
+            == [30.0, 30.0])
     assert np.isnan(L.member_capacity(np.array([5.0]), np.array([np.nan]), 0.0)).all()
 
 
@@ -89,7 +93,7 @@ def test_stuck_rule_is_the_states():
     assert L.stuck_mask(committed, end, np.array([2, 3]), 3).tolist() == [False, False]
 
 
-# -- properties -----------------------------------------------------------------------------------------
+# -- properties ------------------------------------------------------------------------------------
 
 offsets = st.integers(0, MAX)
 observation = st.tuples(st.integers(0, 10**13), offsets, offsets)
@@ -98,7 +102,8 @@ observation = st.tuples(st.integers(0, 10**13), offsets, offsets)
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.lists(observation, max_size=8), max_size=6))
 def test_any_window_never_raises_never_negative_zero_iff_no_lag(rows):
-    """Arbitrary histories: unordered and equal times, offsets up to 2**63-1, counters going back."""
+    """Arbitrary histories: unordered and equal times, offsets up to 2**63-1, counters going
+    back."""
     ts, c, e, n = arrays(rows)
     lag = L.latest_lag(c, e, n)
     r = L.rate(ts, c, e, n)
@@ -124,9 +129,11 @@ def test_any_window_never_raises_never_negative_zero_iff_no_lag(rows):
        produce=st.integers(0, 10**6), consume=st.integers(0, 10**6), start=st.integers(0, 2**62),
        backlog=st.integers(0, 10**9))
 def test_exact_on_linear_histories(t0, step_ms, k, produce, consume, start, backlog):
-    """End grows ``produce`` per step and committed ``consume`` per step, with ``backlog`` between them at
-    the start: rate, catch-up and (when the committed offset is inside the window) age are exact."""
-    history = [(t0 + i * step_ms, start + i * consume, start + backlog + i * produce) for i in range(k)]
+    """End grows ``produce`` per step and committed ``consume`` per step, with ``backlog`` between
+    them at the start: rate, catch-up and (when the committed offset is inside the window) age are
+    exact."""
+    history = [(t0 + i * step_ms, start + i * consume, start + backlog + i * produce)
+               for i in range(k)]
     lag, catch_up, age, estimated = one(history)
     span_s = (k - 1) * step_ms / 1000
     c_last, e_last = history[-1][1], history[-1][2]
@@ -140,7 +147,8 @@ def test_exact_on_linear_histories(t0, step_ms, k, produce, consume, start, back
     else:
         assert math.isclose(catch_up, lag / rate, rel_tol=1e-9)
     if produce > 0:
-        # the end offset was at c_last (k-1)*step - (c_last - start - backlog) / produce steps after t0
+        # the end offset was at c_last (k-1)*step - (c_last - start - backlog) / produce steps after
+        # t0
         when_ms = t0 + (c_last - start - backlog) / produce * step_ms
         expected = max((history[-1][0] - when_ms) / 1000, L.MIN_AGE_S)
         assert math.isclose(age, expected, rel_tol=1e-6, abs_tol=1e-6)
@@ -150,17 +158,19 @@ def test_exact_on_linear_histories(t0, step_ms, k, produce, consume, start, back
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 10**6), min_size=2, max_size=8), st.integers(1, 10**5), st.integers(0, 10**6),
-       st.integers(1, 10**6))
+@given(st.lists(st.integers(1, 10**6), min_size=2, max_size=8), st.integers(1, 10**5),
+       st.integers(0, 10**6), st.integers(1, 10**6))
 def test_monotone_in_lag_at_a_fixed_rate(gaps, consume, lag_a, more):
     """The same consumption with more lag behind it: neither figure goes down."""
     ts = np.cumsum([0, *gaps]).tolist()
 
     def figures(lag):
-        # end offsets grow 1,000 per observation; committed trails the end by ``lag`` at the latest one
+        # end offsets grow 1,000 per observation; committed trails the end by ``lag`` at the latest
+        # one
         ends = [10**9 + 1000 * i for i in range(len(ts))]
         last_c = ends[-1] - lag
-        history = [(t, last_c - consume * (len(ts) - 1 - i), e) for i, (t, e) in enumerate(zip(ts, ends, strict=True))]
+        history = [(t, last_c - consume * (len(ts) - 1 - i), e)
+                   for i, (t, e) in enumerate(zip(ts, ends, strict=True))]
         return one(history)
 
     _, c_a, a_a, _ = figures(lag_a)
@@ -178,21 +188,26 @@ def test_lag_history_views_agree_with_the_module():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 7), st.lists(st.integers(0, 3), min_size=1, max_size=8),
-       st.data())
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 7),
+       st.lists(st.integers(0, 3), min_size=1, max_size=8), st.data())
 def test_stuck_and_latest_read_every_history_alike_uniform_or_not(depth, rows, k, fills, data):
-    # a history whose rows are all filled alike takes a shortcut (slices, not gathers): it must read as any
+    # a history whose rows are all filled alike takes a shortcut (slices, not gathers): it must read
+    # as any
     n = np.array([min(f, depth) for f in (fills * rows)[:rows]], dtype=np.int64)
     for uniform in (n, np.full(rows, n[0])):
-        committed = np.array(data.draw(st.lists(st.integers(0, 3), min_size=rows * depth, max_size=rows * depth)),
+        committed = np.array(data.draw(st.lists(st.integers(0, 3), min_size=rows * depth,
+                                                max_size=rows * depth)),
                              dtype=np.int64).reshape(rows, depth)
         end = committed + np.array(data.draw(st.lists(st.integers(0, 2), min_size=rows * depth,
-                                                      max_size=rows * depth)), dtype=np.int64).reshape(rows, depth)
+                                                      max_size=rows * depth)),
+                                   dtype=np.int64).reshape(rows, depth)
         expected = [0 < k <= depth and f >= k and len(set(committed[r, f - k:f])) == 1
-                    and bool((end[r, f - k:f] > committed[r, f - k:f]).all()) for r, f in enumerate(uniform.tolist())]
+                    and bool((end[r, f - k:f] > committed[r, f - k:f]).all())
+                    for r, f in enumerate(uniform.tolist())]
         assert L.stuck_mask(committed, end, uniform, k).tolist() == expected
         hist = LagHistory(depth, np.arange(rows))
         hist.committed, hist.end, hist.n = committed, end, uniform
         last = [max(f - 1, 0) for f in uniform.tolist()]
-        assert hist.latest_lag().tolist() == [max(int(end[r, c] - committed[r, c]), 0) if uniform[r] else 0
+        assert hist.latest_lag().tolist() == [max(int(end[r, c] - committed[r, c]), 0)
+                                              if uniform[r] else 0
                                               for r, c in enumerate(last)]

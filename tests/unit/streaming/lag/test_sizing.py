@@ -1,5 +1,6 @@
-"""Consumers needed (:mod:`streaming.lag.sizing`) as properties: never below the lower bound nor above the
-partition count, the fewest the optimiser fits (one fewer does not), monotone in capacity and headroom."""
+"""Consumers needed (:mod:`streaming.lag.sizing`) as properties: never below the lower bound nor
+above the partition count, the fewest the optimiser fits (one fewer does not), monotone in capacity
+and headroom."""
 
 from __future__ import annotations
 
@@ -49,5 +50,6 @@ def test_the_module_example():
 @given(st.integers(0, 50), st.booleans())
 def test_what_to_run(members, busy):
     assert sizing.to_run(None, members, busy) == max(members, int(busy))  # unknown: hold
-    assert sizing.to_run(sizing.Sizing(None, 12), members, busy) == 12  # a partition beyond one consumer
+    # a partition beyond one consumer
+    assert sizing.to_run(sizing.Sizing(None, 12), members, busy) == 12
     assert sizing.to_run(sizing.Sizing(4, 12), members, busy) == 4

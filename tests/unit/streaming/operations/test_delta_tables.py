@@ -22,29 +22,41 @@ from streaming.contracts.tables import ADDED_COLUMNS, RECOMMENDATIONS_DDL
 from streaming.operations import delta_tables
 from streaming.operations.delta_tables import columns_to_add, schema_differences
 
-ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE", "lag_age_s": "DOUBLE",
+ADDED = {"mode": "STRING", "before_catch_up_s": "DOUBLE", "after_catch_up_s": "DOUBLE",
+         "lag_age_s": "DOUBLE",
          "member_capacity": CAPACITY_TYPE, "rack_placement": "STRING", "serving": "STRING",
          "member_figures": MEMBER_FIGURES_TYPE,
          "hot_partitions": HOT_TYPE}
-PARTITION = StructType([StructField("topic", StringType()), StructField("partition", IntegerType())])
+PARTITION = StructType([StructField("topic", StringType()),
+                        StructField("partition", IntegerType())])
 WANT = StructType([StructField("group", StringType()), StructField("version", LongType()),
-                   StructField("mode", StringType()), StructField("before_catch_up_s", DoubleType()),
-                   StructField("after_catch_up_s", DoubleType()), StructField("lag_age_s", DoubleType()),
+                   StructField("mode", StringType()),
+                   StructField("before_catch_up_s", DoubleType()),
+                   StructField("after_catch_up_s", DoubleType()),
+                   StructField("lag_age_s", DoubleType()),
                    StructField("member_capacity", ArrayType(StructType([
-                       StructField("member_id", StringType()), StructField("client_id", StringType()),
-                       StructField("records_per_s", DoubleType()), StructField("confidence_s", DoubleType()),
+                       StructField("member_id", StringType()),
+                       StructField("client_id", StringType()),
+                       StructField("records_per_s", DoubleType()),
+                       StructField("confidence_s", DoubleType()),
                        StructField("measured", BooleanType())]))),
-                   StructField("rack_placement", StringType()), StructField("serving", StringType()),
+                   StructField("rack_placement", StringType()),
+                   StructField("serving", StringType()),
                    StructField("member_figures", ArrayType(StructType([
-                       StructField("member_id", StringType()), StructField("owned", ArrayType(PARTITION)),
+                       StructField("member_id", StringType()),
+                       StructField("owned", ArrayType(PARTITION)),
                        *(StructField(f"{name}_{when}", kind) for name, kind in (
-                           ("load", LongType()), ("rate", DoubleType())) for when in ("before", "after")),
+                           ("load", LongType()), ("rate", DoubleType()))
+                           for when in ("before", "after")),
                        StructField("capacity", DoubleType()),
-                       *(StructField(f"catch_up_{when}_s", DoubleType()) for when in ("before", "after")),
-                       *(StructField(f"cross_rack_{when}", IntegerType()) for when in ("before", "after"))]))),
+                       *(StructField(f"catch_up_{when}_s", DoubleType())
+                         for when in ("before", "after")),
+                       *(StructField(f"cross_rack_{when}", IntegerType())
+                         for when in ("before", "after"))]))),
                    StructField("hot_partitions", ArrayType(StructType([
                        StructField("topic", StringType()), StructField("partition", IntegerType()),
-                       StructField("records_per_s", DoubleType()), StructField("topic_median_per_s", DoubleType()),
+                       StructField("records_per_s", DoubleType()),
+                       StructField("topic_median_per_s", DoubleType()),
                        StructField("share", DoubleType())])))])
 
 
@@ -64,7 +76,8 @@ def test_a_table_from_before_modes_gets_every_added_column_in_declared_order():
 
 
 def test_a_table_from_before_rack_placement_gets_it_alone():
-    assert columns_to_add(schema_differences(WANT, _without("rack_placement")), ADDED) == ["rack_placement"]
+    assert (columns_to_add(schema_differences(WANT, _without("rack_placement")), ADDED)
+            == ["rack_placement"])
 
 
 def test_a_table_from_before_serving_gets_it_alone():
@@ -72,11 +85,13 @@ def test_a_table_from_before_serving_gets_it_alone():
 
 
 def test_a_table_from_before_member_figures_gets_them_alone():
-    assert columns_to_add(schema_differences(WANT, _without("member_figures")), ADDED) == ["member_figures"]
+    assert (columns_to_add(schema_differences(WANT, _without("member_figures")), ADDED)
+            == ["member_figures"])
 
 
 def test_a_table_from_before_hot_partitions_gets_it_alone():
-    assert columns_to_add(schema_differences(WANT, _without("hot_partitions")), ADDED) == ["hot_partitions"]
+    assert (columns_to_add(schema_differences(WANT, _without("hot_partitions")), ADDED)
+            == ["hot_partitions"])
 
 
 def test_a_table_from_before_lag_seconds_gets_those_alone():
@@ -101,24 +116,26 @@ def test_figures_in_records_of_an_older_table_keep_their_double_type_and_nothing
     from streaming.contracts.tables import OLDER_TYPES
     from streaming.operations.delta_tables import kept_types, type_lines
 
-    want = StructType([StructField("before_max_lag", LongType()), StructField("lag_moved", LongType()),
-                       StructField("version", LongType())])
-    old = StructType([StructField("before_max_lag", DoubleType()), StructField("lag_moved", DoubleType()),
-                      StructField("version", LongType())])
+    want = StructType([StructField("before_max_lag", LongType()),
+                       StructField("lag_moved", LongType()), StructField("version", LongType())])
+    old = StructType([StructField("before_max_lag", DoubleType()),
+                      StructField("lag_moved", DoubleType()), StructField("version", LongType())])
     diff = schema_differences(want, old)
     kept = kept_types(diff, OLDER_TYPES)
     assert kept == {"before_max_lag": "double", "lag_moved": "double"}
     assert set(diff) == type_lines(kept, want)
     wrong = StructType([*old.fields[:2], StructField("version", DoubleType())])
-    assert "column version is double, expected bigint" in set(schema_differences(want, wrong)) - type_lines(kept, want)
-    assert kept_types(schema_differences(want, StructType([StructField("before_max_lag", StringType())])),
-                      OLDER_TYPES) == {}
+    assert ("column version is double, expected bigint"
+            in set(schema_differences(want, wrong)) - type_lines(kept, want))
+    assert kept_types(schema_differences(
+        want, StructType([StructField("before_max_lag", StringType())])), OLDER_TYPES) == {}
 
 
 def _conflict() -> Exception:
     from delta.exceptions.base import ConcurrentAppendException
 
-    return ConcurrentAppendException("Files were added to the root of the table by a concurrent update")
+    return ConcurrentAppendException(
+        "Files were added to the root of the table by a concurrent update")
 
 
 def test_a_conflicting_step_runs_again_until_it_commits():
@@ -130,9 +147,11 @@ def test_a_conflicting_step_runs_again_until_it_commits():
             raise _conflict()
         return 7
 
-    assert delta_tables.retry_conflicts(step, "rejected_events: DELETE", out=said.append, sleep=waits.append) == 7
+    assert delta_tables.retry_conflicts(step, "rejected_events: DELETE", out=said.append,
+                                        sleep=waits.append) == 7
     assert len(calls) == 3 and waits == [1, 2]
-    assert said[0].startswith("rejected_events: DELETE: ConcurrentAppendException (another writer committed")
+    assert said[0].startswith(
+        "rejected_events: DELETE: ConcurrentAppendException (another writer committed")
 
 
 def test_the_last_conflict_and_any_other_error_are_raised():
@@ -140,11 +159,12 @@ def test_the_last_conflict_and_any_other_error_are_raised():
 
     waits: list[float] = []
     with pytest.raises(ConcurrentAppendException):
-        delta_tables.retry_conflicts(lambda: (_ for _ in ()).throw(_conflict()), "x", out=lambda s: None,
-                               attempts=4, sleep=waits.append)
+        delta_tables.retry_conflicts(lambda: (_ for _ in ()).throw(_conflict()), "x",
+                                     out=lambda s: None, attempts=4, sleep=waits.append)
     assert waits == [1, 2, 4]
     calls = []
     with pytest.raises(ValueError):
-        delta_tables.retry_conflicts(lambda: calls.append(1) or (_ for _ in ()).throw(ValueError("bad")), "x",
-                               sleep=waits.append)
+        delta_tables.retry_conflicts(
+            lambda: calls.append(1) or (_ for _ in ()).throw(ValueError("bad")), "x",
+            sleep=waits.append)
     assert calls == [1]  # not a conflict: not run again

@@ -13,7 +13,8 @@ from streaming import config
 from streaming.operations import log_orphans, row_retention
 
 SOAK = Path(__file__).parents[3] / "data" / "delta_log_after_soak.txt"
-"""``recommendations/_delta_log`` at the end of the 2,000-batch soak (2026-11-26, 59a38df): ls -A."""
+"""``recommendations/_delta_log`` at the end of the 2,000-batch soak (2026-11-26, 59a38df):
+ls -A."""
 
 
 def v(n: int) -> str:
@@ -21,8 +22,9 @@ def v(n: int) -> str:
 
 
 def test_the_docstring_example():
-    names = [f".{v(57)}.json.crc", f"{v(57)}.crc", f".{v(57)}.crc.crc", f"{v(90)}.checkpoint.parquet",
-             f".{v(90)}.checkpoint.parquet.crc", f"{v(90)}.json", f"{v(91)}.json", "_last_checkpoint"]
+    names = [f".{v(57)}.json.crc", f"{v(57)}.crc", f".{v(57)}.crc.crc",
+             f"{v(90)}.checkpoint.parquet", f".{v(90)}.checkpoint.parquet.crc", f"{v(90)}.json",
+             f"{v(91)}.json", "_last_checkpoint"]
     assert log_orphans.orphans(names) == [f".{v(57)}.crc.crc", f".{v(57)}.json.crc", f"{v(57)}.crc"]
 
 
@@ -31,7 +33,8 @@ def _kept_is_clean(names: set[str], gone: set[str]) -> None:
     oldest = min(int(n[:20]) for n in names if n.endswith(".json") and not n.startswith("."))
     for n in gone:  # only checksums, only below the oldest commit kept
         assert n.endswith(".crc") and int(n.lstrip(".")[:20]) < oldest, n
-    for n in kept:  # what stays: no sidecar without its file, no version checksum without its commit below it
+    # what stays: no sidecar without its file, no version checksum without its commit below it
+    for n in kept:
         if n.startswith(".") and n.endswith(".crc") and n[1] in "0123456789":
             assert n[1:-4] in kept or int(n[1:21]) >= oldest, n
         elif n.endswith(".crc") and n[0] in "0123456789":
@@ -48,9 +51,12 @@ def test_the_soak_log_loses_its_orphans_and_nothing_a_reader_needs():
     _kept_is_clean(names, gone)
 
 
-_names = st.sets(st.tuples(st.integers(0, 30), st.sampled_from(
-    ["json", "crc", "checkpoint.parquet", ".json.crc", ".crc.crc", ".checkpoint.parquet.crc", ".json.tmp.crc"])
-).map(lambda t: f".{v(t[0])}.{t[1][1:]}" if t[1].startswith(".") else f"{v(t[0])}.{t[1]}"), max_size=60)
+_names = st.sets(
+    st.tuples(st.integers(0, 30), st.sampled_from(
+        ["json", "crc", "checkpoint.parquet", ".json.crc", ".crc.crc", ".checkpoint.parquet.crc",
+         ".json.tmp.crc"])
+    ).map(lambda t: f".{v(t[0])}.{t[1][1:]}" if t[1].startswith(".") else f"{v(t[0])}.{t[1]}"),
+    max_size=60)
 
 
 @given(_names)
@@ -61,7 +67,8 @@ def test_any_log_keeps_what_readers_need(names):
     _kept_is_clean(set(names), set(log_orphans.orphans(names)))
 
 
-def test_a_retention_round_sweeps_local_tables_and_maintain_style_sweep_counts(tmp_path, monkeypatch):
+def test_a_retention_round_sweeps_local_tables_and_maintain_style_sweep_counts(
+        tmp_path, monkeypatch):
     from streaming.operations import delta_tables
 
     monkeypatch.setattr(delta_tables, "expire_recommendations", lambda spark, location, days: 0)
@@ -90,17 +97,23 @@ def test_a_slow_table_is_checkpointed_and_its_expired_log_entries_deleted(tmp_pa
 
     table = tmp_path / "rejected_events"
     rows = pa.table({"x": [1]})
-    write_deltalake(str(table), rows, configuration={"delta.logRetentionDuration": "interval 0 seconds"})
-    for batch in range(11):  # each append tagged as the job tags it (the idempotency the job relies on)
+    write_deltalake(str(table), rows,
+                    configuration={"delta.logRetentionDuration": "interval 0 seconds"})
+    # each append tagged as the job tags it (the idempotency the job relies on)
+    for batch in range(11):
         write_deltalake(str(table), rows, mode="append",
-                        commit_properties=CommitProperties(app_transactions=[Transaction("app/t", batch)]))
+                        commit_properties=CommitProperties(
+                            app_transactions=[Transaction("app/t", batch)]))
     log_dir = table / "_delta_log"
-    assert len(list(log_dir.glob("*.json"))) == 12  # 12 commits, no checkpoint yet: delta-rs waits for 100
+    # 12 commits, no checkpoint yet: delta-rs waits for 100
+    assert len(list(log_dir.glob("*.json"))) == 12
     assert log_orphans.expire_log(table) is True
     kept = sorted(p.name for p in log_dir.glob("*.json"))
-    assert kept == ["00000000000000000011.json"] and (log_dir / "00000000000000000011.checkpoint.parquet").exists()
+    assert (kept == ["00000000000000000011.json"]
+            and (log_dir / "00000000000000000011.checkpoint.parquet").exists())
     after = DeltaTable(str(table))
     assert after.to_pyarrow_table().num_rows == 12  # the table reads the same
-    assert after.transaction_version("app/t") == 10  # and the last batch's tag survives in the checkpoint
+    # and the last batch's tag survives in the checkpoint
+    assert after.transaction_version("app/t") == 10
     assert log_orphans.expire_log(table) is False  # nothing new since the checkpoint: none written
     assert log_orphans.expire_log(tmp_path / "missing") is False

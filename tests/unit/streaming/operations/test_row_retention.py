@@ -53,7 +53,8 @@ def test_a_round_every_expire_every_s_after_the_start(calls):
 
 def test_off_and_kept_tables_are_not_touched(calls):
     assert row_retention.Retention(_cfg(expire_every_s=0)).after_batch(None) == {}
-    r = row_retention.Retention(_cfg(expire_every_s=1, rejected_retention_days=0), clock=lambda: 5.0)
+    r = row_retention.Retention(_cfg(expire_every_s=1, rejected_retention_days=0),
+                                clock=lambda: 5.0)
     r.due = 0.0
     assert r.after_batch(None) == {"recommendations": 3} and calls == [("recommendations", 90.0)]
 

@@ -1,4 +1,5 @@
-"""The pure parts of side files that survive a kill: parsing, the Delta-log evidence, fault point arming."""
+"""The pure parts of side files that survive a kill: parsing, the Delta-log evidence, fault point
+arming."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ NOT_UTF8 = b'{"g": \xff\xfe3}'.decode(errors="replace")
 """a side file whose bytes are not UTF-8, as hfs.read_text reads it"""
 
 
-@pytest.mark.parametrize("text", [None, "", " \n", "{", "[1]", '{"g": "3"}', '{"g": true}', '{"g": 1.5}',
-                                  NOT_UTF8])
+@pytest.mark.parametrize("text", [None, "", " \n", "{", "[1]", '{"g": "3"}', '{"g": true}',
+                                  '{"g": 1.5}', NOT_UTF8])
 def test_an_empty_or_damaged_floors_file_parses_to_none(text):
     assert recover.parse_floors(text) is None
 
@@ -28,8 +29,8 @@ def test_floors_parse():
     assert recover.parse_floors('{"a": 3, "b": 0}') == {"a": 3, "b": 0}
 
 
-@pytest.mark.parametrize("text", [None, "", "\n", "kafka-rebalancer-", "kafka-rebalancer-xyz", APP[:-1], APP + "0",
-                                  APP[:-1] + "\ufffd"])
+@pytest.mark.parametrize("text", [None, "", "\n", "kafka-rebalancer-", "kafka-rebalancer-xyz",
+                                  APP[:-1], APP + "0", APP[:-1] + "\ufffd"])
 def test_an_empty_or_damaged_app_id_is_none_never_empty(text):
     assert recover.parse_app_id(text) is None
 
@@ -54,7 +55,8 @@ def test_first_commit_of_an_app():
 
 
 @pytest.mark.parametrize("text", ["", "{", "[]", NOT_UTF8, '{"keyed_by": "bucket"}',
-                                  '{"keyed_by": "bucket", "buckets": 0}', '{"keyed_by": "bucket", "buckets": 8}'])
+                                  '{"keyed_by": "bucket", "buckets": 0}',
+                                  '{"keyed_by": "bucket", "buckets": 8}'])
 def test_an_empty_or_damaged_layout_parses_to_none(text):
     assert parse_layout(text) is None
 
@@ -78,7 +80,8 @@ def test_fault_parse_and_fire():
     assert not faults.should_fire(batch, "feed:after", 3, hits)
     assert faults.should_fire(batch, "feed:before", 3, hits)
     nth = faults.parse("delta_app_id:after-rename@2")
-    assert [faults.should_fire(nth, "delta_app_id:after-rename", None, hits) for _ in range(3)] == [False, True, False]
+    assert ([faults.should_fire(nth, "delta_app_id:after-rename", None, hits) for _ in range(3)]
+            == [False, True, False])
     first = faults.parse("stateful")
     assert faults.should_fire(first, "stateful", None, {}) and first.hold_s is None
     assert faults.parse("batch:start@4~2.5") == faults.Fault("batch:start", 4, 2.5)
@@ -100,7 +103,8 @@ def test_every_side_file_has_its_points():
     from streaming.job import buckets
     from streaming.operations import delta_tables, lease
 
-    for name in (lease.LEASE_FILE, buckets.LAYOUT_FILE, recover.APP_ID_FILE, delta_tables.FLOORS_FILE):
+    for name in (lease.LEASE_FILE, buckets.LAYOUT_FILE, recover.APP_ID_FILE,
+                 delta_tables.FLOORS_FILE):
         assert f"{name}:before-rename" in faults.POINTS and f"{name}:after-rename" in faults.POINTS
 
 
@@ -123,4 +127,5 @@ def test_the_stateful_step_is_wrapped_only_when_its_point_is_armed(monkeypatch):
     assert faults.in_worker(update) is update
     monkeypatch.setattr(faults, "_armed", faults.parse("stateful@1000000"))
     wrapped = faults.in_worker(update)
-    assert wrapped is not update and wrapped(None, None, None) == "rows"  # the 1st hit of 1000000: no kill
+    # the 1st hit of 1000000: no kill
+    assert wrapped is not update and wrapped(None, None, None) == "rows"

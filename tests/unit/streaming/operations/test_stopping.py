@@ -1,6 +1,6 @@
-"""The stop's parts without a JVM: signals as events, the wait for a batch boundary, the totals and the one
-line, the bounded progress lines, and the soak's verdicts. The real job stopped by real signals:
-tests/integration/test_stop.py."""
+"""The stop's parts without a JVM: signals as events, the wait for a batch boundary, the totals and
+the one line, the bounded progress lines, and the soak's verdicts. The real job stopped by real
+signals: tests/integration/test_stop.py."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_a_first_signal_asks_for_a_stop_and_a_second_for_one_at_once(handlers):
 
 @pytest.mark.parametrize("first", [signal.SIGHUP, signal.SIGQUIT])
 def test_a_closed_terminal_or_ctrl_backslash_stops_the_job_as_sigterm_does(handlers, first):
-    """SIGHUP's and SIGQUIT's defaults end the process at once (no stop line, the lease left behind)."""
+    """SIGHUP's and SIGQUIT's defaults end the process at once (no stop line, the lease left
+    behind)."""
     stop = Stop().install()
     os.kill(os.getpid(), first)
     assert stop.requested.wait(5) and not stop.now.is_set() and stop.signal == first.name
@@ -50,12 +51,14 @@ def test_a_second_signal_is_bounded_by_spark_s_stop_timeout():
     from streaming.spark_session import STOP_TIMEOUT_MS, spark_defaults
 
     conf = spark_defaults(load())
-    assert int(conf["spark.sql.streaming.stopTimeout"]) == STOP_TIMEOUT_MS and 0 < STOP_TIMEOUT_MS <= 60_000
+    assert (int(conf["spark.sql.streaming.stopTimeout"]) == STOP_TIMEOUT_MS
+            and 0 < STOP_TIMEOUT_MS <= 60_000)
 
     class Stuck(Query):
         def stop(self) -> None:  # what py4j raises when the stream thread outlives the timeout
             self.stopped += 1
-            raise RuntimeError("TimeoutException: Stream Execution thread failed to stop within 30000 ms")
+            raise RuntimeError(
+                "TimeoutException: Stream Execution thread failed to stop within 30000 ms")
 
     now = threading.Event()
     now.set()
@@ -64,7 +67,8 @@ def test_a_second_signal_is_bounded_by_spark_s_stop_timeout():
 
 
 class Query:
-    """A stand-in with the three members stop_at_boundary uses; the trigger runs for ``busy`` status reads."""
+    """A stand-in with the three members stop_at_boundary uses; the trigger runs for ``busy`` status
+    reads."""
 
     def __init__(self, busy: int) -> None:
         self.busy, self.stopped, self.isActive = busy, 0, True
@@ -99,14 +103,16 @@ def test_the_stop_line_says_signal_last_batch_and_what_was_committed():
         totals.add({"batch": b, "recommendations": 2, "rejected": 1})
     stop = SimpleNamespace(signal="SIGINT", now=threading.Event())
     line = stop_line(stop, totals)
-    assert line == ("rebalancer run: stopped by SIGINT after batch 2 (3 batches this run, 6 recommendations and "
-                    "3 rejected committed); lease released")
+    assert line == (
+        "rebalancer run: stopped by SIGINT after batch 2 (3 batches this run, 6 recommendations "
+        "and 3 rejected committed); lease released")
     from tests.integration.test_stop import STOP_LINE  # the line the integration test looks for
 
     assert re.match(STOP_LINE, line)
     totals.interrupted = True
     stop.now.set()
-    assert stop_line(stop, totals).endswith("a batch still running was interrupted, the next run replays it")
+    assert stop_line(stop, totals).endswith(
+        "a batch still running was interrupted, the next run replays it")
 
 
 def test_progress_lines_are_bounded_and_totals_count_every_batch():
@@ -115,11 +121,12 @@ def test_progress_lines_are_bounded_and_totals_count_every_batch():
     n = query.RECENT_LINES + 500
     for b in range(n):
         writer.counts[b] = (1, 0)
-        progress = SimpleNamespace(name="q", batchId=b, timestamp="t", numInputRows=1, stateOperators=[],
-                                   batchDuration=5, durationMs={})
+        progress = SimpleNamespace(name="q", batchId=b, timestamp="t", numInputRows=1,
+                                   stateOperators=[], batchDuration=5, durationMs={})
         printer.onQueryProgress(SimpleNamespace(progress=progress))
     assert len(printer.batches) == query.RECENT_LINES and printer.batches[-1]["batch"] == n - 1
-    assert (printer.totals.batches, printer.totals.recommendations, printer.totals.last_batch) == (n, n, n - 1)
+    assert (printer.totals.batches, printer.totals.recommendations,
+            printer.totals.last_batch) == (n, n, n - 1)
 
 
 def test_soak_verdicts():
@@ -127,16 +134,19 @@ def test_soak_verdicts():
     assert soak.verdict(flat)[1] == "flat"
     level = [(float(b), min(b, 300) + 10) for b in range(0, 1000, 100)]  # grows, then a plateau
     assert soak.verdict(level)[1] == "bounded"
-    # cleanup cuts it back every 700 batches: the samples' slope depends on where in the tooth they fell
+    # cleanup cuts it back every 700 batches: the samples' slope depends on where in the tooth they
+    # fell
     tooth = [(float(b), 20.0 + b % 700) for b in range(300, 2100, 100)]
     assert soak.verdict(tooth)[1] == "bounded"
-    assert soak.verdict([(b, y + b / 2) for b, y in tooth])[1] == "GROWS"  # the same teeth on a rising floor
+    # the same teeth on a rising floor
+    assert soak.verdict([(b, y + b / 2) for b, y in tooth])[1] == "GROWS"
     grows = [(float(b), 10 + b) for b in range(0, 1000, 100)]
     per_k, word = soak.verdict(grows)
     assert word == "GROWS" and per_k == pytest.approx(1000)
 
 
-def test_soak_lines_carry_the_log_windows_commits_and_the_retention_figures_are_read_per_commit(tmp_path):
+def test_soak_lines_carry_the_log_windows_commits_and_the_retention_figures_are_read_per_commit(
+        tmp_path):
     from benchmarks.soak import figures
 
     base = {k: 1.0 for k in soak.FIGURES}
@@ -153,11 +163,13 @@ def test_soak_lines_carry_the_log_windows_commits_and_the_retention_figures_are_
     verdict_of = {line.split()[0]: line.split()[-1] for line in said[1:]}
     assert verdict_of["log_files"] == "GROWS" and verdict_of["log_files/commit"] == "flat"
     # lines saved before the figure existed are read as they were
-    old = ("batch   300 at   4.5 min (load 3.61): JVM 1852 MB, driver py 215 MB, workers 333 MB; state 360 files "
-           "0.91 MB; checkpoint 450 files 0.93 MB; Delta 111 files 1.21 MB, log 122 files 291 KB, 0 orphan "
-           "checksums; batch 1005 ms")
-    assert "window_commits" not in soak.parse(old)[0][1] and soak.parse(old)[0][1]["batch_ms"] == 1005.0
-    assert figures.interval_s("interval 5 minutes") == 300.0 and figures.interval_s("interval 2 hours") == 7200.0
+    old = ("batch   300 at   4.5 min (load 3.61): JVM 1852 MB, driver py 215 MB, workers 333 MB; "
+           "state 360 files 0.91 MB; checkpoint 450 files 0.93 MB; Delta 111 files 1.21 MB, "
+           "log 122 files 291 KB, 0 orphan checksums; batch 1005 ms")
+    assert ("window_commits" not in soak.parse(old)[0][1]
+            and soak.parse(old)[0][1]["batch_ms"] == 1005.0)
+    assert (figures.interval_s("interval 5 minutes") == 300.0
+            and figures.interval_s("interval 2 hours") == 7200.0)
     log = tmp_path / "t" / "_delta_log"
     log.mkdir(parents=True)
     for n in range(3):

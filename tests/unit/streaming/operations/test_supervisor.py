@@ -1,4 +1,5 @@
-"""Restart and give-up logic of the job (supervisor, start retries, lease staleness) without a JVM."""
+"""Restart and give-up logic of the job (supervisor, start retries, lease staleness) without a
+JVM."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ class Transient(Exception):
 
 
 def scripted(outcomes: list) -> tuple:
-    """An attempt function that returns (or raises) the scripted outcomes in turn, and the call log."""
+    """An attempt function that returns (or raises) the scripted outcomes in turn, and the call
+    log."""
     calls: list[int] = []
 
     def attempt() -> Attempt:
@@ -36,8 +38,8 @@ def test_backoff_doubles_from_base_up_to_the_cap():
 
 
 def test_supervisor_restarts_after_transient_failures_and_stops_when_clean():
-    attempt, calls = scripted([Attempt(Transient("broker gone"), False), Attempt(Transient("again"), False),
-                               Attempt(None, True)])
+    attempt, calls = scripted([Attempt(Transient("broker gone"), False),
+                               Attempt(Transient("again"), False), Attempt(None, True)])
     waits: list[float] = []
     assert supervise(attempt, max_restarts=3, base_s=1, max_s=10, sleep=waits.append) == 2
     assert len(calls) == 3 and waits == [1.0, 2.0]
@@ -52,7 +54,8 @@ def test_supervisor_gives_up_after_max_failures_without_progress():
 
 
 def test_progress_resets_the_failure_count_so_a_long_healthy_job_is_not_killed_by_rare_faults():
-    outcomes = [Attempt(Transient("x"), False), Attempt(Transient("x"), True)] * 5 + [Attempt(None, True)]
+    outcomes = [Attempt(Transient("x"), False),
+                Attempt(Transient("x"), True)] * 5 + [Attempt(None, True)]
     attempt, _ = scripted(outcomes)
     waits: list[float] = []
     assert supervise(attempt, max_restarts=2, base_s=1, max_s=10, sleep=waits.append) == 10
@@ -73,15 +76,19 @@ def test_fatal_errors_end_at_once_with_their_own_message():
     assert len(calls) == 1
 
     # our error raised in foreachBatch reaches the driver wrapped in Spark's exception text
-    wrapped = Transient("[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: An exception was "
-                        "raised by the Python Proxy.\nTraceback ...\nstreaming.errors.JobError: table "
-                        "rejected_events at /t/rejected_events was deleted while the job ran; not recreating it")
+    wrapped = Transient(
+        "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: An exception was "
+        "raised by the Python Proxy.\nTraceback ...\nstreaming.errors.JobError: "
+        "table rejected_events at /t/rejected_events was deleted while the job "
+        "ran; not recreating it")
     attempt, calls = scripted([Attempt(wrapped, True)])
-    with pytest.raises(JobError, match="^table rejected_events at /t/rejected_events was deleted") as info:
+    with pytest.raises(JobError,
+                       match="^table rejected_events at /t/rejected_events was deleted") as info:
         supervise(attempt, max_restarts=5, base_s=1, max_s=1, sleep=lambda s: None)
     assert "Traceback" not in str(info.value)
 
-    schema = Transient("[DELTA_FAILED_TO_MERGE_FIELDS] Failed to merge fields 'version' and 'version'")
+    schema = Transient(
+        "[DELTA_FAILED_TO_MERGE_FIELDS] Failed to merge fields 'version' and 'version'")
     attempt, calls = scripted([Attempt(schema, True)])
     with pytest.raises(JobError, match="restart cannot fix it.*DELTA_FAILED_TO_MERGE_FIELDS"):
         supervise(attempt, max_restarts=5, base_s=1, max_s=1, sleep=lambda s: None)
@@ -92,22 +99,27 @@ def test_kafka_unreachable_is_fatal_at_the_first_start_only():
     down = KafkaUnreachableError("Kafka at h:1 unreachable after 3 attempts")
     assert is_fatal(down, first_attempt=True) and not is_fatal(down, first_attempt=False)
     assert is_fatal(ConfigError("bad"), first_attempt=False)
-    assert is_fatal(Transient("Failed to create new KafkaAdminClient\nCaused by: org.apache.kafka.common.config."
-                              "ConfigException: default.api.timeout.ms below request.timeout.ms"), first_attempt=False)
-    assert not is_fatal(Transient("org.apache.kafka.common.errors.TimeoutException: Timed out"), first_attempt=False)
+    assert is_fatal(Transient("Failed to create new KafkaAdminClient\nCaused by: "
+                              "org.apache.kafka.common.config.ConfigException: "
+                              "default.api.timeout.ms below request.timeout.ms"),
+                    first_attempt=False)
+    assert not is_fatal(Transient("org.apache.kafka.common.errors.TimeoutException: Timed out"),
+                        first_attempt=False)
     attempt, _ = scripted([Attempt(Transient("broker gone"), True), down, Attempt(None, True)])
     assert supervise(attempt, max_restarts=3, base_s=1, max_s=1, sleep=lambda s: None) == 2
 
 
 def test_one_line_masks_secrets_and_drops_the_stack():
-    e = Transient("[STREAM_FAILED] Query [id = a-b, runId = c] terminated: login failed for password s3cr3t\n"
-                  "\tat org.apache.kafka.Foo(Foo.java:1)\n" + "x" * 1000)
+    e = Transient(
+        "[STREAM_FAILED] Query [id = a-b, runId = c] terminated: login failed for password s3cr3t\n"
+        "\tat org.apache.kafka.Foo(Foo.java:1)\n" + "x" * 1000)
     line = one_line(e, secrets=["s3cr3t"])
     assert "s3cr3t" not in line and "***" in line and "\n" not in line and "runId" not in line
     assert line.startswith("Transient: [STREAM_FAILED]")
     assert len(one_line(Transient("y" * 1000))) == 300
-    py4j = Transient("An error occurred while calling o70.sql.\n: java.io.FileNotFoundException: Jar x.jar not found\n"
-                     "\tat org.apache.spark.SparkContext.addJar(SparkContext.scala:1)")
+    py4j = Transient(
+        "An error occurred while calling o70.sql.\n: java.io.FileNotFoundException: Jar x.jar not "
+        "found\n\tat org.apache.spark.SparkContext.addJar(SparkContext.scala:1)")
     assert one_line(py4j) == ("Transient: An error occurred while calling o70.sql. "
                               ": java.io.FileNotFoundException: Jar x.jar not found")
 
@@ -124,10 +136,13 @@ def test_retry_call_retries_then_raises_the_clear_error_without_a_chained_traceb
 
     waits: list[float] = []
     kw = dict(base_s=1.0, max_s=3.0, retry_on=(OSError,),
-              describe=lambda e, w, k, n: warnings.append(f"retrying in {w:.0f}s (attempt {k}/{n})") or "",
-              give_up=lambda e, n: KafkaUnreachableError(f"unreachable after {n} attempts"), sleep=waits.append)
+              describe=lambda e, w, k, n: (
+                  warnings.append(f"retrying in {w:.0f}s (attempt {k}/{n})") or ""),
+              give_up=lambda e, n: KafkaUnreachableError(f"unreachable after {n} attempts"),
+              sleep=waits.append)
     assert retry_call(connect, attempts=5, **kw) == "up"
-    assert waits == [1.0, 2.0] and warnings == ["retrying in 1s (attempt 1/5)", "retrying in 2s (attempt 2/5)"]
+    assert (waits == [1.0, 2.0]
+            and warnings == ["retrying in 1s (attempt 1/5)", "retrying in 2s (attempt 2/5)"])
 
     def never() -> None:
         raise OSError("refused")
@@ -154,8 +169,10 @@ def test_lease_holder_states():
 def test_schema_differences_name_each_column():
     ours = StructType([StructField("group", StringType()), StructField("version", LongType())])
     assert schema_differences(ours, ours) == []
-    theirs = StructType([StructField("group", StringType(), False), StructField("version", IntegerType()),
-                         StructField("extra", StringType())])
-    assert schema_differences(ours, theirs) == ["column version is int, expected bigint", "unexpected column extra"]
-    assert schema_differences(ours, StructType([StructField("group", StringType())])) == ["column version missing"]
+    theirs = StructType([StructField("group", StringType(), False),
+                         StructField("version", IntegerType()), StructField("extra", StringType())])
+    assert (schema_differences(ours, theirs)
+            == ["column version is int, expected bigint", "unexpected column extra"])
+    assert (schema_differences(ours, StructType([StructField("group", StringType())]))
+            == ["column version missing"])
 

@@ -1,5 +1,6 @@
-"""Rows and per-group figures from a hand-made ClusterSnapshot: the kafka-consumer-groups rules (a partition
-shows when owned or committed; no commit, no lag), cross-rack, members and the recommended owner."""
+"""Rows and per-group figures from a hand-made ClusterSnapshot: the kafka-consumer-groups rules (a
+partition shows when owned or committed; no commit, no lag), cross-rack, members and the recommended
+owner."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from streaming.operator_view import groups as view
 
 
 def _snapshot() -> ClusterSnapshot:
-    a = ObservedMember(Member("m-a", ("t",), None, "a", (("t", 0), ("t", 1)), client_id="c-a"), "10.0.0.1")
-    b = ObservedMember(Member("m-b", ("t",), "static-b", "b", (("t", 2),), client_id="c-b"), "10.0.0.2")
+    a = ObservedMember(Member("m-a", ("t",), None, "a", (("t", 0), ("t", 1)), client_id="c-a"),
+                       "10.0.0.1")
+    b = ObservedMember(Member("m-b", ("t",), "static-b", "b", (("t", 2),), client_id="c-b"),
+                       "10.0.0.2")
     parts = [{"partition_index": p, "leader_id": 1, "replica_nodes": reps}
              for p, reps in enumerate([[1, 2], [2, 3], [3, 1], [1, 2]])]
     return ClusterSnapshot(
@@ -63,9 +66,11 @@ def test_member_lag_seconds_is_unknown_while_a_partition_is_and_0_only_when_all_
     fresh = ClusterSnapshot(ts=0, groups=snap.groups, committed={"g": {("t", 2): 45, ("t", 3): 7}},
                             topics=snap.topics, broker_racks=snap.broker_racks, end=snap.end)
     rows = view.partition_rows(fresh, "g", None, {})
-    assert [(m.lag, m.lag_seconds) for m in view.member_rows(fresh, "g", rows)] == [(0, None), (0, 0.0)]
+    assert ([(m.lag, m.lag_seconds) for m in view.member_rows(fresh, "g", rows)]
+            == [(0, None), (0, 0.0)])
     # every partition committed and caught up: 0 s
-    caught_up = ClusterSnapshot(ts=0, groups=snap.groups, committed={"g": {("t", p): 7 for p in range(3)}},
+    caught_up = ClusterSnapshot(ts=0, groups=snap.groups,
+                                committed={"g": {("t", p): 7 for p in range(3)}},
                                 topics=snap.topics, broker_racks=snap.broker_racks,
                                 end={("t", p): 7 for p in range(3)})
     rows = view.partition_rows(caught_up, "g", None, {})

@@ -1,4 +1,5 @@
-"""A recommendation's lag in seconds: before/after time to catch up and the lag's age, from the history."""
+"""A recommendation's lag in seconds: before/after time to catch up and the lag's age, from the
+history."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TW
 
 
 def _state(polls, lags=SKEWED, consumed=None):
-    """TWO's group after ``polls`` polls; partition p's committed offset grows ``consumed[p]`` per poll."""
+    """TWO's group after ``polls`` polls; partition p's committed offset grows ``consumed[p]`` per
+    poll."""
     state = GroupState("g")
     events = [TWO]
     for i in range(polls):
@@ -29,16 +31,19 @@ def test_docstring_example():
     split = {"C0": [("t0", 0), ("t0", 2)], "C1": [("t0", 1), ("t0", 3)]}
     got = figures(state, ["C0", "C1"], current, split, POLICY.stuck_observations)
     assert got.before == 170.0 and got.after == 91.0
-    assert figures(state, ["C0", "C1"], current, current, 3).after == got.before  # same assignment, same figure
-    # end offsets grow 500 + 9000 ... per poll: the lag at partition 0 is 9,000 records behind a constant
-    # end-committed distance, so its oldest record is 9000 / (500 per 10 s) = 180 s old
+    # same assignment, same figure
+    assert figures(state, ["C0", "C1"], current, current, 3).after == got.before
+    # end offsets grow 500 + 9000 ... per poll: the lag at partition 0 is 9,000 records behind a
+    # constant end-committed distance, so its oldest record is 9000 / (500 per 10 s) = 180 s old
     assert got.age == 180.0
 
 
 def test_recommendation_rows_carry_the_seconds():
     state = _state(2, consumed={0: 500, 1: 500, 2: 200, 3: 200})
     ts = T0 + 2 * STEP
-    recs = process(state, poll(ts, SKEWED, {p: 10**6 + 2 * c for p, c in {0: 500, 1: 500, 2: 200, 3: 200}.items()}),
+    recs = process(state,
+                   poll(ts, SKEWED,
+                        {p: 10**6 + 2 * c for p, c in {0: 500, 1: 500, 2: 200, 3: 200}.items()}),
                    POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
     row = recs[0].to_row()
@@ -63,8 +68,9 @@ def test_stuck_partitions_are_left_out_of_catch_up_not_of_age():
     current = {"C0": [("t0", 0), ("t0", 1)], "C1": [("t0", 2), ("t0", 3)]}
     got = figures(state, ["C0", "C1"], current, current, stuck_after=3)
     assert got.before == 8000 / 50  # partition 1 alone, at its 50/s
-    # age: partition 1's 8,000 records at 50/s; stuck partition 0's end offset stood still (this helper keeps
-    # its lag constant), so its age is the window (20 s) as a lower bound, and the max is partition 1's
+    # age: partition 1's 8,000 records at 50/s; stuck partition 0's end offset stood still (this
+    # helper keeps its lag constant), so its age is the window (20 s) as a lower bound, and the max
+    # is partition 1's
     assert got.age == 160.0
     assert state.lag["t0"].lag_age().seconds.tolist()[0] == 20.0
 

@@ -1,6 +1,6 @@
-"""The load model a recommendation publishes (streaming.policy.recommend.load_model_of): the lags, rates and
-capacities the decision used, in the feed message and the Delta row's feed_value; a leader reads back the loads
-balanced used."""
+"""The load model a recommendation publishes (streaming.policy.recommend.load_model_of): the lags,
+rates and capacities the decision used, in the feed message and the Delta row's feed_value; a leader
+reads back the loads balanced used."""
 
 from __future__ import annotations
 
@@ -29,10 +29,14 @@ def test_the_recommendation_carries_the_lags_rates_and_capacities_it_was_made_wi
     # committed offsets move 100 per 10 s poll and lags hold, so each partition is produced at 10/s
     assert rec.load_model == {
         "version": 1, "horizon_s": 60.0,
-        "topics": [{"topic": "t0", "lag": [9000, 8000, 100, 100], "rate": [10.0, 10.0, 10.0, 10.0]}],
-        "members": [{"member_id": "C0", "instance_id": None, "client_id": "c-C0", "records_per_s": 20.0},
-                    {"member_id": "C1", "instance_id": None, "client_id": "c-C1", "records_per_s": 20.0}]}
-    assert [(c["member_id"], c["records_per_s"]) for c in rec.member_capacity] == [("C0", 20.0), ("C1", 20.0)]
+        "topics": [{"topic": "t0", "lag": [9000, 8000, 100, 100],
+                    "rate": [10.0, 10.0, 10.0, 10.0]}],
+        "members": [{"member_id": "C0", "instance_id": None, "client_id": "c-C0",
+                     "records_per_s": 20.0},
+                    {"member_id": "C1", "instance_id": None, "client_id": "c-C1",
+                     "records_per_s": 20.0}]}
+    assert ([(c["member_id"], c["records_per_s"]) for c in rec.member_capacity]
+            == [("C0", 20.0), ("C1", 20.0)])
 
 
 def test_the_model_is_in_the_feed_message_and_the_delta_row():
@@ -51,11 +55,13 @@ def test_the_leader_reads_back_the_loads_balanced_used():
     snapshot = to_snapshot(state, HORIZON.stuck_observations)
     assert snapshot is not None
     problem = Problem(snapshot, BalancedOptions(horizon_s=60.0))
-    assert fallback.loads(model, [("t0", p) for p in range(4)]) == problem.part_load_list == [9600, 8600, 700, 700]
+    assert (fallback.loads(model, [("t0", p) for p in range(4)]) == problem.part_load_list
+            == [9600, 8600, 700, 700])
 
 
 def test_the_horizon_is_the_assignors_own_when_it_has_one():
     _, rec = _recommend(dataclasses.replace(HORIZON, assignor_options={"horizon_s": 5.0}))
     assert rec.load_model is not None and rec.load_model["horizon_s"] == 5.0
     _, rec = _recommend(dataclasses.replace(HORIZON, assignor="lag"))
-    assert rec.load_model is not None and rec.load_model["horizon_s"] == 60.0  # lag has none: the figures'
+    # lag has none: the figures'
+    assert rec.load_model is not None and rec.load_model["horizon_s"] == 60.0

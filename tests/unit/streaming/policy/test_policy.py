@@ -17,13 +17,15 @@ from streaming.state.group_state import GroupState
 
 T0 = 1_763_700_000_000
 STEP = 10_000
-POLICY = PolicySettings(assignor="balanced", skew_threshold=1.5, skew_observations=3, min_total_lag=1000,
-                        min_improvement=0.2, cooldown_s=300, stuck_observations=3)
+POLICY = PolicySettings(assignor="balanced", skew_threshold=1.5, skew_observations=3,
+                        min_total_lag=1000, min_improvement=0.2, cooldown_s=300,
+                        stuck_observations=3)
 
 
 def members(*specs, gen=1, group="g"):
     return ev.members_event(T0, group, gen, "range", [
-        ev.member_entry(mid, ["t0"], assigned, client_id=f"c-{mid}", rack=rack) for mid, assigned, rack in specs])
+        ev.member_entry(mid, ["t0"], assigned, client_id=f"c-{mid}", rack=rack)
+        for mid, assigned, rack in specs])
 
 
 def poll(ts, lags, committed=None, group="g"):
@@ -70,29 +72,34 @@ def test_spike_resets_the_streak():
 def test_cooldown_then_again():
     events = [TWO] + [e for i in range(60) for e in poll(T0 + i * STEP, SKEWED)]
     _, recs = run(events)
-    # the group never applies it, so skew persists: one recommendation per cooldown (300 s = 30 polls)
+    # the group never applies it, so skew persists: one recommendation per cooldown (300 s = 30
+    # polls)
     assert [r.event_ts for r in recs] == [T0 + 2 * STEP, T0 + 32 * STEP]
     assert [r.version for r in recs] == [1, 2]
 
 
 def test_no_improvement_no_recommendation():
     # one partition holds all lag: nobody can do better than the member holding it
-    _, recs = run([TWO] + [e for i in range(5) for e in poll(T0 + i * STEP, {0: 50000, 1: 0, 2: 0, 3: 0})])
+    _, recs = run([TWO] + [e for i in range(5)
+                           for e in poll(T0 + i * STEP, {0: 50000, 1: 0, 2: 0, 3: 0})])
     assert recs == []
 
 
 def test_low_total_lag_is_never_skew():
-    _, recs = run([TWO] + [e for i in range(5) for e in poll(T0 + i * STEP, {0: 500, 1: 1, 2: 1, 3: 1})])
+    _, recs = run([TWO] + [e for i in range(5)
+                           for e in poll(T0 + i * STEP, {0: 500, 1: 1, 2: 1, 3: 1})])
     assert recs == []
 
 
 def test_stuck_partition_is_reported_and_not_chased():
-    # t0p0 (9000) never moves its committed offset: stuck, and its owner C0 gets through none of it, so it
-    # weighs nothing there. C0 also holds t0p1 and t0p2 (4000 each) against C1's 100: the recommendation
-    # gives C1 one of them, and C0 keeps the other and the stuck one (counting the stuck lag it would keep none).
+    # t0p0 (9000) never moves its committed offset: stuck, and its owner C0 gets through none of it,
+    # so it weighs nothing there. C0 also holds t0p1 and t0p2 (4000 each) against C1's 100: the
+    # recommendation gives C1 one of them, and C0 keeps the other and the stuck one (counting the
+    # stuck lag it would keep none).
     three_one = members(("C0", [("t0", 0), ("t0", 1), ("t0", 2)], None), ("C1", [("t0", 3)], None))
-    events = [three_one] + [e for i in range(6) for e in poll(T0 + i * STEP, {0: 9000, 1: 4000, 2: 4000, 3: 100},
-                                                               {0: 42})]
+    events = [three_one] + [e for i in range(6)
+                            for e in poll(T0 + i * STEP, {0: 9000, 1: 4000, 2: 4000, 3: 100},
+                                          {0: 42})]
     _, recs = run(events)
     assert len(recs) == 1
     rec = recs[0]
@@ -105,21 +112,25 @@ def test_stuck_partition_is_reported_and_not_chased():
 
 
 def test_a_stuck_partition_beside_the_heaviest_one_weighs_nothing_and_stays():
-    # C0: t0p0 stuck (9000) and t0p1 (8000); C1: 100 + 100. In plain records no assignment has a max below 8000
-    # (handing t0p1 to C1 only moves the 8000; it was "recommended" while the stuck lag counted as load). But
-    # every partition here is consumed at 10/s: C0, behind, is measured at 10/s, C1 (keeping up) consumes 20/s,
-    # so at the fastest rate C0's 8000 weigh 16,000 and t0p1 goes to C1 (8,100), the stuck one stays with C0.
+    # C0: t0p0 stuck (9000) and t0p1 (8000); C1: 100 + 100. In plain records no assignment has a max
+    # below 8000 (handing t0p1 to C1 only moves the 8000; it was "recommended" while the stuck lag
+    # counted as load). But every partition here is consumed at 10/s: C0, behind, is measured at
+    # 10/s, C1 (keeping up) consumes 20/s, so at the fastest rate C0's 8000 weigh 16,000 and t0p1
+    # goes to C1 (8,100), the stuck one stays with C0.
     events = [TWO] + [e for i in range(6) for e in poll(T0 + i * STEP, SKEWED, {0: 42})]
     _, recs = run(events)
     rec, = recs
     assert rec.member_capacity == [
-        {"member_id": "C0", "client_id": "c-C0", "records_per_s": 10.0, "confidence_s": 20.0, "measured": True},
-        {"member_id": "C1", "client_id": "c-C1", "records_per_s": 20.0, "confidence_s": 0.0, "measured": False}]
+        {"member_id": "C0", "client_id": "c-C0", "records_per_s": 10.0, "confidence_s": 20.0,
+         "measured": True},
+        {"member_id": "C1", "client_id": "c-C1", "records_per_s": 20.0, "confidence_s": 0.0,
+         "measured": False}]
     assert rec.triggers["lag_skew"]["max_member_lag_at_fastest_rate"] == 16_000
     assert rec.triggers["lag_skew"]["improvement"] == round(1 - 8_100 / 16_000, 4)
     assert {m["member_id"]: m["partitions"] for m in rec.assignment} == {
         "C0": [("t0", 0), ("t0", 3)], "C1": [("t0", 1), ("t0", 2)]}
-    assert (rec.before["max_member_lag"], rec.after["max_member_lag"]) == (8_000, 8_100)  # plain records
+    # plain records
+    assert (rec.before["max_member_lag"], rec.after["max_member_lag"]) == (8_000, 8_100)
 
 
 def test_only_a_stuck_partition_skewing_the_group_gives_nothing():
@@ -135,7 +146,8 @@ def test_membership_change_recommends_for_the_new_shape():
     joined = members(("C0", [("t0", 0), ("t0", 1)], None), ("C1", [("t0", 2), ("t0", 3)], None),
                      ("C2", [], None), gen=2)
     joined["ts"] = T0 + STEP
-    _, recs = run([TWO, *poll(T0, {p: 100 for p in range(4)}), joined, *poll(T0 + STEP, {p: 100 for p in range(4)})])
+    _, recs = run([TWO, *poll(T0, {p: 100 for p in range(4)}), joined,
+                   *poll(T0 + STEP, {p: 100 for p in range(4)})])
     assert len(recs) == 1
     assert recs[0].triggers["membership_change"] == {"joined": ["client:c-C2@"], "left": []}
     assert recs[0].generation == 2
@@ -148,14 +160,16 @@ def test_membership_change_recommends_for_the_new_shape():
 
 
 def test_same_members_new_generation_is_not_a_change():
-    again = members(("C0", [("t0", 0), ("t0", 2)], None), ("C1", [("t0", 1), ("t0", 3)], None), gen=2)
+    again = members(("C0", [("t0", 0), ("t0", 2)], None), ("C1", [("t0", 1), ("t0", 3)], None),
+                    gen=2)
     again["ts"] = T0 + STEP
     _, recs = run([TWO, again])
     assert recs == []
 
 
 def test_partition_count_change():
-    parts = lambda n: ev.partitions_event(T0, "g", "t0", [ev.partition_entry(p, 1, [1], [None]) for p in range(n)])  # noqa: E731
+    parts = lambda n: ev.partitions_event(T0, "g", "t0", [  # noqa: E731
+        ev.partition_entry(p, 1, [1], [None]) for p in range(n)])
     grown = parts(6)
     grown["ts"] = T0 + STEP
     _, recs = run([TWO, parts(4), grown])
@@ -178,12 +192,14 @@ def test_rack_change_only_when_cross_rack_drops():
     moved = [["b", "c"], ["b", "c"], ["a", "c"], ["a", "c"]]
     _, recs = run([group, parts(base, T0), parts(moved, T0 + STEP)])
     assert len(recs) == 1
-    assert recs[0].before["cross_rack_partitions"] == 4 and recs[0].after["cross_rack_partitions"] == 0
+    assert (recs[0].before["cross_rack_partitions"] == 4
+            and recs[0].after["cross_rack_partitions"] == 0)
     # one replica of each partition missing on a member's rack: placement decides (the row says so)
     assert recs[0].rack_placement == "decides" and recs[0].to_row()["rack_placement"] == "decides"
-    # a member joins where every partition has a replica on both members' racks: placement saves nothing if
-    # follower fetching is on, which the job does not know
-    joined = members(("A", [("t0", 0), ("t0", 1)], "a"), ("B", [("t0", 2), ("t0", 3)], "b"), ("C", [], "a"), gen=2)
+    # a member joins where every partition has a replica on both members' racks: placement saves
+    # nothing if follower fetching is on, which the job does not know
+    joined = members(("A", [("t0", 0), ("t0", 1)], "a"), ("B", [("t0", 2), ("t0", 3)], "b"),
+                     ("C", [], "a"), gen=2)
     joined["ts"] = T0 + STEP
     _, recs = run([group, parts(base, T0), joined])
     assert len(recs) == 1 and recs[0].to_row()["rack_placement"] == "unknown"
@@ -203,7 +219,8 @@ def test_same_events_in_any_batching_give_the_same_recommendations(seed, cuts):
     for i in range(20):
         events += poll(T0 + i * STEP, {p: rng.choice([100, 2000, 9000]) for p in range(4)})
     _, whole = run(events)
-    # cut the (shuffled) events into batches at observation boundaries and replay through serialized state
+    # cut the (shuffled) events into batches at observation boundaries and replay through serialized
+    # state
     rng.shuffle(events)
     ts_cuts = sorted(rng.sample(range(1, 20), min(cuts, 19)))
     state = GroupState("g")
@@ -219,7 +236,8 @@ def test_same_events_in_any_batching_give_the_same_recommendations(seed, cuts):
 def test_pieces():
     assert lag_skew.next_streak(2, lag_skew.SkewReading(2.0, 5000, 4000), 1.5, 1000) == 3
     assert lag_skew.next_streak(2, lag_skew.SkewReading(1.2, 5000, 4000), 1.5, 1000) == 0
-    assert lag_skew.in_cooldown(T0 + 1000, T0, 300) and not lag_skew.in_cooldown(T0 + 300_000, T0, 300)
+    assert (lag_skew.in_cooldown(T0 + 1000, T0, 300)
+            and not lag_skew.in_cooldown(T0 + 300_000, T0, 300))
     assert lag_skew.improves(100, 79, 0.2) and not lag_skew.improves(100, 81, 0.2)
     assert dataclasses.replace(POLICY).assignor == "balanced"
 
@@ -232,15 +250,15 @@ def _copy_at(event, ts):
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(0, 12))
 def test_resent_late_and_reordered_events_give_the_same_recommendations(seed, cuts, resends):
     """The clean run: every event once, in order, one batch. The other run: the same events cut into
-    batches at observation boundaries, shuffled within each batch, with copies of earlier events (lag
-    rows, whole polls, members and partitions events, so older metadata arriving after newer) re-sent in
-    the same or later batches, and unchanged metadata refreshes arriving a batch late."""
+    batches at observation boundaries, shuffled within each batch, with copies of earlier events
+    (lag rows, whole polls, members and partitions events, so older metadata arriving after newer)
+    re-sent in the same or later batches, and unchanged metadata refreshes arriving a batch late."""
     rng = random.Random(seed)
     polls = 20
     parts = lambda ts: ev.partitions_event(ts, "g", "t0", [  # noqa: E731
         ev.partition_entry(p, 1, [1, 2], ["a", "b"]) for p in range(4)])
-    gen2 = members(("C0", [("t0", 0)], None), ("C1", [("t0", 2), ("t0", 3)], None), ("C2", [("t0", 1)], None),
-                   gen=2)
+    gen2 = members(("C0", [("t0", 0)], None), ("C1", [("t0", 2), ("t0", 3)], None),
+                   ("C2", [("t0", 1)], None), gen=2)
     change_at = rng.randrange(3, polls - 3)
     clean = [TWO, parts(T0)]
     refreshes = []
@@ -264,12 +282,14 @@ def test_resent_late_and_reordered_events_give_the_same_recommendations(seed, cu
         late = [e for e in batches[b] if e in refreshes and e["ts"] == last and rng.random() < 0.5]
         batches[b] = [e for e in batches[b] if not any(e is x for x in late)]
         batches[b + 1] = late + batches[b + 1]
-    # copies of earlier events re-sent into the same or a later batch: single rows, whole polls, metadata
+    # copies of earlier events re-sent into the same or a later batch: single rows, whole polls,
+    # metadata
     for _ in range(resends):
         src = rng.randrange(len(batches))
         dst = rng.randrange(src, len(batches))
         pick = rng.choice(batches[src])
-        copies = [e for e in batches[src] if e["ts"] == pick["ts"]] if rng.random() < 0.3 else [pick]
+        copies = ([e for e in batches[src] if e["ts"] == pick["ts"]] if rng.random() < 0.3
+                  else [pick])
         batches[dst] = batches[dst] + [dict(e) for e in copies]
     state = GroupState("g")
     pieces = []
@@ -288,11 +308,13 @@ def _skewed_run(protocol, mode="auto"):
 
 
 def test_a_group_whose_members_cannot_apply_it_gets_it_observe_only_with_the_reason():
-    # Kafka Streams on the classic protocol: the row is written, never published (mode observe), and says why
+    # Kafka Streams on the classic protocol: the row is written, never published (mode observe), and
+    # says why
     (rec,) = _skewed_run("stream")
     assert rec.mode == "observe" and rec.feed_message()["status"] == "observed"
     assert rec.to_row()["serving"].startswith("observe_only: Kafka Streams")
-    # the same group on RecommendationAssignor is served; on range it is published and says who would apply it
+    # the same group on RecommendationAssignor is served; on range it is published and says who
+    # would apply it
     (served,) = _skewed_run("rebalancer")
     assert served.mode == "auto" and served.to_row()["serving"] == "served"
     (unapplied,) = _skewed_run("range")

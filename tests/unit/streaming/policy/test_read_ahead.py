@@ -1,5 +1,5 @@
-"""A group's lag polls in one call (their histories' views read ahead, streaming.lag.ahead) or one call each give
-the same state and recommendations, byte for byte."""
+"""A group's lag polls in one call (their histories' views read ahead, streaming.lag.ahead) or one
+call each give the same state and recommendations, byte for byte."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ from streaming.state.group_state import GroupState
 POLICY = PolicySettings(stuck_observations=3, cooldown_s=60)
 T0 = 1_700_000_000_000
 START = ev.members_event(T0, "g", 1, "range", [
-    ev.member_entry("a", ["t0"], [("t0", 0), ("t0", 1)]), ev.member_entry("b", ["t0"], [("t0", 2), ("t0", 3)])])
+    ev.member_entry("a", ["t0"], [("t0", 0), ("t0", 1)]),
+    ev.member_entry("b", ["t0"], [("t0", 2), ("t0", 3)])])
 
 
 def _polls(seed: int, count: int) -> list[dict]:
-    """``count`` polls of 4 partitions as lag_dense events: lag jumping about, partition 3 stuck at times, now
-    and then a counter reset (offsets back to near 0: the views are not read ahead past it)."""
+    """``count`` polls of 4 partitions as lag_dense events: lag jumping about, partition 3 stuck at
+    times, now and then a counter reset (offsets back to near 0: the views are not read ahead past
+    it)."""
     rng = random.Random(seed)
     out, committed, ends = [], [1000] * 4, [1000] * 4
     for i in range(count):
@@ -30,8 +32,8 @@ def _polls(seed: int, count: int) -> list[dict]:
         committed = [rng.randrange(10) if reset else c + (0 if p == 3 and rng.random() < 0.6
                                                           else rng.choice([0, 50, 400]))
                      for p, c in enumerate(committed)]
-        ends = [max(c, (0 if reset else e) + rng.choice([0, 100, 5000, 40_000])) for c, e in zip(committed, ends,
-                                                                                               strict=True)]
+        ends = [max(c, (0 if reset else e) + rng.choice([0, 100, 5000, 40_000]))
+                for c, e in zip(committed, ends, strict=True)]
         out.append(ev.dense_lag_event(T0 + (i + 1) * 10_000, "g", "t0", range(4), committed, ends))
     return out
 
@@ -62,4 +64,5 @@ def test_the_property_is_not_vacuous(monkeypatch):
     monkeypatch.setattr(ahead, "block_views", lambda *a: read.append(real(*a)) or read[-1])
     recs, each, whole, alone = _both(_polls(4, 25))
     assert any(v is not None and len(v) >= 5 for v in read)
-    assert recs and [r.to_row() for r in recs] == [r.to_row() for r in each] and whole.to_bytes() == alone.to_bytes()
+    assert (recs and [r.to_row() for r in recs] == [r.to_row() for r in each]
+            and whole.to_bytes() == alone.to_bytes())

@@ -1,5 +1,6 @@
 """Whether each reading's total lag reaches ``min_total_lag``, for a block of readings at once
-(lag_skew.totals_at_least), is what each reading's own sum says, even for totals a rounding away from the floor."""
+(lag_skew.totals_at_least), is what each reading's own sum says, even for totals a rounding away
+from the floor."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ lags = st.lists(st.floats(0, 1e18, allow_nan=False), min_size=1, max_size=40)
 def test_totals_at_least_the_floor_are_each_rows_own_sum_against_it(polls, row, seed, ulps):
     rng = np.random.default_rng(seed)
     lag = np.array([rng.permutation(row) * rng.choice([1.0, 0.5, 3.0]) for _ in range(polls)])
-    lag[rng.integers(0, polls)] = row  # a floor at a row's own sum, or a few units in the last place from it
+    # a floor at a row's own sum, or a few units in the last place from it
+    lag[rng.integers(0, polls)] = row
     floor = float(np.array(row).sum())
     for _ in range(abs(ulps)):
         floor = float(np.nextafter(floor, np.inf if ulps > 0 else -np.inf))

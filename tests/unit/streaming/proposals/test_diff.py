@@ -1,5 +1,6 @@
-"""The review of a recommendation member by member (streaming.proposals.diff): gains and losses conserve the
-partitions, moves are the partitions that change owner, new ones are those nobody owned."""
+"""The review of a recommendation member by member (streaming.proposals.diff): gains and losses
+conserve the partitions, moves are the partitions that change owner, new ones are those nobody
+owned."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ def _row(owned: dict[str, list[int]], wanted: dict[str, list[int]], **figures) -
     return {"group": "g", "version": 3,
             "assignment": [{"member_id": m, "instance_id": None, "client_id": f"c-{m}", "rack": "a",
                             "partitions": parts(ps)} for m, ps in wanted.items()],
-            "member_figures": [{"member_id": m, "owned": parts(ps), **figures.get(m, {})} for m, ps in owned.items()]}
+            "member_figures": [{"member_id": m, "owned": parts(ps), **figures.get(m, {})}
+                               for m, ps in owned.items()]}
 
 
 def test_the_docstring_example():
     found = diff.of_row(_row({"C0": [0, 1], "C1": [2, 3]}, {"C0": [0], "C1": [1, 2, 3, 4]},
-                             C0={"load_before": 17_000, "load_after": 9_000, "catch_up_before_s": 850.0,
-                                 "catch_up_after_s": None, "cross_rack_before": 1, "cross_rack_after": 0}))
+                             C0={"load_before": 17_000, "load_after": 9_000,
+                                 "catch_up_before_s": 850.0, "catch_up_after_s": None,
+                                 "cross_rack_before": 1, "cross_rack_after": 0}))
     c0, c1 = found.members
     assert (c0.label, c0.gains, c0.loses, c0.keeps) == ("c-C0", (), (("t", 1),), 1)
     assert (c1.label, c1.gains, c1.loses, c1.keeps) == ("c-C1", (("t", 1), ("t", 4)), (), 2)
@@ -41,9 +44,12 @@ def test_a_row_from_before_member_figures_says_so():
 def assignments(draw):
     members = [f"m{i}" for i in range(draw(st.integers(1, 5)))]
     parts = draw(st.integers(0, 12))
-    wanted = draw(st.lists(st.sampled_from(members), min_size=parts, max_size=parts))  # every partition once
-    owned = draw(st.lists(st.sampled_from([*members, None]), min_size=parts, max_size=parts))  # None: unowned
-    by = lambda owners: {m: [p for p, o in enumerate(owners) if o == m] for m in members}  # noqa: E731
+    # every partition once
+    wanted = draw(st.lists(st.sampled_from(members), min_size=parts, max_size=parts))
+    # None: unowned
+    owned = draw(st.lists(st.sampled_from([*members, None]), min_size=parts, max_size=parts))
+    by = lambda owners: {m: [p for p, o in enumerate(owners) if o == m]  # noqa: E731
+                         for m in members}
     return by(owned), by(wanted)
 
 
@@ -58,7 +64,8 @@ def test_gains_and_losses_conserve_the_partitions(pair):
     lost = [tp for m in found.members for tp in m.loses]
     gained = [tp for m in found.members for tp in m.gains]
     assert len(set(lost)) == len(lost) and len(set(gained)) == len(gained)
-    # each partition lost is gained by its new owner; each gained was lost by its old one, or was nobody's
+    # each partition lost is gained by its new owner; each gained was lost by its old one, or was
+    # nobody's
     assert sorted(lost) == sorted(("t", p) for p, m in was.items() if now[p] != m)
     assert sorted(gained) == sorted(("t", p) for p, m in now.items() if was.get(p) != m)
     assert found.moved == len(lost) and found.new == sum(1 for p in now if p not in was)

@@ -1,5 +1,6 @@
-"""When a proposal expires (streaming.proposals.expiry): a member joined or left (by the job's identity rule), a
-subscribed topic's partitions changed, or it is past its deadline; a proposal without the facts never does."""
+"""When a proposal expires (streaming.proposals.expiry): a member joined or left (by the job's
+identity rule), a subscribed topic's partitions changed, or it is past its deadline; a proposal
+without the facts never does."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ T0 = 1_800_000_000_000
 HOUR_MS = 3_600_000
 
 
-def _m(member_id: str, client: str | None = None, host: str | None = "10.0.0.1", instance: str | None = None,
-       topics=("orders",)) -> Member:
+def _m(member_id: str, client: str | None = None, host: str | None = "10.0.0.1",
+       instance: str | None = None, topics=("orders",)) -> Member:
     return Member(member_id, tuple(topics), instance, None, client_id=client, host=host)
 
 
@@ -35,34 +36,40 @@ def _proposal(members=GROUP, topics=TOPICS, expiry_s=3600.0) -> dict:
 def test_the_facts_a_proposal_carries():
     assert expiry.basis([*GROUP, _m("x", topics=())], TOPICS, T0, 3600) == {
         "expires_at": T0 + HOUR_MS, "members": ["client:c0@10.0.0.1", "client:c1@10.0.0.2"],
-        "partitions": {"orders": 4}}  # a member that subscribes to nothing is not one the assignor saw
+        # a member that subscribes to nothing is not one the assignor saw
+        "partitions": {"orders": 4}}
 
 
 def test_the_docstring_example():
     rec = _proposal()
-    rejoined = [_m("c0-2", "c0"), _m("c1-7", "c1", "10.0.0.2")]  # new member ids, same identities: no change
+    # new member ids, same identities: no change
+    rejoined = [_m("c0-2", "c0"), _m("c1-7", "c1", "10.0.0.2")]
     assert expiry.reason(rec, rejoined, TOPICS, T0 + 20 * 60_000) is None
     joined = [*rejoined, _m("c2-1", "c2", "10.0.0.3")]
     assert expiry.reason(rec, joined, TOPICS, T0 + 20 * 60_000) == \
         "member client:c2@10.0.0.3 joined since the proposal"
     late = expiry.reason(rec, rejoined, TOPICS, T0 + HOUR_MS + 1000)
-    assert late == "made 3601 s ago, past its expiry at 2027-01-15 09:00:00 UTC (policy.proposal_expiry_s)"
+    assert late == ("made 3601 s ago, past its expiry at 2027-01-15 09:00:00 UTC "
+                    "(policy.proposal_expiry_s)")
 
 
 def test_left_and_partition_changes_are_each_named():
     rec = _proposal()
     why = expiry.reason(rec, GROUP[:1], {"orders": 6, "audit": 2}, T0)
-    assert why == ("member client:c1@10.0.0.2 left since the proposal; topic audit (2 partitions) is subscribed "
-                   "since the proposal; orders has 6 partitions now, 4 in the proposal")
-    assert expiry.reason(rec, GROUP, {}, T0) == "topic orders is no longer subscribed (or no longer exists)"
+    assert why == (
+        "member client:c1@10.0.0.2 left since the proposal; topic audit (2 partitions) is "
+        "subscribed since the proposal; orders has 6 partitions now, 4 in the proposal")
+    assert (expiry.reason(rec, GROUP, {}, T0)
+            == "topic orders is no longer subscribed (or no longer exists)")
     static = _proposal([_m("a", "c0", instance="s-0")])
     assert expiry.reason(static, [_m("b", "other", "10.9.9.9", instance="s-0")], TOPICS, T0) is None
 
 
-@pytest.mark.parametrize("field", [None, "x", {"expires_at": "soon", "members": [], "partitions": {}},
-                                   {"expires_at": T0, "members": [1], "partitions": {}},
-                                   {"expires_at": T0, "members": [], "partitions": {"t": 0}},
-                                   {"expires_at": True, "members": [], "partitions": {}}])
+@pytest.mark.parametrize("field",
+                         [None, "x", {"expires_at": "soon", "members": [], "partitions": {}},
+                          {"expires_at": T0, "members": [1], "partitions": {}},
+                          {"expires_at": T0, "members": [], "partitions": {"t": 0}},
+                          {"expires_at": True, "members": [], "partitions": {}}])
 def test_a_proposal_without_sound_facts_never_expires(field):
     rec = {"version": 1, "event_ts": T0, "proposal": field}
     assert expiry.read(field) is None
@@ -73,14 +80,17 @@ identities = st.sampled_from(["c0", "c1", "c2", "c3"])
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sets(identities), st.sets(identities), st.dictionaries(st.sampled_from("abc"), st.integers(0, 4)),
+@given(st.sets(identities), st.sets(identities),
+       st.dictionaries(st.sampled_from("abc"), st.integers(0, 4)),
        st.dictionaries(st.sampled_from("abc"), st.integers(0, 4)), st.integers(-5, 5))
-def test_expired_exactly_when_members_partitions_or_time_differ(then, now, topics_then, topics_now, offset_s):
+def test_expired_exactly_when_members_partitions_or_time_differ(
+        then, now, topics_then, topics_now, offset_s):
     rec = _proposal([_m(f"{c}-old", c) for c in then], topics_then, expiry_s=60)
     members = [_m(f"{c}-new", c) for c in now]
     at = T0 + 60_000 + offset_s * 1000
     why = expiry.reason(rec, members, topics_now, at)
-    same_topics = {t: n for t, n in topics_then.items() if n} == {t: n for t, n in topics_now.items() if n}
+    same_topics = ({t: n for t, n in topics_then.items() if n}
+                   == {t: n for t, n in topics_now.items() if n})
     assert (why is None) == (then == now and same_topics and offset_s < 0)
     if why is not None:
         assert all(part for part in why.split("; "))  # each cause its own sentence

@@ -1,4 +1,5 @@
-"""Each member's capacity estimate: measured while backlogged, the median otherwise, kept in the state."""
+"""Each member's capacity estimate: measured while backlogged, the median otherwise, kept in the
+state."""
 
 from __future__ import annotations
 
@@ -36,13 +37,15 @@ def test_a_backlogged_member_is_measured_and_the_others_take_the_median():
     # three polls 10 s apart: the first window 20 s, then 10 s more
     assert found["C0"] == capacity.Capacity(500.0, 30.0, True)
     assert found["C1"] == capacity.Capacity(500.0, 0.0, False)  # the median of the one measured
-    assert capacity.records_per_s(state.capacity, state.lag, state.owners, 3) == {"C0": 500.0, "C1": 500.0}
+    assert (capacity.records_per_s(state.capacity, state.lag, state.owners, 3)
+            == {"C0": 500.0, "C1": 500.0})
 
 
 def test_an_unmeasured_member_is_taken_at_least_at_what_it_consumes():
     fast_keeper = {**BEHIND_AND_KEEPING_UP, 2: (300, 800), 3: (300, 800)}
     found = estimates(run([TWO, *polls(fast_keeper, 4)]), 3)
-    assert found["C0"].records_per_s == 500.0 and found["C1"] == capacity.Capacity(1600.0, 0.0, False)
+    assert (found["C0"].records_per_s == 500.0
+            and found["C1"] == capacity.Capacity(1600.0, 0.0, False))
 
 
 def test_nothing_known_until_some_member_was_behind():
@@ -73,14 +76,16 @@ def test_a_poll_in_pieces_and_a_resent_one_count_once():
 
 def test_kept_by_identity_across_a_rejoin_and_forgotten_when_gone():
     state = run([TWO, *polls(BEHIND_AND_KEEPING_UP, 4)])
-    rejoined = members(("C0-new", [("t0", 0), ("t0", 1)], None), ("C1", [("t0", 2), ("t0", 3)], None))
+    rejoined = members(("C0-new", [("t0", 0), ("t0", 1)], None),
+                       ("C1", [("t0", 2), ("t0", 3)], None))
     rejoined = {**rejoined, "ts": T0 + 4 * STEP, "generation": 2,
                 "members": [dict(m, client_id="c-C0") if m["member_id"] == "C0-new" else m
                             for m in rejoined["members"]]}
     run([rejoined, *polls(BEHIND_AND_KEEPING_UP, 1, start=4)], state)
     assert estimates(state, 3)["C0-new"].measured
     alone = members(("C1", [("t0", p) for p in range(4)], None))
-    run([{**alone, "ts": T0 + 5 * STEP, "generation": 3}, *polls(BEHIND_AND_KEEPING_UP, 1, start=5)], state)
+    run([{**alone, "ts": T0 + 5 * STEP, "generation": 3},
+         *polls(BEHIND_AND_KEEPING_UP, 1, start=5)], state)
     assert list(state.capacity) == ["client:c-C1@"]
 
 
@@ -88,8 +93,10 @@ def test_the_state_keeps_the_estimates_and_a_version_4_state_reads_without_them(
     state = run([TWO, *polls(BEHIND_AND_KEEPING_UP, 4)])
     again = GroupState.from_bytes(state.to_bytes())
     assert again == state and again.capacity == state.capacity
-    old = GroupState.from_bytes(V4_BLOB.read_bytes())  # two skewed polls of TWO's group, main before capacities
-    assert old.capacity == {} and old.skew_streak == 2 and [m.member_id for m in old.members] == ["C0", "C1"]
+    # two skewed polls of TWO's group, main before capacities
+    old = GroupState.from_bytes(V4_BLOB.read_bytes())
+    assert (old.capacity == {} and old.skew_streak == 2
+            and [m.member_id for m in old.members] == ["C0", "C1"])
     recs = process(old, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag)
                          for p, lag in {0: 9000, 1: 8000, 2: 100, 3: 100}.items()], POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
@@ -100,13 +107,17 @@ def test_a_recommendation_row_says_which_capacities_it_was_made_with():
     recs = process(state, [TWO, *polls(BEHIND_AND_KEEPING_UP, 4)], POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
     assert json.loads(recs[0].to_row()["member_capacity"]) == [
-        {"member_id": "C0", "client_id": "c-C0", "records_per_s": 500.0, "confidence_s": 20.0, "measured": True},
-        {"member_id": "C1", "client_id": "c-C1", "records_per_s": 500.0, "confidence_s": 0.0, "measured": False}]
-    assert dataclasses.replace(recs[0], member_capacity=None).to_row()["member_capacity"] is None  # unknown
+        {"member_id": "C0", "client_id": "c-C0", "records_per_s": 500.0, "confidence_s": 20.0,
+         "measured": True},
+        {"member_id": "C1", "client_id": "c-C1", "records_per_s": 500.0, "confidence_s": 0.0,
+         "measured": False}]
+    # unknown
+    assert dataclasses.replace(recs[0], member_capacity=None).to_row()["member_capacity"] is None
 
 
 def _rising(i: int, start_lag: int, grow: int, rate: int) -> list[dict]:
-    """Poll ``i`` of C1's partitions 2 and 3: each consumed at ``rate``/s, its lag ``start_lag`` + ``grow``/s."""
+    """Poll ``i`` of C1's partitions 2 and 3: each consumed at ``rate``/s, its lag ``start_lag`` +
+    ``grow``/s."""
     out = []
     for p in (2, 3):
         c = 10**6 + rate * i * 10
@@ -115,9 +126,9 @@ def _rising(i: int, start_lag: int, grow: int, rate: int) -> list[dict]:
 
 
 def test_a_member_whose_lag_grows_from_little_is_measured_once_it_holds_ten_seconds_of_its_rate():
-    # C1 consumes 30/s a partition and gets 35/s: its lag grows 5/s from 100 and never falls. At 60/s its
-    # lag reaches 60 s of its rate (BACKLOG_S) only after ~700 s; over the 70 s window it holds LEAST_S (600)
-    # from the poll at 110 s
+    # C1 consumes 30/s a partition and gets 35/s: its lag grows 5/s from 100 and never falls. At
+    # 60/s its lag reaches 60 s of its rate (BACKLOG_S) only after ~700 s; over the 70 s window it
+    # holds LEAST_S (600) from the poll at 110 s
     state = run([TWO])
     seen = []
     for i in range(14):
@@ -129,6 +140,7 @@ def test_a_member_whose_lag_grows_from_little_is_measured_once_it_holds_ten_seco
 
 
 def test_a_member_that_holds_a_steady_lag_above_ten_seconds_is_not_measured():
-    # C1 runs 15 s late by design (long batches): lag held at 900 a partition while it consumes what arrives
+    # C1 runs 15 s late by design (long batches): lag held at 900 a partition while it consumes what
+    # arrives
     state = run([TWO, *polls({0: (50, 500), 1: (50, 500), 2: (900, 30), 3: (900, 30)}, 12)])
     assert estimates(state, 3) is None and state.capacity == {}

@@ -1,5 +1,6 @@
-"""Log start offsets in the state: both lag forms bring the same ones, they survive the state's bytes (layout 6),
-and a state of layout 5 (no log starts) reads with every one unknown and goes on."""
+"""Log start offsets in the state: both lag forms bring the same ones, they survive the state's
+bytes (layout 6), and a state of layout 5 (no log starts) reads with every one unknown and goes
+on."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO
 from tests.unit.streaming.state.test_size import _lz4, _raw
 
-readings = st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 10**6) | st.none()),
+readings = st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6),
+                              st.integers(0, 10**6) | st.none()),
                     min_size=4, max_size=4)
 
 
@@ -41,7 +43,8 @@ def test_both_forms_give_the_same_log_starts_and_they_survive_the_bytes(polls):
     a, b = per_partition.lag["t0"], dense.lag["t0"]
     for name in ("ids", "ts", "committed", "end", "n"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
-    # a dense poll carries log starts only when every entry's is known; the per-partition form, each its own
+    # a dense poll carries log starts only when every entry's is known; the per-partition form, each
+    # its own
     for i, rows in enumerate(polls):
         expected = [start if gap is not None else UNKNOWN for start, _, gap in rows]
         assert a.start[:, i].tolist() == expected
@@ -71,8 +74,11 @@ def test_a_layout_5_state_reads_with_unknown_log_starts_and_goes_on():
     process(state, [TWO, *_polls([[(0, 100, 50)] * 4, [(10, 100, 45)] * 4])], POLICY)
     old = GroupState.from_bytes(_as_layout_5(state))
     hist = old.lag["t0"]
-    assert (hist.start == UNKNOWN).all() and np.array_equal(hist.committed, state.lag["t0"].committed)
+    assert ((hist.start == UNKNOWN).all()
+            and np.array_equal(hist.committed, state.lag["t0"].committed))
     assert np.isnan(hist.retention().seconds).all()  # no log start known: no risk read
-    process(old, _polls([[(0, 0, 0)] * 4] * 3)[-4:], POLICY)  # a newer poll (ts of poll 2) brings log starts
+    # a newer poll (ts of poll 2) brings log starts
+    process(old, _polls([[(0, 0, 0)] * 4] * 3)[-4:], POLICY)
     hist = old.lag["t0"]
-    assert hist.start[:, hist.n[0] - 1].tolist() == [0, 0, 0, 0] and (hist.start[:, 0] == UNKNOWN).all()
+    assert (hist.start[:, hist.n[0] - 1].tolist() == [0, 0, 0, 0]
+            and (hist.start[:, 0] == UNKNOWN).all())

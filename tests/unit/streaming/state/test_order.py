@@ -1,5 +1,6 @@
-"""Order and duplicates in the per-group state: late metadata is ignored and counted, each lag observation
-counts once towards the skew streak however it is batched or re-sent, and late lag never moves offsets back."""
+"""Order and duplicates in the per-group state: late metadata is ignored and counted, each lag
+observation counts once towards the skew streak however it is batched or re-sent, and late lag never
+moves offsets back."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, members, poll
 
 QUIET = {p: 100 for p in range(4)}
-THREE = members(("C0", [("t0", 0)], None), ("C1", [("t0", 1), ("t0", 2)], None), ("C2", [("t0", 3)], None), gen=2)
+THREE = members(("C0", [("t0", 0)], None), ("C1", [("t0", 1), ("t0", 2)], None),
+                ("C2", [("t0", 3)], None), gen=2)
 
 
 def at(event, ts, **extra):
@@ -17,7 +19,8 @@ def at(event, ts, **extra):
 
 
 def batches(*parts, state=None):
-    """Run each batch through the state as the job does (serialized in between); all recommendations."""
+    """Run each batch through the state as the job does (serialized in between); all
+    recommendations."""
     state = state or GroupState("g")
     out = []
     for batch in parts:
@@ -30,7 +33,8 @@ def test_an_older_members_event_after_a_newer_one_is_ignored_and_counted():
     newer = at(THREE, T0 + STEP)
     state, recs = batches([TWO, *poll(T0, QUIET)], [newer])
     assert [list(r.triggers) for r in recs] == [["membership_change"]]
-    # the generation-1 event re-sent after generation 2: no spurious "C2 left" and nothing recommended
+    # the generation-1 event re-sent after generation 2: no spurious "C2 left" and nothing
+    # recommended
     state, recs = batches([TWO], state=state)
     assert recs == []
     assert {m.member_id for m in state.members} == {"C0", "C1", "C2"} and state.generation == 2
@@ -49,18 +53,21 @@ def test_members_events_of_one_ts_are_ordered_by_generation():
 
 
 def test_an_older_partitions_event_is_ignored():
-    parts = lambda n, ts: ev.partitions_event(ts, "g", "t0", [ev.partition_entry(p, 1, [1], [None])  # noqa: E731
-                                                              for p in range(n)])
+    parts = lambda n, ts: ev.partitions_event(ts, "g", "t0", [  # noqa: E731
+        ev.partition_entry(p, 1, [1], [None]) for p in range(n)])
     state, recs = batches([TWO, parts(4, T0), parts(6, T0 + STEP)], [parts(4, T0)])
-    assert len(recs) == 1 and state.partition_count("t0") == 6 and state.counters["late_metadata"] == 1
+    assert (len(recs) == 1 and state.partition_count("t0") == 6
+            and state.counters["late_metadata"] == 1)
 
 
 def test_a_resent_poll_does_not_advance_the_streak():
     state, _ = batches([TWO, *poll(T0, SKEWED)], poll(T0, SKEWED), poll(T0, SKEWED))
     assert state.skew_streak == 1
-    state, recs = batches(poll(T0 + STEP, SKEWED), poll(T0 + STEP, SKEWED), poll(T0, SKEWED), state=state)
+    state, recs = batches(poll(T0 + STEP, SKEWED), poll(T0 + STEP, SKEWED), poll(T0, SKEWED),
+                          state=state)
     assert recs == [] and state.skew_streak == 2
-    assert state.counters["late_lag"] == 4  # the T0 copy arrived after T0 + STEP: older than each partition's newest
+    # the T0 copy arrived after T0 + STEP: older than each partition's newest
+    assert state.counters["late_lag"] == 4
 
 
 def test_a_poll_split_across_batches_counts_once_and_is_read_whole():
@@ -71,10 +78,11 @@ def test_a_poll_split_across_batches_counts_once_and_is_read_whole():
         split += [p[:1], p[1:]]
     split[0] = [TWO, *split[0]]
     state, recs = batches(*split)
-    assert state.skew_streak == clean.skew_streak == 0  # reset by the recommendation at the third poll
+    # reset by the recommendation at the third poll
+    assert state.skew_streak == clean.skew_streak == 0
     assert [r.to_row() for r in recs] == [r.to_row() for r in clean_recs]
-    # a first piece that alone reads as calm (total lag under min_total_lag) resets the streak; the rest of
-    # the poll reads the observation again from the streak before it, as the clean run does
+    # a first piece that alone reads as calm (total lag under min_total_lag) resets the streak; the
+    # rest of the poll reads the observation again from the streak before it, as the clean run does
     flipped = {0: 100, 1: 100, 2: 9000, 3: 8000}
     first = poll(T0 + STEP, flipped)
     state, _ = batches([TWO, *poll(T0, SKEWED)], first[:2])
@@ -85,9 +93,10 @@ def test_a_poll_split_across_batches_counts_once_and_is_read_whole():
 
 
 def test_metadata_of_an_observation_arriving_a_batch_late_rereads_it():
-    same_members_new_assignment = members(("C0", [("t0", 0), ("t0", 2)], None), ("C1", [("t0", 1), ("t0", 3)], None),
-                                          gen=2)
-    # under the new assignment the lag is balanced (9000 + 100 vs 8000 + 100): the streak must restart
+    same_members_new_assignment = members(("C0", [("t0", 0), ("t0", 2)], None),
+                                          ("C1", [("t0", 1), ("t0", 3)], None), gen=2)
+    # under the new assignment the lag is balanced (9000 + 100 vs 8000 + 100): the streak must
+    # restart
     clean, _ = batches([TWO, *poll(T0, SKEWED), at(same_members_new_assignment, T0 + STEP),
                         *poll(T0 + STEP, SKEWED)])
     late, _ = batches([TWO, *poll(T0, SKEWED), *poll(T0 + STEP, SKEWED)],

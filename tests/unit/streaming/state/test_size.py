@@ -1,5 +1,6 @@
-"""Sizes in the per-group state: partition numbers up to 2**31-1 without dense arrays, offsets exact to
-2**63-1, and the binary layout (version 5 reads version 2 to 4 checkpoints, refuses anything else clearly)."""
+"""Sizes in the per-group state: partition numbers up to 2**31-1 without dense arrays, offsets exact
+to 2**63-1, and the binary layout (version 5 reads version 2 to 4 checkpoints, refuses anything else
+clearly)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ V3_BLOB = Path(__file__).parents[3] / "data" / "group_state_v3.bin"
 
 def test_a_huge_partition_number_costs_one_row():
     state = GroupState("g")
-    process(state, [TWO, ev.lag_event(T0, "g", "t0", 0, 10, 20), ev.lag_event(T0, "g", "t0", MAX_PARTITION, 5, 9)],
+    process(state,
+            [TWO, ev.lag_event(T0, "g", "t0", 0, 10, 20),
+             ev.lag_event(T0, "g", "t0", MAX_PARTITION, 5, 9)],
             POLICY)
     hist = state.lag["t0"]
     assert hist.ids.tolist() == [0, MAX_PARTITION] and hist.ts.shape == (2, POLICY.lag_history)
@@ -46,18 +49,21 @@ def test_a_huge_partition_number_costs_one_row():
 def test_a_partitions_event_drops_rows_beyond_the_count():
     state = GroupState("g")
     process(state, [TWO, *poll(T0, {0: 5, 3: 7}), ev.lag_event(T0, "g", "t0", MAX_PARTITION, 5, 9),
-                    ev.partitions_event(T0, "g", "t0", [ev.partition_entry(p, 1, [1], [None]) for p in range(4)])],
+                    ev.partitions_event(T0, "g", "t0",
+                                        [ev.partition_entry(p, 1, [1], [None]) for p in range(4)])],
             POLICY)
     # the partitions event sorts first within its ts: the lag rows of that poll come after it
     process(state, [ev.partitions_event(T0 + STEP, "g", "t0",
-                                        [ev.partition_entry(p, 1, [1], [None]) for p in range(4)])], POLICY)
+                                        [ev.partition_entry(p, 1, [1], [None]) for p in range(4)])],
+            POLICY)
     assert state.lag["t0"].ids.tolist() == [0, 3]
     snap = to_snapshot(state, 3)
     assert snap.lag["t0"] == [5, 0, 0, 7]
 
 
 def _offset_columns(rows: list[dict], dtype) -> dict[str, np.ndarray]:
-    cols = {c: np.array([r.get(c) for r in rows], dtype=object) for c in ("type", "topic", "detail")}
+    cols = {c: np.array([r.get(c) for r in rows], dtype=object)
+            for c in ("type", "topic", "detail")}
     for c in ("ts", "partition", "committed_offset", "end_offset"):
         cols[c] = np.array([r[c] for r in rows], dtype=dtype)
     return cols
@@ -84,7 +90,9 @@ def test_offsets_from_a_nullable_column_are_exact():
     cols = {"type": np.array([ev.LAG, ev.MEMBERS], dtype=object), "ts": np.array([T0, T0]),
             "topic": np.array(["t0", None], dtype=object), "partition": np.array([0, 0]),
             "committed_offset": committed, "end_offset": committed.copy(),
-            "detail": np.array([None, json.dumps({k: TWO[k] for k in ("generation", "protocol", "members")})],
+            "detail": np.array([None,
+                                json.dumps({k: TWO[k]
+                                            for k in ("generation", "protocol", "members")})],
                                dtype=object)}
     cols["end_offset"][0] = MAX_OFFSET
     process(state, cols, POLICY)
@@ -93,13 +101,16 @@ def test_offsets_from_a_nullable_column_are_exact():
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 8), st.booleans(),
-                          st.lists(st.tuples(st.one_of(st.integers(0, 3), st.integers(0, MAX_PARTITION)),
-                                             st.integers(0, MAX_OFFSET // 2), st.integers(0, 1000)), max_size=12)),
+                          st.lists(st.tuples(st.one_of(st.integers(0, 3),
+                                                       st.integers(0, MAX_PARTITION)),
+                                             st.integers(0, MAX_OFFSET // 2), st.integers(0, 1000)),
+                                   max_size=12)),
                 max_size=10),
        st.integers(1, 4))
 def test_sparse_history_matches_a_dictionary(polls, depth):
-    """Against a plain model: per partition, the observations by ts, newest ``depth`` kept, older ts ignored.
-    A poll marked whole observes every partition seen so far (the column-write path of the common case)."""
+    """Against a plain model: per partition, the observations by ts, newest ``depth`` kept, older ts
+    ignored. A poll marked whole observes every partition seen so far (the column-write path of the
+    common case)."""
     hist = LagHistory(depth)
     model: dict[int, list[tuple[int, int, int]]] = {}
     for ts, whole, rows in polls:
@@ -109,7 +120,8 @@ def test_sparse_history_matches_a_dictionary(polls, depth):
         by_part = {}
         for p, c, lag in rows:
             prev = by_part.get(p)
-            if prev is None or (c + lag, c) > (prev[0] + prev[1], prev[0]):  # duplicates: the furthest
+            # duplicates: the furthest
+            if prev is None or (c + lag, c) > (prev[0] + prev[1], prev[0]):
                 by_part[p] = (c, lag)
         parts = np.array(sorted(by_part), dtype=np.int64)
         committed = np.array([by_part[p][0] for p in parts.tolist()], dtype=np.int64)
@@ -125,7 +137,8 @@ def test_sparse_history_matches_a_dictionary(polls, depth):
     assert hist.ids.tolist() == sorted(model)
     assert hist.latest_lag().tolist() == [model[p][-1][2] - model[p][-1][1] for p in sorted(model)]
     assert hist.n.tolist() == [len(model[p]) for p in sorted(model)]
-    assert hist.ts.tolist() == [[t for t, _, _ in model[p]] + [0] * (depth - len(model[p])) for p in sorted(model)] \
+    assert hist.ts.tolist() == [[t for t, _, _ in model[p]] + [0] * (depth - len(model[p]))
+                                for p in sorted(model)] \
         or not model
     again = GroupState.from_bytes(GroupState("g", lag={"t": hist}).to_bytes()).lag
     # an empty history reads back as none (#47)
@@ -141,19 +154,25 @@ def test_a_version_2_checkpoint_is_read_and_goes_on():
     # its last poll re-sent counts nothing; the next one is the third skewed observation
     resent = [ev.lag_event(T0 + STEP, "g", "t0", p, 1010, 1010 + lag) for p, lag in SKEWED.items()]
     assert process(state, resent, POLICY) == [] and state.skew_streak == 2
-    recs = process(state, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag) for p, lag in SKEWED.items()],
+    recs = process(state,
+                   [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag)
+                    for p, lag in SKEWED.items()],
                    POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
 
 
 def test_a_version_3_checkpoint_is_read_and_goes_on():
-    # written by the previous layout (zlib, members inside the header): two skewed polls of TWO's group
+    # written by the previous layout (zlib, members inside the header): two skewed polls of TWO's
+    # group
     state = GroupState.from_bytes(V3_BLOB.read_bytes())
-    assert state.generation == 1 and state.skew_streak == 2 and [m.member_id for m in state.members] == ["C0", "C1"]
+    assert (state.generation == 1 and state.skew_streak == 2
+            and [m.member_id for m in state.members] == ["C0", "C1"])
     assert state.lag["t0"].latest_lag().tolist() == [9000, 8000, 100, 100]
     again = GroupState.from_bytes(state.to_bytes())  # written as the current version
     assert state.to_bytes()[:4] == LZ4_MARK and again == state
-    recs = process(state, [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag) for p, lag in SKEWED.items()],
+    recs = process(state,
+                   [ev.lag_event(T0 + 2 * STEP, "g", "t0", p, 1020, 1020 + lag)
+                    for p, lag in SKEWED.items()],
                    POLICY)
     assert [list(r.triggers) for r in recs] == [["lag_skew"]]
 
@@ -173,8 +192,9 @@ def test_an_unknown_layout_fails_clearly(compress):
     (size,) = struct.unpack_from("<I", raw)
     header = json.loads(raw[4:4 + size]) | {"_v": 99}
     head = json.dumps(header).encode()
-    with pytest.raises(UnreadableState, match=r"incompatible version \(group state layout 99; this version reads "
-                                              r"2, 3, .*; run the version that wrote .* start the job on a new"):
+    with pytest.raises(UnreadableState,
+                       match=r"incompatible version \(group state layout 99; this version reads "
+                             r"2, 3, .*; run the version that wrote .* start the job on a new"):
         GroupState.from_bytes(compress(struct.pack("<I", len(head)) + head + raw[4 + size:]))
 
 
@@ -183,13 +203,15 @@ def test_members_are_decoded_once_and_written_back_as_they_were_read():
     blob = state.to_bytes()
     one, two = GroupState.from_bytes(blob), GroupState.from_bytes(blob)
     assert one.held_members() is two.held_members() is not None
-    assert all(a is b for a, b in zip(one.members, two.members, strict=True)) and one.members is not two.members
+    assert (all(a is b for a, b in zip(one.members, two.members, strict=True))
+            and one.members is not two.members)
     assert one.owners() is two.owners()
     parts, _ = one.owners().by_topic["t0"]
     with pytest.raises(ValueError, match="read-only"):
         parts[0] = 7
     assert one.to_bytes() == blob
-    # members changed, by a new list or in place: the new ones are written, and their owners are their own
+    # members changed, by a new list or in place: the new ones are written, and their owners are
+    # their own
     one.members = [dataclasses.replace(one.members[0], rack="r9"), one.members[1]]
     two.members.pop()
     assert one.held_members() is None and two.held_members() is None
@@ -202,9 +224,11 @@ def test_members_are_decoded_once_and_written_back_as_they_were_read():
 
 def test_offsets_are_exact_from_event_dicts_and_frames_mixing_metadata_and_lag():
     events = [TWO, ev.lag_event(T0, "g", "t0", 0, MAX_OFFSET - 12_345, MAX_OFFSET)]
-    frame = pd.DataFrame({k: [e.get(k) for e in events] for k in ("type", "ts", "group", "topic", "partition",
-                                                                   "generation", "protocol", "members")})
-    for c in ("committed_offset", "end_offset"):  # nullable Int64, as Arrow hands a long column with nulls
+    frame = pd.DataFrame({k: [e.get(k) for e in events]
+                          for k in ("type", "ts", "group", "topic", "partition", "generation",
+                                    "protocol", "members")})
+    # nullable Int64, as Arrow hands a long column with nulls
+    for c in ("committed_offset", "end_offset"):
         frame[c] = pd.array([None, events[1][c]], dtype="Int64")
     for batch in (events, frame):
         state = GroupState("g")

@@ -1,7 +1,8 @@
-"""Build hook: ship ``conf/`` (the one source of truth) inside the wheel as the package data ``streaming/_conf``.
+"""Build hook: ship ``conf/`` (the one source of truth) inside the wheel as the package data
+``streaming/_conf``.
 
-Everything else about the build is in pyproject.toml. An editable install needs no copy: from a checkout,
-``streaming.paths`` reads ``conf/`` directly.
+Everything else about the build is in pyproject.toml. An editable install needs no copy: from a
+checkout, ``streaming.paths`` reads ``conf/`` directly.
 """
 
 from __future__ import annotations

@@ -131,8 +131,9 @@ def run(args: argparse.Namespace) -> int:
                     "group_epoch": info.epoch, "target_assignment_epoch": info.assignment_epoch,
                     "rack_placement": rack_placement(rows, members, follower_fetching),
                     "retention": sentences.retention_says(rows),
-                    "hot_partitions": [h.as_dict() for h in hot], "says": sentences.hot_says(hot),
-                    "consumers": needed.as_dict(), "consumers_says": sentences.consumers_says(needed),
+                    "hot_partitions": [h.as_dict() for h in hot],
+                    "says": sentences.hot_says(hot), "consumers": needed.as_dict(),
+                    "consumers_says": sentences.consumers_says(needed),
                     "partitions": [r.as_dict() for r in rows],
                     "members": [m.as_dict() for m in members]})
     skipped = [{"group": g, "kind": v.kind, "reason": v.reason}

@@ -28,9 +28,7 @@ shows the per-assignor summary).
 
 from __future__ import annotations
 
-import inspect
 import json
-import os
 import random
 import time
 from collections import Counter
@@ -38,151 +36,21 @@ from typing import Any
 
 import pytest
 
-from assignors.scenario import call_assignor, parse_scenario
 from benchmarks import javaref
 
+from .differential_cases import CASES, ORDER_DEPENDENT_MAX, SEED, STICKY, random_case
+from .differential_verdicts import (
+    classify,
+    is_failure,
+    lists_of,
+    reproducer,
+    run_ours,
+    sets_of,
+    shrink,
+    variants,
+)
+
 pytestmark = pytest.mark.java
-
-SEED = int(os.environ.get("JAVA_DIFF_SEED", "20251121"))
-CASES = int(os.environ.get("JAVA_DIFF_CASES", "600"))
-# at most 2% of sticky cases may fall in the "Java depends on map order" bucket
-ORDER_DEPENDENT_MAX = 0.02
-
-TOPIC_POOL = [
-    "t0",
-    "t1",
-    "t2",
-    "t3",
-    "topic",
-    "topic1",
-    "topic2",
-    "orders",
-    "payments",
-    "a",
-    "b-events",
-    "x.y",
-    "T9",
-    "clicks",
-]
-RACKS = ["a", "b", "c"]
-STICKY = ("sticky", "cooperative-sticky")
-
-
-# -- random groups ---------------------------------------------------------------------------------
-
-
-def _member_ids(rng: random.Random, n: int) -> list[str]:
-    style = rng.choice(["consumer", "c", "member-", "uuid"])
-    if style == "uuid":
-        ids: set[str] = set()
-        while len(ids) < n:
-            ids.add(f"consumer-{rng.randrange(16**6):06x}")
-        out = sorted(ids)
-        rng.shuffle(out)
-        return out
-    nums = rng.sample(range(0, 20), n)
-    return [f"{style}{k}" for k in nums]
-
-
-def random_case(rng: random.Random, index: int) -> dict[str, Any]:
-    """One random group in the conformance scenario schema."""
-    names = rng.sample(TOPIC_POOL, rng.randint(1, 6))
-    topics = {t: (0 if rng.random() < 0.05 else rng.randint(1, 12)) for t in names}
-    n_members = rng.randint(1, 8)
-    ids = _member_ids(rng, n_members)
-
-    # subscriptions: often all equal (Kafka's constrained sticky builder), else random subsets
-    equal = rng.random() < 0.45
-    common = names if rng.random() < 0.6 else rng.sample(names, rng.randint(1, len(names)))
-    ghost = rng.random() < 0.1  # a subscribed topic missing from the metadata
-    subs = []
-    for _ in ids:
-        mine = list(common) if equal else rng.sample(names, rng.randint(1, len(names)))
-        rng.shuffle(mine)
-        if ghost and rng.random() < 0.5:
-            mine.append("ghost")
-        subs.append(mine)
-
-    # racks: none, partial (RF 1-3 on random racks, some rackless brokers), or every partition on
-    # every rack
-    rack_mode = rng.choice(["none", "none", "partial", "partial", "all"])
-    replica_racks: dict[str, list[list[str | None]]] | None = None
-    if rack_mode != "none":
-        replica_racks = {}
-        for t, n in topics.items():
-            if rack_mode == "partial" and rng.random() < 0.1:
-                continue  # a topic whose brokers report no rack at all
-            per = []
-            for _ in range(n):
-                if rack_mode == "all":
-                    per.append(list(RACKS))
-                else:
-                    replicas: list[str | None] = rng.sample(RACKS, rng.randint(1, 3))
-                    if rng.random() < 0.1:
-                        replicas[rng.randrange(len(replicas))] = None
-                    per.append(replicas)
-            replica_racks[t] = per
-    member_racks = rack_mode != "none" or rng.random() < 0.1
-    instance_ids = rng.random() < 0.35
-
-    # what members owned: nothing (fresh group), or a previous random assignment with generations
-    prev = rng.choice(["fresh", "random", "random", "shifted"])
-    owned: dict[str, list[list]] = {m: [] for m in ids}
-    gens: dict[str, int | None] = {m: None for m in ids}
-    if prev != "fresh":
-        departed = [f"gone{k}" for k in range(rng.randint(0, 2))]
-        holders = ids + departed
-        prev_topics = dict(topics)
-        if rng.random() < 0.15:
-            prev_topics["deleted"] = rng.randint(1, 4)  # a topic deleted since
-        for t, n in prev_topics.items():
-            # Kafka partition counts only grow: "shifted" groups last saw fewer partitions
-            shift = prev == "shifted" and rng.random() < 0.5
-            before = max(0, n - rng.randint(1, 3)) if shift else n
-            for p in range(before):
-                if rng.random() < 0.12:
-                    continue  # nobody owned it
-                first = rng.choice(holders)
-                if first in owned:
-                    owned[first].append([t, p])
-                if rng.random() < 0.05:  # claimed twice (stale member)
-                    second = rng.choice(ids)
-                    if second != first:
-                        owned[second].append([t, p])
-        base = rng.randint(1, 5)
-        for m in ids:
-            r = rng.random()
-            gens[m] = base if r < 0.75 else (None if r < 0.85
-                                             else max(1, base + rng.choice([-2, -1, 1])))
-            if rng.random() < 0.5:
-                rng.shuffle(owned[m])
-            else:
-                owned[m].sort()
-
-    members = []
-    for i, m in enumerate(ids):
-        members.append(
-            {
-                "id": m,
-                "instance_id": (f"inst-{rng.randrange(100)}-{i}"
-                                if instance_ids and rng.random() < 0.6 else None),
-                "rack": rng.choice([*RACKS, "d"]) if member_racks and rng.random() < 0.75 else None,
-                "topics": subs[i],
-                "owned": owned[m],
-                "generation": gens[m],
-            }
-        )
-    return {
-        "name": f"random-{SEED}-{index}",
-        "topics": topics,
-        "replica_racks": replica_racks,
-        "members": members,
-        # Kafka's test-only switch (rack path even when every partition is on every rack); ours
-        # takes it too
-        "prefer_rack_aware_logic": rack_mode != "none" and rng.random() < 0.15,
-    }
-
-
 @pytest.fixture(scope="module")
 def cases() -> list[dict[str, Any]]:
     rng = random.Random(SEED)
@@ -206,255 +74,6 @@ def _ours(assignor: str):
     if assignor not in registry.names():
         pytest.fail(f"assignors/{assignor.replace('-', '_')}.py is missing")
     return registry.get(assignor)
-
-
-def run_ours(fn, scenario: dict[str, Any],
-             extra: dict[str, Any] | None = None) -> dict | BaseException:
-    """Our assignment of ``scenario`` (or the exception it raised)."""
-    try:
-        parsed = parse_scenario(scenario)
-        return call_assignor(fn, parsed.snapshot, {**parsed.options, **(extra or {})})
-    except Exception as e:
-        return e
-
-
-# -- comparing -------------------------------------------------------------------------------------
-
-
-def _sets(a: dict) -> dict[str, list]:
-    return {m: sorted(tuple(x) for x in v) for m, v in a.items() if v}
-
-
-def _lists(a: dict) -> dict[str, list]:
-    return {m: [tuple(x) for x in v] for m, v in a.items() if v}
-
-
-def balance(scenario: dict, a: dict) -> tuple[int, int]:
-    """(max - min partitions per member, Kafka's getBalanceScore: sum over pairs of |size
-    difference|)."""
-    sizes = sorted(len(a.get(m["id"], [])) for m in scenario["members"])
-    score = sum(abs(x - y) for i, x in enumerate(sizes) for y in sizes[i + 1 :])
-    return (sizes[-1] - sizes[0] if sizes else 0, score)
-
-
-def stickiness(scenario: dict, a: dict) -> int:
-    """Partitions that stay with a member that reported owning them."""
-    return sum(
-        len({tuple(tp) for tp in m["owned"]} & {tuple(tp) for tp in a.get(m["id"], [])})
-        for m in scenario["members"]
-    )
-
-
-def validity_problems(scenario: dict, a: dict, assignor: str) -> list[str]:
-    subscribed = {m["id"]: set(m["topics"]) for m in scenario["members"]}
-    problems = []
-    seen: Counter = Counter()
-    for m, tps in a.items():
-        if m not in subscribed:
-            problems.append(f"unknown member {m}")
-            continue
-        for t, p in tps:
-            seen[(t, p)] += 1
-            if t not in subscribed[m] or t not in scenario["topics"] \
-                    or not 0 <= p < scenario["topics"][t]:
-                problems.append(f"{t}-{p} given to {m}, which cannot take it")
-    problems += [f"{t}-{p} assigned {n} times" for (t, p), n in seen.items() if n > 1]
-    if assignor != "cooperative-sticky":  # cooperative withholds partitions that change owner
-        wanted = {(t, p) for m in scenario["members"] for t in m["topics"]
-                  for p in range(scenario["topics"].get(t, 0))}
-        missing = wanted - set(seen)
-        if missing:
-            problems.append(f"unassigned: {sorted(missing)[:5]}")
-    return problems
-
-
-def variants(scenario: dict) -> list[dict]:
-    """The case as given (HashMap filled in member order), then the same members in a LinkedHashMap,
-    then a HashMap filled in reverse order: the only differences are the subscriptions map's
-    iteration order."""
-    linked = {**scenario, "java_map": "linked"}
-    rev = {**scenario, "members": list(reversed(scenario["members"])), "java_map": "hash"}
-    return [scenario, linked, rev]
-
-
-def _accepts(fn, option: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return option in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def classify(assignor: str, scenario: dict, java: list[dict], ours: dict | BaseException,
-             fn=None) -> dict[str, Any]:
-    """Compare one case. ``java`` holds the Java results of :func:`variants` (only the first for
-    range and roundrobin). Returns {"kind": ..., ...} with kind one of
-
-    identical        same partitions per member
-    order_dependent  Java's own result changes with the subscriptions map's iteration order, and
-                     ours is as balanced and as sticky as Java's
-    java_defect      Java breaks the assignor contract on this input (throws, or gives a partition
-                     to a member not subscribed to its topic); ours is valid. With
-                     ``kafka_bugs=True`` (if our assignor takes it) ours is also compared with Java
-                     bit for bit: ``bug_compatible``.
-    mismatch         anything else: a failure
-    """
-    primary = java[0]
-    java_problems = (
-        [f"Java threw {primary['error']}"]
-        if primary["error"]
-        else validity_problems(scenario, primary["assignment"], assignor)
-    )
-    if isinstance(ours, BaseException):
-        return {
-            "kind": "mismatch",
-            "why": f"ours raised {ours!r}" + (f" ({java_problems[0]})" if java_problems else ""),
-        }
-    problems = validity_problems(scenario, ours, assignor)
-    if problems:
-        return {"kind": "mismatch", "why": "ours is invalid: " + "; ".join(problems[:5])}
-    if java_problems:
-        verdict: dict[str, Any] = {"kind": "java_defect", "java_problems": java_problems[:3],
-                                   "bug_compatible": None}
-        if fn is not None and not primary["error"] and _accepts(fn, "kafka_bugs"):
-            bug = run_ours(fn, scenario, {"kafka_bugs": True})
-            verdict["bug_compatible"] = not isinstance(bug, BaseException) and _sets(bug) == _sets(
-                primary["assignment"]
-            )
-        return verdict
-    if _sets(ours) == _sets(primary["assignment"]):
-        return {"kind": "identical", "order_equal": _lists(ours) == _lists(primary["assignment"])}
-    if assignor in STICKY and len(java) > 1:
-        others = [j for j in java[1:] if not j["error"]]
-        java_varies = any(_sets(j["assignment"]) != _sets(primary["assignment"]) for j in others)
-        if java_varies:
-            same_quality = balance(scenario, ours) == balance(scenario, primary["assignment"]) \
-                and stickiness(scenario, ours) == stickiness(scenario, primary["assignment"])
-            evidence = {
-                f"{j['map']}:{','.join(j['member_order'])}": _sets(j["assignment"])
-                for j in java if not j["error"]
-            }
-            matches_a_java_order = any(_sets(ours) == _sets(j["assignment"]) for j in others)
-            if same_quality:
-                return {"kind": "order_dependent", "evidence": evidence,
-                        "matches_other_order": matches_a_java_order}
-            return {
-                "kind": "mismatch",
-                "why": "Java depends on map order, but ours is less balanced or sticky: "
-                f"balance ours {balance(scenario, ours)} "
-                f"vs Java {balance(scenario, primary['assignment'])}, "
-                f"stickiness ours {stickiness(scenario, ours)} vs Java "
-                f"{stickiness(scenario, primary['assignment'])}",
-                "evidence": evidence,
-            }
-    return {"kind": "mismatch", "why": "different assignment"}
-
-
-# -- shrinking a failing case to a small reproducer ------------------------------------------------
-
-
-def _drop_topic(s: dict, topic: str) -> dict | None:
-    topics = {t: n for t, n in s["topics"].items() if t != topic}
-    members = []
-    for m in s["members"]:
-        subs = [t for t in m["topics"] if t != topic]
-        if not subs:
-            continue
-        members.append({**m, "topics": subs, "owned": [tp for tp in m["owned"] if tp[0] != topic]})
-    if not topics or not members:
-        return None
-    racks = None if s["replica_racks"] is None else {t: r for t, r in s["replica_racks"].items()
-                                                     if t != topic}
-    return {**s, "topics": topics, "members": members, "replica_racks": racks}
-
-
-def _shrink_partitions(s: dict, topic: str) -> dict:
-    n = s["topics"][topic] - 1
-    racks = s["replica_racks"]
-    if racks is not None and topic in racks:
-        racks = {**racks, topic: racks[topic][:n]}
-    members = [{**m, "owned": [tp for tp in m["owned"] if not (tp[0] == topic and tp[1] >= n)]}
-               for m in s["members"]]
-    return {**s, "topics": {**s["topics"], topic: n}, "replica_racks": racks, "members": members}
-
-
-def candidates(s: dict) -> list[dict]:
-    out: list[dict] = []
-    if len(s["members"]) > 1:
-        out += [{**s, "members": s["members"][:i] + s["members"][i + 1 :]}
-                for i in range(len(s["members"]))]
-    for t in s["topics"]:
-        d = _drop_topic(s, t)
-        if d:
-            out.append(d)
-    out += [_shrink_partitions(s, t) for t, n in s["topics"].items() if n > 0]
-    if s["replica_racks"] is not None:
-        out.append({**s, "replica_racks": None})
-    for i, m in enumerate(s["members"]):
-        simpler = []
-        if m["owned"]:
-            simpler.append({**m, "owned": []})
-            simpler += [{**m, "owned": m["owned"][:k] + m["owned"][k + 1 :]}
-                        for k in range(len(m["owned"]))]
-        if m["rack"] is not None:
-            simpler.append({**m, "rack": None})
-        if m["instance_id"] is not None:
-            simpler.append({**m, "instance_id": None})
-        if m["generation"] is not None and not m["owned"]:
-            simpler.append({**m, "generation": None})
-        if "ghost" in m["topics"] and len(m["topics"]) > 1:
-            simpler.append({**m, "topics": [t for t in m["topics"] if t != "ghost"]})
-        out += [{**s, "members": [*s["members"][:i], mm, *s["members"][i + 1 :]]} for mm in simpler]
-    return out
-
-
-def _is_failure(verdict: dict) -> bool:
-    return verdict["kind"] == "mismatch" or verdict.get("bug_compatible") is False
-
-
-def shrink(assignor: str, fn, case: dict,
-           budget_s: float = 40.0) -> tuple[dict, dict, list[dict], Any]:
-    """Greedy shrink while the case still fails the same way; each step is one JVM run over all
-    candidates."""
-    with_variants = assignor in STICKY
-    n_var = 3 if with_variants else 1
-    best = case
-    deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline:
-        cands = candidates(best)
-        if not cands:
-            break
-        batch = [v for c in cands for v in (variants(c) if with_variants else [c])]
-        java = javaref.run_cases(assignor, batch)
-        for k, c in enumerate(cands):
-            jv = java[k * n_var : (k + 1) * n_var]
-            ours = run_ours(fn, c)
-            if _is_failure(classify(assignor, c, jv, ours, fn)):
-                best = c
-                break
-        else:
-            break
-    jv = javaref.run_cases(assignor, variants(best) if with_variants else [best])
-    ours = run_ours(fn, best)
-    return best, classify(assignor, best, jv, ours, fn), jv, ours
-
-
-def reproducer(assignor: str, case: dict, verdict: dict, java: list[dict], ours: Any) -> str:
-    scenario = {
-        "assignors": [assignor],
-        "name": case["name"] + " (shrunk)",
-        "source": "tests/integration/test_java_differential.py",
-        **{k: case[k] for k in ("prefer_rack_aware_logic", "topics", "replica_racks", "members")},
-        "java_member_iteration_order": java[0].get("member_order"),
-        "expected": None if java[0]["error"] else {m: [list(x) for x in v]
-                                                   for m, v in java[0]["assignment"].items()},
-        "order_significant": True,
-        "java_transferring": java[0].get("transferring"),
-        "ours": (repr(ours) if isinstance(ours, BaseException)
-                 else {m: [list(x) for x in v] for m, v in ours.items()}),
-        "why": verdict.get("why"),
-    }
-    return json.dumps(scenario)
 
 
 # -- the tests -------------------------------------------------------------------------------------
@@ -520,11 +139,11 @@ def test_same_as_kafka(assignor: str, cases: list[dict], java_ready: None) -> No
                 f"{' and equals one of them' if v['matches_other_order'] else ''}"
             )
 
-    failures = [(c, v) for c, v in zip(cases, verdicts, strict=True) if _is_failure(v)]
+    failures = [(c, v) for c, v in zip(cases, verdicts, strict=True) if is_failure(v)]
     if failures:
         case, verdict = failures[0]
         small, small_verdict, small_java, small_ours = shrink(assignor, fn, case)
-        if not _is_failure(small_verdict):  # shrinking lost it; show the original
+        if not is_failure(small_verdict):  # shrinking lost it; show the original
             small, small_verdict = case, verdict
             small_java = javaref.run_cases(assignor,
                                            variants(case) if assignor in STICKY else [case])
@@ -559,12 +178,13 @@ def test_list_order_as_kafka(assignor: str, cases: list[dict], java_ready: None)
         ours = run_ours(fn, c)
         if j[0]["error"] or isinstance(ours, BaseException):
             continue
-        if _sets(ours) == _sets(j[0]["assignment"]) and _lists(ours) != _lists(j[0]["assignment"]):
+        theirs = j[0]["assignment"]
+        if sets_of(ours) == sets_of(theirs) and lists_of(ours) != lists_of(theirs):
             differ.append((c, j[0], ours))
     if differ:
         c, j, ours = min(differ, key=lambda x: len(json.dumps(x[0])))
         member = next(m for m in j["assignment"]
-                      if _lists(j["assignment"]).get(m) != _lists(ours).get(m))
+                      if lists_of(j["assignment"]).get(m) != lists_of(ours).get(m))
         expected = {m: [list(x) for x in v] for m, v in j["assignment"].items()}
         pytest.fail(
             f"{assignor}: {len(differ)} of {len(cases)} cases give the same partitions "
@@ -639,5 +259,5 @@ def test_same_as_kafka_at_scale(assignor: str, java_ready: None) -> None:
         assert java["error"] is None
         ours = run_ours(fn, s)
         assert not isinstance(ours, BaseException), ours
-        assert _sets(ours) == _sets(java["assignment"]), f"{s['name']}: ours differs from Java"
+        assert sets_of(ours) == sets_of(java["assignment"]), f"{s['name']}: ours differs from Java"
         owned = java["assignment"]

@@ -42,8 +42,9 @@ STEPS = (
                   "--retain", "20", "--maintain-every", "240"),
          "tests/unit/benchmarks (the soak's verdicts), the integration tests of maintain and "
          "retention"),
-    Step("fuzz", ("-m", "benchmarks.fuzz", "--records", "10000"), "tests/integration/test_fuzz.py"),
-    Step("fuzz-contract", ("-m", "benchmarks.fuzz", "--records", "10000", "--contract"),
+    Step("fuzz", ("-m", "streaming.dev.fuzz", "--records", "10000"),
+         "tests/integration/test_fuzz.py"),
+    Step("fuzz-contract", ("-m", "streaming.dev.fuzz", "--records", "10000", "--contract"),
          "tests/integration/test_fuzz.py"),
 )
 

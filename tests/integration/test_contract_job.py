@@ -15,7 +15,7 @@ import pytest
 from streaming.contracts import events as ev
 from streaming.contracts.recommendation import RECORDS_CAP
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.dev import contract, fuzz_run
+from streaming.dev.fuzz import contract, judge
 from streaming.job import query
 
 from .test_job import job_config, rows
@@ -42,10 +42,10 @@ def contract_run(spark, cfg):
     now = int(time.time() * 1000)
     query.ensure_topics(jc)
     records = contract.generate(seed=3, n=300, ts=now - 60_000)
-    sent = fuzz_run.send(jc, records, huge_group("huge", now - 100_000))
+    sent = judge.send(jc, records, huge_group("huge", now - 100_000))
     batches = query.run(spark, jc, available_now=True)  # raised before the fix: the query stopped
     rejected = rows(spark, jc, REJECTED)
-    verdict = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"],
+    verdict = judge.verdict(sent, [((r["source_topic"], r["source_partition"],
                                         r["source_offset"]), r["reason"])
                                       for r in rejected])
     return verdict, rows(spark, jc, RECOMMENDATIONS), batches
@@ -67,4 +67,4 @@ def test_every_drawn_record_is_valid_or_rejected_with_a_reason(contract_run):
     assert batches and verdict.sent == 300
     assert verdict.ok, (verdict.wrong_reason[:3], verdict.unexpected)
     assert 0 < verdict.accepted < verdict.sent and sum(verdict.rejected_by_reason.values()) > 0
-    assert fuzz_run.figure_problems(r.asDict() for r in recs) == []
+    assert judge.figure_problems(r.asDict() for r in recs) == []

@@ -16,7 +16,7 @@ import pytest
 
 from streaming.contracts import events as ev
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.dev import fuzz, fuzz_run
+from streaming.dev.fuzz import judge, kinds
 from streaming.job import query
 
 from .test_job import job_config, rows
@@ -35,19 +35,19 @@ def fuzz_run_result(spark, cfg):
     query.ensure_topics(jc)
 
     # run 1: one valid event 5 minutes ago; the watermark (2 minutes behind) ends 7 minutes ago
-    fuzz_run.send(jc, [], [ev.lag_event(now - 300_000, "clock", "t0", 0, 10, 20)])
+    judge.send(jc, [], [ev.lag_event(now - 300_000, "clock", "t0", 0, 10, 20)])
     first = query.run(spark, jc, available_now=True)
 
     # run 2: the fuzz records and a skewed group, all after the watermark except the late kind
-    records = fuzz.generate(seed=12, n=PER_KIND * len(fuzz.KINDS), ts=now - 180_000,
+    records = kinds.generate(seed=12, n=PER_KIND * len(kinds.KINDS), ts=now - 180_000,
                             max_value_bytes=MAX_VALUE_BYTES)
-    sent = fuzz_run.send(jc, records, [*fuzz.skewed_group("skewed", now - 240_000),
-                                       *fuzz.deleted_topic_group("deleted", now - 240_000)])
+    sent = judge.send(jc, records, [*kinds.skewed_group("skewed", now - 240_000),
+                                       *kinds.deleted_topic_group("deleted", now - 240_000)])
     second = query.run(spark, jc, available_now=True)
 
     rejected = rows(spark, jc, REJECTED)
     recs = rows(spark, jc, RECOMMENDATIONS)
-    verdict = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"],
+    verdict = judge.verdict(sent, [((r["source_topic"], r["source_partition"],
                                         r["source_offset"]), r["reason"])
                                       for r in rejected])
     return verdict, rejected, recs, first + second, sent
@@ -55,8 +55,8 @@ def fuzz_run_result(spark, cfg):
 
 def test_the_generator_covers_every_kind_and_more_than_fifty(fuzz_run_result):
     verdict, *_ = fuzz_run_result
-    assert verdict.kinds == len(fuzz.KINDS) >= 50
-    assert verdict.sent == PER_KIND * len(fuzz.KINDS)
+    assert verdict.kinds == len(kinds.KINDS) >= 50
+    assert verdict.sent == PER_KIND * len(kinds.KINDS)
 
 
 def test_every_malformed_record_is_rejected_with_its_reason_and_nothing_valid_is_lost(
@@ -66,7 +66,7 @@ def test_every_malformed_record_is_rejected_with_its_reason_and_nothing_valid_is
     assert verdict.wrong_reason == []
     assert verdict.valid_lost == []
     assert verdict.unexpected == 0  # the clock and skewed-group events were all accepted
-    n_rejected = sum(1 for s in sent if s.record.expected != fuzz.VALID)
+    n_rejected = sum(1 for s in sent if s.record.expected != kinds.VALID)
     assert len(rejected) == n_rejected
     assert verdict.accepted == len(sent) - n_rejected
     for r in rejected:
@@ -76,7 +76,7 @@ def test_every_malformed_record_is_rejected_with_its_reason_and_nothing_valid_is
 
 def test_late_records_are_rejected_as_late_not_dropped(fuzz_run_result):
     _, rejected, _, batches, sent = fuzz_run_result
-    late = [s for s in sent if s.record.expected == fuzz.LATE]
+    late = [s for s in sent if s.record.expected == kinds.LATE]
     assert late
     reasons = {(r["source_topic"], r["source_partition"], r["source_offset"]): r["reason"]
                for r in rejected}

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from streaming.contracts import events as ev
-from streaming.dev import contract
+from streaming.dev.fuzz import contract
 from streaming.job import validate
 
 pytestmark = pytest.mark.integration

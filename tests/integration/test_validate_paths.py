@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from streaming.contracts import events as ev
-from streaming.dev import contract, fuzz
+from streaming.dev.fuzz import contract, kinds
 from streaming.job import canonical, validate
 
 LAG_TOPIC, META_TOPIC = "rebalancer.lag", "rebalancer.metadata"
@@ -145,9 +145,9 @@ def _raw(spark, records: list[tuple[bytes | None, bytes | None, str]]):
 @pytest.fixture(scope="module")
 def corpus(spark):
     records: list[tuple[bytes | None, bytes | None, str]] = []
-    for r in fuzz.generate(seed=5, n=4 * len(fuzz.KINDS), ts=NOW - 60_000,
+    for r in kinds.generate(seed=5, n=4 * len(kinds.KINDS), ts=NOW - 60_000,
                            max_value_bytes=MAX_VALUE_BYTES):
-        records.append((r.key, r.value, LAG_TOPIC if r.role == fuzz.LAG_ROLE else META_TOPIC))
+        records.append((r.key, r.value, LAG_TOPIC if r.role == kinds.LAG_ROLE else META_TOPIC))
     for text, topic, key in _edges():
         records.append((None if key is None else key.encode(), text.encode(), topic))
     for text in _dense_edges():

@@ -18,8 +18,8 @@ What is checked, and against what:
 - an inline span that is only an option (``--pending-for``): an option of some ``rebalancer``
   command or benchmark, or one of the few other tools' options the docs quote
   (:data:`OTHER_TOOLS_OPTIONS`);
-- ``python -m benchmarks.X --options``: the module (a package needs ``__main__.py``) and the options
-  its source passes to ``add_argument``;
+- ``python -m benchmarks.X --options`` (and ``python -m streaming.dev.X``): the module (a package
+  needs ``__main__.py``) and the options its source passes to ``add_argument``;
 - configuration keys ``section.key`` whose section is one of :class:`streaming.config.Config`'s: the
   key a field of that section's dataclass (``policy.assignor_options.KEY``: an option some assignor
   declares). ``kafka.*`` and ``spark.*`` also pass Kafka's and Spark's own settings through
@@ -73,7 +73,7 @@ BARE_FILE = re.compile(r"(?<![\w./-])(\w+\.py)\b")
 PATH = re.compile(rf"(?<![\w./-])((?:{'|'.join(TOP_FOLDERS)})/[\w./<>*-]*)")
 DOTTED = re.compile(rf"(?<![\w./-])((?:{'|'.join(PACKAGES)})(?:\.\w+)+)")
 COMMAND = re.compile(r"(?<![\w.=-])(?:rebalancer|streaming/cli\.py)(?=\s)")
-BENCHMARK = re.compile(r"python -m (benchmarks(?:\.\w+)+)")
+BENCHMARK = re.compile(r"python -m ((?:benchmarks|streaming\.dev)(?:\.\w+)+)")
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.M)
@@ -146,6 +146,10 @@ def all_options() -> frozenset[str]:
     # the packages (loop, chaos, soak, speed, ...)
     for main in (ROOT / "benchmarks").glob("*/__main__.py"):
         ours |= benchmark_options(f"benchmarks.{main.parent.name}") or set()
+    # the development tools run as modules (python -m streaming.dev.fuzz)
+    for main in (ROOT / "streaming" / "dev").rglob("__main__.py"):
+        module = ".".join(main.parent.relative_to(ROOT).parts)
+        ours |= benchmark_options(module) or set()
     return frozenset(ours | OTHER_TOOLS_OPTIONS)
 
 

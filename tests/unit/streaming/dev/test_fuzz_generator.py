@@ -5,54 +5,54 @@ from __future__ import annotations
 import contextlib
 import json
 
-from streaming.dev import fuzz, fuzz_run
+from streaming.dev.fuzz import judge, kinds
 
 TS = 1_763_700_000_000
 
 
 def test_generation_is_seeded_and_covers_every_kind():
-    a = fuzz.generate(3, 2 * len(fuzz.KINDS), TS, 65_536)
-    assert a == fuzz.generate(3, 2 * len(fuzz.KINDS), TS, 65_536)
-    assert a != fuzz.generate(4, 2 * len(fuzz.KINDS), TS, 65_536)
-    assert len(fuzz.KINDS) >= 50
-    assert {r.kind for r in a} == set(fuzz.KINDS)
-    assert all(sum(r.kind == k for r in a) == 2 for k in fuzz.KINDS)
+    a = kinds.generate(3, 2 * len(kinds.KINDS), TS, 65_536)
+    assert a == kinds.generate(3, 2 * len(kinds.KINDS), TS, 65_536)
+    assert a != kinds.generate(4, 2 * len(kinds.KINDS), TS, 65_536)
+    assert len(kinds.KINDS) >= 50
+    assert {r.kind for r in a} == set(kinds.KINDS)
+    assert all(sum(r.kind == k for r in a) == 2 for k in kinds.KINDS)
 
 
 def test_records_are_labelled_and_sized_from_the_limit():
-    records = {r.kind: r for r in fuzz.generate(1, len(fuzz.KINDS), TS, 8192)}
+    records = {r.kind: r for r in kinds.generate(1, len(kinds.KINDS), TS, 8192)}
     assert all(r.expected for r in records.values())
     assert len(records["huge_value"].value) > 8192
     assert len(records["huge_member_list"].value) <= 8192
     assert records["null_value"].value is None and records["null_key"].key is None
-    valid = [r for r in records.values() if r.expected == fuzz.VALID]
+    valid = [r for r in records.values() if r.expected == kinds.VALID]
     assert len(valid) >= 10
     # an extreme-but-valid record is a JSON object keyed by its group (or has no key)
     for r in valid:
         event = json.loads(r.value)
         assert r.key is None or r.key.decode() == event["group"]
-    assert records["ts_far_past"].expected == fuzz.LATE
+    assert records["ts_far_past"].expected == kinds.LATE
 
 
 def test_verdict_matches_by_source_and_reason():
-    recs = fuzz.generate(2, len(fuzz.KINDS), TS, 8192)
-    sent = [fuzz_run.Sent(r, ("t", 0, i)) for i, r in enumerate(recs)]
-    perfect = [(s.source, s.record.expected if s.record.expected != fuzz.LATE else "late")
-               for s in sent if s.record.expected != fuzz.VALID]
-    v = fuzz_run.verdict(sent, perfect)
-    assert v.ok and v.accepted == sum(r.expected == fuzz.VALID for r in recs)
-    valid = next(s for s in sent if s.record.expected == fuzz.VALID)
-    bad = next(s for s in sent if s.record.expected not in (fuzz.VALID, fuzz.LATE))
+    recs = kinds.generate(2, len(kinds.KINDS), TS, 8192)
+    sent = [judge.Sent(r, ("t", 0, i)) for i, r in enumerate(recs)]
+    perfect = [(s.source, s.record.expected if s.record.expected != kinds.LATE else "late")
+               for s in sent if s.record.expected != kinds.VALID]
+    v = judge.verdict(sent, perfect)
+    assert v.ok and v.accepted == sum(r.expected == kinds.VALID for r in recs)
+    valid = next(s for s in sent if s.record.expected == kinds.VALID)
+    bad = next(s for s in sent if s.record.expected not in (kinds.VALID, kinds.LATE))
     worse = ([x for x in perfect if x[0] != bad.source]
              + [(valid.source, "late"), (("t", 0, 10**6), "x")])
-    v = fuzz_run.verdict(sent, worse)
+    v = judge.verdict(sent, worse)
     assert (v.missing == [bad.record.kind] and v.valid_lost == [(valid.record.kind, "late")]
             and v.unexpected == 1)
     assert not v.ok
 
 
 def test_contract_draws_are_seeded_and_reach_the_bounds():
-    from streaming.dev import contract
+    from streaming.dev.fuzz import contract
 
     a, b = (contract.generate(8, 200, 1_763_800_000_000),
             contract.generate(8, 200, 1_763_800_000_000))
@@ -77,13 +77,13 @@ def test_contract_draws_are_seeded_and_reach_the_bounds():
 
 
 def test_contract_records_and_verdicts():
-    from streaming.dev import contract, fuzz_run
+    from streaming.dev.fuzz import contract, judge
 
     [r] = contract.draw(contract.records(1_763_800_000_000), 1, 0)
     assert r.expected == contract.ANY
-    sent = [fuzz_run.Sent(r, ("t", 0, 1)), fuzz_run.Sent(r, ("t", 0, 2)),
-            fuzz_run.Sent(r, ("t", 0, 3))]
-    v = fuzz_run.verdict(sent, [(("t", 0, 1), "not valid JSON"), (("t", 0, 2), None)])
+    sent = [judge.Sent(r, ("t", 0, 1)), judge.Sent(r, ("t", 0, 2)),
+            judge.Sent(r, ("t", 0, 3))]
+    v = judge.verdict(sent, [(("t", 0, 1), "not valid JSON"), (("t", 0, 2), None)])
     assert v.accepted == 1 and v.wrong_reason == [(r.kind, "a reason", "")] and not v.ok
     assert (contract.to_json(contract.Pairs([("a", 1), ("a", contract.Raw("1e400"))]))
             == '{"a":1,"a":1e400}')

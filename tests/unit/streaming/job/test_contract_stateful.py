@@ -1,6 +1,6 @@
 """Property (issue #26, item 3b): groups drawn from the contract
-(:func:`streaming.dev.contract.scenario`: lags at 0, 2^53±1, 2^63-1 ...) through the stateful step
-and pyspark's own serializer, keyed by group and by bucket: nothing raises, every row comes out
+(:func:`streaming.dev.fuzz.contract.scenario`: lags at 0, 2^53±1, 2^63-1 ...) through the stateful
+step and pyspark's own serializer, keyed by group and by bucket: nothing raises, every row comes out
 accepted or rejected with a reason, and every figure in records is the exact (saturated) sum of the
 lags it stands for."""
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP
-from streaming.dev import contract
+from streaming.dev.fuzz import contract
 from streaming.job import buckets, convert, stateful
 from streaming.state.ingest import READINGS, packed
 

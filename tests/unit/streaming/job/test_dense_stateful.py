@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
-from streaming.dev import contract
+from streaming.dev.fuzz import contract
 from streaming.job import stateful
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import READINGS, packed

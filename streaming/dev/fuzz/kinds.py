@@ -8,7 +8,7 @@ watermark is past it. Each record gets a group of its own (``fz-<i>``, unless th
 group), so what the stateful step does with one cannot change another; or (``groups``) they share a
 few groups, where nothing one record does may cost another.
 
-Pure Python, no Spark or Kafka: the fuzz integration test and ``python -m benchmarks.fuzz`` send
+Pure Python, no Spark or Kafka: the fuzz integration test and ``python -m streaming.dev.fuzz`` send
 these through the real job. The same seed, ``ts`` and size limit give the same records.
 """
 
@@ -25,8 +25,8 @@ from streaming.contracts import events as ev
 VALID = "valid"
 LATE = "late"
 ANY = "any"
-"""The label of a record drawn from the contract (:mod:`streaming.dev.contract`): valid, or rejected
-with a reason, whichever the rules say."""
+"""The label of a record drawn from the contract (:mod:`streaming.dev.fuzz.contract`): valid, or
+rejected with a reason, whichever the rules say."""
 LAG_ROLE = "lag"
 META_ROLE = "metadata"
 LONG_MAX = 2**63 - 1

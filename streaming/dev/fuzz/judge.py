@@ -1,9 +1,9 @@
 """Send labelled fuzz records to the job's topics and judge what the job did with them.
 
-:func:`send` produces :mod:`streaming.dev.fuzz` records (and any valid events) and returns where
-each record landed; :func:`verdict` compares those with the ``rejected_events`` rows, matched by
-source topic, partition and offset. Used by tests/integration/test_fuzz.py and
-``python -m benchmarks.fuzz``.
+:func:`send` produces :mod:`streaming.dev.fuzz.kinds` records (and any valid events) and returns
+where each record landed; :func:`verdict` compares those with the ``rejected_events`` rows, matched
+by source topic, partition and offset. Used by tests/integration/test_fuzz.py and ``python -m
+streaming.dev.fuzz``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from streaming.config import Config
 from streaming.contracts import events as ev
-from streaming.dev.fuzz import ANY, LAG_ROLE, LATE, VALID, Record
+from streaming.dev.fuzz.kinds import ANY, LAG_ROLE, LATE, VALID, Record
 from streaming.kafka_clients import factories as kafka_clients
 
 Source = tuple[str, int, int]

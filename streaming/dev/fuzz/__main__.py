@@ -1,17 +1,17 @@
 """Malformed, extreme and adversarial records through the real job on an embedded one-broker
 cluster.
 
-    .venv/bin/python -m benchmarks.fuzz [--records 10000] [--seed 1] [--max-value-bytes 65536]
+    .venv/bin/python -m streaming.dev.fuzz [--records 10000] [--seed 1] [--max-value-bytes 65536]
                                         [--contract] [--groups N]
 
-N records of every kind in :mod:`streaming.dev.fuzz` (about equally many of each), or with
-``--contract`` N records drawn from the contract's strategies (:mod:`streaming.dev.contract`: every
-field at and beyond its bounds, whole groups with lags at 2^53 and 2^63-1; each must be valid or
-rejected with a reason), mixed with a valid skewed group, go to the lag and metadata topics; the job
-runs with ``availableNow`` (after one run that sets the watermark, so the late kind is late). Prints
-records sent, kinds, query failures, rejected by reason, accepted, valid records lost, records not
-rejected or with the wrong reason, the skewed group's recommendation, the recommendations whose
-figures are not exact or bounded, and the times taken.
+N records of every kind in :mod:`streaming.dev.fuzz.kinds` (about equally many of each), or with
+``--contract`` N records drawn from the contract's strategies (:mod:`streaming.dev.fuzz.contract`:
+every field at and beyond its bounds, whole groups with lags at 2^53 and 2^63-1; each must be valid
+or rejected with a reason), mixed with a valid skewed group, go to the lag and metadata topics; the
+job runs with ``availableNow`` (after one run that sets the watermark, so the late kind is late).
+Prints records sent, kinds, query failures, rejected by reason, accepted, valid records lost,
+records not rejected or with the wrong reason, the skewed group's recommendation, the
+recommendations whose figures are not exact or bounded, and the times taken.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from streaming import config, jvm
 from streaming.contracts import events as ev
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
-from streaming.dev import contract, fuzz, fuzz_run
+from streaming.dev.fuzz import contract, judge, kinds
 from streaming.embedded.cluster import KafkaCluster
 from streaming.job import query
 
@@ -37,7 +37,7 @@ class Outcome:
     """What a fuzz run gave: the verdict, the skewed group's triggers, bad figures, failures,
     batches, times."""
 
-    v: fuzz_run.Verdict
+    v: judge.Verdict
     skewed: list
     bad: list[str]
     recs: int
@@ -83,8 +83,8 @@ def fuzz_config(work: str, bootstrap: str, max_value_bytes: int) -> config.Confi
     base = config.load()
     return dataclasses.replace(
         base,
-        kafka=dataclasses.replace(base.kafka, bootstrap_servers=bootstrap, lag_topic="fuzz.lag",
-                                  metadata_topic="fuzz.metadata", trigger_topic="fuzz.triggers"),
+        kafka=dataclasses.replace(base.kafka, bootstrap_servers=bootstrap, lag_topic="kinds.lag",
+                                  metadata_topic="kinds.metadata", trigger_topic="kinds.triggers"),
         paths=config.PathSettings(checkpoints=f"{work}/checkpoints", tables=f"{work}/tables"),
         spark=dataclasses.replace(base.spark, master="local[2]",
                                   conf={"spark.sql.shuffle.partitions": "2",
@@ -113,25 +113,25 @@ def run(cfg: config.Config, args: argparse.Namespace) -> Outcome:
     spark = get_spark(cfg)
     query.ensure_topics(cfg)
     now = int(time.time() * 1000)
-    fuzz_run.send(cfg, [], [ev.lag_event(now - 300_000, "clock", "t0", 0, 10, 20)])
+    judge.send(cfg, [], [ev.lag_event(now - 300_000, "clock", "t0", 0, 10, 20)])
     _, failures = run_query(spark, cfg, " (watermark run)")
     t0 = time.time()
     records = (contract.generate(args.seed, args.records, now - 180_000) if args.contract
-               else fuzz.generate(args.seed, args.records, now - 180_000, args.max_value_bytes,
+               else kinds.generate(args.seed, args.records, now - 180_000, args.max_value_bytes,
                                   args.groups))
     drawn_s = time.time() - t0
     t0 = time.time()
-    sent = fuzz_run.send(cfg, records, fuzz.skewed_group("skewed", now - 240_000))
+    sent = judge.send(cfg, records, kinds.skewed_group("skewed", now - 240_000))
     sent_s = time.time() - t0
     t0 = time.time()
     batches, failed = run_query(spark, cfg, "")
     job_s = time.time() - t0
     rejected = spark.read.format("delta").load(cfg.table_path(REJECTED)).collect()
     recs = spark.read.format("delta").load(cfg.table_path(RECOMMENDATIONS)).collect()
-    v = fuzz_run.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]),
+    v = judge.verdict(sent, [((r["source_topic"], r["source_partition"], r["source_offset"]),
                                  r["reason"]) for r in rejected])
     skewed = [r["triggers"] for r in recs if r["group"] == "skewed"]
-    bad = fuzz_run.figure_problems(r.asDict() for r in recs)
+    bad = judge.figure_problems(r.asDict() for r in recs)
     spark.stop()
     return Outcome(v, skewed, bad, len(recs), failures + failed, len(batches), drawn_s, sent_s,
                    job_s)
@@ -142,7 +142,7 @@ def report(out: Outcome, args: argparse.Namespace) -> None:
     v = out.v
     source = "drawn from the contract" if args.contract else f"of {v.kinds} kinds" + (
         f" over {args.groups} groups" if args.groups else "")
-    print(f"benchmarks.fuzz: {v.sent:,} records {source} (seed {args.seed}, values up to "
+    print(f"streaming.dev.fuzz: {v.sent:,} records {source} (seed {args.seed}, values up to "
           f"{args.max_value_bytes:,} bytes) + a valid skewed group; made in {out.drawn_s:.1f}s, "
           f"produced in {out.sent_s:.1f}s")
     print(f"query failures: {out.failures}; job time {out.job_s:.1f}s over {out.batches} batches "

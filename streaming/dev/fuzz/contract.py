@@ -13,7 +13,8 @@ sit at those bounds, so records that pass validation also reach the stateful ste
 
 A drawn record has no expected reason: the contract's promise is that each one is either valid (and
 every figure it feeds exact or bounded) or rejected with a reason, never that it stops the query.
-Used by the property tests and by ``python -m benchmarks.fuzz --contract`` (:func:`draw`: seeded).
+Used by the property tests and by ``python -m streaming.dev.fuzz --contract`` (:func:`draw`:
+seeded).
 
 Dev tool only: hypothesis is never imported by production modules.
 """
@@ -30,7 +31,7 @@ from hypothesis import seed as seeded
 from hypothesis import strategies as st
 
 from streaming.contracts import events as ev
-from streaming.dev.fuzz import ANY, LAG_ROLE, META_ROLE, Record
+from streaming.dev.fuzz.kinds import ANY, LAG_ROLE, META_ROLE, Record
 
 INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
 EDGES = (0, 1, 2, INT_MAX - 1, INT_MAX, INT_MAX + 1, 2**53 - 1, 2**53, 2**53 + 1, LONG_MAX - 1,

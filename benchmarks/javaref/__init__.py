@@ -1,9 +1,9 @@
 """Kafka's own Java assignors as a reference: run ``kafka-clients`` on the project's scenario
 format.
 
-``benchmarks/java/KafkaAssignorRunner.java`` is compiled once into ``.cache/javaref/`` (again
-whenever the source or the jar set changes) against the jars ``make setup`` resolved into
-``.cache/jars/kafka/``. Then::
+``tests/java/KafkaAssignorRunner.java`` (tests/java holds the Java the tests and benchmarks run) is
+compiled once into ``.cache/javaref/`` (again whenever the source or the jar set changes) against
+the jars ``make setup`` resolved into ``.cache/jars/kafka/``. Then::
 
     from benchmarks import javaref
     results = javaref.run_cases("sticky", scenarios)  # one JVM for the whole list

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "benchmarks" / "java" / "KafkaAssignorRunner.java"
+SOURCE = ROOT / "tests" / "java" / "KafkaAssignorRunner.java"
 JARS_DIR = ROOT / ".cache" / "jars" / "kafka"
 BUILD_DIR = ROOT / ".cache" / "javaref"
 CLASSES_DIR = BUILD_DIR / "classes"

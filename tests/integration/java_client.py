@@ -1,6 +1,7 @@
-"""Java processes for the tests: tests/java/GroupMember.java compiled against the cached Kafka jars,
-and Kafka's own ConsumerGroupCommand (``kafka-consumer-groups``) and ShareGroupCommand
-(``kafka-share-groups``) from the kafka-tools jar.
+"""Java processes for the tests: the programs of tests/java (the one home of the Java that tests and
+benchmarks run; :func:`compile_java`) compiled against the cached Kafka jars, and Kafka's own
+ConsumerGroupCommand (``kafka-consumer-groups``) and ShareGroupCommand (``kafka-share-groups``) from
+the kafka-tools jar.
 
 A :class:`JavaMember` is a real KafkaConsumer in its own JVM, wrapped by the project's
 :class:`streaming.dev.java_process.JavaProcess` (the demo's Java consumers use the same wrapper).
@@ -18,34 +19,38 @@ from streaming import jvm
 from streaming.dev.java_process import TP, JavaProcess
 from streaming.embedded.broker_config import ASSIGNOR_BUILD, build_jar
 
-SOURCE = Path(__file__).parents[1] / "java" / "GroupMember.java"
+JAVA_SOURCES = Path(__file__).parents[1] / "java"
+"""Every Java program the tests and benchmarks run (the shipped assignor is in clients/java)."""
+SOURCE = JAVA_SOURCES / "GroupMember.java"
 GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+
+
+def compile_java(out_dir: Path, names: list[str], classpath: str) -> Path:
+    """Compile ``names`` (files of tests/java) against ``classpath`` into ``out_dir``; return it (a
+    classpath entry). javac's own message when it fails."""
+    jvm.resolve()
+    javac = Path(jvm.java_executable()).with_name("javac")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([str(javac), "-d", str(out_dir), "-cp", classpath,
+                           *(str(JAVA_SOURCES / n) for n in names)], capture_output=True, text=True)
+    assert done.returncode == 0, f"javac {' '.join(names)}: {done.stderr[-3000:]}"
+    return out_dir
 
 
 def compile_member(out_dir: Path, assignor_classes: list[str] | None = None) -> Path:
     """Compile GroupMember.java (and with ``assignor_classes``, AssignorMember.java) into
     ``out_dir``; return it (a classpath entry)."""
-    jvm.resolve()
-    javac = Path(jvm.java_executable()).with_name("javac")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    sources = [SOURCE] + ([SOURCE.with_name("AssignorMember.java")] if assignor_classes else [])
+    names = ["GroupMember.java"] + (["AssignorMember.java"] if assignor_classes else [])
     classpath = ":".join([*(assignor_classes or []), jvm.kafka_classpath()])
-    subprocess.run([str(javac), "-d", str(out_dir), "-cp", classpath, *map(str, sources)],
-                   check=True, capture_output=True, text=True)
-    return out_dir
+    return compile_java(out_dir, names, classpath)
 
 
 def compile_remote_member(out_dir: Path) -> Path:
     """Compile GroupMember.java and RemoteAssignorMember.java (a KIP-848 consumer that sets
     ``group.remote.assignor``) into ``out_dir``; return it."""
-    jvm.resolve()
-    javac = Path(jvm.java_executable()).with_name("javac")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run([str(javac), "-d", str(out_dir), "-cp", jvm.kafka_classpath(), str(SOURCE),
-                    str(SOURCE.with_name("RemoteAssignorMember.java"))], check=True,
-                    capture_output=True, text=True)
-    return out_dir
+    return compile_java(out_dir, ["GroupMember.java", "RemoteAssignorMember.java"],
+                        jvm.kafka_classpath())
 
 
 def java(classes: Path, *args: str, timeout_s: float = 120.0) -> str:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -39,9 +38,9 @@ from streaming.kafka_clients import factories as kafka_clients
 
 from . import ownership
 from .groups import by_client, classic_members, described, end_offsets, group_type
-from .java_client import build_assignor, wait_for
+from .java_client import JAVA_SOURCES, build_assignor, compile_java, wait_for
 
-SOURCE = Path(__file__).parents[1] / "java" / "RollingMember.java"
+LOG_CONFIG = JAVA_SOURCES / "log4j2.properties"
 PARTITIONS = 6
 PRODUCE = 150.0
 RATE = 80.0
@@ -77,7 +76,7 @@ class Member(JavaProcess):
         self.generation: int | None = None
         """Its classic generation, or its member epoch on the consumer protocol, as it last said."""
         cmd = [jvm.java_executable(), "-Xmx128m", f"-Drate={int(RATE)}",
-               "-Dlog4j2.configurationFile=" + str(SOURCE.with_name("log4j2.properties")),
+               "-Dlog4j2.configurationFile=" + str(LOG_CONFIG),
                "-cp", classes, "RollingMember", bootstrap, group, topic, "abc"[index], f"m-{index}",
                protocol, trigger_topic]
         super().__init__(cmd, f"m-{index}")
@@ -103,11 +102,7 @@ def _compile(out: Path) -> str:
     """RollingMember and GroupMember (its pacing) against clients/java and the Kafka jars; the
     classpath to run."""
     classpath = ":".join([*build_assignor(), jvm.kafka_classpath()])
-    out.mkdir(parents=True, exist_ok=True)
-    javac = Path(jvm.java_executable()).with_name("javac")
-    sources = [str(SOURCE), str(SOURCE.with_name("GroupMember.java"))]
-    subprocess.run([str(javac), "-d", str(out), "-cp", classpath, *sources], check=True,
-                   capture_output=True, text=True)
+    compile_java(out, ["RollingMember.java", "GroupMember.java"], classpath)
     return f"{out}:{classpath}"
 
 

@@ -27,9 +27,8 @@ from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 
 from .conftest import topic_with_records
-from .java_client import parse_assignment, parse_table, share_groups, wait_for
+from .java_client import compile_java, parse_assignment, parse_table, share_groups, wait_for
 
-SOURCE = Path(__file__).parents[1] / "java" / "ShareMember.java"
 FIXTURE = Path(__file__).parents[1] / "data" / "share_group_protocol.json"
 PARTITIONS, PER_PARTITION, BUDGET = 3, 60, 25
 """The topic's partitions, the records of each, the records each member accepts."""
@@ -38,11 +37,8 @@ PARTITIONS, PER_PARTITION, BUDGET = 3, 60, 25
 @pytest.fixture(scope="module")
 def classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     jvm.resolve()
-    out = tmp_path_factory.mktemp("share-classes")
-    javac = Path(jvm.java_executable()).with_name("javac")
-    subprocess.run([str(javac), "-d", str(out), "-cp", jvm.kafka_classpath(), str(SOURCE)],
-                   check=True, capture_output=True, text=True)
-    return out
+    return compile_java(tmp_path_factory.mktemp("share-classes"), ["ShareMember.java"],
+                        jvm.kafka_classpath())
 
 
 @pytest.mark.java

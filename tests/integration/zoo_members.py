@@ -24,9 +24,8 @@ from streaming import jvm
 from streaming.dev.java_process import TP, JavaProcess
 from streaming.embedded.cluster import free_port
 
-from .java_client import wait_for
+from .java_client import compile_java, wait_for
 
-SOURCE = Path(__file__).parents[1] / "java" / "ZooMembers.java"
 QUICK_JVM = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 """JVM flags for the zoo's short-lived client JVMs: C1 only and the serial collector start them in
 less CPU on a loaded machine (the clients do little work)."""
@@ -35,12 +34,7 @@ less CPU on a loaded machine (the clients do little work)."""
 def compile_members(out_dir: Path) -> Path:
     """Compile ZooMembers.java against the zoo's classpath into ``out_dir``; return it."""
     jvm.resolve()
-    javac = Path(jvm.java_executable()).with_name("javac")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([str(javac), "-d", str(out_dir), "-cp", jvm.zoo_classpath(), str(SOURCE)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out_dir
+    return compile_java(out_dir, ["ZooMembers.java"], jvm.zoo_classpath())
 
 
 def zoo_java(classes: Path, heap_mb: int, *args: str, log: Path) -> JavaProcess:

@@ -82,8 +82,8 @@ class LiveGroup:
     @classmethod
     def of_snapshot(cls, snap: Any, group: str) -> LiveGroup:
         """``group`` as the collector read it (a
-        :class:`streaming.collector.snapshot.ClusterSnapshot`, taken as it is: the consumer side
-        does not import the collector)."""
+        :class:`streaming.collector.cluster_snapshot.ClusterSnapshot`, taken as it is: the consumer
+        side does not import the collector)."""
         info = snap.groups[group]
         members = [Member(m.member_id, m.topics, m.instance_id, m.rack, owned=tuple(m.assigned),
                           client_id=m.client_id, host=m.host) for m in info.members]

@@ -15,7 +15,7 @@ two gauges, NaN where they do not apply:
 Nothing for groups in ``observe`` mode (nothing is published) nor for a rejected, expired or
 superseded one (it no longer fits the group: the job recommends again). :func:`waiting` is pure; the
 collector's ``/metrics`` exports it (:class:`SnapshotWaiting`) as
-:class:`streaming.exporter.waiting.WaitingGauges` (wired by ``rebalancer collect``)."""
+:class:`streaming.exporter.waiting_gauges.WaitingGauges` (wired by ``rebalancer collect``)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 publishes lag, members and partitions events (see :mod:`streaming.contracts.events`).
 
 - :mod:`.poll` reads the cluster (one snapshot per poll);
-- :mod:`.snapshot` holds what a poll read (:class:`~.snapshot.ClusterSnapshot`);
+- :mod:`.cluster_snapshot` holds what a poll read (:class:`~.cluster_snapshot.ClusterSnapshot`);
 - :mod:`.member_metadata` decodes member metadata and finds each member's rack;
 - :mod:`.poll_events` decides which events a snapshot produces (pure);
 - :mod:`.publisher` writes events to Kafka;

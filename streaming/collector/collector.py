@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from streaming.collector.cluster_snapshot import ClusterSnapshot
 from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
 from streaming.collector.poll import ClusterReader
 from streaming.collector.poll_events import (
@@ -32,7 +33,6 @@ from streaming.collector.poll_events import (
     partition_entries,
 )
 from streaming.collector.shards import Shards
-from streaming.collector.snapshot import ClusterSnapshot
 from streaming.config import Config
 from streaming.contracts import events
 

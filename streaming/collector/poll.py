@@ -1,5 +1,5 @@
 """Reading a cluster with kafka-python's admin API: one :class:`ClusterSnapshot` per poll (the
-snapshot's types are in :mod:`streaming.collector.snapshot`).
+snapshot's types are in :mod:`streaming.collector.cluster_snapshot`).
 
 The order of the reads matters: committed offsets are read before end offsets, so for a group that
 commits only what it consumed, ``end >= committed`` holds for every partition of the snapshot.
@@ -34,8 +34,8 @@ from typing import Any
 
 from assignors.model import TopicPartition as TP
 from streaming.collector import kip848, kip932
+from streaming.collector.cluster_snapshot import ClusterSnapshot, GroupInfo
 from streaming.collector.member_metadata import RackResolver, member_from
-from streaming.collector.snapshot import ClusterSnapshot, GroupInfo
 from streaming.contracts import serving
 
 log = logging.getLogger(__name__)

@@ -46,7 +46,7 @@ from streaming.commands._common import add_config_args, load_config
 from streaming.contracts.serving import SHARE
 
 if TYPE_CHECKING:
-    from streaming.collector.snapshot import ClusterSnapshot
+    from streaming.collector.cluster_snapshot import ClusterSnapshot
     from streaming.config import Config
     from streaming.operator_view import groups as view
 

@@ -60,8 +60,8 @@ def live_config(cfg: Config, bootstrap: str | None) -> Config:
 
 def read(cfg: Config, args: argparse.Namespace, group: str | None = None,
          groups: str | None = None):
-    """A :class:`~streaming.collector.snapshot.ClusterSnapshot` of ``group`` (exactly), of the
-    groups matching ``groups`` (``re.search``), or of every consumer group but the rebalancer's
+    """A :class:`~streaming.collector.cluster_snapshot.ClusterSnapshot` of ``group`` (exactly), of
+    the groups matching ``groups`` (``re.search``), or of every consumer group but the rebalancer's
     own."""
     from streaming.collector.collector import OWN_GROUPS, admin_factory
     from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver

@@ -6,8 +6,8 @@ of ``validate.parse`` that carry a ``type``, and relies on nothing else about th
 Validation guarantees it (tests/integration/test_whole_record.py checks every accepted row of
 records drawn from the contract against :func:`problem`), and no row it admits makes the step raise
 (tests/unit/streaming/job/test_validated_events.py draws rows from this statement alone,
-:mod:`streaming.dev.validated`, and runs them through the step in both state layouts). An assumption
-the step comes to need is added here first, then to validation.
+:mod:`streaming.dev.fuzz.valid_rows`, and runs them through the step in both state layouts). An
+assumption the step comes to need is added here first, then to validation.
 
 A row (the columns of :func:`streaming.job.validate.parse`):
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from streaming.config import Config
 
 if TYPE_CHECKING:
+    from streaming.collector.cluster_snapshot import ClusterSnapshot
     from streaming.collector.collector import PollStats
-    from streaming.collector.snapshot import ClusterSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class CollectorExport:
     def __init__(self, cfg: Config, waiting: Callable[[], Waiting] | None = None) -> None:
         from streaming.exporter.metrics import PREFIX, CollectorMetrics
         from streaming.exporter.server import Server
-        from streaming.exporter.waiting import WaitingGauges
+        from streaming.exporter.waiting_gauges import WaitingGauges
         from streaming.lag.window import Windows
 
         self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}

@@ -1,6 +1,6 @@
 """The operator's view of the cluster's groups: what ``rebalancer describe`` prints, computed from
-one live :class:`~streaming.collector.snapshot.ClusterSnapshot` (pure: a snapshot in, plain rows
-out).
+one live :class:`~streaming.collector.cluster_snapshot.ClusterSnapshot` (pure: a snapshot in, plain
+rows out).
 
 - :mod:`.groups`: a group's partition and member rows, as ``kafka-consumer-groups --describe``
   shows them, with racks, lag in seconds, data-loss risk, hot partitions and the consumers needed,

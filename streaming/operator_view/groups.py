@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from streaming.collector import kip848
+from streaming.collector.cluster_snapshot import ClusterSnapshot
 from streaming.collector.poll_events import partition_entries
-from streaming.collector.snapshot import ClusterSnapshot
 from streaming.lag import hot, sizing
 from streaming.lag import rules as lag_time
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from streaming.collector.snapshot import ClusterSnapshot
+from streaming.collector.cluster_snapshot import ClusterSnapshot
 
 TP = tuple[str, int]
 

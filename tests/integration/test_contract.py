@@ -20,7 +20,8 @@ from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECORDS_COLUMNS
 from streaming.contracts.tables import RECOMMENDATIONS
-from streaming.dev.fuzz.kinds import LAG_ROLE, contract
+from streaming.dev.fuzz import contract
+from streaming.dev.fuzz.kinds import LAG_ROLE
 from streaming.job import convert, sinks, stateful, validate
 from streaming.operations import delta_tables
 from streaming.state.ingest import READINGS, packed

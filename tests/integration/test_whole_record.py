@@ -4,7 +4,7 @@ Complete Kafka records, as Spark's Kafka source hands them over (key, value, top
 offset, Kafka timestamp and its type, -1 and log-append time included, headers), are drawn for
 several groups, both topics and any interleaving: values adversarial
 (:func:`streaming.dev.fuzz.contract.records`: every field at and beyond its bounds) or valid events
-drawn from what the stateful step assumes (:mod:`streaming.dev.validated`). They go through
+drawn from what the stateful step assumes (:mod:`streaming.dev.fuzz.valid_rows`). They go through
 ``validate.parse`` on Spark, then through the stateful step in both state layouts under pyspark's
 serializer (the sinks' Arrow conversion), the state carried over two micro-batches. Hypothesis
 shrinks a failure to its records.
@@ -30,8 +30,9 @@ from pyspark.sql import functions as F
 from streaming.config import PolicySettings
 from streaming.contracts import validated
 from streaming.contracts.events import LAG_TYPES
-from streaming.dev import validated as drawn
-from streaming.dev.fuzz.kinds import LAG_ROLE, contract
+from streaming.dev.fuzz import contract
+from streaming.dev.fuzz import valid_rows as drawn
+from streaming.dev.fuzz.kinds import LAG_ROLE
 from streaming.job import buckets, stateful, validate
 from tests.unit.streaming.job import pyspark_worker
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 from streaming import exporter
 from streaming.collector import Collector, CollectorOptions
+from streaming.collector.cluster_snapshot import ClusterSnapshot
 from streaming.collector.publisher import Publisher
-from streaming.collector.snapshot import ClusterSnapshot
 from streaming.contracts import events as ev
 from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
 from streaming.dev.java_process import TP

@@ -13,7 +13,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from streaming.exporter.metrics import PREFIX, CollectorMetrics, JobMetrics
-from streaming.exporter.waiting import WaitingGauges
+from streaming.exporter.waiting_gauges import WaitingGauges
 from streaming.lag.hot import HotPartition
 from streaming.operator_view.groups import GroupFigures
 

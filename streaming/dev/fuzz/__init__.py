@@ -5,6 +5,8 @@ the real job, and what it did with each judged.
   timestamp; about equally many of each), each labelled with what the job must do with it;
 - :mod:`.contract`: Hypothesis strategies drawn from the event contract (every field at and
   beyond its bounds), for the property tests and the long run's ``--contract``;
+- :mod:`.valid_rows`: Hypothesis strategies of the rows validation admits, drawn from
+  :mod:`streaming.contracts.validated` alone (no such row may make the step raise);
 - :mod:`.judge`: sends labelled records to the job's topics and compares each with the
   ``rejected_events`` row at its source offset;
 - ``python -m streaming.dev.fuzz`` (:mod:`.__main__`): the long run of ``make test-long``, on an

@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 
 from assignors.model import Member
+from streaming.collector.cluster_snapshot import ClusterSnapshot, GroupInfo
 from streaming.collector.observed import ObservedMember
-from streaming.collector.snapshot import ClusterSnapshot, GroupInfo
 from streaming.commands import describe, verify
 from streaming.operator_view import groups as view
 from tests.integration.java_client import parse_table

@@ -1,7 +1,7 @@
 """No row validation admits makes the stateful step raise (issue #47, item 1).
 
 Rows are drawn from what the step assumes (:mod:`streaming.contracts.validated`, by
-:mod:`streaming.dev.validated`: every type, at the bounds, split parts, topics with no
+:mod:`streaming.dev.fuzz.valid_rows`: every type, at the bounds, split parts, topics with no
 partition), cut into one to three micro-batches, and run through the update function keyed by
 group and keyed by bucket under pyspark's own serializer (the sinks' Arrow conversion included),
 the state carried from batch to batch: no row may come out rejected (nothing is late, every row
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from streaming.config import PolicySettings
 from streaming.contracts import validated
-from streaming.dev import validated as drawn
+from streaming.dev.fuzz import valid_rows as drawn
 from streaming.job import buckets, stateful
 
 from . import pyspark_worker

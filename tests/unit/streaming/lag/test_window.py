@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from assignors.model import Member
 from streaming import config
+from streaming.collector.cluster_snapshot import ClusterSnapshot, GroupInfo
 from streaming.collector.observed import ObservedMember
-from streaming.collector.snapshot import ClusterSnapshot, GroupInfo
 from streaming.exporter import CollectorExport, observe
 from streaming.lag.window import Windows
 from streaming.operator_view import groups as view

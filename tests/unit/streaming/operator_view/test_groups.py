@@ -5,8 +5,8 @@ owner."""
 from __future__ import annotations
 
 from assignors.model import Member
+from streaming.collector.cluster_snapshot import ClusterSnapshot, GroupInfo
 from streaming.collector.observed import ObservedMember
-from streaming.collector.snapshot import ClusterSnapshot, GroupInfo
 from streaming.operator_view import groups as view
 
 

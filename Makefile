@@ -25,9 +25,11 @@ run: setup
 smoke: setup
 	$(BIN)/rebalancer smoke
 
-# what CI runs: every test but the long proofs (each has a shorter form here); its measured time: README
+# what CI runs: every test but the long proofs (each has a shorter form here); its measured time: README.
+# Two worker processes (pytest-xdist), each test file whole in one of them (its module fixtures start once):
+# one worker's waits on Kafka and Spark leave the cores to the other's work.
 test: setup typecheck lint
-	$(BIN)/python -m pytest tests --durations=15
+	$(BIN)/python -m pytest tests -n 2 --dist loadfile --durations=15
 
 # the long proofs (an hour or more, alone on the machine): their results go to benchmarks/results/long/
 test-long: setup

@@ -29,6 +29,7 @@ from streaming.dev.produce import produce
 from streaming.paths import CACHE_DIR
 
 from .jobrun import bad_records, cli_args, membership_phase
+from .machine_lock import machine_lock
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +47,11 @@ def ensure(cfg: Config, work: Path) -> Path | None:
     """The archive for this Java and these jars, made now (one short job run on ``cfg``'s cluster)
     when missing; None when it could not be made (the suite then runs without it, only slower)."""
     archive = CACHE_DIR / "cds" / f"spark-{_key()}.jsa"
-    if archive.exists():
-        return archive
+    with machine_lock("class-archive"):  # the other test worker waits for it rather than making its own
+        return archive if archive.exists() else _make(cfg, work, archive)
+
+
+def _make(cfg: Config, work: Path, archive: Path) -> Path | None:
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_name(f"{archive.name}.{uuid.uuid4().hex[:8]}.partial")
     try:

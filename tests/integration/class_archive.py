@@ -47,7 +47,8 @@ def ensure(cfg: Config, work: Path) -> Path | None:
     """The archive for this Java and these jars, made now (one short job run on ``cfg``'s cluster)
     when missing; None when it could not be made (the suite then runs without it, only slower)."""
     archive = CACHE_DIR / "cds" / f"spark-{_key()}.jsa"
-    with machine_lock("class-archive"):  # the other test worker waits for it rather than making its own
+    # the other test worker waits for it rather than making its own
+    with machine_lock("class-archive"):
         return archive if archive.exists() else _make(cfg, work, archive)
 
 

@@ -1,6 +1,7 @@
-"""One process at a time on this machine for a step that writes a shared file under ``.cache`` (the class
-archive, the Java assignor's build): `make test` runs its tests in two worker processes (pytest-xdist), and
-both may reach the same step at once. The lock is the kernel's (``flock``), so a killed holder frees it."""
+"""One process at a time on this machine for a step that writes a shared file under ``.cache`` (the
+class archive, the Java assignor's build): `make test` runs its tests in two worker processes
+(pytest-xdist), and both may reach the same step at once. The lock is the kernel's (``flock``), so
+a killed holder frees it."""
 
 from __future__ import annotations
 

@@ -105,6 +105,14 @@ def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, An
     Raises :class:`~streaming.apply.errors.InvalidRecommendation` (a ``ValueError``) for any value
     that is not a well-formed recommendation, whatever it holds (deep nesting, wrong types, absurd
     numbers, an id that is not the one the job derives), so a reader can skip it and go on."""
+    rec = _loaded(value)
+    _check_fields(rec)
+    _check_assignment(rec["assignment"])
+    return rec
+
+
+def _loaded(value: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
+    """The value as a dict: JSON text parsed within its bounds, or a mapping copied."""
     if isinstance(value, bytes | bytearray | str):
         if len(value) > MAX_FEED_VALUE_BYTES:
             raise InvalidRecommendation(
@@ -122,6 +130,11 @@ def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, An
             f"a recommendation is a JSON object, got {type(value).__name__}")
     if not isinstance(rec, dict):
         raise InvalidRecommendation("a recommendation is a JSON object")
+    return rec
+
+
+def _check_fields(rec: dict[str, Any]) -> None:
+    """Group, version, id and status as the job writes them."""
     for name in ("group", "version", "assignment"):
         if name not in rec:
             raise InvalidRecommendation(f"recommendation without {name!r}")
@@ -138,9 +151,13 @@ def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, An
     if "status" in rec and rec["status"] not in STATUSES:
         raise InvalidRecommendation(f"recommendation status must be one of {', '.join(STATUSES)}, "
                                     f"got {printable(rec['status'], 40)}")
-    if not isinstance(rec["assignment"], list):
+
+
+def _check_assignment(assignment: Any) -> None:
+    """A list of entries, each with optional identities and [topic, partition] pairs."""
+    if not isinstance(assignment, list):
         raise InvalidRecommendation("recommendation assignment must be a list")
-    for entry in rec["assignment"]:
+    for entry in assignment:
         if not isinstance(entry, dict) or not isinstance(entry.get("partitions"), list):
             raise InvalidRecommendation(
                 f"recommendation assignment entry {printable(entry, 80)} has no partitions list")
@@ -153,7 +170,6 @@ def parse_recommendation(value: bytes | str | Mapping[str, Any]) -> dict[str, An
                     and _is_int(tp[1]) and 0 <= tp[1] <= MAX_PARTITION):
                 raise InvalidRecommendation(
                     f"partition {printable(tp, 80)} is not [topic, partition]")
-    return rec
 
 
 def status_of(rec: Mapping[str, Any]) -> str:

@@ -26,6 +26,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "skipped for a poll; once it completes, no group is polled by two collectors "
                     "(docs/design.md, 'Sharding the collector').")
     add_config_args(p)
+    _watch_options(p)
+    _member_options(p)
+    _sharding_options(p)
+    p.set_defaults(func=run)
+
+
+def _watch_options(p: argparse.ArgumentParser) -> None:
+    """Which cluster, which groups, how often."""
     p.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
                    help="overrides kafka.bootstrap_servers")
     p.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
@@ -37,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="re-send every members and partitions event every N polls (30; 0 = never)")
     p.add_argument("--polls", type=int, metavar="N",
                    help="stop after N polls (default: run until Ctrl-C)")
+
+
+def _member_options(p: argparse.ArgumentParser) -> None:
+    """What a poll assumes where Kafka says nothing (racks, offsets) and the form of its lag."""
     p.add_argument("--rack-map", action="append", default=[], metavar="CLIENT_OR_HOST=RACK",
                    help="rack of members whose subscription carries none, by exact client id, "
                         "host, or glob; repeatable")
@@ -52,6 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="lag as one lag_dense event per group, topic and poll (dense, the default) "
                         "or one lag event per partition (partition: what collectors before "
                         "lag_dense wrote)")
+
+
+def _sharding_options(p: argparse.ArgumentParser) -> None:
+    """Several collectors sharing the groups."""
     sharding = p.add_mutually_exclusive_group()
     sharding.add_argument("--shard", metavar="I/N",
                           help="poll only the groups of shard I of N (0 <= I < N)")
@@ -65,7 +81,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --shards: a setting of the coordination consumer alone, Kafka's name "
                         "(session.timeout.ms=10000, heartbeat.interval.ms, max.poll.interval.ms); "
                         "repeatable")
-    p.set_defaults(func=run)
 
 
 def _options(args: argparse.Namespace):

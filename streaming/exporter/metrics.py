@@ -94,6 +94,15 @@ class JobMetrics:
         r = self.registry = registry or CollectorRegistry()
         self.cap = GroupCap(max_groups)
         self._lock = threading.Lock()
+        self._batch_metrics(r)
+        self._recommendation_metrics(r)
+        self._capacity_members: dict[str, set[tuple[str, str]]] = {}
+        self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups",
+                             "Groups left out of the metrics by max_groups", registry=r)
+        self.dropped.set_function(lambda: len(self.cap.dropped))
+
+    def _batch_metrics(self, r: CollectorRegistry) -> None:
+        """Per micro-batch, from the query's progress."""
         self.batches = Counter(f"{PREFIX}_job_batches", "Micro-batches completed", registry=r)
         self.input_rows = Counter(f"{PREFIX}_job_input_rows",
                                   "Kafka records the micro-batches read", registry=r)
@@ -115,6 +124,9 @@ class JobMetrics:
         # from the start for a job that never completes one, and a job just started is not decades
         # behind
         self.last_batch_time.set(time.time())
+
+    def _recommendation_metrics(self, r: CollectorRegistry) -> None:
+        """Per group, from the latest recommendation the batches wrote."""
         self.recommendations = Counter(f"{PREFIX}_recommendations",
                                        "Recommendations written, by trigger", ["group", "trigger"],
                                        registry=r)
@@ -149,10 +161,6 @@ class JobMetrics:
                                      "Capacity of each member the latest recommendation was made "
                                      "with: records/s consumed while it had backlog, else the "
                                      "group's median", ["group", "member", "client_id"], registry=r)
-        self._capacity_members: dict[str, set[tuple[str, str]]] = {}
-        self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups",
-                             "Groups left out of the metrics by max_groups", registry=r)
-        self.dropped.set_function(lambda: len(self.cap.dropped))
 
     def observe_batch(self, batch_id: int, input_rows: int, duration_s: float, state_rows: int
                       ) -> None:

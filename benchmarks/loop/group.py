@@ -73,11 +73,12 @@ class ThrottledWorker(ConsumerWorker):
             self.reads.watch(self.consumer, self.rack)
             self._await_metadata()
             self.consumer.subscribe(self.topics)
-            due = time.monotonic()
-            full = False
+            due = ready = time.monotonic()
+            full, round_trip = False, 0.0
             start, work = due, 0.0
             while not self._halt.is_set():
-                batch = self.batch()  # read each time: the capacity may change midway
+                # read each time: the capacity may change midway
+                batch = self.wanted(due, round_trip)
                 records = self.consumer.poll(timeout_ms=200, max_records=batch)
                 polled = sum(len(r) for r in records.values())
                 owned = self.consumer.assignment()
@@ -94,6 +95,7 @@ class ThrottledWorker(ConsumerWorker):
                 if not n:
                     continue
                 now = time.monotonic()
+                round_trip = now - ready  # the last commit and this poll
                 if was_full:
                     # a backlog waited: keep to the schedule, so the poll and commit round trips are
                     # made up by a shorter wait (up to CATCH_UP_S behind), and the stretch since the
@@ -106,6 +108,7 @@ class ThrottledWorker(ConsumerWorker):
                 start, work = now, n / self.rate
                 if self._halt.wait(max(0.0, due - time.monotonic())):
                     break
+                ready = time.monotonic()
                 self.processed += n
                 self._commit({tp: recs[-1].offset + 1 for tp, recs in records.items()})
         except BaseException as e:
@@ -115,6 +118,18 @@ class ThrottledWorker(ConsumerWorker):
             if self.consumer is not None:
                 with contextlib.suppress(Exception):
                     self.consumer.close(autocommit=False, timeout_ms=10000)
+
+
+    def wanted(self, due: float, round_trip: float) -> int:
+        """Records to poll: a tenth of a second of work, or what the schedule will owe when the
+        poll comes back (how far it runs behind now, plus the last commit and poll's round trip; at
+        most :data:`CATCH_UP_S` of it). A round trip takes its own time (a few hundred ms on a
+        loaded machine): batches of a tenth of a second would cap the consumer at a tenth of a
+        second's records per round trip, far below its capacity (a 60/s one at 25/s with 240-ms
+        round trips), while a batch of what it owes keeps the capacity whatever the round trip, as
+        long as the machine can do the work at all."""
+        owed = min(time.monotonic() - due + round_trip, CATCH_UP_S)
+        return max(self.batch(), int(owed * self.rate))
 
 
 class BenchMonitor(GroupMonitor):

@@ -65,7 +65,8 @@ def line(name: str, m: dict[str, list[float]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.start", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.start",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--one", choices=("on", "off"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)

@@ -54,7 +54,7 @@ from pyspark.sql import functions as F
 from streaming.contracts import events
 from streaming.contracts.events import LAG, LOG_START, MEMBERS_TYPE, PARTITIONS_TYPE, TYPES
 from streaming.job import canonical as fast
-from streaming.job import dense, event_time, metadata_rules
+from streaming.job import dense, event_time, metadata_rules, recorded
 from streaming.job import variant_fields as vf
 from streaming.job.field_columns import field, opt, with_fields, x
 from streaming.state.ingest import LOG_STARTS, READINGS
@@ -69,6 +69,9 @@ RAW_VALUE_CHARS = 1000
 _JSON_STRING = r'(?s)"(?:[^"\\]|\\.)*+"'
 _CONTROL_CHARS = "".join(map(chr, range(32))) + "\x7f"
 _WS = "[ \t\n\r]*"
+KAFKA_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp")
+"""The Kafka source's columns validation reads."""
+_LAG_TOPIC = "lag_topic_name"
 
 REJECTED_SCHEMA = (
     "reason STRING, raw_value STRING, source_topic STRING, source_partition INT, "
@@ -149,7 +152,9 @@ def _read_fast() -> Column:
     return F.col("canonical") | F.col("exact_dense")
 
 
-def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: str) -> Column:
+def reject_reason(max_value_bytes: int, max_clock_skew_ms: int, lag_topic: Column) -> Column:
+    """The first rule the record breaks, or null; ``lag_topic``: the lag topic's name (a column,
+    so that the recorded plan serves every topic name: :func:`parse`)."""
     ts, group = x("ts"), x("group")
     kafka_ms = event_time.kafka_millis(F.col("timestamp"))
     starts_object = F.ltrim("value_str", F.lit(" \t\n\r")).startswith("{")
@@ -199,10 +204,23 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     event's good entries, ``log_starts`` their log start offsets (a ``lag`` event's one; null when
     the event carries none). ``detail`` (JSON): a metadata event's fields, a rejected record's
     :data:`REJECTED_SCHEMA`, a list of those for a ``lag_dense`` event's bad entries
-    (:mod:`streaming.job.dense`). Few columns: every one costs per batch."""
+    (:mod:`streaming.job.dense`). Few columns: every one costs per batch.
+
+    The plan is built once per process and JVM for these arguments and replayed on each new
+    ``raw`` (:mod:`streaming.job.recorded`); the lag topic's name, which differs between the
+    queries of one process, comes in as a column of its own (a literal: Spark folds it)."""
+    key = (__name__, max_value_bytes, max_clock_skew_ms, fast_path)
+    named = raw.select(*KAFKA_COLUMNS, F.lit(lag_topic).alias(_LAG_TOPIC))
+    return recorded.replayed(
+        key, lambda df: _parse(df, max_value_bytes, max_clock_skew_ms, fast_path), named)
+
+
+def _parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int,
+           fast_path: bool) -> DataFrame:
     fields = with_fields(fast.canonical_pieces(_read(raw, max_value_bytes, fast_path)))
     # one projection holds every lambda (dense.checked says why)
-    reason = reject_reason(max_value_bytes, max_clock_skew_ms, lag_topic).alias("reject_reason")
+    reason = reject_reason(max_value_bytes, max_clock_skew_ms, F.col(_LAG_TOPIC)) \
+        .alias("reject_reason")
     return _narrow(fields.select(
         "*", reason, *dense.checked(RAW_VALUE_CHARS, F.col("exact_dense"), F.col("dense_order"))))
 
@@ -219,7 +237,7 @@ def _read(raw: DataFrame, max_value_bytes: int, fast_path: bool) -> DataFrame:
         else F.struct(F.lit(None).cast(fast.DENSE_SCHEMA).alias("read"),
                       fast.dense_order(F.lit(None).cast(fast.DENSE_SCHEMA)).alias("order"))
     return raw.select(
-        "key", "value", "topic", "partition", "offset", "timestamp",
+        *KAFKA_COLUMNS, _LAG_TOPIC,
         # too large: never cast, never parsed
         F.when(fits, F.col("value").cast("string")).alias("value_str"),
     ).withColumn(

@@ -19,8 +19,6 @@ the decisions, the recommendations and the states are the same whatever the batc
 
 from __future__ import annotations
 
-import math
-
 from assignors import metrics
 from streaming.config import PolicySettings
 from streaming.lag import capacity
@@ -53,8 +51,8 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
             lags[i], known, owners.ids).imbalance
         streak = lag_skew.streak_after(state.skew_streak, imbalance, enough[i],
                                        policy.skew_threshold)
-        if (not math.isnan(imbalance) and streak >= policy.skew_observations
-                and not lag_skew.in_cooldown(t, state.last_rec_ts, policy.cooldown_s)):
+        if lag_skew.fires(imbalance, streak, t, state.last_rec_ts, policy.skew_observations,
+                          policy.cooldown_s):
             return i
         state.capacity.clear()
         state.capacity.update(held)

@@ -147,6 +147,16 @@ def in_cooldown(now_ms: int, last_rec_ms: int | None, cooldown_s: float) -> bool
     return last_rec_ms is not None and now_ms - last_rec_ms < cooldown_s * 1000
 
 
+def fires(imbalance: float, streak: int, now_ms: int, last_rec_ms: int | None,
+          observations: int, cooldown_s: float) -> bool:
+    """Whether a reading is the ``lag_skew`` trigger: its imbalance known, the streak it leaves at
+    ``observations`` or more, and out of the cooldown since the last recommendation. The one rule
+    :func:`streaming.policy.recommend.skew_trigger` (observation by observation) and
+    :func:`streaming.policy.block.decided` (a block read ahead) both apply."""
+    return (not math.isnan(imbalance) and streak >= observations
+            and not in_cooldown(now_ms, last_rec_ms, cooldown_s))
+
+
 def improves(before_max: float, after_max: float, min_improvement: float) -> bool:
     """Whether ``after_max`` is at least ``min_improvement`` (a fraction) below
     ``before_max`` (both finite)."""

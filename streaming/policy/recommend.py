@@ -180,8 +180,8 @@ def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings,
     # counted from the streak before this observation: reading it again never counts it twice
     state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold,
                                              policy.min_total_lag)
-    if (reading.known and state.skew_streak >= policy.skew_observations
-            and not lag_skew.in_cooldown(ts, state.last_rec_ts, policy.cooldown_s)):
+    if lag_skew.fires(reading.imbalance, state.skew_streak, ts, state.last_rec_ts,
+                      policy.skew_observations, policy.cooldown_s):
         return True, reading.details() | {"observations": state.skew_streak,
                                           "threshold": policy.skew_threshold}
     return True, None

@@ -162,9 +162,9 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         # (stateful.read_columns), so a call holds its rows however they are batched.
         "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
         # PySpark's DataFrame debugging records the Python call site of every Column it builds:
-        # seven more py4j round trips each, about twice the time to build the job's plan at
-        # every start (`python -m benchmarks.start`). All it adds is that call site in an
-        # analysis error's message.
+        # seven more py4j round trips each: 1.6 times the time to build the job's plan at every
+        # start (`python -m benchmarks.start`). All it adds is that call site in an analysis
+        # error's message.
         "spark.python.sql.dataFrameDebugging.enabled": "false",
     }
     if local:

@@ -81,15 +81,7 @@ class ThrottledWorker(ConsumerWorker):
                 batch = self.wanted(due, round_trip)
                 records = self.consumer.poll(timeout_ms=200, max_records=batch)
                 polled = sum(len(r) for r in records.values())
-                owned = self.consumer.assignment()
-                self.assigned = {(tp.topic, tp.partition) for tp in owned}
-                if self.stuck:
-                    hold = {tp for tp in owned
-                            if (tp.topic, tp.partition) in self.stuck} - self.consumer.paused()
-                    if hold:
-                        self.consumer.pause(*hold)
-                    records = {tp: r for tp, r in records.items()
-                               if (tp.topic, tp.partition) not in self.stuck}
+                records = self._owned_and_not_stuck(records)
                 n = sum(len(r) for r in records.values())
                 was_full, full = full, polled >= batch
                 if not n:
@@ -119,6 +111,18 @@ class ThrottledWorker(ConsumerWorker):
                 with contextlib.suppress(Exception):
                     self.consumer.close(autocommit=False, timeout_ms=10000)
 
+    def _owned_and_not_stuck(self, records: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
+        """Notes what the consumer owns now; pauses the stuck partitions it owns and drops their
+        records (a poison record is never processed)."""
+        owned = self.consumer.assignment()
+        self.assigned = {(tp.topic, tp.partition) for tp in owned}
+        if not self.stuck:
+            return records
+        hold = {tp for tp in owned if (tp.topic, tp.partition) in self.stuck} \
+            - self.consumer.paused()
+        if hold:
+            self.consumer.pause(*hold)
+        return {tp: r for tp, r in records.items() if (tp.topic, tp.partition) not in self.stuck}
 
     def wanted(self, due: float, round_trip: float) -> int:
         """Records to poll: a tenth of a second of work, or what the schedule will owe when the

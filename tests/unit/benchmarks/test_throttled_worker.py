@@ -13,6 +13,7 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.structs import TopicPartition
@@ -50,6 +51,7 @@ class BackloggedConsumer:
     def __init__(self, clock: Clock, round_trip_s: float) -> None:
         self.clock, self.round_trip_s = clock, round_trip_s
         self.offset = 0
+        self.held: list[Any] = []
         self.tp = TopicPartition("t", 0)
         cluster = SimpleNamespace(broker_metadata=lambda _n: None,
                                   leader_for_partition=lambda _tp: None)
@@ -74,6 +76,12 @@ class BackloggedConsumer:
     def commit(self, _offsets: Any) -> None:
         pass
 
+    def paused(self) -> set[Any]:
+        return set(self.held)
+
+    def pause(self, *tps: Any) -> None:
+        self.held.extend(tps)
+
     def close(self, **_kwargs: Any) -> None:
         pass
 
@@ -93,8 +101,7 @@ def processed_in(run_s: float, capacity: float, round_trip_s: float, monkeypatch
 @given(capacity=st.sampled_from([20.0, 60.0, 90.0, 180.0, 500.0]),
        round_trip_s=st.floats(0.0, CATCH_UP_S * 0.9))
 def test_the_capacity_holds_whatever_the_round_trip(capacity, round_trip_s):
-    import pytest
-
+    # a MonkeyPatch per example: hypothesis runs many examples in one call of the test
     with pytest.MonkeyPatch.context() as monkeypatch:
         run_s = 30.0
         processed = processed_in(run_s, capacity, round_trip_s, monkeypatch)
@@ -109,3 +116,18 @@ def test_a_threading_event_is_what_the_worker_waits_on():
     # the simulated Halt stands in for this attribute: the test above is void if it is renamed
     worker = ThrottledWorker(lambda: None, ["t"], 60.0, "c0", None)
     assert isinstance(worker._halt, threading.Event)
+
+
+def test_a_stuck_partition_is_paused_once_and_never_processed():
+    clock = Clock()
+    consumer = BackloggedConsumer(clock, 0.0)
+    stuck = ThrottledWorker(lambda: consumer, ["t"], 60.0, "c0", None,
+                            stuck=frozenset({("t", 0)}))
+    stuck.consumer = consumer
+    records = {consumer.tp: [SimpleNamespace(offset=0)]}
+    assert stuck._owned_and_not_stuck(records) == {} and consumer.held == [consumer.tp]
+    assert stuck._owned_and_not_stuck(records) == {} and consumer.held == [consumer.tp]
+    assert stuck.assigned == {("t", 0)}
+    free = ThrottledWorker(lambda: consumer, ["t"], 60.0, "c1", None)
+    free.consumer = consumer
+    assert free._owned_and_not_stuck(records) == records

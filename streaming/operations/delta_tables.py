@@ -37,7 +37,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from pyspark.sql import Row, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streaming import catalog
@@ -52,7 +51,7 @@ from streaming.contracts.tables import (
     REJECTED_TIME,
 )
 from streaming.errors import JobError
-from streaming.operations import hfs, recover
+from streaming.operations import delta_log, hfs, recover
 
 log = logging.getLogger(__name__)
 
@@ -106,30 +105,26 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
                     f"table {name} at {location} is missing but checkpoint {checkpoint} has "
                     "committed batches: its rows are gone. Restore the table, or start over with a "
                     "new checkpoint (--checkpoint) to rebuild it from the topics")
-            props = ", ".join(f"{k} = '{v}'" for k, v in table_properties(cfg, cdf).items())
-            props = f" TBLPROPERTIES ({props})"
-            # no IF NOT EXISTS: a table appearing in between is another writer, and must
-            # not pass silently
-            spark.sql(f"CREATE TABLE delta.`{location}` ({ddl}) USING DELTA{props}")
+            delta_log.create(spark, location, ddl, table_properties(cfg, cdf))
             log.info("created table %s at %s", name, location)
             created.add(name)
             continue
         expected = spark.createDataFrame([], ddl).schema
-        diff = schema_differences(expected, spark.read.format("delta").load(location).schema)
+        diff = schema_differences(expected, delta_log.schema(spark, location))
         kept = kept_types(diff, OLDER_TYPES if name == RECOMMENDATIONS else {})
         KEPT_TYPES[location] = kept
         diff = [d for d in diff if d not in type_lines(kept, expected)]
         missing = columns_to_add(diff, ADDED_COLUMNS if name == RECOMMENDATIONS else {})
         if missing:  # the job's table from before those columns (never another's)
             add_columns(spark, location, missing)
-            schema = spark.read.format("delta").load(location).schema
+            schema = delta_log.schema(spark, location)
             diff = [d for d in schema_differences(expected, schema)
                     if d not in type_lines(kept, expected)]
         if diff:
             raise JobError(f"table {name} at {location} does not have the job's schema: "
                            f"{'; '.join(diff)}")
         if cdf:
-            have = detail(spark, location)["properties"] or {}
+            have = delta_log.properties(spark, location)
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it "
                                f"on with ALTER TABLE delta.`{location}` SET TBLPROPERTIES "
@@ -191,9 +186,7 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str,
         floors = {}
     elif text is None:
         # a new checkpoint: it has written nothing yet (the file comes before its first batch)
-        rows = (spark.read.format("delta").load(cfg.table_path(RECOMMENDATIONS))
-                .groupBy("group").agg(F.max("version").alias("v")).collect())
-        floors = {r["group"]: int(r["v"]) for r in rows if r["group"] is not None}
+        floors = delta_log.max_versions(spark, cfg.table_path(RECOMMENDATIONS))
     else:  # damaged: the table without what this checkpoint wrote to it
         txn_app = f"{recover.app_id(checkpoint, spark, cfg)}/{RECOMMENDATIONS}"
         floors = recover.floors_before(spark, cfg.table_path(RECOMMENDATIONS), txn_app, FLOORS_FILE)

@@ -1,12 +1,14 @@
 """The batch writer's two Delta appenders on real tables: delta-rs from the driver
 (``job.delta_writer = auto``, local tables) and Spark. The same batches give the same rows, read
 back by Spark (Change Data Feed included); either writer skips a batch the other already committed;
-a table delta-rs cannot write goes to Spark."""
+a table delta-rs cannot write goes to Spark. The job's start creates and reads its tables with
+delta-rs, and Spark finds in them what it would have written and read itself."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import uuid
 from pathlib import Path
 
@@ -14,9 +16,9 @@ import pytest
 
 from streaming import config
 from streaming.contracts.recommendation import OUTPUT_COLUMNS
-from streaming.contracts.tables import RECOMMENDATIONS, REJECTED
+from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED, REJECTED_DDL
 from streaming.job import convert, sinks
-from streaming.operations import delta_tables
+from streaming.operations import delta_log, delta_tables
 
 pytestmark = pytest.mark.integration
 
@@ -172,3 +174,47 @@ def test_spark_reads_delta_rs_checkpoints_and_compactions(spark, cfg, tmp_path):
                .option("startingVersion", 0).load(location))
     # compaction changes nothing
     assert changes.count() == changes.filter("_change_type = 'insert'").count() == 15
+
+
+def test_the_start_creates_and_reads_its_tables_as_spark_would(spark, cfg, tmp_path, caplog):
+    """delta_log answers the job's start without a Spark job (local tables): the tables it creates
+    have the schema and properties Spark's CREATE TABLE gives, and what it reads of them (schema,
+    properties, each group's highest version) is what Spark reads, also from a table delta-rs
+    cannot read, which Spark then reads."""
+    auto = _config(cfg, tmp_path / uuid.uuid4().hex[:6], "auto")
+    w_auto = _writer(spark, auto)  # prepare: creates both tables
+    for name, ddl, cdf in ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True),
+                           (REJECTED, REJECTED_DDL, False)):
+        location = auto.table_path(name)
+        first = json.loads((Path(location) / "_delta_log" / f"{0:020}.json")
+                           .read_text().splitlines()[0])["commitInfo"]
+        assert first["operation"] == "CREATE TABLE" and "delta-rs" in first["clientVersion"]
+        assert spark.read.format("delta").load(location).schema \
+            == spark.createDataFrame([], ddl).schema
+        assert _spark_properties(spark, location) \
+            == delta_tables.table_properties(auto, cdf) == delta_log.properties(spark, location)
+    for batch_id in range(3):
+        w_auto(_batch(spark, batch_id), batch_id)
+    location = auto.table_path(RECOMMENDATIONS)
+    spark.sql(f"ALTER TABLE delta.`{location}` ADD COLUMNS (later_col DOUBLE)")
+    assert delta_log.max_versions(spark, location) == {"g0": 3, "g1": 3, "g2": 3} == {
+        r["group"]: r["v"] for r in spark.read.format("delta").load(location)
+        .groupBy("group").agg({"version": "max"}).withColumnRenamed("max(version)", "v")
+        .collect()}
+    # reader features delta-rs 1.x lacks: it reads the log (schema, properties), not the files
+    spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ('delta.enableTypeWidening' = "
+              "'true', 'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
+              "'delta.minWriterVersion' = '5')")
+    for table in (location, auto.table_path(REJECTED)):
+        assert delta_log.schema(spark, table) == spark.read.format("delta").load(table).schema
+        assert delta_log.properties(spark, table) == _spark_properties(spark, table)
+    assert "later_col" in delta_log.schema(spark, location).fieldNames()
+    caplog.clear()
+    caplog.set_level(logging.INFO, logger=delta_log.__name__)
+    assert delta_log.max_versions(spark, location) == {"g0": 3, "g1": 3, "g2": 3}
+    assert [r.getMessage().split(" (")[0] for r in caplog.records
+            if r.name == delta_log.__name__] == [f"delta-rs cannot read {location}"]
+
+
+def _spark_properties(spark, location: str) -> dict[str, str]:
+    return dict(spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()["properties"])

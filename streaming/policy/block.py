@@ -49,12 +49,12 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
         # reading itself
         imbalance = metrics.imbalance(rows[i]) if known is None else lag_skew.records_reading(
             lags[i], known, owners.ids).imbalance
-        streak = lag_skew.streak_after(state.skew_streak, imbalance, enough[i],
+        streak = lag_skew.streak_after(lag_skew.streak_from(state, t), imbalance, enough[i],
                                        policy.skew_threshold)
         if lag_skew.fires(imbalance, streak, t, state.last_rec_ts, policy.skew_observations,
                           policy.cooldown_s):
             return i
         state.capacity.clear()
         state.capacity.update(held)
-        state.skew_prev, state.skew_ts, state.skew_streak = state.skew_streak, t, streak
+        lag_skew.count(state, t, streak)
     return len(block.stamps)

@@ -46,11 +46,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from assignors import metrics
 from streaming.config import RECORDS, SECONDS
+
+if TYPE_CHECKING:
+    from streaming.state.group_state import GroupState
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,23 @@ def streak_after(streak: int, imbalance: float, enough_lag: bool, threshold: flo
     if enough_lag and math.isnan(imbalance):
         return streak
     return streak + 1 if enough_lag and imbalance >= threshold else 0
+
+
+def streak_from(state: GroupState, ts: int) -> int:
+    """The streak an observation at ``ts`` counts on from: the state's, for a newer observation;
+    the one before the observation last counted, for that observation read again (more of it
+    arrived), so that no observation counts twice."""
+    return state.skew_streak if ts > state.skew_ts else state.skew_prev
+
+
+def count(state: GroupState, ts: int, streak: int) -> None:
+    """The observation at ``ts`` counted, leaving ``streak`` (worked out from
+    :func:`streak_from`); the streak it counted on from is kept, for it to be read again. The one
+    transition :func:`streaming.policy.recommend.skew_trigger` and
+    :func:`streaming.policy.block.decided` both make."""
+    if ts > state.skew_ts:
+        state.skew_prev, state.skew_ts = state.skew_streak, ts
+    state.skew_streak = streak
 
 
 def totals_at_least(lag: np.ndarray, floor: float) -> list[bool]:

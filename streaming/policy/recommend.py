@@ -30,8 +30,6 @@ After each observation:
 
 from __future__ import annotations
 
-import enum
-import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,7 +58,7 @@ from streaming.policy import block, lag_seconds, lag_skew, member_figures, reten
 from streaming.proposals import expiry
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import Events, observations
+from streaming.state.ingest import Block, Events, observations
 from streaming.state.snapshot import hot_partitions, to_snapshot
 
 log = logging.getLogger(__name__)
@@ -70,18 +68,20 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     """Apply a group's events and return its recommendations. ``events``: parsed rows as a
     DataFrame, a dict of column arrays, or a list of dicts."""
     out = []
-    decide = functools.partial(block.decided, state, policy=policy)
-    for seen in observations(state, events, policy.lag_history, policy.stuck_observations, decide):
+    for seen in observations(state, events, policy.lag_history, policy.stuck_observations,
+                             blocks=True):
+        if isinstance(seen, Block):  # polls read ahead: those decided in one pass are applied
+            seen.take(block.decided(state, seen, policy))
+            continue
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
             capacity.observe(state.capacity, state.lag, seen.owners, t, policy.stuck_observations)
-        skew: Skew | None = None
-        if seen.lag_changed and t > state.skew_ts:
-            skew = Skew.NEW
-        elif (t == state.skew_ts and (seen.lag_changed or seen.changes.applied)
-              and state.last_rec_ts != t):
-            skew = Skew.AGAIN
-        rec = recommend(state, seen.changes, skew, t, policy, seen.owners)
+        # a newer observation with lag moves the streak on; more of the one last counted (it
+        # arrived in parts, or its metadata late) reads it again, unless it was decided on
+        reads_skew = (seen.lag_changed and t > state.skew_ts) or (
+            t == state.skew_ts and (seen.lag_changed or seen.changes.applied)
+            and state.last_rec_ts != t)
+        rec = recommend(state, seen.changes, reads_skew, t, policy, seen.owners)
         if rec is not None:
             out.append(rec)
     return out
@@ -104,15 +104,6 @@ def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = No
     return lag_skew.records_reading(lag, lp.capacity, ids)
 
 
-class Skew(enum.Enum):
-    """How an observation reads lag skew (:func:`process` tells :func:`recommend`)."""
-
-    NEW = "new"
-    """a newer observation: the streak moves on"""
-    AGAIN = "again"
-    """more of the observation last counted arrived: it is read again from the streak before it"""
-
-
 @dataclass(frozen=True)
 class Proposal:
     """The configured assignor's proposal for the group as it is now, with before/after metrics."""
@@ -124,14 +115,14 @@ class Proposal:
     after: metrics.Metrics
 
 
-def recommend(state: GroupState, changes: Changes, skew: Skew | None, ts: int,
+def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
               policy: PolicySettings, owners: Owners | None = None) -> Recommendation | None:
-    """The recommendation this observation of the group triggers, or None; updates the skew streak.
-    ``skew``: how the observation reads lag skew, None when it reads none."""
+    """The recommendation this observation of the group triggers, or None; updates the skew streak
+    when the observation reads lag skew (``reads_skew``)."""
     triggers = metadata_triggers(changes, policy)
     lp = lag_seconds.LagPass(state, policy.stuck_observations)
-    if skew is not None:
-        readable, lag_trigger = skew_trigger(state, skew, ts, policy, owners, lp)
+    if reads_skew:
+        readable, lag_trigger = skew_trigger(state, ts, policy, owners, lp)
         if not readable:
             return None
         if lag_trigger is not None:
@@ -166,20 +157,18 @@ def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dic
     return {name: figures for name, figures in changes.triggers().items() if on.get(name, False)}
 
 
-def skew_trigger(state: GroupState, skew: Skew, ts: int, policy: PolicySettings,
-                 owners: Owners | None, lp: lag_seconds.LagPass) -> tuple[bool, dict | None]:
-    """The skew streak moved on by this observation: (False, None) when no member owns anything
-    (the streak restarts and nothing is recommended), else (True, the ``lag_skew`` trigger's
-    figures or None)."""
-    if skew is Skew.NEW:
-        state.skew_prev, state.skew_ts = state.skew_streak, ts
+def skew_trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Owners | None,
+                 lp: lag_seconds.LagPass) -> tuple[bool, dict | None]:
+    """The skew streak moved on by this observation (a newer one, or the one last counted read
+    again: :func:`streaming.policy.lag_skew.streak_from`): (False, None) when no member owns
+    anything (the streak restarts and nothing is recommended), else (True, the ``lag_skew``
+    trigger's figures or None)."""
     reading = skew_reading(state, policy.stuck_observations, owners, policy.skew_on, lp)
     if reading is None:
-        state.skew_streak = 0
+        lag_skew.count(state, ts, 0)
         return False, None
-    # counted from the streak before this observation: reading it again never counts it twice
-    state.skew_streak = lag_skew.next_streak(state.skew_prev, reading, policy.skew_threshold,
-                                             policy.min_total_lag)
+    lag_skew.count(state, ts, lag_skew.next_streak(lag_skew.streak_from(state, ts), reading,
+                                                   policy.skew_threshold, policy.min_total_lag))
     if lag_skew.fires(reading.imbalance, state.skew_streak, ts, state.last_rec_ts,
                       policy.skew_observations, policy.cooldown_s):
         return True, reading.details() | {"observations": state.skew_streak,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,26 +136,32 @@ class Block:
     """Whether a log start is known in the history or the polls (else no retention figure
     can say anything)."""
 
+    taken: int = field(default=0, init=False)
+    """How many of the first polls the caller decided (:meth:`take`)."""
+
     def __post_init__(self) -> None:
         self.windows = self.views.windows if list(self.owners.by_topic) == [self.topic] else None
         """The polls' capacity windows and owners' lag sums (rows ``first`` on), when the owners'
         figures are this topic's alone (they own partitions of no other), else None."""
 
-
-Decide = Callable[[Block], int]
-"""Decides the first polls of a block in one pass (the caller's part of each observation: its
-policy), returns how many it decided (they are then applied at once); it stops before a poll it must
-see applied."""
+    def take(self, n: int) -> None:
+        """The caller decided the block's first ``n`` polls in one pass (its part of each
+        observation: its policy), stopping before a poll it must see applied: those ``n`` are
+        applied at once when the iteration goes on, never yielded as observations."""
+        if not 0 <= n <= len(self.stamps):
+            raise ValueError(f"a block of {len(self.stamps)} polls cannot take {n}")
+        self.taken = n
 
 
 def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None,
-                 decide: Decide | None = None) -> Iterator[Observation]:
+                 blocks: bool = False) -> Iterator[Observation | Block]:
     """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
     parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the
     number of observations each partition's lag history keeps; ``stuck_after``: the stuck rule the
     caller reads (given, a call of lag polls alone has its histories' views read ahead,
-    :mod:`streaming.lag.ahead`); ``decide``: given, the polls of a block read ahead it decided are
-    applied at once, never yielded."""
+    :mod:`streaming.lag.ahead`); ``blocks``: where polls were read ahead, a :class:`Block` of them
+    is yielded first, and the polls the caller takes from it (:meth:`Block.take`) before it goes on
+    are applied at once. The caller drives: nothing here calls back into it."""
     cols = _columns(events)
     if not cols or len(cols["type"]) == 0:
         return
@@ -169,9 +175,14 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
         lag.stuck_after = stuck_after
     owners: Owners | None = None
     for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
-        if lag is not None and not meta_by_ts and (t <= lag.decided_to or (
-                decide is not None and lag.take_block(state, t, decide))):
-            continue  # applied with its block
+        if lag is not None and not meta_by_ts:
+            if t <= lag.decided_to:
+                continue  # applied with its block
+            offer = lag.block_at(state, t) if blocks else None
+            if offer is not None:
+                yield offer
+                if lag.apply_block(state, offer):
+                    continue
         changes = Changes()
         if t in meta_by_ts:
             update.apply_metadata(state, meta_by_ts[t], changes)
@@ -224,7 +235,7 @@ class _LagRows:
     ahead_owners: Owners | None = None
     """The owners the views were read ahead under."""
     decided_to: int = -(2**63)
-    """The last ts a block decided and applied (:meth:`take_block`)."""
+    """The last ts a block decided and applied (:meth:`apply_block`)."""
     tries: int = 0
     tried_at: int | None = None
 
@@ -321,24 +332,28 @@ class _LagRows:
             self.ahead = {s: i for i, s in enumerate(stamps[:len(views)])}
             self.views, self.ahead_owners = views, held
 
-    def take_block(self, state: GroupState, t: int, decide: Decide) -> bool:
-        """The polls read ahead from ``t`` on that ``decide`` decides, applied at once (the history
-        written once, the views of the last of them kept); whether it decided any."""
+    def block_at(self, state: GroupState, t: int) -> Block | None:
+        """The polls read ahead from ``t`` on, as a :class:`Block`; None when none are."""
         self._read_ahead(state, t)
         if t not in self.ahead or self.ahead_owners is None:
-            return False
+            return None
         topic = str(self.topic_names[0])
-        hist, a = state.lag[topic], self.slices[t][0]
-        starts_read = bool((hist.start >= 0).any() or (self.start[a:] >= 0).any())
+        a = self.slices[t][0]
+        starts_read = bool((state.lag[topic].start >= 0).any() or (self.start[a:] >= 0).any())
         stamps = list(self.ahead)  # from t on: a poll is popped once applied
-        block = Block(stamps, self.views,  # type: ignore[arg-type]
-                      self.ahead[t], self.ahead_owners, topic, starts_read)
-        n = decide(block)
+        return Block(stamps, self.views,  # type: ignore[arg-type]
+                     self.ahead[t], self.ahead_owners, topic, starts_read)
+
+    def apply_block(self, state: GroupState, block: Block) -> bool:
+        """The polls the caller took from ``block``, applied at once (the history written once, the
+        views of the last of them kept); whether it took any."""
+        n, stamps = block.taken, block.stamps
         if not n:
             return False
-        b = self.slices[stamps[n - 1]][1]
-        hist.append_block(self.ts[a:b:(b - a) // n],
-                          *(x[a:b].reshape(n, -1) for x in (self.committed, self.end, self.start)))
+        a, b = self.slices[stamps[0]][0], self.slices[stamps[n - 1]][1]
+        state.lag[block.topic].append_block(
+            self.ts[a:b:(b - a) // n],
+            *(x[a:b].reshape(n, -1) for x in (self.committed, self.end, self.start)))
         for s in stamps[:n]:  # nothing reads the views of a poll decided: none is seeded
             del self.ahead[s]
         state.last_ts = max(state.last_ts, stamps[n - 1])

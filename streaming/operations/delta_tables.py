@@ -109,7 +109,7 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
             log.info("created table %s at %s", name, location)
             created.add(name)
             continue
-        expected = spark.createDataFrame([], ddl).schema
+        expected = delta_log.schema_of(ddl)
         diff = schema_differences(expected, delta_log.schema(spark, location))
         kept = kept_types(diff, OLDER_TYPES if name == RECOMMENDATIONS else {})
         KEPT_TYPES[location] = kept

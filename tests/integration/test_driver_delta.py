@@ -190,7 +190,7 @@ def test_the_start_creates_and_reads_its_tables_as_spark_would(spark, cfg, tmp_p
                            .read_text().splitlines()[0])["commitInfo"]
         assert first["operation"] == "CREATE TABLE" and "delta-rs" in first["clientVersion"]
         assert spark.read.format("delta").load(location).schema \
-            == spark.createDataFrame([], ddl).schema
+            == spark.createDataFrame([], ddl).schema == delta_log.schema_of(ddl)
         assert _spark_properties(spark, location) \
             == delta_tables.table_properties(auto, cdf) == delta_log.properties(spark, location)
     for batch_id in range(3):

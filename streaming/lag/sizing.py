@@ -62,7 +62,9 @@ def size(rates: Sequence[float], capacity: float, headroom: float) -> Sizing:
         return Sizing(0, most)
     if usable <= 0 or max(known) > usable:
         return Sizing(None, most)
-    n = max(1, math.ceil(sum(known) / usable))
+    # one below the bound: the float sum of partitions that fit n consumers exactly can round
+    # above n x usable (3 x 5461.666448410595 sums to 3.0000000000000004 of it)
+    n = max(1, math.ceil(sum(known) / usable) - 1)
     # LPT's max is at most total / n + the largest rate, so this ends by total / (usable - largest)
     while n < most and lpt_max(known, n) > usable:
         n += 1

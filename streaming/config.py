@@ -180,7 +180,9 @@ class PolicySettings:
         return ({"horizon_s": self.rate_horizon_s} if takes_horizon else {}) | self.assignor_options
 
 
-DELTA_WRITERS = ("auto", "spark")
+AUTO_WRITER = "auto"
+"""``job.delta_writer``: delta-rs where it can (local tables), Spark otherwise."""
+DELTA_WRITERS = (AUTO_WRITER, "spark")
 
 
 @dataclass(frozen=True)
@@ -228,10 +230,11 @@ class JobSettings:
     checkpoints' layout). Fixed for a checkpoint: a changed value needs a new one (the job says so
     at start)."""
     delta_writer: str = "auto"
-    """Who appends a batch's rows to the Delta tables. ``auto``: a local table's rows are gathered
-    on the driver and committed with delta-rs (~45 ms against Spark's ~0.7-1 s a commit), other
-    locations and large batches through Spark. ``spark``: always Spark. Either way each commit is
-    idempotent per batch."""
+    """Who appends a batch's rows to the Delta tables, and creates and reads them at start.
+    ``auto``: a local table's rows are gathered on the driver and committed with delta-rs (~45 ms
+    against Spark's ~0.7-1 s a commit), other locations and large batches through Spark; at start a
+    local table is created and read by delta-rs (:mod:`streaming.operations.delta_log`). ``spark``:
+    always Spark. Either way each commit is idempotent per batch."""
 
     def __post_init__(self) -> None:
         if self.state_buckets < 0:

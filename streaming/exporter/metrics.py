@@ -97,6 +97,7 @@ class JobMetrics:
         self._batch_metrics(r)
         self._recommendation_metrics(r)
         self._capacity_members: dict[str, set[tuple[str, str]]] = {}
+        self._checkpoint: str | None = None
         self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups",
                              "Groups left out of the metrics by max_groups", registry=r)
         self.dropped.set_function(lambda: len(self.cap.dropped))
@@ -124,6 +125,17 @@ class JobMetrics:
         # from the start for a job that never completes one, and a job just started is not decades
         # behind
         self.last_batch_time.set(time.time())
+
+    def serving(self, checkpoint: str) -> None:
+        """A query of the job on ``checkpoint`` starts in this process. Another checkpoint is
+        another job (a process that runs several, as a test session does): its last-batch time
+        starts now, not at the batches of the one before. The same checkpoint is a restart of the
+        same job, which keeps it: a query failing again and again is stalled
+        (``KafkaRebalancerJobStalled``)."""
+        with self._lock:
+            if checkpoint != self._checkpoint:
+                self._checkpoint = checkpoint
+                self.last_batch_time.set(time.time())
 
     def _recommendation_metrics(self, r: CollectorRegistry) -> None:
         """Per group, from the latest recommendation the batches wrote."""

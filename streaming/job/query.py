@@ -171,6 +171,8 @@ def start(spark: SparkSession, cfg: Config, available_now: bool = False,
         floors = delta_tables.version_floors(spark, cfg, checkpoint,
                                              fresh=RECOMMENDATIONS in created)
         metrics = exporter.for_job(cfg)  # None unless metrics.enabled; one server for every restart
+        if metrics is not None:
+            metrics.serving(checkpoint)
         writer = sinks.BatchWriter(cfg, recover.app_id(checkpoint, spark, cfg), lease, metrics)
         printer = ProgressPrinter(writer, cfg.job.query_name, metrics=metrics,
                                   state_keys="group buckets" if cfg.job.state_buckets else "groups")

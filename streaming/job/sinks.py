@@ -27,7 +27,7 @@ import time
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from streaming.config import APPROVE, AUTO, Config
+from streaming.config import APPROVE, AUTO, AUTO_WRITER, Config
 from streaming.contracts.recommendation import (
     ASSIGNMENT_TYPE,
     CAPACITY_TYPE,
@@ -84,7 +84,7 @@ class BatchWriter:
         ``compute`` (the batch itself: Kafka read, validation, the stateful step),
         ``delta`` (both appends), ``feed``."""
         self.driver = (DriverAppender(cfg.maintenance.auto_compact)
-                       if cfg.job.delta_writer == "auto" else None)
+                       if cfg.job.delta_writer == AUTO_WRITER else None)
         self.retention = Retention(cfg)
 
     def _check(self, spark: SparkSession) -> None:

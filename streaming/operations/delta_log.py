@@ -38,11 +38,13 @@ log = logging.getLogger(__name__)
 MAPPING = "delta.columnMapping."
 
 
-def create(spark: SparkSession, location: str, ddl: str, properties: dict[str, str]) -> None:
+def create(spark: SparkSession, location: str, ddl: str, properties: dict[str, str],
+           by_delta_rs: bool = True) -> None:
     """An empty table of the columns ``ddl`` names, with these properties. Raises
     :class:`JobError` when a table is there already: no IF NOT EXISTS, since a table appearing
-    in between is another writer's, and must not pass silently."""
-    local = local_path(location)
+    in between is another writer's, and must not pass silently. ``by_delta_rs`` False: Spark
+    does it (``job.delta_writer = spark``), as every function here."""
+    local = local_path(location) if by_delta_rs else None
     if local is not None and _created_by_delta_rs(local, schema_of(ddl), properties):
         return
     listed = ", ".join(f"{k} = '{v}'" for k, v in properties.items())
@@ -76,9 +78,9 @@ def _created_by_delta_rs(local: Path, schema: StructType, properties: dict[str, 
         return False
 
 
-def schema(spark: SparkSession, location: str) -> StructType:
+def schema(spark: SparkSession, location: str, by_delta_rs: bool = True) -> StructType:
     """The table's schema."""
-    table = _delta_rs(location)
+    table = _delta_rs(location) if by_delta_rs else None
     if table is not None:
         try:
             return StructType.fromJson(_without_mapping(json.loads(table.schema().to_json())))
@@ -99,18 +101,18 @@ def _without_mapping(node: Any) -> Any:
             for k, v in node.items()}
 
 
-def properties(spark: SparkSession, location: str) -> dict[str, str]:
+def properties(spark: SparkSession, location: str, by_delta_rs: bool = True) -> dict[str, str]:
     """The table's properties (``TBLPROPERTIES``)."""
-    table = _delta_rs(location)
+    table = _delta_rs(location) if by_delta_rs else None
     if table is not None:
         return dict(table.metadata().configuration)
     row = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()
     return dict((row["properties"] if row is not None else None) or {})
 
 
-def max_versions(spark: SparkSession, location: str) -> dict[str, int]:
+def max_versions(spark: SparkSession, location: str, by_delta_rs: bool = True) -> dict[str, int]:
     """The highest ``version`` per ``group`` of the recommendations table at ``location``."""
-    pairs = _max_versions_by_delta_rs(location)
+    pairs = _max_versions_by_delta_rs(location) if by_delta_rs else None
     if pairs is None:
         rows = (spark.read.format("delta").load(location)
                 .groupBy("group").agg(F.max("version").alias("v")).collect())

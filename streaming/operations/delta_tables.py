@@ -40,7 +40,7 @@ from pyspark.sql import Row, SparkSession
 from pyspark.sql.types import StructType
 
 from streaming import catalog
-from streaming.config import Config
+from streaming.config import AUTO_WRITER, Config
 from streaming.contracts.tables import (
     ADDED_COLUMNS,
     OLDER_TYPES,
@@ -94,6 +94,7 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
     tables it created. Raises :class:`JobError`."""
     created: set[str] = set()
     committed = checkpoint_committed(spark, checkpoint)
+    rs = cfg.job.delta_writer == AUTO_WRITER  # delta-rs where it can (delta_log)
     for name, ddl, cdf in TABLES:
         location = cfg.table_path(name)
         if not is_delta_table(spark, location):
@@ -105,26 +106,26 @@ def prepare(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
                     f"table {name} at {location} is missing but checkpoint {checkpoint} has "
                     "committed batches: its rows are gone. Restore the table, or start over with a "
                     "new checkpoint (--checkpoint) to rebuild it from the topics")
-            delta_log.create(spark, location, ddl, table_properties(cfg, cdf))
+            delta_log.create(spark, location, ddl, table_properties(cfg, cdf), rs)
             log.info("created table %s at %s", name, location)
             created.add(name)
             continue
         expected = delta_log.schema_of(ddl)
-        diff = schema_differences(expected, delta_log.schema(spark, location))
+        diff = schema_differences(expected, delta_log.schema(spark, location, rs))
         kept = kept_types(diff, OLDER_TYPES if name == RECOMMENDATIONS else {})
         KEPT_TYPES[location] = kept
         diff = [d for d in diff if d not in type_lines(kept, expected)]
         missing = columns_to_add(diff, ADDED_COLUMNS if name == RECOMMENDATIONS else {})
         if missing:  # the job's table from before those columns (never another's)
             add_columns(spark, location, missing)
-            schema = delta_log.schema(spark, location)
+            schema = delta_log.schema(spark, location, rs)
             diff = [d for d in schema_differences(expected, schema)
                     if d not in type_lines(kept, expected)]
         if diff:
             raise JobError(f"table {name} at {location} does not have the job's schema: "
                            f"{'; '.join(diff)}")
         if cdf:
-            have = delta_log.properties(spark, location)
+            have = delta_log.properties(spark, location, rs)
             if str(have.get("delta.enableChangeDataFeed", "false")).lower() != "true":
                 raise JobError(f"table {name} at {location} has the Change Data Feed off; turn it "
                                f"on with ALTER TABLE delta.`{location}` SET TBLPROPERTIES "
@@ -186,7 +187,8 @@ def version_floors(spark: SparkSession, cfg: Config, checkpoint: str,
         floors = {}
     elif text is None:
         # a new checkpoint: it has written nothing yet (the file comes before its first batch)
-        floors = delta_log.max_versions(spark, cfg.table_path(RECOMMENDATIONS))
+        floors = delta_log.max_versions(spark, cfg.table_path(RECOMMENDATIONS),
+                                        cfg.job.delta_writer == AUTO_WRITER)
     else:  # damaged: the table without what this checkpoint wrote to it
         txn_app = f"{recover.app_id(checkpoint, spark, cfg)}/{RECOMMENDATIONS}"
         floors = recover.floors_before(spark, cfg.table_path(RECOMMENDATIONS), txn_app, FLOORS_FILE)

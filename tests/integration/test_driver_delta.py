@@ -186,13 +186,18 @@ def test_the_start_creates_and_reads_its_tables_as_spark_would(spark, cfg, tmp_p
     for name, ddl, cdf in ((RECOMMENDATIONS, RECOMMENDATIONS_DDL, True),
                            (REJECTED, REJECTED_DDL, False)):
         location = auto.table_path(name)
-        first = json.loads((Path(location) / "_delta_log" / f"{0:020}.json")
-                           .read_text().splitlines()[0])["commitInfo"]
+        first = _first_commit(location)
         assert first["operation"] == "CREATE TABLE" and "delta-rs" in first["clientVersion"]
         assert spark.read.format("delta").load(location).schema \
             == spark.createDataFrame([], ddl).schema == delta_log.schema_of(ddl)
         assert _spark_properties(spark, location) \
             == delta_tables.table_properties(auto, cdf) == delta_log.properties(spark, location)
+    # job.delta_writer = spark: Spark creates them, as it appends to them
+    plain = _config(cfg, tmp_path / uuid.uuid4().hex[:6], "spark")
+    _writer(spark, plain)
+    for name in (RECOMMENDATIONS, REJECTED):
+        first = _first_commit(plain.table_path(name))
+        assert first["operation"] == "CREATE TABLE" and "Apache-Spark" in first["engineInfo"]
     for batch_id in range(3):
         w_auto(_batch(spark, batch_id), batch_id)
     location = auto.table_path(RECOMMENDATIONS)
@@ -214,6 +219,11 @@ def test_the_start_creates_and_reads_its_tables_as_spark_would(spark, cfg, tmp_p
     assert delta_log.max_versions(spark, location) == {"g0": 3, "g1": 3, "g2": 3}
     assert [r.getMessage().split(" (")[0] for r in caplog.records
             if r.name == delta_log.__name__] == [f"delta-rs cannot read {location}"]
+
+
+def _first_commit(location: str) -> dict:
+    return json.loads((Path(location) / "_delta_log" / f"{0:020}.json")
+                      .read_text().splitlines()[0])["commitInfo"]
 
 
 def _spark_properties(spark, location: str) -> dict[str, str]:

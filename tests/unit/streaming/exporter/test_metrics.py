@@ -131,3 +131,24 @@ def test_member_capacity_one_series_per_member_of_the_latest_recommendation():
     s = _samples(m.registry)
     assert [(k[1], v) for k, v in s.items() if k[0] == name] == [
         ((("client_id", "c0"), ("group", "g"), ("member", "m0")), 400.0)]
+
+
+def test_a_new_checkpoint_starts_the_last_batch_time_and_a_restart_keeps_it(monkeypatch):
+    """test_alerts_live once saw KafkaRebalancerJobStalled on a job seconds old: the worker process
+    had run another job with metrics 10 minutes before, and its last batch was that job's."""
+    from streaming.exporter import metrics
+
+    now = [1_000.0]
+    monkeypatch.setattr(metrics.time, "time", lambda: now[0])
+    m = JobMetrics()
+
+    def last() -> float | None:
+        return m.registry.get_sample_value("kafka_rebalancer_job_last_batch_timestamp_seconds")
+
+    m.serving("/ck/a")
+    assert last() == 1_000.0
+    now[0] = 1_600.0
+    m.serving("/ck/a")  # the same job's query restarted: a crash loop stays stalled
+    assert last() == 1_000.0
+    m.serving("/ck/b")  # another job in the same process
+    assert last() == 1_600.0

@@ -1,6 +1,6 @@
 """The job's configuration as one typed object, read from ``conf/rebalancer.toml``.
 
-Overrides come as ``--conf key=value``:
+Overrides come as ``--conf key=value`` (the rules: :mod:`streaming.config_overrides`):
 
 - ``spark.*`` keys go to the Spark session as they are (``--conf spark.sql.shuffle.partitions=8``);
 - ``kafka.*`` keys go to every Kafka client, Spark's Kafka source and sink included; their values
@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import tomllib
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streaming import config_overrides as overrides_of
 from streaming import config_values as values
 from streaming.errors import ConfigError
 from streaming.java_properties import expand_env, read_properties_file
@@ -323,7 +323,7 @@ class Config:
         return join_location(self.paths.checkpoints, name)
 
     def with_overrides(self, overrides: list[str] | dict[str, str]) -> Config:
-        return _apply_overrides(self, overrides)
+        return overrides_of.apply(self, overrides)
 
 
 def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] | None = None,
@@ -343,7 +343,7 @@ def load(path: str | Path | None = None, overrides: list[str] | dict[str, str] |
     cfg = values.build(Config, raw, where=str(file))
     if command_config:
         cfg = with_client_properties(cfg, command_config)
-    return expand_kafka_env(_apply_overrides(cfg, overrides or []))
+    return expand_kafka_env(overrides_of.apply(cfg, overrides or []))
 
 
 def with_client_properties(cfg: Config, file: str | Path) -> Config:
@@ -362,55 +362,3 @@ def expand_kafka_env(cfg: Config) -> Config:
     bootstrap = expand_env({"bootstrap_servers": cfg.kafka.bootstrap_servers})["bootstrap_servers"]
     return dataclasses.replace(
         cfg, kafka=dataclasses.replace(cfg.kafka, bootstrap_servers=bootstrap, options=options))
-
-
-POLICY_MAPS = {"mode_overrides": "REGEX=MODE", "assignor_options": "KEY=VALUE"}
-"""The map-valued policy settings that ``--conf policy.<map>.<entry>=<value>`` extends one entry at
-a time."""
-
-
-def _apply_overrides(cfg: Config, overrides: list[str] | dict[str, str]) -> Config:
-    pairs = overrides.items() if isinstance(overrides, dict) else [_split(o) for o in overrides]
-    for key, value in pairs:
-        if key == "kafka.bootstrap.servers":  # Spark's spelling of the same setting
-            key = "kafka.bootstrap_servers"
-        section, _, name = key.partition(".")
-        if section == "spark" and not _is_field(SparkSettings, name):
-            spark = dataclasses.replace(cfg.spark, conf=cfg.spark.conf | {key: value})
-            cfg = dataclasses.replace(cfg, spark=spark)
-        elif section == "kafka" and not _is_field(KafkaSettings, name):
-            opts = cfg.kafka.options | {name: value}
-            cfg = dataclasses.replace(cfg, kafka=dataclasses.replace(cfg.kafka, options=opts))
-        elif section == "policy" and name.partition(".")[0] in POLICY_MAPS:
-            # policy.mode_overrides.REGEX=MODE / policy.assignor_options.KEY=VALUE adds one entry
-            # (after those of the file); policy.mode_overrides= / policy.assignor_options= clears
-            # the map
-            field, _, entry = name.partition(".")
-            if not entry and value:
-                raise ConfigError(f"--conf {key}: expected policy.{field}.{POLICY_MAPS[field]}")
-            entries: dict[str, Any] = getattr(cfg.policy, field) | {entry: value} if entry else {}
-            policy = dataclasses.replace(cfg.policy, **{field: entries})  # type: ignore[arg-type]
-            cfg = dataclasses.replace(cfg, policy=policy)
-        else:
-            sub: Any = getattr(cfg, section, None)
-            if (not name or sub is None or not dataclasses.is_dataclass(sub)
-                    or isinstance(sub, type)):
-                raise ConfigError(f"--conf {key}: unknown section {section!r}")
-            known = {f.name: f for f in dataclasses.fields(sub)}
-            if name not in known:
-                raise ConfigError(f"--conf {key}: unknown setting {name!r} in [{section}]")
-            coerced = values.coerce(typing.get_type_hints(type(sub))[name], value, f"--conf {key}")
-            changed: dict[str, Any] = {section: dataclasses.replace(sub, **{name: coerced})}
-            cfg = dataclasses.replace(cfg, **changed)
-    return cfg
-
-
-def _is_field(cls: type, name: str) -> bool:
-    return name in {f.name for f in dataclasses.fields(cls)}
-
-
-def _split(item: str) -> tuple[str, str]:
-    key, sep, value = item.partition("=")
-    if not sep or not key.strip():
-        raise ConfigError(f"--conf {item!r}: expected key=value")
-    return key.strip(), value.strip()

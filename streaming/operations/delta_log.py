@@ -23,7 +23,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
@@ -106,8 +106,15 @@ def properties(spark: SparkSession, location: str, by_delta_rs: bool = True) -> 
     table = _delta_rs(location) if by_delta_rs else None
     if table is not None:
         return dict(table.metadata().configuration)
+    return dict(detail(spark, location)["properties"] or {})
+
+
+def detail(spark: SparkSession, location: str) -> Row:
+    """The table's DESCRIBE DETAIL row (one row for any Delta table), by Spark."""
     row = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()
-    return dict((row["properties"] if row is not None else None) or {})
+    if row is None:
+        raise JobError(f"DESCRIBE DETAIL of {location} returned nothing")
+    return row
 
 
 def max_versions(spark: SparkSession, location: str, by_delta_rs: bool = True) -> dict[str, int]:

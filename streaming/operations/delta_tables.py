@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from pyspark.sql import Row, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
 from streaming import catalog
@@ -213,18 +213,10 @@ def table_properties(cfg: Config, cdf: bool) -> dict[str, str]:
     return ({"delta.enableChangeDataFeed": "true"} if cdf else {}) | props
 
 
-def detail(spark: SparkSession, location: str) -> Row:
-    """The table's DESCRIBE DETAIL row (one row for any Delta table)."""
-    row = spark.sql(f"DESCRIBE DETAIL delta.`{location}`").first()
-    if row is None:
-        raise JobError(f"DESCRIBE DETAIL of {location} returned nothing")
-    return row
-
-
 def set_missing_properties(spark: SparkSession, location: str,
                            wanted: dict[str, str]) -> dict[str, str]:
     """Set the properties whose value differs; return them."""
-    have = detail(spark, location)["properties"] or {}
+    have = delta_log.detail(spark, location)["properties"] or {}
     todo = {k: v for k, v in wanted.items() if str(have.get(k, "")).lower() != v.lower()}
     if todo:
         spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES "
@@ -234,7 +226,7 @@ def set_missing_properties(spark: SparkSession, location: str,
 
 def file_count(spark: SparkSession, location: str) -> int:
     """Data files of the table's current version."""
-    return int(detail(spark, location)["numFiles"])
+    return int(delta_log.detail(spark, location)["numFiles"])
 
 
 def optimize(spark: SparkSession, location: str) -> dict[str, int]:

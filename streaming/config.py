@@ -104,8 +104,9 @@ class PolicySettings:
     """A partition with lag whose committed offset has not moved for this many observations is
     stuck."""
     capacity_headroom: float = 0.2
-    """Fraction of each consumer's capacity kept free counting the consumers needed
-    (:mod:`streaming.lag.sizing`)."""
+    """Fraction of each consumer's capacity kept free, in [0, 1): counting the consumers needed
+    (:mod:`streaming.lag.sizing`), and what a member that keeps up is assumed to have to spare
+    (:mod:`streaming.lag.capacity`)."""
     retention_risk_s: float = 1800.0
     """Seconds to loss at or below which ``retention_risk`` fires
     (:mod:`streaming.policy.retention_risk`); 0: never."""
@@ -151,6 +152,9 @@ class PolicySettings:
                                      ("skew_on", self.skew_on, SKEW_UNITS)):
             if value not in allowed:
                 raise ConfigError(f"policy.{name}: {value!r} is not one of {', '.join(allowed)}")
+        if not 0 <= self.capacity_headroom < 1:  # NaN fails too
+            raise ConfigError(f"policy.capacity_headroom: {self.capacity_headroom} is not a "
+                              "fraction in [0, 1)")
         # NaN and infinity fail too: the deadline is an epoch ms
         if not 0 < self.proposal_expiry_s < 1e12:
             raise ConfigError(f"policy.proposal_expiry_s: {self.proposal_expiry_s} is not a "

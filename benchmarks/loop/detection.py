@@ -139,7 +139,8 @@ def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettin
         if k % poll_every == 0:
             out["recs"] += [(round(t, 1), triggers) for triggers in r.poll(t)]
             state = r.state
-            found = rule.estimates(state.capacity, state.lag, state.owners, p.stuck_observations)
+            found = rule.estimates(state.capacity, state.lag, state.owners, p.stuck_observations,
+                                   p.capacity_headroom)
             for mid, c in (found or {}).items():
                 if c.measured and mid not in out["known"]:
                     out["known"][mid] = (round(t, 1), round(c.records_per_s, 1))

@@ -9,7 +9,7 @@ of the record at the committed offset, read once per lagging partition within
 ``--lag-seconds-timeout``; ``-`` when not read), and RECOMMENDED-OWNER, the member id the group's
 latest recommendation gives the partition to. ``--members`` gives one line per member instead (its
 LAG-SECONDS: the max over its partitions; CAPACITY, the records/s the latest recommendation took it
-at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 for the group's median). Under each
+at, and CONFIDENCE-S, the seconds of backlog that rests on, 0 if never measured). Under each
 group's header, whether rack-aware placement saves anything there (:mod:`assignors.rack_placement`,
 with follower fetching read from the brokers' ``replica.selector.class``), and whether its members
 can take a recommendation, and why not (:mod:`streaming.contracts.serving`). A share group (KIP-932)

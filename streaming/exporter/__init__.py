@@ -120,7 +120,7 @@ class CollectorExport:
         rows = view.partition_rows(snap, group, lag_seconds=live.age, loss_seconds=live.loss_s)
         produce = {t: self.windows.produce_rates(t) for t in snap.group_topics(group)}
         members = [dataclasses.replace(m.member, host=m.host) for m in snap.groups[group].members]
-        capacities = self.windows.capacities(snap.ts, group, members)
+        capacities = self.windows.capacities(snap.ts, group, members, self.headroom)
         needed = view.consumers(snap, group, rows, capacities, produce, self.headroom)
         return view.figures(snap, group, rows, live.rate, live.stuck, live.loss_s, produce, needed)
 

@@ -171,8 +171,9 @@ class JobMetrics:
                                  "recommendation was made", ["group"], registry=r)
         self.member_capacity = Gauge(f"{PREFIX}_member_capacity_records_per_second",
                                      "Capacity of each member the latest recommendation was made "
-                                     "with: records/s consumed while it had backlog, else the "
-                                     "group's median", ["group", "member", "client_id"], registry=r)
+                                     "with: records/s consumed while it had backlog, else "
+                                     "taken from its peers (docs/deciding.md)",
+                                     ["group", "member", "client_id"], registry=r)
 
     def observe_batch(self, batch_id: int, input_rows: int, duration_s: float, state_rows: int
                       ) -> None:

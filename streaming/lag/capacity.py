@@ -34,16 +34,30 @@ minutes). An observation no newer than the member's last backlogged one changes 
 re-sent or replayed poll counts once.
 
 Members are kept by identity (:attr:`assignors.model.Member.identity`: a rejoin keeps its estimate);
-one that left is forgotten. A member never backlogged takes the median of the group's estimates
-(``measured`` False, confidence 0); with none at all, or none resting on :data:`CONFIDENT_S` of
-backlog yet, the capacities are unknown (None) and the members count as alike. Either is raised to
-what the member consumes now, which it can at least do; while an unmeasured member has no rate yet
-(its first observation, a topic re-created), the capacities are unknown too.
+one that left is forgotten. A measured member keeps its estimate after its backlog is gone, raised
+to what it consumes now, which it can at least do. A member never backlogged has no measure: what
+it consumes is a lower bound, and a slow member's figure says nothing of it (the peers' median, the
+rule before this one, made every member as slow as the one measured, so no move seemed to help a
+slow consumer: #46). It is taken
 
-Example (a 20 s window): C0 has 9,000 records of lag that never fell below 8,000 and consumed 100/s,
-so it is backlogged (9,000 > 100 x 60) and its estimate is 100/s resting on 20 s; C1 keeps up (lag 0
-at times) consuming 40/s: it takes the median, 100/s, unmeasured; consuming 300/s, it would take
-300/s.
+- while some member is *over* its capacity (backlogged, and more arriving than it consumes:
+  :data:`RISE`; only moving some of what arrives can help it), as able as the ablest member the
+  group shows: the highest of the measured estimates and of what each unmeasured member consumes
+  with the policy's headroom kept (``policy.capacity_headroom``, h: consumed / (1 - h)). A member
+  that keeps up is assumed to have that much to spare; if it has not, it is measured in turn;
+- otherwise at what it consumes, at least the slowest measure: a backlog its owner holds while it
+  keeps pace with what arrives is not moved on the assumption that a peer would drain it faster
+  (measured, the peer would hand it back).
+
+With no estimate at all, or none resting on :data:`CONFIDENT_S` of backlog yet, the capacities are
+unknown (None) and the members count as alike; so too while an unmeasured member has no rate yet
+(its first observation, a topic re-created).
+
+Example (a 20 s window, headroom 0.2): C0 has 9,000 records of lag that never fell below 8,000 and
+consumed 100/s, so it is backlogged (9,000 > 100 x 60) and its estimate is 100/s resting on 20 s; C1
+keeps up (lag 0 at times) consuming 40/s: it is taken at 100/s, the slowest measure. Were C0's lag
+growing (120/s arriving), C0 would be over its capacity and C1 taken as able as the ablest: C0's
+100/s; consuming 120/s, C1 would be taken at 150/s (120 / 0.8).
 """
 
 from __future__ import annotations
@@ -85,11 +99,23 @@ MEMORY_S = 600.0
 """Seconds of past backlog an estimate weighs against a new window."""
 
 
+class Found(NamedTuple):
+    """One observation's :func:`window`, per owner index."""
+
+    backlogged: np.ndarray
+    rates: np.ndarray
+    """What each consumes (nan: it owns partitions and none has a rate yet)."""
+    seconds: float
+    """The window's seconds."""
+    over: np.ndarray
+    """Backlogged with more arriving than it consumes (:data:`RISE`): over its capacity."""
+
+
 @dataclass(frozen=True)
 class Capacity:
     records_per_s: float
     confidence_s: float
-    """Seconds of backlog the estimate rests on (0: the group's median, not measured)."""
+    """Seconds of backlog the estimate rests on (0: not measured)."""
     measured: bool
 
 
@@ -105,11 +131,10 @@ def _rows(lag: Histories, by_topic: ByTopic, stuck_after: int
             yield hist, rows[keep], who[keep]
 
 
-def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int
-           ) -> tuple[np.ndarray, np.ndarray, float]:
-    """Per owner index ``0..count-1``, whether it is backlogged and its consume rate (nan: it owns
-    partitions and none has a rate yet); the window's seconds. Of one topic's history, kept with its
-    views (the block a call reads ahead seeds it, :func:`block_window`)."""
+def window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> Found:
+    """Per owner index ``0..count-1``, whether it is backlogged (and over its capacity) and its
+    consume rate; the window's seconds. Of one topic's history, kept with its views (the block a
+    call reads ahead seeds it, :func:`block_window`)."""
     if len(by_topic) == 1:
         (topic, (parts, who)), = by_topic.items()
         hist = lag.get(topic)
@@ -126,8 +151,7 @@ def window_key(parts: np.ndarray, who: np.ndarray, count: int, stuck_after: int)
     return "capacity_window", id(parts), id(who), count, stuck_after
 
 
-def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int
-            ) -> tuple[np.ndarray, np.ndarray, float]:
+def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> Found:
     rate, lag_sum = np.zeros(count), np.zeros(count)
     known, owns = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
     seconds = 0.0
@@ -142,24 +166,26 @@ def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int
         owns |= summed.owns
         seconds = max(seconds, hist.window_s())
     long_backlog, maybe = _candidates(lag_sum, rate, known, seconds)
-    backlogged = long_backlog
+    backlogged, over = long_backlog, np.zeros(count, dtype=bool)
     if (maybe | long_backlog).any():
         least, inflow = np.zeros(count), np.zeros(count)
         for hist, rows, who in _rows(lag, by_topic, stuck_after):
             least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
             inflow += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
-        backlogged = _backlogged(long_backlog, maybe, least, inflow, rate)
-    return backlogged, np.where(known | ~owns, rate, np.nan), seconds
+        backlogged, over = _backlogged(long_backlog, maybe, least, inflow, rate)
+    return Found(backlogged, np.where(known | ~owns, rate, np.nan), seconds, over)
 
 
 def _backlogged(long_backlog: np.ndarray, maybe: np.ndarray, least: np.ndarray, inflow: np.ndarray,
-                rate: np.ndarray) -> np.ndarray:
-    """Elementwise (per owner, or per poll and owner): backlogged, where the least lags decide."""
+                rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise (per owner, or per poll and owner): backlogged, where the least lags decide, and
+    backlogged with more arriving than it consumes (over its capacity)."""
     # a lag that stays up because the consumer runs late (a long commit interval, slow batches)
     # keeps pace with what arrives; one that stays up because the consumer cannot keep up grows
     rising = inflow >= rate * (1.0 + RISE)
-    return ((long_backlog & (least >= BACKLOG_RECORDS))
-            | (maybe & rising & (least >= rate * LEAST_S)))
+    backlogged = ((long_backlog & (least >= BACKLOG_RECORDS))
+                  | (maybe & rising & (least >= rate * LEAST_S)))
+    return backlogged, backlogged & rising
 
 
 def _candidates(lag_sum: np.ndarray, rate: np.ndarray, known: np.ndarray,
@@ -180,10 +206,11 @@ class BlockWindow(NamedTuple):
     backlogged: np.ndarray
     rates: np.ndarray
     seconds: np.ndarray
+    over: np.ndarray
 
-    def at(self, i: int) -> tuple[np.ndarray, np.ndarray, float]:
+    def at(self, i: int) -> Found:
         """Poll ``i``'s :func:`window`."""
-        return self.backlogged[i], self.rates[i], float(self.seconds[i])
+        return Found(self.backlogged[i], self.rates[i], float(self.seconds[i]), self.over[i])
 
 
 def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray,
@@ -195,15 +222,15 @@ def block_window(sums: by_owner.OwnerSums, seconds: np.ndarray,
     owners), as :func:`window` sums them)."""
     lag_sum, rate = 0.0 + sums.lag, 0.0 + sums.rate  # as window adds them to zeros
     long_backlog, maybe = _candidates(lag_sum, rate, sums.known, seconds[:, None])
-    backlogged = long_backlog
+    backlogged, over = long_backlog, np.zeros_like(long_backlog)
     # as window, elementwise: polls with neither stay all False either way
     if (maybe | long_backlog).any():
         least, inflow = (0.0 + a for a in least_and_inflow())
-        backlogged = _backlogged(long_backlog, maybe, least, inflow, rate)
+        backlogged, over = _backlogged(long_backlog, maybe, least, inflow, rate)
     rates = np.where(sums.known | ~sums.owns, rate, np.nan)
-    for a in (lag_sum, backlogged, rates):  # rows of them are kept as views
+    for a in (lag_sum, backlogged, rates, over):  # rows of them are kept as views
         a.flags.writeable = False
-    return BlockWindow(lag_sum, backlogged, rates, seconds)
+    return BlockWindow(lag_sum, backlogged, rates, seconds, over)
 
 
 def observe(held: Held, lag: Histories, owners: Owners, ts: int, stuck_after: int) -> None:
@@ -222,12 +249,11 @@ def _forget_gone(held: Held, keys: Sequence[str]) -> None:
         del held[gone]
 
 
-def observed(held: Held, keys: Sequence[str], count: int, ts: int,
-             found: tuple[np.ndarray, np.ndarray, float]) -> None:
+def observed(held: Held, keys: Sequence[str], count: int, ts: int, found: Found) -> None:
     """:func:`observe` given the observation's :func:`window` (``found``; a block read ahead has it
     already)."""
     _forget_gone(held, keys)
-    backlogged, rate, seconds = found
+    backlogged, rate, seconds, _ = found
     for i, key in enumerate(keys[:count]):
         was = held.get(key)
         if was is not None and was[2] > ts:
@@ -254,33 +280,34 @@ def _counted(held: list[Any] | None, ts: int, rate: float, window_s: float) -> l
     return [(estimate * past + rate * new) / (past + new), seconds + new, ts, *base]
 
 
-def estimates(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int
-              ) -> dict[str, Capacity] | None:
+def estimates(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int,
+              headroom: float) -> dict[str, Capacity] | None:
     """member id -> its capacity, for the members that subscribe to something; None when none was
     measured. Never below what the member consumes now (stuck partitions left out). ``owners``: who
     owns what now, asked for only when some estimate is confident (every observation asks, and most
-    find none)."""
+    find none); ``headroom``: ``policy.capacity_headroom``."""
     if not _confident(held):
         return None
     now = owners()
-    return estimated(held, now, lambda: window(lag, now.by_topic, now.count, stuck_after)[1])
+    return estimated(held, now, lambda: window(lag, now.by_topic, now.count, stuck_after),
+                     headroom)
 
 
-def records_per_s(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int
-                  ) -> dict[str, float] | None:
+def records_per_s(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int,
+                  headroom: float) -> dict[str, float] | None:
     """member id -> capacity (records/s), as the assignors take it; None when unknown
     (:func:`estimates`)."""
-    found = estimates(held, lag, owners, stuck_after)
+    found = estimates(held, lag, owners, stuck_after, headroom)
     return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
 
 
-def records_per_s_given(held: Held, owners: Owners, rate_now: np.ndarray
+def records_per_s_given(held: Held, owners: Owners, now: Found, headroom: float
                         ) -> dict[str, float] | None:
-    """:func:`records_per_s` of the estimates ``held`` under ``owners``, given what each member
-    consumes now (the observation's :func:`window` rates, read ahead)."""
+    """:func:`records_per_s` of the estimates ``held`` under ``owners``, given the observation's
+    :func:`window` (read ahead)."""
     if not _confident(held):
         return None
-    found = estimated(held, owners, lambda: rate_now)
+    found = estimated(held, owners, lambda: now, headroom)
     return None if found is None else {mid: c.records_per_s for mid, c in found.items()}
 
 
@@ -290,10 +317,10 @@ def _confident(held: Held) -> bool:
     return any(h[1] >= CONFIDENT_S for h in held.values())
 
 
-def estimated(held: Held, owners: Owners, rate_now: Callable[[], np.ndarray]
+def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headroom: float
               ) -> dict[str, Capacity] | None:
-    """:func:`estimates` given how to read what each member consumes now (its :func:`window`'s
-    rates; read only when some estimate is confident)."""
+    """:func:`estimates` given how to read the observation's :func:`window` (read only when some
+    estimate is confident)."""
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a
     # consumer that starts slowly (a JVM warming up) looks slow for a few seconds
     own = [h if h is not None and h[1] >= CONFIDENT_S else None
@@ -301,12 +328,23 @@ def estimated(held: Held, owners: Owners, rate_now: Callable[[], np.ndarray]
     measured = [h[0] for h in own if h is not None]
     if not measured:
         return None
-    default = float(np.median(measured))
-    rate = rate_now()
-    if any(h is None and np.isnan(r) for h, r in zip(own, rate.tolist(), strict=True)):
+    found = window_now()
+    if any(h is None and np.isnan(r) for h, r in zip(own, found.rates.tolist(), strict=True)):
         # an unmeasured member with no rate yet: not known enough to tell the members apart
         return None
-    now = np.nan_to_num(rate).tolist()
+    now = np.nan_to_num(found.rates).tolist()
+    keeping_up = [r for h, r in zip(own, now, strict=True) if h is None]
+    ablest = (unmeasured_estimate(measured, keeping_up, headroom) if found.over.any()
+              else None)
     return {mid: Capacity(max(h[0], now[i]), h[1], True) if h is not None
-            else Capacity(max(default, now[i]), 0.0, False)
+            else Capacity(ablest if ablest is not None else max(now[i], min(measured)), 0.0, False)
             for i, (mid, h) in enumerate(zip(owners.ids, own, strict=True))}
+
+
+def unmeasured_estimate(measured: Sequence[float], consumed: Sequence[float],
+                        headroom: float) -> float:
+    """What a member never backlogged is taken to do while another is over its capacity: as much as
+    the ablest member the group shows, the highest of the ``measured`` estimates and of what each
+    member that keeps up ``consumed`` (records/s) with ``headroom`` (a fraction, below 1) of its
+    capacity to spare."""
+    return max(max(measured), max(consumed, default=0.0) / (1.0 - headroom))

@@ -79,14 +79,15 @@ class Windows:
             loss |= zip(tps, history.retention().seconds.tolist(), strict=True)
         return Live(age, rate, frozenset(stuck), loss)
 
-    def capacities(self, ts: int, group: str, members: Sequence[Member]) -> dict[str, float] | None:
+    def capacities(self, ts: int, group: str, members: Sequence[Member], headroom: float
+                   ) -> dict[str, float] | None:
         """member id -> its capacity (records/s) by :mod:`streaming.lag.capacity`, the job's rule,
         over this group's window and its members' assignment at ``ts`` (call after :meth:`observe`);
         None while unknown."""
         owners = Owners.of(members)
         held, lag = self._capacity.setdefault(group, {}), self._groups.get(group, {})
         capacity.observe(held, lag, owners, ts, self.stuck_after)
-        return capacity.records_per_s(held, lag, lambda: owners, self.stuck_after)
+        return capacity.records_per_s(held, lag, lambda: owners, self.stuck_after, headroom)
 
     def observe_topics(self, ts: int, end: Mapping[TP, int]) -> None:
         """One poll's end offsets of every partition read, for :meth:`produce_rates` (topics not in

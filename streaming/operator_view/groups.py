@@ -101,7 +101,7 @@ class MemberRow:
     """records/s the latest recommendation took it at (:mod:`streaming.lag.capacity`; None: not
     known)."""
     capacity_confidence_s: float | None = None
-    """seconds of backlog that capacity rests on (0: the group's median, never measured)."""
+    """seconds of backlog that capacity rests on (0: never measured, taken from its peers)."""
     member_epoch: int | None = None
     """KIP-848 members: the member's epoch (None for classic members)."""
     target: tuple[TP, ...] | None = None

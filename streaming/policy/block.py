@@ -44,7 +44,7 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
         found = block.windows.at(block.first + i)
         held = dict(state.capacity)  # kept only if the poll decides nothing
         capacity.observed(held, owners.identities, owners.count, t, found)
-        known = capacity.records_per_s_given(held, owners, found[1])
+        known = capacity.records_per_s_given(held, owners, found, policy.capacity_headroom)
         # the reading in plain records from the block's sums; at the fastest member's rate, the
         # reading itself
         imbalance = metrics.imbalance(rows[i]) if known is None else lag_skew.records_reading(

@@ -83,10 +83,11 @@ class LagPass:
     """One observation's read of the group's lag history, each topic's arrays computed
     on first use."""
 
-    def __init__(self, state: GroupState, stuck_after: int) -> None:
+    def __init__(self, state: GroupState, stuck_after: int, headroom: float) -> None:
         self.hist = state.lag
         self._state = state
         self.stuck_after = stuck_after
+        self.headroom = headroom
         self._lag: dict[str, np.ndarray] = {}
         self._rate: dict[str, np.ndarray] = {}
         self._age: dict[str, np.ndarray] = {}
@@ -119,7 +120,7 @@ class LagPass:
         if self._capacity is _UNREAD:
             state = self._state
             self._capacity = capacity.records_per_s(state.capacity, state.lag, state.owners,
-                                                    self.stuck_after)
+                                                    self.stuck_after, self.headroom)
         return self._capacity  # type: ignore[return-value]
 
     @property
@@ -173,10 +174,11 @@ def _max(values: np.ndarray) -> float:
 
 def figures(state: GroupState, ids: Sequence[str], current: Mapping[str, Sequence[tuple[str, int]]],
             proposed: Mapping[str, Sequence[tuple[str, int]]], stuck_after: int,
-            lp: LagPass | None = None) -> LagSeconds:
+            headroom: float, lp: LagPass | None = None) -> LagSeconds:
     """``ids``: the member ids; ``current`` / ``proposed``: member id -> its (topic, partition)
-    list; ``lp``: this observation's pass when the caller has one."""
-    lp = lp or LagPass(state, stuck_after)
+    list; ``headroom``: ``policy.capacity_headroom``; ``lp``: this observation's pass when the
+    caller has one."""
+    lp = lp or LagPass(state, stuck_after, headroom)
     index = {m: i for i, m in enumerate(ids)}
     now_by, after_by = by_topic(current, index), by_topic(proposed, index)
     now = members(lp, now_by, ids)

@@ -87,15 +87,15 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     return out
 
 
-def skew_reading(state: GroupState, stuck_after: int, owners: Owners | None = None,
-                 on: str = lag_skew.RECORDS,
+def skew_reading(state: GroupState, stuck_after: int, headroom: float,
+                 owners: Owners | None = None, on: str = lag_skew.RECORDS,
                  lp: lag_seconds.LagPass | None = None) -> lag_skew.SkewReading | None:
     """Lag per member under the current assignment, stuck partitions left out, in records or (``on``
     "seconds") as times to catch up; ``lp``: this observation's pass when the caller has one."""
     owners = owners or state.owners()
     if not owners.count:
         return None
-    lp = lp or lag_seconds.LagPass(state, stuck_after)
+    lp = lp or lag_seconds.LagPass(state, stuck_after, headroom)
     ids = owners.ids
     if on == lag_skew.SECONDS:
         now = lag_seconds.members(lp, owners.by_topic, ids)
@@ -120,7 +120,7 @@ def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
     """The recommendation this observation of the group triggers, or None; updates the skew streak
     when the observation reads lag skew (``reads_skew``)."""
     triggers = metadata_triggers(changes, policy)
-    lp = lag_seconds.LagPass(state, policy.stuck_observations)
+    lp = lag_seconds.LagPass(state, policy.stuck_observations, policy.capacity_headroom)
     if reads_skew:
         readable, lag_trigger = skew_trigger(state, ts, policy, owners, lp)
         if not readable:
@@ -139,7 +139,7 @@ def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
     def seconds_figures() -> lag_seconds.LagSeconds:
         return lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members],
                                    proposal.current, proposal.proposed,
-                                   policy.stuck_observations, lp)
+                                   policy.stuck_observations, policy.capacity_headroom, lp)
 
     seconds = keep_what_stands(triggers, proposal, policy, seconds_figures)
     if not triggers:
@@ -163,7 +163,8 @@ def skew_trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Own
     again: :func:`streaming.policy.lag_skew.streak_from`): (False, None) when no member owns
     anything (the streak restarts and nothing is recommended), else (True, the ``lag_skew``
     trigger's figures or None)."""
-    reading = skew_reading(state, policy.stuck_observations, owners, policy.skew_on, lp)
+    reading = skew_reading(state, policy.stuck_observations, policy.capacity_headroom, owners,
+                           policy.skew_on, lp)
     if reading is None:
         lag_skew.count(state, ts, 0)
         return False, None
@@ -179,7 +180,7 @@ def skew_trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Own
 def propose(state: GroupState, policy: PolicySettings) -> Proposal | None:
     """The assignor's proposal and both assignments' metrics; None without a snapshot or
     when it fails."""
-    snapshot = to_snapshot(state, policy.stuck_observations)
+    snapshot = to_snapshot(state, policy.stuck_observations, policy.capacity_headroom)
     if snapshot is None:
         return None
     current = snapshot.current_assignment()
@@ -259,7 +260,8 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
         lag_seconds={"before_catch_up_s": finite_or_none(seconds.before),
                      "after_catch_up_s": finite_or_none(seconds.after),
                      "lag_age_s": finite_or_none(seconds.age)},
-        member_capacity=member_capacity(state, policy.stuck_observations),
+        member_capacity=member_capacity(state, policy.stuck_observations,
+                                        policy.capacity_headroom),
         load_model=load_model_of(proposal.snapshot, policy),
         # the job does not read broker configs: follower fetching unknown (``describe`` reads it)
         rack_placement=rack_placement.of_snapshot(proposal.snapshot, None).verdict,
@@ -276,10 +278,10 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
     return rec
 
 
-def member_capacity(state: GroupState, stuck_after: int) -> list[dict] | None:
+def member_capacity(state: GroupState, stuck_after: int, headroom: float) -> list[dict] | None:
     """The capacities the recommendation was made with, per member (None: unknown,
     the members alike)."""
-    found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after)
+    found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after, headroom)
     if found is None:
         return None
     client = {m.member_id: m.client_id for m in state.members or []}

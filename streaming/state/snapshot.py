@@ -33,8 +33,10 @@ def hot_partitions(state: GroupState) -> list[hot.HotPartition] | None:
     return hot.hot_partitions(rates)
 
 
-def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
-    """The snapshot the assignors take, or None while the group has no members or no known topic."""
+def to_snapshot(state: GroupState, stuck_after: int, headroom: float) -> GroupSnapshot | None:
+    """The snapshot the assignors take, or None while the group has no members or no known topic;
+    ``headroom``: ``policy.capacity_headroom``, for the capacities
+    (:mod:`streaming.lag.capacity`)."""
     if not state.members:
         return None
     topics = {t: state.partition_count(t) for t in state.subscribed_topics()}
@@ -75,5 +77,6 @@ def to_snapshot(state: GroupState, stuck_after: int) -> GroupSnapshot | None:
         topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce,
         consume_rate=consume,
         stuck=frozenset(stuck_partitions(state, stuck_after)),
-        capacity=capacity.records_per_s(state.capacity, state.lag, state.owners, stuck_after),
+        capacity=capacity.records_per_s(state.capacity, state.lag, state.owners, stuck_after,
+                                        headroom),
     )

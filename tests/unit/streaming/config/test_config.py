@@ -49,6 +49,9 @@ def test_secrets_stay_out_of_reprs_and_redacted_views():
     ("justakey", "expected key=value"),
     ("spark.use_cached_jars=maybe", "expected bool"),
     ("job.delta_writer=delta-rs", "job.delta_writer: 'delta-rs' is not one of auto, spark"),
+    ("policy.capacity_headroom=1", "policy.capacity_headroom: 1.0 is not a fraction in \\[0, 1\\)"),
+    ("policy.capacity_headroom=-0.1", "policy.capacity_headroom: -0.1 is not a fraction"),
+    ("policy.capacity_headroom=nan", "policy.capacity_headroom: nan is not a fraction"),
 ])
 def test_bad_overrides_name_the_key(override, message):
     with pytest.raises(ConfigError, match=message):

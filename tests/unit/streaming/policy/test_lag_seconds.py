@@ -11,6 +11,8 @@ from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, SKEWED, STEP, T0, TWO, poll
 
+H = POLICY.capacity_headroom  # the policy's, as the job passes it
+
 
 def _state(polls, lags=SKEWED, consumed=None):
     """TWO's group after ``polls`` polls; partition p's committed offset grows ``consumed[p]`` per
@@ -29,10 +31,10 @@ def test_docstring_example():
     state = _state(3, {0: 9000, 1: 8000, 2: 100, 3: 100}, {0: 500, 1: 500, 2: 200, 3: 200})
     current = {"C0": [("t0", 0), ("t0", 1)], "C1": [("t0", 2), ("t0", 3)]}
     split = {"C0": [("t0", 0), ("t0", 2)], "C1": [("t0", 1), ("t0", 3)]}
-    got = figures(state, ["C0", "C1"], current, split, POLICY.stuck_observations)
+    got = figures(state, ["C0", "C1"], current, split, POLICY.stuck_observations, H)
     assert got.before == 170.0 and got.after == 91.0
     # same assignment, same figure
-    assert figures(state, ["C0", "C1"], current, current, 3).after == got.before
+    assert figures(state, ["C0", "C1"], current, current, 3, H).after == got.before
     # end offsets grow 500 + 9000 ... per poll: the lag at partition 0 is 9,000 records behind a
     # constant end-committed distance, so its oldest record is 9000 / (500 per 10 s) = 180 s old
     assert got.age == 180.0
@@ -55,10 +57,10 @@ def test_recommendation_rows_carry_the_seconds():
 def test_nothing_consumed_is_unbounded_and_one_observation_unknown_both_null_in_rows():
     stopped = _state(3)  # committed offsets never move: every member with lag is unbounded
     current = {"C0": [("t0", 0), ("t0", 1)], "C1": [("t0", 2), ("t0", 3)]}
-    got = figures(stopped, ["C0", "C1"], current, current, stuck_after=99)
+    got = figures(stopped, ["C0", "C1"], current, current, stuck_after=99, headroom=H)
     assert got.before == math.inf and got.after == math.inf and got.age > 0
     once = _state(1)
-    got = figures(once, ["C0", "C1"], current, current, stuck_after=99)
+    got = figures(once, ["C0", "C1"], current, current, stuck_after=99, headroom=H)
     assert math.isnan(got.before) and math.isnan(got.age)
 
 
@@ -66,7 +68,7 @@ def test_stuck_partitions_are_left_out_of_catch_up_not_of_age():
     # partition 0 stuck (committed still for 3 polls), the others consumed
     state = _state(3, consumed={0: 0, 1: 500, 2: 200, 3: 200})
     current = {"C0": [("t0", 0), ("t0", 1)], "C1": [("t0", 2), ("t0", 3)]}
-    got = figures(state, ["C0", "C1"], current, current, stuck_after=3)
+    got = figures(state, ["C0", "C1"], current, current, stuck_after=3, headroom=H)
     assert got.before == 8000 / 50  # partition 1 alone, at its 50/s
     # age: partition 1's 8,000 records at 50/s; stuck partition 0's end offset stood still (this
     # helper keeps its lag constant), so its age is the window (20 s) as a lower bound, and the max
@@ -82,5 +84,5 @@ def test_a_member_that_joins_is_taken_at_the_groups_rate():
         (("C0", [("t0", 0), ("t0", 1)]), ("C1", [("t0", 2), ("t0", 3)]), ("C2", []))])], POLICY)
     current = {"C0": [("t0", 0), ("t0", 1)], "C1": [("t0", 2), ("t0", 3)], "C2": []}
     proposed = {"C0": [("t0", 1)], "C1": [("t0", 2), ("t0", 3)], "C2": [("t0", 0)]}
-    got = figures(state, ["C0", "C1", "C2"], current, proposed, 3)
+    got = figures(state, ["C0", "C1", "C2"], current, proposed, 3, H)
     assert got.before == 170.0 and got.after == 90.0  # C2 at C0's 100/s: 9,000 / 100

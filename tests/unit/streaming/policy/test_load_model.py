@@ -52,7 +52,8 @@ def test_the_leader_reads_back_the_loads_balanced_used():
     state, rec = _recommend()
     model = load_model.read(json.loads(json.dumps(rec.feed_message()))["load_model"])
     assert model is not None
-    snapshot = to_snapshot(state, HORIZON.stuck_observations)
+    snapshot = to_snapshot(state, HORIZON.stuck_observations,
+                           HORIZON.capacity_headroom)
     assert snapshot is not None
     problem = Problem(snapshot, BalancedOptions(horizon_s=60.0))
     assert (fallback.loads(model, [("t0", p) for p in range(4)]) == problem.part_load_list

@@ -22,6 +22,8 @@ from streaming.policy.recommend import process, skew_reading
 from streaming.state.group_state import GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0, TWO, members
 
+H = POLICY.capacity_headroom  # the policy's, as the job passes it
+
 SECONDS = dataclasses.replace(POLICY, skew_on="seconds")
 THREE = members(("C0", [("t0", 0), ("t0", 1)], None), ("C1", [("t0", 2), ("t0", 3)], None),
                 ("C2", [("t0", 4), ("t0", 5)], None))
@@ -57,13 +59,13 @@ def test_with_measured_capacities_records_are_read_at_the_fastest_rate_and_agree
     # plain records would read 100,000 / 60,000 (skewed); both members measured behind (1,000/s and
     # 200/s), C1's 20,000 weigh 100,000 at C0's rate: balanced, as balanced itself and the seconds
     # see it
-    reading = skew_reading(state, POLICY.stuck_observations)
+    reading = skew_reading(state, POLICY.stuck_observations, H)
     assert (reading.imbalance == 1.0 and reading.max_member_lag == 100_000
             and reading.max_member_scaled == 100_000)
     assert by_records == [] and state.skew_streak == 0
     state, by_seconds = run(events, SECONDS)
     assert by_seconds == [] and state.skew_streak == 0
-    reading = skew_reading(state, SECONDS.stuck_observations, on="seconds")
+    reading = skew_reading(state, SECONDS.stuck_observations, H, on="seconds")
     assert reading.imbalance == 1.0 and reading.max_member_s == 100.0
 
 
@@ -103,7 +105,8 @@ def test_metrics_example_neither_records_nor_seconds_chase_the_stuck_partition()
     partition and a stuck one. In records the recommendation "improved" only by the stuck lag; with
     the stuck partition weighing nothing on its owner, C0's lagging partition alone is the max in
     either unit and no assignment lowers it. Records are read at the fastest member's rate
-    (capacities C0 80/s, C1 30/s; C2 never behind, at their median, 55/s)."""
+    (capacities C0 80/s, C1 30/s; C2 never behind, and nobody over capacity, at the slowest measure,
+    30/s)."""
     spec = {0: (18_490, 80), 1: (10_057, 0), 2: (4_101, 20), 3: (2_417, 10), 4: (18, 10),
             5: (12, 10)}
     events = [THREE, *polls(spec, 10)]
@@ -112,11 +115,11 @@ def test_metrics_example_neither_records_nor_seconds_chase_the_stuck_partition()
         # skewed, but no improvement
         assert recs == [] and state.skew_streak >= policy.skew_observations
     state, _ = run(events, POLICY)
-    reading = skew_reading(state, POLICY.stuck_observations)
+    reading = skew_reading(state, POLICY.stuck_observations, H)
     # C0, the fastest
     assert reading.max_member_lag == 18_490 and reading.max_member_scaled == 18_490
     assert (round(reading.imbalance, 4)
-            == round(18_490 / ((18_490 + 6_518 * 80 / 30 + 30 * 80 / 55) / 3), 4))
+            == round(18_490 / ((18_490 + 6_518 * 80 / 30 + 30 * 80 / 30) / 3), 4))
 
 
 def test_unknown_readings_hold_the_streak():
@@ -124,12 +127,12 @@ def test_unknown_readings_hold_the_streak():
     never = dataclasses.replace(SECONDS, min_improvement=2.0)
     state, _ = run([TWO, *polls(SLOW_C1, 1)], never)
     # no rate yet: nan
-    assert state.skew_streak == 0 and not skew_reading(state, 3, on="seconds").known
+    assert state.skew_streak == 0 and not skew_reading(state, 3, H, on="seconds").known
     run(polls(SLOW_C1, 2, start=1), never, state)
     assert state.skew_streak == 2
     # the topic is re-created (offsets start over): every partition's run restarts, no rate is known
     run(polls(SLOW_C1, 1, start=3, base=0), never, state)
-    assert state.skew_streak == 2 and not skew_reading(state, 3, on="seconds").known
+    assert state.skew_streak == 2 and not skew_reading(state, 3, H, on="seconds").known
     run(polls(SLOW_C1, 1, start=4, base=0), never, state)
     assert state.skew_streak == 3
 
@@ -138,13 +141,13 @@ def test_a_member_that_consumes_nothing_holds_the_streak_until_its_partitions_ar
     stalled = {**SLOW_C1, 2: (6_000, 0), 3: (6_000, 0)}
     policy = dataclasses.replace(SECONDS, stuck_observations=5)
     state, recs = run([TWO, *polls(stalled, 4)], policy)
-    reading = skew_reading(state, 5, on="seconds")
+    reading = skew_reading(state, 5, H, on="seconds")
     assert recs == [] and state.skew_streak == 0 and not reading.known  # C1 at inf
     # records read it
-    assert reading.total_lag == 20_000 and skew_reading(state, 5).imbalance == 1.2
+    assert reading.total_lag == 20_000 and skew_reading(state, 5, H).imbalance == 1.2
     # stuck from the fifth poll: C1's partitions leave the reading, C0's 8,000 against 0 is skewed
     run(polls(stalled, 1, start=4), policy, state)
-    assert state.skew_streak == 1 and skew_reading(state, 5, on="seconds").imbalance == 2.0
+    assert state.skew_streak == 1 and skew_reading(state, 5, H, on="seconds").imbalance == 2.0
 
 
 def test_the_rules_on_unknown_figures():

@@ -1,5 +1,5 @@
-"""Each member's capacity estimate: measured while backlogged, the median otherwise, kept in the
-state."""
+"""Each member's capacity estimate: measured while backlogged, taken from its peers otherwise, kept
+in the state."""
 
 from __future__ import annotations
 
@@ -28,16 +28,19 @@ def run(events, state=None, policy=NEVER):
 
 def estimates(state, stuck_after):
     """The capacities of the state's members, as the policy reads them."""
-    return capacity.estimates(state.capacity, state.lag, state.owners, stuck_after)
+    return capacity.estimates(state.capacity, state.lag, state.owners, stuck_after,
+                              POLICY.capacity_headroom)
 
 
-def test_a_backlogged_member_is_measured_and_the_others_take_the_median():
+def test_a_backlogged_member_is_measured_and_one_that_keeps_up_is_taken_at_the_slowest_measure():
     state = run([TWO, *polls(BEHIND_AND_KEEPING_UP, 4)])
     found = estimates(state, 3)
     # three polls 10 s apart: the first window 20 s, then 10 s more
     assert found["C0"] == capacity.Capacity(500.0, 30.0, True)
-    assert found["C1"] == capacity.Capacity(500.0, 0.0, False)  # the median of the one measured
-    assert (capacity.records_per_s(state.capacity, state.lag, state.owners, 3)
+    # C0 holds its lag (nothing over its capacity): C1, consuming 40/s, is taken at the slowest
+    # measure
+    assert found["C1"] == capacity.Capacity(500.0, 0.0, False)
+    assert (capacity.records_per_s(state.capacity, state.lag, state.owners, 3, 0.2)
             == {"C0": 500.0, "C1": 500.0})
 
 
@@ -46,6 +49,31 @@ def test_an_unmeasured_member_is_taken_at_least_at_what_it_consumes():
     found = estimates(run([TWO, *polls(fast_keeper, 4)]), 3)
     assert (found["C0"].records_per_s == 500.0
             and found["C1"] == capacity.Capacity(1600.0, 0.0, False))
+
+
+def moving(count: int, spec: dict[int, tuple[int, float, float]]) -> list[dict]:
+    """``count`` polls 10 s apart; ``spec``: partition -> (lag at first, consumed/s, produced/s)."""
+    out = []
+    for i in range(count):
+        for p, (lag, consumed, produced) in spec.items():
+            t = i * STEP / 1000
+            out.append(ev.lag_event(T0 + i * STEP, "g", "t0", p, 10**6 + int(consumed * t),
+                                    10**6 + lag + int(produced * t)))
+    return out
+
+
+def test_while_a_member_is_over_its_capacity_the_others_are_taken_as_the_ablest_with_headroom():
+    # C0 consumes 500/s while 600/s arrive: its lag grows; C1 keeps up
+    over = {0: (50_000, 250, 300), 1: (50_000, 250, 300)}
+    for each, taken in ((20, 500.0), (800, 2000.0)):
+        state = run([TWO, *moving(5, {**over, 2: (300, each, each), 3: (300, each, each)})])
+        found = estimates(state, 3)
+        # consuming 40/s: 50/s with 0.2 to spare, below C0's 500/s, the ablest shown; consuming
+        # 1,600/s: 2,000/s
+        assert found["C0"].measured and found["C1"] == capacity.Capacity(taken, 0.0, False)
+        no_headroom = capacity.estimates(state.capacity, state.lag, state.owners, 3, 0.0)
+        assert no_headroom is not None
+        assert no_headroom["C1"].records_per_s == max(500.0, 2 * each)
 
 
 def test_nothing_known_until_some_member_was_behind():

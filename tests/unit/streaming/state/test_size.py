@@ -43,7 +43,7 @@ def test_a_huge_partition_number_costs_one_row():
     again = GroupState.from_bytes(state.to_bytes())
     assert again == state and again.lag["t0"].latest_lag().tolist() == [10, 4]
     # no partitions event: a count implied by such a number is not believed, the topic is left out
-    assert state.partition_count("t0") == 0 and to_snapshot(state, 3) is None
+    assert state.partition_count("t0") == 0 and to_snapshot(state, 3, 0.2) is None
 
 
 def test_a_partitions_event_drops_rows_beyond_the_count():
@@ -57,7 +57,7 @@ def test_a_partitions_event_drops_rows_beyond_the_count():
                                         [ev.partition_entry(p, 1, [1], [None]) for p in range(4)])],
             POLICY)
     assert state.lag["t0"].ids.tolist() == [0, 3]
-    snap = to_snapshot(state, 3)
+    snap = to_snapshot(state, 3, 0.2)
     assert snap.lag["t0"] == [5, 0, 0, 7]
 
 
@@ -80,7 +80,7 @@ def test_offsets_are_exact_to_2_63(dtype):
     hist = state.lag["t0"]
     assert hist.end.dtype == np.int64 and int(hist.end[0, 0]) == MAX_OFFSET
     assert hist.latest_lag().tolist() == [3, 2**60 - 1]
-    assert to_snapshot(state, 3).lag["t0"] == [3, 2**60 - 1]  # Python ints: exact
+    assert to_snapshot(state, 3, 0.2).lag["t0"] == [3, 2**60 - 1]  # Python ints: exact
 
 
 def test_offsets_from_a_nullable_column_are_exact():

@@ -1,9 +1,9 @@
 """One consumer group of the closed-loop benchmark: its topics, producers and throttled consumers.
 
-:class:`ThrottledWorker` processes at most ``capacity`` records/s, counted against the clock (a
-batch of ``n`` records is done ``n / capacity`` seconds after the previous one, or after now when it
-was idle), so the capacity holds exactly whatever the per-batch overhead (poll, commit), as long as
-the machine keeps up; it commits after each batch. Whether it kept up is measured:
+:class:`ThrottledWorker` processes at most ``capacity`` records/s, counted against the clock as
+every workload consumer does (:class:`streaming.dev.workload.consumers.ConsumerWorker`), so the
+capacity holds whatever the per-batch overhead (poll, commit), as long as the machine keeps up; it
+commits after each batch. Whether it kept up is measured:
 :meth:`BenchGroup.pace`. Each consumer has its own capacity (the workload's, changed midway by a
 ``capacity`` event), and counts which rack served its fetches (:mod:`benchmarks.loop.reads`). A
 partition listed as stuck is never processed or committed by whoever owns it (a poison record): the
@@ -18,7 +18,6 @@ from the ``p % 3``-th broker on, that one its leader, so every strategy sees the
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -49,9 +48,6 @@ from streaming.kafka_clients import factories as kafka_clients
 log = logging.getLogger(__name__)
 
 REJOIN_INTERVAL_S = 3.0
-CATCH_UP_S = 1.0
-"""How far behind its schedule a backlogged consumer may catch up (a burst above capacity for at
-most this long)."""
 
 
 class ThrottledWorker(ConsumerWorker):
@@ -67,49 +63,20 @@ class ThrottledWorker(ConsumerWorker):
         self.busy_s = 0.0
         self.reads = Reads()
 
-    def run(self) -> None:
-        try:
-            self.consumer = self._make()
-            self.reads.watch(self.consumer, self.rack)
-            self._await_metadata()
-            self.consumer.subscribe(self.topics)
-            due = ready = time.monotonic()
-            full, round_trip = False, 0.0
-            start, work = due, 0.0
-            while not self._halt.is_set():
-                # read each time: the capacity may change midway
-                batch = self.wanted(due, round_trip)
-                records = self.consumer.poll(timeout_ms=200, max_records=batch)
-                polled = sum(len(r) for r in records.values())
-                records = self._owned_and_not_stuck(records)
-                n = sum(len(r) for r in records.values())
-                was_full, full = full, polled >= batch
-                if not n:
-                    continue
-                now = time.monotonic()
-                round_trip = now - ready  # the last commit and this poll
-                if was_full:
-                    # a backlog waited: keep to the schedule, so the poll and commit round trips are
-                    # made up by a shorter wait (up to CATCH_UP_S behind), and the stretch since the
-                    # last batch counts
-                    self.busy_s += now - start
-                    self.worked_s += work
-                    due = max(due, now - CATCH_UP_S) + n / self.rate
-                else:
-                    due = max(due, now) + n / self.rate
-                start, work = now, n / self.rate
-                if self._halt.wait(max(0.0, due - time.monotonic())):
-                    break
-                ready = time.monotonic()
-                self.processed += n
-                self._commit({tp: recs[-1].offset + 1 for tp, recs in records.items()})
-        except BaseException as e:
-            self.failure = e
-            log.exception("consumer %s failed", self.client_id)
-        finally:
-            if self.consumer is not None:
-                with contextlib.suppress(Exception):
-                    self.consumer.close(autocommit=False, timeout_ms=10000)
+    def _opened(self) -> None:
+        self.reads.watch(self.consumer, self.rack)
+        self._start, self._work_s = time.monotonic(), 0.0
+
+    def _kept(self, records: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
+        return self._owned_and_not_stuck(records)
+
+    def _scheduled(self, due: float, now: float, n: int, backlogged: bool) -> float:
+        if backlogged:
+            # a backlog waited: the stretch since the last batch counts towards the pace
+            self.busy_s += now - self._start
+            self.worked_s += self._work_s
+        self._start, self._work_s = now, n / self.rate
+        return super()._scheduled(due, now, n, backlogged)
 
     def _owned_and_not_stuck(self, records: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
         """Notes what the consumer owns now; pauses the stuck partitions it owns and drops their
@@ -123,17 +90,6 @@ class ThrottledWorker(ConsumerWorker):
         if hold:
             self.consumer.pause(*hold)
         return {tp: r for tp, r in records.items() if (tp.topic, tp.partition) not in self.stuck}
-
-    def wanted(self, due: float, round_trip: float) -> int:
-        """Records to poll: a tenth of a second of work, or what the schedule will owe when the
-        poll comes back (how far it runs behind now, plus the last commit and poll's round trip; at
-        most :data:`CATCH_UP_S` of it). A round trip takes its own time (a few hundred ms on a
-        loaded machine): batches of a tenth of a second would cap the consumer at a tenth of a
-        second's records per round trip, far below its capacity (a 60/s one at 25/s with 240-ms
-        round trips), while a batch of what it owes keeps the capacity whatever the round trip, as
-        long as the machine can do the work at all."""
-        owed = min(time.monotonic() - due + round_trip, CATCH_UP_S)
-        return max(self.batch(), int(owed * self.rate))
 
 
 class BenchMonitor(GroupMonitor):

@@ -1,9 +1,13 @@
 """A consumer group of kafka-python consumers, each in its own thread, each working at a set pace.
 
-A consumer processes ``rate`` records/s (sleeping ``1/rate`` per record to simulate work; each
-consumer its own rate, which :meth:`ConsumerWorker.set_rate` changes while it runs) and commits
-synchronously after each batch, so the committed offset is exactly what it processed and lag builds
-on the partitions produced faster than their consumer works. Client ids are ``<group>-<i>-rack-<r>``
+A consumer processes at most ``rate`` records/s (each consumer its own rate, which
+:meth:`ConsumerWorker.set_rate` changes while it runs), counted against the clock: a batch of ``n``
+records is done ``n / rate`` seconds after the previous one, or after now when it was idle, so the
+rate holds whatever a poll and commit cost, as long as the machine keeps up (sleeping ``1/rate`` per
+record made a 100/s consumer do 50/s on a loaded machine, and a test of the consumers needed then
+counted three where two do). It commits synchronously after each batch, so the committed offset is
+exactly what it processed and lag builds on the partitions produced faster than their consumer
+works. Client ids are ``<group>-<i>-rack-<r>``
 and ``client_rack`` is the rack, so the collector (and KIP-392 follower fetching) know where each
 member runs.
 
@@ -31,7 +35,11 @@ from streaming.kafka_clients.join_guard import keep_rejoin_until_joined
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BUILTIN_ASSIGNORS", "ConsumerWorker", "assignors_for", "builtin_assignor",
+CATCH_UP_S = 1.0
+"""How far behind its schedule a backlogged consumer may catch up (a burst above its rate for at
+most this long)."""
+
+__all__ = ["BUILTIN_ASSIGNORS", "CATCH_UP_S", "ConsumerWorker", "assignors_for", "builtin_assignor",
            "client_id_for", "make_consumer"]
 
 AssignorSpec = str | Any | Sequence[str | Any] | Callable[[], Sequence[Any]]
@@ -97,27 +105,10 @@ class ConsumerWorker(PausableWorker):
     def run(self) -> None:
         try:
             self.consumer = self._make()
+            self._opened()
             self._await_metadata()
             self.consumer.subscribe(self.topics)
-            while not self._halt.is_set():
-                batch = self.batch()
-                if self._pause.is_set():
-                    self._paused.set()
-                    while self._pause.is_set() and not self._halt.is_set():
-                        time.sleep(0.02)
-                    continue
-                records = self.consumer.poll(timeout_ms=200, max_records=batch)
-                self.assigned = {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
-                if not records:
-                    continue
-                offsets = {}
-                for tp, recs in records.items():
-                    for _ in recs:
-                        if self.rate > 0:
-                            time.sleep(1.0 / self.rate)
-                    self.processed += len(recs)
-                    offsets[tp] = recs[-1].offset + 1
-                self._commit(offsets)
+            self._work()
         except BaseException as e:
             self.failure = e
             log.exception("consumer %s failed", self.client_id)
@@ -128,6 +119,63 @@ class ConsumerWorker(PausableWorker):
                     self.consumer.close(autocommit=False, timeout_ms=10000)
                 except Exception:
                     log.debug("closing consumer %s failed", self.client_id, exc_info=True)
+
+    def _work(self) -> None:
+        """Poll, wait until the batch's work is due, commit; until stopped."""
+        due = ready = time.monotonic()
+        full, round_trip = False, 0.0
+        while not self._halt.is_set():
+            if self._pause.is_set():
+                self._paused.set()
+                while self._pause.is_set() and not self._halt.is_set():
+                    time.sleep(0.02)
+                continue
+            # read each time: the rate may change midway
+            batch = self.wanted(due, round_trip)
+            records = self.consumer.poll(timeout_ms=200, max_records=batch)
+            polled = sum(len(r) for r in records.values())
+            records = self._kept(records)
+            n = sum(len(r) for r in records.values())
+            was_full, full = full, polled >= batch
+            if not n:
+                continue
+            now = time.monotonic()
+            round_trip = now - ready  # the last commit and this poll
+            due = self._scheduled(due, now, n, was_full)
+            if self._halt.wait(max(0.0, due - time.monotonic())):
+                break
+            ready = time.monotonic()
+            self.processed += n
+            self._commit({tp: recs[-1].offset + 1 for tp, recs in records.items()})
+
+    def _opened(self) -> None:
+        """Called once the consumer is made (a subclass watches it)."""
+
+    def _kept(self, records: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
+        """The polled records to process (all); notes what the consumer owns now."""
+        self.assigned = {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
+        return records
+
+    def _scheduled(self, due: float, now: float, n: int, backlogged: bool) -> float:
+        """When ``n`` records polled at ``now`` are done: ``n / rate`` after the previous batch when
+        a backlog waited (the poll before came back full: the round trips are made up by a shorter
+        wait, up to :data:`CATCH_UP_S` behind), else after now."""
+        if self.rate <= 0:
+            return now
+        return (max(due, now - CATCH_UP_S) if backlogged else max(due, now)) + n / self.rate
+
+    def wanted(self, due: float, round_trip: float) -> int:
+        """Records to poll: a tenth of a second of work, or what the schedule will owe when the
+        poll comes back (how far it runs behind now, plus the last commit and poll's round trip; at
+        most :data:`CATCH_UP_S` of it). A round trip takes its own time (a few hundred ms on a
+        loaded machine): batches of a tenth of a second would cap the consumer at a tenth of a
+        second's records per round trip, far below its rate (a 60/s one at 25/s with 240-ms
+        round trips), while a batch of what it owes keeps the rate whatever the round trip, as
+        long as the machine can do the work at all."""
+        if self.rate <= 0:
+            return self.batch()
+        owed = min(time.monotonic() - due + round_trip, CATCH_UP_S)
+        return max(self.batch(), int(owed * self.rate))
 
     def set_rate(self, rate: float) -> None:
         """Process ``rate`` records/s from the next batch on (a consumer that slows down or speeds

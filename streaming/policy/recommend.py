@@ -54,7 +54,14 @@ from streaming.contracts.recommendation import (
 from streaming.lag import capacity
 from streaming.lag.owners import Owners
 from streaming.lag.rules import finite_or_none
-from streaming.policy import block, lag_seconds, lag_skew, member_figures, retention_risk
+from streaming.policy import (
+    block,
+    lag_seconds,
+    lag_skew,
+    member_figures,
+    retention_risk,
+    slow_members,
+)
 from streaming.proposals import expiry
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
@@ -172,8 +179,11 @@ def skew_trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Own
                                                    policy.skew_threshold, policy.min_total_lag))
     if lag_skew.fires(reading.imbalance, state.skew_streak, ts, state.last_rec_ts,
                       policy.skew_observations, policy.cooldown_s):
-        return True, reading.details() | {"observations": state.skew_streak,
-                                          "threshold": policy.skew_threshold}
+        figures = reading.details() | {"observations": state.skew_streak,
+                                       "threshold": policy.skew_threshold}
+        slow = slow_members.over_capacity(state, owners or state.owners(),
+                                          policy.stuck_observations, policy.capacity_headroom)
+        return True, figures | ({"slow_members": slow} if slow else {})
     return True, None
 
 

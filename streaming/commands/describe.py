@@ -96,8 +96,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from streaming.commands import live_read
     from streaming.errors import UsageError
-    from streaming.operator_view import groups as view
-    from streaming.operator_view import sentences
 
     cfg = live_read.live_config(load_config(args), args.bootstrap)
     snap, lives, produce = live_read.read_with_rates(cfg, args, args.rate_window, group=args.group,
@@ -108,34 +106,10 @@ def run(args: argparse.Namespace) -> int:
     recs = live_read.latest_recommendations(cfg, args.group, args.table)
     seconds = lag_seconds(cfg, snap, args.lag_seconds_timeout)
     follower_fetching = live_read.follower_fetching(cfg, snap.broker_racks) if snap.groups else None
-    out = []
-    for g in sorted(snap.groups):
-        if snap.groups[g].share:
-            out.append(share_group(snap, g))
-            continue
-        info, rec = snap.groups[g], recs.get(g)
-        loss = lives[g].loss_s if g in lives else None
-        rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g), loss)
-        members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
-        found = info.serving
-        hot = view.hot_partitions(snap, g, produce)
-        # one entry a member (not its client-id alias)
-        capacities = {m: rate for m, (rate, _) in view.recommended_capacity(rec).items()
-                      if not m.startswith("client:")} or None
-        needed = view.consumers(snap, g, rows, capacities, produce, cfg.policy.capacity_headroom)
-        out.append({"group": g, "state": info.state, "group_protocol": info.group_protocol,
-                    "assignor": info.protocol,
-                    "recommendation_version": rec["version"] if rec else None,
-                    "serving": {"kind": found.kind, "published": found.published,
-                                "reason": found.reason},
-                    "group_epoch": info.epoch, "target_assignment_epoch": info.assignment_epoch,
-                    "rack_placement": rack_placement(rows, members, follower_fetching),
-                    "retention": sentences.retention_says(rows),
-                    "hot_partitions": [h.as_dict() for h in hot],
-                    "says": sentences.hot_says(hot), "consumers": needed.as_dict(),
-                    "consumers_says": sentences.consumers_says(needed),
-                    "partitions": [r.as_dict() for r in rows],
-                    "members": [m.as_dict() for m in members]})
+    out = [share_group(snap, g) if snap.groups[g].share
+           else consumer_group(cfg, snap, g, recs.get(g), lives, seconds, produce,
+                               follower_fetching)
+           for g in sorted(snap.groups)]
     skipped = [{"group": g, "kind": v.kind, "reason": v.reason}
                for g, v in sorted(snap.skipped.items())]
     if args.format == "json":
@@ -144,6 +118,38 @@ def run(args: argparse.Namespace) -> int:
         text = render(out, args.members) if out else "no consumer groups"
         print("\n\n".join([text, *render_skipped(skipped)]))
     return 0
+
+
+def consumer_group(cfg: Config, snap: ClusterSnapshot, g: str, rec: dict | None, lives: dict,
+                   seconds: dict, produce: dict, follower_fetching: bool | None) -> dict:
+    """A consumer group as describe shows it: its partitions and members, with what its latest
+    recommendation (``rec``) says of them, its hot partitions and the consumers it needs."""
+    from streaming.operator_view import groups as view
+    from streaming.operator_view import sentences
+
+    info = snap.groups[g]
+    loss = lives[g].loss_s if g in lives else None
+    rows = view.partition_rows(snap, g, view.recommended_owners(rec), seconds.get(g), loss)
+    members = view.member_rows(snap, g, rows, view.recommended_capacity(rec))
+    found = info.serving
+    hot = view.hot_partitions(snap, g, produce)
+    # one entry a member (not its client-id alias)
+    capacities = {m: rate for m, (rate, _) in view.recommended_capacity(rec).items()
+                  if not m.startswith("client:")} or None
+    needed = view.consumers(snap, g, rows, capacities, produce, cfg.policy.capacity_headroom)
+    return {"group": g, "state": info.state, "group_protocol": info.group_protocol,
+            "assignor": info.protocol,
+            "recommendation_version": rec["version"] if rec else None,
+            "serving": {"kind": found.kind, "published": found.published,
+                        "reason": found.reason},
+            "group_epoch": info.epoch, "target_assignment_epoch": info.assignment_epoch,
+            "rack_placement": rack_placement(rows, members, follower_fetching),
+            "retention": sentences.retention_says(rows),
+            "hot_partitions": [h.as_dict() for h in hot],
+            "says": sentences.hot_says(hot), "consumers": needed.as_dict(),
+            "consumers_says": sentences.consumers_says(needed),
+            "partitions": [r.as_dict() for r in rows],
+            "members": [m.as_dict() for m in members]}
 
 
 def share_group(snap: ClusterSnapshot, g: str) -> dict:

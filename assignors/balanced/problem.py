@@ -50,6 +50,8 @@ class Problem:
         self.tiebreak_list: list[int] = self.tiebreak.tolist()
         self.scale = self._scale()
         self.scale_list: list[float] = self.scale.tolist()
+        # Members alike: the least-loaded member is the one a partition ends least loaded on.
+        self.alike = bool(np.all(self.scale == 1.0))
         self._index_topics()
         self._index_groups()
         self._index_racks()

@@ -1,9 +1,10 @@
 """Balancing search: lower the max member load by local steps.
 
 Repeatedly take the member with the highest load and apply the best single *move* (one of its
-partitions to the least-loaded eligible member of the partition's group) or *swap* (one of its
-partitions against a lighter one of another member) that lowers the pair's max, until neither helps
-or the lower bound is reached. Moves respect the count windows; swaps keep counts.
+partitions to the eligible member of the partition's group it ends least loaded on: the least-loaded
+one when the members are alike) or *swap* (one of its partitions against a lighter one of another
+member) that lowers the pair's max, until neither helps or the lower bound is reached. Moves
+respect the count windows; swaps keep counts.
 
 Up to ``SMALL`` partitions every lighter member is a swap partner and the iterations are many;
 above it both are bounded by counts (never by time, so the result stays deterministic).
@@ -122,7 +123,9 @@ class _Search:
 
 def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.ndarray,
                  best: steps.Best) -> None:
-    """Each of ``a``'s partitions to the least-loaded member of its group with room for one more."""
+    """Each of ``a``'s partitions to the member of its group with room for one more that it ends
+    least loaded on (ties by tie-break, then index): the least-loaded one when the members are
+    alike."""
     hi = window[1]
     load = st.load
     load_a = float(load[a])
@@ -133,14 +136,21 @@ def _offer_moves(problem: Problem, st: State, window: Window, a: int, parts: np.
         ms = ms[(ms != a) & (st.count[ms] + 1 <= hi[ms])]
         if len(ms) == 0:
             continue
-        b = int(ms[np.lexsort((problem.tiebreak[ms], load[ms]))[0]])
-        load_b = float(load[b])
         sel = groups == g
         candidates = weights[sel]
-        values = np.maximum(load_a - candidates * problem.scale_list[a],
-                            load_b + candidates * problem.scale_list[b])
+        if problem.alike:
+            b = int(ms[np.lexsort((problem.tiebreak[ms], load[ms]))[0]])
+            takers = np.full(len(candidates), b)
+            after = float(load[b]) + candidates * problem.scale_list[b]
+        else:
+            ms = ms[np.argsort(problem.tiebreak[ms], kind="stable")]
+            ends = load[ms][:, None] + problem.scale[ms][:, None] * candidates[None, :]
+            first = np.argmin(ends, axis=0)
+            takers = ms[first]
+            after = ends[first, np.arange(len(candidates))]
+        values = np.maximum(load_a - candidates * problem.scale_list[a], after)
         i = int(np.argmin(values))
-        best.offer(float(values[i]), (int(parts[sel][i]), b, -1))
+        best.offer(float(values[i]), (int(parts[sel][i]), int(takers[i]), -1))
 
 
 def _offer_swaps(problem: Problem, st: State, a: int, parts: np.ndarray, partners: list[int],

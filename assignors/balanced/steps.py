@@ -128,9 +128,9 @@ def _edit(parts: list[int], weights: list[float] | None, i: int, p: int, w: floa
 
 def offer_moves(problem: Problem, a: int, parts: list[int], loads: list[float], counts: list[int],
                 hi: list[int], best: Best) -> None:
-    """Each of ``a``'s partitions (index order) to the least-loaded member of its group with room
-    for one more (ties by tie-break, then index); per group, the partition giving the least pair max
-    (the first)."""
+    """Each of ``a``'s partitions (index order) to the member of its group with room for one more
+    that it ends least loaded on (ties by tie-break, then index; the least-loaded one when the
+    members are alike); per group, the partition giving the least pair max (the first)."""
     group, weight, scale = problem.part_group_list, problem.part_load_list, problem.scale_list
     tiebreak = problem.tiebreak_list
     by_group: dict[int, list[int]] = {}
@@ -138,23 +138,26 @@ def offer_moves(problem: Problem, a: int, parts: list[int], loads: list[float], 
         by_group.setdefault(group[p], []).append(p)
     load_a, s_a = loads[a], scale[a]
     for g in sorted(by_group):
-        b = -1
-        for m in problem.group_members_list[g]:
-            if m != a and counts[m] + 1 <= hi[m] and (
-                    b < 0 or loads[m] < loads[b]
-                    or (loads[m] == loads[b] and tiebreak[m] < tiebreak[b])):
-                b = m
-        if b < 0:
+        takers = sorted((tiebreak[m], m) for m in problem.group_members_list[g]
+                        if m != a and counts[m] + 1 <= hi[m])
+        if not takers:
             continue
-        load_b, s_b = loads[b], scale[b]
-        value, pick = 0.0, -1
+        if problem.alike:
+            b = min(takers, key=lambda tm: loads[tm[1]])[1]
+            takers = [(0, b)]
+        value, pick, to = 0.0, -1, -1
         for p in by_group[g]:
             w = weight[p]
-            x, y = load_a - w * s_a, load_b + w * s_b
+            b, y = -1, 0.0
+            for _, m in takers:
+                end = loads[m] + w * scale[m]
+                if b < 0 or end < y:
+                    b, y = m, end
+            x = load_a - w * s_a
             v = x if x >= y else y
             if pick < 0 or v < value:
-                value, pick = v, p
-        best.offer(value, (pick, b, -1))
+                value, pick, to = v, p, b
+        best.offer(value, (pick, to, -1))
 
 
 def offer_swaps(problem: Problem, sides: Sides, a: int, partners: list[int], loads: list[float],

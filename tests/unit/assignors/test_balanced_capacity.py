@@ -83,3 +83,22 @@ def test_capacities_must_be_positive_and_cover_every_member():
         group({"slow": 1.0, "mid": 1.5})
     with pytest.raises(InvalidSnapshot, match="capacity.slow"):
         group({"slow": 0.0, "mid": 1.5, "fast": 3.0})
+
+
+@FAST
+@given(st.integers(1, 30), st.integers(1, 10**6),
+       st.lists(st.floats(0.01, 1e6), min_size=1, max_size=6))
+def test_alike_partitions_on_unlike_members_reach_the_least_max_time(n_parts, lag, capacities):
+    """The oracle, for partitions of one load: each in turn to the member that finishes it first is
+    optimal. A move used to go to the least-loaded member, whatever its speed, and a partition could
+    stay on a slow member beside an idle fast one."""
+    ids = [f"m{i}" for i in range(len(capacities))]
+    capacity = dict(zip(ids, capacities, strict=True))
+    snapshot = GroupSnapshot(topics={"t": n_parts}, members=tuple(Member(m, ("t",)) for m in ids),
+                             lag={"t": [lag] * n_parts}, capacity=capacity)
+    held = dict.fromkeys(ids, 0)
+    for _ in range(n_parts):
+        held[min(ids, key=lambda m: (held[m] + 1) / capacity[m])] += 1
+    least = max(held[m] * lag / capacity[m] for m in ids)
+    loads = member_loads(snapshot, balanced.assign(snapshot))
+    assert max(loads[m] / capacity[m] for m in ids) <= least * 1.02 * (1 + 1e-9)

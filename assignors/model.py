@@ -77,7 +77,9 @@ class GroupSnapshot:
     lag, taken as 0. ``stuck`` lists partitions whose committed offset does not move while they have
     lag. ``capacity``: member id -> records/s it can consume, for every member (None: unknown, the
     members taken as alike); an assignor that reads it balances time (load / capacity) rather than
-    records.
+    records. ``capacity_at_least``: the members whose ``capacity`` is only a lower bound (never
+    measured behind: what they read now); a plan to a target utilisation holds only the others to it
+    (:mod:`assignors.balanced.utilisation`).
     """
 
     topics: Mapping[str, int]
@@ -88,6 +90,7 @@ class GroupSnapshot:
     consume_rate: Mapping[str, Sequence[float]] = field(default_factory=lambda: _EMPTY)
     stuck: frozenset[TopicPartition] = frozenset()
     capacity: Mapping[str, float] | None = None
+    capacity_at_least: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         for topic, count in self.topics.items():

@@ -133,6 +133,10 @@ _REGISTRY: dict[str, tuple[str, tuple[OptionSpec, ...]]] = {
         OptionSpec("cross_rack_cost", float, 10.0, "cost of one cross-rack partition", minimum=0),
         OptionSpec("move_cost", float, 1.0, "cost of one moved partition", minimum=0),
         _HORIZON,
+        OptionSpec("target_utilisation", float, None,
+                   "with capacities and rates known, no member is given more production than this "
+                   "fraction of its capacity where a plan allows it (none: off)", minimum=0.01,
+                   nullable=True),
     )),
 }
 

@@ -105,8 +105,9 @@ class PolicySettings:
     stuck."""
     capacity_headroom: float = 0.2
     """Fraction of each consumer's capacity kept free, in [0, 1): counting the consumers needed
-    (:mod:`streaming.lag.sizing`), and what a member that keeps up is assumed to have to spare
-    (:mod:`streaming.lag.capacity`)."""
+    (:mod:`streaming.lag.sizing`), what a member that keeps up is assumed to have to spare
+    (:mod:`streaming.lag.capacity`), and what a plan leaves each member
+    (:mod:`assignors.balanced.utilisation`)."""
     retention_risk_s: float = 1800.0
     """Seconds to loss at or below which ``retention_risk`` fires
     (:mod:`streaming.policy.retention_risk`); 0: never."""
@@ -117,8 +118,8 @@ class PolicySettings:
     assignor_options: dict[str, Any] = field(default_factory=dict)
     """Options of ``assignor`` as ``assignors.registry`` declares them
     (``[policy.assignor_options]``, ``--conf policy.assignor_options.KEY=VALUE``). Where the
-    assignor takes ``horizon_s``, it defaults to ``rate_horizon_s``; the before/after figures always
-    use ``rate_horizon_s``."""
+    assignor takes ``horizon_s``, it defaults to ``rate_horizon_s`` (the before/after figures always
+    use ``rate_horizon_s``); where it takes ``target_utilisation``, to 1 - ``capacity_headroom``."""
     mode: str = OBSERVE
     """``observe`` (the table only), ``approve`` (published as a proposal that
     ``rebalancer approve`` turns into one to apply), ``auto`` (published to apply at once).
@@ -180,8 +181,10 @@ class PolicySettings:
         """The keyword options the recommendation's assignor is called with."""
         from assignors import registry
 
-        takes_horizon = "horizon_s" in registry.options(self.assignor)
-        return ({"horizon_s": self.rate_horizon_s} if takes_horizon else {}) | self.assignor_options
+        takes = registry.options(self.assignor)
+        implied = {"horizon_s": self.rate_horizon_s,
+                   "target_utilisation": 1.0 - self.capacity_headroom}
+        return {k: v for k, v in implied.items() if k in takes} | self.assignor_options
 
 
 AUTO_WRITER = "auto"

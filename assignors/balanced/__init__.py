@@ -54,9 +54,10 @@ With ``max_count_skew``, a member stops taking partitions at its class's ceiling
 it give their lightest partitions, which go heaviest first to the least-loaded members below it.
 
 *Balance (local search).* Repeatedly take the member with the highest load and apply the best
-single move (one of its partitions to the least-loaded eligible member) or swap (one of its
-partitions against a lighter one of another member) that lowers the pair's max, until neither
-helps or the lower bound is reached. Moves respect the count bound; swaps keep counts.
+single move (one of its partitions to the eligible member it ends least loaded on: with unlike
+capacities not always the least-loaded one) or swap (one of its partitions against a lighter one of
+another member) that lowers the pair's max, until neither helps or the lower bound is reached.
+Moves respect the count bound; swaps keep counts.
 
 *Count balance.* Within each class of identical subscriptions, zero-load partitions move from
 members above the class mean to members below it (costly ones first, to their owner or a same-rack
@@ -125,7 +126,7 @@ from typing import Any
 from assignors.model import Assignment, GroupSnapshot
 
 from .options import LARGE, PEER_SEED_MAX_PARTITIONS, SMALL, BalancedOptions
-from .solve import solve
+from .utilisation import plan
 
 __all__ = ["LARGE", "NAME", "PEER_SEED_MAX_PARTITIONS", "SMALL", "BalancedOptions", "assign"]
 
@@ -138,4 +139,4 @@ def assign(snapshot: GroupSnapshot, options: BalancedOptions | None = None,
            **kwargs: Any) -> Assignment:
     """Assign ``snapshot``'s partitions; see the package docstring. Options as
     :class:`BalancedOptions`."""
-    return solve(snapshot, BalancedOptions.of(options, **kwargs))
+    return plan(snapshot, BalancedOptions.of(options, **kwargs))

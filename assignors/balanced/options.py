@@ -46,6 +46,11 @@ class BalancedOptions:
 
     ``horizon_s``: seconds of production to add to the lag: load = ``lag + produce_rate *
     horizon_s`` (default 0: lag alone; a topic without rates contributes lag alone).
+
+    ``target_utilisation``: with member capacities and produce rates known, no member is handed
+    more production than this fraction of its capacity where some plan allows it, and as little
+    over it as the group allows where none does (:mod:`.utilisation`). ``None`` (default): the max
+    member time alone decides.
     """
 
     max_count_skew: int | None = None
@@ -53,6 +58,7 @@ class BalancedOptions:
     cross_rack_cost: float = 10.0
     move_cost: float = 1.0
     horizon_s: float = 0.0
+    target_utilisation: float | None = None
 
     def __post_init__(self) -> None:
         k = self.max_count_skew
@@ -62,6 +68,11 @@ class BalancedOptions:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not np.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        u = self.target_utilisation
+        if u is not None and (isinstance(u, bool) or not isinstance(u, int | float)
+                              or not 0.01 <= u < np.inf):
+            raise ValueError(f"target_utilisation must be None or a finite number >= 0.01, "
+                             f"got {u!r}")
 
     @classmethod
     def of(cls, options: BalancedOptions | None = None, **kwargs: Any) -> BalancedOptions:

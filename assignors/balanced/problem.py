@@ -41,9 +41,11 @@ class Problem:
     """One rebalance, indexed. Arrays are per partition (``part_*``) or per member
     (``member_*``)."""
 
-    def __init__(self, snapshot: GroupSnapshot, opts: BalancedOptions) -> None:
+    def __init__(self, snapshot: GroupSnapshot, opts: BalancedOptions,
+                 stuck_weigh_production: bool = False) -> None:
         self.snapshot = snapshot
         self.opts = opts
+        self.stuck_weigh_production = stuck_weigh_production
         self.members: list[Member] = sorted(snapshot.members, key=lambda m: m.member_id)
         self.n_members = len(self.members)
         self.tiebreak = np.array([tiebreak(m.member_id) for m in self.members], dtype=np.int64)
@@ -93,6 +95,8 @@ class Problem:
                            if n_topics else np.zeros(0, np.int64))
         self.part_topic_list: list[int] = self.part_topic.tolist()
         load = np.zeros(self.n_parts, dtype=np.float64)
+        # production over the horizon alone: what a stuck partition weighs when asked to
+        self._production = np.zeros(self.n_parts, dtype=np.float64)
         for j, t in enumerate(self.topics):
             lo, hi = int(self.topic_start[j]), int(self.topic_start[j + 1])
             if hi == lo:
@@ -102,7 +106,8 @@ class Problem:
                 load[lo:hi] = np.asarray(lag, dtype=np.float64)
             rate = snapshot.produce_rate.get(t)
             if rate is not None and opts.horizon_s > 0:
-                load[lo:hi] += np.asarray(rate, dtype=np.float64) * opts.horizon_s
+                self._production[lo:hi] = np.asarray(rate, dtype=np.float64) * opts.horizon_s
+                load[lo:hi] += self._production[lo:hi]
         self.part_load = np.where(np.isfinite(load) & (load > 0), load, 0.0)
         self.part_load_list: list[float] = self.part_load.tolist()
 
@@ -212,9 +217,13 @@ class Problem:
         for t, p in metrics.held_stuck(self.snapshot):
             self.pinned[int(start[self.topic_index[t]]) + p] = True
         # A pinned partition weighs nothing on its owner (the rule:
-        # assignors.metrics.partition_loads).
+        # assignors.metrics.partition_loads); its production alone when planning to a target
+        # utilisation (.utilisation: it may only be starved).
         if self.pinned.any():
-            self.part_load[self.pinned] = 0.0
+            production = self._production[self.pinned]
+            self.part_load[self.pinned] = (
+                np.where(np.isfinite(production) & (production > 0), production, 0.0)
+                if self.stuck_weigh_production else 0.0)
             self.part_load_list = self.part_load.tolist()
         self.pinned_list: list[bool] = self.pinned.tolist()
 

@@ -15,9 +15,12 @@ from .start import greedy, peer_seeds, shed
 from .state import State, count_ok, final_key, pinned_moved
 
 
-def solve(snapshot: GroupSnapshot, opts: BalancedOptions) -> Assignment:
-    """Assign ``snapshot``'s partitions (see the package docstring)."""
-    problem = Problem(snapshot, opts)
+def solve(snapshot: GroupSnapshot, opts: BalancedOptions,
+          stuck_weigh_production: bool = False) -> Assignment:
+    """Assign ``snapshot``'s partitions (see the package docstring); ``stuck_weigh_production``: a
+    stuck partition pinned to its owner weighs its production over the horizon there, not nothing
+    (:mod:`.utilisation`)."""
+    problem = Problem(snapshot, opts, stuck_weigh_production)
     if problem.n_members == 0:
         return {}
     if problem.n_parts == 0:

@@ -73,10 +73,12 @@ def to_snapshot(state: GroupState, stuck_after: int, headroom: float) -> GroupSn
     )
     if not members:
         return None
+    found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after, headroom)
     return GroupSnapshot(
         topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce,
         consume_rate=consume,
         stuck=frozenset(stuck_partitions(state, stuck_after)),
-        capacity=capacity.records_per_s(state.capacity, state.lag, state.owners, stuck_after,
-                                        headroom),
+        capacity=None if found is None else {mid: c.records_per_s for mid, c in found.items()},
+        capacity_at_least=frozenset() if found is None else frozenset(
+            mid for mid, c in found.items() if not c.measured),
     )

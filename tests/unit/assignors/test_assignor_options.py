@@ -73,7 +73,7 @@ def test_float_option_round_trips_through_text(x: float) -> None:
 @pytest.mark.parametrize(("name", "given", "message"), [
     ("balanced", {"prefer_rack_aware_logic": True},
      "prefer_rack_aware_logic: not an option of the balanced assignor; it takes max_count_skew, "
-     "load_tolerance, cross_rack_cost, move_cost, horizon_s"),
+     "load_tolerance, cross_rack_cost, move_cost, horizon_s, target_utilisation"),
     ("lag", {"horizon_s": 1}, "horizon_s: not an option of the lag assignor; it takes none"),
     ("balanced", {"max_count_skew": 1.5},
      "max_count_skew: must be an integer >= 0 or none, got 1.5"),
@@ -112,7 +112,8 @@ def test_toml_table_is_typed_and_checked(tmp_path) -> None:
     cfg = config.load(f)
     assert cfg.policy.assignor_options == {"max_count_skew": 1, "load_tolerance": 0.05}
     assert (cfg.policy.assignor_kwargs()
-            == {"horizon_s": 0.0, "max_count_skew": 1, "load_tolerance": 0.05})
+            == {"horizon_s": 0.0, "target_utilisation": 0.8, "max_count_skew": 1,
+                "load_tolerance": 0.05})
     f.write_text('[policy.assignor_options]\nload_tolerance = "lots"\n')
     with pytest.raises(ConfigError,
                        match=r"^policy\.assignor_options\.load_tolerance: must be a number >= 0, "
@@ -122,13 +123,16 @@ def test_toml_table_is_typed_and_checked(tmp_path) -> None:
 
 def test_overrides_set_and_clear_the_table() -> None:
     cfg = config.load(overrides=["policy.assignor_options.max_count_skew=0",
-                                 "policy.rate_horizon_s=30"])
-    assert cfg.policy.assignor_kwargs() == {"horizon_s": 30.0, "max_count_skew": 0}
-    # an explicit horizon_s wins for the assignor; rate_horizon_s stays its default
-    cfg = cfg.with_overrides(["policy.assignor_options.horizon_s=5"])
-    assert cfg.policy.assignor_kwargs()["horizon_s"] == 5.0
+                                 "policy.rate_horizon_s=30", "policy.capacity_headroom=0.25"])
+    assert cfg.policy.assignor_kwargs() == {"horizon_s": 30.0, "target_utilisation": 0.75,
+                                            "max_count_skew": 0}
+    # an explicit horizon_s or target wins for the assignor; rate_horizon_s stays its default
+    cfg = cfg.with_overrides(["policy.assignor_options.horizon_s=5",
+                              "policy.assignor_options.target_utilisation=none"])
+    assert cfg.policy.assignor_kwargs() == {"horizon_s": 5.0, "target_utilisation": None,
+                                            "max_count_skew": 0}
     cfg = cfg.with_overrides(["policy.assignor_options=", "policy.assignor=lag"])
-    assert cfg.policy.assignor_kwargs() == {}  # lag takes no horizon
+    assert cfg.policy.assignor_kwargs() == {}  # lag takes neither
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

@@ -170,7 +170,8 @@ def test_horizon_reaches_balanced_and_the_metrics(capsys: pytest.CaptureFixture[
      "--option max_count_skew: must be an integer >= 0 or none, got -1"),
     (["--assignor", "balanced", "--option", "tolerance=0.1"],
      "--option tolerance: not an option of the balanced assignor; it takes max_count_skew, "
-     "load_tolerance, cross_rack_cost, move_cost, horizon_s"),
+     "load_tolerance, cross_rack_cost, move_cost, horizon_s, "
+     "target_utilisation"),
     (["--assignor", "roundrobin", "--option", "max_count_skew=1"],
      "--option max_count_skew: not an option of the roundrobin assignor; it takes none"),
     (["--assignor", "range", "--option", "prefer_rack_aware_logic=yes"],

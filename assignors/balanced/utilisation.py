@@ -71,22 +71,21 @@ def plan(snapshot: GroupSnapshot, opts: BalancedOptions) -> Assignment:
     where a plan allows it (see the module docstring)."""
     first = solve(snapshot, opts)
     target = opts.target_utilisation
-    rates = _rates_only(snapshot)
-    if target is None or rates is None:
+    if target is None or metrics.measured_utilisation(snapshot, first) is None:
         return first
-    # measured with every partition's rate, planned with stuck partitions pinned
-    held = dataclasses.replace(rates, stuck=frozenset())
-    worst = max_utilisation(held, first)
+    worst = metrics.measured_utilisation(snapshot, first) or 0.0
     if worst <= target:
         return first
-    floor = solve(_lower_bounds_whole(rates, target), dataclasses.replace(opts, horizon_s=1.0),
-                  stuck_weigh_production=True)
-    least = max_utilisation(_lower_bounds_whole(held, target), floor, every=True)
+    whole = _lower_bounds_whole(snapshot, target)
+    # the rates alone, a stuck partition pinned to its owner weighing its own
+    floor = solve(dataclasses.replace(snapshot, lag={}, capacity=whole),
+                  dataclasses.replace(opts, horizon_s=1.0), stuck_weigh_production=True)
+    least = max(metrics.member_utilisation(snapshot, floor, whole).values(), default=0.0)
     bound = max(target, least * (1 + opts.load_tolerance))
     if worst <= bound:
         return first
     for ahead in _further_ahead(snapshot, opts):
-        if max_utilisation(held, ahead) <= bound:
+        if (metrics.measured_utilisation(snapshot, ahead) or 0.0) <= bound:
             return ahead
     return floor
 
@@ -100,31 +99,10 @@ def _further_ahead(snapshot: GroupSnapshot, opts: BalancedOptions) -> Iterator[A
                     stuck_weigh_production=True)
 
 
-def max_utilisation(rates: GroupSnapshot, assignment: Assignment, every: bool = False) -> float:
-    """The highest utilisation of ``assignment``'s measured members (``every``: of all its members;
-    0.0 with none): the produce rate of what each holds over its capacity, ``rates`` being the
-    snapshot without its lags (:func:`_rates_only`), and without its stuck partitions to count
-    theirs."""
-    capacity = rates.capacity
+def _lower_bounds_whole(snapshot: GroupSnapshot, target: float) -> dict[str, float]:
+    """The capacities with each unmeasured member's figure over ``target``: read to all of it, it
+    is at the target's utilisation of that."""
+    capacity = snapshot.capacity
     assert capacity is not None
-    held = metrics.member_loads(rates, assignment, horizon_s=1.0)
-    return max((load / float(capacity[mid]) for mid, load in held.items()
-                if every or mid not in rates.capacity_at_least), default=0.0)
-
-
-def _lower_bounds_whole(rates: GroupSnapshot, target: float) -> GroupSnapshot:
-    """``rates`` with each unmeasured member's figure over ``target``: read to all of it, it is at
-    the target's utilisation of that."""
-    capacity = rates.capacity
-    assert capacity is not None
-    return dataclasses.replace(rates, capacity={
-        mid: c / target if mid in rates.capacity_at_least else c for mid, c in capacity.items()})
-
-
-def _rates_only(snapshot: GroupSnapshot) -> GroupSnapshot | None:
-    """``snapshot`` without its lags, so that a partition's load is its produce rate; None when
-    there is no utilisation to keep: capacities or rates unknown, or no member measured."""
-    if (snapshot.capacity is None or not any(snapshot.produce_rate.values())
-            or all(m.member_id in snapshot.capacity_at_least for m in snapshot.members)):
-        return None
-    return dataclasses.replace(snapshot, lag={})
+    return {mid: c / target if mid in snapshot.capacity_at_least else c
+            for mid, c in capacity.items()}

@@ -114,16 +114,23 @@ def offsets_lag(cfg: Config, group: str, offset_reset: str = "earliest") -> LagS
         finally:
             reader.close()
             admin.close()
-        out: dict[str, list[int]] = {t: [0] * n for t, n in topics.items()}
-        for tp in tps:
-            c = committed.get(tp)
-            offset = getattr(c, "offset", None) if c is not None else None
-            committed = offset if offset is not None and offset >= 0 else None
-            out[tp.topic][tp.partition] = partition_lag(committed, begins.get(tp, 0),
-                                                        ends.get(tp, 0), offset_reset)
-        return out
+        return lags_of(topics, committed, begins, ends, offset_reset)
 
     return read
+
+
+def lags_of(topics: Mapping[str, int], committed: Mapping[Any, Any], begins: Mapping[Any, int],
+            ends: Mapping[Any, int], offset_reset: str) -> dict[str, list[int]]:
+    """topic -> lag per partition, each from its own committed offset (an ``OffsetAndMetadata``;
+    none, or a negative one, is no commit) and log bounds, keyed by ``(topic, partition)`` (kafka's
+    ``TopicPartition`` is that tuple)."""
+    out: dict[str, list[int]] = {t: [0] * n for t, n in topics.items()}
+    for t, n in topics.items():
+        for p in range(n):
+            offset = getattr(committed.get((t, p)), "offset", None)
+            out[t][p] = partition_lag(offset if offset is not None and offset >= 0 else None,
+                                      begins.get((t, p), 0), ends.get((t, p), 0), offset_reset)
+    return out
 
 
 class SnapshotAssignor(AbstractPartitionAssignor):

@@ -17,7 +17,8 @@ topic), as the rebalancer's group does before its first recommendation; of the e
 capacity changes are replayed (leaves, joins, replica moves and stuck partitions are not).
 ``--least-s`` and ``--confident-s`` replace :data:`streaming.lag.capacity.LEAST_S` and
 ``CONFIDENT_S`` for a what-if; ``balanced`` (everyone keeps up, +-20% noise) is the false-positive
-check.
+check. ``--closed`` applies each recommendation at once (a new generation of the group with its
+assignment) and lists them all: what the rules decide after their first move.
 
 Example:
 ``python -m benchmarks.loop.detection --workloads hetero,slowdown,balanced --commit-s 0.1,5``.
@@ -81,11 +82,30 @@ class Replay:
         self.end, self.done, self.committed = (np.zeros(len(self.tps)) for _ in range(3))
         self.rng = random.Random(w.seed)
         self.state = GroupState("g")
-        topics = [t.name for t in w.topics]
+        self.generation = 1
+        process(self.state, [self._members(T0)], p)
+
+    def _members(self, ts: int) -> dict:
+        """The members event of the group as it is now (its owners, its generation)."""
+        topics = [t.name for t in self.w.topics]
         entries = [ev.member_entry(f"c{i}", topics, [self.tps[q] for q in parts],
                                    client_id=f"c{i}")
                    for i, parts in enumerate(self.owners)]
-        process(self.state, [ev.members_event(T0, "g", 1, "range", entries)], p)
+        return ev.members_event(ts, "g", self.generation, "range", entries)
+
+    def apply(self, assignment: Sequence[dict], ts: int) -> None:
+        """A recommendation's ``assignment`` applied at once, as the group's next generation."""
+        index = {tp: q for q, tp in enumerate(self.tps)}
+        held = {a["member_id"]: sorted(index[(t, q)] for t, q in a["partitions"])
+                for a in assignment}
+        self.owners = [held.get(f"c{i}", []) for i in range(self.w.consumers)]
+        self.generation += 1
+        process(self.state, [self._members(ts)], self.policy)
+
+    def max_lag(self) -> int:
+        """The group's max member lag now (records)."""
+        return max(int(sum(self.end[q] - self.committed[q] for q in parts))
+                   for parts in self.owners)
 
     def events_at(self, t: float) -> None:
         """Apply the workload's capacity and rate changes due at ``t``, and its noise."""
@@ -115,18 +135,26 @@ class Replay:
             if total > 0:
                 self.done[parts] += backlog * min(1.0, self.caps[i] * TICK_S / total)
 
-    def poll(self, t: float) -> list[str]:
+    def poll(self, t: float, closed: bool = False) -> list[str]:
         """A collector poll at ``t`` through the stateful step: the triggers of each recommendation
-        it made."""
+        it made (``closed``: each applied at once, and the partitions it gives each member)."""
         ts = T0 + round(t * 1000)
         lag = [ev.lag_event(ts, "g", topic, q, int(c), int(e))
                for (topic, q), c, e in zip(self.tps, self.committed, self.end, strict=True)]
-        return [", ".join(sorted(rec.triggers)) for rec in process(self.state, lag, self.policy)]
+        out = []
+        for rec in process(self.state, lag, self.policy):
+            out.append(", ".join(sorted(rec.triggers)))
+            if closed:
+                self.apply(rec.assignment, ts + 1)
+                out[-1] += " -> " + ", ".join(str(len(parts)) for parts in self.owners)
+        return out
 
 
-def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettings) -> dict:
+def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettings,
+             closed: bool = False) -> dict:
     """Seconds (from the start) when each member's capacity was first known and of each
-    recommendation."""
+    recommendation; ``closed``: each recommendation applied at once (the partitions it gives each
+    member follow its triggers), and the group's max lag at the end (``"end_lag"``)."""
     r = Replay(w, p)
     out: dict = {"known": {}, "recs": []}
     poll_every, commit_every = round(poll_s / TICK_S), max(round(commit_s / TICK_S), 1)
@@ -137,13 +165,15 @@ def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettin
         if k % commit_every == 0:
             r.committed = np.floor(r.done)
         if k % poll_every == 0:
-            out["recs"] += [(round(t, 1), triggers) for triggers in r.poll(t)]
+            out["recs"] += [(round(t, 1), triggers) for triggers in r.poll(t, closed)]
             state = r.state
             found = rule.estimates(state.capacity, state.lag, state.owners, p.stuck_observations,
                                    p.capacity_headroom)
             for mid, c in (found or {}).items():
                 if c.measured and mid not in out["known"]:
                     out["known"][mid] = (round(t, 1), round(c.records_per_s, 1))
+    if closed:
+        out["end_lag"] = r.max_lag()
     return out
 
 
@@ -169,23 +199,31 @@ def main(argv: Sequence[str] | None = None) -> None:
                     help="consumer commit intervals, comma-separated")
     ap.add_argument("--least-s", type=float, default=rule.LEAST_S)
     ap.add_argument("--confident-s", type=float, default=rule.CONFIDENT_S)
+    ap.add_argument("--duration", type=float, help="seconds per workload (events scale)")
+    ap.add_argument("--closed", action="store_true",
+                    help="apply each recommendation at once and list them all (a closed loop)")
     args = ap.parse_args(argv)
     rule.LEAST_S, rule.CONFIDENT_S = args.least_s, args.confident_s  # a what-if: this process only
     p, works = policy(), suite()
     print(f"# benchmarks.loop.detection: LEAST_S {rule.LEAST_S:g} s, "
           f"CONFIDENT_S {rule.CONFIDENT_S:g} s")
     for name in args.workloads.split(","):
-        w = works[name]
+        w = works[name].scaled(args.duration) if args.duration else works[name]
         events = ", ".join(f"{e.label} at {e.at * w.duration_s:g} s" for e in w.events) or "none"
         for poll_s in (float(x) for x in args.poll_s.split(",")):
             for commit_s in (float(x) for x in args.commit_s.split(",")):
-                r = simulate(w, poll_s, commit_s, p)
+                r = simulate(w, poll_s, commit_s, p, args.closed)
                 known = ", ".join(f"{m} {v[1]:g}/s at {v[0]:g} s"
                                   for m, v in sorted(r["known"].items())) or "none"
-                recs = "; ".join(f"{phase}: {f'{t:g} s' if t is not None else 'none'}"
-                                 for phase, t in first_decisions(w, r["recs"]))
+                if args.closed:
+                    recs = "; ".join(f"{t:g} s {what}" for t, what in r["recs"]) or "none"
+                    recs = f"recommendations: {recs}; max lag at the end {r['end_lag']}"
+                else:
+                    recs = "first recommendation after " + "; ".join(
+                        f"{phase}: {f'{t:g} s' if t is not None else 'none'}"
+                        for phase, t in first_decisions(w, r["recs"]))
                 print(f"{name:14} poll {poll_s:g} s commit {commit_s:g} s (events: {events}): "
-                      f"capacity measured: {known}; first recommendation after {recs}")
+                      f"capacity measured: {known}; {recs}")
 
 
 if __name__ == "__main__":

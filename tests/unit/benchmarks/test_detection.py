@@ -31,3 +31,17 @@ def test_an_event_is_a_phase_of_its_own():
     r = detection.simulate(w, poll_s=2.0, commit_s=0.1, p=detection.policy())
     (_, at_start), (label, after) = detection.first_decisions(w, r["recs"])
     assert at_start is None and label == "rates change" and after is not None and 0 < after < 30
+
+
+def test_closed_the_loop_measures_in_turn_the_peer_a_first_move_overloads():
+    """Recommendations applied at once (``--closed``): on hetero the first gives the slow c0 two
+    partitions and each peer, taken at 100/s, five; c1 (90/s) cannot read 100/s, is measured in
+    turn, and a second recommendation hands one of its partitions to c2. The group ends drained.
+    Everyone keeping up (balanced) is never moved."""
+    w = suite()["hetero"].scaled(240)
+    r = detection.simulate(w, poll_s=2.0, commit_s=0.1, p=detection.policy(), closed=True)
+    assert [what for _, what in r["recs"]] == ["lag_skew -> 2, 5, 5", "lag_skew -> 2, 4, 6"]
+    assert list(r["known"]) == ["c0", "c1"] and r["end_lag"] == 0
+    quiet = detection.simulate(suite()["balanced"], poll_s=2.0, commit_s=5.0,
+                               p=detection.policy(), closed=True)
+    assert quiet["recs"] == [] and quiet["end_lag"] < 100

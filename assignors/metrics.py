@@ -114,35 +114,6 @@ def capacity_scales(snapshot: GroupSnapshot) -> dict[str, float] | None:
     return {m.member_id: fastest / float(capacity[m.member_id]) for m in snapshot.members}
 
 
-def member_utilisation(snapshot: GroupSnapshot, assignment: Assignment,
-                       capacity: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Member -> its utilisation under ``assignment``: the produce rate of the partitions it holds,
-    stuck ones included (what arrives comes to their owner all the same), over its capacity
-    (``capacity``, else the snapshot's); {} without capacities (the members alike)."""
-    capacity = snapshot.capacity if capacity is None else capacity
-    if capacity is None:
-        return {}
-    # an unknown or broken rate (NaN, negative) brings nothing, as in partition_loads
-    rates = {t: [float(r) if math.isfinite(r) and r > 0 else 0.0 for r in values]
-             for t, values in snapshot.produce_rate.items()}
-    out = {m.member_id: 0.0 for m in snapshot.members}
-    for mid, tps in assignment.items():
-        if mid in out:
-            out[mid] = sum(rates[t][p] for t, p in tps if t in rates) / float(capacity[mid])
-    return out
-
-
-def measured_utilisation(snapshot: GroupSnapshot, assignment: Assignment) -> float | None:
-    """The highest :func:`member_utilisation` of a measured member (one not in
-    ``snapshot.capacity_at_least``); None when there is none to read: capacities or rates unknown,
-    or no member measured."""
-    if not any(snapshot.produce_rate.values()):
-        return None
-    found = [u for mid, u in member_utilisation(snapshot, assignment).items()
-             if mid not in snapshot.capacity_at_least]
-    return max(found) if found else None
-
-
 def max_scaled_load(snapshot: GroupSnapshot, m: Metrics) -> float:
     """The max member load of ``m`` in records at the fastest member's rate (``m.max_load`` when
     alike)."""
@@ -243,16 +214,25 @@ def _fractional_min_max(topic_load: Mapping[str, float],
                   bounds=[(0, None)] * nvar, method="highs")
     if res.status != 0:  # cannot happen for a feasible snapshot; fall back to the plain mean bound
         return sum(topic_load.values()) / sum(k)
+    bound = _dual_bound(res.ineqlin.marginals, L, k, classes)
+    if bound is None:
+        return sum(topic_load.values()) / sum(k)
+    return bound * scale * (1 - 1e-12)
+
+
+def _dual_bound(marginals: Sequence[float], L: Sequence[float], k: Sequence[int],
+                classes: Sequence[tuple[int, ...]]) -> float | None:
+    """The bound of the solver's dual, repaired to exact feasibility (None: no usable dual), or
+    the mean over all members where that is higher."""
     # HiGHS marginals: d(objective)/d(b). For "<=" rows they are <= 0; v_g = -marginal.
-    v = [max(0.0, -float(x)) for x in res.ineqlin.marginals]
+    v = [max(0.0, -float(x)) for x in marginals]
     norm = sum(kg * vg for kg, vg in zip(k, v, strict=True))
     if norm <= 0:
-        return sum(topic_load.values()) / sum(k)
+        return None
     v = [vg / norm for vg in v]
     bound = sum(L[ci] * min(v[gi] for gi in c) for ci, c in enumerate(classes))
     # The mean over all members is always valid too; keep the better of the two.
-    bound = max(bound, sum(L) / sum(k))
-    return bound * scale * (1 - 1e-12)
+    return max(bound, sum(L) / sum(k))
 
 
 # -- racks and movement ----------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from assignors import metrics
+from assignors import utilisation as busy
 from assignors.model import Assignment, GroupSnapshot
 
 from .options import BalancedOptions
@@ -71,21 +71,19 @@ def plan(snapshot: GroupSnapshot, opts: BalancedOptions) -> Assignment:
     where a plan allows it (see the module docstring)."""
     first = solve(snapshot, opts)
     target = opts.target_utilisation
-    if target is None or metrics.measured_utilisation(snapshot, first) is None:
-        return first
-    worst = metrics.measured_utilisation(snapshot, first) or 0.0
-    if worst <= target:
+    worst = None if target is None else busy.measured_utilisation(snapshot, first)
+    if target is None or worst is None or worst <= target:
         return first
     whole = _lower_bounds_whole(snapshot, target)
     # the rates alone, a stuck partition pinned to its owner weighing its own
     floor = solve(dataclasses.replace(snapshot, lag={}, capacity=whole),
                   dataclasses.replace(opts, horizon_s=1.0), stuck_weigh_production=True)
-    least = max(metrics.member_utilisation(snapshot, floor, whole).values(), default=0.0)
+    least = max(busy.member_utilisation(snapshot, floor, whole).values(), default=0.0)
     bound = max(target, least * (1 + opts.load_tolerance))
     if worst <= bound:
         return first
     for ahead in _further_ahead(snapshot, opts):
-        if (metrics.measured_utilisation(snapshot, ahead) or 0.0) <= bound:
+        if (busy.measured_utilisation(snapshot, ahead) or 0.0) <= bound:
             return ahead
     return floor
 

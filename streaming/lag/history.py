@@ -286,6 +286,11 @@ class LagHistory:
             return None if broken.any() else filled
         return self._view("aligned", compute)
 
+    def latest_ts(self) -> np.ndarray:
+        """Time (ms) of each row's latest observation (0 where never observed)."""
+        return self._view("latest_ts",
+                          lambda: _frozen(np.where(self.n > 0, self._last(self.ts), 0)))
+
     def latest_lag(self) -> np.ndarray:
         """Lag (int64) per row at its latest observation (0 where never observed)."""
         def compute() -> np.ndarray:

@@ -1,16 +1,16 @@
 """One group, one batch of its events: update the state and recommend, observation by observation.
 
 :func:`process` is the job's entry. It lets :func:`streaming.state.ingest.observations` apply the
-events to the state in a fixed order, one observation (one ``ts``) at a time, and after each one
-decides whether the group gets a recommendation (:func:`recommend`). The same events give the same
-recommendations however they were cut into micro-batches, re-sent or replayed: each observation
-counts once towards the skew streak. A re-sent poll changes nothing, and the rest of a poll split
-across batches (or its metadata arriving a batch late) reads that observation again from the
-streak before it rather than counting it twice; a decision already made on the part of a poll that
-arrived first stands (with the lag in seconds it read then: the history held that observation's
-first part only).
+events to the state in a fixed order, one observation (one ``ts``) at a time, and decides on each
+one whether the group gets a recommendation (:func:`recommend`) once the observation is whole: an
+event after it has arrived, or every partition has its reading (:mod:`streaming.state.whole`). A
+poll cut between micro-batches is held undecided (``GroupState.undecided``) until its rest comes or
+the next poll does, so the same events give the same recommendations however they were cut into
+micro-batches, re-sent or replayed. Each observation counts once towards the skew streak: a re-sent
+poll changes nothing, and metadata arriving after its poll was decided on reads that observation
+again from the streak before it rather than counting it twice.
 
-After each observation:
+On each whole observation:
 
 - metadata changes (membership, partition count, rack set; :mod:`streaming.state.changes`) are
   triggers of their own;
@@ -30,6 +30,7 @@ After each observation:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,9 +64,10 @@ from streaming.policy import (
     slow_members,
 )
 from streaming.proposals import expiry
+from streaming.state import whole
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
-from streaming.state.ingest import Block, Events, observations
+from streaming.state.ingest import Block, Events, columns, last_ts, observations, split_at
 from streaming.state.snapshot import hot_partitions, to_snapshot
 
 log = logging.getLogger(__name__)
@@ -73,25 +75,61 @@ log = logging.getLogger(__name__)
 
 def process(state: GroupState, events: Events, policy: PolicySettings) -> list[Recommendation]:
     """Apply a group's events and return its recommendations. ``events``: parsed rows as a
-    DataFrame, a dict of column arrays, or a list of dicts."""
+    DataFrame, a dict of column arrays, or a list of dicts. An observation is decided on once it
+    is whole (:mod:`streaming.state.whole`): one an earlier call left undecided first takes the
+    rest of its rows, and is decided before anything later is applied."""
+    cols = columns(events)
+    held = state.undecided
+    if held is None:
+        return _observe(state, cols, policy)
+    rest, later = split_at(cols, held[0])
+    out = _observe(state, rest, policy, blocks=False)
+    if last_ts(later) is None:
+        return out
+    if state.undecided is not None:  # closed by what comes after it
+        t, lag_changed, changes = state.undecided
+        state.undecided = None
+        out += _decide(state, t, lag_changed, Changes(**changes), None, policy)
+    return out + _observe(state, later, policy)
+
+
+def _observe(state: GroupState, cols: dict, policy: PolicySettings,
+             blocks: bool = True) -> list[Recommendation]:
+    """The rows applied observation by observation, each decided on once whole; the last one is
+    held undecided when it is not."""
     out = []
-    for seen in observations(state, events, policy.lag_history, policy.stuck_observations,
-                             blocks=True):
+    last = last_ts(cols)
+    for seen in observations(state, cols, policy.lag_history, policy.stuck_observations,
+                             blocks=blocks):
         if isinstance(seen, Block):  # polls read ahead: those decided in one pass are applied
             seen.take(block.decided(state, seen, policy))
             continue
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
             capacity.observe(state.capacity, state.lag, seen.owners, t, policy.stuck_observations)
-        # a newer observation with lag moves the streak on; more of the one last counted (it
-        # arrived in parts, or its metadata late) reads it again, unless it was decided on
-        reads_skew = (seen.lag_changed and t > state.skew_ts) or (
-            t == state.skew_ts and (seen.lag_changed or seen.changes.applied)
-            and state.last_rec_ts != t)
-        rec = recommend(state, seen.changes, reads_skew, t, policy, seen.owners)
-        if rec is not None:
-            out.append(rec)
+        lag_changed, changes = seen.lag_changed, seen.changes
+        held = state.undecided
+        if held is not None and held[0] == t:  # more of the observation held undecided
+            state.undecided = None
+            lag_changed, changes = held[1] or lag_changed, Changes(**held[2]).then(changes)
+        # an event after it has come (in this call or an earlier one): the poll is all here
+        closed = t < state.last_ts or (last is not None and t < last)
+        if closed or whole.complete(state, t):
+            out += _decide(state, t, lag_changed, changes, seen.owners, policy)
+        else:
+            state.undecided = [t, lag_changed, dataclasses.asdict(changes)]
     return out
+
+
+def _decide(state: GroupState, t: int, lag_changed: bool, changes: Changes,
+            owners: Owners | None, policy: PolicySettings) -> list[Recommendation]:
+    """The decision on the whole observation at ``t``: its recommendation, if any."""
+    # a newer observation with lag moves the streak on; more of the one last counted (its metadata
+    # came late, or it was re-sent) reads it again, unless it was decided on
+    reads_skew = (lag_changed and t > state.skew_ts) or (
+        t == state.skew_ts and (lag_changed or changes.applied) and state.last_rec_ts != t)
+    rec = recommend(state, changes, reads_skew, t, policy, owners)
+    return [] if rec is None else [rec]
 
 
 def skew_reading(state: GroupState, stuck_after: int, headroom: float,

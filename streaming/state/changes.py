@@ -44,6 +44,14 @@ class Changes:
         """Whether any change was seen (any that :meth:`triggers` names)."""
         return bool(self.joined or self.left or self.partition_counts or self.racks)
 
+    def then(self, later: Changes) -> Changes:
+        """These changes followed by ``later``'s, of the same observation (applied in two calls), as
+        one :class:`Changes` applying them all would hold."""
+        racks = self.racks | later.racks
+        return Changes(self.joined + later.joined, self.left + later.left,
+                       self.partition_counts | later.partition_counts, racks,
+                       self.applied or later.applied)
+
     def triggers(self) -> dict[str, Any]:
         """Trigger name -> figures for the metadata changes seen."""
         out: dict[str, Any] = {}

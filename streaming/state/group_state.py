@@ -5,14 +5,15 @@ types in the state schema. The blob is a JSON header (partitions, counters, part
 still incomplete), the members' JSON, then the raw int64 lag-history arrays, compressed. Everything
 here is plain data (and numpy) so the policy and the tests use it without Spark.
 
-The header carries the layout version (``_v``). Version 6 (this one) is version 5 with each lag
-history's log start offsets (a fourth array; an older state reads with every log start unknown, -1).
-Version 5 is version 4 with the members' capacity estimates in the header
+The header carries the layout version (``_v``). Version 7 (this one) is version 6 with the
+observation not decided on yet (``undecided``; an older state reads with none). Version 6 is version
+5 with each lag history's log start offsets (a fourth array; an older state reads with every log
+start unknown, -1). Version 5 is version 4 with the members' capacity estimates in the header
 (:mod:`streaming.lag.capacity`; an older state reads with none). Version 4 is LZ4 (a raw block,
 after a 4-byte mark and the uncompressed length): every group's state is written and read once per
 batch, and zlib took a quarter of that time, LZ4 a twentieth, for blobs ~1.5x larger (RocksDB
 compresses them again on disk). The members have a segment of their own so that unchanged members
-are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 5 (2 and 3 zlib; version
+are neither decoded nor encoded again (:class:`MembersMemo`). Versions 2 to 6 (2 and 3 zlib; version
 2 with dense lag rows and no ordering fields) still read; any other version fails
 (:class:`~streaming.state.errors.UnreadableState`, which stops the job with the way out), as do
 bytes that do not decode.
@@ -34,10 +35,10 @@ from streaming.lag.history import LagHistory
 from streaming.lag.owners import Owners
 from streaming.state.errors import UnreadableState
 
-STATE_VERSION = 6
-READABLE_VERSIONS = (2, 3, 4, 5, 6)
+STATE_VERSION = 7
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7)
 LZ4_MARK = b"RGS\x04"
-"""The first bytes of a version 4 to 6 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
+"""The first bytes of a version 4 to 7 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
 _LENGTH = struct.Struct("<I")
 _LZ4 = pa.Codec("lz4_raw")
 
@@ -94,6 +95,11 @@ class GroupState:
     skew_prev: int = 0
     """The streak before ``skew_ts`` counted, to read that observation again when more
     of it arrives."""
+    undecided: list[Any] | None = None
+    """The newest observation, applied but not decided on yet (its poll may have been cut between
+    micro-batches, its rest still to come): [ts, whether its lag moved, its metadata changes (the
+    fields of :class:`~streaming.state.changes.Changes`)]; None when every one is decided
+    (:mod:`streaming.policy.recommend`)."""
     risk_ts: int | None = None
     """``ts`` of the latest recommendation a ``retention_risk`` trigger made (its own cooldown)."""
     capacity: dict[str, list[Any]] = field(default_factory=dict)
@@ -108,7 +114,12 @@ class GroupState:
     # -- views ---------------------------------------------------------------------------------
 
     def subscribed_topics(self) -> list[str]:
-        return sorted({t for m in self.members or [] for t in m.topics})
+        memo = self.held_members()
+        if memo is None:
+            return sorted({t for m in self.members or [] for t in m.topics})
+        if "topics" not in memo.derived:  # once per members' memo: groups of 10,000 members
+            memo.derived["topics"] = sorted({t for m in memo.members for t in m.topics})
+        return list(memo.derived["topics"])
 
     def partition_count(self, topic: str) -> int:
         """From the topic's partitions event, else implied by its lag rows (0 if implausibly

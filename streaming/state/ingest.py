@@ -64,7 +64,8 @@ def event_order(e: dict[str, Any]) -> tuple:
             json.dumps(e, sort_keys=True, separators=(",", ":"), default=str))
 
 
-def _columns(events: Events) -> dict[str, np.ndarray]:
+def columns(events: Events) -> dict[str, np.ndarray]:
+    """``events`` as column arrays (as they are, when they are)."""
     if isinstance(events, dict):
         return events
     if isinstance(events, pd.DataFrame):
@@ -88,6 +89,23 @@ def _columns(events: Events) -> dict[str, np.ndarray]:
             col[i] = e.get(name)
         cols[name] = col
     return cols
+
+
+def split_at(cols: dict[str, np.ndarray],
+             ts: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The rows with ``ts`` at most ``ts``, and those after it: the rest of the observation at
+    ``ts``, and what closes it (:mod:`streaming.state.whole`)."""
+    if not cols or not len(cols["type"]):
+        return cols, {}
+    later = ints(cols, "ts", slice(None)) > ts
+    return ({c: v[~later] for c, v in cols.items()}, {c: v[later] for c, v in cols.items()})
+
+
+def last_ts(cols: dict[str, np.ndarray]) -> int | None:
+    """The latest ``ts`` of the rows; None when there are none."""
+    if not cols or not len(cols["type"]):
+        return None
+    return int(ints(cols, "ts", slice(None)).max())
 
 
 def _log_starts_of(event: dict[str, Any]) -> list[int] | None:
@@ -162,7 +180,7 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
     :mod:`streaming.lag.ahead`); ``blocks``: where polls were read ahead, a :class:`Block` of them
     is yielded first, and the polls the caller takes from it (:meth:`Block.take`) before it goes on
     are applied at once. The caller drives: nothing here calls back into it."""
-    cols = _columns(events)
+    cols = columns(events)
     if not cols or len(cols["type"]) == 0:
         return
     is_lag = cols["type"] == LAG

@@ -42,7 +42,9 @@ def _events(owners, racks, replicas, lags, rates, polls=4):
             out.append(ev.lag_event(ts, "g", "t0", p, committed, committed + lag))
     joined = _group(owners, racks, 2, extra=1)
     joined["ts"] = T0 + polls * STEP
-    return [*out, joined]
+    # the next poll closes the join's observation: it is decided on then
+    closing = ev.lag_event(T0 + (polls + 1) * STEP, "g", "t0", 0, 10**6, 10**6)
+    return [*out, joined, closing]
 
 
 @st.composite

@@ -174,8 +174,11 @@ def test_partition_count_change():
         ev.partition_entry(p, 1, [1], [None]) for p in range(n)])
     grown = parts(6)
     grown["ts"] = T0 + STEP
+    # metadata alone at T0 + STEP: decided on once the next poll closes that observation
     _, recs = run([TWO, parts(4), grown])
-    assert len(recs) == 1
+    assert recs == []
+    _, recs = run([TWO, parts(4), grown, *poll(T0 + 2 * STEP, {p: 100 for p in range(6)})])
+    assert len(recs) == 1 and recs[0].event_ts == T0 + STEP
     assert recs[0].triggers == {"partition_count_change": {"t0": {"before": 4, "after": 6}}}
     assigned = sorted(tuple(p) for m in recs[0].assignment for p in m["partitions"])
     assert assigned == [("t0", p) for p in range(6)]
@@ -188,11 +191,12 @@ def test_rack_change_only_when_cross_rack_drops():
     base = [["a", "b"]] * 4
     # racks change but every partition still has a replica on both racks: nothing to gain
     same_gain = [["a", "b", "c"]] + [["a", "b"]] * 3
-    _, recs = run([group, parts(base, T0), parts(same_gain, T0 + STEP)])
+    closing = poll(T0 + 2 * STEP, {p: 100 for p in range(4)})  # the next poll: T0 + STEP is whole
+    _, recs = run([group, parts(base, T0), parts(same_gain, T0 + STEP), *closing])
     assert recs == []
     # t0p0 and t0p1 leave rack a: A now reads them across racks; a swap fixes it
     moved = [["b", "c"], ["b", "c"], ["a", "c"], ["a", "c"]]
-    _, recs = run([group, parts(base, T0), parts(moved, T0 + STEP)])
+    _, recs = run([group, parts(base, T0), parts(moved, T0 + STEP), *closing])
     assert len(recs) == 1
     assert (recs[0].before["cross_rack_partitions"] == 4
             and recs[0].after["cross_rack_partitions"] == 0)
@@ -203,7 +207,7 @@ def test_rack_change_only_when_cross_rack_drops():
     joined = members(("A", [("t0", 0), ("t0", 1)], "a"), ("B", [("t0", 2), ("t0", 3)], "b"),
                      ("C", [], "a"), gen=2)
     joined["ts"] = T0 + STEP
-    _, recs = run([group, parts(base, T0), joined])
+    _, recs = run([group, parts(base, T0), joined, *closing])
     assert len(recs) == 1 and recs[0].to_row()["rack_placement"] == "unknown"
 
 

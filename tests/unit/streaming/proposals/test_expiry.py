@@ -110,7 +110,9 @@ def test_the_job_writes_the_facts_with_proposals_only():
     joined = members(("C0", [("t0", 0), ("t0", 1)], None), ("C1", [("t0", 2), ("t0", 3)], None),
                      ("C2", [], None), gen=2)
     joined["ts"] = P0 + STEP
-    events = [TWO, *poll(P0, {p: 100 for p in range(4)}), joined]
+    # the next poll closes the join's observation
+    events = [TWO, *poll(P0, {p: 100 for p in range(4)}), joined,
+              *poll(P0 + 2 * STEP, {p: 100 for p in range(4)})]
     for mode in ("approve", "auto"):
         (rec,) = run(events, dataclasses.replace(POLICY, mode=mode, proposal_expiry_s=90))[1]
         message = rec.feed_message()

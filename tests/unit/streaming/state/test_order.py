@@ -31,7 +31,8 @@ def batches(*parts, state=None):
 
 def test_an_older_members_event_after_a_newer_one_is_ignored_and_counted():
     newer = at(THREE, T0 + STEP)
-    state, recs = batches([TWO, *poll(T0, QUIET)], [newer])
+    # the membership change is decided on when the next poll closes its observation
+    state, recs = batches([TWO, *poll(T0, QUIET)], [newer], poll(T0 + 2 * STEP, QUIET))
     assert [list(r.triggers) for r in recs] == [["membership_change"]]
     # the generation-1 event re-sent after generation 2: no spurious "C2 left" and nothing
     # recommended
@@ -55,7 +56,8 @@ def test_members_events_of_one_ts_are_ordered_by_generation():
 def test_an_older_partitions_event_is_ignored():
     parts = lambda n, ts: ev.partitions_event(ts, "g", "t0", [  # noqa: E731
         ev.partition_entry(p, 1, [1], [None]) for p in range(n)])
-    state, recs = batches([TWO, parts(4, T0), parts(6, T0 + STEP)], [parts(4, T0)])
+    state, recs = batches([TWO, parts(4, T0), parts(6, T0 + STEP)], [parts(4, T0)],
+                          poll(T0 + 2 * STEP, QUIET))
     assert (len(recs) == 1 and state.partition_count("t0") == 6
             and state.counters["late_metadata"] == 1)
 
@@ -81,13 +83,15 @@ def test_a_poll_split_across_batches_counts_once_and_is_read_whole():
     # reset by the recommendation at the third poll
     assert state.skew_streak == clean.skew_streak == 0
     assert [r.to_row() for r in recs] == [r.to_row() for r in clean_recs]
-    # a first piece that alone reads as calm (total lag under min_total_lag) resets the streak; the
-    # rest of the poll reads the observation again from the streak before it, as the clean run does
+    # a first piece that alone would read as calm (total lag under min_total_lag) and reset the
+    # streak is not read at all; the whole poll is, as in the clean run
     flipped = {0: 100, 1: 100, 2: 9000, 3: 8000}
     first = poll(T0 + STEP, flipped)
     state, _ = batches([TWO, *poll(T0, SKEWED)], first[:2])
-    assert state.skew_streak == 0
+    # held undecided: not read until the rest of the poll (or the next one) comes
+    assert state.skew_streak == 1 and state.undecided[0] == T0 + STEP
     state, _ = batches(first[2:], state=state)
+    assert state.undecided is None
     clean, _ = batches([TWO, *poll(T0, SKEWED), *first])
     assert state.skew_streak == clean.skew_streak == 2
 

@@ -1,0 +1,48 @@
+"""When an observation of a group is whole: every reading it will have has arrived.
+
+The collector writes one poll of a group as one record per topic (``lag_dense``) or per partition
+(``lag``), all with the poll's ``ts``, and Spark may cut them between micro-batches. A decision on a
+poll's first part would differ from the one on the whole poll, so the policy decides on an
+observation only once it is whole (:mod:`streaming.policy.recommend`):
+
+- closed: an event of the group with a later ``ts`` has arrived (a poll's records all come before
+  the next poll's: :func:`streaming.state.ingest.split_at`), or
+- complete (:func:`complete`): every partition of every topic the members subscribe to has its
+  reading at ``ts``: all the partitions the topic's ``partitions`` event lists, or, for a topic
+  known from members and lag alone (no ``partitions`` event yet), every partition a member holds
+  and every partition the history reads. (Such a topic's count is what its readings imply: a
+  partition first seen in the rest of a poll, held by nobody, cannot be told from one that does
+  not exist. The collector sends each subscribed topic's ``partitions`` event before its polls.)
+
+Example: members subscribed to t0, whose ``partitions`` event lists 4 partitions; the poll at ts
+1000 comes as partitions 0 and 1 in one micro-batch and 2 and 3 in the next. After the first, the
+observation is neither closed nor complete and is held undecided; after the second it is complete
+and decided on its four readings, as in one batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streaming.state.group_state import GroupState
+
+
+def complete(state: GroupState, ts: int) -> bool:
+    """Whether the observation at ``ts`` holds a reading of every partition of every subscribed
+    topic (all topics with lag when no member is known)."""
+    topics = state.subscribed_topics() or sorted(state.lag)
+    owned = state.owners().by_topic if state.members else {}
+    for topic in topics:
+        hist = state.lag.get(topic)
+        if hist is None:
+            return False
+        at_ts = hist.latest_ts() == ts
+        meta = state.partitions.get(topic)
+        if meta is None:  # by lag and members alone: each row read, each held partition a row
+            held = owned.get(topic, (np.zeros(0, dtype=np.int64),))[0]
+            if not at_ts.all() or not np.isin(held, hist.ids).all():
+                return False
+        # ids are unique and sorted: the rows at ts below the count are exactly 0..count-1
+        elif int(np.count_nonzero(hist.ids[at_ts] < len(meta))) != len(meta):
+            return False
+    return bool(topics)

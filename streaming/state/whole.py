@@ -10,9 +10,10 @@ observation only once it is whole (:mod:`streaming.policy.recommend`):
 - complete (:func:`complete`): every partition of every topic the members subscribe to has its
   reading at ``ts``: all the partitions the topic's ``partitions`` event lists, or, for a topic
   known from members and lag alone (no ``partitions`` event yet), every partition a member holds
-  and every partition the history reads. (Such a topic's count is what its readings imply: a
-  partition first seen in the rest of a poll, held by nobody, cannot be told from one that does
-  not exist. The collector sends each subscribed topic's ``partitions`` event before its polls.)
+  and every partition the history reads; a topic with neither (one that does not exist) has none
+  to wait for. (Such a topic's count is what its readings imply: a partition first seen in the rest
+  of a poll, held by nobody, cannot be told from one that does not exist. The collector sends each
+  subscribed topic's ``partitions`` event before its polls.)
 
 Example: members subscribed to t0, whose ``partitions`` event lists 4 partitions; the poll at ts
 1000 comes as partitions 0 and 1 in one micro-batch and 2 and 3 in the next. After the first, the
@@ -34,15 +35,18 @@ def complete(state: GroupState, ts: int) -> bool:
     owned = state.owners().by_topic if state.members else {}
     for topic in topics:
         hist = state.lag.get(topic)
-        if hist is None:
-            return False
-        at_ts = hist.latest_ts() == ts
+        rows = hist.ids if hist is not None else _NONE
+        read = rows[hist.latest_ts() == ts] if hist is not None else _NONE
         meta = state.partitions.get(topic)
-        if meta is None:  # by lag and members alone: each row read, each held partition a row
-            held = owned.get(topic, (np.zeros(0, dtype=np.int64),))[0]
-            if not at_ts.all() or not np.isin(held, hist.ids).all():
+        if meta is not None:
+            # ids are unique and sorted: the rows read below the count are exactly 0..count-1
+            if int(np.count_nonzero(read < len(meta))) != len(meta):
                 return False
-        # ids are unique and sorted: the rows at ts below the count are exactly 0..count-1
-        elif int(np.count_nonzero(hist.ids[at_ts] < len(meta))) != len(meta):
+        # known from members and lag alone: every row read, and a row for each partition held
+        # (a topic with neither, one that does not exist, has nothing to wait for)
+        elif len(read) != len(rows) or not np.isin(owned.get(topic, (_NONE,))[0], read).all():
             return False
     return bool(topics)
+
+
+_NONE = np.zeros(0, dtype=np.int64)

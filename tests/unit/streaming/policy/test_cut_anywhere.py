@@ -2,8 +2,9 @@
 
 A group's stream is drawn from the contract (:mod:`streaming.contracts.events`): members events
 (members joining and leaving, a new generation each time), ``partitions`` events for some topics
-(counts that grow, replica racks that move) and none for others, lag polls of one or two topics in
-either form, with lags and consume rates that change now and then. A poll's records share its
+(counts that grow, replica racks that move) and none for others, a subscribed topic that does not
+exist, lag polls of one or two topics in either form, with lags and consume rates that change now
+and then. A poll's records share its
 ``ts``; the metadata of an observation comes before its lag, and the next poll's records after
 (the collector writes them so). The stream is cut anywhere, inside polls and between a poll's
 metadata and its lag, each batch in any order, the state written and read back between batches, and
@@ -39,6 +40,7 @@ POLICIES = {
 def streams(draw) -> list[dict]:
     """One group's events in the order the collector writes them."""
     topics = draw(st.sampled_from([("t0",), ("t0", "t1")]))
+    ghost = draw(st.booleans())  # a subscribed topic that does not exist: no partitions, no lag
     count = {t: draw(st.integers(1, 5)) for t in topics}
     described = {t: draw(st.booleans()) for t in topics}  # a partitions event, or lag alone
     dense, polls = draw(st.booleans()), draw(st.integers(2, 10))
@@ -53,7 +55,7 @@ def streams(draw) -> list[dict]:
         ts = T0 + i * STEP
         if roster[i] != held:
             held, generation = roster[i], generation + 1
-            out.append(_members(ts, generation, held, topics, count))
+            out.append(_members(ts, generation, held, topics, count, ghost))
         for t in topics:
             if described[t] and (i == 0 or grows[i] == 1 or (grows[i] == 2 and t == "t0")):
                 count[t] += int(i > 0 and grows[i] == 1 and count[t] < 8)
@@ -69,14 +71,16 @@ def streams(draw) -> list[dict]:
 
 
 def _members(ts: int, generation: int, roster: int, topics: tuple[str, ...],
-             count: dict[str, int]) -> dict:
-    """Members ``roster`` (bits of four) holding the topics' partitions round robin."""
+             count: dict[str, int], ghost: bool) -> dict:
+    """Members ``roster`` (bits of four) holding the topics' partitions round robin (``ghost``:
+    subscribed to one more topic, which has none)."""
     ids = [f"C{m}" for m in range(4) if roster >> m & 1]
     parts = [(t, p) for t in topics for p in range(count[t])]
     held = {mid: [tp for k, tp in enumerate(parts) if k % len(ids) == j]
             for j, mid in enumerate(ids)}
+    subscribed = [*topics, *(["gone"] if ghost else [])]
     return ev.members_event(ts, "g", generation, "range", [
-        ev.member_entry(mid, list(topics), held[mid], client_id=f"c-{mid}",
+        ev.member_entry(mid, subscribed, held[mid], client_id=f"c-{mid}",
                         rack=RACKS[int(mid[1]) % 3]) for mid in ids])
 
 

@@ -147,6 +147,7 @@ def consumer_group(cfg: Config, snap: ClusterSnapshot, g: str, rec: dict | None,
             "retention": sentences.retention_says(rows),
             "hot_partitions": [h.as_dict() for h in hot],
             "says": sentences.hot_says(hot), "consumers": needed.as_dict(),
+            "slow_members": sentences.slow_members(rec), "slow_says": sentences.slow_says(rec),
             "consumers_says": sentences.consumers_says(needed),
             "partitions": [r.as_dict() for r in rows],
             "members": [m.as_dict() for m in members]}
@@ -268,6 +269,7 @@ def render(groups: list[dict], members: bool) -> str:
         head = [title, f"Rack placement: {placement['says']}"] if placement else [title]
         head += [f"Retention: {line}" for line in g.get("retention") or ()]
         head += [f"Partitions: {line}" for line in g.get("says") or ()]
+        head += [f"Slow member: {line}" for line in g.get("slow_says") or ()]
         # above the table, as the other lines: the table stays Kafka's
         if members and g.get("consumers_says"):
             head.append(f"Consumers: {g['consumers_says']}")

@@ -11,6 +11,12 @@ Trigger feed message (topic ``kafka.trigger_topic``, compacted, key = group id, 
      "lower_bound": 5000, "partitions_moved": 2, "lag_moved": 3900, "stuck_partitions": [],
      "status": "auto", "load_model": {...}}
 
+A ``lag_skew`` recommendation that names slow members also carries them, as its trigger's details
+do (:mod:`streaming.policy.slow_members`; additive)::
+
+    "slow_members": [{"member_id": "...", "client_id": "c-2", "records_per_s": 60.0,
+                      "peers_records_per_s": 150.0}]
+
 A proposal (status ``proposed``) also carries ``proposal``: when it expires and the membership and
 partitions it was made on (:mod:`streaming.proposals.expiry`). Additive, like ``load_model``::
 
@@ -131,6 +137,9 @@ MEMBER_FIGURES_TYPE = (
 (:mod:`streaming.policy.member_figures`)."""
 PROPOSAL_FIELD = "proposal"
 """The feed message's field with a proposal's expiry facts (:mod:`streaming.proposals.expiry`)."""
+SLOW_MEMBERS = "slow_members"
+"""The ``lag_skew`` trigger's and the feed message's field naming the members over their capacity
+(:mod:`streaming.policy.slow_members`)."""
 HOT_TYPE = ("ARRAY<STRUCT<topic: STRING, partition: INT, records_per_s: DOUBLE, "
             "topic_median_per_s: DOUBLE, share: DOUBLE>>")
 """The ``hot_partitions`` column in Delta (:class:`streaming.lag.hot.HotPartition` rows)."""
@@ -208,7 +217,9 @@ class Recommendation:
             "stuck_partitions": [list(tp) for tp in self.stuck_partitions],
             "status": STATUS_OF_MODE[self.mode],
         } | ({} if self.load_model is None else {"load_model": self.load_model}) | (
-            {} if self.proposal is None else {PROPOSAL_FIELD: self.proposal})
+            {} if self.proposal is None else {PROPOSAL_FIELD: self.proposal}) | (
+            {SLOW_MEMBERS: slow} if (slow := self.triggers.get(LAG_SKEW, {}).get(SLOW_MEMBERS))
+            else {})
 
     def to_row(self) -> dict[str, Any]:
         return {

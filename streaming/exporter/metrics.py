@@ -19,8 +19,8 @@ the oldest unconsumed record, as kafka-lag-exporter's time lag),
 consumed nothing) and ``_group_stuck_partitions``, by the job's rules; NaN while not known (the
 first poll). From the job, the latest recommendation's ``_recommendation_catch_up_seconds``
 (``when`` before/after) and ``_recommendation_lag_age_seconds``, as its Delta row has them (NaN for
-null), and ``_member_capacity_records_per_second`` per member (the capacities it was made with; none
-while unknown).
+null), ``_member_capacity_records_per_second`` per member (the capacities it was made with; none
+while unknown), and the members it names slow (:mod:`streaming.exporter.member_gauges`).
 
 Data-loss risk and hot partitions, live from the collector (:mod:`streaming.lag.loss_risk`,
 :mod:`streaming.lag.hot`): ``_group_retention_loss_seconds`` (the soonest seconds until a
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -46,14 +45,12 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from streaming.exporter.member_gauges import MemberGauges, or_nan
 from streaming.operator_view.groups import GroupFigures
 
 PREFIX = "kafka_rebalancer"
 BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 POLL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-MAX_MEMBER_SERIES = 200
-"""Members of one group with a capacity series (the first by member id): a group's cardinality stays
-bounded."""
 MAX_HOT_SERIES = 20
 """Hot partitions of one group with a series of their own (the first by topic and partition)."""
 
@@ -96,7 +93,6 @@ class JobMetrics:
         self._lock = threading.Lock()
         self._batch_metrics(r)
         self._recommendation_metrics(r)
-        self._capacity_members: dict[str, set[tuple[str, str]]] = {}
         self._checkpoint: str | None = None
         self.dropped = Gauge(f"{PREFIX}_metrics_dropped_groups",
                              "Groups left out of the metrics by max_groups", registry=r)
@@ -169,11 +165,7 @@ class JobMetrics:
         self.rec_lag_age = Gauge(f"{PREFIX}_recommendation_lag_age_seconds",
                                  "Age of the oldest unconsumed record when the latest "
                                  "recommendation was made", ["group"], registry=r)
-        self.member_capacity = Gauge(f"{PREFIX}_member_capacity_records_per_second",
-                                     "Capacity of each member the latest recommendation was made "
-                                     "with: records/s consumed while it had backlog, else "
-                                     "taken from its peers (docs/deciding.md)",
-                                     ["group", "member", "client_id"], registry=r)
+        self.members = MemberGauges(r, PREFIX)
 
     def observe_batch(self, batch_id: int, input_rows: int, duration_s: float, state_rows: int
                       ) -> None:
@@ -217,28 +209,13 @@ class JobMetrics:
             self.rec_max_lag.labels(g, when).set(row[f"{when}_max_lag"] or 0)
             self.rec_imbalance.labels(g, when).set(row[f"{when}_imbalance"] or 0)
             self.rec_cross_rack.labels(g, when).set(row[f"{when}_cross_rack"] or 0)
-            self.rec_catch_up.labels(g, when).set(_or_nan(row.get(f"{when}_catch_up_s")))
-        self.rec_lag_age.labels(g).set(_or_nan(row.get("lag_age_s")))
-        self._set_capacity(g, row.get("member_capacity"))
+            self.rec_catch_up.labels(g, when).set(or_nan(row.get(f"{when}_catch_up_s")))
+        self.rec_lag_age.labels(g).set(or_nan(row.get("lag_age_s")))
+        self.members.update(g, row.get("member_capacity"), row.get("trigger_details"))
         stuck = row.get("stuck_partitions")
         if isinstance(stuck, str):
             stuck = json.loads(stuck or "[]")
         self.rec_stuck.labels(g).set(len(stuck or ()))
-
-
-    def _set_capacity(self, g: str, capacity: str | list | None) -> None:
-        """One series per member of the latest recommendation; its members of an earlier one are
-        removed."""
-        import json
-
-        entries = json.loads(capacity) if isinstance(capacity, str) else capacity or []
-        now = {(e["member_id"], e.get("client_id") or ""): e["records_per_s"]
-               for e in entries[:MAX_MEMBER_SERIES]}
-        for labels in self._capacity_members.get(g, set()) - now.keys():
-            self.member_capacity.remove(g, *labels)
-        for labels, value in now.items():
-            self.member_capacity.labels(g, *labels).set(_or_nan(value))
-        self._capacity_members[g] = set(now)
 
 
 class CollectorMetrics:
@@ -351,18 +328,18 @@ class CollectorMetrics:
             self.cross_rack.labels(f.group).set(f.cross_rack)
             self.members.labels(f.group).set(f.members)
             self.partitions.labels(f.group).set(f.partitions)
-            self.max_lag_s.labels(f.group).set(_or_nan(f.max_member_lag_seconds))
-            self.catch_up.labels(f.group).set(_or_nan(f.max_member_catch_up_seconds))
+            self.max_lag_s.labels(f.group).set(or_nan(f.max_member_lag_seconds))
+            self.catch_up.labels(f.group).set(or_nan(f.max_member_catch_up_seconds))
             self.stuck.labels(f.group).set(f.stuck_partitions)
             self.loss_s.labels(f.group).set(f.loss_seconds)
-            self.headroom.labels(f.group).set(_or_nan(f.retention_headroom))
+            self.headroom.labels(f.group).set(or_nan(f.retention_headroom))
             self.lost.labels(f.group).set(f.lost_records)
             self._set_hot(f)
             if f.consumers is not None:
                 self.needed.labels(f.group).set(f.consumers.consumers)
                 self.most.labels(f.group).set(f.consumers.most)
                 self.consumer_capacity.labels(f.group).set(
-                    _or_nan(f.consumers.capacity_records_per_s))
+                    or_nan(f.consumers.capacity_records_per_s))
             topics = sorted(f.lag_by_topic)[:self.max_topics]
             for t in self._topics.get(f.group, set()) - set(topics):
                 self.topic_lag.remove(f.group, t)
@@ -383,11 +360,6 @@ class CollectorMetrics:
             for labels in self._hot.pop(g, set()):
                 self.hot_rate.remove(g, *labels)
         self.cap.dropped &= seen
-
-
-def _or_nan(value: float | None) -> float:
-    """A gauge's value for a figure that may be missing (null in Delta, not known yet)."""
-    return math.nan if value is None else float(value)
 
 
 def _age(ts: float) -> float:

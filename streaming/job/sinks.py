@@ -60,7 +60,7 @@ only to Delta."""
 # (streaming.exporter.metrics.JobMetrics.observe_recommendations)
 METRIC_COLUMNS = ("group", "version", "event_ts", "triggers", "before_max_lag", "after_max_lag",
                   "before_imbalance", "after_imbalance", "before_cross_rack", "after_cross_rack",
-                  "stuck_partitions", *LAG_SECONDS_COLUMNS, "member_capacity")
+                  "stuck_partitions", *LAG_SECONDS_COLUMNS, "member_capacity", "trigger_details")
 
 def create_tables(spark: SparkSession, cfg: Config, checkpoint: str) -> set[str]:
     """Create the tables on a first start, else check they are the job's (see

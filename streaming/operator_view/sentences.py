@@ -1,11 +1,14 @@
 """What ``rebalancer describe`` says of a group in sentences, from the rows and figures of
-:mod:`streaming.operator_view.groups`: its data-loss risk, its hot partitions and the consumers it
-needs."""
+:mod:`streaming.operator_view.groups`: its data-loss risk, its hot partitions, the consumers it
+needs, and the slow members its latest recommendation names."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from streaming.contracts.recommendation import LAG_SKEW, SLOW_MEMBERS
 from streaming.lag import hot
 from streaming.operator_view.groups import Consumers, PartitionRow
 
@@ -49,3 +52,24 @@ def consumers_says(c: Consumers) -> str:
     return (f"{c.consumers} to run: the fewest that keep each under "
             f"{c.capacity_records_per_s:.1f}/s with {100 * c.headroom:.0f}% headroom; "
             f"at most {c.most} get work")
+
+
+def slow_members(rec: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The members a recommendations row names over their capacity (``slow_members`` of its
+    ``lag_skew`` trigger details, :mod:`streaming.policy.slow_members`)."""
+    details = (rec or {}).get("trigger_details")
+    if isinstance(details, str):
+        details = json.loads(details or "{}")
+    return list(((details or {}).get(LAG_SKEW) or {}).get(SLOW_MEMBERS) or ())
+
+
+def slow_says(rec: Mapping[str, Any] | None) -> list[str]:
+    """What describe says of each member the latest recommendation names slow."""
+    out = []
+    for m in slow_members(rec):
+        peers = m.get("peers_records_per_s")
+        against = f"its peers {peers:.1f}/s" if peers else "no peer measured"
+        out.append(f"{m['member_id']}{' (' + m['client_id'] + ')' if m.get('client_id') else ''} "
+                   f"read {m['records_per_s']:.1f}/s, {against}: over its capacity when "
+                   f"recommendation v{rec['version'] if rec else '?'} gave it less to read")
+    return out

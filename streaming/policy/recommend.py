@@ -47,6 +47,7 @@ from streaming.contracts.recommendation import (
     PARTITION_COUNT_CHANGE,
     RACK_CHANGE,
     RETENTION_RISK,
+    SLOW_MEMBERS,
     Recommendation,
     bound_below,
     finite,
@@ -221,7 +222,7 @@ def skew_trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Own
                                        "threshold": policy.skew_threshold}
         slow = slow_members.over_capacity(state, owners or state.owners(),
                                           policy.stuck_observations, policy.capacity_headroom)
-        return True, figures | ({"slow_members": slow} if slow else {})
+        return True, figures | ({SLOW_MEMBERS: slow} if slow else {})
     return True, None
 
 

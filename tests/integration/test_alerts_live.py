@@ -196,6 +196,6 @@ def test_a_stuck_partition_fires_its_alert_in_a_real_prometheus(spark, cfg, prom
     assert "KafkaRebalancerJobStalled" not in {a["labels"]["alertname"] for a in every}, every
     (group,) = rules
     (rule,) = [r for r in group["rules"] if r["name"] == ALERT]
-    assert len(group["rules"]) == 11
+    assert len(group["rules"]) == 12
     assert (rule["query"], rule["duration"]) == ("kafka_rebalancer_group_stuck_partitions > 0", 1)
     assert not poller.is_alive()

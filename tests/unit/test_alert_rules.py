@@ -61,6 +61,9 @@ def _pages() -> dict[str, set[str]]:
                 "before_cross_rack": 1,
                 "after_cross_rack": 0,
                 "stuck_partitions": "[]",
+                "trigger_details": '{"lag_skew": {"slow_members": [{"member_id": "m", '
+                                   '"client_id": "c", "records_per_s": 6.0, '
+                                   '"peers_records_per_s": 15.0}]}}',
             }
         ]
     )

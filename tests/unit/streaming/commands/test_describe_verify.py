@@ -4,6 +4,7 @@ reason, members found as the apply helpers find them, KIP-848 epochs."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -12,6 +13,7 @@ from streaming.collector.cluster_snapshot import ClusterSnapshot, GroupInfo
 from streaming.collector.observed import ObservedMember
 from streaming.commands import describe, verify
 from streaming.operator_view import groups as view
+from streaming.operator_view import sentences
 from tests.integration.java_client import parse_table
 
 NOW = 1_800_000_000.0
@@ -161,6 +163,27 @@ def test_describe_says_whether_rack_placement_saves_anything():
     assert text.splitlines()[1] == (
         "Rack placement: 4 of 4 partitions lack a replica on some of the 1 member rack "
         "(follower fetching on): placement decides cross-rack reads")
+    assert len(parse_table(text)) == 4
+
+
+def test_describe_names_the_slow_members_of_the_latest_recommendation():
+    slow = {"member_id": "C1", "client_id": "c-C1", "records_per_s": 60.0,
+            "peers_records_per_s": 150.0}
+    rec = {"version": 3, "trigger_details": json.dumps({"lag_skew": {"slow_members": [slow]}})}
+    says = sentences.slow_says(rec)
+    assert sentences.slow_members(rec) == [slow] and says == [
+        "C1 (c-C1) read 60.0/s, its peers 150.0/s: over its capacity when recommendation v3 gave "
+        "it less to read"]
+    # the skew was the partitions', another trigger, no recommendation yet
+    assert sentences.slow_says({"version": 4, "trigger_details": '{"lag_skew": {}}'}) == []
+    assert sentences.slow_says({"version": 5, "trigger_details": None}) == []
+    assert sentences.slow_says(None) == []
+    rows = view.partition_rows(_snap({"c0": [0, 1], "c1": [2, 3]}), "g", None)
+    text = describe.render([{"group": "g", "state": "Stable", "group_protocol": "classic",
+                             "assignor": "range", "recommendation_version": 3, "slow_says": says,
+                             "partitions": [r.as_dict() for r in rows], "members": []}],
+                           members=False)
+    assert text.splitlines()[1] == "Slow member: " + says[0]
     assert len(parse_table(text)) == 4
 
 

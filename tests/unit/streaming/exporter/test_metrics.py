@@ -133,6 +133,32 @@ def test_member_capacity_one_series_per_member_of_the_latest_recommendation():
         ((("client_id", "c0"), ("group", "g"), ("member", "m0")), 400.0)]
 
 
+def test_the_members_a_recommendation_names_slow_with_their_rate_over_their_peers():
+    m = JobMetrics()
+    details = ('{"lag_skew": {"imbalance": 2.1, "slow_members": ['
+               '{"member_id": "C1", "client_id": "c-C1", "records_per_s": 60.0,'
+               ' "peers_records_per_s": 150.0},'
+               '{"member_id": "C2", "client_id": null, "records_per_s": 50.0,'
+               ' "peers_records_per_s": null}]}}')
+    m.observe_recommendations([_rec("g", 1, "lag_skew", trigger_details=details),
+                               _rec("hot", 1, "lag_skew", trigger_details='{"lag_skew": {}}'),
+                               _rec("old", 1, "lag_skew")])  # a row from before the column
+    s = _samples(m.registry)
+    ratio, count = ("kafka_rebalancer_recommendation_slow_member_peer_ratio",
+                    "kafka_rebalancer_recommendation_slow_members")
+    assert s[(ratio, (("client_id", "c-C1"), ("group", "g"), ("member", "C1")))] == 0.4
+    # no measured peers: not known
+    assert math.isnan(s[(ratio, (("client_id", ""), ("group", "g"), ("member", "C2")))])
+    assert s[(count, (("group", "g"),))] == 2
+    # the skew was the partitions'
+    assert s[(count, (("group", "hot"),))] == 0 == s[(count, (("group", "old"),))]
+    # the next recommendation names nobody: the members' series go
+    m.observe_recommendations([_rec("g", 2, "membership_change",
+                                    trigger_details='{"membership_change": {}}')])
+    s = _samples(m.registry)
+    assert s[(count, (("group", "g"),))] == 0 and not [k for k in s if k[0] == ratio]
+
+
 def test_a_new_checkpoint_starts_the_last_batch_time_and_a_restart_keeps_it(monkeypatch):
     """test_alerts_live once saw KafkaRebalancerJobStalled on a job seconds old: the worker process
     had run another job with metrics 10 minutes before, and its last batch was that job's."""

@@ -60,6 +60,7 @@ def test_skew_needs_n_consecutive_observations():
     assert rec.before["max_member_lag"] == 17000 and rec.after["max_member_lag"] == 9000
     # C0 holds its lag while keeping pace: hot partitions, no slow member
     assert "slow_members" not in rec.triggers["lag_skew"]
+    assert "slow_members" not in rec.feed_message()
     assert rec.event_ts == T0 + 2 * STEP and rec.version == 1
 
 

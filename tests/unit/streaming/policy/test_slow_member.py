@@ -96,6 +96,8 @@ def test_a_member_that_slows_down_is_named_and_given_no_more(n, k, produce, slow
     # the trigger says it is a slow member, which one, and against what
     slow = first.triggers["lag_skew"]["slow_members"]
     assert [s["member_id"] for s in slow] == ["m0"], slow
+    # the feed says so too, to whoever follows it
+    assert first.feed_message()["slow_members"] == slow
     assert slow[0]["records_per_s"] == caps["m0"]["records_per_s"] < slow[0]["peers_records_per_s"]
     assert held["m0"] <= k, first.assignment
     assert first.triggers["lag_skew"]["improvement"] >= policy.min_improvement

@@ -174,8 +174,8 @@ def dense_entries() -> st.SearchStrategy[list[tuple[Any, Any, Any, Any, Any]]]:
 def _log_start(committed_end: tuple[int, int], at: Any) -> Any:
     """A log start ``at`` of the way to the committed offset (0..1), 1.5 of the way to the end (past
     the committed offset: lost records), or ``at`` itself when it is out of contract."""
-    if not isinstance(at, float) or isinstance(at, bool):
-        return at
+    if not isinstance(at, float) or not (0 <= at <= 1 or at == 1.5):
+        return at  # out of contract (a float such as -1.7e308 too: its product overflows)
     committed, end = committed_end
     return int(committed * at) if at <= 1 else committed + (end - committed) // 2
 

@@ -87,3 +87,21 @@ def test_contract_records_and_verdicts():
     assert v.accepted == 1 and v.wrong_reason == [(r.kind, "a reason", "")] and not v.ok
     assert (contract.to_json(contract.Pairs([("a", 1), ("a", contract.Raw("1e400"))]))
             == '{"a":1,"a":1e400}')
+
+
+def test_a_log_start_out_of_contract_is_the_value_itself_whatever_its_size():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from streaming.dev.fuzz.contract import _log_start
+
+    # a fraction of the way to the committed offset, or 1.5 (half the way on to the end)
+    assert _log_start((1000, 3000), 0.5) == 500 and _log_start((1000, 3000), 1.5) == 2000
+
+    # any other float is out of contract and kept: -1.7e308 times a committed offset of 2**63-1
+    # overflowed (the contract fuzz run of 10,000 records stopped on it)
+    @given(st.floats(allow_nan=False).filter(lambda f: not (0 <= f <= 1 or f == 1.5)))
+    def kept(at):
+        assert _log_start((2**63 - 1, 2**63 - 1), at) == at
+
+    kept()

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge
 
-from streaming.contracts.recommendation import LAG_SKEW, SLOW_MEMBERS
+from streaming.operator_view.sentences import slow_members
 
 MAX_MEMBER_SERIES = 200
 """Members of one group with a capacity or slow-member series: a group's cardinality stays
@@ -47,14 +48,14 @@ class MemberGauges:
                                 "over its peers' median", member, registry=registry)
         self._held: dict[tuple[str, str], set[Labels]] = {}
 
-    def update(self, group: str, capacity: str | list | None, details: str | dict | None) -> None:
-        """The group's latest recommendation's ``member_capacity`` and ``trigger_details``
-        (JSON text, or parsed)."""
-        entries = _parsed(capacity) or []
+    def update(self, group: str, row: Mapping[str, Any]) -> None:
+        """From the group's latest recommendation row: its ``member_capacity`` and the members its
+        ``trigger_details`` name slow."""
+        entries = _parsed(row.get("member_capacity")) or []
         self._set(self.capacity, group, "capacity", {
             (e["member_id"], e.get("client_id") or ""): or_nan(e["records_per_s"])
             for e in entries[:MAX_MEMBER_SERIES]})
-        slow = (_parsed(details) or {}).get(LAG_SKEW, {}).get(SLOW_MEMBERS, [])
+        slow = slow_members(row)
         self.slow.labels(group).set(len(slow))
         self._set(self.slow_ratio, group, "slow", {
             (m["member_id"], m.get("client_id") or ""): _ratio(m)

@@ -211,7 +211,7 @@ class JobMetrics:
             self.rec_cross_rack.labels(g, when).set(row[f"{when}_cross_rack"] or 0)
             self.rec_catch_up.labels(g, when).set(or_nan(row.get(f"{when}_catch_up_s")))
         self.rec_lag_age.labels(g).set(or_nan(row.get("lag_age_s")))
-        self.members.update(g, row.get("member_capacity"), row.get("trigger_details"))
+        self.members.update(g, row)
         stuck = row.get("stuck_partitions")
         if isinstance(stuck, str):
             stuck = json.loads(stuck or "[]")

@@ -37,7 +37,7 @@ STEPS = (
                          "--durations=15"),
          "tests/integration/test_loop_benchmark.py's shared-cluster form"),
     Step("chaos-random", ("-m", "benchmarks.chaos", "--kills", "20", "--seed", "11"),
-         "tests/integration/test_chaos.py (kills at fault points)"),
+         "tests/integration/test_chaos.py (a kill at every fault point)"),
     Step("soak", ("-m", "benchmarks.soak", "--batches", "2000", "--every", "50", "--warmup", "300",
                   "--retain", "20", "--maintain-every", "240"),
          "tests/unit/benchmarks (the soak's verdicts), the integration tests of maintain and "

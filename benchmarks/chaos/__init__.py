@@ -31,17 +31,21 @@ child's output.
 
 The package: :mod:`.events` (the seeded events), :mod:`.runs` (child runs, their kills and
 restarts), :mod:`.compare` (outputs compared), :mod:`.bench` (the reference and the random mode),
-:mod:`.sweep` (every fault point in turn), :mod:`.cli` (``python -m benchmarks.chaos``).
+:mod:`.sweep` (every fault point in turn), :mod:`.chain` (every fault point on one checkpoint:
+the CI form, ``tests/integration/test_chaos.py``), :mod:`.cli` (``python -m benchmarks.chaos``).
 """
 
 from __future__ import annotations
 
 from .bench import Bench, prepare, report, run_chaos
+from .chain import CHAIN, HISTORY
 from .cli import main
 from .compare import compare, feed_words, read_feed, same, table_rows
 from .events import STEP, T0, seeded_events
 from .runs import (
     RANDOM_POINTS,
+    RETAIN_ALL,
+    SPARK_WRITER,
     ChaosRun,
     committed,
     drain_with_faults,
@@ -51,7 +55,8 @@ from .runs import (
 )
 from .sweep import BATCH, SWEEP, outcome_line, sweep, sweep_one
 
-__all__ = ["BATCH", "RANDOM_POINTS", "STEP", "SWEEP", "T0", "Bench", "ChaosRun", "committed",
+__all__ = ["BATCH", "CHAIN", "HISTORY", "RANDOM_POINTS", "RETAIN_ALL", "SPARK_WRITER", "STEP",
+           "SWEEP", "T0", "Bench", "ChaosRun", "committed",
            "compare", "drain_with_faults", "drain_with_kills", "feed_words", "job_args", "job_conf",
            "main", "outcome_line", "prepare", "read_feed", "report", "run_chaos", "same",
            "seeded_events", "sweep", "sweep_one", "table_rows"]

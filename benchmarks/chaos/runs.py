@@ -21,6 +21,17 @@ RANDOM_POINTS = ("batch:start", "stateful", "delta-rs:before-commit", "delta-rs:
                  "feed:before", "feed:after", "batch:end")
 """Batch points the random mode draws from (those the default configuration reaches)."""
 
+RETAIN_ALL = {
+    "maintenance.expire_every_s": "0.001",
+    "maintenance.recommendations_retention_days": "36500",
+    "maintenance.rejected_retention_days": "36500",
+}
+"""A run's extra settings that reach the retention points: a round after every batch (its first
+comes ``expire_every_s`` after the start) whose DELETE and MERGE run but keep every row (the events
+are from T0, 2025), as the reference run, which has no round, keeps them."""
+SPARK_WRITER = {"job.delta_writer": "spark"}
+"""A run's extra settings that reach the ``spark-delta`` points: Spark's Delta writer."""
+
 
 def job_conf(cfg: Config, tables: str, trigger_topic: str, per_trigger: int,
              extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -151,17 +162,17 @@ def drain_with_kills(args: list[str], checkpoint: Path, log_file: Path, kills: i
             return run
 
 
-def drain_with_faults(args: list[str], checkpoint: Path, log_file: Path, specs: list[str],
-                      timeout_s: float = 1800) -> ChaosRun:
-    """One run killed at each fault point of ``specs`` in turn (``point@+k``: k batches after the
-    last committed one), then runs to the end. A point a run does not reach ends the list (the run
-    drained)."""
+def drain_with_faults(steps: list[tuple[str, list[str]]], drain_args: list[str], checkpoint: Path,
+                      log_file: Path, timeout_s: float = 1800) -> ChaosRun:
+    """One run killed at each fault point of ``steps`` in turn, each step a fault spec and the
+    job's arguments for that run (``point@+k``: k batches after the last committed one), then runs
+    of ``drain_args`` to the end. A point a run does not reach ends the list (the run drained)."""
     run = ChaosRun()
     t0 = time.monotonic()
     deadline = t0 + timeout_s
-    todo = list(specs)
+    todo = list(steps)
     while True:
-        spec = todo.pop(0) if todo else None
+        spec, args = todo.pop(0) if todo else (None, drain_args)
         if spec and (m := re.fullmatch(r"(.*)@\+(\d+)", spec)):
             spec = f"{m.group(1)}@{committed(checkpoint) + int(m.group(2))}"
         run.runs += 1

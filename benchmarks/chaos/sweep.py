@@ -9,13 +9,8 @@ from streaming.operations import faults
 
 from . import compare
 from .bench import Bench
-from .runs import ChaosRun, drain_with_faults
+from .runs import RETAIN_ALL, SPARK_WRITER, ChaosRun, drain_with_faults
 
-RETAIN_ALL = {
-    "maintenance.expire_every_s": "0.001",
-    "maintenance.recommendations_retention_days": "36500",
-    "maintenance.rejected_retention_days": "36500",
-}
 BATCH = -1
 """Stands for the first batch with recommendations in a :data:`SWEEP` entry."""
 SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
@@ -26,12 +21,9 @@ SWEEP: list[tuple[str, int | None, dict[str, str]]] = [
     ("batch:start", 0, {}), ("stateful", None, {}),
     ("batch:start", BATCH, {}),
     ("delta-rs:before-commit", BATCH, {}), ("delta-rs:after-commit", BATCH, {}),
-    ("spark-delta:before-commit", BATCH, {"job.delta_writer": "spark"}),
-    ("spark-delta:after-commit", BATCH, {"job.delta_writer": "spark"}),
+    ("spark-delta:before-commit", BATCH, SPARK_WRITER),
+    ("spark-delta:after-commit", BATCH, SPARK_WRITER),
     ("feed:before", BATCH, {}), ("feed:after", BATCH, {}),
-    # a retention round after every batch (its first comes expire_every_s after the start), its
-    # DELETE and MERGE run but keep every row: the events are from T0 (2025) and the reference run
-    # has no round
     ("retention:before", BATCH, RETAIN_ALL), ("retention:after", BATCH, RETAIN_ALL),
     ("batch:end", BATCH, {}),
 ]
@@ -45,7 +37,7 @@ def sweep_one(bench: Bench, point: str, n: int | None,
     name = "sweep-" + re.sub(r"[^a-z0-9]+", "-", f"{point}-{n}".lower()).strip("-")
     args, checkpoint = bench.args(name, extra)
     spec = point if n is None else f"{point}@{n}"
-    run = drain_with_faults(args, checkpoint, bench.work / f"{name}.log", [spec])
+    run = drain_with_faults([(spec, args)], args, checkpoint, bench.work / f"{name}.log")
     return run, bench.outputs(name)
 
 

@@ -76,9 +76,3 @@ def test_a_conflict_or_any_failure_skips_the_round_not_the_batch(monkeypatch, ca
     assert "met a concurrent commit" in caplog.text and "row retention failed" in caplog.text
     assert r.due == 20.0
 
-
-def test_the_sweep_kills_at_every_fault_point():
-    from benchmarks.chaos.sweep import SWEEP
-    from streaming.operations import faults
-
-    assert {point for point, _, _ in SWEEP} == set(faults.POINTS)

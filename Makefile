@@ -29,7 +29,7 @@ smoke: setup
 # Two worker processes (pytest-xdist), each test file whole in one of them (its module fixtures start once):
 # one worker's waits on Kafka and Spark leave the cores to the other's work.
 test: setup typecheck lint
-	$(BIN)/python -m pytest tests -n 2 --dist loadfile --durations=15
+	$(BIN)/python -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
 # the long proofs (an hour or more, alone on the machine): their results go to benchmarks/results/long/
 test-long: setup

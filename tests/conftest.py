@@ -33,7 +33,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "without it they are deselected")
 
 
+HEAVIEST = ("test_chaos.py", "test_capacity_live.py", "test_loop.py", "test_faults.py",
+            "test_side_files.py", "test_zoo.py", "test_demo_java.py", "test_served.py",
+            "test_cli_invocations.py", "test_maintain.py", "test_migration.py", "test_stop.py",
+            "test_java_consumers.py", "test_spark_cluster.py", "test_driver_delta.py",
+            "test_security.py", "test_loop_benchmark.py", "test_state_layout.py",
+            "test_wheel_install.py", "test_whole_record.py")
+"""The files that take longest (minutes each), longest first, as ``make test`` measured them
+(``benchmarks/results/suite.txt``)."""
+
+
+def _heaviest_first(item: pytest.Item) -> tuple[int, int]:
+    """Longest work first, so that the two workers of ``make test`` end together: the files of
+    :data:`HEAVIEST` in that order, then the other integration files, then the unit tests (seconds
+    each, they fill the end). ``--dist loadfile --no-loadscope-reorder`` hands files out in this
+    order (xdist's own reorder puts files with one test, the longest here, last)."""
+    path = Path(item.fspath)
+    if path.name in HEAVIEST:
+        return 0, HEAVIEST.index(path.name)
+    return (1 if INTEGRATION in path.parents else 2), 0
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_heaviest_first)  # stable: each file's tests keep their order
     for item in items:
         if INTEGRATION in Path(item.fspath).parents and "java" not in item.keywords:
             item.add_marker(pytest.mark.integration)

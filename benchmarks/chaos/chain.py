@@ -19,7 +19,12 @@ before any batch, those of step 4 all in batch 3, the last one drains batches 4 
 
 from __future__ import annotations
 
-from .runs import RETAIN_ALL, SPARK_WRITER
+from collections import Counter
+
+from .bench import Bench
+from .compare import same
+from .runs import RETAIN_ALL, SPARK_WRITER, ChaosRun, drain_with_faults
+from .sweep import outcome_line
 
 HISTORY = 3
 """Batches committed before the kills of a job with history."""
@@ -48,3 +53,21 @@ CHAIN: list[tuple[str, dict[str, str]]] = [
 def points() -> list[str]:
     """The chain's points, without their batch."""
     return [spec.split("@")[0] for spec, _ in CHAIN]
+
+
+def chain_once(bench: Bench, name: str = "chain") -> tuple[ChaosRun, dict]:
+    """Drain the bench's events on a new checkpoint through the chain's kills; the run and the
+    outputs compared with the reference."""
+    steps = [(spec, bench.args(name, extra)[0]) for spec, extra in CHAIN]
+    drain, checkpoint = bench.args(name)
+    run = drain_with_faults(steps, drain, checkpoint, bench.work / f"{name}.log")
+    return run, bench.outputs(name)
+
+
+def run_chain(bench: Bench) -> bool:
+    """The chain, one printed line; True when every point was reached and the outputs are the
+    same."""
+    run, outputs = chain_once(bench)
+    print(outcome_line("chain", run, outputs), flush=True)
+    print("runs: " + ", ".join(run.log), flush=True)
+    return run.kills == dict(Counter(points())) and same(outputs)

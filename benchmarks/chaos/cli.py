@@ -10,6 +10,7 @@ from pathlib import Path
 import benchmarks.chaos as package
 
 from .bench import prepare, report, run_chaos
+from .chain import run_chain
 from .compare import same
 from .sweep import sweep
 
@@ -20,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     description = (package.__doc__ or "").split("\n\n")[0]  # the first paragraph, over two lines
     ap = argparse.ArgumentParser(prog="benchmarks.chaos", description=description)
     ap.add_argument("--sweep", action="store_true", help="kill at every fault point in turn")
+    ap.add_argument("--chain", action="store_true",
+                    help="kill at every fault point in turn on one checkpoint (the CI form)")
     ap.add_argument("--points", help="with --sweep: only these points (comma-separated)")
     ap.add_argument("--parallel", type=int, default=1, help="with --sweep: points run at once")
     ap.add_argument("--kills", type=int, default=20)
@@ -30,9 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="maxOffsetsPerTrigger (many small batches); "
                          "default 120 (100 with --sweep)")
     a = ap.parse_args(argv)
-    groups, polls, per_trigger = (a.groups or (4 if a.sweep else 10),
-                                  a.polls or (40 if a.sweep else 120),
-                                  a.per_trigger or (100 if a.sweep else 120))
+    few = a.sweep or a.chain
+    groups, polls, per_trigger = (a.groups or (4 if few else 10), a.polls or (40 if few else 120),
+                                  a.per_trigger or (100 if few else 120))
 
     from streaming import config, jvm
     from streaming.embedded.cluster import KafkaCluster
@@ -45,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         bench = prepare(cfg, work, a.seed, groups, polls, per_trigger)
         if a.sweep:
             ok = sweep(bench, a.points.split(",") if a.points else None, a.parallel)
+        elif a.chain:
+            ok = run_chain(bench)
         else:
             result = run_chaos(bench, a.kills, a.seed)
             print(report(bench, result), flush=True)

@@ -176,8 +176,9 @@ def drain_with_faults(steps: list[tuple[str, list[str]]], drain_args: list[str],
         if spec and (m := re.fullmatch(r"(.*)@\+(\d+)", spec)):
             spec = f"{m.group(1)}@{committed(checkpoint) + int(m.group(2))}"
         run.runs += 1
+        began = time.monotonic()
         rc = _run_child(args, log_file, _env(spec), None, checkpoint, deadline - time.monotonic())
-        run.log.append(f"{spec or 'clean'}:{rc}")
+        run.log.append(f"{spec or 'clean'}:{rc} in {time.monotonic() - began:.1f}s")
         if _ended(run, rc, spec.split("@")[0] if spec else None, spec or "clean", log_file, t0):
             return run
 

@@ -25,10 +25,7 @@ def test_killed_at_every_fault_point_and_restarted_the_job_ends_with_the_same_ou
                           spark=spark)
     # the reference: batches past the chain's last (HISTORY + 1), with recommendations in both
     assert bench.batches >= chain.HISTORY + 2, bench.batches
-    steps = [(spec, bench.args("chaos", extra)[0]) for spec, extra in chain.CHAIN]
-    drain, checkpoint = bench.args("chaos")
-    run = chaos.drain_with_faults(steps, drain, checkpoint, tmp_path / "chaos.log")
-    outputs = bench.outputs("chaos")
+    run, outputs = chain.chain_once(bench)
     # every point reached once: each kill hit what it names
     assert run.kills == dict(Counter(chain.points())), run.log
     assert run.runs == len(chain.CHAIN) + 1, run.log

@@ -47,6 +47,7 @@ __all__ = [
     "imbalance",
     "lower_bound",
     "max_scaled_load",
+    "max_scaled_lower_bound",
     "member_loads",
     "movement",
     "partition_loads",
@@ -171,6 +172,24 @@ def lower_bound(snapshot: GroupSnapshot, horizon_s: float = 0.0,
         (count,) = groups.values()
         return max(total / count, heaviest)
     return max(_fractional_min_max(topic_load, groups), heaviest)
+
+
+def max_scaled_lower_bound(snapshot: GroupSnapshot, horizon_s: float = 0.0,
+                           bound: float | None = None) -> float:
+    """A lower bound on :func:`max_scaled_load` that every valid assignment of ``snapshot`` must
+    reach: the bound on the max load (``bound`` when the caller has it; every scale is at least 1),
+    and with capacities the fractional optimum with every member that can take anything eligible
+    for everything (the fastest capacity times the whole load over those members' capacities)."""
+    loads = partition_loads(snapshot, horizon_s)
+    plain = lower_bound(snapshot, loads=loads) if bound is None else bound
+    capacity = snapshot.capacity
+    subs = _effective_subscriptions(snapshot)
+    able = [float(capacity[mid]) for mid, topics in subs.items() if topics] if capacity else []
+    if not able:
+        return plain
+    total = sum(sum(loads[t]) for t in set().union(*subs.values()))
+    fastest = max(float(capacity[m.member_id]) for m in snapshot.members)  # type: ignore[index]
+    return max(plain, fastest * total / sum(able))
 
 
 def _fractional_min_max(topic_load: Mapping[str, float],

@@ -158,6 +158,13 @@ def get(name: str) -> Assignor:
     return importlib.import_module(_entry(name)[0]).assign
 
 
+def withholds(name: str) -> bool:
+    """Whether ``name``'s assignment may leave a partition to nobody for a round (a cooperative
+    first round: its module says ``WITHHOLDS = True``); every other one assigns every partition of
+    a subscribed topic."""
+    return bool(getattr(importlib.import_module(_entry(name)[0]), "WITHHOLDS", False))
+
+
 def options(name: str) -> dict[str, OptionSpec]:
     """The options ``name`` takes, by option name (empty for an assignor that takes none)."""
     return {spec.name: spec for spec in _entry(name)[1]}

@@ -29,6 +29,9 @@ from assignors.model import Assignment, GroupSnapshot
 from assignors.sticky.algorithm import TP, sticky_assign
 
 NAME = "cooperative-sticky"
+WITHHOLDS = True
+"""Its assignment may leave a partition to nobody for a round (read by
+:func:`assignors.registry.withholds`)."""
 
 
 def _transfers(snapshot: GroupSnapshot, base: dict[str, list[TP]]) -> dict[TP, str]:

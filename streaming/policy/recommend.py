@@ -178,7 +178,7 @@ def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
             triggers[RETENTION_RISK] = at_risk
     if not triggers:
         return None
-    proposal = propose(state, policy)
+    proposal = propose(state, policy, skew_only=triggers.keys() == {LAG_SKEW})
     if proposal is None:
         return None
 
@@ -226,23 +226,42 @@ def skew_trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Own
     return True, None
 
 
-def propose(state: GroupState, policy: PolicySettings) -> Proposal | None:
+def propose(state: GroupState, policy: PolicySettings, skew_only: bool = False) -> Proposal | None:
     """The assignor's proposal and both assignments' metrics; None without a snapshot or
-    when it fails."""
+    when it fails. ``skew_only``: the observation's one trigger is ``lag_skew``; None, without the
+    assignor, when no assignment could stand for it (:func:`can_stand`)."""
     snapshot = to_snapshot(state, policy.stuck_observations, policy.capacity_headroom)
     if snapshot is None:
         return None
     current = snapshot.current_assignment()
+    before = metrics.compute_metrics(snapshot, current, current=current,
+                                     horizon_s=policy.rate_horizon_s)
+    if skew_only and not can_stand(snapshot, before, policy):
+        return None
     try:
         proposed = registry.assign(policy.assignor, snapshot, **policy.assignor_kwargs())
     except AssignorError as e:
         log.warning("group %s: assignor %s failed: %s", state.group, policy.assignor, e)
         return None
-    before = metrics.compute_metrics(snapshot, current, current=current,
-                                     horizon_s=policy.rate_horizon_s)
     after = metrics.compute_metrics(snapshot, proposed, current=current,
                                     horizon_s=policy.rate_horizon_s, bound=before.lower_bound)
     return Proposal(snapshot, current, proposed, before, after)
+
+
+def can_stand(snapshot: GroupSnapshot, before: metrics.Metrics, policy: PolicySettings) -> bool:
+    """Whether some assignment could cut the max member lag in records (at the fastest member's
+    rate, as :func:`keep_what_stands` reads it) by ``min_improvement``: not when even the lower
+    bound on it does not. A group skewed by one partition is the usual case: its trigger holds at
+    every observation, and the assignor would run at each for a proposal that cannot stand. The
+    decision is the same either way; only the work is saved. In seconds (the figures come from the
+    proposal), or for an assignor that may leave a partition to nobody (its max may be under the
+    bound): always."""
+    if policy.skew_on != lag_skew.RECORDS or registry.withholds(policy.assignor):
+        return True
+    best = metrics.max_scaled_lower_bound(snapshot, policy.rate_horizon_s, before.lower_bound)
+    # every assignment's max is at least ``best``; the margin covers the sums' rounding
+    return lag_skew.improves(metrics.max_scaled_load(snapshot, before), best * (1 - 1e-9),
+                             policy.min_improvement)
 
 
 def keep_what_stands(

@@ -33,9 +33,9 @@ def one_run(case: str) -> tuple[float, int, str]:
     """CPU us per record, recommendations and digest of one run of ``case`` with the current
     ``solve``."""
     if case == "catchup":
-        secs, records, run = dense_step.catchup(BUCKETS, False, 100, 200, 10, T0)
+        secs, records, run = dense_step.catchup(BUCKETS, False, 100, 200, (10, 5), T0)
     else:
-        secs, records, run = dense_step.steady(BUCKETS, False, 1000, 100, 2, 10, T0)
+        secs, records, run = dense_step.steady(BUCKETS, False, 1000, 100, 2, (10, 5), T0)
     return 1e6 * secs / records, run.recommendations, run.done()
 
 

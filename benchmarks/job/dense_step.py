@@ -96,15 +96,18 @@ def members_rows(t0: int, g: int, partitions: int, consumers: int = 4) -> dict[s
             READINGS: [None], "source_partition": [0], "source_offset": [0]}
 
 
-def dense_rows(g: int, partitions: int, stamps: list[int], skewed_every: int) -> dict[str, list]:
+def dense_rows(g: int, partitions: int, stamps: list[int], skew: tuple[int, int]
+               ) -> dict[str, list]:
     """Group ``g``'s polls at ``stamps`` as ``lag_dense`` rows, offsets as the load writes them
-    (skewed when ``skewed_every`` divides ``g``; 0: never)."""
+    (``skew``: (every, hot): skewed on partitions 0 to hot - 1 when ``every`` divides ``g``; every
+    0: never)."""
     p = np.arange(partitions, dtype=np.int64)
+    skewed_every, hot = skew
     skewed = skewed_every > 0 and g % skewed_every == 0
     packs = []
     for ts in stamps:
         committed = ts // 10 + p
-        lag = np.where(skewed & (p < 5), max(20_000, 200 * partitions), 100 + (p * 7 + g) % 50)
+        lag = np.where(skewed & (p < hot), max(20_000, 200 * partitions), 100 + (p * 7 + g) % 50)
         packs.append(np.concatenate([p, committed, committed + lag]))
     n = len(stamps)
     return {"type": [ev.LAG_DENSE] * n, "ts": stamps, "topic": [f"topic-{g % 50:02d}"] * n,
@@ -181,17 +184,17 @@ class Run:
         return self.digest.hexdigest()[:16]
 
 
-def catchup(buckets: int, worker: bool, partitions: int, polls: int, skewed_every: int, t0: int
-            ) -> tuple[float, int, Run]:
+def catchup(buckets: int, worker: bool, partitions: int, polls: int, skew: tuple[int, int],
+            t0: int) -> tuple[float, int, Run]:
     """Group 0, ``polls`` polls in one call: (CPU seconds, dense records, the run)."""
     run = Run(buckets, worker)
     run.timed({0: members_rows(t0, 0, partitions)})
     stamps = [t0 + (i + 1) * 10_000 for i in range(polls)]
-    return run.timed({0: dense_rows(0, partitions, stamps, skewed_every)}), polls, run
+    return run.timed({0: dense_rows(0, partitions, stamps, skew)}), polls, run
 
 
 def steady(buckets: int, worker: bool, groups: int, partitions: int, batches: int,
-           skewed_every: int, t0: int, per_call: int = 1) -> tuple[float, int, Run]:
+           skew: tuple[int, int], t0: int, per_call: int = 1) -> tuple[float, int, Run]:
     """``per_call`` polls of every group per batch, ``batches`` timed after one that fills the
     histories."""
     run = Run(buckets, worker)
@@ -199,7 +202,7 @@ def steady(buckets: int, worker: bool, groups: int, partitions: int, batches: in
     spent = 0.0
     for b in range(batches + 1):
         stamps = [t0 + (b * per_call + i + 1) * 10_000 for i in range(per_call)]
-        took = run.timed({g: dense_rows(g, partitions, stamps, skewed_every)
+        took = run.timed({g: dense_rows(g, partitions, stamps, skew)
                           for g in range(groups)})
         spent += took if b else 0.0
     return spent, groups * batches * per_call, run
@@ -232,6 +235,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skewed-every", type=int, default=10,
                     help="groups skewed: those whose number this divides (0: none, only the "
                          "per-observation path)")
+    ap.add_argument("--hot", type=int, default=5,
+                    help="partitions a skewed group's lag is on (1: one, which no move relieves: "
+                         "its trigger holds and no proposal stands)")
     ap.add_argument("--buckets", type=int, default=0,
                     help="0: keyed by group; N: by N buckets of groups "
                          "(job.state_buckets; the job default 64)")
@@ -245,9 +251,10 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     t0 = 1_700_000_000_000
     shape = (args.buckets, args.worker)
-    cases = {"catchup": lambda: catchup(*shape, args.partitions, args.polls, args.skewed_every, t0),
-             "steady": lambda: steady(*shape, args.groups, args.partitions, args.batches,
-                                      args.skewed_every, t0, args.per_call)}
+    skew = (args.skewed_every, args.hot)
+    cases = {"catchup": lambda: catchup(*shape, args.partitions, args.polls, skew, t0),
+             "steady": lambda: steady(*shape, args.groups, args.partitions, args.batches, skew, t0,
+                                      args.per_call)}
     if args.profile:
         prof = cProfile.Profile()
         prof.runcall(cases[args.profile])

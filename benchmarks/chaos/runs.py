@@ -11,8 +11,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from streaming.config import Config
 from streaming.operations import faults
@@ -162,17 +164,29 @@ def drain_with_kills(args: list[str], checkpoint: Path, log_file: Path, kills: i
             return run
 
 
-def drain_with_faults(steps: list[tuple[str, list[str]]], drain_args: list[str], checkpoint: Path,
+class Step(NamedTuple):
+    """One run of :func:`drain_with_faults`: the fault spec it is killed at, the job's arguments,
+    and what to do to the checkpoint before it starts (None: nothing)."""
+
+    spec: str
+    args: list[str]
+    before: Callable[[], None] | None = None
+
+
+def drain_with_faults(steps: list[Step], drain_args: list[str], checkpoint: Path,
                       log_file: Path, timeout_s: float = 1800) -> ChaosRun:
-    """One run killed at each fault point of ``steps`` in turn, each step a fault spec and the
-    job's arguments for that run (``point@+k``: k batches after the last committed one), then runs
-    of ``drain_args`` to the end. A point a run does not reach ends the list (the run drained)."""
+    """One run killed at each step's fault point in turn (``point@+k``: k batches after the last
+    committed one), then runs of ``drain_args`` to the end. A point a run does not reach ends the
+    list (the run drained)."""
     run = ChaosRun()
     t0 = time.monotonic()
     deadline = t0 + timeout_s
     todo = list(steps)
     while True:
-        spec, args = todo.pop(0) if todo else (None, drain_args)
+        step = todo.pop(0) if todo else None
+        spec, args = (step.spec, step.args) if step else (None, drain_args)
+        if step and step.before:
+            step.before()
         if spec and (m := re.fullmatch(r"(.*)@\+(\d+)", spec)):
             spec = f"{m.group(1)}@{committed(checkpoint) + int(m.group(2))}"
         run.runs += 1

@@ -9,7 +9,7 @@ from streaming.operations import faults
 
 from . import compare
 from .bench import Bench
-from .runs import RETAIN_ALL, SPARK_WRITER, ChaosRun, drain_with_faults
+from .runs import RETAIN_ALL, SPARK_WRITER, ChaosRun, Step, drain_with_faults
 
 BATCH = -1
 """Stands for the first batch with recommendations in a :data:`SWEEP` entry."""
@@ -37,7 +37,7 @@ def sweep_one(bench: Bench, point: str, n: int | None,
     name = "sweep-" + re.sub(r"[^a-z0-9]+", "-", f"{point}-{n}".lower()).strip("-")
     args, checkpoint = bench.args(name, extra)
     spec = point if n is None else f"{point}@{n}"
-    run = drain_with_faults([(spec, args)], args, checkpoint, bench.work / f"{name}.log")
+    run = drain_with_faults([Step(spec, args)], args, checkpoint, bench.work / f"{name}.log")
     return run, bench.outputs(name)
 
 

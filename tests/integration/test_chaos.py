@@ -2,8 +2,9 @@
 history. Seeded events are drained once without faults (the reference, in the suite's Spark
 session), then on another checkpoint through SIGKILLs of the job's process group, one at each point
 in turn (:data:`benchmarks.chaos.chain.CHAIN`: the side files of a new checkpoint at its first
-starts, then, with three batches committed, the lease, the tables, the query's start, every step of
-a batch, Spark's Delta writer), each followed by a restart, until it drains. Every column of both
+starts, then, with three batches committed, the same files rebuilt after they were found empty,
+the lease, the tables, the query's start, every step of a batch, Spark's Delta writer), each
+followed by a restart, until it drains. Every column of both
 tables and the trigger feed's distinct messages must come out the same; the feed's duplicates are
 counted, each the same message, and its reader keeps the same latest record per group.
 
@@ -26,7 +27,7 @@ def test_killed_at_every_fault_point_and_restarted_the_job_ends_with_the_same_ou
     # the reference: batches past the chain's last (HISTORY + 1), with recommendations in both
     assert bench.batches >= chain.HISTORY + 2, bench.batches
     run, outputs = chain.chain_once(bench)
-    # every point reached once: each kill hit what it names
+    # every kill hit what it names
     assert run.kills == dict(Counter(chain.points())), run.log
     assert run.runs == len(chain.CHAIN) + 1, run.log
     # one per group at least: real work killed

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from benchmarks.chaos import chain
 from benchmarks.chaos.sweep import SWEEP
 from streaming.operations import faults
@@ -12,14 +14,20 @@ def test_the_sweep_kills_at_every_fault_point():
     assert {point for point, _, _ in SWEEP} == set(faults.POINTS)
 
 
-def test_the_chain_kills_at_every_fault_point_once():
-    assert sorted(chain.points()) == sorted(faults.POINTS)
+def test_the_chain_kills_at_every_fault_point_and_the_first_starts_side_files_twice():
+    once = {f"{name}:{when}-rename" for name in chain.ONCE for when in ("before", "after")}
+    assert Counter(chain.points()) == Counter(list(faults.POINTS) + sorted(once))
 
 
-def test_the_chain_kills_in_batches_only_after_its_history():
-    """Every batch point but the one that makes the history is in a batch after it (``stateful``
-    fires at a run's first state step, which comes after the history's kill)."""
-    batches = [int(spec.split("@")[1]) for spec, _ in chain.CHAIN if "@" in spec]
-    assert batches[0] == chain.HISTORY and min(batches) >= chain.HISTORY >= 3
-    first = [spec for spec, _ in chain.CHAIN].index(f"batch:start@{chain.HISTORY}")
-    assert all(point in chain.ONCE_POINTS for point in chain.points()[:first])
+def test_the_chain_kills_on_a_job_with_history_but_at_a_first_start():
+    """Every kill after the one that makes the history (batches 0-2 committed) is in a later batch
+    or a start-up; those before it are the side files a new checkpoint writes, and the same files
+    are killed again after it, each emptied first so that the start rebuilds it."""
+    specs = [kill.spec for kill in chain.CHAIN]
+    first = specs.index(f"batch:start@{chain.HISTORY}")
+    assert chain.HISTORY >= 3 and all(
+        int(spec.split("@")[1]) >= chain.HISTORY for spec in specs if "@" in spec)
+    before, after = chain.points()[:first], chain.points()[first + 1:]
+    assert set(before) <= set(after)
+    assert all(kill.damage is None for kill in chain.CHAIN[:first])
+    assert {kill.damage for kill in chain.CHAIN[first:] if kill.damage} == set(chain.ONCE)

@@ -251,15 +251,23 @@ def run(spark: SparkSession, cfg: Config, available_now: bool = False,
     return list(batches)
 
 
+def ran_a_batch(progress: dict) -> bool:
+    """Whether a query progress is of a batch that ran (its sink was called: ``addBatch`` timed)
+    rather than of a trigger that found nothing new."""
+    return "addBatch" in (progress.get("durationMs") or {})
+
+
 def _drain(query: StreamingQuery, printer: ProgressPrinter, now: threading.Event,
            timeout_s: float = 5.0) -> None:
     """Wait until the listener has the query's last progress (events reach it asynchronously), at
-    most ``timeout_s``, so that the lines and totals cover every batch the query completed."""
+    most ``timeout_s``, so that the lines and totals cover every batch the query completed. A last
+    progress that ran no batch (an available-now start with nothing new: Spark says it is idle,
+    with no progress event) has nothing to wait for; it used to cost the whole ``timeout_s``."""
     try:
         last = query.lastProgress
     except Exception:  # the session is gone
         return
-    if not last:
+    if not last or not ran_a_batch(last):
         return
     deadline = time.monotonic() + timeout_s
     while (printer.totals.last_batch != last["batchId"] and time.monotonic() < deadline

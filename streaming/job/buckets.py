@@ -298,6 +298,15 @@ def parse_layout(text: str) -> dict[str, Any] | None:
     return recorded if recorded == layout(n if isinstance(n, int) and n > 0 else 0) else None
 
 
+def read_state(spark, checkpoint: str):
+    """Spark's ``statestore`` source on ``checkpoint``. Its RocksDB provider reports to the
+    driver's state store coordinator, which the session's streaming query manager registers when
+    it is first used: in a process that has not used it yet (a restart rebuilding its layout file,
+    a command) the read failed (``RpcEndpointNotFoundException: StateStoreCoordinator``)."""
+    spark.streams  # noqa: B018 -- made on first use, it registers the coordinator
+    return spark.read.format("statestore").load(checkpoint)
+
+
 def layout_from_state(spark, checkpoint: str, buckets: int) -> dict[str, Any]:
     """The layout the checkpoint's state was written with: the configured one while no batch is
     committed (no state to read, or Spark's schema check guards it), else the state's key (group or
@@ -310,7 +319,7 @@ def layout_from_state(spark, checkpoint: str, buckets: int) -> dict[str, Any]:
             or not hfs.has_files(spark, checkpoint, "state")):
         return layout(buckets)
     try:
-        state = spark.read.format("statestore").load(checkpoint)
+        state = read_state(spark, checkpoint)
         keys = state.schema["key"].dataType.fieldNames()
         first = state.limit(1).collect()
     except Exception as e:
@@ -334,7 +343,7 @@ def layout_from_state(spark, checkpoint: str, buckets: int) -> dict[str, Any]:
 def groups_in_state(spark, checkpoint: str, buckets: int) -> set[str]:
     """The groups a checkpoint's state holds (read with Spark's ``statestore`` source),
     in either layout."""
-    rows = spark.read.format("statestore").load(checkpoint).collect()
+    rows = read_state(spark, checkpoint).collect()
     if not buckets:
         return {r["key"]["group"] for r in rows}
     return {g for r in rows

@@ -5,6 +5,7 @@ job.
                                          [--per-trigger 120]
     .venv/bin/python -m benchmarks.chaos --sweep [--points p1,p2] [--groups 4] [--polls 40]
                                          [--per-trigger 100]
+    .venv/bin/python -m benchmarks.chaos --chain [--polls 30 --per-trigger 150]
 
 On an embedded one-broker cluster, seeded events (groups whose hot partitions wander, so each gets
 lag-skew recommendations, membership changes, malformed records) are written once. Then
@@ -19,7 +20,9 @@ process group (driver, JVM, Python workers) and restarted until it drains:
   next batches;
 - ``--sweep``: every fault point in turn (:data:`SWEEP`), each on a fresh checkpoint: the run is
   killed at the point (start-up points at their first hit, batch points in the first batch with
-  recommendations), then restarted until drained; one line per point.
+  recommendations), then restarted until drained; one line per point;
+- ``--chain``: every fault point in turn on one checkpoint, most on a job with history
+  (:data:`.chain.CHAIN`; ``tests/integration/test_chaos.py`` runs it in ``make test``).
 
 Each outcome is compared with the reference column by column: every row of ``recommendations`` and
 ``rejected_events`` (``batch_id`` included: with the same ``maxOffsetsPerTrigger`` a replayed batch

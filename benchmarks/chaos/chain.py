@@ -45,6 +45,8 @@ BATCH_ORDER = ("stateful", "delta-rs:before-commit", "delta-rs:after-commit", "f
 
 
 class Kill(NamedTuple):
+    """One kill of the chain: its fault spec (``point[@batch]``)."""
+
     spec: str
     extra: dict[str, str]
     """the run's extra settings"""

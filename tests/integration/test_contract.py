@@ -20,7 +20,7 @@ from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECORDS_COLUMNS
 from streaming.contracts.tables import RECOMMENDATIONS
-from streaming.dev.fuzz import contract
+from streaming.dev.fuzz import contract, seeded
 from streaming.dev.fuzz.kinds import LAG_ROLE
 from streaming.job import convert, sinks, stateful, validate
 from streaming.operations import delta_tables
@@ -94,7 +94,7 @@ def _recommendation_rows() -> list[dict]:
     """The stateful step's rows for seeded drawn groups (lags at the contract's bounds)."""
     update = stateful.update_function(stateful.Context(POLICY, 600_000))
     rows: list[dict] = []
-    for i, named in enumerate(contract.draw(contract.scenario(NOW), 60, 5)):
+    for i, named in enumerate(seeded.draw(contract.scenario(NOW), 60, 5)):
         events = [json.loads(r.value) for r in named(f"g{i}")]
         described = ("generation", "protocol", "members", "partitions")
         frame = pd.DataFrame([{"type": e["type"], "ts": e["ts"], "topic": e.get("topic"),

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from streaming.contracts import events as ev
-from streaming.dev.fuzz import contract
+from streaming.dev.fuzz import contract, seeded
 from streaming.job import validate
 
 pytestmark = pytest.mark.integration
@@ -123,7 +123,7 @@ def test_log_starts_ride_with_their_good_entries(spark):
 
 def test_an_entry_is_good_exactly_when_its_lag_event_is_valid(spark):
     """Drawn entries (values at and past every bound), each also sent as a lag event of its own."""
-    records = [r for r in contract.draw(contract.dense_fields(NOW - 60_000), 150, 3)
+    records = [r for r in seeded.draw(contract.dense_fields(NOW - 60_000), 150, 3)
                if all(isinstance(r.get(a), list) for a in ev.DENSE_ARRAYS)
                and len({len(r[a]) for a in ev.DENSE_ARRAYS}) == 1 and r["partitions"]
                and "no_commit" not in r

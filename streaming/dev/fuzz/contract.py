@@ -13,25 +13,23 @@ sit at those bounds, so records that pass validation also reach the stateful ste
 
 A drawn record has no expected reason: the contract's promise is that each one is either valid (and
 every figure it feeds exact or bounded) or rejected with a reason, never that it stops the query.
-Used by the property tests and by ``python -m streaming.dev.fuzz --contract`` (:func:`draw`:
-seeded).
+Used by the property tests and by ``python -m streaming.dev.fuzz --contract`` (seeded:
+:func:`streaming.dev.fuzz.seeded.draw`).
 
 Dev tool only: hypothesis is never imported by production modules.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as seeded
 from hypothesis import strategies as st
 
 from streaming.contracts import events as ev
 from streaming.dev.fuzz.kinds import ANY, LAG_ROLE, META_ROLE, Record
+from streaming.dev.fuzz.seeded import draw
 
 INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
 EDGES = (0, 1, 2, INT_MAX - 1, INT_MAX, INT_MAX + 1, 2**53 - 1, 2**53, 2**53 + 1, LONG_MAX - 1,
@@ -359,40 +357,6 @@ def scenario(ts: int) -> st.SearchStrategy[Callable[[str], list[Record]]]:
         build, st.just(n), st.integers(3, 5),
         st.tuples(*[heavy if p < (n + 1) // 2 else light for p in range(n)]).map(list),
         st.booleans()))
-
-
-def draw(strategy: st.SearchStrategy[Any], n: int, seed: int) -> list[Any]:
-    """``n`` examples of ``strategy``, the same for the same seed (Hypothesis' own generation, no
-    shrinking, no example database)."""
-    out: list[Any] = []
-
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @seeded(seed)
-    @given(strategy)
-    def collect(example: Any) -> None:
-        out.append(example)
-
-    with _no_local_constants():
-        collect()
-    return out
-
-
-@contextlib.contextmanager
-def _no_local_constants() -> Iterator[None]:
-    """Hypothesis (6.1xx) also draws constants it finds in the project's modules loaded so far, so
-    the same seed would draw otherwise once the job's modules are imported; for a seeded draw,
-    none."""
-    from hypothesis.internal.conjecture import providers
-
-    found = providers._get_local_constants
-    providers._get_local_constants = providers.Constants
-    providers.CONSTANTS_CACHE.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = found
-        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def generate(seed: int, n: int, ts: int) -> list[Record]:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
 from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP
-from streaming.dev.fuzz import contract
+from streaming.dev.fuzz import contract, seeded
 from streaming.job import buckets, convert, stateful
 from streaming.state.ingest import READINGS, packed
 
@@ -108,7 +108,7 @@ def test_drawn_groups_convert_and_their_figures_are_exact(named, bucketed):
 def test_the_drawn_groups_reach_the_figures():
     """The property above is not vacuous: seeded draws recommend, some with figures past 2^53."""
     recs = []
-    for named in contract.draw(contract.scenario(TS), 40, 3):
+    for named in seeded.draw(contract.scenario(TS), 40, 3):
         frame = pd.DataFrame([parsed_row(r, i) for i, r in enumerate(named("g"))], columns=COLUMNS)
         out = pyspark_worker.run(stateful.update_function(stateful.Context(POLICY, 600_000)),
                                  ("g",), [frame.drop(columns="group")])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from streaming.config import PolicySettings
 from streaming.contracts import events as ev
-from streaming.dev.fuzz import contract
+from streaming.dev.fuzz import contract, seeded
 from streaming.job import stateful
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import READINGS, packed
@@ -86,7 +86,7 @@ def test_the_same_polls_dense_and_per_partition_give_the_same_state_and_recommen
 def test_the_property_is_not_vacuous():
     """Seeded scenarios recommend in both forms."""
     recs = 0
-    for named in contract.draw(contract.scenario(TS), 20, 3):
+    for named in seeded.draw(contract.scenario(TS), 20, 3):
         events = [json.loads(r.value) for r in named("g")]
         lag = [r for e in events if e["type"] in ev.LAG_TYPES for r in ev.readings(e)]
         rows, _ = run([[e for e in events if e["type"] not in ev.LAG_TYPES] + ev.dense(lag)])

@@ -176,15 +176,16 @@ def lower_bound(snapshot: GroupSnapshot, horizon_s: float = 0.0,
 
 def max_scaled_lower_bound(snapshot: GroupSnapshot, horizon_s: float = 0.0,
                            bound: float | None = None) -> float:
-    """A lower bound on :func:`max_scaled_load` that every valid assignment of ``snapshot`` must
-    reach: the bound on the max load (``bound`` when the caller has it; every scale is at least 1),
-    and with capacities the fractional optimum with every member that can take anything eligible
-    for everything (the fastest capacity times the whole load over those members' capacities)."""
-    loads = partition_loads(snapshot, horizon_s)
-    plain = lower_bound(snapshot, loads=loads) if bound is None else bound
+    """A lower bound on :func:`max_scaled_load` for every valid assignment: the bound on the max
+    load (``bound`` when known; scales are at least 1) and, with capacities, the fastest capacity
+    times the whole load over the capacities of the members that can take any (all eligible)."""
     capacity = snapshot.capacity
     subs = _effective_subscriptions(snapshot)
     able = [float(capacity[mid]) for mid, topics in subs.items() if topics] if capacity else []
+    if bound is not None and not able:
+        return bound  # the policy's usual case: nothing to add, no loads to compute again
+    loads = partition_loads(snapshot, horizon_s)
+    plain = lower_bound(snapshot, loads=loads) if bound is None else bound
     if not able:
         return plain
     total = sum(sum(loads[t]) for t in set().union(*subs.values()))

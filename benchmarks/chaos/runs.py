@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -175,9 +174,8 @@ class Step(NamedTuple):
 
 def drain_with_faults(steps: list[Step], drain_args: list[str], checkpoint: Path,
                       log_file: Path, timeout_s: float = 1800) -> ChaosRun:
-    """One run killed at each step's fault point in turn (``point@+k``: k batches after the last
-    committed one), then runs of ``drain_args`` to the end. A point a run does not reach ends the
-    list (the run drained)."""
+    """One run killed at each step's fault point in turn, then runs of ``drain_args`` to the end. A
+    point a run does not reach ends the list (the run drained)."""
     run = ChaosRun()
     t0 = time.monotonic()
     deadline = t0 + timeout_s
@@ -187,8 +185,6 @@ def drain_with_faults(steps: list[Step], drain_args: list[str], checkpoint: Path
         spec, args = (step.spec, step.args) if step else (None, drain_args)
         if step and step.before:
             step.before()
-        if spec and (m := re.fullmatch(r"(.*)@\+(\d+)", spec)):
-            spec = f"{m.group(1)}@{committed(checkpoint) + int(m.group(2))}"
         run.runs += 1
         began = time.monotonic()
         rc = _run_child(args, log_file, _env(spec), None, checkpoint, deadline - time.monotonic())

@@ -14,6 +14,7 @@ memory, no UI) apply only to a ``local`` master. On a cluster, run the job with
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import sys
@@ -23,6 +24,8 @@ from typing import NamedTuple
 from streaming import catalog, jvm
 from streaming.config import Config
 from streaming.paths import CONF_DIR
+
+log = logging.getLogger(__name__)
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 STOP_TIMEOUT_MS = 30_000
@@ -204,4 +207,27 @@ def get_spark(cfg: Config):
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
+    refuse_strangers_quietly(spark.sparkContext)
     return spark
+
+
+def refuse_strangers_quietly(sc) -> None:
+    """PySpark's accumulator server listens on a loopback port that any local process can reach. A
+    connection without its token (another process dialling a port number the OS had handed on)
+    raised in the server's thread, and socketserver printed that traceback into the job's log as
+    if the job had failed. It is one warning line now; the server goes on serving, and any other
+    error in it still prints in full."""
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is None:
+        return
+    printed = server.handle_error
+
+    def handle_error(request, client_address) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ValueError) and "token" in str(error):
+            log.warning("refused a connection to PySpark's accumulator server from %s: %s",
+                        client_address, error)
+        else:
+            printed(request, client_address)
+
+    server.handle_error = handle_error

@@ -30,6 +30,25 @@ def test_records_go_through_kafka_spark_and_delta_unchanged(spark, cfg):
     assert {r["operation"] for r in history} == {"STREAMING UPDATE"}
 
 
+def test_a_stranger_at_the_accumulator_port_costs_one_warning_line_not_a_traceback(
+        spark, capfd, caplog):
+    # PySpark's accumulator server listens on a loopback port any local process can reach: a
+    # connection without its token printed a traceback into a job's log (a stop test's "no
+    # traceback" failed in a suite run)
+    server = spark.sparkContext._accumulatorServer
+    with socket.create_connection(server.server_address, timeout=10) as stranger:
+        stranger.sendall(b"x" * len(server.auth_token))
+        deadline = time.monotonic() + 10
+        while "accumulator server" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert "refused a connection to PySpark's accumulator server" in caplog.text
+    assert "Traceback" not in capfd.readouterr().err
+    # and it goes on: updates from a Python worker still reach the driver
+    total = spark.sparkContext.accumulator(0)
+    spark.sparkContext.parallelize(range(100), 2).foreach(lambda i: total.add(i))
+    assert total.value == 4950
+
+
 def test_replica_racks_come_back_through_the_admin_api(cfg, kafka_cluster):
     topic = f"racks-{time.monotonic_ns()}"
     kafka_clients.ensure_topics(cfg, {topic: {"num_partitions": 6, "replication_factor": 2}})

@@ -169,6 +169,9 @@ def spark_defaults(cfg: Config, local: bool | None = None) -> dict[str, str]:
         # start (`python -m benchmarks.start`). All it adds is that call site in an analysis
         # error's message.
         "spark.python.sql.dataFrameDebugging.enabled": "false",
+        # PySpark's worker daemon, run with the installed pyspark's compiled modules rather than
+        # its zip's sources (streaming.job.python_daemon says why)
+        "spark.python.daemon.module": "streaming.job.python_daemon",
     }
     if local:
         # the log4j file is on this machine only; a cluster's executors keep their own logging (and

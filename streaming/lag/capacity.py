@@ -168,12 +168,21 @@ def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> 
     long_backlog, maybe = _candidates(lag_sum, rate, known, seconds)
     backlogged, over = long_backlog, np.zeros(count, dtype=bool)
     if (maybe | long_backlog).any():
-        least, inflow = np.zeros(count), np.zeros(count)
+        least = np.zeros(count)
         for hist, rows, who in _rows(lag, by_topic, stuck_after):
             least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
-            inflow += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
-        backlogged, over = _backlogged(long_backlog, maybe, least, inflow, rate)
+        backlogged, over = _backlogged(long_backlog, maybe, least,
+                                       inflow(lag, by_topic, count, stuck_after), rate)
     return Found(backlogged, np.where(known | ~owns, rate, np.nan), seconds, over)
+
+
+def inflow(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> np.ndarray:
+    """Per owner index ``0..count-1``, the records/s arriving on what it owns over the window
+    (stuck partitions left out)."""
+    out = np.zeros(count)
+    for hist, rows, who in _rows(lag, by_topic, stuck_after):
+        out += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
+    return out
 
 
 def _backlogged(long_backlog: np.ndarray, maybe: np.ndarray, least: np.ndarray, inflow: np.ndarray,

@@ -77,6 +77,7 @@ def least_max_utilisation(capacities: list[float], partitions: int, rate: float)
 @settings(max_examples=150, deadline=None)
 @example(n=2, k=2, produce=5, slow=0.6875, lag0=0, headroom=0.1)  # no plan within every capacity
 @example(n=3, k=4, produce=5, slow=0.625, lag0=0, headroom=0.2)  # one, that time alone missed
+@example(n=2, k=2, produce=5, slow=0.6484375, lag0=32, headroom=0.1)  # measured, not over now
 @given(n=st.integers(2, 4), k=st.integers(2, 4), produce=st.integers(5, 400),
        slow=st.floats(0.2, 0.7), lag0=st.integers(0, 50), headroom=st.sampled_from([0.1, 0.2, 0.3]))
 def test_a_member_that_slows_down_is_named_and_given_no_more(n, k, produce, slow, lag0, headroom):

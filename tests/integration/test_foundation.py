@@ -8,9 +8,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from pyspark import accumulators
 
+from streaming import spark_session
 from streaming.dev import smoke
 from streaming.embedded.cluster import KafkaCluster
 from streaming.embedded.detached import alive as _alive
@@ -34,16 +37,23 @@ def test_a_stranger_at_the_accumulator_port_costs_one_warning_line_not_a_traceba
         spark, capfd, caplog):
     # PySpark's accumulator server listens on a loopback port any local process can reach: a
     # connection without its token printed a traceback into a job's log (a stop test's "no
-    # traceback" failed in a suite run)
-    server = spark.sparkContext._accumulatorServer
-    with socket.create_connection(server.server_address, timeout=10) as stranger:
-        stranger.sendall(b"x" * len(server.auth_token))
-        deadline = time.monotonic() + 10
-        while "accumulator server" not in caplog.text and time.monotonic() < deadline:
-            time.sleep(0.05)
+    # traceback" failed in a suite run). The server serves one connection at a time, and once the
+    # JVM's (kept open) is in, a stranger waits unserved: it is served only at a session's start,
+    # so this one is PySpark's server as a new session starts it, given get_spark's error handler.
+    server = accumulators._start_update_server("a" * 32, False)
+    try:
+        spark_session.refuse_strangers_quietly(SimpleNamespace(_accumulatorServer=server))
+        with socket.create_connection(server.server_address, timeout=10) as stranger:
+            stranger.sendall(b"x" * 32)
+            deadline = time.monotonic() + 10
+            while "accumulator server" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+    finally:
+        server.shutdown()
     assert "refused a connection to PySpark's accumulator server" in caplog.text
     assert "Traceback" not in capfd.readouterr().err
-    # and it goes on: updates from a Python worker still reach the driver
+    # and the suite's session's own server, given the same handler by get_spark, still serves
+    # updates from a Python worker
     total = spark.sparkContext.accumulator(0)
     spark.sparkContext.parallelize(range(100), 2).foreach(lambda i: total.add(i))
     assert total.value == 4950

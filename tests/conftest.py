@@ -44,14 +44,18 @@ HEAVIEST = ("test_chaos.py", "test_capacity_live.py", "test_loop.py", "test_faul
 
 
 def _heaviest_first(item: pytest.Item) -> tuple[int, int]:
-    """Longest work first, so that the two workers of ``make test`` end together: the files of
-    :data:`HEAVIEST` in that order, then the other integration files, then the unit tests (seconds
-    each, they fill the end). ``--dist loadfile --no-loadscope-reorder`` hands files out in this
-    order (xdist's own reorder puts files with one test, the longest here, last)."""
+    """Longest work first, so that the two workers of ``make test`` end together: the longest file
+    of :data:`HEAVIEST`, then the unit tests, then the rest of :data:`HEAVIEST` in its order, then
+    the other integration files. ``--dist loadfile --no-loadscope-reorder`` hands files out in this
+    order (xdist's own reorder puts files with one test, the longest here, last), two to each worker
+    at first: the first worker makes the class archive (``integration/class_archive.py``, about a
+    minute) before its first file, and the other, whose integration files would wait for it, runs
+    unit tests meanwhile (they need no cluster)."""
     path = Path(item.fspath)
     if path.name in HEAVIEST:
-        return 0, HEAVIEST.index(path.name)
-    return (1 if INTEGRATION in path.parents else 2), 0
+        rank = HEAVIEST.index(path.name)
+        return (0 if rank == 0 else 2), rank
+    return (3 if INTEGRATION in path.parents else 1), 0
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -52,6 +52,7 @@ from .served import (
     Served,
     applied,
     classic_said,
+    first_skew,
     p95,
     running,
 )
@@ -113,9 +114,7 @@ def _java_case(served: Served, tmp_path: Path) -> None:
     with _java_groups(served, names, classes, tag) as (held, mon, t0):
         # 1. the job recommends; the broker's assignor makes it the group's target, and the members
         #    run it
-        wait_for(lambda: recs, 180, 1.0, "a recommendation for the rebalancer group")
-        t_rec, rec = recs[0]
-        assert "lag_skew" in rec["triggers"]
+        t_rec, _ = first_skew(recs)
 
         def wanted() -> dict[str, set]:
             return {e["client_id"]: {(t, p) for t, p in e["partitions"]}
@@ -199,6 +198,7 @@ def _librdkafka_case(served: Served, spark) -> None:
     rates = partition_rates(PARTITIONS, PRODUCE, ZIPF)
     with running(served) as run:
         rec, t_applied = applied(run, served.cluster)
+        t_read = next(t for t, r in run.recs if r is rec)
         classic_said(spark, run)
         start, end = t_applied - run.t0, t_applied - run.t0 + WINDOW_S
         wait_for(lambda: all(m.samples and m.samples[-1].t >= end for m in run.monitors.values()),
@@ -211,8 +211,8 @@ def _librdkafka_case(served: Served, spark) -> None:
     margin = (busiest - RATE) * WINDOW_S / 2
     ratio = ends["rebalancer"] / max(ends["uniform"], 1.0)
     print(f"librdkafka: recommendation v{rec['version']} on the feed "
-          f"{run.recs[0][0] - run.t0:.1f}s after producing started, the group's assignment "
-          f"{t_applied - run.recs[0][0]:.1f}s later; over the {WINDOW_S:.0f}s after it, max "
+          f"{t_read - run.t0:.1f}s after producing started, the group's assignment "
+          f"{t_applied - t_read:.1f}s later; over the {WINDOW_S:.0f}s after it, max "
           f"consumer lag p95 / end: rebalancer {p95s['rebalancer']:,.0f} / "
           f"{ends['rebalancer']:,.0f}, uniform {p95s['uniform']:,.0f} / {ends['uniform']:,.0f} "
           f"(end ratio {ratio:.2f}); uniform's busiest member {busiest:.0f}/s for {RATE:.0f}/s, "

@@ -25,7 +25,7 @@ sent, so racks unknown), ``sticky-rack`` (racks known, ``prefer_rack_aware_logic
 (grantneale) and ``balanced`` (default options). One missing module shows as ``missing``.
 
 Figures, per assignor over a suite's cases: ``max/LB`` = max member load / lower bound
-(:func:`assignors.metrics.lower_bound`; median, 95th percentile, worst), ``imbal`` = mean of
+(:func:`assignors.bounds.lower_bound`; median, 95th percentile, worst), ``imbal`` = mean of
 max/mean load, ``xrack`` = cross-rack partitions (sum), ``moved`` = partitions moved (sum), ``load
 mv%`` = load moved as a share of total load, ``bal worse`` = cases where balanced has a higher max
 load than this assignor (relative tolerance 1e-9).

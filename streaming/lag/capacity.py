@@ -168,21 +168,26 @@ def _window(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> 
     long_backlog, maybe = _candidates(lag_sum, rate, known, seconds)
     backlogged, over = long_backlog, np.zeros(count, dtype=bool)
     if (maybe | long_backlog).any():
-        least = np.zeros(count)
-        for hist, rows, who in _rows(lag, by_topic, stuck_after):
-            least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
-        backlogged, over = _backlogged(long_backlog, maybe, least,
-                                       inflow(lag, by_topic, count, stuck_after), rate)
+        least, arriving = _least_and_inflow(lag, by_topic, count, stuck_after)
+        backlogged, over = _backlogged(long_backlog, maybe, least, arriving, rate)
     return Found(backlogged, np.where(known | ~owns, rate, np.nan), seconds, over)
 
 
 def inflow(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> np.ndarray:
     """Per owner index ``0..count-1``, the records/s arriving on what it owns over the window
     (stuck partitions left out)."""
-    out = np.zeros(count)
+    return _least_and_inflow(lag, by_topic, count, stuck_after)[1]
+
+
+def _least_and_inflow(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Per owner index, the least lag over the window and :func:`inflow`, in one pass over what it
+    owns."""
+    least, arriving = np.zeros(count), np.zeros(count)
     for hist, rows, who in _rows(lag, by_topic, stuck_after):
-        out += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
-    return out
+        least += np.bincount(who, weights=hist.least_lag()[rows], minlength=count)
+        arriving += np.bincount(who, weights=hist.rate("end")[rows], minlength=count)
+    return least, arriving
 
 
 def _backlogged(long_backlog: np.ndarray, maybe: np.ndarray, least: np.ndarray, inflow: np.ndarray,

@@ -75,6 +75,11 @@ def job_scrape(spark, cfg):
     produce(jc, events, bad)
     stop = threading.Event()
     done: list = []
+    # the job's metrics are the process's, kept across its queries (a restarted query counts on):
+    # another query of this test process (test_alerts_live's) may have counted first, so what
+    # this one counted is the difference
+    earlier = exporter.job_server()
+    baseline = scrape(earlier.url)[1] if earlier is not None else {}
     runner = threading.Thread(target=lambda: done.append(query.run(spark, jc, stop=stop)),
                               daemon=True)
     runner.start()
@@ -86,6 +91,7 @@ def job_scrape(spark, cfg):
             server = exporter.job_server()
             if server is not None:
                 text, samples = scrape(server.url)
+                samples = _since(samples, baseline)
                 rows_in = samples.get(("kafka_rebalancer_job_input_rows_total", ()))
                 if rows_in == len(events) + len(bad):
                     break
@@ -100,6 +106,14 @@ def job_scrape(spark, cfg):
         runner.join(120)
     assert done, "the job did not stop"
     return text, samples, recs, rejected, done[0]
+
+
+def _since(samples: dict, baseline: dict) -> dict:
+    """``samples`` with each counter's (``_total``, and a histogram's ``_count``, ``_sum`` and
+    ``_bucket``) value in ``baseline`` taken off: what was counted since."""
+    cumulative = ("_total", "_count", "_sum", "_bucket")
+    return {k: v - baseline.get(k, 0) if k[0].endswith(cumulative) else v
+            for k, v in samples.items()}
 
 
 def test_job_metrics_equal_the_delta_rows(job_scrape):

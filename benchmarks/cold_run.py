@@ -4,7 +4,8 @@ events (4 groups, 6 batches of ~150 records, recommendations in most), the code 
 this checkout alternating round by round on the same topics and the same JVM options.
 
 Each figure is the process's wall time, the machine's busy CPU over it (driver, JVM, Python
-workers) and the first batch's duration (where a cold JVM and new Python workers pay). Medians over
+workers), the first batch's duration (where a cold JVM and new Python workers pay) and the later
+batches' summed. Medians over
 ``--rounds``. The job starts with ``-XX:TieredStopAtLevel=1`` as in the test suite, where most job
 starts are (``--c2`` for production's JIT).
 
@@ -26,8 +27,9 @@ from benchmarks.restart import busy_ticks
 HERE = str(Path(__file__).resolve().parents[1])
 
 
-def one_run(args: list[str], code: str, c2: bool) -> tuple[float, float, int]:
-    """(wall s, busy CPU-s, first batch ms) of one run of ``args`` with ``code`` on its path."""
+def one_run(args: list[str], code: str, c2: bool) -> tuple[float, float, int, int]:
+    """(wall s, busy CPU-s, first batch ms, the later batches' ms summed) of one run of ``args``
+    with ``code`` on its path."""
     env = os.environ | {"PYTHONPATH": code}
     if not c2:
         env["JDK_JAVA_OPTIONS"] = "-XX:TieredStopAtLevel=1"
@@ -36,8 +38,9 @@ def one_run(args: list[str], code: str, c2: bool) -> tuple[float, float, int]:
     wall, cpu = time.monotonic() - t0, (busy_ticks() - ticks) / os.sysconf("SC_CLK_TCK")
     if out.returncode != 0:
         raise SystemExit(f"run failed ({out.returncode}) with {code}:\n{out.stderr[-3000:]}")
-    first = next(line for line in out.stdout.splitlines() if line.startswith("batch 0:"))
-    return wall, cpu, int(first.rsplit(",", 1)[1].split()[0])
+    ms = [int(line.rsplit(",", 1)[1].split()[0]) for line in out.stdout.splitlines()
+          if line.startswith("batch ")]
+    return wall, cpu, ms[0], sum(ms[1:])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     codes = {"vs": str(Path(a.vs).resolve()), "this": HERE}
     jvm.resolve()
     work = Path(tempfile.mkdtemp(prefix="rebalancer-cold-run-"))
-    figures: dict[str, list[tuple[float, float, int]]] = {name: [] for name in codes}
+    figures: dict[str, list[tuple[float, float, int, int]]] = {name: [] for name in codes}
     with KafkaCluster(brokers=1, base_dir=work / "kafka") as cluster:
         cfg = config.load(overrides={"kafka.bootstrap_servers": cluster.bootstrap_servers,
                                      "spark.master": "local[1]", "spark.ui.enabled": "false"})
@@ -62,15 +65,17 @@ def main(argv: list[str] | None = None) -> int:
             for name, code in codes.items():
                 args, _ = bench.args(f"r{r}-{name}")
                 figures[name].append(one_run(args, code, a.c2))
-                wall, cpu, first = figures[name][-1]
+                wall, cpu, first, later = figures[name][-1]
                 print(f"round {r} {name:>4} ({code}): {wall:.1f} s wall, {cpu:.1f} CPU-s, "
-                      f"first batch {first:,} ms", flush=True)
+                      f"first batch {first:,} ms, later batches {later:,} ms", flush=True)
     medians = {name: [statistics.median(x) for x in zip(*runs, strict=True)]
                for name, runs in figures.items()}
-    for name, (wall, cpu, first) in medians.items():
-        print(f"{name:>4}: median {wall:.1f} s wall, {cpu:.1f} CPU-s, first batch {first:,.0f} ms")
-    (vw, vc, vf), (tw, tc, tf) = medians["vs"], medians["this"]
-    print(f"this / vs: wall x{tw / vw:.2f}, CPU x{tc / vc:.2f}, first batch x{tf / vf:.2f}")
+    for name, (wall, cpu, first, later) in medians.items():
+        print(f"{name:>4}: median {wall:.1f} s wall, {cpu:.1f} CPU-s, first batch {first:,.0f} ms, "
+              f"later batches {later:,.0f} ms")
+    (vw, vc, vf, vl), (tw, tc, tf, tl) = medians["vs"], medians["this"]
+    print(f"this / vs: wall x{tw / vw:.2f}, CPU x{tc / vc:.2f}, first batch x{tf / vf:.2f}, "
+          f"later batches x{tl / vl:.2f}")
     return 0
 
 

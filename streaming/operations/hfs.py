@@ -37,6 +37,12 @@ def exists(spark: SparkSession, location: str, *children: str) -> bool:
     return bool(fs.exists(path))
 
 
+def is_local(spark: SparkSession, location: str) -> bool:
+    """Whether ``location`` is on this machine's file system (Hadoop's ``file`` scheme)."""
+    fs, _ = _fs_path(spark, location)
+    return str(fs.getScheme()) == "file"
+
+
 def has_files(spark: SparkSession, location: str, *children: str) -> bool:
     """True when the folder exists and holds at least one entry whose name does not start
     with '.'."""

@@ -94,6 +94,10 @@ def targets(workload: Any, agg: Mapping[str, Any]) -> list[tuple[str, bool | Non
                     f"{ours['lag_p95']:,.0f} vs {best} {kafka[best]['lag_p95']:,.0f} (x{r:.2f})"))
     if workload.replicas > 1:
         out.append(_no_cross_rack_reads(s))
+    if not workload.moves_help:
+        out.append(("no recommendation where no assignment keeps up",
+                    ours["recommendations"] == 0,
+                    f"{ours['recommendations']:.0f} recommendation(s)"))
     if not workload.skewed and not workload.events:
         extra = ours["rebalances"] - min((v["rebalances"] for v in kafka.values()), default=0)
         out.append(("no recommendation, no extra rebalance",

@@ -36,7 +36,12 @@ and consumers that are not alike (Kafka's assignors balance partition counts, bl
   split);
 - ``wide``: 8 consumers at 40, 20, 60, 30, 20, 40, 30, 60 (300/s); ``orders`` 16 partitions (4 at
   20/s, 12 at 5/s) and ``events`` 32 x 2.5/s (220/s in all): range hands the 20/s consumer c1 two
-  20/s partitions; the oracle keeps every consumer at most 75% busy.
+  20/s partitions; the oracle keeps every consumer at most 75% busy;
+- ``recover``: ``slowdown``'s c0 halves at 1/4 and is back at 5/8 of a 240 s run: its load goes
+  back to it within a few moves, without flapping;
+- ``all-slow``: 12 x 20/s against 3 x 120/s until 1/3, when all three drop to 70/s (210/s for
+  240/s: a slow shared downstream): no assignment keeps up, so nothing should move, and the
+  group is said to need consumers.
 """
 
 from __future__ import annotations
@@ -101,6 +106,8 @@ class Workload:
     """records/s of each consumer by index, when they differ."""
     replicas: int = 1
     """replicas of each partition: 1, or one on each of the racks."""
+    moves_help: bool = True
+    """False where no assignment keeps up (every consumer too slow): nothing to recommend."""
 
     def __post_init__(self) -> None:
         if self.replicas not in (1, len(self.racks)):
@@ -179,6 +186,16 @@ def suite() -> dict[str, Workload]:
         Workload("slowdown", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0,
                  duration_s=120.0, events=(Event(0.5, "capacity", index=0, capacity=60.0),),
                  description="12 x 20/s, 3 x 120/s; c0 halves to 60/s at 1/2"),
+        Workload("recover", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0,
+                 duration_s=240.0, events=(Event(0.25, "capacity", index=0, capacity=60.0),
+                                           Event(0.625, "capacity", index=0, capacity=120.0)),
+                 description="12 x 20/s, 3 x 120/s; c0 halves to 60/s at 1/4, back to 120/s at "
+                             "5/8"),
+        Workload("all-slow", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0,
+                 duration_s=120.0, skewed=False, moves_help=False,
+                 events=tuple(Event(1 / 3, "capacity", index=i, capacity=70.0) for i in range(3)),
+                 description="12 x 20/s, 3 x 120/s; all three to 70/s at 1/3 (a shared "
+                             "downstream): no move helps, the group needs consumers"),
         Workload("wide", (TopicSpec("orders", (*_uniform(4, 20.0), *_uniform(12, 5.0))),
                           TopicSpec("events", _uniform(32, 2.5))), capacity=37.5, consumers=8,
                  capacities=WIDE_CAPACITIES, duration_s=120.0,

@@ -72,6 +72,14 @@ def test_issue_28_targets():
     assert met == {"p95 max lag <= 1.25x the oracle's": True,
                    "p95 max lag <= 0.5x the best Kafka assignor's (the oracle is <= 0.4x)": True,
                    "consumers not alike: p95 max lag <= 0.5x the best Kafka assignor's": True}
+    # every consumer too slow: any recommendation misses
+    slow = {"strategies": {"range": figs(1000), "rebalancer": figs(1000, recommendations=1),
+                           "oracle": figs(1000)}}
+    met = {t: m for t, m, _ in report.targets(s["all-slow"], slow)}
+    assert met["no recommendation where no assignment keeps up"] is False
+    slow["strategies"]["rebalancer"] = figs(1000, recommendations=0)
+    met = {t: m for t, m, _ in report.targets(s["all-slow"], slow)}
+    assert met["no recommendation where no assignment keeps up"] is True
     # the oracle barely beats Kafka: the 0.5x target does not apply, the oracle's does
     close = {"strategies": {"lag": figs(800), "rebalancer": figs(700), "oracle": figs(500)}}
     met = {t: m for t, m, _ in report.targets(s["zipf"], close)}

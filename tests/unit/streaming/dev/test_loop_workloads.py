@@ -16,7 +16,8 @@ def test_capacities_per_consumer_and_which_workloads_have_them():
     s = suite()
     assert [s["hetero"].capacity_of(i) for i in range(3)] == [60.0, 90.0, 180.0]
     assert s["zipf"].capacity_of(2) == 150.0
-    assert {n for n, w in s.items() if w.heterogeneous} == {"hetero", "slowdown", "wide"}
+    assert {n for n, w in s.items() if w.heterogeneous} == {"hetero", "slowdown", "wide",
+                                                             "recover", "all-slow"}
     wide = s["wide"]
     assert (wide.consumers == 8 and sum(t.partitions for t in wide.topics) == 48
             and len(wide.topics) == 2)
@@ -43,6 +44,19 @@ def test_slowdown_replans_when_c0_halves():
             and plan.summary()[1]["max_load"] == pytest.approx(100 / 120, abs=1e-4))
     plan.advance()  # past the last phase: it stays there
     assert plan.assignment([0, 1, 2]) == after
+
+
+def test_recover_gives_c0_its_share_back_and_all_slow_has_no_assignment_that_keeps_up():
+    plan = OracleSchedule(suite()["recover"])
+    shares = []
+    for _ in range(3):
+        shares.append(sorted(len(ps) for ps in plan.assignment([0, 1, 2]).values()))
+        plan.advance()
+    assert shares == [[4, 4, 4], [2, 5, 5], [4, 4, 4]]
+    slow = suite()["all-slow"]
+    assert not slow.moves_help and not slow.skewed
+    # 240/s for 3 x 70/s: the best assignment is 80/s each, over every consumer's capacity
+    assert OracleSchedule(slow).summary()[-1]["max_load"] == pytest.approx(80 / 70, abs=1e-4)
 
 
 def test_churn_phases_follow_members_and_improvise_for_others():

@@ -7,7 +7,9 @@ production and its consumers as lag events (polls every ``--poll-s``, commits ev
 through :func:`streaming.policy.recommend.process` under the loop's policy
 (``streaming.dev.demo.loop.loop_config``), and prints per workload when each member's capacity
 became known and when the first recommendation came, so the time the rules need can be told apart
-from the time Kafka, Spark and the consumers' rebalance add live.
+from the time Kafka, Spark and the consumers' rebalance add live, and how many consumers the group
+is said to need at the end (:mod:`streaming.lag.sizing`, as ``describe`` and the collector's
+``/consumers`` endpoint size it).
 
 Model: every partition receives its rate; each consumer drains its partitions' backlog at its
 capacity (shared in proportion to their backlog, everything that arrived when it has room), and
@@ -39,6 +41,7 @@ from streaming import config
 from streaming.contracts import events as ev
 from streaming.dev.demo.loop import RATE_HORIZON_S
 from streaming.lag import capacity as rule
+from streaming.lag import sizing
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
 
@@ -174,7 +177,21 @@ def simulate(w: Workload, poll_s: float, commit_s: float, p: config.PolicySettin
                     out["known"][mid] = (round(t, 1), round(c.records_per_s, 1))
     if closed:
         out["end_lag"] = r.max_lag()
+    out["needed"] = needed(r)
     return out
+
+
+def needed(r: Replay) -> int:
+    """The consumers the group needs at the end (:func:`streaming.lag.sizing.to_run`), as describe
+    and the collector's ``/consumers`` size it: the median of the members' capacities, the
+    partitions' produce rates as the state reads them."""
+    state, p = r.state, r.policy
+    found = rule.estimates(state.capacity, state.lag, state.owners, p.stuck_observations,
+                           p.capacity_headroom)
+    rates = [float(x) for hist in state.lag.values() for x in hist.produce_rate()]
+    size = (sizing.size(rates, float(np.median([c.records_per_s for c in found.values()])),
+                        p.capacity_headroom) if found else None)
+    return sizing.to_run(size, r.w.consumers, busy=True)
 
 
 def first_decisions(w: Workload,
@@ -223,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         f"{phase}: {f'{t:g} s' if t is not None else 'none'}"
                         for phase, t in first_decisions(w, r["recs"]))
                 print(f"{name:14} poll {poll_s:g} s commit {commit_s:g} s (events: {events}): "
-                      f"capacity measured: {known}; {recs}")
+                      f"capacity measured: {known}; {recs}; consumers needed at the end "
+                      f"{r['needed']}")
 
 
 if __name__ == "__main__":

@@ -39,9 +39,9 @@ and consumers that are not alike (Kafka's assignors balance partition counts, bl
   20/s partitions; the oracle keeps every consumer at most 75% busy;
 - ``recover``: ``slowdown``'s c0 halves at 1/4 and is back at 5/8 of a 240 s run: its load goes
   back to it within a few moves, without flapping;
-- ``all-slow``: 12 x 20/s against 3 x 120/s until 1/3, when all three drop to 70/s (210/s for
-  240/s: a slow shared downstream): no assignment keeps up, so nothing should move, and the
-  group is said to need consumers.
+- ``all-slow``: 12 x 20/s against 3 x 120/s until 1/3 of a 240 s run, when all three drop to
+  70/s (210/s for 240/s: a slow shared downstream): no assignment keeps up, so nothing should
+  move, and the group is said to need consumers (measured 90 s after the drop).
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def suite() -> dict[str, Workload]:
                  description="12 x 20/s, 3 x 120/s; c0 halves to 60/s at 1/4, back to 120/s at "
                              "5/8"),
         Workload("all-slow", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0,
-                 duration_s=120.0, skewed=False, moves_help=False,
+                 duration_s=240.0, skewed=False, moves_help=False,
                  events=tuple(Event(1 / 3, "capacity", index=i, capacity=70.0) for i in range(3)),
                  description="12 x 20/s, 3 x 120/s; all three to 70/s at 1/3 (a shared "
                              "downstream): no move helps, the group needs consumers"),

@@ -16,7 +16,7 @@ from streaming import config, jvm
 from streaming.embedded.cluster import KafkaCluster
 
 from .configuration import Scale, bench_config, keyed
-from .floors import floor_runs
+from .floors import FRAME, beside_the_frame, floor_runs
 from .load import write_scale
 from .python_share import python_share
 from .report import (
@@ -125,14 +125,22 @@ def _on_cluster(args: argparse.Namespace, scales: list[Scale], keyings: list[int
             for scale in scales:
                 polls = args.polls or max(4, 2_600_000 // (scale.groups * scale.partitions))
                 write_scale(spark, keyed(cfg, scale, 0, ""), scale, polls, args.lag_form == "dense")
+                dense = args.lag_form == "dense"
+                frames = {}
                 if args.floors:
                     for size in sizes:
-                        lines += floor_runs(spark, keyed(cfg, scale, keyings[0], ""), scale, size,
-                                            cpu, work, args.lag_form == "dense")
+                        found, frames[size] = floor_runs(spark, keyed(cfg, scale, keyings[0], ""),
+                                                         scale, size, cpu, work, dense)
+                        lines += found
                 for b in keyings:
                     sampler.reset()
                     results.append(run_keying(spark, cfg, scale, b, sizes, args, sampler, cpu,
                                               lines))
+                    beside = [line for t in results[-1]["throughput"] if t["per_trigger"] in frames
+                              for line in beside_the_frame(scale, frames[t["per_trigger"]][FRAME],
+                                                           t, dense)]
+                    lines += beside
+                    print("\n".join(beside), flush=True)
         finally:
             spark.stop()
             sampler.stop_flag.set()

@@ -39,6 +39,7 @@ from streaming.kafka_clients.properties import spark_options
 from streaming.state.readings import READINGS
 
 from .configuration import Scale
+from .report import by_kind_text
 from .runs import steady_batches
 from .sampling import CpuSampler, started_s
 
@@ -135,21 +136,43 @@ def _floors(dense: bool) -> dict[str, Build]:
 
 
 def floor_runs(spark: Any, cfg: config.Config, scale: Scale, per_trigger: int, cpu: CpuSampler,
-               work: Path, dense: bool) -> list[str]:
+               work: Path, dense: bool) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """Every floor over ``cfg``'s lag topic at ``per_trigger`` records a batch: one report line
-    each."""
-    lines = []
+    each, and each floor's figures by name."""
+    lines, found = [], {}
     for name, build in _floors(dense).items():
-        figures = _drain(spark, cfg, build, per_trigger, cpu,
-                         work / f"floor-{name.replace(' ', '-')}")
+        figures = found[name] = _drain(spark, cfg, build, per_trigger, cpu,
+                                       work / f"floor-{name.replace(' ', '-')}")
         lines.append(f"{scale.tag}, floor '{name}' at maxOffsetsPerTrigger {per_trigger:,}: "
                      f"{figures['records_per_s'] * (scale.partitions if dense else 1):,.0f} "
                      f"partition readings/s over {figures['batches']} full batches (median batch "
                      f"{figures['median_s']:.2f}s; {figures['cores']:.2f} cores busy; "
                      f"{figures['us_per_record']:.1f} us of the job's own processes' CPU per "
-                     "record)")
+                     f"record: {by_kind_text(figures)})")
         print(lines[-1], flush=True)
-    return lines
+    return lines, found
+
+
+FRAME = "values to the step"
+"""The floor the job is measured against: everything the job's shape pays before its own work."""
+
+
+def beside_the_frame(scale: Scale, frame: dict[str, Any], job: dict[str, Any], dense: bool
+                     ) -> list[str]:
+    """The job's throughput run and the frame's (:data:`FRAME`) at the same batch size, side by
+    side: readings/s and their ratio, and the CPU a record costs by process, the job's above the
+    frame's."""
+    per = scale.partitions if dense else 1
+    ours, bare = job["steady_events_per_s"] * per, frame["records_per_s"] * per
+    kinds = {**frame.get("own_cpu_us_by_kind", {}), **job.get("own_cpu_us_by_kind", {})}
+    split = "; ".join(
+        f"{k} {job.get('own_cpu_us_by_kind', {}).get(k, 0.0):.1f} against "
+        f"{frame.get('own_cpu_us_by_kind', {}).get(k, 0.0):.1f}" for k in kinds)
+    return [f"{scale.tag}, {'dense' if dense else 'per-partition'} at maxOffsetsPerTrigger "
+            f"{job['per_trigger']:,}: the job {ours:,.0f} readings/s against the frame's "
+            f"{bare:,.0f} (x{ours / bare if bare else 0:.2f}); CPU us a record, the job against "
+            f"the frame: {job['own_cpu_us_per_event']:.1f} against {frame['us_per_record']:.1f} "
+            f"({split})"]
 
 
 def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: CpuSampler,
@@ -173,7 +196,12 @@ def _drain(spark: Any, cfg: config.Config, build: Build, per_trigger: int, cpu: 
     rows = sum(b["input_rows"] for b in steady)
     seconds = sum(s for _, s in spans)
     own = sum(cpu.busy_between(t0, t0 + s, own=True) for t0, s in spans)
+    kinds: dict[str, float] = {}
+    for t0, s in spans:
+        for k, v in cpu.kinds_between(t0, t0 + s).items():
+            kinds[k] = kinds.get(k, 0.0) + v
     return {"records_per_s": rows / seconds if seconds else 0.0, "batches": len(steady),
             "median_s": statistics.median(s for _, s in spans) if spans else 0.0,
             "cores": own / seconds if seconds else 0.0,
-            "us_per_record": 1e6 * own / rows if rows else 0.0}
+            "us_per_record": 1e6 * own / rows if rows else 0.0,
+            "own_cpu_us_by_kind": {k: 1e6 * v / rows for k, v in kinds.items()} if rows else {}}

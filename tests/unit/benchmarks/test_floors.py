@@ -53,3 +53,21 @@ def test_every_floor_is_built_for_both_forms():
     for dense in (True, False):
         assert list(floors._floors(dense)) == ["read", "parse", "text to the step",
                                                "values to the step", "text parsed in Python"]
+
+
+def test_the_job_beside_its_frame_gives_the_ratio_and_each_process_s_cost():
+    from benchmarks.job.configuration import Scale
+
+    frame = {"records_per_s": 17_000.0, "us_per_record": 107.6,
+             "own_cpu_us_by_kind": {"broker": 10.0, "Spark JVM": 70.0, "Python workers": 27.6}}
+    job = {"per_trigger": 50_000, "steady_events_per_s": 3_900.0, "own_cpu_us_per_event": 480.0,
+           "own_cpu_us_by_kind": {"broker": 13.5, "Spark JVM": 306.0, "Python workers": 124.5,
+                                  "driver": 36.0}}
+    (line,) = floors.beside_the_frame(Scale(1000, 100), frame, job, dense=True)
+    assert line == (
+        "1000x100, dense at maxOffsetsPerTrigger 50,000: the job 390,000 readings/s against the "
+        "frame's 1,700,000 (x0.23); CPU us a record, the job against the frame: 480.0 against "
+        "107.6 (broker 13.5 against 10.0; Spark JVM 306.0 against 70.0; Python workers 124.5 "
+        "against 27.6; driver 36.0 against 0.0)")
+    (per_partition,) = floors.beside_the_frame(Scale(1000, 100), frame, job, dense=False)
+    assert "the job 3,900 readings/s against the frame's 17,000 (x0.23)" in per_partition

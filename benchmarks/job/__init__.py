@@ -40,7 +40,9 @@ and N > 0 among ``--state-buckets`` a side-by-side of the two keyings ends the r
 ``--floors`` first drains the same records through the job's frame without its work
 (:mod:`benchmarks.job.floors`: the Kafka read, the parse, the shuffle into the stateful step with
 the text or the values, Python parsing), at each ``--per-trigger``: what any job of this shape pays
-per record, beside what the job pays.
+per record, each floor's CPU split by process as the job's is; after each throughput run, one line
+puts the job beside its frame (the ``values to the step`` floor) at that batch size: readings/s, the
+job's fraction of the frame's, and each process's CPU a record in both.
 
 ``--python-only`` measures the Python worker's share alone, without a JVM: pyspark's own
 applyInPandasWithState serializer and wrapper (:class:`~benchmarks.job.python_share.WorkerPath`)

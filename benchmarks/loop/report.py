@@ -88,7 +88,7 @@ def targets(workload: Any, agg: Mapping[str, Any]) -> list[tuple[str, bool | Non
         else:
             out.append((where_oracle, None,
                         f"oracle x{o:.2f} of {best}: no room to demand it; ours x{r:.2f}"))
-    if best is not None and workload.heterogeneous:
+    if best is not None and workload.heterogeneous and workload.moves_help:
         r = _p95_ratio(ours, kafka[best])
         out.append(("consumers not alike: p95 max lag <= 0.5x the best Kafka assignor's", r <= 0.5,
                     f"{ours['lag_p95']:,.0f} vs {best} {kafka[best]['lag_p95']:,.0f} (x{r:.2f})"))

@@ -29,6 +29,7 @@ its serializer and wrapper), so the figure adds pyspark's conversions.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import hashlib
 import json
@@ -36,11 +37,13 @@ import pstats
 import statistics
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from assignors import registry
 from streaming import config
 from streaming.contracts import events as ev
 from streaming.job import buckets as bucketing
@@ -129,6 +132,8 @@ class Run:
         self.states: dict[object, State] = {}
         self.digest = hashlib.sha256()
         self.recommendations = 0
+        self.proposals = 0
+        """the assignor's runs (registry.assign): proposals computed, standing or not"""
 
     def frames(self, rows: dict[int, dict[str, list]]) -> list[tuple[object, pd.DataFrame]]:
         """One call's (key, frame) per key for each group's rows (``rows``: group -> its
@@ -144,7 +149,9 @@ class Run:
 
     def call(self, key: object, frame: pd.DataFrame) -> None:
         state = self.states.setdefault(key, State())
-        for out in self.update((key,), iter([frame]), state):
+        with counted_proposals(self):
+            outputs = list(self.update((key,), iter([frame]), state))
+        for out in outputs:
             self.recommendations += int((out["kind"] == "recommendation").sum())
             self.digest.update(out.to_json(orient="records").encode())
 
@@ -171,7 +178,8 @@ class Run:
         python_share.time = process_clock  # type: ignore[assignment]
         try:
             assert self.worker is not None
-            return self.worker.batch(df)
+            with counted_proposals(self):
+                return self.worker.batch(df)
         finally:
             python_share.time = wall
 
@@ -182,6 +190,22 @@ class Run:
         for key in sorted(self.states, key=str):
             self.digest.update(self.states[key].get[0])
         return self.digest.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def counted_proposals(run: Run) -> Iterator[None]:
+    """The assignor's runs during the block added to ``run.proposals`` (the policy's one call of
+    it, :func:`streaming.policy.recommend.propose`)."""
+    def assign(*args: Any, **kwargs: Any) -> Any:
+        run.proposals += 1
+        return real(*args, **kwargs)
+
+    real = registry.assign
+    registry.assign = assign  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        registry.assign = real  # type: ignore[assignment]
 
 
 def catchup(buckets: int, worker: bool, partitions: int, polls: int, skew: tuple[int, int],
@@ -215,8 +239,13 @@ def measure(name: str, case: Callable[[], tuple[float, int, Run]], partitions: i
     records = runs[0][1]
     digests = {r.done() for _, _, r in runs}
     med = statistics.median(secs)
+    first = runs[0][2]
+    # through pyspark's worker path the outputs go to its serializer, uncounted
+    recs = ("recommendations not counted" if first.worker is not None
+            else f"{first.recommendations} recommendations")
     print(f"{name}: {records:,} dense records x {partitions} partitions, "
-          f"{runs[0][2].recommendations} recommendations: median {records * partitions / med:,.0f} "
+          f"{first.proposals} proposals, {recs}: "
+          f"median {records * partitions / med:,.0f} "
           f"readings/s, {1e6 * med / records:,.0f} us per record (runs: "
           f"{', '.join(f'{s:.3f}s' for s in secs)}); digest "
           f"{'/'.join(sorted(digests))}", flush=True)

@@ -180,6 +180,13 @@ def suite() -> dict[str, Workload]:
         Workload("balanced", (TopicSpec("t", _uniform(12, 20.0)),), capacity=120.0, duration_s=90.0,
                  noise=0.2, seed=7, skewed=False,
                  description="12 x 20/s +-20% noise every 5 s, 3 x 120/s"),
+        *_unlike(),
+    )}
+
+
+def _unlike() -> tuple[Workload, ...]:
+    """The workloads whose consumers are not alike, from the start or after an event."""
+    return (
         Workload("hetero", (TopicSpec("t", _uniform(12, 20.0)),), capacity=110.0,
                  capacities=(60.0, 90.0, 180.0), duration_s=120.0,
                  description="12 x 20/s against 60, 90 and 180/s (1 : 1.5 : 3)"),
@@ -201,7 +208,7 @@ def suite() -> dict[str, Workload]:
                  capacities=WIDE_CAPACITIES, duration_s=120.0,
                  description="8 consumers 20-60/s (300/s); orders: 4 x 20/s + 12 x 5/s, "
                              "events: 32 x 2.5/s"),
-    )}
+    )
 
 
 QUICK = {"zipf": 75.0, "balanced": 30.0}

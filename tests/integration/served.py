@@ -155,7 +155,13 @@ def first_skew(recs: list[tuple[float, dict]]) -> tuple[float, dict]:
     def found() -> tuple[float, dict] | None:
         return next(((t, r) for t, r in list(recs) if "lag_skew" in r["triggers"]), None)
 
-    wait_for(found, 180, 1.0, "a lag_skew recommendation for the rebalancer group")
+    try:
+        wait_for(found, 180, 1.0, "a lag_skew recommendation for the rebalancer group")
+    except AssertionError as e:  # say what came instead: the cause of a miss is in them
+        seen = [(r.get("version"), sorted(r.get("triggers") or ()), r.get("partitions_moved"))
+                for _, r in recs]
+        raise AssertionError(f"{e}; the group's recommendations (version, triggers, partitions "
+                             f"moved): {seen}") from None
     first = found()
     assert first is not None
     return first

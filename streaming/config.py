@@ -43,6 +43,7 @@ class KafkaSettings:
     lag_topic: str = "rebalancer.lag"
     metadata_topic: str = "rebalancer.metadata"
     trigger_topic: str = "rebalancer.triggers"
+    member_load_topic: str = "rebalancer.member-load"
     options: dict[str, str] = field(default_factory=dict, repr=False)
     """Client settings without the ``kafka.`` prefix (security.protocol, sasl.mechanism, ...)."""
 
@@ -82,6 +83,10 @@ class PolicySettings:
     drop."""
     membership_change: bool = True
     partition_count_change: bool = True
+    utilisation: bool = True
+    """Recommend when a member that reports its own load is above its target utilisation
+    (1 - ``capacity_headroom``) and the recommendation brings it within
+    (:mod:`streaming.policy.utilisation`)."""
     skew_threshold: float = 1.5
     """Imbalance (max member lag / mean member lag) of the current assignment that counts as
     skew."""

@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="seconds per workload run (overrides the suite's)")
     ap.add_argument("--out", type=Path, default=RESULTS,
                     help="folder for the table, JSON and plots")
+    ap.add_argument("--no-load-reports", action="store_true",
+                    help="the rebalancer's consumers do not report their own load (lag alone)")
     ap.add_argument("--render", type=Path, metavar="JSON",
                     help="run nothing: write the table and plots again from a saved loop JSON "
                          "(into --out)")
@@ -72,12 +74,13 @@ def _workloads(args: argparse.Namespace) -> dict[str, Workload]:
 
 def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int, started: float,
              done: Callable[[dict[str, list[dict[str, Any]]], list[str]], None] = lambda *_: None,
-             ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+             load_reports: bool = True) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """Each workload ``repeat`` times on one suite, a run retried with fresh groups when they do not
     settle; ``done`` after each run with what has been measured so far."""
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in workloads}
     unsettled: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work, Suite(Path(work)) as env:
+        env.load_reports = load_reports
         print(f"cluster, Spark, job and feed up after {time.monotonic() - started:.0f}s",
               flush=True)
         for i in range(repeat):
@@ -125,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
                {"partial": f"{sum(map(len, runs.values()))} of {args.repeat * len(workloads)} "
                            "runs so far"} | meta)
 
-    runs, unsettled = _run_all(workloads, strategies, args.repeat, started, partial)
+    runs, unsettled = _run_all(workloads, strategies, args.repeat, started, partial,
+                               not args.no_load_reports)
     elapsed = time.monotonic() - started
     meta = report.notes(strategies, args.repeat, elapsed, unsettled)
     text = report.write(args.out, stem, command, workloads, runs, meta)

@@ -29,6 +29,7 @@ from benchmarks.loop.reads import Reads
 from benchmarks.loop.workloads import Event, Workload
 from streaming.apply import plan
 from streaming.apply.feed import LatestRecommendations
+from streaming.apply.load import LoadMeter, member_id_of, producer_send
 from streaming.apply.rejoin import RejoinOnRecommendation, request_rebalance
 from streaming.config import Config
 from streaming.dev.demo.monitor import GroupMonitor, Sample
@@ -53,8 +54,9 @@ REJOIN_INTERVAL_S = 3.0
 class ThrottledWorker(ConsumerWorker):
     def __init__(self, make: Callable[[], Any], topics: Sequence[str], capacity: float,
                  client_id: str, rack: str | None,
-                 stuck: frozenset[tuple[str, int]] = frozenset()) -> None:
-        super().__init__(make, topics, capacity, client_id, rack)
+                 stuck: frozenset[tuple[str, int]] = frozenset(),
+                 meter: LoadMeter | None = None) -> None:
+        super().__init__(make, topics, capacity, client_id, rack, meter)
         self.stuck = stuck
         # pace: over stretches where a backlog waited (the poll before came back full), the seconds
         # of work done at capacity and the wall time they took; worked / busy below 1 means this
@@ -115,7 +117,9 @@ class BenchMonitor(GroupMonitor):
 
 class BenchGroup:
     def __init__(self, cfg: Config, workload: Workload, strategy: str, group: str,
-                 feed: LatestRecommendations | None = None) -> None:
+                 feed: LatestRecommendations | None = None, load_reports: bool = True) -> None:
+        """``load_reports``: the rebalancer's consumers report their own load
+        (:mod:`streaming.apply.load`; off: the job has the lag alone)."""
         if strategy == "rebalancer" and feed is None:
             raise ValueError("the rebalancer strategy needs a feed")
         self.cfg = cfg
@@ -137,6 +141,9 @@ class BenchGroup:
         self.capacities = {i: workload.capacity_of(i) for i in range(workload.consumers)}
         self.index_of: dict[str, int] = {}  # client id -> consumer index
         self.oracle = OracleSchedule(workload) if strategy == "oracle" else None
+        self._reporter: Any = None
+        if strategy == "rebalancer" and load_reports:
+            self._reporter = kafka_clients.producer(self.cfg, linger_ms=20, max_block_ms=1000)
 
     # -- setup -------------------------------------------------------------------------------------
 
@@ -183,7 +190,8 @@ class BenchGroup:
         worker = ThrottledWorker(
             lambda: make_consumer(self.cfg, self.group, client_id, rack, assignors, "earliest",
                                   metadata_max_age_ms=3000),
-            list(self.topics.values()), self.capacities[index], client_id, rack, self.stuck)
+            list(self.topics.values()), self.capacities[index], client_id, rack, self.stuck,
+            self._meter(client_id, lambda: worker.consumer))
         with self._lock:
             self.workers[index] = worker
         worker.start()
@@ -192,6 +200,12 @@ class BenchGroup:
             helper = RejoinOnRecommendation(lambda w=worker: w.consumer, self.feed, self.group,
                                             min_interval_s=REJOIN_INTERVAL_S)
             self.helpers[index] = helper.start()
+
+    def _meter(self, client_id: str, consumer: Callable[[], Any]) -> LoadMeter | None:
+        if self._reporter is None:
+            return None
+        return LoadMeter(producer_send(self._reporter, self.cfg.kafka.member_load_topic),
+                         self.group, client_id, member_id=lambda: member_id_of(consumer()))
 
     def _assignors(self, client_id: str, rack: str) -> list[Any]:
         if self.strategy == "oracle":
@@ -336,3 +350,5 @@ class BenchGroup:
             self._reads.add(w.reads)
         for p in self.producers.values():
             p.join(30)
+        if self._reporter is not None:
+            self._reporter.close(timeout=5)

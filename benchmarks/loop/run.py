@@ -72,6 +72,8 @@ class Env:
     follower_fetching: bool | None = None
     """read from the brokers' ``replica.selector.class``
     (:func:`streaming.commands.live_read.follower_fetching`)."""
+    load_reports: bool = True
+    """The rebalancer's consumers report their own load (``--no-load-reports``: lag alone)."""
 
 
 def _all(groups: Sequence[BenchGroup], action: Callable[[BenchGroup], Any]) -> None:
@@ -121,7 +123,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str],
     seconds)."""
     tag = tag or uuid.uuid4().hex[:6]
     groups = [BenchGroup(env.cfg, w, s, f"loop-{w.name}-{s}-{tag}",
-                         env.feed if s == "rebalancer" else None)
+                         env.feed if s == "rebalancer" else None, env.load_reports)
               for s in strategies]
     ours = next((g for g in groups if g.strategy == "rebalancer"), None)
     recs: list[tuple[float, dict[str, Any]]] = []

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from streaming.collector.cluster_snapshot import ClusterSnapshot
+from streaming.collector.member_load import LoadReports
 from streaming.collector.member_metadata import DEFAULT_CLIENT_RACK_PATTERN, RackResolver
 from streaming.collector.poll import ClusterReader
 from streaming.collector.poll_events import (
@@ -35,6 +36,7 @@ from streaming.collector.poll_events import (
 from streaming.collector.shards import Shards
 from streaming.config import Config
 from streaming.contracts import events
+from streaming.contracts.member_load import LOAD
 
 log = logging.getLogger(__name__)
 
@@ -148,9 +150,11 @@ class Collector:
         out: TextIO | None = sys.stdout,
         export: Export | None = None,
         shards: Shards | None = None,
+        loads: LoadReports | None = None,
     ) -> None:
         """``shards``: poll only the groups of these shards (``--shard i/N``, ``--shards N``); None:
-        all."""
+        all. ``loads``: the members' own load reports to pass on in the members events
+        (:mod:`streaming.collector.member_load`); None: none."""
         self.cfg = cfg
         self.options = options or CollectorOptions()
         self.sink = sink
@@ -162,7 +166,9 @@ class Collector:
         self.polls = 0
         self.last_stats: PollStats | None = None
         self.last_snapshot: ClusterSnapshot | None = None
-        self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
+        self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic,
+                            cfg.kafka.member_load_topic}
+        self.loads = loads
         self._force_refresh = False
         self._missing_warned: set[str] = set()
         self.export = export
@@ -224,6 +230,8 @@ class Collector:
         full = is_full_refresh(self.polls, self.options.full_refresh_every) or self._force_refresh
         self._force_refresh = False
         snap = self.reader.read(self.selects)
+        if self.loads is not None:
+            self.loads.read(snap.ts, self.selects)
         self.last_snapshot = snap
         self._forget_gone(snap)
         entries = {
@@ -257,6 +265,8 @@ class Collector:
             gone |= self.tracker.groups() - snap.listed
         for g in gone:
             self.tracker.forget_group(g)
+            if self.loads is not None:
+                self.loads.forget_group(g)
         for t in snap.missing_topics:
             self.tracker.forget_topic(t)
             if t not in self._missing_warned:
@@ -278,11 +288,18 @@ class Collector:
         out = []
         members = None
         if info.serving.decided:
+            listed = [m.entry() for m in info.members]
+            loads = {} if self.loads is None else self.loads.loads(snap.ts, g, listed)
+            for e in listed:
+                if e["member_id"] in loads:
+                    e[LOAD] = loads[e["member_id"]]
+            again = self.loads is not None and self.loads.differ(g, loads)
             members = self.tracker.members_event(
-                snap.ts, g, info.state, info.protocol,
-                [m.entry() for m in info.members], info.generation_hint(), full,
-                info.group_protocol,
+                snap.ts, g, info.state, info.protocol, listed, info.generation_hint(),
+                full or again, info.group_protocol,
             )
+            if members is not None and self.loads is not None:
+                self.loads.sent(g, loads)
         if members is not None:
             out.append(members)
         if snap.topics_read:
@@ -361,6 +378,8 @@ class Collector:
         if self.shards is not None:
             self.shards.close()  # first: leaving the group hands the shards over at once
         self.reader.close()
+        if self.loads is not None:
+            self.loads.close()
         if self.export is not None:
             self.export.close()
         close = getattr(self.sink, "close", None)

@@ -142,6 +142,7 @@ def _shards(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from streaming.apply.waiting import SnapshotWaiting
     from streaming.collector import Collector
+    from streaming.collector.member_load import LoadReports
     from streaming.collector.member_metadata import RackResolver
     from streaming.collector.publisher import Publisher, ensure_event_topics
     from streaming.embedded.live_cluster import kafka_for
@@ -164,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
               f"{live.kafka.lag_topic}, {live.kafka.metadata_topic}{extra}", flush=True)
         shards = make_shards(live) if make_shards is not None else None
         export = for_collector(live, functools.partial(SnapshotWaiting, live.kafka))
-        collector = Collector(live, options, sink=Publisher(live), export=export, shards=shards)
+        collector = Collector(live, options, sink=Publisher(live), export=export, shards=shards,
+                              loads=LoadReports.of(live))
         try:
             published = collector.run(polls=args.polls)
         except KeyboardInterrupt:

@@ -55,11 +55,13 @@ from typing import Any
 
 MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE = (
     "membership_change", "partition_count_change", "rack_change")
-LAG_SKEW, RETENTION_RISK = "lag_skew", "retention_risk"
-TRIGGERS = (MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE, LAG_SKEW, RETENTION_RISK)
+LAG_SKEW, RETENTION_RISK, UTILISATION = "lag_skew", "retention_risk", "utilisation"
+TRIGGERS = (MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE, LAG_SKEW, RETENTION_RISK,
+            UTILISATION)
 """What a recommendation's ``triggers`` may name, the one home of these names (docs/deciding.md says
 when each fires): the metadata changes (:mod:`streaming.state.changes`), lag skew
-(:mod:`streaming.policy.lag_skew`) and data-loss risk (:mod:`streaming.policy.retention_risk`)."""
+(:mod:`streaming.policy.lag_skew`), data-loss risk (:mod:`streaming.policy.retention_risk`) and a
+member over its target utilisation by its own load report (:mod:`streaming.policy.utilisation`)."""
 
 FEED_SCHEMA_VERSION = 1
 AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = (

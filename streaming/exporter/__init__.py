@@ -78,7 +78,8 @@ class CollectorExport:
         from streaming.exporter.waiting_gauges import WaitingGauges
         from streaming.lag.window import Windows
 
-        self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic}
+        self._own_topics = {cfg.kafka.lag_topic, cfg.kafka.metadata_topic, cfg.kafka.trigger_topic,
+                            cfg.kafka.member_load_topic}
         self.windows = Windows(cfg.policy.lag_history, cfg.policy.stuck_observations)
         self.headroom = cfg.policy.capacity_headroom
         self.consumers: dict[str, Any] = {}

@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from streaming.contracts.event_parts import MAX_PARTS
 from streaming.contracts.events import MEMBERS, PARTITIONS
+from streaming.contracts.member_load import MAX_RECORDS_PER_S
 from streaming.job import variant_fields as vf
 from streaming.job.dense import INT_MAX
 from streaming.job.field_columns import field, k, opt, x
@@ -41,6 +42,11 @@ def _bad_member(m: Column) -> Column:
                 (F.size(vf.as_list(a, "$")) == 2) & vf.topic_at(a, "$[0]")
                 & vf.is_int(a, "$[1]", 0, INT_MAX)))),
             F.lit("an assigned entry is not [topic, partition >= 0]")),
+        F.when(~vf.absent(m, "$.load") & ~(
+            vf.is_long(m, "$.load.ts") & (vf.get(m, "$.load.ts", "bigint") >= 0)
+            & vf.is_number(m, "$.load.busy", 0.0, 1.0)
+            & vf.is_number(m, "$.load.records_per_s", 0.0, MAX_RECORDS_PER_S)),
+            F.lit("a member's load is not {ts, busy in 0..1, records_per_s >= 0}")),
     )
 
 

@@ -46,6 +46,13 @@ def is_long(v: Column | str, path: str) -> Column:
     return F.coalesce(kind(v, path) == "BIGINT", F.lit(False))
 
 
+def is_number(v: Column | str, path: str, lo: float, hi: float) -> Column:
+    """The field is a JSON number (integer, decimal or double) in [lo, hi]; 1e400 is not."""
+    k = kind(v, path)
+    number = k.isin("BIGINT", "DOUBLE") | k.startswith("DECIMAL")
+    return F.coalesce(number & get(v, path, "double").between(lo, hi), F.lit(False))
+
+
 def is_string(v: Column | str, path: str) -> Column:
     return F.coalesce(kind(v, path) == "STRING", F.lit(False))
 

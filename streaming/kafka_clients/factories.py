@@ -126,10 +126,14 @@ FEED_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 (streaming.job.sinks.FEED_PRODUCER_DEFAULTS)."""
 
 
+MEMBER_LOAD_RETENTION_MS = 3_600_000
+"""An hour of the members' load reports: the collector reads the last half minute of them."""
+
+
 def ensure_rebalancer_topics(cfg: Config) -> None:
-    """The lag and metadata topics and the compacted trigger feed, created if missing, one
-    definition for every process that may start first (collector, job, demo). Replication is the
-    broker's default.
+    """The lag, metadata and member-load topics and the compacted trigger feed, created if missing,
+    one definition for every process that may start first (collector, job, demo). Replication is
+    the broker's default.
 
     This is where a process first touches Kafka: an unreachable cluster is retried
     ``job.start_retries`` times with exponential backoff (one warning line each), then ends in
@@ -142,6 +146,9 @@ def ensure_rebalancer_topics(cfg: Config) -> None:
         cfg.kafka.trigger_topic: {"num_partitions": 1, "replication_factor": -1,
                                   "configs": {"cleanup.policy": "compact",
                                               "max.message.bytes": str(FEED_MAX_MESSAGE_BYTES)}},
+        # only the last half minute of reports is read (streaming.collector.member_load.FRESH_S)
+        cfg.kafka.member_load_topic: {"num_partitions": EVENT_PARTITIONS, "replication_factor": -1,
+                                      "configs": {"retention.ms": str(MEMBER_LOAD_RETENTION_MS)}},
     }
     where = cfg.kafka.bootstrap_servers
     with _quiet_kafka_logs():

@@ -8,11 +8,13 @@ with the skew read in records and the group's one topic, the policy's part is:
 - the capacity estimates (:func:`streaming.lag.capacity.observed`, on the window read ahead);
 - the skew reading (:func:`streaming.policy.lag_skew.records_reading`, on the owners' lag sums and
   the estimates just updated) and the streak it moves on;
-- the ``retention_risk`` trigger, which can only fire when some log start is known.
+- the ``retention_risk`` trigger, which can only fire when some log start is known;
+- the ``utilisation`` trigger, which can only fire when some member reports its load.
 
 :func:`decided` does exactly that for each poll in turn and stops before the first poll that could
 trigger a recommendation (a streak reaching ``skew_observations`` out of the cooldown; the retention
-trigger out of its cooldown while log starts are known) or that is not a newer skew observation:
+trigger out of its cooldown while log starts are known; the utilisation trigger out of the cooldown
+while a member reports its load) or that is not a newer skew observation:
 that poll goes through the per-observation loop, applied first, and the block goes on after it. So
 the decisions, the recommendations and the states are the same whatever the batching.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 from assignors import metrics
 from streaming.config import PolicySettings
 from streaming.lag import capacity
-from streaming.policy import lag_skew, retention_risk
+from streaming.policy import lag_skew, retention_risk, utilisation
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Block
 
@@ -38,13 +40,14 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
     # the readings' figures
     rows, enough = lags.tolist(), lag_skew.totals_at_least(lags, policy.min_total_lag)
     for i, t in enumerate(block.stamps):
-        if t <= state.skew_ts or (block.starts_read
-                                  and retention_risk.may_trigger(state, t, policy)):
+        if t <= state.skew_ts or utilisation.may_trigger(state, t, policy) or (
+                block.starts_read and retention_risk.may_trigger(state, t, policy)):
             return i
         found = block.windows.at(block.first + i)
         held = dict(state.capacity)  # kept only if the poll decides nothing
         capacity.observed(held, owners.identities, owners.count, t, found)
-        known = capacity.records_per_s_given(held, owners, found, policy.capacity_headroom)
+        known = capacity.records_per_s_given(capacity.with_reports(held, state.reported), owners,
+                                             found, policy.capacity_headroom)
         # the reading in plain records from the block's sums; at the fastest member's rate, the
         # reading itself
         imbalance = metrics.imbalance(rows[i]) if known is None else lag_skew.records_reading(

@@ -119,7 +119,7 @@ class LagPass:
         functools.cached_property takes a lock on every read, and each observation asks)."""
         if self._capacity is _UNREAD:
             state = self._state
-            self._capacity = capacity.records_per_s(state.capacity, state.lag, state.owners,
+            self._capacity = capacity.records_per_s(state.known_capacity(), state.lag, state.owners,
                                                     self.stuck_after, self.headroom)
         return self._capacity  # type: ignore[return-value]
 

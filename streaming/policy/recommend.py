@@ -48,6 +48,7 @@ from streaming.contracts.recommendation import (
     RACK_CHANGE,
     RETENTION_RISK,
     SLOW_MEMBERS,
+    UTILISATION,
     Recommendation,
     bound_below,
     finite,
@@ -63,6 +64,7 @@ from streaming.policy import (
     member_figures,
     retention_risk,
     slow_members,
+    utilisation,
 )
 from streaming.proposals import expiry
 from streaming.state import whole
@@ -176,6 +178,9 @@ def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
         at_risk = retention_risk.trigger(state, ts, policy, owners or state.owners())
         if at_risk is not None:
             triggers[RETENTION_RISK] = at_risk
+        over = utilisation.trigger(state, ts, policy, owners or state.owners())
+        if over is not None:
+            triggers[UTILISATION] = over
     if not triggers:
         return None
     proposal = propose(state, policy, skew_only=triggers.keys() == {LAG_SKEW})
@@ -268,8 +273,9 @@ def keep_what_stands(
         triggers: dict[str, dict], proposal: Proposal, policy: PolicySettings,
         seconds_figures: Callable[[], lag_seconds.LagSeconds]) -> lag_seconds.LagSeconds | None:
     """Drop the triggers the proposal does not serve: ``rack_change`` unless cross-rack partitions
-    drop, ``retention_risk`` unless a member at risk gets less load, ``lag_skew`` unless the max
-    member lag (in the unit of ``skew_on``) drops by ``min_improvement``. Returns the figures in
+    drop, ``retention_risk`` unless a member at risk gets less load, ``utilisation`` unless every
+    member is within its target (or all can keep up where one could not), ``lag_skew`` unless the
+    max member lag (in the unit of ``skew_on``) drops by ``min_improvement``. Returns the figures in
     seconds when the decision needed them (a skew streak whose proposals do not improve enough
     reaches this point at every observation, so they are not computed otherwise)."""
     before, after = proposal.before, proposal.after
@@ -278,6 +284,9 @@ def keep_what_stands(
     if RETENTION_RISK in triggers and not retention_risk.stands(
             triggers[RETENTION_RISK], before.member_loads, after.member_loads):
         del triggers[RETENTION_RISK]
+    if UTILISATION in triggers and not utilisation.stands(
+            triggers[UTILISATION], proposal.snapshot, proposal.current, proposal.proposed, policy):
+        del triggers[UTILISATION]
     if LAG_SKEW not in triggers:
         return None
     seconds = None
@@ -349,7 +358,8 @@ def record(state: GroupState, ts: int, triggers: dict[str, dict], proposal: Prop
 def member_capacity(state: GroupState, stuck_after: int, headroom: float) -> list[dict] | None:
     """The capacities the recommendation was made with, per member (None: unknown,
     the members alike)."""
-    found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after, headroom)
+    found = capacity.estimates(state.known_capacity(), state.lag, state.owners, stuck_after,
+                               headroom)
     if found is None:
         return None
     client = {m.member_id: m.client_id for m in state.members or []}

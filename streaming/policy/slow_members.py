@@ -29,7 +29,7 @@ def over_capacity(state: GroupState, owners: Owners, stuck_after: int, headroom:
                   ) -> list[dict[str, object]]:
     """The members over their capacity now, each with its measured rate and its peers'; empty when
     none is, or the capacities are unknown."""
-    estimates = capacity.estimates(state.capacity, state.lag, lambda: owners, stuck_after,
+    estimates = capacity.estimates(state.known_capacity(), state.lag, lambda: owners, stuck_after,
                                    headroom)
     if estimates is None:
         return []

@@ -5,7 +5,9 @@ types in the state schema. The blob is a JSON header (partitions, counters, part
 still incomplete), the members' JSON, then the raw int64 lag-history arrays, compressed. Everything
 here is plain data (and numpy) so the policy and the tests use it without Spark.
 
-The header carries the layout version (``_v``). Version 7 (this one) is version 6 with the
+The header carries the layout version (``_v``). Version 8 (this one) is version 7 with the load the
+members last reported of themselves (``reported``, :mod:`streaming.contracts.member_load`; an older
+state reads with none). Version 7 is version 6 with the
 observation not decided on yet (``undecided``; an older state reads with none). Version 6 is version
 5 with each lag history's log start offsets (a fourth array; an older state reads with every log
 start unknown, -1). Version 5 is version 4 with the members' capacity estimates in the header
@@ -31,14 +33,15 @@ import numpy as np
 import pyarrow as pa
 
 from assignors.model import Member
+from streaming.lag import capacity as capacities
 from streaming.lag.history import LagHistory
 from streaming.lag.owners import Owners
 from streaming.state.errors import UnreadableState
 
-STATE_VERSION = 7
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7)
+STATE_VERSION = 8
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8)
 LZ4_MARK = b"RGS\x04"
-"""The first bytes of a version 4 to 7 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
+"""The first bytes of a version 4 to 8 blob; a zlib stream (versions 2 and 3) starts with 0x78."""
 _LENGTH = struct.Struct("<I")
 _LZ4 = pa.Codec("lz4_raw")
 
@@ -105,6 +108,11 @@ class GroupState:
     capacity: dict[str, list[Any]] = field(default_factory=dict)
     """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged
     observation, then the same three before it, null for none] (:mod:`streaming.lag.capacity`)."""
+    reported: dict[str, list[Any]] = field(default_factory=dict)
+    """member identity -> [ts of the poll that first saw the report, busy fraction, records/s]: the
+    load each member last said of itself, as the newest members event carries it
+    (:mod:`streaming.contracts.member_load`; the capacity it gives:
+    :func:`streaming.lag.capacity.with_reports`)."""
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Split events still missing parts: event key -> {part index (str) -> part event}."""
@@ -129,6 +137,11 @@ class GroupState:
         seen = self.lag.get(topic)
         span = seen.span if seen is not None else 0
         return span if span <= MAX_INFERRED_PARTITIONS else 0
+
+    def known_capacity(self) -> dict[str, list[Any]]:
+        """The capacity estimates with the members' own reports in (what every reader of the
+        estimates takes: :func:`streaming.lag.capacity.with_reports`)."""
+        return capacities.with_reports(self.capacity, self.reported)
 
     def count(self, counter: str, by: int = 1) -> None:
         self.counters[counter] = self.counters.get(counter, 0) + by

@@ -73,7 +73,8 @@ def to_snapshot(state: GroupState, stuck_after: int, headroom: float) -> GroupSn
     )
     if not members:
         return None
-    found = capacity.estimates(state.capacity, state.lag, state.owners, stuck_after, headroom)
+    found = capacity.estimates(state.known_capacity(), state.lag, state.owners, stuck_after,
+                               headroom)
     return GroupSnapshot(
         topics=topics, members=members, replica_racks=racks, lag=lag, produce_rate=produce,
         consume_rate=consume,

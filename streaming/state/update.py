@@ -27,6 +27,7 @@ import numpy as np
 from assignors.model import Member
 from streaming.contracts import event_parts
 from streaming.contracts.events import LAG, MEMBERS, PARTITIONS
+from streaming.contracts.member_load import LOAD
 from streaming.lag.history import LagHistory, Observed
 from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
 from streaming.state.group_state import GroupState, PartitionMeta
@@ -140,9 +141,19 @@ def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> No
         changes.joined += joined
         changes.left += left
     state.members = held
+    _take_reports(state, members, held)
     state.members_ts = int(e["ts"])
     state.generation = int(e["generation"]) if e.get("generation") is not None else None
     state.protocol = e.get("protocol")
+
+
+def _take_reports(state: GroupState, members: list[dict[str, Any]], held: list[Member]) -> None:
+    """The members' load reports (``load``, :mod:`streaming.contracts.member_load`) by identity: the
+    event's, exactly (the collector leaves out a report gone stale, so one missing is none)."""
+    by_id = {m.member_id: m.identity for m in held}
+    state.reported = {by_id[m["member_id"]]: [int(load["ts"]), float(load["busy"]),
+                                              float(load["records_per_s"])]
+                      for m in members if (load := m.get(LOAD))}
 
 
 def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) -> None:

@@ -172,6 +172,7 @@ class CollectorThread:
                  publish: bool = True,
                  on_sample: Callable[[GroupMonitor, Sample], None] | None = None) -> None:
         from streaming.collector import Collector, CollectorOptions
+        from streaming.collector.member_load import LoadReports
         from streaming.collector.publisher import Publisher, ensure_event_topics
 
         self.monitors = list(monitors)
@@ -183,7 +184,8 @@ class CollectorThread:
         include = "^(" + "|".join(m.group for m in self.monitors) + ")$"
         self.collector = Collector(cfg, CollectorOptions(interval_s=interval_s, include=include,
                                                          offset_reset="earliest"),
-                                   sink=self._sink, out=None, export=for_collector(cfg))
+                                   sink=self._sink, out=None, export=for_collector(cfg),
+                                   loads=LoadReports.of(cfg) if publish else None)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

@@ -84,7 +84,8 @@ def fuzz_config(work: str, bootstrap: str, max_value_bytes: int) -> config.Confi
     return dataclasses.replace(
         base,
         kafka=dataclasses.replace(base.kafka, bootstrap_servers=bootstrap, lag_topic="kinds.lag",
-                                  metadata_topic="kinds.metadata", trigger_topic="kinds.triggers"),
+                                  metadata_topic="kinds.metadata", trigger_topic="kinds.triggers",
+                                  member_load_topic="kinds.member-load"),
         paths=config.PathSettings(checkpoints=f"{work}/checkpoints", tables=f"{work}/tables"),
         spark=dataclasses.replace(base.spark, master="local[2]",
                                   conf={"spark.sql.shuffle.partitions": "2",

@@ -28,6 +28,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from streaming.contracts import events as ev
+from streaming.contracts import member_load
 from streaming.dev.fuzz.kinds import ANY, LAG_ROLE, META_ROLE, Record
 from streaming.dev.fuzz.seeded import draw
 
@@ -209,6 +210,19 @@ def ts_near(ts: int) -> st.SearchStrategy[int]:
     return st.one_of(st.integers(ts - 100_000, ts), st.sampled_from([1, 2, ts - 10**9]))
 
 
+def loads() -> st.SearchStrategy[dict[str, Any]]:
+    """A member's ``load`` (:mod:`streaming.contracts.member_load`): ``busy`` in 0..1 at and past
+    its bounds, ``records_per_s`` up to the contract's most and past it, numbers too large for a
+    double, integers where floats belong."""
+    busy = st.one_of(st.floats(0, 1), st.sampled_from([0, 1, 0.0, 1.0]))
+    bad_busy = st.one_of(st.sampled_from([-0.01, 1.0001, 2, -1]), st.just(Raw("1e400")))
+    rate = st.one_of(st.floats(0, member_load.MAX_RECORDS_PER_S), ints(0, 10**6))
+    bad_rate = st.one_of(st.sampled_from([-1, -0.5, 1e13]), st.just(Raw("1e400")))
+    return st.fixed_dictionaries({"ts": field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
+                                  "busy": field(busy, bad_busy),
+                                  "records_per_s": field(rate, bad_rate)})
+
+
 def member_entries(topic: str) -> st.SearchStrategy[dict[str, Any]]:
     opt = field(st.one_of(st.none(), st.text(max_size=12)))
     return st.fixed_dictionaries({
@@ -219,7 +233,7 @@ def member_entries(topic: str) -> st.SearchStrategy[dict[str, Any]]:
             st.lists(
                 st.one_of(st.tuples(st.just(topic), ints(0, 8)).map(list),
                           st.tuples(topic_names(), ints(0, INT_MAX)).map(list)), max_size=4)),
-    })
+    }, optional={"load": field(loads())})
 
 
 def members_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:

@@ -18,6 +18,9 @@ Every consumer :func:`make_consumer` builds carries
 :func:`~streaming.kafka_clients.join_guard.keep_rejoin_until_joined`, which closes a hole in
 kafka-python 3.0.x's group coordinator that leaves a member "rebalancing" for good (see its
 docstring).
+
+A consumer given a :class:`~streaming.apply.load.LoadMeter` reports its load: the wait until a batch
+is done (its processing) and the commit count as busy, the time blocked in poll and a pause as idle.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streaming.apply.builtin import BUILTIN_ASSIGNORS, builtin_assignor
+from streaming.apply.load import LoadMeter
 from streaming.collector.member_metadata import client_id_with_rack
 from streaming.config import Config
 from streaming.dev.workload.worker import PausableWorker
@@ -91,8 +95,9 @@ class ConsumerWorker(PausableWorker):
     """One consumer of the group in a thread: poll, process at ``rate`` records/s, commit."""
 
     def __init__(self, make: Callable[[], Any], topics: Sequence[str], rate: float, client_id: str,
-                 rack: str | None) -> None:
+                 rack: str | None, meter: LoadMeter | None = None) -> None:
         super().__init__(f"consumer-{client_id}")
+        self.meter = meter
         self.topics = list(topics)
         self.rate = float(rate)
         self.client_id = client_id
@@ -126,16 +131,19 @@ class ConsumerWorker(PausableWorker):
         full, round_trip = False, 0.0
         while not self._halt.is_set():
             if self._pause.is_set():
-                self._paused.set()
-                while self._pause.is_set() and not self._halt.is_set():
-                    time.sleep(0.02)
+                self._hold()
                 continue
             # read each time: the rate may change midway
             batch = self.wanted(due, round_trip)
+            if self.meter is not None:
+                self.meter.poll_started()
             records = self.consumer.poll(timeout_ms=200, max_records=batch)
             polled = sum(len(r) for r in records.values())
             records = self._kept(records)
             n = sum(len(r) for r in records.values())
+            if self.meter is not None:
+                # the records kept: those dropped (a subclass's stuck partitions) cost no work
+                self.meter.poll_returned(n)
             was_full, full = full, polled >= batch
             if not n:
                 continue
@@ -147,6 +155,16 @@ class ConsumerWorker(PausableWorker):
             ready = time.monotonic()
             self.processed += n
             self._commit({tp: recs[-1].offset + 1 for tp, recs in records.items()})
+
+    def _hold(self) -> None:
+        """Wait while paused; for the meter, idle time (nothing is processed meanwhile)."""
+        self._paused.set()
+        if self.meter is not None:
+            self.meter.poll_started()
+        while self._pause.is_set() and not self._halt.is_set():
+            time.sleep(0.02)
+        if self.meter is not None:
+            self.meter.poll_returned(0)
 
     def _opened(self) -> None:
         """Called once the consumer is made (a subclass watches it)."""

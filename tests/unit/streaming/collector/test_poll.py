@@ -170,3 +170,24 @@ def test_a_failed_publish_forces_a_full_refresh():
     c._say = lambda line: None
     c.run(polls=1)
     assert "members" in calls[0] and "members" in calls[1]  # not lost with the failed batch
+
+
+def test_the_members_own_load_rides_in_the_members_event_and_sends_it_again():
+    from streaming.collector.member_load import FRESH_S, LoadReports
+    from tests.unit.streaming.collector.test_member_load import FakeConsumer, rep
+
+    consumer = FakeConsumer()
+    c = Collector(config.Config(), CollectorOptions(), admin=lambda: FakeAdmin(), out=None,
+                  loads=LoadReports(lambda: consumer, "rebalancer.member-load"))
+    first = [e for e in c.poll_once() if e["type"] == "members"]
+    assert first and all("load" not in m for e in first for m in e["members"])
+    (member,) = first[0]["members"]
+    consumer.queued = [rep(member["client_id"], None, 1, busy=0.8)]
+    (again,) = [e for e in c.poll_once() if e["type"] == "members"]  # same members, a report
+    assert again["generation"] == first[0]["generation"]
+    assert again["members"][0]["load"] == {"ts": again["ts"], "busy": 0.8, "records_per_s": 40.0}
+    assert not [e for e in c.poll_once() if e["type"] == "members"]  # nothing new: nothing sent
+    c.loads._seen["g"] = {k: (r, at - int(FRESH_S * 1000) - 1)  # the report grows stale
+                          for k, (r, at) in c.loads._seen["g"].items()}
+    (stale,) = [e for e in c.poll_once() if e["type"] == "members"]
+    assert "load" not in stale["members"][0]

@@ -26,18 +26,21 @@ T0 = 1_763_800_000_000
 TOPICS = ("t0", "t1")
 
 
-def members(ts: int, generation: int, parts: int, owners: int, topics: int, seed: int) -> dict:
+def members(ts: int, generation: int, parts: int, owners: int, topics: int, seed: int,
+            reports: bool = False) -> dict:
     """A members event: ``owners`` members sharing the partitions of the first ``topics`` topics,
-    dealt out by ``seed`` (a reassignment when it changes)."""
+    dealt out by ``seed`` (a reassignment when it changes); ``reports``: each with a load report of
+    its own (the utilisation trigger may fire at any poll: no block then)."""
     rng = random.Random(seed)
     owned: list[list[tuple[str, int]]] = [[] for _ in range(owners)]
     for t in TOPICS[:topics]:
         for p in range(parts):
             owned[rng.randrange(owners)].append((t, p))
-    return ev.members_event(ts, "g", generation, "range", [
-        ev.member_entry(f"m{i}", list(TOPICS[:topics]), owned[i], client_id=f"c{i}",
-                        rack="ab"[i % 2])
-        for i in range(owners)])
+    listed = [ev.member_entry(f"m{i}", list(TOPICS[:topics]), owned[i], client_id=f"c{i}",
+                              rack="ab"[i % 2]) for i in range(owners)]
+    for m in listed if reports else ():
+        m["load"] = {"ts": ts, "busy": rng.choice([0.2, 1.0]), "records_per_s": 40.0}
+    return ev.members_event(ts, "g", generation, "range", listed)
 
 
 def polls(seed: int, count: int, parts: int, topics: int, starts: bool) -> list[dict]:
@@ -75,15 +78,16 @@ def scenarios(draw) -> tuple[PolicySettings, list[list[dict]], list[int]]:
     """A policy, the group's events cut into batches anywhere, and each batch's watermark."""
     parts, owners, topics = (draw(st.integers(2, 6)), draw(st.integers(1, 3)),
                              draw(st.sampled_from([1, 1, 1, 2])))
-    events = [members(T0, 1, parts, owners, topics, 0)]
+    reports = draw(st.sampled_from([False, False, True]))
+    events = [members(T0, 1, parts, owners, topics, 0, reports)]
     events += polls(draw(st.integers(0, 2**32 - 1)), draw(st.integers(1, 40)), parts, topics,
                     draw(st.booleans()))
     # metadata among the polls: a rebalance, or the same again
     for k in range(draw(st.sampled_from([0, 0, 1, 2]))):
         at = draw(st.integers(1, len(events) - 1))
         generation = 1 if draw(st.booleans()) else 2 + k
-        events.insert(at,
-                      members(events[at]["ts"], generation, parts, owners, topics, generation - 1))
+        events.insert(at, members(events[at]["ts"], generation, parts, owners, topics,
+                                  generation - 1, reports))
     cuts = sorted(draw(st.lists(st.integers(1, len(events)), max_size=5)))
     batches = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)], strict=True) if b > a]
     watermarks, watermark, newest = [], 0, 0

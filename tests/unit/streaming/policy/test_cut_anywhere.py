@@ -30,6 +30,8 @@ from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0
 RACKS = ("a", "b", "c")
 LAGS = (0, 100, 2_000, 9_000, 40_000)
 STEPS = (0, 50, 300, 5_000)
+BUSY = (0.0, 0.01, 0.5, 1.0)
+RATES = (0.0, 30.0, 500.0)
 POLICIES = {
     "records": dataclasses.replace(POLICY, min_improvement=0.1, cooldown_s=20),
     "seconds": dataclasses.replace(POLICY, min_improvement=0.1, cooldown_s=20, skew_on="seconds"),
@@ -46,16 +48,22 @@ def streams(draw) -> list[dict]:
     dense, polls = draw(st.booleans()), draw(st.integers(2, 10))
     # per poll: who is in the group (a bit per member of four), a growth, a rack move, the lags
     roster = draw(st.lists(st.integers(1, 15), min_size=polls, max_size=polls))
+    # per poll: the members' own load reports (none, or one figure for all: busy, records/s), a
+    # members event of the same generation when they change (the collector sends one so)
+    reports = draw(st.lists(st.one_of(st.none(), st.tuples(st.sampled_from(BUSY),
+                                                           st.sampled_from(RATES))),
+                            min_size=polls, max_size=polls))
     grows = draw(st.lists(st.integers(0, 6), min_size=polls, max_size=polls))
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))  # lags, offsets: values matter less
     offsets: dict[tuple[str, int], int] = {}
     out: list[dict] = []
-    generation, held = 0, None
+    generation, held, said = 0, None, None
     for i in range(polls):
         ts = T0 + i * STEP
-        if roster[i] != held:
-            held, generation = roster[i], generation + 1
-            out.append(_members(ts, generation, held, topics, count, ghost))
+        if roster[i] != held or reports[i] != said:
+            generation += int(roster[i] != held)
+            held, said = roster[i], reports[i]
+            out.append(_members(ts, generation, held, topics, count, ghost, said))
         for t in topics:
             if described[t] and (i == 0 or grows[i] == 1 or (grows[i] == 2 and t == "t0")):
                 count[t] += int(i > 0 and grows[i] == 1 and count[t] < 8)
@@ -71,17 +79,23 @@ def streams(draw) -> list[dict]:
 
 
 def _members(ts: int, generation: int, roster: int, topics: tuple[str, ...],
-             count: dict[str, int], ghost: bool) -> dict:
+             count: dict[str, int], ghost: bool, report: tuple[float, float] | None = None
+             ) -> dict:
     """Members ``roster`` (bits of four) holding the topics' partitions round robin (``ghost``:
-    subscribed to one more topic, which has none)."""
+    subscribed to one more topic, which has none); ``report``: each one's load report (busy,
+    records/s; the first member's at a tenth of the rate: a slow one)."""
     ids = [f"C{m}" for m in range(4) if roster >> m & 1]
     parts = [(t, p) for t in topics for p in range(count[t])]
     held = {mid: [tp for k, tp in enumerate(parts) if k % len(ids) == j]
             for j, mid in enumerate(ids)}
     subscribed = [*topics, *(["gone"] if ghost else [])]
-    return ev.members_event(ts, "g", generation, "range", [
-        ev.member_entry(mid, subscribed, held[mid], client_id=f"c-{mid}",
-                        rack=RACKS[int(mid[1]) % 3]) for mid in ids])
+    members = [ev.member_entry(mid, subscribed, held[mid], client_id=f"c-{mid}",
+                               rack=RACKS[int(mid[1]) % 3]) for mid in ids]
+    if report is not None:
+        for j, m in enumerate(members):
+            m["load"] = {"ts": ts, "busy": report[0], "records_per_s": report[1] / (10 * (j == 0)
+                                                                                   or 1)}
+    return ev.members_event(ts, "g", generation, "range", members)
 
 
 def _partitions(ts: int, topic: str, n: int, rng: random.Random) -> dict:
@@ -91,7 +105,7 @@ def _partitions(ts: int, topic: str, n: int, rng: random.Random) -> dict:
 
 def _decisions(state: GroupState) -> tuple:
     return (state.version, state.last_rec_ts, state.skew_streak, state.skew_ts, state.skew_prev,
-            state.undecided, state.generation, state.partition_count("t0"))
+            state.undecided, state.generation, state.partition_count("t0"), str(state.reported))
 
 
 @settings(max_examples=80, deadline=None)
@@ -117,7 +131,7 @@ def test_cuts_anywhere_give_the_recommendations_of_one_call(events, on, cuts, re
 
 
 @pytest.mark.parametrize("trigger", ["lag_skew", "membership_change", "partition_count_change",
-                                     "rack_change"])
+                                     "rack_change", "utilisation"])
 def test_the_streams_reach_every_trigger(trigger):
     """Not vacuous: the strategy draws streams that recommend on each trigger."""
     def recommends(events: list[dict]) -> bool:

@@ -1,0 +1,140 @@
+"""``LoadMeter``: a kafka-python consumer's own load, measured around ``poll()`` and sent as a
+member-load report (:mod:`streaming.contracts.member_load`) every few seconds.
+
+It measures two things per window: the fraction of wall time the consumer spent outside ``poll()``
+(``busy``: processing what poll returned; the time blocked in poll waiting for records is idle) and
+the records poll returned per second. A window closes at the first poll to start or return at least
+``interval_s`` after the window began (no thread), so a window is never shorter than ``interval_s``
+and no stretch is ever cut: a batch processed for 12 s makes a window of at least 12 s, all 12 busy.
+
+::
+
+    producer = KafkaProducer(bootstrap_servers=..., max_block_ms=1000)
+    meter = LoadMeter(producer_send(producer, cfg.kafka.member_load_topic), "orders-app",
+                      "orders-1", member_id=lambda: member_id_of(consumer))
+    while running:
+        records = metered_poll(consumer, meter, timeout_ms=500)
+        process(records)
+
+A report that cannot be sent is lost and never reaches the consumer's loop (logged once at warning,
+then at debug). ``producer.send`` waits up to the producer's ``max_block_ms`` for the topic's
+metadata (a minute by default): keep it short for a producer that only sends reports.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from streaming.contracts.member_load import Report, encode
+from streaming.text import printable
+
+log = logging.getLogger(__name__)
+
+Send = Callable[[Report], None]
+
+
+def epoch_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class LoadMeter:
+    """See the module docstring. Called from the consumer's own thread only (not thread-safe)."""
+
+    def __init__(self, send: Send, group: str, client_id: str,
+                 member_id: Callable[[], str | None] = lambda: None, interval_s: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 wall_ms: Callable[[], int] = epoch_ms) -> None:
+        if not interval_s > 0:
+            raise ValueError(f"interval_s must be positive: {interval_s}")
+        self.send = send
+        self.group = group
+        self.client_id = client_id
+        self.member_id = member_id
+        self.interval_s = float(interval_s)
+        self.clock = clock
+        self.wall_ms = wall_ms
+        self._start: float | None = None
+        """When the window began; None until the first call (time before it is nobody's)."""
+        self._mark = 0.0
+        """When the stretch in progress (in poll, or out of it) began."""
+        self._in_poll = False
+        self._busy = 0.0
+        self._records = 0
+        self.sent = 0
+        self.failed = 0
+
+    def poll_started(self) -> None:
+        """Call just before ``consumer.poll``: the time since :meth:`poll_returned` was busy."""
+        self._step(in_poll=True, records=0)
+
+    def poll_returned(self, records: int) -> None:
+        """Call just after ``consumer.poll`` with the number of records it returned."""
+        self._step(in_poll=False, records=records)
+
+    def _step(self, in_poll: bool, records: int) -> None:
+        now = self.clock()
+        if self._start is None:
+            self._start = now
+        elif not self._in_poll:
+            self._busy += max(0.0, now - self._mark)
+        self._mark, self._in_poll = now, in_poll
+        self._records += max(0, int(records))
+        window_s = now - self._start
+        if window_s >= self.interval_s:
+            # the window ends here, at a poll's start or return: the stretch before it is all in
+            # this window, the one beginning now all in the next
+            self._report(window_s)
+            self._start, self._busy, self._records = now, 0.0, 0
+
+    def _report(self, window_s: float) -> None:
+        try:
+            self.send(Report(int(self.wall_ms()), self.group, self.client_id,
+                             self.member_id() or None, min(1.0, max(0.0, self._busy / window_s)),
+                             self._records / window_s, window_s))
+            self.sent += 1
+        except Exception as e:  # a report is a nicety: the consumer's loop goes on without it
+            self.failed += 1
+            log.log(logging.WARNING if self.failed == 1 else logging.DEBUG,
+                    "load report of %s in group %s not sent: %s", printable(self.client_id, 80),
+                    printable(self.group, 80), printable(f"{type(e).__name__}: {e}", 300))
+
+
+def metered_poll(consumer: Any, meter: LoadMeter, **poll_kwargs: Any) -> Any:
+    """``consumer.poll(**poll_kwargs)`` with ``meter`` told when it starts and returns."""
+    meter.poll_started()
+    try:
+        records = consumer.poll(**poll_kwargs)
+    except BaseException:
+        meter.poll_returned(0)
+        raise
+    meter.poll_returned(sum(len(r) for r in records.values()))
+    return records
+
+
+def producer_send(producer: Any, topic: str) -> Send:
+    """A ``send`` for :class:`LoadMeter`: each report to ``topic`` keyed by its group through a
+    kafka-python ``KafkaProducer``, batched with whatever else it sends (no flush per report)."""
+
+    def send(report: Report) -> None:
+        producer.send(topic, key=report.group.encode(), value=encode(report))
+
+    return send
+
+
+def member_id_of(consumer: Any) -> str | None:
+    """A kafka-python consumer's member id in its group, or None while it has none (kafka-python's
+    ``UNKNOWN_MEMBER_ID`` is ''), without a group or when the client does not say."""
+    try:
+        read = getattr(consumer, "group_metadata", None)  # kafka-python 3.x, under the lock
+        if read is not None:
+            member = read().member_id
+        else:  # older clients: the coordinator's generation
+            generation = getattr(getattr(consumer, "_coordinator", None), "_generation", None)
+            member = getattr(generation, "member_id", None)
+    except Exception:  # a private structure or a closed client: the report goes without it
+        log.debug("member id unavailable", exc_info=True)
+        return None
+    return member if isinstance(member, str) and member else None

@@ -1,0 +1,101 @@
+"""What a consumer says of its own load: the reports on the member-load topic
+(``kafka.member_load_topic``, JSON, UTF-8, key = group), and how they reach the job.
+
+Lag says a member is slow only once a backlog has built up and held for most of a minute
+(:mod:`streaming.lag.capacity`); the consumer itself knows at once how much of its time goes to
+processing. Each consumer with a load meter (kafka-python: :class:`streaming.apply.load.LoadMeter`;
+Java: ``io.github.kafkarebalancer.LoadReporter``, a ``metric.reporters`` entry reading KIP-517's
+``poll-idle-ratio-avg`` and ``records-consumed-rate``) produces, every few seconds::
+
+    {"type": "member_load", "ts": 1763700000000, "group": "orders-app", "client_id": "orders-1",
+     "member_id": "orders-1-5f0c...", "busy": 0.83, "records_per_s": 92.5, "window_s": 5.0}
+
+``busy`` is the fraction of the last ``window_s`` seconds the consumer spent outside ``poll()``
+(processing what poll returned: 1 - poll idle ratio), ``records_per_s`` what poll returned over the
+same seconds; ``member_id`` is null where the client cannot tell it (Java's metrics do not carry
+it). ``ts`` is the reporter's clock, epoch milliseconds.
+
+The collector (:mod:`streaming.collector.member_load`) keeps each member's latest report and
+publishes it in the group's ``members`` event, stamped with the poll's ``ts`` (one clock, one order
+with the lag polls), as each member's ``load``::
+
+    {"member_id": "...", ..., "load": {"ts": 1763700000000, "busy": 0.83, "records_per_s": 92.5}}
+
+A report is matched to a member by ``member_id`` when it has one, else by ``client_id`` when exactly
+one member has it (Java's default client ids repeat across processes: give each consumer its own
+``client.id``). A member's capacity is then ``records_per_s / busy``
+(:func:`streaming.lag.capacity.reported_capacity`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, NamedTuple
+
+MEMBER_LOAD = "member_load"
+LOAD = "load"
+"""A ``members`` event member's optional field carrying its latest report."""
+MAX_ID_CHARS = 32767
+"""Kafka's protocol STRING limit, for group, client and member ids."""
+MAX_RECORDS_PER_S = 1e12
+"""The most records/s a report may say (a broken meter's figure beyond it is no measure)."""
+
+
+class Report(NamedTuple):
+    ts: int
+    group: str
+    client_id: str
+    member_id: str | None
+    busy: float
+    records_per_s: float
+    window_s: float
+
+    def load(self, ts: int) -> dict[str, Any]:
+        """This report as a member's ``load`` in a ``members`` event stamped ``ts``."""
+        return {"ts": int(ts), "busy": self.busy, "records_per_s": self.records_per_s}
+
+
+def report_event(report: Report) -> dict[str, Any]:
+    """The topic's JSON object for ``report``."""
+    return {"type": MEMBER_LOAD, "ts": int(report.ts), "group": report.group,
+            "client_id": report.client_id, "member_id": report.member_id,
+            "busy": float(report.busy), "records_per_s": float(report.records_per_s),
+            "window_s": float(report.window_s)}
+
+
+def encode(report: Report) -> bytes:
+    return json.dumps(report_event(report), separators=(",", ":")).encode()
+
+
+def parse(value: bytes | None) -> Report | None:
+    """The report in a record's value, or None when it is not exactly one (the collector counts and
+    skips those: a bad report costs only itself)."""
+    if not value:
+        return None
+    try:
+        obj = json.loads(value)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or obj.get("type") != MEMBER_LOAD:
+        return None
+    ts, group, client, member = (obj.get(k) for k in ("ts", "group", "client_id", "member_id"))
+    busy, rate, window = (_number(obj.get(k)) for k in ("busy", "records_per_s", "window_s"))
+    if not (type(ts) is int and 0 < ts < 2**63 and _id(group) and _id(client)
+            and (member is None or _id(member)) and busy is not None and 0.0 <= busy <= 1.0
+            and rate is not None and 0.0 <= rate <= MAX_RECORDS_PER_S
+            and window is not None and window > 0):
+        return None
+    return Report(ts, str(group), str(client), None if member is None else str(member), busy,
+                  rate, window)
+
+
+def _number(value: Any) -> float | None:
+    if type(value) not in (int, float):
+        return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
+def _id(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS

@@ -1,0 +1,208 @@
+"""The load meter's reports add up to what the consumer did, on a fake clock: busy time, records,
+windows never shorter than the interval; a send that fails never reaches the consumer."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streaming.apply.load import LoadMeter, member_id_of, metered_poll, producer_send
+from streaming.contracts.member_load import Report, encode, parse
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def meter(interval_s: float = 5.0, send: Any = None, **kwargs: Any
+          ) -> tuple[LoadMeter, Clock, list[Report]]:
+    clock, sent = Clock(), []
+    return (LoadMeter(send or sent.append, "g", "c-1", interval_s=interval_s, clock=clock,
+                      wall_ms=lambda: 1_700_000_000_000, **kwargs), clock, sent)
+
+
+def run(m: LoadMeter, clock: Clock, steps: list[tuple[float, float, int]]) -> None:
+    """Each step: poll for ``idle`` seconds, get ``records``, process for ``busy`` seconds."""
+    for idle, busy, records in steps:
+        m.poll_started()
+        clock.now += idle
+        m.poll_returned(records)
+        clock.now += busy
+
+
+seconds = st.floats(0.0, 20.0, allow_nan=False, allow_infinity=False)
+steps_st = st.lists(st.tuples(seconds, seconds, st.integers(0, 10_000)), max_size=60)
+
+
+@settings(max_examples=300)
+@given(steps=steps_st, interval_s=st.floats(0.1, 30.0))
+def test_reports_add_up_to_the_busy_time_and_the_records(
+        steps: list[tuple[float, float, int]], interval_s: float) -> None:
+    m, clock, sent = meter(interval_s)
+    run(m, clock, steps)
+    # one last poll longer than the interval closes the window with nothing more done
+    m.poll_started()
+    clock.now += interval_s + 1.0
+    m.poll_returned(0)
+    busy = sum(b for _, b, _ in steps)
+    records = sum(r for _, _, r in steps)
+    span = sum(i + b for i, b, _ in steps) + interval_s + 1.0
+    assert sent and all(r.window_s >= interval_s for r in sent)
+    assert all(0.0 <= r.busy <= 1.0 for r in sent)
+    assert math.isclose(sum(r.busy * r.window_s for r in sent), busy, rel_tol=1e-9, abs_tol=1e-6)
+    assert math.isclose(sum(r.records_per_s * r.window_s for r in sent), records,
+                        rel_tol=1e-9, abs_tol=1e-6)
+    assert math.isclose(sum(r.window_s for r in sent), span, rel_tol=1e-9, abs_tol=1e-6)
+    assert m.sent == len(sent) and m.failed == 0
+
+
+def test_four_seconds_of_work_and_one_in_poll_is_busy_0_8() -> None:
+    m, clock, sent = meter(5.0)
+    run(m, clock, [(1.0, 4.0, 400)] * 3)
+    m.poll_started()  # closes each 5-second cycle
+    assert [(r.busy, r.records_per_s, r.window_s) for r in sent] == [(0.8, 80.0, 5.0)] * 3
+    r = sent[0]
+    assert (r.ts, r.group, r.client_id, r.member_id) == (1_700_000_000_000, "g", "c-1", None)
+    assert parse(encode(r)) == r
+
+
+def test_a_long_stretch_stays_in_one_window() -> None:
+    """A 12-second batch in a 5-second interval: one window of 13 s, busy 12 of them."""
+    m, clock, sent = meter(5.0)
+    run(m, clock, [(1.0, 12.0, 10)])
+    m.poll_started()
+    assert [(r.busy, r.window_s) for r in sent] == [(12 / 13, 13.0)]
+
+
+def test_no_report_before_an_interval_has_passed() -> None:
+    m, clock, sent = meter(5.0)
+    run(m, clock, [(1.0, 1.0, 5)] * 2)
+    m.poll_started()
+    assert sent == []
+
+
+def test_the_member_id_is_asked_at_each_report() -> None:
+    ids = iter([None, "m-1"])
+    m, clock, sent = meter(1.0, member_id=lambda: next(ids))
+    run(m, clock, [(0.5, 0.5, 1)] * 2)
+    m.poll_started()
+    assert [r.member_id for r in sent] == [None, "m-1"]
+
+
+def test_a_send_that_fails_never_reaches_the_consumer(caplog: pytest.LogCaptureFixture) -> None:
+    def send(report: Report) -> None:
+        raise OSError("broker gone")
+
+    m, clock, _ = meter(1.0, send=send)
+    with caplog.at_level(logging.DEBUG, logger="streaming.apply.load"):
+        run(m, clock, [(0.5, 0.5, 1)] * 4)
+        m.poll_started()
+    assert (m.sent, m.failed) == (0, 4)
+    levels = [r.levelno for r in caplog.records if "not sent" in r.getMessage()]
+    assert levels == [logging.WARNING] + [logging.DEBUG] * 3
+
+
+def test_the_interval_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        meter(0.0)
+
+
+class Consumer:
+    def __init__(self, polls: list[Any], clock: Clock) -> None:
+        self.polls, self.clock, self.kwargs = polls, clock, {}
+
+    def poll(self, **kwargs: Any) -> Any:
+        self.kwargs = kwargs
+        self.clock.now += 1.0
+        got = self.polls.pop(0)
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+
+def test_metered_poll_counts_the_records_and_the_time_in_poll_as_idle() -> None:
+    m, clock, sent = meter(5.0)
+    c = Consumer([{"tp0": [1, 2], "tp1": [3]}, {}, RuntimeError("poll failed")], clock)
+    assert metered_poll(c, m, timeout_ms=200) == {"tp0": [1, 2], "tp1": [3]}
+    assert c.kwargs == {"timeout_ms": 200}
+    clock.now += 2.0
+    metered_poll(c, m)
+    with pytest.raises(RuntimeError):
+        metered_poll(c, m)
+    # 1 s in poll, 2 out of it, 1 + 1 in poll: the window closes as the failed poll returns
+    assert [(r.busy, r.records_per_s, r.window_s) for r in sent] == [(0.4, 0.6, 5.0)]
+
+
+def test_producer_send_keys_each_report_by_its_group() -> None:
+    calls = []
+
+    class Producer:
+        def send(self, topic: str, key: bytes, value: bytes) -> None:
+            calls.append((topic, key, value))
+
+    report = Report(1, "orders-app", "c", "m", 0.5, 10.0, 5.0)
+    producer_send(Producer(), "rebalancer.member-load")(report)
+    [(topic, key, value)] = calls
+    assert (topic, key, parse(value)) == ("rebalancer.member-load", b"orders-app", report)
+
+
+class Metadata:
+    def __init__(self, member_id: str) -> None:
+        self.member_id = member_id
+
+
+class Joined:
+    def __init__(self, member_id: str) -> None:
+        self.member_id = member_id
+
+    def group_metadata(self) -> Metadata:
+        return Metadata(self.member_id)
+
+
+class Old:
+    """A client without ``group_metadata``: the coordinator's generation (or none)."""
+
+    def __init__(self, generation: Any) -> None:
+        self._coordinator = type("Coordinator", (), {"_generation": generation})()
+
+
+class Closed:
+    def group_metadata(self) -> Metadata:
+        raise RuntimeError("closed")
+
+
+@pytest.mark.parametrize("consumer, expected", [
+    (Joined("c-1-5f0c"), "c-1-5f0c"),
+    (Joined(""), None),
+    (Old(Metadata("c-1-77")), "c-1-77"),
+    (Old(None), None),
+    (Old(Metadata("")), None),
+    (object(), None),
+    (Closed(), None),
+])
+def test_member_id_of(consumer: Any, expected: str | None) -> None:
+    assert member_id_of(consumer) == expected
+
+
+def test_member_id_of_reads_kafka_pythons_own_types() -> None:
+    """kafka-python 3.x: ``KafkaConsumer.group_metadata()``, a ``ConsumerGroupMetadata`` whose
+    member id is '' until the member joins; older clients: the coordinator's ``Generation``."""
+    from kafka import KafkaConsumer
+    from kafka.coordinator.base import Generation
+    from kafka.structs import ConsumerGroupMetadata
+
+    assert callable(KafkaConsumer.group_metadata)
+    unjoined, joined = ConsumerGroupMetadata(group_id="g"), ConsumerGroupMetadata("g", 3, "c-1-ab")
+    assert member_id_of(type("C", (), {"group_metadata": lambda self: unjoined})()) is None
+    assert member_id_of(type("C", (), {"group_metadata": lambda self: joined})()) == "c-1-ab"
+    assert member_id_of(Old(Generation.NO_GENERATION)) is None
+    assert member_id_of(Old(Generation(3, "c-1-ab", "rebalancer"))) == "c-1-ab"

@@ -1,0 +1,140 @@
+"""Consumers that say how busy they are (#46): the ``utilisation`` trigger, drawn, not listed.
+
+A group of ``n`` members, each owning ``k`` partitions produced to at ``r`` records/s each; each
+member has a capacity of its own, consumes what it can of its ``k * r`` and reports it (busy =
+load / capacity at most 1, records/s = what it consumes), as the collector hands the reports on in
+the members event. Against an oracle that tries every count of alike partitions per member:
+
+- where some member is over the target utilisation (1 - ``capacity_headroom``) and a plan within
+  the target exists, a ``utilisation`` recommendation comes within the polls the produce rates need,
+  names the members over the target, and its plan keeps every member within the target;
+- where none is over the target, or no plan lets every member keep up while one cannot (every
+  consumer slow: more arrives than they all can do), none comes;
+- otherwise, it comes only with a plan no worse than the least max utilisation there is (x1.02).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from streaming.contracts import events as ev
+from streaming.policy.recommend import process
+from streaming.state.group_state import GroupState
+from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0
+
+LOADED = dataclasses.replace(POLICY, rate_horizon_s=60.0, min_total_lag=100, cooldown_s=30)
+POLLS = 4
+
+
+def group(n: int, k: int, produce: float, caps: list[float], ts: int = T0) -> dict:
+    """The members event, each member's load report in."""
+    members = []
+    for i in range(n):
+        m = ev.member_entry(f"m{i}", ["t0"], [("t0", i * k + j) for j in range(k)],
+                            client_id=f"c{i}")
+        load = k * produce
+        m["load"] = {"ts": ts, "busy": min(1.0, load / caps[i]),
+                     "records_per_s": min(load, caps[i])}
+        members.append(m)
+    return ev.members_event(ts, "g", 1, "range", members)
+
+
+def poll(i: int, n: int, k: int, produce: float, caps: list[float]) -> list[dict]:
+    """Poll ``i``: every partition produced to at ``produce``/s, member m's consumed at what it can
+    do (its capacity shared by its partitions, at most what arrives)."""
+    t = i * STEP / 1000
+    out = []
+    for m in range(n):
+        each = min(produce, caps[m] / k)
+        for j in range(k):
+            end = 10**6 + int(produce * t)
+            out.append(ev.lag_event(T0 + i * STEP, "g", "t0", m * k + j,
+                                    10**6 + int(each * t), end))
+    return out
+
+
+def least_max_utilisation(caps: list[float], partitions: int, rate: float) -> float:
+    """The oracle: the least max utilisation any assignment of alike partitions reaches."""
+    return min(max(c * rate / cap for c, cap in zip(counts, caps, strict=True))
+               for counts in itertools.product(range(partitions + 1), repeat=len(caps))
+               if sum(counts) == partitions)
+
+
+def run(n: int, k: int, produce: float, caps: list[float], headroom: float) -> list:
+    policy = dataclasses.replace(LOADED, capacity_headroom=headroom)
+    state, recs = GroupState("g"), []
+    recs += process(state, [group(n, k, produce, caps)], policy)
+    for i in range(POLLS):
+        recs += process(state, poll(i, n, k, produce, caps), policy)
+    return [r for r in recs if "utilisation" in r.triggers]
+
+
+@settings(max_examples=150, deadline=None)
+@example(n=3, k=4, produce=20, caps=[60.0, 120.0, 120.0], headroom=0.2)  # slowdown: 2, 5, 5
+@example(n=3, k=4, produce=20, caps=[60.0, 90.0, 180.0], headroom=0.2)  # hetero: 2, 3, 7
+@example(n=3, k=4, produce=20, caps=[70.0, 70.0, 70.0], headroom=0.2)  # all slow: none
+@given(n=st.integers(2, 4), k=st.integers(1, 4), produce=st.integers(5, 200),
+       caps=st.lists(st.floats(10, 1000), min_size=4, max_size=4),
+       headroom=st.sampled_from([0.1, 0.2, 0.3]))
+def test_a_member_over_its_target_gets_a_plan_within_it_where_one_exists(n, k, produce, caps,
+                                                                          headroom):
+    caps = [round(c, 3) for c in caps[:n]]
+    target = 1 - headroom
+    recs = run(n, k, produce, caps, headroom)
+    used = [k * produce / c for c in caps]
+    best = least_max_utilisation(caps, n * k, produce)
+    if max(used) <= target * (1 - 1e-6) or (max(used) > 1 and best > 1 + 1e-6):
+        assert not recs, [(r.triggers, r.assignment) for r in recs]
+        return
+    if best > target * (1 + 1e-6) and max(used) <= 1:
+        return  # nobody is past keeping up and no plan is within the target: either is right
+    near = max(used) > target * (1 + 1e-6) and (best < target * (1 - 1e-6)
+                                                or max(used) > 1 + 1e-6)
+    if not near:
+        return  # at the target's edge: rounding of rates decides
+    assert recs, (used, best)
+    first = recs[0]
+    named = {m["member_id"] for m in first.triggers["utilisation"]["members"]}
+    assert named == {f"m{i}" for i, u in enumerate(used) if u > target * (1 + 1e-3)} | (
+        named & {f"m{i}" for i, u in enumerate(used) if u > target * (1 - 1e-3)})
+    held = {a["member_id"]: len(a["partitions"]) for a in first.assignment}
+    after = max(held.get(f"m{i}", 0) * produce / caps[i] for i in range(n))
+    assert after <= max(target, best) * 1.02 + 1e-9, (first.assignment, caps)
+
+
+def test_the_trigger_names_the_slow_member_with_its_figures() -> None:
+    first = run(3, 4, 20, [60.0, 120.0, 120.0], 0.2)[0]
+    fig = first.triggers["utilisation"]
+    assert fig["target"] == 0.8
+    assert fig["members"] == [{"member_id": "m0", "client_id": "c0", "utilisation": 1.3333,
+                               "records_per_s": 60.0, "arriving_per_s": 80.0}]
+    assert fig["before"] == 1.3333 and fig["after"] <= 0.8334
+    assert sorted(len(a["partitions"]) for a in first.assignment) == [2, 5, 5]
+
+
+def test_without_reports_nothing_changes() -> None:
+    """The lag alone: no ``utilisation`` trigger (the lag rules take their time)."""
+    policy = LOADED
+    state, recs = GroupState("g"), []
+    event = group(3, 4, 20, [60.0, 120.0, 120.0])
+    for m in event["members"]:
+        del m["load"]
+    recs += process(state, [event], policy)
+    for i in range(POLLS):
+        recs += process(state, poll(i, 3, 4, 20, [60.0, 120.0, 120.0]), policy)
+    assert not state.reported and not recs
+
+
+def test_a_report_left_out_of_the_next_members_event_is_gone() -> None:
+    state = GroupState("g")
+    process(state, [group(2, 2, 10, [40.0, 40.0])], LOADED)
+    assert state.reported == {"client:c0@": [T0, 0.5, 20.0], "client:c1@": [T0, 0.5, 20.0]}
+    later = group(2, 2, 10, [40.0, 40.0], T0 + 1)
+    del later["members"][1]["load"]
+    process(state, [later], LOADED)
+    assert list(state.reported) == ["client:c0@"]
+    assert GroupState.from_bytes(state.to_bytes()).reported == state.reported

@@ -5,14 +5,18 @@
  *   GroupMember consume BOOTSTRAP GROUP TOPIC PROTOCOL RACK CLIENT_ID [INSTANCE_ID]
  *       joins GROUP (PROTOCOL: classic or consumer) with client.rack=RACK, subscribes to TOPIC and polls
  *       until its standard input closes; prints "assigned t-p,t-p" whenever its assignment changes.
- *       With -Drate=N it processes at most N records/s (a slow worker; offsets auto-committed every second).
+ *       With -Drate=N it processes at most N records/s (a slow worker; offsets auto-committed every second);
+ *       with -Dconfig=FILE the consumer settings in FILE (a properties file) are added, over these.
  *   GroupMember protocol
  *       prints one JSON object: hex of ConsumerProtocol subscriptions and assignments, versions 0-3, and of
  *       a ConsumerGroupDescribe response, versions 0-1, all as Java's kafka-clients writes them.
  */
 
 import java.io.InputStream;
+import java.io.Reader;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -103,6 +107,12 @@ public final class GroupMember {
             p.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.RangeAssignor");
             p.put("session.timeout.ms", "10000");
             p.put("heartbeat.interval.ms", "1000");
+        }
+        String extra = System.getProperty("config");
+        if (extra != null) {  // a file, so that a secret among them never shows on a command line
+            try (Reader in = Files.newBufferedReader(Path.of(extra))) {
+                p.load(in);
+            }
         }
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
         stopOnEof(consumer);

@@ -4,8 +4,9 @@
 
 The proofs too long for ``make test``, which holds a shorter form of each (named in :data:`STEPS`):
 the tests marked ``long`` (``pytest --long``: the closed-loop benchmark's quick suite as a user runs
-it), 20 random kills of the job against a run without faults, the 2,000-batch soak, and the fuzz
-runs of 10,000 records. Each step runs as its own process, alone; its whole output goes to
+it, and unlike consumers found by their lag alone, without load reports), 20 random kills of the
+job against a run without faults, the 2,000-batch soak, and the fuzz runs of 10,000 records. Each
+step runs as its own process, alone; its whole output goes to
 ``benchmarks/results/long/<name>.txt`` under a header with the commit, the time, the machine's load
 before and after and the exit status, and ``long.md`` there sums them up. The command fails if any
 step does.
@@ -35,7 +36,8 @@ class Step(NamedTuple):
 STEPS = (
     Step("pytest-long", ("-m", "pytest", "tests", "--long", "-p", "no:cacheprovider",
                          "--durations=15"),
-         "tests/integration/test_loop_benchmark.py's shared-cluster form"),
+         "tests/integration/test_loop_benchmark.py's shared-cluster form; test_capacity_live's "
+         "reported form"),
     Step("chaos-random", ("-m", "benchmarks.chaos", "--kills", "20", "--seed", "11"),
          "tests/integration/test_chaos.py (a kill at every fault point)"),
     Step("soak", ("-m", "benchmarks.soak", "--batches", "2000", "--every", "50", "--warmup", "300",

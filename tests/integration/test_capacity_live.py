@@ -1,15 +1,18 @@
-"""Consumers of different capacity, live (#28 item 2): the benchmark's ``hetero`` workload (12
+"""Consumers of different capacity, live (#28 item 2, #46): the benchmark's ``hetero`` workload (12
 partitions x 20/s against consumers that process 60, 90 and 180 records/s) on the shared cluster,
 the job in ``auto``.
 
 Kafka's assignors give every consumer 4 partitions, 80/s, which the 60/s consumer cannot keep up
-with. The job measures each member's capacity from what it consumed while it had a backlog
-(:mod:`streaming.lag.capacity`), and the recommendation balances time (load / capacity) rather than
-records: the slow member must end with proportionally less, its 20/s partitions within its 60/s and
-below what it was measured to read (so its backlog drains), and the recommendation must carry the
-capacity it measured for it (the load model on the feed). The run
-ends as soon as the group holds the recommendation, so a slower machine takes longer rather than
-failing.
+with. In ``make test`` the consumers report their own load (:class:`streaming.apply.load.LoadMeter`
+on the member-load topic, read by the collector into the members events): the job knows each
+member's capacity at once and the ``utilisation`` trigger fires. In the long tier (``pytest
+--long``) they do not, and the job measures each capacity from what the member consumed while it had
+a backlog (:mod:`streaming.lag.capacity`), which takes a minute or more. Either way the
+recommendation balances time (load / capacity) rather than records: the slow member must end with
+proportionally less, its 20/s partitions within its 60/s and below the capacity the job holds for it
+(so its backlog drains), and the recommendation must carry that capacity (the load model on the
+feed), near the true one. The run ends as soon as the group holds the recommendation, so a slower
+machine takes longer rather than failing.
 """
 
 from __future__ import annotations
@@ -42,14 +45,17 @@ def owned(g: BenchGroup) -> dict[int, set[tuple[str, int]]]:
         return {i: set(w.assigned) for i, w in g.workers.items()}
 
 
-def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster, tmp_path):
+@pytest.mark.parametrize("reports", [pytest.param(True, id="reported"),
+                                     pytest.param(False, id="lag-alone", marks=pytest.mark.long)])
+def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster, tmp_path,
+                                                       reports):
     w = suite()["hetero"]
     caps = {i: w.capacity_of(i) for i in range(w.consumers)}
     assert caps[SLOW] == min(caps.values()) and len(set(caps.values())) == w.consumers
     lcfg = loop_config(cfg, str(tmp_path / "tables"), str(tmp_path / "checkpoints"), cooldown_s=30,
                        trigger_interval="2 seconds", min_total_lag=200)
     feed = RecommendationFeed(lcfg.kafka).start()
-    g = BenchGroup(lcfg, w, "rebalancer", f"capacity-{uuid.uuid4().hex[:6]}", feed)
+    g = BenchGroup(lcfg, w, "rebalancer", f"capacity-{uuid.uuid4().hex[:6]}", feed, reports)
     recs: list[dict[str, Any]] = []
     feed.add_listener(lambda r: recs.append(r) if r["group"] == g.group else None)
     query, printer, collector = None, None, None
@@ -106,6 +112,9 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
     # the slow member ends with fewer partitions than every faster one, and within its capacity
     assert all(counts[SLOW] < counts[i] for i in counts if i != SLOW), counts
     assert rate[SLOW] <= caps[SLOW], (rate, caps)
+    # reported, the trigger says so, with the slow member over its target
+    if reports:
+        assert "utilisation" in rec["triggers"], rec["triggers"]
     # the decision was made on the capacity the job measured for it: the lowest, near the true 60/s
     assert set(measured) == set(caps), measured
     assert min(measured, key=measured.__getitem__) == SLOW, measured

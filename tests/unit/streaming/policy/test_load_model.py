@@ -1,4 +1,4 @@
-"""The load model a recommendation publishes (streaming.policy.recommend.load_model_of): the lags,
+"""The load model a recommendation publishes (streaming.policy.outcome.load_model_of): the lags,
 rates and capacities the decision used, in the feed message and the Delta row's feed_value; a leader
 reads back the loads balanced used."""
 

@@ -24,7 +24,7 @@ with the lag polls), as each member's ``load``::
 A report is matched to a member by ``member_id`` when it has one, else by ``client_id`` when exactly
 one member has it (Java's default client ids repeat across processes: give each consumer its own
 ``client.id``). A member's capacity is then ``records_per_s / busy``
-(:func:`streaming.lag.capacity.reported_capacity`).
+(:func:`streaming.lag.reported.reported_capacity`).
 """
 
 from __future__ import annotations

@@ -15,10 +15,11 @@ Principals and what the ACLs let them do (``allow.everyone.if.no.acl.found`` sta
 
 - ``admin``: everything (super user);
 - ``rebalancer`` (the streaming job): read the event topics, write the trigger feed, create all
-  three;
-- ``collector``: write the event topics, describe every topic and group (offsets, members,
-  metadata), create the rebalancer topics;
-- ``consumer`` (applications): read and describe the trigger feed, nothing else on it; everything on
+  four;
+- ``collector``: write the event topics, read the member-load topic, describe every topic and group
+  (offsets, members, metadata), create the rebalancer topics;
+- ``consumer`` (applications): read and describe the trigger feed, nothing else on it; write their
+  load reports to the member-load topic (:mod:`streaming.contracts.member_load`); everything on
   topics and groups under the application prefixes.
 
 Passwords are random, live in files only (never in argv: the storage tool reads an ``@``-argument
@@ -68,8 +69,9 @@ class EmbeddedSecurity:
 
     directory: Path
     app_prefixes: tuple[str, ...] = DEFAULT_APP_PREFIXES
-    topics: tuple[str, str, str] = ("rebalancer.lag", "rebalancer.metadata", "rebalancer.triggers")
-    """lag, metadata and trigger feed topic."""
+    topics: tuple[str, str, str, str] = ("rebalancer.lag", "rebalancer.metadata",
+                                         "rebalancer.triggers", "rebalancer.member-load")
+    """lag, metadata, trigger feed and member-load topic."""
     passwords: dict[str, str] = field(
         default_factory=lambda: {p: secrets.token_urlsafe(24) for p in PRINCIPALS}, repr=False)
     _store_password: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
@@ -220,7 +222,7 @@ class EmbeddedSecurity:
         from kafka.admin import ACL, ACLOperation, ACLPermissionType, ResourcePattern, ResourceType
         from kafka.admin import ACLResourcePatternType as Pattern
 
-        lag, metadata, feed = self.topics
+        lag, metadata, feed, load = self.topics
 
         def allow(principal: str, ops: Iterable[ACLOperation], rtype: ResourceType, name: str,
                   pattern: Pattern = Pattern.LITERAL) -> list[ACL]:
@@ -241,6 +243,10 @@ class EmbeddedSecurity:
         bindings += allow("collector", (Op.DESCRIBE,), G, "*")
         bindings += allow("collector", (Op.DESCRIBE,), ResourceType.CLUSTER, "kafka-cluster")
         bindings += allow("consumer", (Op.READ, Op.DESCRIBE), T, feed)
+        # load reports: the consumers write, the collector reads (no group: it assigns itself)
+        bindings += allow("consumer", (Op.WRITE, Op.DESCRIBE), T, load)
+        bindings += allow("collector", (Op.READ, Op.CREATE), T, load)
+        bindings += allow("rebalancer", (Op.DESCRIBE, Op.CREATE), T, load)
         for prefix in self.app_prefixes:
             bindings += allow("consumer", (Op.ALL,), T, prefix, Pattern.PREFIXED)
             bindings += allow("consumer", (Op.ALL,), G, prefix, Pattern.PREFIXED)

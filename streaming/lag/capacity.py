@@ -99,40 +99,6 @@ MEMORY_S = 600.0
 """Seconds of past backlog an estimate weighs against a new window."""
 
 
-MIN_BUSY = 0.05
-"""The least busy fraction a member's own load report is read at: below it, records/s over busy is
-mostly the meter's rounding, and records/s over this is a lower bound on what the member can do."""
-
-
-def reported_capacity(busy: float, records_per_s: float) -> float | None:
-    """A member's capacity from its own load report (:mod:`streaming.contracts.member_load`): what
-    it consumed over the share of the time it was busy (at least :data:`MIN_BUSY`); None when it
-    consumed nothing (it says nothing of its speed).
-
-    Example: 92.5 records/s while busy 0.83 of the time is 111.4 records/s; 10 records/s at busy
-    0.01, at least 200 records/s."""
-    if not records_per_s > 0 or not busy >= 0:
-        return None
-    return records_per_s / max(busy, MIN_BUSY)
-
-
-def with_reports(held: Held, reported: Mapping[str, Sequence[Any]]) -> Held:
-    """``held`` with each member's own report in place of the lag's estimate: ``reported`` is member
-    identity -> [ts, busy, records/s] (``GroupState.reported``). A consumer's busy time measures
-    what it can do at once, where the lag needs :data:`CONFIDENT_S` of backlog, so a report counts
-    as a confident estimate; ``held`` itself is left as it is (the lag's memory goes on)."""
-    known = {k: c for k, (_, busy, rate) in reported.items()
-             if (c := reported_capacity(busy, rate)) is not None}
-    if not known:
-        return held
-    out = dict(held)
-    for k, c in known.items():
-        was = held.get(k)
-        out[k] = [c, max(CONFIDENT_S, was[1] if was is not None else 0.0),
-                  was[2] if was is not None else 0, None, None, None]
-    return out
-
-
 class Found(NamedTuple):
     """One observation's :func:`window`, per owner index."""
 
@@ -371,11 +337,14 @@ def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headr
     estimate is confident)."""
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a
     # consumer that starts slowly (a JVM warming up) looks slow for a few seconds
-    own = [h if h is not None and h[1] >= CONFIDENT_S else None
-           for h in (held.get(k) for k in owners.identities)]
+    entries = [held.get(k) for k in owners.identities]
+    own = [h if h is not None and h[1] >= CONFIDENT_S else None for h in entries]
     measured = [h[0] for h in own if h is not None]
     if not measured:
         return None
+    # a member's own report below saturation (a seventh entry, streaming.lag.reported.AT_LEAST):
+    # no measure, but no less than it says
+    floor = [h[0] if h is not None and len(h) > 6 else 0.0 for h in entries]
     found = window_now()
     if any(h is None and np.isnan(r) for h, r in zip(own, found.rates.tolist(), strict=True)):
         # an unmeasured member with no rate yet: not known enough to tell the members apart
@@ -385,7 +354,8 @@ def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headr
     ablest = (unmeasured_estimate(measured, keeping_up, headroom) if found.over.any()
               else None)
     return {mid: Capacity(max(h[0], now[i]), h[1], True) if h is not None
-            else Capacity(ablest if ablest is not None else max(now[i], min(measured)), 0.0, False)
+            else Capacity(max(floor[i], ablest if ablest is not None
+                              else max(now[i], min(measured))), 0.0, False)
             for i, (mid, h) in enumerate(zip(owners.ids, own, strict=True))}
 
 

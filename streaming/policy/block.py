@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from assignors import metrics
 from streaming.config import PolicySettings
-from streaming.lag import capacity
+from streaming.lag import capacity, reported
 from streaming.policy import lag_skew, retention_risk, utilisation
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Block
@@ -46,7 +46,7 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
         found = block.windows.at(block.first + i)
         held = dict(state.capacity)  # kept only if the poll decides nothing
         capacity.observed(held, owners.identities, owners.count, t, found)
-        known = capacity.records_per_s_given(capacity.with_reports(held, state.reported), owners,
+        known = capacity.records_per_s_given(reported.with_reports(held, state.reported), owners,
                                              found, policy.capacity_headroom)
         # the reading in plain records from the block's sums; at the fastest member's rate, the
         # reading itself

@@ -7,29 +7,29 @@ records/s over its busy fraction. A member's *utilisation* is what arrives on th
 (their produce rates over the lag window, stuck ones left out) over that capacity; above 1 its lag
 grows without end.
 
-At an observation with lag, a member with a load report of its own above the target utilisation, 1 -
-``policy.capacity_headroom``, triggers ``utilisation`` at once: none of lag skew's streak, imbalance
-or ``min_total_lag``. It waits out ``cooldown_s`` since the group's previous recommendation, as lag
-skew does. The proposal stands only when it brings every member within the target, or, where no plan
-can, a group with a member that cannot keep up (above 1) to one where every member can: so a group
-where every consumer is slow (a shared downstream: no assignment keeps up) gets no recommendation,
-and a member that is back to speed gets its share again as soon as the others are over the target.
+At an observation with lag, a member with a load report of its own and a measured capacity (a
+report at or above :data:`streaming.lag.reported.SATURATED_BUSY`; below it a report is only a lower
+bound) above the target utilisation, 1 - ``policy.capacity_headroom``, triggers ``utilisation`` at
+once: none of lag skew's streak, imbalance or ``min_total_lag``. It waits out ``cooldown_s`` since
+the group's previous recommendation, as lag skew does. The proposal stands only when it brings every
+measured member within the target, or, where no plan can, a group with a member that cannot keep up
+(above 1) to one where every member can: so a group where every consumer is slow (a shared
+downstream: no assignment keeps up) gets no recommendation, and a member that is back to speed gets
+its share again as soon as the others are over the target.
 
 Example (headroom 0.2, target 0.8): 12 partitions of 20/s, range gives each of C0, C1, C2 four.
-C0 reports 60/s at busy 1.0 (capacity 60/s), C1 and C2 80/s at busy 0.67 (capacity 120/s). C0 is
+C0 reports 60/s at busy 1.0 (measured: 60/s), C1 and C2 80/s at busy 0.67 (at least 120/s). C0 is
 at 80 / 60 = 1.33: the trigger fires, naming C0 (``{"member_id": "C0", "client_id": "c-0",
 "utilisation": 1.3333, "records_per_s": 60.0, "arriving_per_s": 80.0}``). ``balanced`` plans C0
-two partitions (0.67) and C1, C2 five (0.83): nobody is within 0.8, but C0 could not keep up and
-now everyone can, so it stands. Later C0 reports 40/s at busy 0.33 (back to 120/s): C1 and C2 at
-0.83 fire again, the plan 4-4-4 (0.67 each) is within the target and stands.
+two partitions (0.67) and C1, C2 five (100/s: a lower bound is not held to the target); C0 is within
+it, so it stands. Later C0 reports 40/s at busy 0.33 (at least 120/s) and C1, C2 100/s at busy 0.83
+(measured: 120/s, 0.83): they fire, the plan 4-4-4 (0.67 each) is within the target and stands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from assignors.model import Assignment, GroupSnapshot
-from assignors.utilisation import member_utilisation
+from assignors.utilisation import measured_utilisation
 from streaming.config import PolicySettings
 from streaming.lag import capacity
 from streaming.lag.owners import Owners
@@ -62,13 +62,14 @@ def trigger(state: GroupState, ts: int, policy: PolicySettings,
 
 
 def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> list[dict]:
-    """The members with a load report of their own whose utilisation is above the target, each with
-    its figures (by member id)."""
-    reporting = {m.member_id for m in state.members or [] if _reports(state, m.identity)}
+    """The members with a load report of their own and a measured capacity (a report at or above
+    :data:`streaming.lag.reported.SATURATED_BUSY`, or the lag's estimate) whose utilisation is
+    above the target, each with its figures (by member id)."""
+    reporting = {m.member_id for m in state.members or [] if m.identity in state.reported}
     if not reporting:
         return []
-    caps = capacity.records_per_s(state.known_capacity(), state.lag, lambda: owners,
-                                  policy.stuck_observations, policy.capacity_headroom)
+    caps = capacity.estimates(state.known_capacity(), state.lag, lambda: owners,
+                              policy.stuck_observations, policy.capacity_headroom)
     if caps is None:
         return []
     arriving = capacity.inflow(state.lag, owners.by_topic, owners.count,
@@ -76,33 +77,28 @@ def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> l
     client = {m.member_id: m.client_id for m in state.members or []}
     out = []
     for i, mid in enumerate(owners.ids):
-        if mid not in reporting or not caps.get(mid):
+        held = caps.get(mid)
+        if mid not in reporting or held is None or not held.measured:
             continue
-        used = float(arriving[i]) / caps[mid]
+        used = float(arriving[i]) / held.records_per_s
         if used > target(policy) + SLACK:
             out.append({"member_id": mid, "client_id": client.get(mid),
-                        "utilisation": round(used, 4), "records_per_s": round(caps[mid], 3),
+                        "utilisation": round(used, 4),
+                        "records_per_s": round(held.records_per_s, 3),
                         "arriving_per_s": round(float(arriving[i]), 3)})
     return out
 
 
-def _reports(state: GroupState, identity: str) -> bool:
-    held = state.reported.get(identity)
-    return held is not None and capacity.reported_capacity(held[1], held[2]) is not None
-
-
 def stands(figures: dict, snapshot: GroupSnapshot, current: Assignment, proposed: Assignment,
            policy: PolicySettings) -> bool:
-    """Whether the proposal brings every member within the target, or a group where some member
-    cannot keep up to one where all can; the utilisations before and after join the figures."""
-    before, after = (_highest(member_utilisation(snapshot, a)) for a in (current, proposed))
+    """Whether the proposal brings every measured member within the target, or a group where one
+    cannot keep up to one where all can (the utilisations of measured members: a lower bound's is
+    at most its figure, :func:`assignors.utilisation.measured_utilisation`); the highest before and
+    after join the figures."""
+    before, after = (measured_utilisation(snapshot, a) for a in (current, proposed))
     if before is None or after is None:
         return False
     figures["before"], figures["after"] = round(before, 4), round(after, 4)
     within = after <= target(policy) + SLACK
     rescued = before > 1.0 + SLACK and after <= 1.0 + SLACK
     return after < before - SLACK and (within or rescued)
-
-
-def _highest(used: Mapping[str, float]) -> float | None:
-    return max(used.values()) if used else None

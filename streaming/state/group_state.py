@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from assignors.model import Member
-from streaming.lag import capacity as capacities
+from streaming.lag import reported as reports
 from streaming.lag.history import LagHistory
 from streaming.lag.owners import Owners
 from streaming.state.errors import UnreadableState
@@ -112,7 +112,7 @@ class GroupState:
     """member identity -> [ts of the poll that first saw the report, busy fraction, records/s]: the
     load each member last said of itself, as the newest members event carries it
     (:mod:`streaming.contracts.member_load`; the capacity it gives:
-    :func:`streaming.lag.capacity.with_reports`)."""
+    :func:`streaming.lag.reported.with_reports`)."""
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Split events still missing parts: event key -> {part index (str) -> part event}."""
@@ -140,8 +140,8 @@ class GroupState:
 
     def known_capacity(self) -> dict[str, list[Any]]:
         """The capacity estimates with the members' own reports in (what every reader of the
-        estimates takes: :func:`streaming.lag.capacity.with_reports`)."""
-        return capacities.with_reports(self.capacity, self.reported)
+        estimates takes: :func:`streaming.lag.reported.with_reports`)."""
+        return reports.with_reports(self.capacity, self.reported)
 
     def count(self, counter: str, by: int = 1) -> None:
         self.counters[counter] = self.counters.get(counter, 0) + by

@@ -18,6 +18,7 @@ machine takes longer rather than failing.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 import uuid
 from typing import Any
@@ -30,6 +31,7 @@ from benchmarks.loop.workloads import suite
 from streaming.apply.feed import RecommendationFeed
 from streaming.dev.demo.loop import loop_config, stop_query
 from streaming.job import query as job_query
+from streaming.lag.reported import reported_capacity
 
 from .java_client import wait_for
 
@@ -37,6 +39,31 @@ pytestmark = pytest.mark.integration
 
 SLOW = 0
 """the consumer index the workload gives 60/s (1 : 1.5 : 3)"""
+
+
+TARGET = 0.8
+"""1 - policy.capacity_headroom (0.2)."""
+
+
+def seeing(sink: Any, reported: dict[str, list[float]]) -> Any:
+    """``sink``, noting each member's capacity as its load reports in the members events give it
+    (client id -> records/s over busy)."""
+    def sink_and_see(batch: Any) -> Any:
+        for e in batch:
+            for m in e.get("members") or () if e.get("type") == "members" else ():
+                if m.get("load"):
+                    x = reported_capacity(m["load"]["busy"], m["load"]["records_per_s"])
+                    if x is not None:
+                        reported.setdefault(m["client_id"], []).append(x)
+        return sink(batch)
+    return sink_and_see
+
+
+def least_max_utilisation(caps: list[float], partitions: int, rate: float) -> float:
+    """The least max utilisation any assignment of alike partitions reaches over ``caps``."""
+    return min(max(c * rate / cap for c, cap in zip(counts, caps, strict=True))
+               for counts in itertools.product(range(partitions + 1), repeat=len(caps))
+               if sum(counts) == partitions)
 
 
 def owned(g: BenchGroup) -> dict[int, set[tuple[str, int]]]:
@@ -57,6 +84,7 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
     feed = RecommendationFeed(lcfg.kafka).start()
     g = BenchGroup(lcfg, w, "rebalancer", f"capacity-{uuid.uuid4().hex[:6]}", feed, reports)
     recs: list[dict[str, Any]] = []
+    reported: dict[str, list[float]] = {}
     feed.add_listener(lambda r: recs.append(r) if r["group"] == g.group else None)
     query, printer, collector = None, None, None
     try:
@@ -72,7 +100,9 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
         t0 = time.monotonic()
         g.monitor.t0 = t0
         g.start_producers()
-        collector = PublishingCollector(lcfg, [g.monitor], COLLECTOR_INTERVAL_S, [g.group]).start()
+        collector = PublishingCollector(lcfg, [g.monitor], COLLECTOR_INTERVAL_S, [g.group])
+        collector.collector.sink = seeing(collector.collector.sink, reported)
+        collector.start()
 
         def applied() -> dict[str, Any] | None:
             """The first recommendation the group applied that was decided on measured capacities
@@ -112,13 +142,20 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
     # the slow member ends with fewer partitions than every faster one, and within its capacity
     assert all(counts[SLOW] < counts[i] for i in counts if i != SLOW), counts
     assert rate[SLOW] <= caps[SLOW], (rate, caps)
-    # reported, the trigger says so, with the slow member over its target
-    if reports:
-        assert "utilisation" in rec["triggers"], rec["triggers"]
     # the decision was made on the capacity the job measured for it: the lowest, near the true 60/s
     assert set(measured) == set(caps), measured
     assert min(measured, key=measured.__getitem__) == SLOW, measured
     assert 0.75 * caps[SLOW] <= measured[SLOW] <= 1.25 * caps[SLOW], (measured, caps)
+    # reported: each capacity is one its member's own reports gave (records/s over busy; the slow
+    # one's may be raised to what it consumed), none waited for a backlog
+    if reports:
+        by_client = {m["client_id"]: m["records_per_s"] for m in rec["load_model"]["members"]}
+        assert all(any(abs(c - x) <= 0.03 * x for x in reported.get(client, []))
+                   for client, c in by_client.items()), (by_client, reported)
     # planned to a target utilisation (assignors/balanced/utilisation.py): it is given less than it
-    # was measured to read, so its backlog drains (before, it got exactly its 60/s and kept it)
-    assert rate[SLOW] < measured[SLOW], (rate, measured)
+    # was measured to read, so its backlog drains (before, it got exactly its 60/s and kept it);
+    # where the figures allow no plan within the target (a loaded machine: reports of 59, 74 and
+    # 96/s for 60, 90 and 180 in one CI run), no more than the least max utilisation there is
+    by_index = [measured[i] for i in sorted(measured)]
+    bound = max(TARGET, least_max_utilisation(by_index, len(w.topics[0].rates), 20.0))
+    assert rate[SLOW] <= bound * 1.02 * measured[SLOW], (rate, measured, bound)

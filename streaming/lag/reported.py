@@ -1,0 +1,63 @@
+"""A member's capacity from its own load report (:mod:`streaming.contracts.member_load`), beside
+the lag's estimate (:mod:`streaming.lag.capacity`).
+
+A consumer that reports how busy it is has a capacity at once: records/s over its busy fraction.
+:func:`with_reports` puts the reports into the estimates every decision reads: a report of a member
+at or above :data:`SATURATED_BUSY` is a measure, one below it a lower bound.
+
+Example: C0 reports 60 records/s at busy 1.0 and C1 80/s at busy 0.5: C0 is measured at 60/s,
+counted as confident at once; C1 is taken at no less than 160/s (not measured: a plan may give it
+more, and if it cannot keep up its next reports say so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from streaming.lag.capacity import CONFIDENT_S, Held
+
+MIN_BUSY = 0.05
+"""The least busy fraction a member's own load report is read at: below it, records/s over busy is
+mostly the meter's rounding."""
+SATURATED_BUSY = 0.8
+"""The busy fraction from which a member's own report measures its capacity. Below it the figure is
+a lower bound: what a consumer spends per poll (the fetch, the commit) weighs less on the bigger
+batches it reads when more arrives, so one that idles can do more than records/s over busy says
+(live, consumers of 90 and 180/s reading 80/s reported 81 and 117)."""
+AT_LEAST = "at_least"
+"""The mark :func:`with_reports` puts on a lower bound's entry (its seventh)."""
+
+
+def reported_capacity(busy: float, records_per_s: float) -> float | None:
+    """A member's capacity from its own load report (:mod:`streaming.contracts.member_load`): what
+    it consumed over the share of the time it was busy (at least :data:`MIN_BUSY`); None when it
+    consumed nothing (it says nothing of its speed).
+
+    Example: 92.5 records/s while busy 0.83 of the time is 111.4 records/s; 10 records/s at busy
+    0.01, at least 200 records/s."""
+    if not records_per_s > 0 or not busy >= 0:
+        return None
+    return records_per_s / max(busy, MIN_BUSY)
+
+
+def with_reports(held: Held, reported: Mapping[str, Sequence[Any]]) -> Held:
+    """``held`` with each member's own report in place of the lag's estimate: ``reported`` is member
+    identity -> [ts, busy, records/s] (``GroupState.reported``). A consumer's busy time measures
+    what it can do at once, where the lag needs :data:`CONFIDENT_S` of backlog: a report at or above
+    :data:`SATURATED_BUSY` counts as a confident estimate; one below it, as a lower bound (marked
+    :data:`AT_LEAST`: the member is not measured, but taken at no less). ``held`` itself is left as
+    it is (the lag's memory goes on)."""
+    out = None
+    for k, (_, busy, rate) in reported.items():
+        c = reported_capacity(busy, rate)
+        if c is None:
+            continue
+        out = dict(held) if out is None else out
+        was = held.get(k)
+        if busy >= SATURATED_BUSY:
+            out[k] = [c, max(CONFIDENT_S, was[1] if was is not None else 0.0),
+                      was[2] if was is not None else 0, None, None, None]
+        elif was is None or was[1] < CONFIDENT_S:  # a measure from the lag stands above a bound
+            out[k] = [c, 0.0, 0, None, None, None, AT_LEAST]
+    return held if out is None else out

@@ -41,22 +41,40 @@ def reported_capacity(busy: float, records_per_s: float) -> float | None:
     return records_per_s / max(busy, MIN_BUSY)
 
 
+def measure(busy: float, records_per_s: float, before: float | None) -> float | None:
+    """What a member's report says it can do, as a measure: at or above :data:`SATURATED_BUSY` its
+    :func:`reported_capacity`; below, the measure one of its reports gave ``before`` (None: none),
+    raised to this report's lower bound (a member back to speed shows it so); None when it has
+    never been measured by its reports.
+
+    Example: measured at 60/s while saturated, then given less it reports 40/s at busy 0.67: still
+    60/s (it has not shown more); back to speed, 40/s at busy 0.33: 120/s."""
+    c = reported_capacity(busy, records_per_s)
+    if busy >= SATURATED_BUSY:
+        return c
+    if before is None:
+        return None
+    return before if c is None else max(before, c)
+
+
 def with_reports(held: Held, reported: Mapping[str, Sequence[Any]]) -> Held:
     """``held`` with each member's own report in place of the lag's estimate: ``reported`` is member
-    identity -> [ts, busy, records/s] (``GroupState.reported``). A consumer's busy time measures
-    what it can do at once, where the lag needs :data:`CONFIDENT_S` of backlog: a report at or above
-    :data:`SATURATED_BUSY` counts as a confident estimate; one below it, as a lower bound (marked
-    :data:`AT_LEAST`: the member is not measured, but taken at no less). ``held`` itself is left as
-    it is (the lag's memory goes on)."""
+    identity -> [ts, busy, records/s, its :func:`measure`] (``GroupState.reported``). A consumer's
+    busy time measures what it can do at once, where the lag needs :data:`CONFIDENT_S` of backlog: a
+    measure counts as a confident estimate; a report that is no measure, as a lower bound (marked
+    :data:`AT_LEAST`: the member is not measured, but taken at no less) unless the lag measured it.
+    ``held`` itself is left as it is (the lag's memory goes on)."""
     out = None
-    for k, (_, busy, rate) in reported.items():
+    for k, entry in reported.items():
+        _, busy, rate = entry[:3]
+        measured = entry[3] if len(entry) > 3 else None
         c = reported_capacity(busy, rate)
-        if c is None:
+        if measured is None and c is None:
             continue
         out = dict(held) if out is None else out
         was = held.get(k)
-        if busy >= SATURATED_BUSY:
-            out[k] = [c, max(CONFIDENT_S, was[1] if was is not None else 0.0),
+        if measured is not None:
+            out[k] = [measured, max(CONFIDENT_S, was[1] if was is not None else 0.0),
                       was[2] if was is not None else 0, None, None, None]
         elif was is None or was[1] < CONFIDENT_S:  # a measure from the lag stands above a bound
             out[k] = [c, 0.0, 0, None, None, None, AT_LEAST]

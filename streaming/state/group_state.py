@@ -109,8 +109,9 @@ class GroupState:
     """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged
     observation, then the same three before it, null for none] (:mod:`streaming.lag.capacity`)."""
     reported: dict[str, list[Any]] = field(default_factory=dict)
-    """member identity -> [ts of the poll that first saw the report, busy fraction, records/s]: the
-    load each member last said of itself, as the newest members event carries it
+    """member identity -> [ts of the poll that first saw the report, busy fraction, records/s, the
+    capacity its reports measured (null: none yet)]: the load each member last said of itself, as
+    the newest members event carries it
     (:mod:`streaming.contracts.member_load`; the capacity it gives:
     :func:`streaming.lag.reported.with_reports`)."""
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))

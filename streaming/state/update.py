@@ -28,6 +28,7 @@ from assignors.model import Member
 from streaming.contracts import event_parts
 from streaming.contracts.events import LAG, MEMBERS, PARTITIONS
 from streaming.contracts.member_load import LOAD
+from streaming.lag import reported
 from streaming.lag.history import LagHistory, Observed
 from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
 from streaming.state.group_state import GroupState, PartitionMeta
@@ -149,11 +150,20 @@ def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> No
 
 def _take_reports(state: GroupState, members: list[dict[str, Any]], held: list[Member]) -> None:
     """The members' load reports (``load``, :mod:`streaming.contracts.member_load`) by identity: the
-    event's, exactly (the collector leaves out a report gone stale, so one missing is none)."""
+    event's, exactly (the collector leaves out a report gone stale, so one missing is none), each
+    with the measure its reports have given so far (:func:`streaming.lag.reported.measure`)."""
     by_id = {m.member_id: m.identity for m in held}
-    state.reported = {by_id[m["member_id"]]: [int(load["ts"]), float(load["busy"]),
-                                              float(load["records_per_s"])]
-                      for m in members if (load := m.get(LOAD))}
+    before = state.reported
+    state.reported = {}
+    for m in members:
+        load = m.get(LOAD)
+        if not load:
+            continue
+        key = by_id[m["member_id"]]
+        busy, rate = float(load["busy"]), float(load["records_per_s"])
+        was = before.get(key)
+        kept = was[3] if was is not None and len(was) > 3 else None
+        state.reported[key] = [int(load["ts"]), busy, rate, reported.measure(busy, rate, kept)]
 
 
 def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) -> None:

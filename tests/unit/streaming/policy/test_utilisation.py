@@ -166,9 +166,62 @@ def test_without_reports_nothing_changes() -> None:
 def test_a_report_left_out_of_the_next_members_event_is_gone() -> None:
     state = GroupState("g")
     process(state, [group(2, 2, 10, [40.0, 40.0])], LOADED)
-    assert state.reported == {"client:c0@": [T0, 0.5, 20.0], "client:c1@": [T0, 0.5, 20.0]}
+    assert state.reported == {"client:c0@": [T0, 0.5, 20.0, None],
+                              "client:c1@": [T0, 0.5, 20.0, None]}
     later = group(2, 2, 10, [40.0, 40.0], T0 + 1)
     del later["members"][1]["load"]
     process(state, [later], LOADED)
     assert list(state.reported) == ["client:c0@"]
     assert GroupState.from_bytes(state.to_bytes()).reported == state.reported
+
+
+def phase(t0: int, owned: list[list[int]], reports: list[tuple[float, float]], caps: list[float],
+          polls: int, start: dict[int, int]) -> list[list[dict]]:
+    """A members event (generation by layout) with each member's report, then ``polls`` polls: 12
+    partitions of 20/s, each member consuming what it can of what it owns (``start``: each
+    partition's committed and end offsets so far, moved on in place)."""
+    members = []
+    for i, parts in enumerate(owned):
+        m = ev.member_entry(f"m{i}", ["t0"], [("t0", p) for p in parts], client_id=f"c{i}")
+        m["load"] = {"ts": t0, "busy": reports[i][0], "records_per_s": reports[i][1]}
+        members.append(m)
+    gen = 1 + sum(len(o) * (i + 1) ** 2 for i, o in enumerate(owned))  # a new layout, a new one
+    out = [[ev.members_event(t0, "g", gen, "range", members)]]
+    for i in range(polls):
+        ts = t0 + (i + 1) * STEP
+        batch = []
+        for m, parts in enumerate(owned):
+            each = min(20.0, caps[m] / len(parts)) if parts else 0.0
+            for p in parts:
+                start[p] += int(20 * STEP / 1000)
+                start[-p - 1] += int(each * STEP / 1000)
+                batch.append(ev.lag_event(ts, "g", "t0", p, start[-p - 1], start[p]))
+        out.append(batch)
+    return out
+
+
+def test_a_member_shed_keeps_its_measure_and_gets_its_share_back_once_it_recovers() -> None:
+    """``recover``: C0 slows to 60/s, is shed to two partitions; given less it reports busy 0.67,
+    a lower bound of 60/s, which must not hand it four again (a flap every cooldown); back to
+    120/s it reports busy 0.33 and gets its share back, once."""
+    policy = dataclasses.replace(LOADED, cooldown_s=30)
+    state, recs = GroupState("g"), []
+    offsets = {p: 10**6 for p in range(-12, 12)}
+    slow = [60.0, 120.0, 120.0]
+    steps = [
+        (T0, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]],
+         [(1.0, 60.0), (0.67, 80.0), (0.67, 80.0)], slow, 4),
+        (T0 + 60_000, [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]],
+         [(0.67, 40.0), (0.83, 100.0), (0.83, 100.0)], slow, 12),
+        (T0 + 200_000, [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]],
+         [(0.33, 40.0), (0.83, 100.0), (0.83, 100.0)], [120.0] * 3, 12),
+    ]
+    for t0, owned, reports, caps, polls in steps:
+        for batch in phase(t0, owned, reports, caps, polls, offsets):
+            recs += process(state, batch, policy)
+    said = [(r.event_ts - T0, r.triggers, counts(r)) for r in recs]
+    plans = [sorted(counts(r).values()) for r in recs if "utilisation" in r.triggers]
+    # (the group here never applies the second, so it is said again each cooldown)
+    assert plans[:2] == [[2, 5, 5], [4, 4, 4]] and len(plans) == len(recs), said
+    assert not [r for r in recs if 60_000 <= r.event_ts - T0 < 200_000], said  # no flap
+    assert state.reported["client:c0@"][3] == 40.0 / 0.33

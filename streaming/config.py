@@ -84,8 +84,8 @@ class PolicySettings:
     membership_change: bool = True
     partition_count_change: bool = True
     utilisation: bool = True
-    """Recommend when a member that reports its own load is above its target utilisation
-    (1 - ``capacity_headroom``) and the recommendation brings it within
+    """Recommend when a member that reports its own load cannot keep up and the recommendation
+    brings it within its target utilisation (1 - ``capacity_headroom``), or where all keep up
     (:mod:`streaming.policy.utilisation`)."""
     skew_threshold: float = 1.5
     """Imbalance (max member lag / mean member lag) of the current assignment that counts as

@@ -1,29 +1,30 @@
-"""The ``utilisation`` trigger: a member that says how busy it is, and is over its target.
+"""The ``utilisation`` trigger: a member that says how busy it is, and cannot keep up.
 
 A slow consumer is the commonest cause of lag, and lag alone finds it late: its backlog must build
 and hold for most of a minute before its capacity is known (:mod:`streaming.lag.capacity`). A
 consumer that reports its own load (:mod:`streaming.contracts.member_load`) has a capacity at once:
-records/s over its busy fraction. A member's *utilisation* is what arrives on the partitions it owns
-(their produce rates over the lag window, stuck ones left out) over that capacity; above 1 its lag
-grows without end.
+records/s over its busy fraction, a measure when it is saturated
+(:data:`streaming.lag.reported.SATURATED_BUSY`), else a lower bound. A member's *utilisation* is
+what arrives on the partitions it owns (their produce rates over the lag window, stuck ones left
+out) over that capacity; above 1 its lag grows without end.
 
-At an observation with lag, a member with a load report of its own and a measured capacity (a
-report at or above :data:`streaming.lag.reported.SATURATED_BUSY`; below it a report is only a lower
-bound) above the target utilisation, 1 - ``policy.capacity_headroom``, triggers ``utilisation`` at
-once: none of lag skew's streak, imbalance or ``min_total_lag``. It waits out ``cooldown_s`` since
-the group's previous recommendation, as lag skew does. The proposal stands only when it brings every
-measured member within the target, or, where no plan can, a group with a member that cannot keep up
-(above 1) to one where every member can: so a group where every consumer is slow (a shared
-downstream: no assignment keeps up) gets no recommendation, and a member that is back to speed gets
-its share again as soon as the others are over the target.
+At an observation with lag, a member with a load report of its own and a measured capacity whose
+utilisation is above 1 + :data:`streaming.lag.capacity.RISE` (it cannot keep up) triggers
+``utilisation`` at once: none of lag skew's streak, imbalance or ``min_total_lag``. It waits out
+``cooldown_s`` since the group's previous recommendation, as lag skew does. The proposal stands
+only when it brings every measured member within the target utilisation, 1 -
+``policy.capacity_headroom``, or, where no plan can, to where every measured member keeps up: so a
+group where every consumer is slow (a shared downstream: no assignment keeps up) gets no
+recommendation. Only measured members count: a group of alike consumers with room to spare shows
+none (their reports are lower bounds), so noise in their load moves nothing. Giving load back to a
+member that recovers is not done here (its measure rises, #46 item 5).
 
 Example (headroom 0.2, target 0.8): 12 partitions of 20/s, range gives each of C0, C1, C2 four.
 C0 reports 60/s at busy 1.0 (measured: 60/s), C1 and C2 80/s at busy 0.67 (at least 120/s). C0 is
 at 80 / 60 = 1.33: the trigger fires, naming C0 (``{"member_id": "C0", "client_id": "c-0",
 "utilisation": 1.3333, "records_per_s": 60.0, "arriving_per_s": 80.0}``). ``balanced`` plans C0
 two partitions (0.67) and C1, C2 five (100/s: a lower bound is not held to the target); C0 is within
-it, so it stands. Later C0 reports 40/s at busy 0.33 (at least 120/s) and C1, C2 100/s at busy 0.83
-(measured: 120/s, 0.83): they fire, the plan 4-4-4 (0.67 each) is within the target and stands.
+it, so it stands.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def may_trigger(state: GroupState, ts: int, policy: PolicySettings) -> bool:
 def trigger(state: GroupState, ts: int, policy: PolicySettings,
             owners: Owners | None) -> dict | None:
     """The trigger's figures at this observation, or None (off, in the cooldown, or no member that
-    reports its load is over the target)."""
+    reports its load cannot keep up)."""
     if not may_trigger(state, ts, policy) or owners is None or not owners.count:
         return None
     over = members_over(state, owners, policy)
@@ -63,8 +64,8 @@ def trigger(state: GroupState, ts: int, policy: PolicySettings,
 
 def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> list[dict]:
     """The members with a load report of their own and a measured capacity (a report at or above
-    :data:`streaming.lag.reported.SATURATED_BUSY`, or the lag's estimate) whose utilisation is
-    above the target, each with its figures (by member id)."""
+    :data:`streaming.lag.reported.SATURATED_BUSY`, or the lag's estimate) that cannot keep up
+    (utilisation above 1 + :data:`streaming.lag.capacity.RISE`), each with its figures."""
     reporting = {m.member_id for m in state.members or [] if m.identity in state.reported}
     if not reporting:
         return []
@@ -81,7 +82,7 @@ def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> l
         if mid not in reporting or held is None or not held.measured:
             continue
         used = float(arriving[i]) / held.records_per_s
-        if used > target(policy) + SLACK:
+        if used > 1.0 + capacity.RISE:
             out.append({"member_id": mid, "client_id": client.get(mid),
                         "utilisation": round(used, 4),
                         "records_per_s": round(held.records_per_s, 3),

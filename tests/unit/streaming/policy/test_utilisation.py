@@ -7,15 +7,12 @@ the members event. A report at or above ``SATURATED_BUSY`` measures the member; 
 bound (here the true figure, but the job cannot know it). Against an oracle that tries every count
 of alike partitions per member:
 
-- where no measured member is over the target utilisation (1 - ``capacity_headroom``), none comes;
+- where no measured member cannot keep up (utilisation above 1 + ``RISE``), none comes;
 - whatever comes keeps every measured member within the target, or, where one could not keep up,
   lets all keep up;
-- where every member is measured and a plan within the target exists (or one past 1 can be
-  rescued), a ``utilisation`` recommendation comes within the polls the produce rates need, names
-  the members over the target, and its plan is within the target or the least max utilisation
-  there is (x1.02);
-- where every member is measured and no plan lets all keep up while one cannot (every consumer
-  slow: more arrives than they all can do), none comes.
+- where every member is measured and a plan lets all keep up, a ``utilisation`` recommendation
+  comes within the polls the produce rates need, names the members that cannot keep up, and its
+  plan is within the target or the least max utilisation there is (x1.02).
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streaming.contracts import events as ev
+from streaming.lag.capacity import RISE
 from streaming.lag.reported import SATURATED_BUSY
 from streaming.policy.recommend import process
 from streaming.state.group_state import GroupState
@@ -99,11 +97,11 @@ def test_a_member_over_its_target_gets_a_plan_within_it_where_one_exists(n, k, p
     used = [k * produce / c for c in caps]
     measured = [u >= SATURATED_BUSY + edge for u in used]
     near = [u >= SATURATED_BUSY - edge for u in used]  # at the edge: rounding decides
-    over = [m and u > target * (1 + edge) for m, u in zip(measured, used, strict=True)]
+    over = [m and u > (1 + RISE) * (1 + edge) for m, u in zip(measured, used, strict=True)]
     best = least_max_utilisation(caps, n * k, produce)
     if near != measured:
         return  # a member at the saturation edge: measured or a bound, the rounding decides
-    if not any(o and u > target for o, u in zip(near, used, strict=True)) or (
+    if not any(o and u > 1 + RISE - edge for o, u in zip(near, used, strict=True)) or (
             all(measured) and max(used) > 1 and best > 1 + edge):
         assert not recs, [(r.triggers, r.assignment) for r in recs]
         return
@@ -200,10 +198,11 @@ def phase(t0: int, owned: list[list[int]], reports: list[tuple[float, float]], c
     return out
 
 
-def test_a_member_shed_keeps_its_measure_and_gets_its_share_back_once_it_recovers() -> None:
+def test_a_member_shed_keeps_its_measure_and_is_not_handed_its_load_back() -> None:
     """``recover``: C0 slows to 60/s, is shed to two partitions; given less it reports busy 0.67,
-    a lower bound of 60/s, which must not hand it four again (a flap every cooldown); back to
-    120/s it reports busy 0.33 and gets its share back, once."""
+    a lower bound of 60/s, which must not hand it four again (a flap each cooldown). Back to
+    120/s it reports busy 0.33: its measure rises to 121/s, but nothing is over its capacity, and
+    giving load back is not built (#46 item 5): the group stays as it is."""
     policy = dataclasses.replace(LOADED, cooldown_s=30)
     state, recs = GroupState("g"), []
     offsets = {p: 10**6 for p in range(-12, 12)}
@@ -220,8 +219,5 @@ def test_a_member_shed_keeps_its_measure_and_gets_its_share_back_once_it_recover
         for batch in phase(t0, owned, reports, caps, polls, offsets):
             recs += process(state, batch, policy)
     said = [(r.event_ts - T0, r.triggers, counts(r)) for r in recs]
-    plans = [sorted(counts(r).values()) for r in recs if "utilisation" in r.triggers]
-    # (the group here never applies the second, so it is said again each cooldown)
-    assert plans[:2] == [[2, 5, 5], [4, 4, 4]] and len(plans) == len(recs), said
-    assert not [r for r in recs if 60_000 <= r.event_ts - T0 < 200_000], said  # no flap
+    assert [sorted(counts(r).values()) for r in recs] == [[2, 5, 5]], said
     assert state.reported["client:c0@"][3] == 40.0 / 0.33

@@ -213,6 +213,8 @@ class CollectorThread:
             self._thread.join(timeout_s)
             self._thread = None
         self.collector.reader.close()
+        if self.collector.loads is not None:
+            self.collector.loads.close()  # its consumer's connections
         if self.publisher is not None:
             self.publisher.close()
             self.publisher = None

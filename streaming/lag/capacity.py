@@ -78,7 +78,14 @@ ByTopic = Mapping[str, tuple[np.ndarray, np.ndarray]]
 """An assignment as topic -> (partitions, owner indexes), int64 arrays (:attr:`Owners.by_topic`)."""
 Held = dict[str, list[Any]]
 """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged
-observation, then the same three before it, null for none]: the memory the caller keeps."""
+observation, then the same three before it, null for none]: the memory the caller keeps. An entry
+a member's own report gave (:func:`streaming.lag.reported.with_reports`) has a seventh, its mark:
+:data:`AT_LEAST` or :data:`OVER`."""
+AT_LEAST = "at_least"
+"""The mark of a lower bound: the member is not measured, but taken at no less."""
+OVER = "over"
+"""The mark of a measure whose member cannot keep up (its lag grows): over its capacity, as a
+backlogged member's lag shows it (:attr:`Found.over`)."""
 
 BACKLOG_RECORDS = 1.0
 """The least lag, summed over a member's partitions, that counts as work waiting at every
@@ -177,6 +184,17 @@ def inflow(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> n
     """Per owner index ``0..count-1``, the records/s arriving on what it owns over the window
     (stuck partitions left out)."""
     return _least_and_inflow(lag, by_topic, count, stuck_after)[1]
+
+
+def behind(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int) -> np.ndarray:
+    """Per owner index, whether more arrives on what it owns than it consumes over the window, by
+    :data:`RISE` (stuck partitions left out): its lag grows, it does not keep up. Both rates are of
+    the same partitions over the same window, so a member given more at a rebalance is not behind
+    for what its old partitions carried."""
+    consumed = window(lag, by_topic, count, stuck_after).rates
+    with np.errstate(invalid="ignore"):  # nan: no consume rate yet, not behind
+        return (consumed > 0) & (inflow(lag, by_topic, count, stuck_after)
+                                 >= consumed * (1.0 + RISE))
 
 
 def _least_and_inflow(lag: Histories, by_topic: ByTopic, count: int, stuck_after: int
@@ -342,17 +360,17 @@ def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headr
     measured = [h[0] for h in own if h is not None]
     if not measured:
         return None
-    # a member's own report below saturation (a seventh entry, streaming.lag.reported.AT_LEAST):
-    # no measure, but no less than it says
-    floor = [h[0] if h is not None and len(h) > 6 else 0.0 for h in entries]
+    # a member's own report below saturation: no measure, but no less than it says
+    marks = [h[6] if h is not None and len(h) > 6 else None for h in entries]
+    floor = [h[0] if m == AT_LEAST else 0.0 for h, m in zip(entries, marks, strict=True)]
     found = window_now()
     if any(h is None and np.isnan(r) for h, r in zip(own, found.rates.tolist(), strict=True)):
         # an unmeasured member with no rate yet: not known enough to tell the members apart
         return None
     now = np.nan_to_num(found.rates).tolist()
     keeping_up = [r for h, r in zip(own, now, strict=True) if h is None]
-    ablest = (unmeasured_estimate(measured, keeping_up, headroom) if found.over.any()
-              else None)
+    ablest = (unmeasured_estimate(measured, keeping_up, headroom)
+              if found.over.any() or OVER in marks else None)
     return {mid: Capacity(max(h[0], now[i]), h[1], True) if h is not None
             else Capacity(max(floor[i], ablest if ablest is not None
                               else max(now[i], min(measured))), 0.0, False)

@@ -2,12 +2,23 @@
 the lag's estimate (:mod:`streaming.lag.capacity`).
 
 A consumer that reports how busy it is has a capacity at once: records/s over its busy fraction.
-:func:`with_reports` puts the reports into the estimates every decision reads: a report of a member
-at or above :data:`SATURATED_BUSY` is a measure, one below it a lower bound.
+:func:`with_reports` puts the reports into the estimates every decision reads. A report measures
+its member when the member is saturated:
+
+- at or above :data:`SATURATED_BUSY`: records/s over busy;
+- at or above :data:`BEHIND_BUSY` while its lag grows (more arrives on its partitions than it
+  consumes, :func:`streaming.lag.capacity.behind`): records/s itself. A member that cannot keep up
+  does all it can; a busy figure below 1 is then time the meter counts as idle though the poll
+  works (fetching, decoding: kafka-python's poll, on a loaded host), so over busy it would read
+  high.
+
+Any other report is a lower bound. Busy alone cannot tell a saturated consumer from one busy with
+what each poll costs (the fetch, the commit); whether it keeps up can.
 
 Example: C0 reports 60 records/s at busy 1.0 and C1 80/s at busy 0.5: C0 is measured at 60/s,
-counted as confident at once; C1 is taken at no less than 160/s (not measured: a plan may give it
-more, and if it cannot keep up its next reports say so).
+counted as confident at once (as it would be reporting 60/s at busy 0.85 with its lag growing);
+C1 is taken at no less than 160/s (not measured: a plan may give it more, and if it cannot keep
+up its next reports say so).
 """
 
 from __future__ import annotations
@@ -15,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from streaming.lag.capacity import CONFIDENT_S, Held
+from streaming.lag.capacity import AT_LEAST, CONFIDENT_S, OVER, Held
 
 MIN_BUSY = 0.05
 """The least busy fraction a member's own load report is read at: below it, records/s over busy is
@@ -26,8 +37,9 @@ a lower bound: what a consumer spends per poll (the fetch, the commit) weighs le
 batches it reads when more arrives, so one that idles can do more than records/s over busy says
 (live, consumers of 90 and 180/s reading 80/s reported 81-84 and 117-134; at 0.8, a group of alike
 consumers at two thirds of their capacity looked near saturation and got moves it did not need)."""
-AT_LEAST = "at_least"
-"""The mark :func:`with_reports` puts on a lower bound's entry (its seventh)."""
+BEHIND_BUSY = 0.8
+"""The busy fraction from which a report measures a member that does not keep up (its lag grows):
+one that keeps up at this figure is busy with per-poll costs, not saturated."""
 
 
 def reported_capacity(busy: float, records_per_s: float) -> float | None:
@@ -42,17 +54,22 @@ def reported_capacity(busy: float, records_per_s: float) -> float | None:
     return records_per_s / max(busy, MIN_BUSY)
 
 
-def measure(busy: float, records_per_s: float, before: float | None) -> float | None:
+def measure(busy: float, records_per_s: float, before: float | None,
+            behind: bool = False) -> float | None:
     """What a member's report says it can do, as a measure: at or above :data:`SATURATED_BUSY` its
-    :func:`reported_capacity`; below, the measure one of its reports gave ``before`` (None: none),
-    raised to this report's lower bound (a member back to speed shows it so); None when it has
-    never been measured by its reports.
+    :func:`reported_capacity`; at or above :data:`BEHIND_BUSY` while ``behind`` (its lag grows)
+    what it consumes; else the measure one of its reports gave ``before`` (None: none), raised to
+    this report's lower bound (a member back to speed shows it so); None when it has never been
+    measured by its reports.
 
-    Example: measured at 60/s while saturated, then given less it reports 40/s at busy 0.67: still
-    60/s (it has not shown more); back to speed, 40/s at busy 0.33: 120/s."""
+    Example: 60/s at busy 0.85 while its lag grows: 60/s. Then given less it reports 40/s at busy
+    0.67: still 60/s (it has not shown more); back to speed, 40/s at busy 0.33: 121/s. Reporting
+    48/s at busy 0.85 while it keeps up, never measured: no measure (at least 56.5/s)."""
     c = reported_capacity(busy, records_per_s)
     if busy >= SATURATED_BUSY:
         return c
+    if behind and busy >= BEHIND_BUSY and records_per_s > 0:
+        return records_per_s
     if before is None:
         return None
     return before if c is None else max(before, c)
@@ -60,15 +77,17 @@ def measure(busy: float, records_per_s: float, before: float | None) -> float | 
 
 def with_reports(held: Held, reported: Mapping[str, Sequence[Any]]) -> Held:
     """``held`` with each member's own report in place of the lag's estimate: ``reported`` is member
-    identity -> [ts, busy, records/s, its :func:`measure`] (``GroupState.reported``). A consumer's
-    busy time measures what it can do at once, where the lag needs :data:`CONFIDENT_S` of backlog: a
-    measure counts as a confident estimate; a report that is no measure, as a lower bound (marked
-    :data:`AT_LEAST`: the member is not measured, but taken at no less) unless the lag measured it.
-    ``held`` itself is left as it is (the lag's memory goes on)."""
+    identity -> [ts, busy, records/s, its :func:`measure`, whether its lag grew] (``GroupState.
+    reported``). A consumer's busy time measures what it can do at once, where the lag needs
+    :data:`CONFIDENT_S` of backlog: a measure counts as a confident estimate (marked
+    :data:`~streaming.lag.capacity.OVER` where the report measured a member that cannot keep up); a
+    report that is no measure, as a lower bound (marked :data:`~streaming.lag.capacity.AT_LEAST`)
+    unless the lag measured it. ``held`` itself is left as it is (the lag's memory goes on)."""
     out = None
     for k, entry in reported.items():
         _, busy, rate = entry[:3]
         measured = entry[3] if len(entry) > 3 else None
+        over = len(entry) > 4 and bool(entry[4]) and busy >= BEHIND_BUSY
         c = reported_capacity(busy, rate)
         if measured is None and c is None:
             continue
@@ -76,7 +95,7 @@ def with_reports(held: Held, reported: Mapping[str, Sequence[Any]]) -> Held:
         was = held.get(k)
         if measured is not None:
             out[k] = [measured, max(CONFIDENT_S, was[1] if was is not None else 0.0),
-                      was[2] if was is not None else 0, None, None, None]
+                      was[2] if was is not None else 0, None, None, None, OVER if over else None]
         elif was is None or was[1] < CONFIDENT_S:  # a measure from the lag stands above a bound
             out[k] = [c, 0.0, 0, None, None, None, AT_LEAST]
     return held if out is None else out

@@ -4,7 +4,8 @@ A slow consumer is the commonest cause of lag, and lag alone finds it late: its 
 and hold for most of a minute before its capacity is known (:mod:`streaming.lag.capacity`). A
 consumer that reports its own load (:mod:`streaming.contracts.member_load`) has a capacity at once:
 records/s over its busy fraction, a measure when it is saturated
-(:data:`streaming.lag.reported.SATURATED_BUSY`), else a lower bound. A member's *utilisation* is
+(:data:`streaming.lag.reported.SATURATED_BUSY`, or busy and its lag growing:
+:func:`streaming.lag.reported.measure`), else a lower bound. A member's *utilisation* is
 what arrives on the partitions it owns (their produce rates over the lag window, stuck ones left
 out) over that capacity; above 1 its lag grows without end.
 
@@ -63,8 +64,8 @@ def trigger(state: GroupState, ts: int, policy: PolicySettings,
 
 
 def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> list[dict]:
-    """The members with a load report of their own and a measured capacity (a report at or above
-    :data:`streaming.lag.reported.SATURATED_BUSY`, or the lag's estimate) that cannot keep up
+    """The members with a load report of their own and a measured capacity (a report that measures,
+    :func:`streaming.lag.reported.measure`, or the lag's estimate) that cannot keep up
     (utilisation above 1 + :data:`streaming.lag.capacity.RISE`), each with its figures."""
     reporting = {m.member_id for m in state.members or [] if m.identity in state.reported}
     if not reporting:

@@ -110,7 +110,8 @@ class GroupState:
     observation, then the same three before it, null for none] (:mod:`streaming.lag.capacity`)."""
     reported: dict[str, list[Any]] = field(default_factory=dict)
     """member identity -> [ts of the poll that first saw the report, busy fraction, records/s, the
-    capacity its reports measured (null: none yet)]: the load each member last said of itself, as
+    capacity its reports measured (null: none yet), whether its lag grew when the report came
+    (absent in a layout 8 state: no)]: the load each member last said of itself, as
     the newest members event carries it
     (:mod:`streaming.contracts.member_load`; the capacity it gives:
     :func:`streaming.lag.reported.with_reports`)."""

@@ -171,15 +171,16 @@ class Block:
         self.taken = n
 
 
-def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int | None = None,
+def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int,
                  blocks: bool = False) -> Iterator[Observation | Block]:
     """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
     parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the
     number of observations each partition's lag history keeps; ``stuck_after``: the stuck rule the
-    caller reads (given, a call of lag polls alone has its histories' views read ahead,
-    :mod:`streaming.lag.ahead`); ``blocks``: where polls were read ahead, a :class:`Block` of them
-    is yielded first, and the polls the caller takes from it (:meth:`Block.take`) before it goes on
-    are applied at once. The caller drives: nothing here calls back into it."""
+    caller reads (a call of lag polls alone has its histories' views read ahead for it,
+    :mod:`streaming.lag.ahead`; a reporting member's lag is read with it); ``blocks``: where polls
+    were read ahead, a :class:`Block` of them is yielded first, and the polls the caller takes from
+    it (:meth:`Block.take`) before it goes on are applied at once. The caller drives: nothing here
+    calls back into it."""
     cols = columns(events)
     if not cols or len(cols["type"]) == 0:
         return
@@ -203,7 +204,7 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
                     continue
         changes = Changes()
         if t in meta_by_ts:
-            update.apply_metadata(state, meta_by_ts[t], changes)
+            update.apply_metadata(state, meta_by_ts[t], changes, stuck_after)
             if changes.applied:
                 owners = None
         lag_changed = False

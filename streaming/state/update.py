@@ -28,7 +28,7 @@ from assignors.model import Member
 from streaming.contracts import event_parts
 from streaming.contracts.events import LAG, MEMBERS, PARTITIONS
 from streaming.contracts.member_load import LOAD
-from streaming.lag import reported
+from streaming.lag import capacity, reported
 from streaming.lag.history import LagHistory, Observed
 from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
 from streaming.state.group_state import GroupState, PartitionMeta
@@ -37,9 +37,11 @@ from streaming.state.group_state import GroupState, PartitionMeta
 TYPE_ORDER = {MEMBERS: 0, PARTITIONS: 1, LAG: 2}
 
 
-def apply_metadata(state: GroupState, events: Iterable[dict[str, Any]], changes: Changes) -> None:
+def apply_metadata(state: GroupState, events: Iterable[dict[str, Any]], changes: Changes,
+                   stuck_after: int) -> None:
     """Apply one observation's metadata events (members before partitions) to ``state``; events
-    older than (or the same as) what the state holds are counted and skipped."""
+    older than (or the same as) what the state holds are counted and skipped. ``stuck_after``: the
+    stuck rule the lag is read with (whether a reporting member keeps up)."""
     for e in events:
         ts = int(e["ts"])
         state.last_ts = max(state.last_ts, ts)
@@ -50,7 +52,7 @@ def apply_metadata(state: GroupState, events: Iterable[dict[str, Any]], changes:
             continue
         changes.applied = True
         if e["type"] == MEMBERS:
-            _apply_members(state, e, changes)
+            _apply_members(state, e, changes, stuck_after)
         elif e["type"] == PARTITIONS:
             _apply_partitions(state, e, changes)
 
@@ -129,7 +131,8 @@ def observe_lag(state: GroupState, topic: str, ts: int, partitions: np.ndarray,
     return seen
 
 
-def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> None:
+def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes,
+                   stuck_after: int) -> None:
     members = e["members"] if isinstance(e["members"], list) else json.loads(e["members"])
     held = sorted((
         Member(member_id=m["member_id"], topics=tuple(sorted(m.get("topics") or [])),
@@ -142,28 +145,45 @@ def _apply_members(state: GroupState, e: dict[str, Any], changes: Changes) -> No
         changes.joined += joined
         changes.left += left
     state.members = held
-    _take_reports(state, members, held)
+    _take_reports(state, members, held, stuck_after)
     state.members_ts = int(e["ts"])
     state.generation = int(e["generation"]) if e.get("generation") is not None else None
     state.protocol = e.get("protocol")
 
 
-def _take_reports(state: GroupState, members: list[dict[str, Any]], held: list[Member]) -> None:
+def _take_reports(state: GroupState, members: list[dict[str, Any]], held: list[Member],
+                  stuck_after: int) -> None:
     """The members' load reports (``load``, :mod:`streaming.contracts.member_load`) by identity: the
     event's, exactly (the collector leaves out a report gone stale, so one missing is none), each
-    with the measure its reports have given so far (:func:`streaming.lag.reported.measure`)."""
+    with the measure its reports have given so far (:func:`streaming.lag.reported.measure`; whether
+    its lag grows is read from the lag held, under the new owners)."""
     by_id = {m.member_id: m.identity for m in held}
     before = state.reported
     state.reported = {}
+    late: dict[str, bool] | None = None
     for m in members:
         load = m.get(LOAD)
         if not load:
             continue
         key = by_id[m["member_id"]]
         busy, rate = float(load["busy"]), float(load["records_per_s"])
+        if late is None:
+            late = _behind(state, stuck_after)
         was = before.get(key)
         kept = was[3] if was is not None and len(was) > 3 else None
-        state.reported[key] = [int(load["ts"]), busy, rate, reported.measure(busy, rate, kept)]
+        behind = late.get(key, False)
+        state.reported[key] = [int(load["ts"]), busy, rate,
+                               reported.measure(busy, rate, kept, behind), behind]
+
+
+def _behind(state: GroupState, stuck_after: int) -> dict[str, bool]:
+    """member identity -> whether its lag grows (:func:`streaming.lag.capacity.behind`) under the
+    members held, over the lag held."""
+    owners = state.owners()
+    if not owners.count or not state.lag:
+        return {}
+    late = capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after).tolist()
+    return dict(zip(owners.identities, late, strict=False))
 
 
 def _apply_partitions(state: GroupState, e: dict[str, Any], changes: Changes) -> None:

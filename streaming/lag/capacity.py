@@ -362,7 +362,8 @@ def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headr
         return None
     # a member's own report below saturation: no measure, but no less than it says
     marks = [h[6] if h is not None and len(h) > 6 else None for h in entries]
-    floor = [h[0] if m == AT_LEAST else 0.0 for h, m in zip(entries, marks, strict=True)]
+    floor = [h[0] if h is not None and m == AT_LEAST else 0.0
+             for h, m in zip(entries, marks, strict=True)]
     found = window_now()
     if any(h is None and np.isnan(r) for h, r in zip(own, found.rates.tolist(), strict=True)):
         # an unmeasured member with no rate yet: not known enough to tell the members apart

@@ -87,6 +87,9 @@ class PolicySettings:
     """Recommend when a member that reports its own load cannot keep up and the recommendation
     brings it within its target utilisation (1 - ``capacity_headroom``), or where all keep up
     (:mod:`streaming.policy.utilisation`)."""
+    give_back: bool = True
+    """Give load back, in bounded steps two cooldowns apart, to a member whose own reports show it
+    recovered while a peer is at its target utilisation (:mod:`streaming.policy.give_back`)."""
     skew_threshold: float = 1.5
     """Imbalance (max member lag / mean member lag) of the current assignment that counts as
     skew."""

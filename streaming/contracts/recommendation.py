@@ -56,12 +56,14 @@ from typing import Any
 MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE = (
     "membership_change", "partition_count_change", "rack_change")
 LAG_SKEW, RETENTION_RISK, UTILISATION = "lag_skew", "retention_risk", "utilisation"
+GIVE_BACK = "give_back"
 TRIGGERS = (MEMBERSHIP_CHANGE, PARTITION_COUNT_CHANGE, RACK_CHANGE, LAG_SKEW, RETENTION_RISK,
-            UTILISATION)
+            UTILISATION, GIVE_BACK)
 """What a recommendation's ``triggers`` may name, the one home of these names (docs/deciding.md says
 when each fires): the metadata changes (:mod:`streaming.state.changes`), lag skew
-(:mod:`streaming.policy.lag_skew`), data-loss risk (:mod:`streaming.policy.retention_risk`) and a
-member over its target utilisation by its own load report (:mod:`streaming.policy.utilisation`)."""
+(:mod:`streaming.policy.lag_skew`), data-loss risk (:mod:`streaming.policy.retention_risk`), a
+member over its target utilisation by its own load report (:mod:`streaming.policy.utilisation`) and
+load going back to one that recovered (:mod:`streaming.policy.give_back`)."""
 
 FEED_SCHEMA_VERSION = 1
 AUTO, PROPOSED, APPROVED, REJECTED, OBSERVED = (

@@ -9,12 +9,13 @@ with the skew read in records and the group's one topic, the policy's part is:
 - the skew reading (:func:`streaming.policy.lag_skew.records_reading`, on the owners' lag sums and
   the estimates just updated) and the streak it moves on;
 - the ``retention_risk`` trigger, which can only fire when some log start is known;
-- the ``utilisation`` trigger, which can only fire when some member reports its load.
+- the ``utilisation`` and ``give_back`` triggers, which can only fire when some member reports its
+  load.
 
 :func:`decided` does exactly that for each poll in turn and stops before the first poll that could
 trigger a recommendation (a streak reaching ``skew_observations`` out of the cooldown; the retention
-trigger out of its cooldown while log starts are known; the utilisation trigger out of the cooldown
-while a member reports its load) or that is not a newer skew observation:
+trigger out of its cooldown while log starts are known; the utilisation and give-back triggers out
+of their cooldowns while a member reports its load) or that is not a newer skew observation:
 that poll goes through the per-observation loop, applied first, and the block goes on after it. So
 the decisions, the recommendations and the states are the same whatever the batching.
 """
@@ -24,7 +25,7 @@ from __future__ import annotations
 from assignors import metrics
 from streaming.config import PolicySettings
 from streaming.lag import capacity, reported
-from streaming.policy import lag_skew, retention_risk, utilisation
+from streaming.policy import give_back, lag_skew, retention_risk, utilisation
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Block
 
@@ -41,6 +42,7 @@ def decided(state: GroupState, block: Block, policy: PolicySettings) -> int:
     rows, enough = lags.tolist(), lag_skew.totals_at_least(lags, policy.min_total_lag)
     for i, t in enumerate(block.stamps):
         if t <= state.skew_ts or utilisation.may_trigger(state, t, policy) or (
+                give_back.may_trigger(state, t, policy)) or (
                 block.starts_read and retention_risk.may_trigger(state, t, policy)):
             return i
         found = block.windows.at(block.first + i)

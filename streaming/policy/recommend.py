@@ -36,9 +36,10 @@ from collections.abc import Callable
 
 from assignors import metrics, registry
 from assignors.errors import AssignorError
-from assignors.model import GroupSnapshot
+from assignors.model import Assignment, GroupSnapshot
 from streaming.config import PolicySettings
 from streaming.contracts.recommendation import (
+    GIVE_BACK,
     LAG_SKEW,
     MEMBERSHIP_CHANGE,
     PARTITION_COUNT_CHANGE,
@@ -52,6 +53,7 @@ from streaming.lag import capacity
 from streaming.lag.owners import Owners
 from streaming.policy import (
     block,
+    give_back,
     lag_seconds,
     lag_skew,
     retention_risk,
@@ -147,7 +149,8 @@ def skew_reading(state: GroupState, stuck_after: int, headroom: float,
 def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
               policy: PolicySettings, owners: Owners | None = None) -> Recommendation | None:
     """The recommendation this observation of the group triggers, or None; updates the skew streak
-    when the observation reads lag skew (``reads_skew``)."""
+    when the observation reads lag skew (``reads_skew``). Where nothing stands at an observation
+    with lag, load may go back to a member that recovered (:mod:`streaming.policy.give_back`)."""
     triggers = metadata_triggers(changes, policy)
     lp = lag_seconds.LagPass(state, policy.stuck_observations, policy.capacity_headroom)
     if reads_skew:
@@ -162,8 +165,17 @@ def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
         over = utilisation.trigger(state, ts, policy, owners or state.owners())
         if over is not None:
             triggers[UTILISATION] = over
-    if not triggers:
-        return None
+    rec = standing(state, ts, triggers, policy, lp) if triggers else None
+    if rec is not None or not reads_skew:
+        return rec
+    back = give_back.trigger(state, ts, policy, owners or state.owners())
+    return None if back is None else give_back_step(state, ts, back, policy, lp)
+
+
+def standing(state: GroupState, ts: int, triggers: dict[str, dict], policy: PolicySettings,
+             lp: lag_seconds.LagPass) -> Recommendation | None:
+    """The assignor's proposal for the observation's ``triggers``, recorded with those it serves;
+    None when none does."""
     proposal = propose(state, policy, skew_only=triggers.keys() == {LAG_SKEW})
     if proposal is None:
         return None
@@ -177,6 +189,21 @@ def recommend(state: GroupState, changes: Changes, reads_skew: bool, ts: int,
     if not triggers:
         return None
     return record(state, ts, triggers, proposal, seconds or seconds_figures(), policy)
+
+
+def give_back_step(state: GroupState, ts: int, figures: dict, policy: PolicySettings,
+                   lp: lag_seconds.LagPass) -> Recommendation | None:
+    """The ``give_back`` recommendation of this observation: its step
+    (:func:`streaming.policy.give_back.plan`) in place of the assignor's plan, when it stands."""
+    proposal = propose(state, policy, plan=lambda snap, now: give_back.plan(figures, snap, now,
+                                                                           policy))
+    if proposal is None or not give_back.stands(figures, proposal.snapshot, proposal.current,
+                                                proposal.proposed):
+        return None
+    seconds = lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members],
+                                  proposal.current, proposal.proposed, policy.stuck_observations,
+                                  policy.capacity_headroom, lp)
+    return record(state, ts, {GIVE_BACK: figures}, proposal, seconds, policy)
 
 
 def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dict]:
@@ -212,10 +239,13 @@ def skew_trigger(state: GroupState, ts: int, policy: PolicySettings, owners: Own
     return True, None
 
 
-def propose(state: GroupState, policy: PolicySettings, skew_only: bool = False) -> Proposal | None:
+def propose(state: GroupState, policy: PolicySettings, skew_only: bool = False,
+            plan: Callable[[GroupSnapshot, Assignment], Assignment] | None = None
+            ) -> Proposal | None:
     """The assignor's proposal and both assignments' metrics; None without a snapshot or
     when it fails. ``skew_only``: the observation's one trigger is ``lag_skew``; None, without the
-    assignor, when no assignment could stand for it (:func:`can_stand`)."""
+    assignor, when no assignment could stand for it (:func:`can_stand`). ``plan``: what proposes
+    in place of the assignor, given the snapshot and the current assignment."""
     snapshot = to_snapshot(state, policy.stuck_observations, policy.capacity_headroom)
     if snapshot is None:
         return None
@@ -225,7 +255,8 @@ def propose(state: GroupState, policy: PolicySettings, skew_only: bool = False) 
     if skew_only and not can_stand(snapshot, before, policy):
         return None
     try:
-        proposed = registry.assign(policy.assignor, snapshot, **policy.assignor_kwargs())
+        proposed = (registry.assign(policy.assignor, snapshot, **policy.assignor_kwargs())
+                    if plan is None else plan(snapshot, current))
     except AssignorError as e:
         log.warning("group %s: assignor %s failed: %s", state.group, policy.assignor, e)
         return None

@@ -198,29 +198,36 @@ def phase(t0: int, owned: list[list[int]], reports: list[tuple[float, float]], c
     return out
 
 
-def test_a_member_shed_keeps_its_measure_and_is_not_handed_its_load_back() -> None:
+def test_a_member_shed_keeps_its_measure_and_gets_its_load_back_once_it_recovers() -> None:
     """``recover``: C0 slows to 60/s, is shed to two partitions; given less it reports busy 0.67,
     a lower bound of 60/s, which must not hand it four again (a flap each cooldown). Back to
-    120/s it reports busy 0.33: its measure rises to 121/s, but nothing is over its capacity, and
-    giving load back is not built (#46 item 5): the group stays as it is."""
-    policy = dataclasses.replace(LOADED, cooldown_s=30)
-    state, recs = GroupState("g"), []
+    120/s it reports busy 0.33: its measure rises to 121/s and, two cooldowns after the shed, one
+    ``give_back`` step hands it a partition of each peer (four each); then nothing moves again.
+    With ``give_back`` off, the group stays as it was shed."""
     offsets = {p: 10**6 for p in range(-12, 12)}
-    slow = [60.0, 120.0, 120.0]
+    slow, shed = [60.0, 120.0, 120.0], [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]]
     steps = [
         (T0, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]],
          [(1.0, 60.0), (0.67, 80.0), (0.67, 80.0)], slow, 4),
-        (T0 + 60_000, [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]],
-         [(0.67, 40.0), (0.83, 100.0), (0.83, 100.0)], slow, 12),
-        (T0 + 200_000, [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]],
-         [(0.33, 40.0), (0.83, 100.0), (0.83, 100.0)], [120.0] * 3, 12),
+        (T0 + 60_000, shed, [(0.67, 40.0), (0.83, 100.0), (0.83, 100.0)], slow, 12),
+        (T0 + 200_000, shed, [(0.33, 40.0), (0.83, 100.0), (0.83, 100.0)], [120.0] * 3, 12),
+        (T0 + 330_000, [[0, 1, 2, 7], [3, 4, 5, 6], [8, 9, 10, 11]],
+         [(0.67, 80.0), (0.67, 80.0), (0.67, 80.0)], [120.0] * 3, 24),
     ]
-    for t0, owned, reports, caps, polls in steps:
-        for batch in phase(t0, owned, reports, caps, polls, offsets):
-            recs += process(state, batch, policy)
-    said = [(r.event_ts - T0, r.triggers, counts(r)) for r in recs]
-    assert [sorted(counts(r).values()) for r in recs] == [[2, 5, 5]], said
-    assert state.reported["client:c0@"][3] == 40.0 / 0.33
+    for on, expected in ((True, [[2, 5, 5], [4, 4, 4]]), (False, [[2, 5, 5]])):
+        policy = dataclasses.replace(LOADED, cooldown_s=30, give_back=on)
+        state, recs = GroupState("g"), []
+        at = dict(offsets)
+        for t0, owned, reports, caps, polls in steps[:None if on else 3]:
+            for batch in phase(t0, owned, reports, caps, polls, at):
+                recs += process(state, batch, policy)
+        said = [(r.event_ts - T0, r.triggers, counts(r)) for r in recs]
+        assert [[counts(r)[f"m{i}"] for i in range(3)] for r in recs] == expected, said
+        assert state.reported["client:c0@"][3] == 40.0 / 0.33
+        if on:
+            back = recs[-1].triggers
+            assert list(back) == ["give_back"] and back["give_back"]["member_id"] == "m0", said
+            assert back["give_back"]["before"] > back["give_back"]["after"]
 
 
 @settings(max_examples=120, deadline=None)
@@ -281,3 +288,50 @@ def test_a_slow_member_reading_below_saturation_is_found_from_its_growing_lag(
         assert not mine, [(r.triggers, counts(r)) for r in mine]
         return
     assert mine and [counts(mine[0])[f"m{i}"] for i in range(3)] == planned
+
+
+@settings(max_examples=40, deadline=None)
+@example(back_to=121.0)
+@example(back_to=60.0)
+@given(back_to=st.floats(40.0, 400.0))
+def test_load_goes_back_only_as_far_as_the_recovered_member_shows_and_does_not_flap(
+        back_to: float) -> None:
+    """``recover`` with C0 back to any speed: its load goes back only where its reports show room
+    for as much again (at most 0.4 of what it showed), it is never given more than the target of
+    what it truly does, and once the group runs as the step left it nothing moves again."""
+    policy = dataclasses.replace(LOADED, cooldown_s=30)
+    state, recs, offsets = GroupState("g"), [], {p: 10**6 for p in range(-12, 12)}
+    shed = [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]]
+    for batch in (phase(T0, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]],
+                        [(1.0, 60.0), (0.67, 80.0), (0.67, 80.0)], [60.0, 120.0, 120.0], 4,
+                        offsets)
+                  + phase(T0 + 60_000, shed, [(0.67, 40.0), (0.83, 100.0), (0.83, 100.0)],
+                          [60.0, 120.0, 120.0], 12, offsets)):
+        recs += process(state, batch, policy)
+    assert [[counts(r)[f"m{i}"] for i in range(3)] for r in recs] == [[2, 5, 5]]
+    caps = [back_to, 120.0, 120.0]
+    owned, t0 = shed, T0 + 200_000
+    for p in range(12):  # C0's backlog drained before it is back (phase() never drains one)
+        offsets[-p - 1] = offsets[p]
+    for _ in range(4):  # the group follows each recommendation at once, reporting what it does
+        reports = [(min(1.0, len(o) * 20 / c), min(len(o) * 20.0, c)) for o, c in zip(
+            owned, caps, strict=True)]
+        before = len(recs)
+        for batch in phase(t0, owned, reports, caps, 24, offsets):
+            recs += process(state, batch, policy)
+            if len(recs) > before:
+                break
+        if len(recs) == before:
+            break  # a quiet phase
+        owned = [sorted(p for a in recs[-1].assignment if a["member_id"] == f"m{i}"
+                        for _, p in a["partitions"]) for i in range(3)]
+        t0 = recs[-1].event_ts + 1
+    later = recs[1:]
+    assert all(list(r.triggers) == ["give_back"] for r in later), [r.triggers for r in later]
+    if 40.0 / back_to > 0.4 + 1e-6:
+        assert not later
+    elif 40.0 / back_to < 0.4 - 1e-6:  # room for as much again, its peers at 0.83: a step
+        assert later
+    for r in later:
+        assert counts(r)["m0"] * 20.0 <= 0.8 * back_to + 1e-6
+    assert len(later) <= 2, [(r.event_ts - T0, counts(r)) for r in later]  # then quiet

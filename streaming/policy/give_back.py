@@ -6,8 +6,8 @@ fraction of its time, and its measure rises. Nothing is over its capacity then, 
 does not fire, and its peers carry its share with less headroom than the target leaves.
 
 At an observation with lag, a member whose capacity its own reports measured triggers
-``give_back`` when what arrives on its partitions is at most :data:`ROOM` x the target utilisation
-(1 - ``policy.capacity_headroom``) of that capacity while some peer is at or above the target by its
+``give_back`` when what arrives on its partitions is under the target utilisation (1 -
+``policy.capacity_headroom``) of that capacity while some peer is at or above the target by its
 figure (its measure, or its lower bound: what its lag and reports say it can at least do). Load goes
 back slowly:
 
@@ -16,15 +16,18 @@ back slowly:
 - the step is :func:`assignors.give_back.give_back`: partitions one at a time from the busiest
   peer, the recipient kept within the target and given at most :data:`SHARE` x its load per step;
   nothing else moves;
-- it stands only when it moves something and the busiest member by the figures ends less busy.
+- it stands only when it moves something and the members' utilisations by the figures, read from
+  the busiest down, come out lower (the first that differs is lower after: the busiest is no busier,
+  and where it is as busy, the next one is less busy, and so on).
 
-One member per step: the one with the most room (ties by member id). Where several recovered, the
-next one's turn comes after the cooldown. The trigger is evaluated only at an observation no other
-trigger fired at: theirs is the assignor's whole plan, which puts the recovered member's measure to
-use already.
+How far it goes is the step's: a member measured slow that holds what it can do gets nothing (no
+partition fits within its target). One member per step: the one least busy (ties by member id);
+where several recovered, the next one's turn comes two cooldowns later. The trigger is evaluated
+only at an observation where nothing else stands: another trigger's recommendation is the
+assignor's whole plan, which puts the recovered member's measure to use already.
 
 Example (target 0.8): C0 was shed to two of twelve 20/s partitions at 60/s; back to speed it
-reports 40/s at busy 0.33, a measure of 121/s: 0.33 of it, under 0.4. C1 and C2 hold five each
+reports 40/s at busy 0.33, a measure of 121/s: 0.33 of it. C1 and C2 hold five each
 (100/s) at busy 0.83: at least 120/s, 0.83 of it. Two cooldowns after the shed, ``give_back``
 fires (``{"member_id": "C0", "client_id": "c-0", "utilisation": 0.3306, "records_per_s": 121.2,
 "arriving_per_s": 40.0, "busiest": 0.8333, "target": 0.8}``) and the step gives C0 a partition
@@ -44,8 +47,6 @@ from streaming.state.group_state import GroupState
 
 COOLDOWNS = 2
 """How many ``cooldown_s`` a step waits after the group's previous recommendation."""
-ROOM = 0.5
-"""The share of the target utilisation a recipient is at most at: room for as much again."""
 SHARE = 1.0
 """The most a step gives a member, as a share of the load it holds: at most doubled per step."""
 
@@ -78,7 +79,8 @@ def trigger(state: GroupState, ts: int, policy: PolicySettings,
     used = {mid: arriving[i] / caps[mid].records_per_s
             for i, mid in enumerate(owners.ids) if mid in caps}
     target = utilisation.target(policy)
-    room = sorted((u, mid) for mid, u in used.items() if mid in measured and u <= ROOM * target)
+    room = sorted((u, mid) for mid, u in used.items()
+                  if mid in measured and u < target - utilisation.SLACK)
     busiest = max(used.values(), default=0.0)
     if not room or busiest < target - utilisation.SLACK:
         return None
@@ -99,10 +101,12 @@ def plan(figures: dict, snapshot: GroupSnapshot, current: Assignment,
 
 def stands(figures: dict, snapshot: GroupSnapshot, current: Assignment,
            proposed: Assignment) -> bool:
-    """Whether the step moves something and the busiest member by the figures ends less busy; the
-    busiest before and after join the figures."""
-    before, after = (max(member_utilisation(snapshot, a).values(), default=0.0)
+    """Whether the step moves something and the utilisations by the figures, from the busiest down,
+    come out lower; the busiest before and after join the figures."""
+    before, after = (sorted(member_utilisation(snapshot, a).values(), reverse=True)
                      for a in (current, proposed))
-    figures["before"], figures["after"] = round(before, 4), round(after, 4)
+    figures["before"], figures["after"] = round(before[0], 4), round(after[0], 4)
     moved = any(sorted(proposed.get(mid, [])) != sorted(tps) for mid, tps in current.items())
-    return moved and after < before - utilisation.SLACK
+    differ = next(((b, a) for b, a in zip(before, after, strict=True)
+                   if abs(b - a) > utilisation.SLACK), None)
+    return moved and differ is not None and differ[1] < differ[0]

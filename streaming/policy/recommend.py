@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from assignors import metrics, registry
 from assignors.errors import AssignorError
@@ -185,7 +185,8 @@ def standing(state: GroupState, ts: int, triggers: dict[str, dict], policy: Poli
                                    proposal.current, proposal.proposed,
                                    policy.stuck_observations, policy.capacity_headroom, lp)
 
-    seconds = keep_what_stands(triggers, proposal, policy, seconds_figures)
+    near = utilisation.near_saturation(state) if UTILISATION in triggers else None
+    seconds = keep_what_stands(triggers, proposal, policy, seconds_figures, near)
     if not triggers:
         return None
     return record(state, ts, triggers, proposal, seconds or seconds_figures(), policy)
@@ -283,7 +284,8 @@ def can_stand(snapshot: GroupSnapshot, before: metrics.Metrics, policy: PolicySe
 
 def keep_what_stands(
         triggers: dict[str, dict], proposal: Proposal, policy: PolicySettings,
-        seconds_figures: Callable[[], lag_seconds.LagSeconds]) -> lag_seconds.LagSeconds | None:
+        seconds_figures: Callable[[], lag_seconds.LagSeconds],
+        near: Mapping[str, float] | None = None) -> lag_seconds.LagSeconds | None:
     """Drop the triggers the proposal does not serve: ``rack_change`` unless cross-rack partitions
     drop, ``retention_risk`` unless a member at risk gets less load, ``utilisation`` unless every
     member is within its target (or all can keep up where one could not), ``lag_skew`` unless the
@@ -297,7 +299,8 @@ def keep_what_stands(
             triggers[RETENTION_RISK], before.member_loads, after.member_loads):
         del triggers[RETENTION_RISK]
     if UTILISATION in triggers and not utilisation.stands(
-            triggers[UTILISATION], proposal.snapshot, proposal.current, proposal.proposed, policy):
+            triggers[UTILISATION], proposal.snapshot, proposal.current, proposal.proposed, policy,
+            near):
         del triggers[UTILISATION]
     if LAG_SKEW not in triggers:
         return None

@@ -30,10 +30,12 @@ it, so it stands.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from assignors.model import Assignment, GroupSnapshot
-from assignors.utilisation import measured_utilisation
+from assignors.utilisation import measured_utilisation, member_utilisation
 from streaming.config import PolicySettings
-from streaming.lag import capacity
+from streaming.lag import capacity, reported
 from streaming.lag.owners import Owners
 from streaming.state.group_state import GroupState
 
@@ -91,16 +93,48 @@ def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> l
     return out
 
 
+def near_saturation(state: GroupState) -> dict[str, float]:
+    """member id -> the lower bound its own report gives, for the members whose report is busy at or
+    above :data:`streaming.lag.reported.BEHIND_BUSY` without measuring them (not behind yet): a
+    bound close to what they can do."""
+    out = {}
+    for m in state.members or []:
+        entry = state.reported.get(m.identity)
+        if entry is None or entry[1] < reported.BEHIND_BUSY or entry[3] is not None:
+            continue
+        bound = reported.reported_capacity(entry[1], entry[2])
+        if bound is not None:
+            out[m.member_id] = bound
+    return out
+
+
 def stands(figures: dict, snapshot: GroupSnapshot, current: Assignment, proposed: Assignment,
-           policy: PolicySettings) -> bool:
+           policy: PolicySettings, near: Mapping[str, float] | None = None) -> bool:
     """Whether the proposal brings every measured member within the target, or a group where one
     cannot keep up to one where all can (the utilisations of measured members: a lower bound's is
-    at most its figure, :func:`assignors.utilisation.measured_utilisation`); the highest before and
-    after join the figures."""
+    at most its figure, :func:`assignors.utilisation.measured_utilisation`), and hands no member
+    :func:`near_saturation` (``near``: id -> its bound) more than it holds or than its bound over
+    the target (what the plan itself assumes a bound can take,
+    :mod:`assignors.balanced.utilisation`); the highest before and after join the figures. A plan
+    that rescues one member by loading a peer nearly as busy, not measured yet, only moves the lag
+    (every consumer slow: a shared downstream)."""
     before, after = (measured_utilisation(snapshot, a) for a in (current, proposed))
-    if before is None or after is None:
+    most = {mid: b / target(policy) for mid, b in (near or {}).items()}
+    if before is None or after is None or not _within_bounds(snapshot, current, proposed, most):
         return False
     figures["before"], figures["after"] = round(before, 4), round(after, 4)
     within = after <= target(policy) + SLACK
     rescued = before > 1.0 + SLACK and after <= 1.0 + SLACK
     return after < before - SLACK and (within or rescued)
+
+
+def _within_bounds(snapshot: GroupSnapshot, current: Assignment, proposed: Assignment,
+                   near: Mapping[str, float]) -> bool:
+    """Whether no member in ``near`` (id -> the most it may hold) is handed more than that or than
+    it holds now."""
+    if not near:
+        return True
+    ones = {m.member_id: 1.0 for m in snapshot.members}
+    before, after = (member_utilisation(snapshot, a, ones) for a in (current, proposed))
+    return all(after.get(mid, 0.0) <= max(bound, before.get(mid, 0.0)) + SLACK
+               for mid, bound in near.items())

@@ -335,3 +335,32 @@ def test_load_goes_back_only_as_far_as_the_recovered_member_shows_and_does_not_f
     for r in later:
         assert counts(r)["m0"] * 20.0 <= 0.8 * back_to + 1e-6
     assert len(later) <= 2, [(r.event_ts - T0, counts(r)) for r in later]  # then quiet
+
+
+@pytest.mark.parametrize(("bounds", "holds"), [
+    # all-slow: the peers read 70/s at busy 0.9 (at least 78/s, not behind yet): 100/s each over
+    # 78 / 0.8 = 97: only moves the lag, so it does not stand
+    (78.0, False),
+    # slowdown: the peers read 80/s at busy 0.85 (at least 94/s): 100/s is within 94 / 0.8 = 118
+    (94.0, True),
+])
+def test_a_peer_near_saturation_is_not_loaded_past_its_bound_over_the_target(
+        bounds: float, holds: bool) -> None:
+    """C0 measured at 70/s holds four 20/s partitions; the plan gives it two and its peers five.
+    Without the peers' bounds it stands (C0 within the target); with them it stands only where
+    each peer's 100/s is within its bound over the target, as the plan itself assumed."""
+    from assignors.model import GroupSnapshot, Member
+    from streaming.policy import utilisation
+
+    current = {"m0": [("t", p) for p in range(4)], "m1": [("t", p) for p in range(4, 8)],
+               "m2": [("t", p) for p in range(8, 12)]}
+    proposed = {"m0": [("t", 0), ("t", 1)], "m1": [("t", p) for p in range(2, 7)],
+                "m2": [("t", p) for p in range(7, 12)]}
+    snapshot = GroupSnapshot(
+        topics={"t": 12}, members=tuple(Member(m, ("t",), owned=tuple(tps))
+                                        for m, tps in current.items()),
+        produce_rate={"t": [20.0] * 12}, capacity={"m0": 70.0, "m1": bounds, "m2": bounds},
+        capacity_at_least=frozenset({"m1", "m2"}))
+    assert utilisation.stands({}, snapshot, current, proposed, LOADED)
+    near = {"m1": bounds, "m2": bounds}
+    assert utilisation.stands({}, snapshot, current, proposed, LOADED, near) is holds

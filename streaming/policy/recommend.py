@@ -181,9 +181,7 @@ def standing(state: GroupState, ts: int, triggers: dict[str, dict], policy: Poli
         return None
 
     def seconds_figures() -> lag_seconds.LagSeconds:
-        return lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members],
-                                   proposal.current, proposal.proposed,
-                                   policy.stuck_observations, policy.capacity_headroom, lp)
+        return _seconds(state, proposal, policy, lp)
 
     near = utilisation.near_saturation(state) if UTILISATION in triggers else None
     seconds = keep_what_stands(triggers, proposal, policy, seconds_figures, near)
@@ -201,10 +199,16 @@ def give_back_step(state: GroupState, ts: int, figures: dict, policy: PolicySett
     if proposal is None or not give_back.stands(figures, proposal.snapshot, proposal.current,
                                                 proposal.proposed):
         return None
-    seconds = lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members],
-                                  proposal.current, proposal.proposed, policy.stuck_observations,
-                                  policy.capacity_headroom, lp)
-    return record(state, ts, {GIVE_BACK: figures}, proposal, seconds, policy)
+    return record(state, ts, {GIVE_BACK: figures}, proposal, _seconds(state, proposal, policy, lp),
+                  policy)
+
+
+def _seconds(state: GroupState, proposal: Proposal, policy: PolicySettings,
+             lp: lag_seconds.LagPass) -> lag_seconds.LagSeconds:
+    """The proposal's before/after figures in seconds."""
+    return lag_seconds.figures(state, [m.member_id for m in proposal.snapshot.members],
+                               proposal.current, proposal.proposed, policy.stuck_observations,
+                               policy.capacity_headroom, lp)
 
 
 def metadata_triggers(changes: Changes, policy: PolicySettings) -> dict[str, dict]:

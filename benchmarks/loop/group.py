@@ -32,6 +32,7 @@ from streaming.apply.feed import LatestRecommendations
 from streaming.apply.load import LoadMeter, member_id_of, producer_send
 from streaming.apply.rejoin import RejoinOnRecommendation, request_rebalance
 from streaming.config import Config
+from streaming.contracts.member_load import Report
 from streaming.dev.demo.monitor import GroupMonitor, Sample
 from streaming.dev.workload.consumers import ConsumerWorker, client_id_for, make_consumer
 from streaming.dev.workload.producers import SkewedProducer
@@ -142,6 +143,8 @@ class BenchGroup:
         self.index_of: dict[str, int] = {}  # client id -> consumer index
         self.oracle = OracleSchedule(workload) if strategy == "oracle" else None
         self._reporter: Any = None
+        self.reports: list[tuple[float, str, float, float]] = []
+        """Each load report sent: (monotonic time, client id, busy, records/s)."""
         if strategy == "rebalancer" and load_reports:
             self._reporter = kafka_clients.producer(self.cfg, linger_ms=20, max_block_ms=1000)
 
@@ -204,8 +207,14 @@ class BenchGroup:
     def _meter(self, client_id: str, consumer: Callable[[], Any]) -> LoadMeter | None:
         if self._reporter is None:
             return None
-        return LoadMeter(producer_send(self._reporter, self.cfg.kafka.member_load_topic),
-                         self.group, client_id, member_id=lambda: member_id_of(consumer()))
+        send = producer_send(self._reporter, self.cfg.kafka.member_load_topic)
+
+        def logged(report: Report) -> None:
+            self.reports.append((time.monotonic(), report.client_id, report.busy,
+                                 report.records_per_s))
+            send(report)
+
+        return LoadMeter(logged, self.group, client_id, member_id=lambda: member_id_of(consumer()))
 
     def _assignors(self, client_id: str, rack: str) -> list[Any]:
         if self.strategy == "oracle":

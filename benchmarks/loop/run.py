@@ -240,6 +240,9 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
                                    "triggers": r.get("triggers"),
                                    "partitions_moved": r.get("partitions_moved")}
                                   for t, r in recs]
+        # what each consumer said of its own load: (s, consumer index, busy, records/s)
+        out["load_reports"] = [(round(t - t0, 1), ours.index_of.get(c, c), round(busy, 3),
+                                round(rate, 1)) for t, c, busy, rate in ours.reports]
     return out
 
 

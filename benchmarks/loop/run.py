@@ -236,13 +236,19 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
         # carries it)
         out["fallbacks"] = [{"assignor": d.assignor, "reason": d.reason}
                             for d in ours.decisions if not d.applied]
+        # the observation each came from, on the run's clock (wall and monotonic clocks differ by a
+        # constant over a run): at_s - observed_s is the job's part of the delay
+        wall = time.time() - time.monotonic()
         out["recommendations"] = [{"at_s": round(t - t0, 2), "version": r["version"],
+                                   "observed_s": round(r["event_ts"] / 1000 - wall - t0, 2),
                                    "triggers": r.get("triggers"),
                                    "partitions_moved": r.get("partitions_moved")}
                                   for t, r in recs]
-        # what each consumer said of its own load: (s, consumer index, busy, records/s)
+        # what each consumer said of its own load: (s, consumer index, busy, records/s, what it
+        # could do by a record's cost)
         out["load_reports"] = [(round(t - t0, 1), ours.index_of.get(c, c), round(busy, 3),
-                                round(rate, 1)) for t, c, busy, rate in ours.reports]
+                                round(rate, 1), None if cost is None else round(1 / cost, 1))
+                               for t, c, busy, rate, cost in ours.reports]
     return out
 
 

@@ -1,11 +1,23 @@
 """``LoadMeter``: a kafka-python consumer's own load, measured around ``poll()`` and sent as a
 member-load report (:mod:`streaming.contracts.member_load`) every few seconds.
 
-It measures two things per window: the fraction of wall time the consumer spent outside ``poll()``
-(``busy``: processing what poll returned; the time blocked in poll waiting for records is idle) and
-the records poll returned per second. A window closes at the first poll to start or return at least
-``interval_s`` after the window began (no thread), so a window is never shorter than ``interval_s``
-and no stretch is ever cut: a batch processed for 12 s makes a window of at least 12 s, all 12 busy.
+It measures three things per window: the fraction of wall time the consumer spent outside
+``poll()`` (``busy``: processing what poll returned; the time blocked in poll waiting for records is
+idle), the records poll returned per second, and what one record costs (``record_cost_s``).
+
+Busy alone overstates the work of a consumer that keeps up: each batch has a cost of its own (a
+synchronous commit, the next poll's round trip) that a consumer receiving a trickle pays per record
+or two, and one with a backlog shares among hundreds. Live, consumers doing a third of what they
+could read busy 0.65, and two thirds 0.87. So each stretch outside poll after a batch is a point
+(records in the batch, seconds): the slope through them (:func:`record_cost`) is the cost of a
+record with the batch's own cost taken out, and one over it is what the consumer could do. It is
+sent only when the batches of the window and the one before were at least :data:`MIN_BATCHES` and
+differed in size enough to tell the two apart (:data:`MIN_SPREAD`), and the slope came out
+positive.
+
+A window closes at the first poll to start or return at least ``interval_s`` after the window
+began (no thread), so a window is never shorter than ``interval_s`` and no stretch is ever cut: a
+batch processed for 12 s makes a window of at least 12 s, all 12 busy.
 
 ::
 
@@ -25,8 +37,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from streaming.contracts.member_load import Report, encode
 from streaming.text import printable
@@ -34,6 +48,13 @@ from streaming.text import printable
 log = logging.getLogger(__name__)
 
 Send = Callable[[Report], None]
+
+MIN_BATCHES = 8
+"""The fewest batches with records in a window for a record's cost to be read from it."""
+MIN_SPREAD = 0.25
+"""The least spread of the batch sizes (standard deviation over the mean) for the same."""
+MAX_POINTS = 200
+"""The most batches a window keeps to read a record's cost from."""
 
 
 def epoch_ms() -> int:
@@ -63,6 +84,10 @@ class LoadMeter:
         self._in_poll = False
         self._busy = 0.0
         self._records = 0
+        self._fit, self._last = Fit(), Fit()
+        """This window's batches, and the last window's: a record's cost is read from both."""
+        self._batch = 0
+        """Records of the last batch poll returned (the stretch after it is its processing)."""
         self.sent = 0
         self.failed = 0
 
@@ -80,26 +105,66 @@ class LoadMeter:
             self._start = now
         elif not self._in_poll:
             self._busy += max(0.0, now - self._mark)
+            if self._batch:
+                self._fit.add(self._batch, max(0.0, now - self._mark))
         self._mark, self._in_poll = now, in_poll
-        self._records += max(0, int(records))
+        self._batch = max(0, int(records))
+        self._records += self._batch
         window_s = now - self._start
         if window_s >= self.interval_s:
             # the window ends here, at a poll's start or return: the stretch before it is all in
             # this window, the one beginning now all in the next
             self._report(window_s)
             self._start, self._busy, self._records = now, 0.0, 0
+            self._last, self._fit = self._fit, Fit()
 
     def _report(self, window_s: float) -> None:
         try:
             self.send(Report(int(self.wall_ms()), self.group, self.client_id,
                              self.member_id() or None, min(1.0, max(0.0, self._busy / window_s)),
-                             self._records / window_s, window_s))
+                             self._records / window_s, window_s,
+                             record_cost([*self._last.points, *self._fit.points], window_s)))
             self.sent += 1
         except Exception as e:  # a report is a nicety: the consumer's loop goes on without it
             self.failed += 1
             log.log(logging.WARNING if self.failed == 1 else logging.DEBUG,
                     "load report of %s in group %s not sent: %s", printable(self.client_id, 80),
                     printable(self.group, 80), printable(f"{type(e).__name__}: {e}", 300))
+
+
+class Fit:
+    """The (records, seconds) points of a window's batches, at most :data:`MAX_POINTS` of them
+    (every other one dropped, and every other one taken from then on, as they come)."""
+
+    def __init__(self) -> None:
+        self.points: list[tuple[int, float]] = []
+        self._stride, self._seen = 1, 0
+
+    def add(self, records: int, seconds: float) -> None:
+        self._seen += 1
+        if (self._seen - 1) % self._stride:
+            return
+        self.points.append((records, seconds))
+        if len(self.points) > MAX_POINTS:
+            self.points = self.points[::2]
+            self._stride *= 2
+
+
+def record_cost(points: Sequence[tuple[int, float]], most: float) -> float | None:
+    """Seconds per record: the median of the slopes between every two batches of different sizes
+    (Theil-Sen: a stall of the process in a few stretches moves it little, where it moves a
+    least-squares slope as much as it is long); None with fewer than :data:`MIN_BATCHES` batches,
+    sizes too alike, or a slope that is no cost (not positive, or above ``most``)."""
+    if len(points) < MIN_BATCHES:
+        return None
+    n = np.array([p[0] for p in points], dtype=float)
+    t = np.array([p[1] for p in points], dtype=float)
+    if not n.std() > MIN_SPREAD * n.mean():
+        return None
+    i, j = np.triu_indices(len(n), 1)
+    apart = n[j] != n[i]
+    cost = float(np.median((t[j] - t[i])[apart] / (n[j] - n[i])[apart]))
+    return cost if 0.0 < cost <= most else None
 
 
 def metered_poll(consumer: Any, meter: LoadMeter, **poll_kwargs: Any) -> Any:

@@ -8,23 +8,28 @@ Java: ``io.github.kafkarebalancer.LoadReporter``, a ``metric.reporters`` entry r
 ``poll-idle-ratio-avg`` and ``records-consumed-rate``) produces, every few seconds::
 
     {"type": "member_load", "ts": 1763700000000, "group": "orders-app", "client_id": "orders-1",
-     "member_id": "orders-1-5f0c...", "busy": 0.83, "records_per_s": 92.5, "window_s": 5.0}
+     "member_id": "orders-1-5f0c...", "busy": 0.83, "records_per_s": 92.5, "window_s": 5.0,
+     "record_cost_s": 0.0062}
 
 ``busy`` is the fraction of the last ``window_s`` seconds the consumer spent outside ``poll()``
 (processing what poll returned: 1 - poll idle ratio), ``records_per_s`` what poll returned over the
 same seconds; ``member_id`` is null where the client cannot tell it (Java's metrics do not carry
-it). ``ts`` is the reporter's clock, epoch milliseconds.
+it). ``ts`` is the reporter's clock, epoch milliseconds. ``record_cost_s``, optional, is what one
+record costs with each batch's own cost (the commit, the round trip) taken out, in seconds
+(kafka-python's meter reads it from the window's batches; absent where it cannot tell, and from
+Java's metrics).
 
 The collector (:mod:`streaming.collector.member_load`) keeps each member's latest report and
 publishes it in the group's ``members`` event, stamped with the poll's ``ts`` (one clock, one order
 with the lag polls), as each member's ``load``::
 
-    {"member_id": "...", ..., "load": {"ts": 1763700000000, "busy": 0.83, "records_per_s": 92.5}}
+    {"member_id": "...", ..., "load": {"ts": 1763700000000, "busy": 0.83, "records_per_s": 92.5,
+                                       "record_cost_s": 0.0062}}
 
 A report is matched to a member by ``member_id`` when it has one, else by ``client_id`` when exactly
 one member has it (Java's default client ids repeat across processes: give each consumer its own
-``client.id``). A member's capacity is then ``records_per_s / busy``
-(:func:`streaming.lag.reported.reported_capacity`).
+``client.id``). A member's capacity is then ``1 / record_cost_s``, or where the report has none
+``records_per_s / busy`` (:func:`streaming.lag.reported.reported_capacity`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ MAX_ID_CHARS = 32767
 """Kafka's protocol STRING limit, for group, client and member ids."""
 MAX_RECORDS_PER_S = 1e12
 """The most records/s a report may say (a broken meter's figure beyond it is no measure)."""
+RECORD_COST = "record_cost_s"
+MAX_RECORD_COST_S = 3600.0
+"""The most a record may cost by a report: beyond it, no consumer is measured by its records."""
 
 
 class Report(NamedTuple):
@@ -50,18 +58,23 @@ class Report(NamedTuple):
     busy: float
     records_per_s: float
     window_s: float
+    record_cost_s: float | None = None
 
     def load(self, ts: int) -> dict[str, Any]:
         """This report as a member's ``load`` in a ``members`` event stamped ``ts``."""
-        return {"ts": int(ts), "busy": self.busy, "records_per_s": self.records_per_s}
+        out = {"ts": int(ts), "busy": self.busy, "records_per_s": self.records_per_s}
+        return out if self.record_cost_s is None else {**out, RECORD_COST: self.record_cost_s}
 
 
 def report_event(report: Report) -> dict[str, Any]:
     """The topic's JSON object for ``report``."""
-    return {"type": MEMBER_LOAD, "ts": int(report.ts), "group": report.group,
-            "client_id": report.client_id, "member_id": report.member_id,
-            "busy": float(report.busy), "records_per_s": float(report.records_per_s),
-            "window_s": float(report.window_s)}
+    out = {"type": MEMBER_LOAD, "ts": int(report.ts), "group": report.group,
+           "client_id": report.client_id, "member_id": report.member_id,
+           "busy": float(report.busy), "records_per_s": float(report.records_per_s),
+           "window_s": float(report.window_s)}
+    if report.record_cost_s is not None:
+        out[RECORD_COST] = float(report.record_cost_s)
+    return out
 
 
 def encode(report: Report) -> bytes:
@@ -81,13 +94,21 @@ def parse(value: bytes | None) -> Report | None:
         return None
     ts, group, client, member = (obj.get(k) for k in ("ts", "group", "client_id", "member_id"))
     busy, rate, window = (_number(obj.get(k)) for k in ("busy", "records_per_s", "window_s"))
+    cost = _number(obj.get(RECORD_COST))
     if not (type(ts) is int and 0 < ts < 2**63 and _id(group) and _id(client)
             and (member is None or _id(member)) and busy is not None and 0.0 <= busy <= 1.0
             and rate is not None and 0.0 <= rate <= MAX_RECORDS_PER_S
-            and window is not None and window > 0):
+            and window is not None and window > 0
+            and (obj.get(RECORD_COST) is None or (cost is not None and record_cost_ok(cost)))):
         return None
     return Report(ts, str(group), str(client), None if member is None else str(member), busy,
-                  rate, window)
+                  rate, window, cost)
+
+
+def record_cost_ok(cost: float) -> bool:
+    """Whether ``cost`` is a record's cost a report may say: above 0, at most
+    :data:`MAX_RECORD_COST_S`."""
+    return 0.0 < cost <= MAX_RECORD_COST_S
 
 
 def _number(value: Any) -> float | None:

@@ -11,7 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming.apply.load import LoadMeter, member_id_of, metered_poll, producer_send
+from streaming.apply.load import (
+    MAX_POINTS,
+    MIN_BATCHES,
+    MIN_SPREAD,
+    Fit,
+    LoadMeter,
+    member_id_of,
+    metered_poll,
+    producer_send,
+    record_cost,
+)
 from streaming.contracts.member_load import Report, encode, parse
 
 
@@ -206,3 +216,81 @@ def test_member_id_of_reads_kafka_pythons_own_types() -> None:
     assert member_id_of(type("C", (), {"group_metadata": lambda self: joined})()) == "c-1-ab"
     assert member_id_of(Old(Generation.NO_GENERATION)) is None
     assert member_id_of(Old(Generation(3, "c-1-ab", "rebalancer"))) == "c-1-ab"
+
+
+@settings(max_examples=200)
+@given(sizes=st.lists(st.integers(1, 500), min_size=MIN_BATCHES, max_size=80),
+       per_batch=st.floats(0.0, 0.05), per_record=st.floats(1e-5, 0.05),
+       idle=st.floats(0.0, 0.2))
+def test_a_records_cost_is_read_with_the_batch_cost_taken_out(
+        sizes: list[int], per_batch: float, per_record: float, idle: float) -> None:
+    """Each batch costs ``per_batch`` plus ``per_record`` for each record: the report's cost is
+    ``per_record`` when the sizes differ enough to tell the two apart, and none otherwise."""
+    work = sum(per_batch + per_record * n for n in sizes) + idle * len(sizes)
+    m, clock, sent = meter(interval_s=work + 1.0)
+    run(m, clock, [(idle, per_batch + per_record * n, n) for n in sizes])
+    m.poll_started()
+    clock.now += 2.0  # past the interval: the window closes here
+    m.poll_returned(0)
+    (report,) = sent
+    mean = sum(sizes) / len(sizes)
+    sd = math.sqrt(sum((n - mean) ** 2 for n in sizes) / len(sizes))
+    if sd > MIN_SPREAD * mean * (1 + 1e-9):
+        assert report.record_cost_s == pytest.approx(per_record, rel=1e-6)
+    elif sd < MIN_SPREAD * mean * (1 - 1e-9):
+        assert report.record_cost_s is None
+
+
+def test_the_worked_figures_of_a_consumer_that_keeps_up() -> None:
+    """A 120/s consumer fed a trickle, batches of 1 to 4 records after 20 ms in poll, each batch
+    with a 10-ms commit: records/s over busy says 65/s, the cost of a record 120/s; a stretch after
+    an empty poll is no batch."""
+    m, clock, sent = meter(interval_s=2.5)
+    steps = [(0.02, 0.010 + n / 120, n) for n in [1, 2, 3, 4] * 10]
+    run(m, clock, [*steps[:5], (0.2, 0.3, 0), *steps[5:]])
+    m.poll_started()
+    clock.now += 0.5
+    m.poll_returned(0)
+    (report,) = sent
+    assert report.record_cost_s is not None
+    assert 1 / report.record_cost_s == pytest.approx(120.0)
+    assert report.window_s == pytest.approx(2.533, abs=1e-3)
+    assert report.records_per_s / report.busy == pytest.approx(100 / 1.533, rel=1e-3)
+
+
+def test_too_few_or_too_alike_batches_say_no_cost() -> None:
+    line = [(n, 0.01 * n) for n in range(1, MIN_BATCHES + 1)]
+    assert record_cost(line[:-1], 10.0) is None
+    assert record_cost(line, 10.0) == pytest.approx(0.01)
+    assert record_cost([(10, 0.1)] * 20, 10.0) is None
+    assert record_cost([(n, 1.0 - 0.01 * n) for n in range(1, 20)], 10.0) is None
+    assert record_cost(line, 0.005) is None  # above the most a record may cost
+
+
+def test_a_few_stalls_barely_move_the_cost() -> None:
+    """Five stretches of 40 stalled half a second (a process paused): a least-squares slope would
+    read them as records; the median of the slopes stays within a tenth of the cost."""
+    points = [(n, 0.01 + n / 120) for n in [1, 2, 3, 4] * 10]
+    stalled = [(n, t + 0.5) if i % 8 == 3 else (n, t) for i, (n, t) in enumerate(points)]
+    cost = record_cost(stalled, 10.0)
+    assert cost is not None and 1 / cost == pytest.approx(120.0, rel=0.1)
+
+
+def test_a_window_keeps_at_most_max_points_spread_over_it() -> None:
+    fit = Fit()
+    for i in range(10 * MAX_POINTS):
+        fit.add(i, float(i))
+    assert MAX_POINTS // 2 <= len(fit.points) <= MAX_POINTS
+    gaps = {b[0] - a[0] for a, b in zip(fit.points, fit.points[1:], strict=False)}
+    assert len(gaps) == 1  # evenly spaced
+
+
+def test_the_cost_is_read_from_this_window_and_the_one_before() -> None:
+    """Twelve batches over two windows, six in each: neither window has enough alone."""
+    m, clock, sent = meter(interval_s=1.0)
+    batches = [(0.05, 0.01 + n / 100, n) for n in [1, 5, 2, 6, 3, 7]]
+    run(m, clock, [*batches, (0.5, 0.0, 0)])
+    run(m, clock, [*batches, (0.5, 0.0, 0)])
+    m.poll_started()
+    assert [r.record_cost_s is None for r in sent] == [True, False]
+    assert 1 / sent[1].record_cost_s == pytest.approx(100.0)

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from streaming.contracts.event_parts import MAX_PARTS
 from streaming.contracts.events import MEMBERS, PARTITIONS
-from streaming.contracts.member_load import MAX_RECORDS_PER_S
+from streaming.contracts.member_load import MAX_RECORD_COST_S, MAX_RECORDS_PER_S
 from streaming.job import variant_fields as vf
 from streaming.job.dense import INT_MAX
 from streaming.job.field_columns import field, k, opt, x
@@ -47,6 +47,10 @@ def _bad_member(m: Column) -> Column:
             & vf.is_number(m, "$.load.busy", 0.0, 1.0)
             & vf.is_number(m, "$.load.records_per_s", 0.0, MAX_RECORDS_PER_S)),
             F.lit("a member's load is not {ts, busy in 0..1, records_per_s >= 0}")),
+        F.when(~vf.absent(m, "$.load.record_cost_s") & ~(
+            vf.is_number(m, "$.load.record_cost_s", 0.0, MAX_RECORD_COST_S)
+            & (vf.get(m, "$.load.record_cost_s", "double") > 0)),
+            F.lit(f"a member's load record_cost_s is not a number in (0, {MAX_RECORD_COST_S:g}]")),
     )
 
 

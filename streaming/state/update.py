@@ -27,7 +27,7 @@ import numpy as np
 from assignors.model import Member
 from streaming.contracts import event_parts
 from streaming.contracts.events import LAG, MEMBERS, PARTITIONS
-from streaming.contracts.member_load import LOAD
+from streaming.contracts.member_load import LOAD, RECORD_COST
 from streaming.lag import capacity, reported
 from streaming.lag.history import LagHistory, Observed
 from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
@@ -172,8 +172,10 @@ def _take_reports(state: GroupState, members: list[dict[str, Any]], held: list[M
         was = before.get(key)
         kept = was[3] if was is not None and len(was) > 3 else None
         behind = late.get(key, False)
+        cost = load.get(RECORD_COST)
         state.reported[key] = [int(load["ts"]), busy, rate,
-                               reported.measure(busy, rate, kept, behind), behind]
+                               reported.measure(busy, rate, kept, behind,
+                                                None if cost is None else float(cost)), behind]
 
 
 def _behind(state: GroupState, stuck_after: int) -> dict[str, bool]:

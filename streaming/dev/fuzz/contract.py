@@ -212,15 +212,21 @@ def ts_near(ts: int) -> st.SearchStrategy[int]:
 
 def loads() -> st.SearchStrategy[dict[str, Any]]:
     """A member's ``load`` (:mod:`streaming.contracts.member_load`): ``busy`` in 0..1 at and past
-    its bounds, ``records_per_s`` up to the contract's most and past it, numbers too large for a
-    double, integers where floats belong."""
+    its bounds, ``records_per_s`` up to the contract's most and past it, ``record_cost_s``
+    (optional) at 0, its most and past both, numbers too large for a double, integers where
+    floats belong."""
     busy = st.one_of(st.floats(0, 1), st.sampled_from([0, 1, 0.0, 1.0]))
     bad_busy = st.one_of(st.sampled_from([-0.01, 1.0001, 2, -1]), st.just(Raw("1e400")))
     rate = st.one_of(st.floats(0, member_load.MAX_RECORDS_PER_S), ints(0, 10**6))
     bad_rate = st.one_of(st.sampled_from([-1, -0.5, 1e13]), st.just(Raw("1e400")))
+    cost = st.one_of(st.none(), st.floats(0, member_load.MAX_RECORD_COST_S, exclude_min=True),
+                     st.sampled_from([member_load.MAX_RECORD_COST_S, 5e-324, 1]))
+    bad_cost = st.one_of(st.sampled_from([0, 0.0, -1e-9, member_load.MAX_RECORD_COST_S * 1.001]),
+                         st.just(Raw("1e400")))
     return st.fixed_dictionaries({"ts": field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
                                   "busy": field(busy, bad_busy),
-                                  "records_per_s": field(rate, bad_rate)})
+                                  "records_per_s": field(rate, bad_rate)},
+                                 optional={member_load.RECORD_COST: field(cost, bad_cost)})
 
 
 def member_entries(topic: str) -> st.SearchStrategy[dict[str, Any]]:

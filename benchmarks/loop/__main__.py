@@ -13,6 +13,10 @@ once per repeat with every strategy side by side (``range``, ``cooperative-stick
 ``loop[-quick].md`` and ``.json`` and one ``loop-<workload>.png`` per workload under the output
 folder (default ``benchmarks/results``) and prints the table. The files are written again after
 every run (``partial`` in their notes until the last), so an interrupted run keeps what it measured.
+Each run in the JSON also holds our group's recommendations with the observation each was decided
+at (``observed_s``), every load report its consumers sent (``load_reports``: seconds, consumer,
+busy, records/s, what a record's cost says it could do) and the job's micro-batch timings
+(``job_batches``).
 """
 
 from __future__ import annotations

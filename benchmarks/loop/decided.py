@@ -93,6 +93,7 @@ def lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         ratio = ours / oracle if oracle else float("inf")
         out.append(f"- from the rebalancer's first recommendation (median {t:.0f} s) to the end: "
                    f"p95 max lag {ours:,.0f} vs oracle {oracle:,.0f} (x{ratio:.2f})")
+    out += job_part(runs)
     ends = [e for e in (at_end(r) for r in runs) if e is not None]
     if ends:
         ours, oracle = statistics.median(e[0] for e in ends), statistics.median(e[1] for e in ends)
@@ -100,3 +101,20 @@ def lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
                    f"{oracle:,.0f}"
                    + (f" (x{ours / oracle:.2f})" if oracle else ""))
     return out
+
+
+def job_part(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The job's share of the delay: from the observation a recommendation was decided at to its
+    arrival on the feed (median over every recommendation of the runs), and the job's micro-batches
+    (median over the runs of their p50 and p95; runs from before either was recorded have none)."""
+    waits = [r["at_s"] - r["observed_s"] for run in runs for r in run.get("recommendations") or []
+             if r.get("observed_s") is not None]
+    timed = [run["job_batches"]["triggerExecution"] for run in runs if run.get("job_batches")]
+    said = []
+    if waits:
+        said.append(f"observation to feed {statistics.median(waits):.1f} s "
+                    f"(max {max(waits):.1f}, {len(waits)} recommendations)")
+    if timed:
+        said.append(f"micro-batches p50 {statistics.median(t['p50'] for t in timed) / 1000:.1f} s, "
+                    f"p95 {statistics.median(t['p95'] for t in timed) / 1000:.1f} s")
+    return ["- the job's part: " + "; ".join(said)] if said else []

@@ -138,6 +138,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str],
         for g in groups:
             g.start_consumers()
         _wait_settled(groups, w)
+        first_batch = _last_batch(env.query) + 1
         t0 = time.monotonic()
         for g in groups:
             g.monitor.t0 = t0
@@ -155,6 +156,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str],
             collector.stop()
         _all(groups, BenchGroup.stop)
     out = _results(w, tag, groups, ours, recs, fired, t0)
+    out["job_batches"] = _batches(env.query, first_batch)
     found = rack_placement.placement(w.replica_racks(), w.consumer_racks(), env.follower_fetching)
     out["rack_placement"] = {"verdict": found.verdict, "follower_fetching": env.follower_fetching,
                              "says": found.sentence()}
@@ -250,6 +252,34 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
                                 round(rate, 1), None if cost is None else round(1 / cost, 1))
                                for t, c, busy, rate, cost in ours.reports]
     return out
+
+
+def _last_batch(query: Any) -> int:
+    last = query.lastProgress if query is not None else None
+    return int(last["batchId"]) if last else -1
+
+
+def _batches(query: Any, first: int) -> dict[str, Any] | None:
+    """The job's micro-batches during a run (Spark keeps the last 100): how many, and the median
+    and p95 milliseconds of each part Spark times (``triggerExecution`` is the whole batch), so the
+    job's share of the time from a reading to its recommendation can be read."""
+    if query is None:
+        return None
+    mine = [p for p in query.recentProgress if int(p["batchId"]) >= first]
+    if not mine:
+        return None
+    out: dict[str, Any] = {"batches": len(mine), "rows_p50": _pct([p["numInputRows"]
+                                                                  for p in mine], 50)}
+    for part in ("triggerExecution", "addBatch", "latestOffset", "queryPlanning", "walCommit",
+                 "commitOffsets"):
+        values = [p["durationMs"].get(part, 0) for p in mine]
+        out[part] = {"p50": _pct(values, 50), "p95": _pct(values, 95)}
+    return out
+
+
+def _pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return float(ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))])
 
 
 class JobAndFeed:

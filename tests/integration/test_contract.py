@@ -21,7 +21,7 @@ from streaming.contracts import events as ev
 from streaming.contracts.recommendation import DOUBLE_COLUMNS, RECORDS_CAP, RECORDS_COLUMNS
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.dev.fuzz import contract, seeded
-from streaming.dev.fuzz.kinds import LAG_ROLE
+from streaming.dev.fuzz.kinds import LAG_ROLE, META_ROLE, Record
 from streaming.job import convert, sinks, stateful, validate
 from streaming.operations import delta_tables
 from streaming.state.ingest import READINGS, packed
@@ -70,7 +70,14 @@ def _check_valid(row: dict, value: bytes) -> None:
         assert all(r["reason"].startswith("lag_dense entry ")
                    for r in json.loads(row["detail"] or "[]"))
     elif sent["type"] == ev.MEMBERS:
-        assert json.loads(row["detail"])["generation"] == sent["generation"]
+        detail = json.loads(row["detail"])
+        assert detail["generation"] == sent["generation"]
+        # each member's load as sent, every figure of it (a field the job's schema left out once
+        # dropped a record's cost on its way to the state)
+        got = [{k: v for k, v in (m.get("load") or {}).items() if v is not None}
+               for m in detail["members"]]
+        assert got == [{k: v for k, v in (m.get("load") or {}).items() if v is not None}
+                       for m in sent["members"]]
 
 
 def test_every_drawn_record_is_valid_and_exact_or_rejected_with_a_reason(spark):
@@ -87,6 +94,20 @@ def test_every_drawn_record_is_valid_and_exact_or_rejected_with_a_reason(spark):
             reason = json.loads(row["detail"])["reason"]
             assert isinstance(reason, str) and reason.strip(), row
     assert 50 < valid < len(records)  # both sides of the property are reached
+
+
+def test_a_members_load_comes_through_with_every_figure(spark):
+    """A member's load as its report made it, a record's cost with it or without, kept whole (the
+    drawn records seldom reach a valid members event whose members all carry one)."""
+    members = [ev.member_entry(f"m{i}", ["t"], [("t", i)], client_id=f"c{i}") for i in range(3)]
+    members[0]["load"] = {"ts": NOW, "busy": 0.65, "records_per_s": 40.0, "record_cost_s": 0.0083}
+    members[1]["load"] = {"ts": NOW, "busy": 1, "records_per_s": 0, "record_cost_s": 3600}
+    members[2]["load"] = {"ts": NOW, "busy": 0.5, "records_per_s": 12.5}
+    value = json.dumps(ev.members_event(NOW - 1000, "g", 3, "range", members)).encode()
+    (row,) = validate.parse(_raw(spark, [Record("members", META_ROLE, b"g", value, "valid")]),
+                            64 * 1024, 600_000, LAG_TOPIC).collect()
+    assert row["type"] == ev.MEMBERS, row
+    _check_valid(row.asDict(), value)
 
 
 @functools.cache

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import random
 import threading
 import time
@@ -49,6 +50,8 @@ class PublishingCollector(CollectorThread):
                  publish: Sequence[str]) -> None:
         super().__init__(cfg, monitors, interval_s, publish=bool(publish))
         self.published = set(publish)
+        self.sent: list[dict[str, Any]] = []
+        """Every event published, in order: the job's input, to replay its decisions offline."""
 
     def _sink(self, batch: Sequence[dict[str, Any]]) -> None:
         now = time.monotonic()
@@ -59,6 +62,7 @@ class PublishingCollector(CollectorThread):
                 log.exception("monitor of %s failed", m.group)
         if self.publisher is not None:
             mine = [e for e in batch if e.get("group") in self.published]
+            self.sent += mine
             if mine:
                 self.publisher.publish(mine)
 
@@ -131,7 +135,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str],
         env.feed.add_listener(
             lambda r: recs.append((time.monotonic(), r)) if r["group"] == ours.group else None)
     fired: list[tuple[float, str]] = []
-    collector = None
+    collector, sent = None, []
     try:
         for g in groups:
             g.create_topics(env.brokers)
@@ -149,7 +153,7 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str],
         say(f"  {w.name}: {len(groups)} groups settled, producing for {w.duration_s:.0f}s")
         _drive(env, w, groups, t0, fired, say)
         collector.stop()
-        collector = None
+        sent, collector = collector.sent, None
         _raise_failures(groups, w)
     finally:
         if collector is not None:
@@ -157,6 +161,8 @@ def run_workload(env: Env, w: Workload, strategies: Sequence[str],
         _all(groups, BenchGroup.stop)
     out = _results(w, tag, groups, ours, recs, fired, t0)
     out["job_batches"] = _batches(env.query, first_batch)
+    if os.environ.get("LOOP_KEEP_EVENTS"):  # the job's input, to replay its decisions offline
+        out["events_published"] = sent
     found = rack_placement.placement(w.replica_racks(), w.consumer_racks(), env.follower_fetching)
     out["rack_placement"] = {"verdict": found.verdict, "follower_fetching": env.follower_fetching,
                              "says": found.sentence()}

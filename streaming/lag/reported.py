@@ -13,19 +13,23 @@ its member when the member is saturated:
   high.
 
 Busy alone cannot tell a saturated consumer from one busy with what each poll costs (the fetch,
-the commit); whether it keeps up can. Below :data:`BEHIND_BUSY`, a report that says what one
-record costs (``record_cost_s``, read from the consumer's batches with their own cost taken out:
-:class:`streaming.apply.load.LoadMeter`) measures its member at one over it, at no less than what
-it consumes (it keeps up), taken half way from the member's measure before (in ratio, the
-geometric mean: one window's reading moves it, a noisy one does not swing it). Nearer saturation
-the batches grow alike and the cost says little (live, the loop's consumers catching up read 2-6x
-their speed), and there the rules above decide. Any other report is a lower bound.
+the commit); whether it keeps up can.
+
+Once a member is measured so, a report below :data:`BEHIND_BUSY` that says what one record costs
+(``record_cost_s``, read from the consumer's batches with their own cost taken out:
+:class:`streaming.apply.load.LoadMeter`) moves its measure half way (in ratio, the geometric mean)
+to one over that cost, at no less than what it consumes: a member back to speed shows it, where
+busy, inflated by each small batch's commit, would keep it low. Nearer saturation the batches grow
+alike and the cost says little (live, the loop's consumers catching up read 2-6x their speed).
+A cost does not measure a member never measured slow: live, alike members measured by one early
+reading each got moves on its noise (``balanced``). Any other report is a lower bound.
 
 Example: C0 reports 60 records/s at busy 1.0 and C1 80/s at busy 0.5: C0 is measured at 60/s,
 counted as confident at once (as it would be reporting 60/s at busy 0.85 with its lag growing);
 C1 is taken at no less than 160/s (not measured: a plan may give it more, and if it cannot keep
-up its next reports say so). C2 reports 40/s at busy 0.66 (each of its small batches has a
-commit) and a record's cost of 1/120 s: it is measured at 120/s, where busy alone said 61/s.
+up its next reports say so). C2, measured at 60/s when it was slow, reports 40/s at busy 0.66 (each
+of its small batches has a commit) and a record's cost of 1/120 s: its measure goes to 85/s, then
+on towards 120/s, where busy alone said 61/s.
 """
 
 from __future__ import annotations
@@ -66,10 +70,10 @@ def measure(busy: float, records_per_s: float, before: float | None,
             behind: bool = False, record_cost_s: float | None = None) -> float | None:
     """What a member's report says it can do, as a measure: at or above :data:`SATURATED_BUSY` its
     :func:`reported_capacity`; at or above :data:`BEHIND_BUSY` while ``behind`` (its lag grows)
-    what it consumes; below :data:`BEHIND_BUSY` with a record's cost, one over it (at least what it
-    consumes), the geometric mean with ``before`` where there is one; else the measure one of its
-    reports gave ``before`` (None: none), raised to this report's lower bound (a member back to
-    speed shows it so); None when it has never been measured by its reports.
+    what it consumes; else None when it has never been measured by its reports (``before`` is
+    None); below :data:`BEHIND_BUSY` with a record's cost, the geometric mean of ``before`` and
+    one over the cost (at least what it consumes); else ``before`` raised to this report's lower
+    bound (a member back to speed shows it so).
 
     Example: 60/s at busy 0.85 while its lag grows: 60/s. Then given less it reports 40/s at busy
     0.67: still 60/s (it has not shown more); back to speed, 40/s at busy 0.33: 121/s. Reporting
@@ -80,10 +84,10 @@ def measure(busy: float, records_per_s: float, before: float | None,
         return c
     if behind and busy >= BEHIND_BUSY and records_per_s > 0:
         return records_per_s
-    if record_cost_s is not None and record_cost_s > 0 and busy < BEHIND_BUSY:
-        found = max(1.0 / record_cost_s, records_per_s)
-        return found if before is None else math.sqrt(before * found)
     if before is None:
+        return None
+    if record_cost_s is not None and record_cost_s > 0 and busy < BEHIND_BUSY:
+        return math.sqrt(before * max(1.0 / record_cost_s, records_per_s))
         return None
     return before if c is None else max(before, c)
 

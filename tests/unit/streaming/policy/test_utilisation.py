@@ -433,7 +433,8 @@ def test_a_recovered_member_reading_busy_from_its_commits_gets_its_load_back_by_
 def test_alike_members_reading_their_costs_with_noise_get_nothing(read: list[float],
                                                                   high: float) -> None:
     """``balanced`` as it ran live: three 120/s members at 80/s read busy 0.6-0.95 and their
-    costs within 15% of the truth: nothing moves."""
+    costs within 15% of the truth: none was ever measured slow, so no cost measures it (live, when
+    one did, the readings' noise got the group two ``give_back`` moves), and nothing moves."""
     policy = dataclasses.replace(LOADED, cooldown_s=30)
     state, offsets = GroupState("g"), {p: 10**6 for p in range(-12, 12)}
     owned = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]

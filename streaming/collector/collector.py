@@ -255,7 +255,8 @@ class Collector:
         )
         if self.export is not None:
             self.export(snap, self.last_stats)
-        return lag + meta
+        # each group's metadata before the lag (the publisher sends them so, too: Publisher.publish)
+        return meta + lag
 
     def _forget_gone(self, snap: ClusterSnapshot) -> None:
         """Vanished groups and deleted topics stop their events; their next appearance starts

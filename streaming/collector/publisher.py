@@ -41,10 +41,22 @@ class Publisher:
 
     def publish(self, batch: Sequence[dict[str, Any]]) -> int:
         """Send ``batch`` and wait for every acknowledgement; returns the number of messages
-        sent."""
+        sent. The metadata events go first and are acknowledged before any lag event is sent:
+        the job decides on a poll once its lag readings are all in (:mod:`streaming.state.whole`),
+        so a members event of the same poll must be readable by then, or the decision is made
+        without it, and differently from one made with it (two topics, read by one micro-batch
+        each time: the lag could otherwise come first)."""
+        lag_topic, meta_topic = self.cfg.kafka.lag_topic, self.cfg.kafka.metadata_topic
+        routed = [(events.topic_for(e, lag_topic, meta_topic), e) for e in batch]
+        return (self._send([(t, e) for t, e in routed if t != lag_topic])
+                + self._send([(t, e) for t, e in routed if t == lag_topic]))
+
+    def _send(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> int:
+        """Send each (topic, event), then wait for every acknowledgement."""
+        if not batch:
+            return 0
         futures = []
-        for event in batch:
-            topic = events.topic_for(event, self.cfg.kafka.lag_topic, self.cfg.kafka.metadata_topic)
+        for topic, event in batch:
             for piece in event_parts.split(event, self.max_event_bytes):
                 key, value = events.encode(piece)
                 futures.append(self._producer.send(topic, key=key, value=value))

@@ -15,7 +15,8 @@ its member when the member is saturated:
 Busy alone cannot tell a saturated consumer from one busy with what each poll costs (the fetch,
 the commit); whether it keeps up can.
 
-Once a member is measured so, a report below :data:`BEHIND_BUSY` that says what one record costs
+Once a member is measured so, a new report below :data:`COST_BUSY`, from a member with no backlog
+(:mod:`streaming.state.update` leaves the cost out otherwise), that says what one record costs
 (``record_cost_s``, read from the consumer's batches with their own cost taken out:
 :class:`streaming.apply.load.LoadMeter`) moves its measure half way (in ratio, the geometric mean)
 to one over that cost, at no less than what it consumes: a member back to speed shows it, where
@@ -52,6 +53,9 @@ consumers at two thirds of their capacity looked near saturation and got moves i
 BEHIND_BUSY = 0.8
 """The busy fraction from which a report measures a member that does not keep up (its lag grows):
 one that keeps up at this figure is busy with per-poll costs, not saturated."""
+COST_BUSY = 0.7
+"""The busy fraction below which a report's record cost may move a measure: nearer saturation the
+batches grow and the cost says little (live, a member reading 0.797 said 464/s for 120/s)."""
 
 
 def reported_capacity(busy: float, records_per_s: float) -> float | None:
@@ -71,7 +75,7 @@ def measure(busy: float, records_per_s: float, before: float | None,
     """What a member's report says it can do, as a measure: at or above :data:`SATURATED_BUSY` its
     :func:`reported_capacity`; at or above :data:`BEHIND_BUSY` while ``behind`` (its lag grows)
     what it consumes; else None when it has never been measured by its reports (``before`` is
-    None); below :data:`BEHIND_BUSY` with a record's cost, the geometric mean of ``before`` and
+    None); below :data:`COST_BUSY` with a record's cost, the geometric mean of ``before`` and
     one over the cost (at least what it consumes); else ``before`` raised to this report's lower
     bound (a member back to speed shows it so).
 
@@ -86,7 +90,7 @@ def measure(busy: float, records_per_s: float, before: float | None,
         return records_per_s
     if before is None:
         return None
-    if record_cost_s is not None and record_cost_s > 0 and busy < BEHIND_BUSY:
+    if record_cost_s is not None and record_cost_s > 0 and busy < COST_BUSY:
         return math.sqrt(before * max(1.0 / record_cost_s, records_per_s))
         return None
     return before if c is None else max(before, c)

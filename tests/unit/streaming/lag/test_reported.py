@@ -9,7 +9,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streaming.lag.reported import BEHIND_BUSY, SATURATED_BUSY, measure
+from streaming.lag.reported import BEHIND_BUSY, COST_BUSY, SATURATED_BUSY, measure
 
 busy = st.floats(0.0, 1.0)
 rate = st.one_of(st.floats(0.0, 1e6), st.just(0.0))
@@ -23,7 +23,7 @@ def test_a_cost_moves_only_a_measure_there_is(busy: float, rate: float, was: flo
     got = measure(busy, rate, was, behind, cost)
     without = measure(busy, rate, was, behind, None)
     slow = busy >= SATURATED_BUSY or (behind and busy >= BEHIND_BUSY and rate > 0)
-    if slow or was is None or cost is None or not cost > 0 or busy >= BEHIND_BUSY:
+    if slow or was is None or cost is None or not cost > 0 or busy >= COST_BUSY:
         assert got == without  # the rules of saturation, or no measure: the cost says nothing
         return
     found = max(1 / cost, rate)

@@ -440,3 +440,22 @@ def test_alike_members_reading_their_costs_with_noise_get_nothing(read: list[flo
     owned = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
     recs = follow(state, policy, owned, [120.0] * 3, read, T0, offsets, rounds=1, high=high)
     assert not recs, [(r.triggers, counts(r)) for r in recs]
+
+
+def test_a_report_sent_again_moves_the_measure_once() -> None:
+    """A members event sent again with the same report (a new generation, the same load ``ts``):
+    the record's cost moved the measure at the report, and moves it no further."""
+    state, offsets = GroupState("g"), {p: 10**6 for p in range(-12, 12)}
+    owned = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    for batch in phase(T0, owned, [(1.0, 60.0), (0.6, 80.0), (0.6, 80.0)], [60.0, 120.0, 120.0],
+                       2, offsets):
+        process(state, batch, LOADED)
+    assert state.reported["client:c0@"][3] == 60.0
+    report = {"ts": T0 + 30_000, "busy": 0.5, "records_per_s": 40.0, "record_cost_s": 1 / 135.0}
+    for generation in (7, 8):
+        members = [ev.member_entry(f"m{i}", ["t0"], [("t0", p) for p in parts], client_id=f"c{i}")
+                   for i, parts in enumerate(owned)]
+        members[0]["load"] = dict(report)
+        process(state, [ev.members_event(T0 + 30_000 + generation, "g", generation, "range",
+                                         members)], LOADED)
+        assert state.reported["client:c0@"][3] == pytest.approx(90.0), generation  # sqrt(60 x 135)

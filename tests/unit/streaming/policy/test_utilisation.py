@@ -293,6 +293,24 @@ def test_a_slow_member_reading_below_saturation_is_found_from_its_growing_lag(
     assert mine and [counts(mine[0])[f"m{i}"] for i in range(3)] == planned
 
 
+def shed_c0(policy, peers: float, c0_after: float, peers_after: float
+            ) -> tuple[GroupState, list, dict[int, int], list[list[int]]]:
+    """``recover``'s first half: C0 slows to 60/s (saturated, busy 1.0; its peers at 80/s read
+    ``peers``) and is shed to two partitions, 2-5-5 (then C0 reads ``c0_after`` at 40/s, its peers
+    ``peers_after`` at 100/s): the state, the recommendations, the offsets, the shed layout."""
+    state, recs, offsets = GroupState("g"), [], {p: 10**6 for p in range(-12, 12)}
+    shed = [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]]
+    for batch in (phase(T0, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]],
+                        [(1.0, 60.0), (peers, 80.0), (peers, 80.0)], [60.0, 120.0, 120.0], 4,
+                        offsets)
+                  + phase(T0 + 60_000, shed, [(c0_after, 40.0), (peers_after, 100.0),
+                                              (peers_after, 100.0)],
+                          [60.0, 120.0, 120.0], 12, offsets)):
+        recs += process(state, batch, policy)
+    assert [[counts(r)[f"m{i}"] for i in range(3)] for r in recs] == [[2, 5, 5]]
+    return state, recs, offsets, shed
+
+
 @settings(max_examples=40, deadline=None)
 @example(back_to=121.0)
 @example(back_to=60.0)
@@ -303,15 +321,7 @@ def test_load_goes_back_only_as_far_as_the_recovered_member_shows_and_does_not_f
     for a partition within the target of what it showed, it is never given more than the target of
     what it truly does, and once the group runs as the step left it nothing moves again."""
     policy = dataclasses.replace(LOADED, cooldown_s=30)
-    state, recs, offsets = GroupState("g"), [], {p: 10**6 for p in range(-12, 12)}
-    shed = [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]]
-    for batch in (phase(T0, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]],
-                        [(1.0, 60.0), (0.67, 80.0), (0.67, 80.0)], [60.0, 120.0, 120.0], 4,
-                        offsets)
-                  + phase(T0 + 60_000, shed, [(0.67, 40.0), (0.83, 100.0), (0.83, 100.0)],
-                          [60.0, 120.0, 120.0], 12, offsets)):
-        recs += process(state, batch, policy)
-    assert [[counts(r)[f"m{i}"] for i in range(3)] for r in recs] == [[2, 5, 5]]
+    state, recs, offsets, shed = shed_c0(policy, 0.67, 0.67, 0.83)
     caps = [back_to, 120.0, 120.0]
     owned, t0 = shed, T0 + 200_000
     for p in range(12):  # C0's backlog drained before it is back (phase() never drains one)
@@ -407,15 +417,7 @@ def test_a_recovered_member_reading_busy_from_its_commits_gets_its_load_back_by_
     at the target by what its cost says, load comes back; only by ``give_back``, in at most two
     steps, never past C0's target, and then nothing moves."""
     policy = dataclasses.replace(LOADED, cooldown_s=30)
-    state, recs, offsets = GroupState("g"), [], {p: 10**6 for p in range(-12, 12)}
-    shed = [[0, 1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11]]
-    for batch in (phase(T0, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]],
-                        [(1.0, 60.0), (0.87, 80.0), (0.87, 80.0)], [60.0, 120.0, 120.0], 4,
-                        offsets)
-                  + phase(T0 + 60_000, shed, [(0.87, 40.0), (0.87, 100.0), (0.87, 100.0)],
-                          [60.0, 120.0, 120.0], 12, offsets)):
-        recs += process(state, batch, policy)
-    assert [[counts(r)[f"m{i}"] for i in range(3)] for r in recs] == [[2, 5, 5]]
+    state, _, offsets, shed = shed_c0(policy, 0.87, 0.87, 0.87)
     for p in range(12):  # C0's backlog drained before it is back
         offsets[-p - 1] = offsets[p]
     later = follow(state, policy, shed, [120.0] * 3, read, T0 + 200_000, offsets)

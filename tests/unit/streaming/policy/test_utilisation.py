@@ -293,6 +293,12 @@ def test_a_slow_member_reading_below_saturation_is_found_from_its_growing_lag(
     assert mine and [counts(mine[0])[f"m{i}"] for i in range(3)] == planned
 
 
+def owned_after(rec) -> list[list[int]]:
+    """Each member's partitions as ``rec`` assigns them (the group follows it at once)."""
+    return [sorted(p for a in rec.assignment if a["member_id"] == f"m{i}"
+                   for _, p in a["partitions"]) for i in range(3)]
+
+
 def shed_c0(policy, peers: float, c0_after: float, peers_after: float
             ) -> tuple[GroupState, list, dict[int, int], list[list[int]]]:
     """``recover``'s first half: C0 slows to 60/s (saturated, busy 1.0; its peers at 80/s read
@@ -336,9 +342,7 @@ def test_load_goes_back_only_as_far_as_the_recovered_member_shows_and_does_not_f
                 break
         if len(recs) == before:
             break  # a quiet phase
-        owned = [sorted(p for a in recs[-1].assignment if a["member_id"] == f"m{i}"
-                        for _, p in a["partitions"]) for i in range(3)]
-        t0 = recs[-1].event_ts + 1
+        owned, t0 = owned_after(recs[-1]), recs[-1].event_ts + 1
     later = recs[1:]
     assert all(list(r.triggers) == ["give_back"] for r in later), [r.triggers for r in later]
     if 0.8 * back_to + 1e-6 < 60.0:  # no partition more fits within its target
@@ -401,9 +405,7 @@ def follow(state: GroupState, policy, owned: list[list[int]], caps: list[float],
                 break
         if len(recs) == before:
             break  # a quiet phase
-        owned = [sorted(p for a in recs[-1].assignment if a["member_id"] == f"m{i}"
-                        for _, p in a["partitions"]) for i in range(3)]
-        t0 = recs[-1].event_ts + 1
+        owned, t0 = owned_after(recs[-1]), recs[-1].event_ts + 1
     return recs
 
 

@@ -28,8 +28,9 @@ with the lag polls), as each member's ``load``::
 
 A report is matched to a member by ``member_id`` when it has one, else by ``client_id`` when exactly
 one member has it (Java's default client ids repeat across processes: give each consumer its own
-``client.id``). A member's capacity is then ``1 / record_cost_s``, or where the report has none
-``records_per_s / busy`` (:func:`streaming.lag.reported.reported_capacity`).
+``client.id``). A member's capacity is then ``records_per_s / busy``
+(:func:`streaming.lag.reported.reported_capacity`); a record's cost moves the measure of a member
+once measured slow (:func:`streaming.lag.reported.measure`).
 """
 
 from __future__ import annotations

@@ -92,7 +92,6 @@ def measure(busy: float, records_per_s: float, before: float | None,
         return None
     if record_cost_s is not None and record_cost_s > 0 and busy < COST_BUSY:
         return math.sqrt(before * max(1.0 / record_cost_s, records_per_s))
-        return None
     return before if c is None else max(before, c)
 
 

@@ -244,8 +244,10 @@ class Collector:
         readings = 0
         dense = self.options.lag_form == DENSE
         for g in groups:
-            meta.extend(self._metadata_events(snap, g, entries, full))
-            per_partition = self._lag_events(snap, g, entries)
+            said = self._metadata_events(snap, g, entries, full)
+            meta.extend(said)
+            # each lag event counts the poll's metadata events: the job waits for them
+            per_partition = events.marked(self._lag_events(snap, g, entries), len(said))
             readings += len(per_partition)
             lag.extend(events.dense(per_partition) if dense else per_partition)
         self.last_stats = PollStats(

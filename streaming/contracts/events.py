@@ -27,6 +27,12 @@ readable)::
   written before ``no_commit``) is the partition's log start offset, read before its end offset, so
   it is at most ``end_offset``; a committed offset below it means records retention deleted before
   the group read them (:mod:`streaming.lag.loss_risk`).
+  A lag event of either form may end with ``"metadata_events": k`` (an integer in 0..2**31-1;
+  absent: 0): the number of metadata events (``members``, ``partitions``) of the group the collector
+  wrote with this poll's ``ts``, all acknowledged before any of the poll's lag was sent. The job
+  decides on a poll only once its lag and those k events are in, so a micro-batch that reads the
+  lag topic further than the metadata topic does not change the decision
+  (:mod:`streaming.state.whole`).
   A share group (KIP-932) commits nothing: its events carry the broker's share-partition lag
   (KIP-1226) as ``end_offset - committed_offset`` (:func:`streaming.collector.kip932.positions`),
   and it gets no members event.
@@ -82,8 +88,11 @@ LOG_STARTS = "log_start_offsets"
 """A ``lag_dense`` event's optional array of log start offsets, one per entry."""
 OPTIONAL_ARRAYS = ("no_commit", LOG_STARTS)
 """A ``lag_dense`` event's optional arrays, of the same length as the others when present."""
+METADATA_EVENTS = "metadata_events"
+"""A lag event's optional count of its poll's metadata events (last of its fields, when not 0)."""
 LAG_FIELDS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset")
-"""A lag event's fields in the order :func:`lag_event` writes them (``no_commit`` last, when set).
+"""A lag event's fields in the order :func:`lag_event` writes them (``no_commit`` after them, when
+set, then :data:`METADATA_EVENTS`).
 The job reads the collector's own events by this order without parsing them
 (:mod:`streaming.job.canonical`)."""
 
@@ -100,23 +109,26 @@ PARTITIONS_TYPE = ("array<struct<partition: int, leader: int, replicas: array<in
 
 
 def lag_event(ts: int, group: str, topic: str, partition: int, committed_offset: int,
-              end_offset: int, no_commit: bool = False, log_start_offset: int | None = None
-              ) -> dict[str, Any]:
+              end_offset: int, no_commit: bool = False, log_start_offset: int | None = None,
+              metadata_events: int = 0) -> dict[str, Any]:
     event = dict(zip(LAG_FIELDS, (LAG, int(ts), group, topic, int(partition), int(committed_offset),
                                   int(end_offset)), strict=True))
     if log_start_offset is not None:
         event[LOG_START] = int(log_start_offset)
     if no_commit:
         event["no_commit"] = True
+    if metadata_events:
+        event[METADATA_EVENTS] = int(metadata_events)
     return event
 
 
 def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int],
                     committed_offsets: Sequence[int], end_offsets: Sequence[int],
                     no_commit: Sequence[bool] | None = None,
-                    log_start_offsets: Sequence[int | None] | None = None) -> dict[str, Any]:
+                    log_start_offsets: Sequence[int | None] | None = None,
+                    metadata_events: int = 0) -> dict[str, Any]:
     """One poll of one topic of a group; ``no_commit`` is written only when some entry is true,
-    ``log_start_offsets`` only when every entry's is known."""
+    ``log_start_offsets`` only when every entry's is known, ``metadata_events`` when not 0."""
     if not len(partitions) == len(committed_offsets) == len(end_offsets):
         raise ValueError("a dense lag event's arrays must be of equal length")
     event = {"type": LAG_DENSE, "ts": int(ts), "group": group, "topic": topic,
@@ -132,7 +144,17 @@ def dense_lag_event(ts: int, group: str, topic: str, partitions: Sequence[int],
         if len(log_start_offsets) != len(partitions):
             raise ValueError("a dense lag event's arrays must be of equal length")
         event[LOG_STARTS] = [int(s) for s in log_start_offsets]  # type: ignore[arg-type]
+    if metadata_events:
+        event[METADATA_EVENTS] = int(metadata_events)
     return event
+
+
+def marked(lag: Iterable[dict[str, Any]], metadata_events: int) -> list[dict[str, Any]]:
+    """A group's lag events of one poll, each naming how many metadata events the poll has (written
+    before them): the job decides the poll only once those are in (:mod:`streaming.state.whole`)."""
+    if not metadata_events:
+        return list(lag)
+    return [e | {METADATA_EVENTS: int(metadata_events)} for e in lag]
 
 
 def dense(lag: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -143,7 +165,8 @@ def dense(lag: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         polls.setdefault((int(e["ts"]), e["group"], e["topic"]), []).append(e)
     return [dense_lag_event(ts, group, topic, [e["partition"] for e in es],
                             [e["committed_offset"] for e in es], [e["end_offset"] for e in es],
-                            [bool(e.get("no_commit")) for e in es], [e.get(LOG_START) for e in es])
+                            [bool(e.get("no_commit")) for e in es], [e.get(LOG_START) for e in es],
+                            max(e.get(METADATA_EVENTS, 0) for e in es))
             for (ts, group, topic), es in polls.items()]
 
 
@@ -154,7 +177,8 @@ def readings(event: dict[str, Any]) -> list[dict[str, Any]]:
         return [event]
     flags = event.get("no_commit") or [False] * len(event["partitions"])
     starts = event.get(LOG_STARTS) or [None] * len(event["partitions"])
-    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n), s)
+    count = event.get(METADATA_EVENTS, 0)
+    return [lag_event(event["ts"], event["group"], event["topic"], p, c, e, bool(n), s, count)
             for p, c, e, n, s in zip(*(event[a] for a in DENSE_ARRAYS), flags, starts, strict=True)]
 
 

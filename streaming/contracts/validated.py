@@ -30,7 +30,9 @@ A row (the columns of :func:`streaming.job.validate.parse`):
   objects, their ``partition`` numbers exactly 0..n-1 (when not a part; unique in a part), each with
   ``leader`` absent or a broker id (-1..2^31-1), ``replicas`` broker ids (0..2^31-1),
   ``replica_racks`` strings or nulls, one per replica (absent when there is none);
-- a part of a split event: ``part``/``parts`` integers with ``0 <= part < parts <= MAX_PARTS``.
+- a part of a split event: ``part``/``parts`` integers with ``0 <= part < parts <= MAX_PARTS``;
+- ``metadata_events`` null (a row from before it) or an integer in 0..2^31-1: a lag row's count of
+  its poll's metadata events (:mod:`streaming.state.whole`), 0 for other rows.
 
 Extra fields of the record never reach the row; a message key either matched the group or was
 absent.
@@ -45,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from streaming.contracts.event_parts import MAX_PARTS
-from streaming.contracts.events import LAG, LAG_DENSE, MEMBERS, PARTITIONS
+from streaming.contracts.events import LAG, LAG_DENSE, MEMBERS, METADATA_EVENTS, PARTITIONS
 
 INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
 MAX_TS_MS = LONG_MAX // 1000
@@ -96,6 +98,8 @@ def problem(row: dict[str, Any]) -> str | None:
         return "source"
     if kind in (LAG, LAG_DENSE, PARTITIONS) and not is_topic(row.get("topic")):
         return f"topic {row.get('topic')!r}"
+    if row.get(METADATA_EVENTS) is not None and not is_int(row[METADATA_EVENTS], 0, INT_MAX):
+        return METADATA_EVENTS
     return {LAG: _lag, LAG_DENSE: _dense, MEMBERS: _members, PARTITIONS: _partitions}[kind](row)
 
 

@@ -46,6 +46,7 @@ from streaming.contracts.events import (
     LAG_FIELDS,
     LOG_START,
     LOG_STARTS,
+    METADATA_EVENTS,
 )
 
 _DIGITS = "(?:0|[1-9][0-9]{0,%d})"
@@ -115,11 +116,13 @@ def canonical_kind(name: str) -> Column:
 
 DENSE_TYPES = {"type": "string", "ts": "bigint", "group": "string", "topic": "string",
                **{a: "array<bigint>" for a in DENSE_ARRAYS}, "no_commit": "array<boolean>",
-               LOG_STARTS: "array<bigint>"}
+               LOG_STARTS: "array<bigint>", METADATA_EVENTS: "bigint"}
 """A ``lag_dense`` event's fields in the order :func:`streaming.contracts.events.dense_lag_event`
 writes them."""
 DENSE_COMMON = ("type", "ts", "group", "topic")
 """The fields a ``lag_dense`` event shares with every event (the rest are its arrays)."""
+DENSE_SCALARS = (*DENSE_COMMON, METADATA_EVENTS)
+"""A ``lag_dense`` event's fields that are not arrays (the last optional)."""
 DENSE_SCHEMA = "struct<" + ", ".join(f"`{n}`: {t}" for n, t in DENSE_TYPES.items()) + ">"
 DENSE_PREFIX = f'{{"type":"{LAG_DENSE}",'
 

@@ -15,20 +15,21 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming.contracts import events
-from streaming.contracts.events import LOG_START, MEMBERS, PARTITIONS
+from streaming.contracts.events import LOG_START, MEMBERS, METADATA_EVENTS, PARTITIONS
 from streaming.job import canonical as fast
 from streaming.job import dense
 from streaming.job import variant_fields as vf
 
 _SCALARS = ("type", "ts", "group", "topic", "partition", "committed_offset", "end_offset",
-            "no_commit", LOG_START, "generation", "protocol", "part", "parts")
+            "no_commit", LOG_START, METADATA_EVENTS, "generation", "protocol", "part", "parts")
 _STRINGS = ("type", "group", "topic", "protocol")
 _BOOLEANS = ("no_commit",)
 _TYPES = {n: "string" if n in _STRINGS else "boolean" if n in _BOOLEANS else "bigint"
           for n in _SCALARS}  # SQL types
 _VALUES = "struct<" + ", ".join(f"{n}: {t}" for n, t in _TYPES.items()) + ">"
-_HOT_SHAPES = [fast.LAG_KINDS | flag | start for flag in ({}, {"no_commit": "BOOLEAN"})
-               for start in ({}, {LOG_START: "BIGINT"})]
+_HOT_SHAPES = [fast.LAG_KINDS | flag | start | count for flag in ({}, {"no_commit": "BOOLEAN"})
+               for start in ({}, {LOG_START: "BIGINT"})
+               for count in ({}, {METADATA_EVENTS: "BIGINT"})]
 
 
 def _shape(kinds: dict[str, str]) -> str:
@@ -57,7 +58,7 @@ def with_fields(df: DataFrame) -> DataFrame:
 
     def kind(name: str) -> Column:
         slow = F.schema_of_variant(vf.get("v", f"$.{name}"))
-        dense_kind = (fast.dense_kind(read, name) if name in fast.DENSE_COMMON
+        dense_kind = (fast.dense_kind(read, name) if name in fast.DENSE_SCALARS
                       else F.lit(None).cast("string"))
         out = F.when(canonical, fast.canonical_kind(name)).when(exact, dense_kind)
         for kinds in _HOT_SHAPES:
@@ -67,7 +68,7 @@ def with_fields(df: DataFrame) -> DataFrame:
     def value(name: str, general: Column) -> Column:
         lag = fast.canonical_value(name)
         general = general if lag is None else F.when(canonical, lag).otherwise(general)
-        dense_value = read[name] if name in fast.DENSE_COMMON else F.lit(None)
+        dense_value = read[name] if name in fast.DENSE_SCALARS else F.lit(None)
         return F.when(exact, dense_value).otherwise(general)
 
     df = df.select("*", *(kind(n).alias(f"k_{n}") for n in _SCALARS))

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE
+from streaming.contracts.events import DENSE_ARRAYS, LAG, LAG_DENSE, METADATA_EVENTS
 from streaming.job.validate import RAW_VALUE_CHARS
 from streaming.state.readings import READINGS
 
@@ -46,6 +46,9 @@ def reencoded(cols: dict[str, np.ndarray], i: int, group: str, reason: str,
             event |= json.loads(cols["detail"][i])
         except Exception:
             event["detail"] = str(cols["detail"][i])
+    count = _scalar(cols[METADATA_EVENTS][i]) if METADATA_EVENTS in cols else None
+    if kind in (LAG, LAG_DENSE) and count:
+        event[METADATA_EVENTS] = count
     raw = json.dumps(event, separators=(",", ":"), default=str)
     return {"reason": reason, "raw_value": raw[:RAW_VALUE_CHARS],
             "source_topic": topic_of(str(kind)),

@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from streaming.config import PolicySettings
-from streaming.contracts.events import LAG_DENSE, LAG_TYPES
+from streaming.contracts.events import LAG_DENSE, LAG_TYPES, METADATA_EVENTS
 from streaming.job import convert, isolate
 from streaming.job.convert import ROW_COLUMNS
 from streaming.job.rejection import reencoded, rejected_row
@@ -79,9 +79,10 @@ gc.freeze()
 
 STATE_SCHEMA = "state BINARY"
 EVENT_COLUMNS = ["type", "ts", "topic", "partition", "committed_offset", "end_offset", "detail",
-                 READINGS, LOG_STARTS]
-OPTIONAL_COLUMNS = (READINGS, LOG_STARTS)
-"""Columns a call's rows may come without (no ``lag_dense`` record, no log start read): all null."""
+                 READINGS, LOG_STARTS, METADATA_EVENTS]
+OPTIONAL_COLUMNS = (READINGS, LOG_STARTS, METADATA_EVENTS)
+"""Columns a call's rows may come without (no ``lag_dense`` record, no log start read, rows from
+before lag events counted their poll's metadata): all null."""
 SOURCE_COLUMNS = ["source_partition", "source_offset"]
 MESSAGE_CHARS = 200
 """An internal error's message is cut to this length in its reason."""

@@ -26,6 +26,7 @@ read once into columns by :mod:`streaming.job.field_columns`:
   in 0..2**31-1, offsets in 0..2**63-1 with ``end_offset >= committed_offset``, ``no_commit`` a
   boolean, ``log_start_offset`` (optional) an integer in 0..``end_offset``;
 - lag_dense: ``topic`` as for lag, then its shape and each entry by :mod:`streaming.job.dense`;
+- either lag type: ``metadata_events`` (optional) an integer in 0..2**31-1;
 - members: ``generation`` in -1..2**31-1, ``protocol`` a string or null, ``members`` a list of
   objects with a non-empty string ``member_id`` (unique in a whole event), optional string
   ids/host/rack, ``topics`` legal topic names, ``assigned`` entries ``[topic, partition]``, an
@@ -54,7 +55,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming.contracts import events
-from streaming.contracts.events import LAG, LOG_START, MEMBERS_TYPE, PARTITIONS_TYPE, TYPES
+from streaming.contracts.events import (
+    LAG,
+    LOG_START,
+    MEMBERS_TYPE,
+    METADATA_EVENTS,
+    PARTITIONS_TYPE,
+    TYPES,
+)
 from streaming.job import canonical as fast
 from streaming.job import dense, event_time, metadata_rules, recorded
 from streaming.job import variant_fields as vf
@@ -122,7 +130,17 @@ def _type_rules() -> Column:
     dense_rules = F.when(x("type") == events.LAG_DENSE, F.coalesce(
         topic, F.when(~vf.is_topic_name(x("topic")), F.lit("invalid topic name")),
         dense.record_reason()))
-    return F.coalesce(lag, dense_rules, *metadata_rules.rules())
+    return F.coalesce(lag, dense_rules, _count_rule(), *metadata_rules.rules())
+
+
+def _count_rule() -> Column:
+    """A lag event's optional ``metadata_events``: an integer in 0..2**31-1, null when it is."""
+    count = x(METADATA_EVENTS)
+    return F.when(x("type").isin(*events.LAG_TYPES), F.coalesce(
+        F.when(~opt(METADATA_EVENTS, "BIGINT"),
+               F.lit(f"field {METADATA_EVENTS} is not an integer")),
+        F.when((count < 0) | (count > INT_MAX),
+               F.format_string(f"{METADATA_EVENTS} %d outside 0..{INT_MAX}", count))))
 
 
 def _trailing(value_str: Column) -> Column:
@@ -204,9 +222,10 @@ def parse(raw: DataFrame, max_value_bytes: int, max_clock_skew_ms: int, lag_topi
     lag events ``partition``, ``committed_offset``, ``end_offset`` (0 where they do not apply, never
     null: ``type`` tells), ``source_partition``, ``source_offset``; ``readings``: a ``lag_dense``
     event's good entries, ``log_starts`` their log start offsets (a ``lag`` event's one; null when
-    the event carries none). ``detail`` (JSON): a metadata event's fields, a rejected record's
-    :data:`REJECTED_SCHEMA`, a list of those for a ``lag_dense`` event's bad entries
-    (:mod:`streaming.job.dense`). Few columns: every one costs per batch.
+    the event carries none); ``metadata_events``: a lag event's count of its poll's metadata events
+    (0 when it has none, and for other rows). ``detail`` (JSON): a metadata event's fields, a
+    rejected record's :data:`REJECTED_SCHEMA`, a list of those for a ``lag_dense`` event's bad
+    entries (:mod:`streaming.job.dense`). Few columns: every one costs per batch.
 
     The plan is built once per process and JVM for these arguments and replayed on each new
     ``raw`` (:mod:`streaming.job.recorded`); the lag topic's name, which differs between the
@@ -308,4 +327,7 @@ def _narrow(checked: DataFrame) -> DataFrame:
         F.when(many, dense.readings()).alias(READINGS),
         F.when(lag & x(LOG_START).isNotNull(), F.array(x(LOG_START))).when(many, dense.log_starts())
         .alias(LOG_STARTS),
+        # never null (0: none to wait for), as the offsets
+        F.when(lag | many, F.coalesce(x(METADATA_EVENTS).try_cast("int"), F.lit(0)))
+        .otherwise(F.lit(0)).alias(METADATA_EVENTS),
     )

@@ -57,10 +57,22 @@ def _of(evs, kind, group=None):
     return [r for e in picked for r in ev.readings(e)] if kind == ev.LAG else picked
 
 
+def _counted(evs):
+    """``evs``, once checked that each group's lag events count the group's metadata events of the
+    poll (the job waits for them: streaming/state/waiting.py), all written before the lag."""
+    for group in {e["group"] for e in evs}:
+        mine = [e for e in evs if e["group"] == group]
+        meta = [i for i, e in enumerate(mine) if e["type"] not in ev.LAG_TYPES]
+        lag = [i for i, e in enumerate(mine) if e["type"] in ev.LAG_TYPES]
+        assert {mine[i].get(ev.METADATA_EVENTS, 0) for i in lag} <= {len(meta)}
+        assert not meta or not lag or max(meta) < min(lag)
+    return evs
+
+
 def _poll_until(collector: Collector, check, polls: int = 20, pause_s: float = 0.5):
     """Poll until ``check(events)`` returns something truthy; return it."""
     for _ in range(polls):
-        found = check(collector.poll_once())
+        found = check(_counted(collector.poll_once()))
         if found:
             return found
         time.sleep(pause_s)
@@ -77,7 +89,7 @@ def test_lag_in_events_equals_kafka_python_for_every_partition_over_several_poll
             time.sleep(1.0)
             w.pause()
             try:
-                evs = c.poll_once()
+                evs = _counted(c.poll_once())
                 committed, end, begin = _kafka_view(cfg, name, name, 6)
             finally:
                 w.resume()

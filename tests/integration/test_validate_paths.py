@@ -161,7 +161,8 @@ def corpus(spark):
         event = ev.lag_event(NOW - rng.randrange(0, 10**6), f"group-{i % 17}", f"topic.{i % 5}",
                              rng.randrange(0, 64), c := rng.randrange(0, 10**12),
                              e := c + rng.randrange(0, 10**6), i % 9 == 0,
-                             rng.randrange(0, e + 1) if i % 2 else None)
+                             rng.randrange(0, e + 1) if i % 2 else None,
+                             int(i % 10 == 0))  # a poll's count of its metadata now and then
         key, value = ev.encode(event)
         records.append((key, value, LAG_TOPIC))
     for i in range(60):  # and its lag_dense events
@@ -171,7 +172,8 @@ def corpus(spark):
         event = ev.dense_lag_event(NOW - rng.randrange(0, 10**6), f"group-{i % 17}",
                                    f"topic.{i % 5}", rng.sample(range(10**4), n), committed, ends,
                                    [rng.random() < 0.1 for _ in range(n)] if i % 3 == 0 else None,
-                                   [rng.randrange(0, e + 1) for e in ends] if i % 2 else None)
+                                   [rng.randrange(0, e + 1) for e in ends] if i % 2 else None,
+                                   i % 3)
         key, value = ev.encode(event)
         records.append((key, value, LAG_TOPIC))
     records.append((b"g", b"\xff" + _canonical().encode()[1:], LAG_TOPIC))  # not UTF-8
@@ -208,7 +210,10 @@ def test_the_fast_path_takes_the_collectors_events_and_some_edges(corpus):
     fast = raw.select(F.coalesce(matches, F.lit(False)).alias("c"), "value").collect()
     taken = {bytes(r["value"]) for r in fast if r["c"]}
     encoded = [v for _, v, _ in records[-362:-62]]
-    assert all(v in taken for v in encoded)  # every event the collector writes
+    counted = [v for v in encoded if ev.METADATA_EVENTS.encode() in v]
+    # every event the collector writes, but those that count their poll's metadata (now and then)
+    assert len(counted) == 30 and not any(v in taken for v in counted)
+    assert all(v in taken for v in encoded if v not in counted)
     # read fast, then rejected by the range rule
     assert _canonical(partition=2**31).encode() in taken
     assert _canonical(topic="..").encode() in taken
@@ -227,8 +232,9 @@ def test_the_dense_fast_path_takes_the_collectors_events_and_no_text_that_differ
     rows = raw.select(canonical.is_exact(read, text).alias("exact"), read.alias("read"),
                       "value").collect()
     exact = {bytes(r["value"]): r["read"] for r in rows if r["exact"]}
-    # every lag_dense event the collector writes
+    # every lag_dense event the collector writes, with its count of the poll's metadata or not
     assert all(v in exact for _, v, _ in records[-62:-2])
+    assert sum(ev.METADATA_EVENTS.encode() in v for _, v, _ in records[-62:-2]) == 40
     for value, read_back in exact.items():  # what is taken means what the text says
         assert {k: v for k, v in read_back.asDict().items() if v is not None} == json.loads(value)
     assert _dense(no_commit=[False, True, None], log_start_offsets=[0, 0, 10]).encode() in exact

@@ -146,7 +146,8 @@ def lag_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     }, optional={"no_commit": field(st.booleans()), "extra": wrong_json(),
                  # drawn apart from the offsets: above end_offset now and then, which the contract
                  # refuses
-                 ev.LOG_START: field(ints(0, LONG_MAX), beyond(0, LONG_MAX))})
+                 ev.LOG_START: field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
+                 ev.METADATA_EVENTS: field(ints(0, INT_MAX), beyond(0, INT_MAX))})
 
 
 DENSE_FLAWS = ("short partitions", "short committed_offsets", "short end_offsets",
@@ -183,7 +184,7 @@ def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
     """A ``lag_dense`` event's fields: the common ones drawn as for ``lag``, then the arrays of its
     entries."""
     def build(common: dict[str, Any], entries: list[tuple[Any, Any, Any, Any, Any]], flags: bool,
-              starts: bool, flaw: str, wrong: Any) -> dict[str, Any]:
+              starts: bool, flaw: str, wrong: Any, count: Any) -> dict[str, Any]:
         names = [*ev.DENSE_ARRAYS, "no_commit", ev.LOG_STARTS]
         arrays = {n: [e[i] for e in entries] for i, n in enumerate(names)
                   if (n != "no_commit" or flags) and (n != ev.LOG_STARTS or starts)}
@@ -193,15 +194,22 @@ def dense_fields(ts: int) -> st.SearchStrategy[dict[str, Any]]:
             arrays = {n: [] for n in arrays}
         elif flaw.endswith(" not a list"):
             arrays[flaw.split()[0]] = wrong
-        return common | arrays
+        # last, as the collector writes it (where the dense fast path reads it), when drawn
+        return common | arrays | ({} if count is _ABSENT else {ev.METADATA_EVENTS: count})
 
     common = st.fixed_dictionaries({
         "type": field(st.just(ev.LAG_DENSE), st.sampled_from([ev.LAG, "LAG_DENSE"])),
         "ts": field(ts_near(ts)), "group": field(groups(), bad_groups()),
         "topic": field(topic_names(), bad_topics())})
     flaw = st.tuples(odds(8), st.sampled_from(DENSE_FLAWS)).map(lambda t: t[1] if t[0] else "none")
+    count = st.one_of(st.just(_ABSENT), st.just(_ABSENT), field(ints(0, INT_MAX),
+                                                             beyond(0, INT_MAX)))
     return st.builds(build, common, dense_entries(), st.booleans(), st.booleans(), flaw,
-                     wrong_json())
+                     wrong_json(), count)
+
+
+_ABSENT = object()
+"""An optional field not drawn."""
 
 
 def ts_near(ts: int) -> st.SearchStrategy[int]:

@@ -51,12 +51,18 @@ def stamps(ts: int) -> st.SearchStrategy[int]:
     return st.one_of(few, few, st.integers(ts - 100_000, ts + 60_000))
 
 
+def counts() -> st.SearchStrategy[int]:
+    """A lag event's count of its poll's metadata events: mostly none, a few, now and then the
+    bound (a poll that can only be closed by the next)."""
+    return st.one_of(st.just(0), st.just(0), st.integers(1, 3), bounded(0, INT_MAX))
+
+
 def lag(ts: int, group: str) -> st.SearchStrategy[dict[str, Any]]:
     def build(
-        t: int, topic: str, p: int, ce: tuple[int, int], start: int | None, flag: bool
+        t: int, topic: str, p: int, ce: tuple[int, int], start: int | None, flag: bool, n: int
     ) -> dict[str, Any]:
         return ev.lag_event(
-            t, group, topic, p, *ce, flag, None if start is None else min(start, ce[1])
+            t, group, topic, p, *ce, flag, None if start is None else min(start, ce[1]), n
         )
 
     return st.builds(
@@ -67,12 +73,13 @@ def lag(ts: int, group: str) -> st.SearchStrategy[dict[str, Any]]:
         offsets(),
         st.one_of(st.none(), bounded(0, LONG_MAX)),
         st.booleans(),
+        counts(),
     )
 
 
 def dense(ts: int, group: str) -> st.SearchStrategy[dict[str, Any]]:
     def build(
-        t: int, topic: str, parts: set[int], ces: list[tuple[int, int]], starts: bool
+        t: int, topic: str, parts: set[int], ces: list[tuple[int, int]], starts: bool, n: int
     ) -> dict[str, Any]:
         ordered = sorted(parts)
         ces = ces[: len(ordered)]
@@ -84,6 +91,7 @@ def dense(ts: int, group: str) -> st.SearchStrategy[dict[str, Any]]:
             [c for c, _ in ces],
             [e for _, e in ces],
             log_start_offsets=[c for c, _ in ces] if starts else None,
+            metadata_events=n,
         )
 
     return st.builds(
@@ -93,6 +101,7 @@ def dense(ts: int, group: str) -> st.SearchStrategy[dict[str, Any]]:
         st.sets(partitions(), min_size=1, max_size=4),
         st.lists(offsets(), min_size=4, max_size=4),
         st.booleans(),
+        counts(),
     )
 
 
@@ -202,6 +211,7 @@ def row_of(e: dict[str, Any], source_offset: int, source_partition: int = 0) -> 
         "source_offset": source_offset,
         READINGS: None,
         LOG_STARTS: None,
+        ev.METADATA_EVENTS: e.get(ev.METADATA_EVENTS, 0),
     }
     if e["type"] == ev.LAG:
         row |= {k: e[k] for k in ("partition", "committed_offset", "end_offset")}

@@ -87,9 +87,11 @@ def test_a_poll_reads_lag_members_with_rack_and_partitions_with_racks():
     c = _collector(FakeAdmin(), offset_reset="earliest")
     evs = c.poll_once()
     (dense,) = [e for e in evs if e["type"] in ev.LAG_TYPES]  # one record per group, topic and poll
-    # every partition's log start offset is read (3), and rides with its reading
+    # every partition's log start offset is read (3), and rides with its reading; the record counts
+    # the poll's two metadata events (members, partitions), written before it
     assert dense == ev.dense_lag_event(dense["ts"], "g", "t", [0, 1, 2], [5, 7, 3], [20, 20, 20],
-                                       [False, False, True], [3, 3, 3])
+                                       [False, False, True], [3, 3, 3], metadata_events=2)
+    assert [e["type"] for e in evs] == ["members", "partitions", ev.LAG_DENSE]
     assert _readings(evs) == [(0, 5, 20, False), (1, 7, 20, False), (2, 3, 20, True)]
     assert c.last_stats.partitions == 3 and c.last_stats.lag_events == 1
     (members,) = [e for e in evs if e["type"] == "members"]

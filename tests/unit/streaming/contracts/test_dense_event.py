@@ -38,3 +38,15 @@ def test_a_dense_event_too_large_is_cut_into_whole_dense_events_of_the_same_poll
     assert all(len(json.dumps(p, separators=(",", ":"))) <= 16 * 1024 for p in pieces)
     assert all(not event_parts.is_part(p) and p["type"] == ev.LAG_DENSE for p in pieces)
     assert [r for p in pieces for r in ev.readings(p)] == ev.readings(event)
+
+
+def test_lag_counts_its_polls_metadata_last_and_only_when_there_is_some():
+    lag = [ev.lag_event(5, "g", "t", 0, 1, 4, log_start_offset=0),
+           ev.lag_event(5, "g", "t", 2, 7, 7, True, 6)]
+    assert ev.marked(lag, 0) == lag and ev.METADATA_EVENTS not in ev.dense(lag)[0]
+    counted = ev.marked(lag, 2)
+    assert [list(e)[-1] for e in counted] == [ev.METADATA_EVENTS] * 2
+    assert [e[ev.METADATA_EVENTS] for e in counted] == [2, 2]
+    (dense,) = ev.dense(counted)
+    assert list(dense)[-1] == ev.METADATA_EVENTS and dense[ev.METADATA_EVENTS] == 2
+    assert ev.readings(dense) == counted

@@ -61,7 +61,7 @@ from streaming.policy import (
     utilisation,
 )
 from streaming.policy.outcome import Proposal, record
-from streaming.state import whole
+from streaming.state import waiting, whole
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
 from streaming.state.ingest import Block, Events, columns, last_ts, observations, split_at
@@ -75,46 +75,48 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
     DataFrame, a dict of column arrays, or a list of dicts. An observation is decided on once it
     is whole (:mod:`streaming.state.whole`): one an earlier call left undecided first takes the
     rest of its rows, and is decided before anything later is applied."""
-    cols = columns(events)
+    cols = waiting.resumed(state, columns(events))
     held = state.undecided
     if held is None:
         return _observe(state, cols, policy)
     rest, later = split_at(cols, held[0])
-    out = _observe(state, rest, policy, blocks=False)
-    if last_ts(later) is None:
+    closing = last_ts(later) is not None
+    out = _observe(state, rest, policy, blocks=False, hold=not closing)
+    if not closing:
         return out
     if state.undecided is not None:  # closed by what comes after it
-        t, lag_changed, changes = state.undecided
+        t, lag_changed, changes = state.undecided[:3]
         state.undecided = None
         out += _decide(state, t, lag_changed, Changes(**changes), None, policy)
     return out + _observe(state, later, policy)
 
 
 def _observe(state: GroupState, cols: dict, policy: PolicySettings,
-             blocks: bool = True) -> list[Recommendation]:
+             blocks: bool = True, hold: bool = True) -> list[Recommendation]:
     """The rows applied observation by observation, each decided on once whole; the last one is
-    held undecided when it is not."""
+    held undecided when it is not (``hold``: and its lag too while its metadata is missing)."""
     out = []
     last = last_ts(cols)
     for seen in observations(state, cols, policy.lag_history, policy.stuck_observations,
-                             blocks=blocks):
+                             blocks=blocks, hold=hold):
         if isinstance(seen, Block):  # polls read ahead: those decided in one pass are applied
             seen.take(block.decided(state, seen, policy))
             continue
         t = seen.ts
         if seen.owners is not None and (seen.lag_changed or seen.changes.applied):
             capacity.observe(state.capacity, state.lag, seen.owners, t, policy.stuck_observations)
-        lag_changed, changes = seen.lag_changed, seen.changes
+        lag_changed, changes, said = seen.lag_changed, seen.changes, seen.metadata_events
         held = state.undecided
         if held is not None and held[0] == t:  # more of the observation held undecided
             state.undecided = None
             lag_changed, changes = held[1] or lag_changed, Changes(**held[2]).then(changes)
+            said = max([said, *held[3:4]])
         # an event after it has come (in this call or an earlier one): the poll is all here
         closed = t < state.last_ts or (last is not None and t < last)
-        if closed or whole.complete(state, t):
+        if closed or whole.complete(state, t, said):
             out += _decide(state, t, lag_changed, changes, seen.owners, policy)
         else:
-            state.undecided = [t, lag_changed, dataclasses.asdict(changes)]
+            state.undecided = [t, lag_changed, dataclasses.asdict(changes), said]
     return out
 
 

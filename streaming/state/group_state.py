@@ -101,7 +101,8 @@ class GroupState:
     undecided: list[Any] | None = None
     """The newest observation, applied but not decided on yet (its poll may have been cut between
     micro-batches, its rest still to come): [ts, whether its lag moved, its metadata changes (the
-    fields of :class:`~streaming.state.changes.Changes`)]; None when every one is decided
+    fields of :class:`~streaming.state.changes.Changes`), the metadata events its lag said it has
+    (absent in an older state: none)]; None when every one is decided
     (:mod:`streaming.policy.recommend`)."""
     risk_ts: int | None = None
     """``ts`` of the latest recommendation a ``retention_risk`` trigger made (its own cooldown)."""
@@ -118,6 +119,9 @@ class GroupState:
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Split events still missing parts: event key -> {part index (str) -> part event}."""
+    held_lag: list[dict[str, Any]] | None = None
+    """The newest poll's lag rows, held until the metadata events they count are in
+    (:mod:`streaming.state.waiting`); None when none are."""
     members_memo: MembersMemo | None = field(default=None, repr=False, compare=False)
     """How ``members`` were decoded (not saved: see :class:`MembersMemo`)."""
 
@@ -139,6 +143,12 @@ class GroupState:
         seen = self.lag.get(topic)
         span = seen.span if seen is not None else 0
         return span if span <= MAX_INFERRED_PARTITIONS else 0
+
+    def metadata_events_at(self, ts: int) -> int:
+        """How many of the metadata events held came at ``ts``: the members event and each topic's
+        partitions event."""
+        return (int(self.members_ts == ts)
+                + sum(1 for at in self.partitions_ts.values() if at == ts))
 
     def known_capacity(self) -> dict[str, list[Any]]:
         """The capacity estimates with the members' own reports in (what every reader of the

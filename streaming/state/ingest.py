@@ -40,7 +40,7 @@ from streaming.contracts.events import LOG_STARTS as LOG_STARTS_FIELD
 from streaming.lag import ahead
 from streaming.lag.ahead import BlockViews
 from streaming.lag.owners import Owners
-from streaming.state import update
+from streaming.state import update, waiting
 from streaming.state.changes import Changes
 from streaming.state.group_state import GroupState
 from streaming.state.readings import (
@@ -136,6 +136,9 @@ class Observation:
     changes: Changes
     lag_changed: bool
     owners: Owners | None
+    metadata_events: int = 0
+    """The most metadata events its lag rows say the poll has (0: none, or none said):
+    :func:`streaming.state.whole.complete` waits for them."""
 
 
 @dataclass
@@ -172,28 +175,31 @@ class Block:
 
 
 def observations(state: GroupState, events: Events, lag_depth: int, stuck_after: int,
-                 blocks: bool = False) -> Iterator[Observation | Block]:
+                 blocks: bool = False, hold: bool = True) -> Iterator[Observation | Block]:
     """Apply a group's events to ``state``, yielding after each observation in ts order. ``events``:
     parsed rows as a DataFrame, a dict of column arrays, or a list of dicts; ``lag_depth``: the
     number of observations each partition's lag history keeps; ``stuck_after``: the stuck rule the
     caller reads (a call of lag polls alone has its histories' views read ahead for it,
     :mod:`streaming.lag.ahead`; a reporting member's lag is read with it); ``blocks``: where polls
     were read ahead, a :class:`Block` of them is yielded first, and the polls the caller takes from
-    it (:meth:`Block.take`) before it goes on are applied at once. The caller drives: nothing here
-    calls back into it."""
+    it (:meth:`Block.take`) before it goes on are applied at once; ``hold``: the newest poll's lag
+    waits in the state while metadata it counts is missing (:mod:`streaming.state.waiting`; False:
+    what comes next closes it). The caller drives: nothing here calls back into it."""
     cols = columns(events)
     if not cols or len(cols["type"]) == 0:
         return
-    is_lag = cols["type"] == LAG
-    is_dense = cols["type"] == LAG_DENSE
+    is_lag, is_dense = cols["type"] == LAG, cols["type"] == LAG_DENSE
     meta_rows = np.flatnonzero(~(is_lag | is_dense))
     meta_by_ts = _metadata_by_ts(state, cols, meta_rows)
     lag = _LagRows.of(cols, is_lag, is_dense) if len(meta_rows) < len(is_lag) else None
-    # nothing but lag changes the histories: they can be read ahead
+    counted = waiting.counted(cols, is_lag | is_dense)
+    # nothing but lag changes the histories: they can be read ahead, up to a poll with metadata
+    # of its own
     if lag is not None and not meta_by_ts:
-        lag.stuck_after = stuck_after
+        lag.stuck_after, lag.counted = stuck_after, counted
     owners: Owners | None = None
-    for t in sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set())):
+    stamps = sorted(meta_by_ts.keys() | (lag.slices.keys() if lag else set()))
+    for t in stamps:
         if lag is not None and not meta_by_ts:
             if t <= lag.decided_to:
                 continue  # applied with its block
@@ -209,12 +215,16 @@ def observations(state: GroupState, events: Events, lag_depth: int, stuck_after:
                 owners = None
         lag_changed = False
         if lag is not None and t in lag.slices:
-            lag_changed = lag.observe(state, t, lag_depth)
-            if owners is None:
-                owners = state.owners()
-        yield Observation(t, changes, lag_changed, owners)
+            if hold and t == stamps[-1] and waiting.waits(state, t, counted.get(t, 0)):
+                waiting.hold(state, cols, is_lag | is_dense, t)
+            else:
+                lag_changed = lag.observe(state, t, lag_depth)
+                if owners is None:
+                    owners = state.owners()
+        yield Observation(t, changes, lag_changed, owners, counted.get(t, 0))
     if state.parts:
         update.prune_parts(state)
+
 
 
 def _metadata_by_ts(state: GroupState, cols: dict[str, np.ndarray],
@@ -248,6 +258,9 @@ class _LagRows:
     slices: dict[int, tuple[int, int]]
     stuck_after: int | None = None
     """Set: the histories' views are read ahead, where they can be, for this stuck rule."""
+    counted: dict[int, int] = field(default_factory=dict)
+    """ts -> metadata events its poll says it has (:func:`streaming.state.waiting.counted`):
+    reading ahead stops before such a poll, whose metadata this call does not hold."""
     ahead: dict[int, int] = field(default_factory=dict)
     """ts -> its index among the views read ahead (one topic), while not applied."""
     views: BlockViews | None = None
@@ -333,18 +346,21 @@ class _LagRows:
         hist = state.lag.get(str(self.topic_names[0]))
         a, b = self.slices[t]
         stamps = [s for s in self.slices if s >= t]
+        if self.counted:  # up to the first poll waiting for metadata, which is decided alone
+            stamps = list(itertools.takewhile(lambda s: s not in self.counted, stamps))
         n = b - a
         if len(self.topic_names) > 1 or hist is None or len(stamps) < 2 or any(
                 self.slices[s][1] - self.slices[s][0] != n for s in stamps):
             return
-        part = self.part[a:].reshape(len(stamps), n)
+        z = a + len(stamps) * n
+        part = self.part[a:z].reshape(len(stamps), n)
         if not (np.array_equal(part[0], hist.ids) and (part == part[0]).all()):
             return
         held = state.owners()  # no metadata in the call: the owners of its every observation
         mine = held.by_topic.get(str(self.topic_names[0]))
         views = ahead.block_views(hist, np.asarray(stamps, dtype=np.int64),
-                                  self.committed[a:].reshape(-1, n),
-                                  self.end[a:].reshape(-1, n), self.stuck_after or 0,
+                                  self.committed[a:z].reshape(-1, n),
+                                  self.end[a:z].reshape(-1, n), self.stuck_after or 0,
                                   None if mine is None else (*mine, held.count))
         if views is not None:
             # the block may end early

@@ -7,8 +7,11 @@ the batching).
     LOOP_KEEP_EVENTS=1 python -m benchmarks.loop --workloads recover --out /tmp/run
     python -m benchmarks.loop.replay /tmp/run/loop.json recover --cuts 1,2,5,20
 
-Each cut is tried on the events in the order they were published and in the job's own order
-within a ``ts`` (metadata before lag, :mod:`streaming.state.ingest`). Prints one line per cut: the
+Each cut is tried on the events in the order they were published, in the job's own order within
+a ``ts`` (metadata before lag, :mod:`streaming.state.ingest`) and with each poll's lag before its
+metadata (as a micro-batch that read the lag topic further than the metadata topic sees them: the
+lag's ``metadata_events`` make the poll wait, :mod:`streaming.state.waiting`; events kept before
+the count existed cannot, and may differ there). Prints one line per cut: the
 recommendations (seconds from the first event, triggers) and whether they match the first cut's.
 """
 
@@ -59,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"run {k + 1}: live {live}")
         orders = {"published": events,
                   "meta first": sorted(events, key=lambda e: (e["ts"],
-                                                              META_FIRST.get(e["type"], 2)))}
+                                                              META_FIRST.get(e["type"], 2))),
+                  "lag first": sorted(events, key=lambda e: (e["ts"], e["type"] in META_FIRST))}
         first = None
         for name, ordered in orders.items():
             for cut in (int(c) for c in args.cuts.split(",")):

@@ -246,7 +246,6 @@ class Collector:
         for g in groups:
             said = self._metadata_events(snap, g, entries, full)
             meta.extend(said)
-            # each lag event counts the poll's metadata events: the job waits for them
             per_partition = events.marked(self._lag_events(snap, g, entries), len(said))
             readings += len(per_partition)
             lag.extend(events.dense(per_partition) if dense else per_partition)

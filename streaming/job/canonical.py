@@ -14,13 +14,14 @@ Split at its quotes, a canonical text is always the same pieces, since a group o
 quote. With the fields in their order, each field's name is a piece; a string value is the second
 piece after its name (``:`` comes between), an integer the first (``:<digits>,``, or ``:<digits>}``
 for the last field); the piece after ``end_offset``'s value names the optional ``log_start_offset``
-when it follows (its value the piece after that), and the text ends in ``e}`` exactly when
-``no_commit`` (``true``/``false``) closes it. So for ``{"type":"lag","ts":1,"group":"g",...`` the
-1-based pieces are ``{``, ``type``, ``:``, ``lag``, ``,``, ``ts``, ``:1,``, ``group``, ``:``, ``g``
-...: ts is piece 7 and the group piece 10. The positions are derived from the field order
-(:data:`PIECES`), never written down. One split copies each piece once; cutting each field with
-substring_index scanned the text from its start for every field (a third of the validation's time,
-1.18 s against 0.81 s for a million events).
+when it follows (its value the piece after that); the optional ``metadata_events`` closes the text
+when it is there (its name the last piece but one, its value the last), and ``no_commit``
+(``true``/``false``) comes just before it, or closes the text. So for
+``{"type":"lag","ts":1,"group":"g",...`` the 1-based pieces are ``{``, ``type``, ``:``, ``lag``,
+``,``, ``ts``, ``:1,``, ``group``, ``:``, ``g`` ...: ts is piece 7 and the group piece 10. The
+positions are derived from the field order (:data:`PIECES`), never written down. One split copies
+each piece once; cutting each field with substring_index scanned the text from its start for every
+field (a third of the validation's time, 1.18 s against 0.81 s for a million events).
 
 **lag_dense.** A text that starts as the collector's do (:data:`DENSE_PREFIX`) is read with
 ``from_json`` into :data:`DENSE_SCHEMA` (typed arrays) and kept when ``to_json`` of what was read
@@ -54,7 +55,8 @@ _STRING_VALUES = {
     "type": f'"{LAG}"', "group": r'"[^"\\\x00-\x1f\x7f]+"', "topic": r'"[a-zA-Z0-9._-]{1,249}"',
 }
 """The regex of each string field's value (with its quotes)."""
-_MORE_DIGITS = {"ts": 17, "partition": 9, "committed_offset": 17, "end_offset": 17, LOG_START: 17}
+_MORE_DIGITS = {"ts": 17, "partition": 9, "committed_offset": 17, "end_offset": 17, LOG_START: 17,
+                METADATA_EVENTS: 9}
 """Each integer field's digits after the first, at most: 18 digits fit a BIGINT, 10 cover
 an INT's range."""
 LAG_KINDS = {n: "STRING" if n in _STRING_VALUES else "BIGINT" for n in LAG_FIELDS}
@@ -64,7 +66,9 @@ CANONICAL_LAG = (r"\A\{" + ",".join(
     f'"{n}":' + (_STRING_VALUES[n] if n in _STRING_VALUES else _DIGITS % _MORE_DIGITS[n])
     for n in LAG_FIELDS)
     + f'(?:,"{LOG_START}":' + _DIGITS % _MORE_DIGITS[LOG_START] + ")?"
-    + r'(?:,"no_commit":(?:true|false))?\}\z')
+    + r'(?:,"no_commit":(?:true|false))?'
+    + f'(?:,"{METADATA_EVENTS}":' + _DIGITS % _MORE_DIGITS[METADATA_EVENTS] + ")?"
+    + r'\}\z')
 """A lag event as the collector encodes it (Java regex, whole text)."""
 
 
@@ -81,6 +85,11 @@ PIECES = _pieces()
 LAST_PIECE = PIECES[LAG_FIELDS[-1]]
 _HAS_LOG_START = (f"(size(pieces) > {LAST_PIECE + 1} "
                   f"and element_at(pieces, {LAST_PIECE + 1}) = '{LOG_START}')")
+# the count, when there is one, is the last field: its name the last piece but one
+_HAS_COUNT = f"(element_at(pieces, -2) = '{METADATA_EVENTS}')"
+# no_commit is the last field before it, if any: its name two pieces before the field after it
+_HAS_FLAG = f"(element_at(pieces, if({_HAS_COUNT}, -4, -2)) = 'no_commit')"
+_FLAG = f"startswith(element_at(pieces, if({_HAS_COUNT}, -3, -1)), ':t')"
 
 
 def canonical_pieces(df: DataFrame) -> DataFrame:
@@ -99,8 +108,11 @@ def canonical_value(name: str) -> Column | None:
         value = F.expr(f"substring({piece}, 2, length({piece}) - 2)").cast("bigint")
         return value if name in PIECES else F.when(F.expr(_HAS_LOG_START), value)
     if name == "no_commit":
-        text = F.col("value_str")
-        return F.when(text.endswith(F.lit("e}")), text.endswith(F.lit("true}")))
+        return F.when(F.expr(_HAS_FLAG), F.expr(_FLAG))
+    if name == METADATA_EVENTS:
+        return F.when(F.expr(_HAS_COUNT),
+                      F.expr("substring(element_at(pieces, -1), 2, "
+                             "length(element_at(pieces, -1)) - 2)").cast("bigint"))
     return None
 
 
@@ -108,7 +120,9 @@ def canonical_kind(name: str) -> Column:
     """The JSON type of field ``name`` of a canonical lag event, as ``schema_of_variant``
     names it."""
     if name == "no_commit":
-        return F.when(F.col("value_str").endswith(F.lit("e}")), F.lit("BOOLEAN"))
+        return F.when(F.expr(_HAS_FLAG), F.lit("BOOLEAN"))
+    if name == METADATA_EVENTS:
+        return F.when(F.expr(_HAS_COUNT), F.lit("BIGINT"))
     if name == LOG_START:
         return F.when(F.expr(_HAS_LOG_START), F.lit("BIGINT"))
     return F.lit(LAG_KINDS.get(name)).cast("string")

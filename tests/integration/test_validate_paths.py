@@ -27,13 +27,14 @@ RAW_SCHEMA = ("key binary, value binary, topic string, partition int, offset lon
 
 
 def _canonical(ts=NOW, group="g", topic="t0", partition=3, committed=10, end=20, no_commit=None,
-               start=None) -> str:
+               start=None, count=None) -> str:
     """The collector's encoding, written out by hand so the strings may hold what json.dumps would
     escape."""
     text = (f'{{"type":"lag","ts":{ts},"group":"{group}","topic":"{topic}","partition":{partition},'
             f'"committed_offset":{committed},"end_offset":{end}')
     text += f',"log_start_offset":{start}' if start is not None else ""
-    return text + (f',"no_commit":{json.dumps(no_commit)}}}' if no_commit is not None else "}")
+    text += f',"no_commit":{json.dumps(no_commit)}' if no_commit is not None else ""
+    return text + (f',"{ev.METADATA_EVENTS}":{count}}}' if count is not None else "}")
 
 
 def _edges() -> list[tuple[str, str, str | None]]:
@@ -43,6 +44,10 @@ def _edges() -> list[tuple[str, str, str | None]]:
         *(_canonical(partition=p) for p in (0, 2**31 - 1, 2**31, 9_999_999_999, 10_000_000_000)),
         *(_canonical(committed=c, end=c) for c in (0, 10**18 - 1, 10**18, 2**63 - 1, 2**63)),
         _canonical(committed=20, end=10),
+        *(_canonical(count=n) for n in (0, 1, 2**31 - 1, 2**31, 9_999_999_999, 10_000_000_000)),
+        _canonical(start=4, no_commit=False, count=2), _canonical(no_commit=True, count=1),
+        _canonical(count="01"), _canonical(count="-1"), _canonical(count="1.0"),
+        _canonical(count='"1"'), _canonical(count="null"), _canonical(count=1).replace("}", ",}"),
         *(_canonical(ts=t) for t in (0, 1, NOW + SKEW_MS, NOW + SKEW_MS + 1, 10**17, 10**18 - 1,
                                      10**18)),
         *(_canonical(topic=t) for t in (".", "..", "...", "a" * 249, "a" * 250, "t-1._X", "t 1",
@@ -210,10 +215,9 @@ def test_the_fast_path_takes_the_collectors_events_and_some_edges(corpus):
     fast = raw.select(F.coalesce(matches, F.lit(False)).alias("c"), "value").collect()
     taken = {bytes(r["value"]) for r in fast if r["c"]}
     encoded = [v for _, v, _ in records[-362:-62]]
-    counted = [v for v in encoded if ev.METADATA_EVENTS.encode() in v]
-    # every event the collector writes, but those that count their poll's metadata (now and then)
-    assert len(counted) == 30 and not any(v in taken for v in counted)
-    assert all(v in taken for v in encoded if v not in counted)
+    # every event the collector writes, those that count their poll's metadata too
+    assert sum(ev.METADATA_EVENTS.encode() in v for v in encoded) == 30
+    assert all(v in taken for v in encoded)
     # read fast, then rejected by the range rule
     assert _canonical(partition=2**31).encode() in taken
     assert _canonical(topic="..").encode() in taken
@@ -223,6 +227,10 @@ def test_the_fast_path_takes_the_collectors_events_and_some_edges(corpus):
     assert _canonical(committed=10**18, end=10**18).encode() not in taken
     assert _canonical(start=0, no_commit=True).encode() in taken \
         and _canonical(start=5).encode() in taken
+    assert _canonical(start=4, no_commit=False, count=2).encode() in taken
+    assert _canonical(count=2**31).encode() in taken  # read fast, then rejected by the range rule
+    assert _canonical(count=10**10).encode() not in taken and \
+        _canonical(count="01").encode() not in taken
 
 
 def test_the_dense_fast_path_takes_the_collectors_events_and_no_text_that_differs(corpus):
@@ -283,6 +291,12 @@ def test_canonical_edge_cases_are_judged_by_the_rules(corpus):
     assert reason(_canonical(start="-1")) == "negative log_start_offset -1"
     assert reason(_canonical(start='"5"')) == "field log_start_offset is not an integer"
     assert reason(_canonical(start="null")) is None  # absent and null alike, as for no_commit
+    assert reason(_canonical(count=2**31 - 1)) is None \
+        and reason(_canonical(no_commit=True, count=1)) is None
+    assert reason(_canonical(count=2**31)) == f"metadata_events {2**31} outside 0..{2**31 - 1}"
+    assert reason(_canonical(count="-1")) == f"metadata_events -1 outside 0..{2**31 - 1}"
+    assert reason(_canonical(count='"1"')) == "field metadata_events is not an integer"
+    assert reason(_canonical(count="null")) is None
 
 
 # The largest generated method spark_session.HUGE_METHODS was measured to let C2 compile:

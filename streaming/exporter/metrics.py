@@ -106,6 +106,11 @@ class JobMetrics:
         self.rejected_rows = Counter(f"{PREFIX}_job_rejected_rows",
                                      "Rows written to rejected_events, by reason", ["reason"],
                                      registry=r)
+        self.missing_metadata = Counter(
+            f"{PREFIX}_job_polls_missing_metadata",
+            "Polls decided without every metadata event their lag counts (the metadata topic read "
+            "a poll behind its lag, or a metadata event rejected): see docs/deciding.md",
+            registry=r)
         self.batch_duration = Histogram(f"{PREFIX}_job_batch_duration_seconds",
                                         "Wall time of a micro-batch", buckets=BATCH_BUCKETS,
                                         registry=r)
@@ -175,6 +180,9 @@ class JobMetrics:
         self.state_rows.set(state_rows)
         self.last_batch.set(batch_id)
         self.last_batch_time.set(time.time())
+
+    def observe_missing_metadata(self, n: int) -> None:
+        self.missing_metadata.inc(n)
 
     def observe_rejected(self, by_reason: Mapping[str | None, int]) -> None:
         for reason, n in by_reason.items():

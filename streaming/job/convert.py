@@ -33,8 +33,9 @@ from streaming.contracts.recommendation import OUTPUT_COLUMNS, OUTPUT_SCHEMA
 
 ROW_SCHEMA = "kind STRING, " + OUTPUT_SCHEMA + ", rejected STRING"
 """The stateful step's output rows: ``kind`` is ``recommendation`` (the
-recommendation columns) or ``rejected`` (``group`` and ``rejected``, the record's
-JSON detail in :data:`streaming.job.validate.REJECTED_SCHEMA`)."""
+recommendation columns), ``rejected`` (``group`` and ``rejected``, the record's
+JSON detail in :data:`streaming.job.validate.REJECTED_SCHEMA`) or ``metadata_missing``
+(``group`` and ``event_ts``: :func:`streaming.job.stateful.missing_rows`)."""
 ROW_COLUMNS = ["kind", *OUTPUT_COLUMNS, "rejected"]
 
 # Keys and defaults as pyspark.worker.RunnerConf reads them; the JVM sends the session's values.

@@ -44,6 +44,7 @@ from streaming.kafka_clients.properties import spark_options
 from streaming.operations import delta_tables, faults
 from streaming.operations.row_retention import Retention
 from streaming.paths import local_path
+from streaming.state.group_state import METADATA_MISSING
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ log = logging.getLogger(__name__)
 # kafka_clients.FEED_MAX_MESSAGE_BYTES to match.
 FEED_PRODUCER_DEFAULTS = {"kafka.compression.type": "gzip",
                           "kafka.max.request.size": str(16 * 1024 * 1024)}
+MISSING_NAMED = 5
+"""Groups a batch's ``metadata_missing`` warning names at most."""
 PUBLISHED_MODES = (APPROVE, AUTO)
 """Modes whose recommendations go to the trigger feed (approve as proposals); observe
 only to Delta."""
@@ -112,6 +115,8 @@ class BatchWriter:
             marks.append(time.monotonic())
             n_recs, rec_chars = kinds.get("recommendation", (0, 0))
             n_rejected, rejected_chars = kinds.get("rejected", (0, 0))
+            if METADATA_MISSING in kinds:
+                self._say_missing(batch, batch_id, kinds[METADATA_MISSING][0])
             if n_rejected:
                 self._append(rejected_rows(batch, batch_id), REJECTED, batch_id, rejected_chars)
             if n_recs:
@@ -136,6 +141,20 @@ class BatchWriter:
         # between two of the job's own appends: no race
         self.retention.after_batch(batch.sparkSession, batch_id)
         faults.hit("batch:end", batch_id)
+
+    def _say_missing(self, batch: DataFrame, batch_id: int, n: int) -> None:
+        """Log and count the ``n`` polls the batch decided without every metadata event their lag
+        counts (:func:`streaming.job.stateful.missing_rows`): a few groups named."""
+        named = (batch.filter(F.col("kind") == METADATA_MISSING).select("group", "event_ts")
+                 .distinct().orderBy("group", "event_ts").limit(MISSING_NAMED).collect())
+        log.warning(
+            "batch %d decided %d poll(s) without every metadata event their lag counts (%s%s): "
+            "a cap of job.max_offsets_per_trigger below a poll's records lets the metadata "
+            "topic fall a poll behind, or a metadata event was rejected; see docs/deciding.md",
+            batch_id, n, ", ".join(f"{r['group']} by ts {r['event_ts']}" for r in named),
+            ", ..." if n > len(named) else "")
+        if self.metrics is not None:
+            self.metrics.observe_missing_metadata(n)
 
     def _observe(self, batch: DataFrame, n_recs: int, n_rejected: int) -> None:
         """The batch's figures to the metrics, once its writes are done (small collects of

@@ -12,6 +12,10 @@ entries of a ``lag_dense`` record (a list in its ``detail``, :mod:`streaming.job
 good ones. A ``lag_dense`` row left with no good entry counts as rejected: it changes no state, as
 its entries as ``lag`` rows would not.
 
+A poll decided without every metadata event its lag counts (which only a batch cap or a rejected
+metadata event allows: :mod:`streaming.state.waiting`) leaves a ``metadata_missing`` row, which the
+driver logs and counts (:func:`missing_rows`).
+
 Two more kinds of row leave as ``rejected``, never silently:
 
 - ``late``: a valid event whose ts is at or below the current watermark (Spark's own rule for late
@@ -61,7 +65,7 @@ from streaming.job import convert, isolate
 from streaming.job.convert import ROW_COLUMNS
 from streaming.job.rejection import reencoded, rejected_row
 from streaming.policy.recommend import process
-from streaming.state.group_state import GroupState
+from streaming.state.group_state import METADATA_MISSING, GroupState
 from streaming.state.readings import LOG_STARTS, READINGS, dense_sizes
 
 # pyspark's applyInPandasWithState serializer pads each output batch with an all-null frame before
@@ -283,8 +287,10 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
             return Step(rows, blob, False, timeout)
         events = ({c: cols[c] for c in EVENT_COLUMNS} if keep.all()
                   else {c: cols[c][keep] for c in EVENT_COLUMNS})
+        missing = gs.counters.get(METADATA_MISSING, 0)
         recs = [{"kind": "recommendation", **rec.to_row()}
                 for rec in process(gs, events, ctx.policy)]
+        rows += missing_rows(group, gs, missing)
         if recs:
             # converted before the state is kept: rows pyspark would refuse reject
             # the group instead
@@ -292,6 +298,15 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
         return Step(rows, gs.to_bytes(), True, max(gs.last_ts + ctx.timeout_ms, watermark + 1))
     except Exception:
         return isolated(group, cols, keep, blob, watermark, ctx, rows)
+
+
+def missing_rows(group: str, gs: GroupState, before: int) -> list[dict[str, Any]]:
+    """A ``metadata_missing`` row for each poll of the group this call decided without every
+    metadata event its lag counts (its ``event_ts`` the newest poll the call applied, the one that
+    closed it or later): the driver logs and counts
+    them (:class:`streaming.job.sinks.BatchWriter`)."""
+    n = gs.counters.get(METADATA_MISSING, 0) - before
+    return [{"kind": METADATA_MISSING, "group": group, "event_ts": gs.last_ts} for _ in range(n)]
 
 
 def isolated(group: str, cols: dict[str, np.ndarray], keep: np.ndarray, blob: bytes | None,

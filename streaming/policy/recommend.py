@@ -63,7 +63,7 @@ from streaming.policy import (
 from streaming.policy.outcome import Proposal, record
 from streaming.state import waiting, whole
 from streaming.state.changes import Changes
-from streaming.state.group_state import GroupState
+from streaming.state.group_state import METADATA_MISSING, GroupState
 from streaming.state.ingest import Block, Events, columns, last_ts, observations, split_at
 from streaming.state.snapshot import to_snapshot
 
@@ -86,6 +86,7 @@ def process(state: GroupState, events: Events, policy: PolicySettings) -> list[R
         return out
     if state.undecided is not None:  # closed by what comes after it
         t, lag_changed, changes = state.undecided[:3]
+        _count_missing(state, t, max([0, *state.undecided[3:4]]))
         state.undecided = None
         out += _decide(state, t, lag_changed, Changes(**changes), None, policy)
     return out + _observe(state, later, policy)
@@ -114,10 +115,23 @@ def _observe(state: GroupState, cols: dict, policy: PolicySettings,
         # an event after it has come (in this call or an earlier one): the poll is all here
         closed = t < state.last_ts or (last is not None and t < last)
         if closed or whole.complete(state, t, said):
+            _count_missing(state, t, said)
             out += _decide(state, t, lag_changed, changes, seen.owners, policy)
         else:
             state.undecided = [t, lag_changed, dataclasses.asdict(changes), said]
     return out
+
+
+def _count_missing(state: GroupState, t: int, said: int) -> None:
+    """Count the newest poll, at ``t``, decided without every one of the ``said`` metadata events
+    its lag counts (``GroupState.counters``): they come after the poll that closed it, which the
+    collector's order rules out, unless a batch cap (``job.max_offsets_per_trigger``) cut the
+    metadata topic a poll behind or a metadata event was rejected. The decision may then differ
+    from one with the events in; the job reports the count (:mod:`streaming.job.stateful`). An
+    older poll read again (``t`` below the newest) is not counted: the state holds newer metadata
+    than its own."""
+    if said and t >= state.last_ts and state.metadata_events_at(t) < said:
+        state.count(METADATA_MISSING)
 
 
 def _decide(state: GroupState, t: int, lag_changed: bool, changes: Changes,

@@ -50,11 +50,13 @@ _LZ4 = pa.Codec("lz4_raw")
 # is left out.
 MAX_INFERRED_PARTITIONS = 1 << 20
 
-COUNTERS = ("late_metadata", "duplicate_metadata", "late_lag", "invalid_parts")
+METADATA_MISSING = "metadata_missing"
+COUNTERS = ("late_metadata", "duplicate_metadata", "late_lag", "invalid_parts", METADATA_MISSING)
 """``late_metadata``: members/partitions events older than the ones held, ignored;
 ``duplicate_metadata``: the held event again (same ts and generation), ignored; ``late_lag``: lag
 rows older than the newest observation of their partition, ignored; ``invalid_parts``: parts of
-split events with a bad index."""
+split events with a bad index; ``metadata_missing``: polls decided without every metadata event
+their lag counts (:func:`streaming.policy.recommend.process`)."""
 
 
 @dataclass

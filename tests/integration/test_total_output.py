@@ -1,17 +1,21 @@
-"""Exact figures through both Delta writers, and a recommendations table of an older release (its
-figures in records DOUBLE) written by either writer without a schema error (issue #26, item 1)."""
+"""Exact figures through both Delta writers, a recommendations table of an older release (its
+figures in records DOUBLE) written by either writer without a schema error (issue #26, item 1), and
+the step's rows that are for the driver alone (polls decided without their metadata)."""
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 
 import pytest
 
-from streaming.contracts.recommendation import RECORDS_CAP
-from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL
+from streaming.contracts.recommendation import OUTPUT_COLUMNS, RECORDS_CAP
+from streaming.contracts.tables import RECOMMENDATIONS, RECOMMENDATIONS_DDL, REJECTED
+from streaming.exporter.metrics import JobMetrics
 from streaming.job import convert, sinks
 from streaming.operations import delta_tables
+from streaming.state.group_state import METADATA_MISSING
 
 from .test_driver_delta import _batch, _config, _read, _rec, _rejected
 
@@ -66,3 +70,26 @@ def test_an_older_table_keeps_its_double_columns_and_takes_new_rows(spark, cfg, 
     huge = next(r for r in rows if r["group"] == "huge")
     assert huge["before_max_lag"] == float(RECORDS_CAP) and huge["lag_moved"] == float(2**62 + 3)
     assert {r["before_max_lag"] for r in rows if r["group"] != "huge"} == {900.0}
+
+
+def test_polls_decided_without_their_metadata_are_logged_and_counted_not_written(
+        spark, cfg, tmp_path, caplog):
+    """The step's ``metadata_missing`` rows (stateful.missing_rows) reach neither table: the driver
+    logs the batch's count with the groups and counts them in the job's metrics."""
+    c = _config(cfg, tmp_path / uuid.uuid4().hex[:6], "auto")
+    delta_tables.prepare(spark, c, c.checkpoint_path("rebalancer"))
+    metrics = JobMetrics()
+    missing = [{"kind": METADATA_MISSING, **{k: None for k in OUTPUT_COLUMNS}, "group": g,
+                "event_ts": ts, "rejected": None}
+               for g, ts in (("g1", 1_000), ("g1", 1_000), ("g0", 2_000))]
+    schema = spark.createDataFrame([], convert.ROW_SCHEMA).schema
+    rows = [_rec("g0", 1, 1.0), _rejected(3), *missing]
+    batch = spark.createDataFrame([tuple(r[f.name] for f in schema.fields) for r in rows], schema)
+    with caplog.at_level(logging.WARNING, logger=sinks.__name__):
+        sinks.BatchWriter(c, "app", metrics=metrics)(batch, 0)
+    assert [r["group"] for r in _read(spark, c.table_path(RECOMMENDATIONS))] == ["g0"]
+    assert len(_read(spark, c.table_path(REJECTED))) == 1
+    [said] = [r.getMessage() for r in caplog.records if "metadata event" in r.getMessage()]
+    assert "batch 0 decided 3 poll(s)" in said and "g0 by ts 2000, g1 by ts 1000" in said
+    assert metrics.registry.get_sample_value(
+        "kafka_rebalancer_job_polls_missing_metadata_total") == 3

@@ -21,7 +21,7 @@ from streaming.contracts import events as ev
 from streaming.job import buckets, convert, stateful
 from streaming.operations import hfs
 from streaming.state.errors import UNREADABLE, WAY_OUT, UnreadableState
-from streaming.state.group_state import GroupState
+from streaming.state.group_state import METADATA_MISSING, GroupState
 from tests.unit.streaming.job.statestore import COLUMNS, State, Store
 
 T0 = 1_763_700_000_000
@@ -313,3 +313,18 @@ def test_output_frames_convert_to_the_row_schema_whatever_columns_they_leave_emp
     assert {k: v for k, v in out.items() if v is not None} == {
         k: v for k, v in rows[0].items()
         if v is not None and not (isinstance(v, float) and math.isnan(v))}
+
+
+def test_a_poll_decided_without_its_metadata_leaves_one_row_for_the_driver():
+    """A poll whose lag counts a members event that never comes, closed by the next poll: one
+    ``metadata_missing`` row for its group (stateful.missing_rows), under either keying; nothing
+    rejected for it, and nothing more when later polls are whole."""
+    def lag(ts: int, offset: int, said: int) -> list[dict]:
+        return [r | {ev.METADATA_EVENTS: said} for r in poll("orders", ts, offset, False)]
+
+    batches = [[members("orders", T0 - 10_000, 1) | {ev.METADATA_EVENTS: 0}], lag(T0, 10, 1),
+               lag(T0 + 10_000, 20, 0), lag(T0 + 20_000, 30, 0)]
+    for store in (per_group_store({}), bucket_store(3, {})):
+        out = [[r for r in store.batch(rows) if r["kind"] != "recommendation"] for rows in batches]
+        assert [[(r["kind"], r["group"], r["event_ts"]) for r in rows] for rows in out] \
+            == [[], [], [(METADATA_MISSING, "orders", T0 + 10_000)], []]

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from streaming.contracts import events as ev
 from streaming.policy.recommend import process
-from streaming.state.group_state import GroupState
+from streaming.state.group_state import METADATA_MISSING, GroupState
 from tests.unit.streaming.policy.test_policy import POLICY, STEP, T0
 
 RACKS = ("a", "b", "c")
@@ -169,6 +169,8 @@ def test_cuts_anywhere_give_the_recommendations_of_one_call(stream, late, on, cu
     got, state = _in_batches(_cut(read_as(stream, late), cuts, resends, rnd), policy)
     assert got == expected
     assert _decisions(state) == _decisions(whole)
+    # every poll's metadata came before the next poll's records: none is said missing
+    assert state.counters[METADATA_MISSING] == whole.counters[METADATA_MISSING] == 0
 
 
 def test_without_the_count_metadata_read_late_changes_decisions():
@@ -176,15 +178,7 @@ def test_without_the_count_metadata_read_late_changes_decisions():
     members event read in the batch after its lag. With the count, the recommendations are those
     of one call; lag records that do not count their poll's metadata (a collector from before the
     count) have each poll decided, and its capacity measured, under the member before."""
-    rng = random.Random(0)
-    stream: list[Poll] = []
-    for i in range(6):
-        ts = T0 + i * STEP
-        meta = [_members(ts, i + 1, 1 if i % 2 == 0 else 2, ("t0",), {"t0": 2}, False)]
-        meta += [_partitions(ts, "t0", 2, rng)] if i == 0 else []
-        lag = [ev.lag_event(ts, "g", "t0", p, 10**6 + 300 * i, 10**6 + 5_000 * i + 2_000)
-               for p in range(2)]
-        stream.append((meta, ev.marked(lag, len(meta))))
+    stream = _replaced_member_polls()
     unmarked = [(meta, [{k: v for k, v in e.items() if k != ev.METADATA_EVENTS} for e in lag])
                 for meta, lag in stream]
 
@@ -197,7 +191,8 @@ def test_without_the_count_metadata_read_late_changes_decisions():
 
     expected = [r.to_row() for r in process(GroupState("g"), read_as(stream), POLICY)]
     assert len(expected) == 5  # a membership change at every poll after the first
-    assert _in_batches(lag_first(stream), POLICY)[0] == expected
+    got, state = _in_batches(lag_first(stream), POLICY)
+    assert got == expected and state.counters[METADATA_MISSING] == 0
     assert _in_batches(lag_first(unmarked), POLICY)[0] != expected
 
 
@@ -213,3 +208,34 @@ def test_the_streams_reach_every_trigger(trigger):
     assert recommends(find(streams(), recommends,
                            settings=settings(max_examples=3000, database=None, deadline=None,
                                              phases=(Phase.generate,))))
+
+
+def test_a_poll_closed_before_its_metadata_came_is_counted():
+    """The envelope broken: each poll's members event read only after the next poll's lag (a batch
+    cap cut the metadata topic a poll behind). Each poll the next one closes first is decided
+    without its metadata and counted, once, whatever else is re-sent; the last one waits for its
+    own and is not."""
+    stream = _replaced_member_polls()
+    metas, lags = [meta for meta, _ in stream], [lag for _, lag in stream]
+    batches = [lags[0], lags[1]]
+    batches += [metas[i - 2] + lags[i] for i in range(2, len(stream))]
+    batches += [metas[-2], metas[-1], lags[-1]]  # the last poll's lag re-sent: nothing more
+    _, state = _in_batches(batches, POLICY)
+    assert state.counters[METADATA_MISSING] == len(stream) - 1
+    again = GroupState.from_bytes(state.to_bytes())
+    assert again.counters == state.counters
+
+
+def _replaced_member_polls() -> list[Poll]:
+    """Six polls of a group whose one member is replaced every poll while its lag grows; each
+    poll's lag counts its metadata."""
+    rng = random.Random(0)
+    stream: list[Poll] = []
+    for i in range(6):
+        ts = T0 + i * STEP
+        meta = [_members(ts, i + 1, 1 if i % 2 == 0 else 2, ("t0",), {"t0": 2}, False)]
+        meta += [_partitions(ts, "t0", 2, rng)] if i == 0 else []
+        lag = [ev.lag_event(ts, "g", "t0", p, 10**6 + 300 * i, 10**6 + 5_000 * i + 2_000)
+               for p in range(2)]
+        stream.append((meta, ev.marked(lag, len(meta))))
+    return stream

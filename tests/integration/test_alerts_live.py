@@ -33,6 +33,7 @@ from streaming.job import query
 from streaming.kafka_clients import factories as kafka_clients
 
 from .conftest import commit_offsets, topic_with_records
+from .test_alert_rules import rule_count
 from .test_job import job_config
 
 pytestmark = [pytest.mark.integration]
@@ -196,6 +197,6 @@ def test_a_stuck_partition_fires_its_alert_in_a_real_prometheus(spark, cfg, prom
     assert "KafkaRebalancerJobStalled" not in {a["labels"]["alertname"] for a in every}, every
     (group,) = rules
     (rule,) = [r for r in group["rules"] if r["name"] == ALERT]
-    assert len(group["rules"]) == 12
+    assert len(group["rules"]) == rule_count()
     assert (rule["query"], rule["duration"]) == ("kafka_rebalancer_group_stuck_partitions > 0", 1)
     assert not poller.is_alive()

@@ -303,8 +303,8 @@ def apply_group(group: str, cols: dict[str, np.ndarray], valid: np.ndarray, late
 def missing_rows(group: str, gs: GroupState, before: int) -> list[dict[str, Any]]:
     """A ``metadata_missing`` row for each poll of the group this call decided without every
     metadata event its lag counts (its ``event_ts`` the newest poll the call applied, the one that
-    closed it or later): the driver logs and counts
-    them (:class:`streaming.job.sinks.BatchWriter`)."""
+    closed it or later): the driver logs and counts them (:class:`streaming.job.sinks.BatchWriter`).
+    A call :func:`isolated` applies leaves none: its state counts them still."""
     n = gs.counters.get(METADATA_MISSING, 0) - before
     return [{"kind": METADATA_MISSING, "group": group, "event_ts": gs.last_ts} for _ in range(n)]
 

@@ -5,6 +5,7 @@ integration / -m java."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,23 @@ os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 # property asserts outcomes, and speed is for benchmarks/ to measure.
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """How fast the machine runs plain Python at the start, and how loaded it is: the same suite
+    took 22 minutes on one day and 48 on another on this machine, and a run's time reads only
+    beside these (``benchmarks/results/suite.txt``)."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(MACHINE_PROBE):
+        total += i
+    rate = MACHINE_PROBE / (time.perf_counter() - t0) / 1e6
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"machine: {rate:.1f} M Python additions/s, {os.cpu_count()} CPUs, load average {load}"
+
+
+MACHINE_PROBE = 3_000_000
+"""Additions the header's speed probe times (about half a second on the slow days)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

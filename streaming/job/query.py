@@ -19,12 +19,13 @@ from collections import deque
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
+from pyspark.sql.streaming import StreamingQuery
 
 from streaming import exporter
 from streaming.config import SECRET_HINTS, Config
 from streaming.contracts.tables import RECOMMENDATIONS
 from streaming.job import buckets, convert, sinks, stateful, validate
+from streaming.job.progress import RECENT_LINES, ProgressPrinter
 from streaming.kafka_clients import factories as kafka_clients
 from streaming.kafka_clients.properties import spark_options
 from streaming.operations import delta_tables, faults, hfs, recover
@@ -35,9 +36,6 @@ from streaming.operations.supervisor import Attempt, supervise
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "rebalancer"
-# Progress lines kept in memory (the last ones; totals are counted apart): a job that runs for
-# months must not keep one per batch.
-RECENT_LINES = 1000
 CHECKPOINT_FILES = "spark.sql.streaming.checkpointFileManagerClass"
 FILE_SYSTEM_FILES = ("org.apache.spark.sql.execution.streaming.checkpointing."
                      "FileSystemBasedCheckpointFileManager")
@@ -95,66 +93,6 @@ def pipeline(spark: SparkSession, cfg: Config,
 def ensure_topics(cfg: Config) -> None:
     """The event topics and the compacted trigger feed, created if missing."""
     kafka_clients.ensure_rebalancer_topics(cfg)
-
-
-class ProgressPrinter(StreamingQueryListener):
-    """One line per batch: input rows, keys in state, recommendations, rejected (the step rejects
-    late rows itself, reason ``late``), rows Spark's watermark dropped (none by design), batch time.
-
-    ``groups`` of a line is the state operator's row count: groups when keyed by group, buckets of
-    groups otherwise (``state_keys`` names them in the printed line). ``batches`` holds the last
-    :data:`RECENT_LINES` lines, ``totals`` counts them all."""
-
-    def __init__(self, writer: sinks.BatchWriter, query_name: str, out=print, metrics=None,
-                 state_keys: str = "groups") -> None:
-        self.writer = writer
-        self.query_name = query_name
-        self.state_keys = state_keys
-        self.out = out
-        self.metrics = metrics
-        self.batches: deque[dict] = deque(maxlen=RECENT_LINES)
-        self.totals = Totals()
-
-    def onQueryStarted(self, event) -> None:
-        pass
-
-    def onQueryProgress(self, event) -> None:
-        p = event.progress
-        if p.name != self.query_name:
-            return
-        state = p.stateOperators[0] if p.stateOperators else None
-        recs, rejected = self.writer.counts.pop(p.batchId, (0, 0))
-        line = {
-            "batch": p.batchId, "started": p.timestamp, "input_rows": p.numInputRows,
-            "groups": state.numRowsTotal if state else 0,
-            "recommendations": recs, "rejected": rejected,
-            "late": state.numRowsDroppedByWatermark if state else 0,
-            "batch_ms": p.batchDuration,
-            # where the batch's time went: the stateful step (its input read, Arrow both ways, the
-            # Python function) and its state store commit, beside the whole batch
-            "state_update_ms": state.allUpdatesTimeMs if state else 0,
-            "state_commit_ms": state.commitTimeMs if state else 0,
-            # Spark's own phases (addBatch holds the write, i.e. everything the writer spent)
-            "durations": dict(p.durationMs or {}),
-            "writer_ms": self.writer.spent.pop(p.batchId, {}),
-        }
-        self.batches.append(line)
-        self.totals.add(line)
-        if self.metrics is not None:
-            self.metrics.observe_batch(p.batchId, p.numInputRows, p.batchDuration / 1000.0,
-                                       line["groups"])
-        self.out(
-            f"batch {line['batch']}: {line['input_rows']} input rows, "
-            f"{line['groups']} {self.state_keys} in state, {recs} recommendations, "
-            f"{rejected} rejected (late ones included), {line['late']} dropped by Spark's "
-            f"watermark, {line['batch_ms']} ms"
-        )
-
-    def onQueryIdle(self, event) -> None:
-        pass
-
-    def onQueryTerminated(self, event) -> None:
-        pass
 
 
 def checkpoint_files(spark: SparkSession, cfg: Config, checkpoint: str) -> None:
@@ -229,8 +167,8 @@ def run(spark: SparkSession, cfg: Config, available_now: bool = False,
         now: threading.Event | None = None,
         totals: Totals | None = None) -> list[dict]:
     """Run the query until it ends (``available_now``), is interrupted or ``stop`` is set;
-    return the last :data:`RECENT_LINES` progress lines (``totals``, when given, counts
-    every completed batch).
+    return the last :data:`~streaming.job.progress.RECENT_LINES` progress lines (``totals``, when
+    given, counts every completed batch).
 
     ``stop`` stops the query at the next batch boundary, waiting at most ``job.stop_grace_s``
     for the running batch (``now`` set: at once). A failure that can heal (a broker outage)

@@ -166,6 +166,11 @@ def test_job_metrics_equal_the_delta_rows(job_scrape):
     assert sum(b["input_rows"] for b in batches[:int(n)]) \
         == s[("kafka_rebalancer_job_input_rows_total", ())]
     assert s[("kafka_rebalancer_job_state_rows", ())] == batches[int(n) - 1]["groups"] >= 2
+    # Spark's phases came through the listener's JSON bridge (streaming.job.progress)
+    assert all(0 <= b["durations"]["addBatch"] <= b["durations"]["triggerExecution"]
+               for b in batches), batches
+    assert all(b["durations"]["addBatch"] > 0 and b["state_update_ms"] > 0
+               for b in batches if b["input_rows"]), batches
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The stop's parts without a JVM: signals as events, the wait for a batch boundary, the totals and
-the one line, the bounded progress lines, and the soak's verdicts. The real job stopped by real
-signals: tests/integration/test_stop.py."""
+the one line, and the soak's verdicts. The real job stopped by real signals:
+tests/integration/test_stop.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 
 from benchmarks import soak
 from streaming.commands.run import stop_line
-from streaming.job import query
 from streaming.operations.stopping import Stop, Totals, stop_at_boundary
 
 
@@ -114,19 +113,6 @@ def test_the_stop_line_says_signal_last_batch_and_what_was_committed():
     assert stop_line(stop, totals).endswith(
         "a batch still running was interrupted, the next run replays it")
 
-
-def test_progress_lines_are_bounded_and_totals_count_every_batch():
-    writer = SimpleNamespace(counts={}, spent={})
-    printer = query.ProgressPrinter(writer, "q", out=lambda _line: None)
-    n = query.RECENT_LINES + 500
-    for b in range(n):
-        writer.counts[b] = (1, 0)
-        progress = SimpleNamespace(name="q", batchId=b, timestamp="t", numInputRows=1,
-                                   stateOperators=[], batchDuration=5, durationMs={})
-        printer.onQueryProgress(SimpleNamespace(progress=progress))
-    assert len(printer.batches) == query.RECENT_LINES and printer.batches[-1]["batch"] == n - 1
-    assert (printer.totals.batches, printer.totals.recommendations,
-            printer.totals.last_batch) == (n, n, n - 1)
 
 
 def test_soak_verdicts():

@@ -1,15 +1,17 @@
 """A job run from a cold start with work to do, two checkouts' code side by side: ``rebalancer run
 --available-now`` as a process of its own on a new checkpoint over the chaos benchmark's seeded
-events (4 groups, 6 batches of ~150 records, recommendations in most), the code of ``--vs`` and of
+events (4 groups, 6 batches of ~150 records, recommendations in most; ``--per-trigger`` smaller
+gives more and smaller batches, where each batch's fixed cost shows), the code of ``--vs`` and of
 this checkout alternating round by round on the same topics and the same JVM options.
 
 Each figure is the process's wall time, the machine's busy CPU over it (driver, JVM, Python
-workers), the first batch's duration (where a cold JVM and new Python workers pay) and the later
-batches' summed. Medians over
+workers), the first batch's duration (where a cold JVM and new Python workers pay), the later
+batches' summed and their median. Medians over
 ``--rounds``. The job starts with ``-XX:TieredStopAtLevel=1`` as in the test suite, where most job
 starts are (``--c2`` for production's JIT).
 
     .venv/bin/python -m benchmarks.cold_run --vs /path/to/other/checkout [--rounds 4] [--c2]
+        [--per-trigger 150]
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ from benchmarks.restart import busy_ticks
 HERE = str(Path(__file__).resolve().parents[1])
 
 
-def one_run(args: list[str], code: str, c2: bool) -> tuple[float, float, int, int]:
-    """(wall s, busy CPU-s, first batch ms, the later batches' ms summed) of one run of ``args``
-    with ``code`` on its path."""
+Figures = tuple[float, float, int, int, float]
+
+
+def one_run(args: list[str], code: str, c2: bool) -> Figures:
+    """(wall s, busy CPU-s, first batch ms, the later batches' ms summed, their median) of one run
+    of ``args`` with ``code`` on its path."""
     env = os.environ | {"PYTHONPATH": code}
     if not c2:
         env["JDK_JAVA_OPTIONS"] = "-XX:TieredStopAtLevel=1"
@@ -40,7 +45,7 @@ def one_run(args: list[str], code: str, c2: bool) -> tuple[float, float, int, in
         raise SystemExit(f"run failed ({out.returncode}) with {code}:\n{out.stderr[-3000:]}")
     ms = [int(line.rsplit(",", 1)[1].split()[0]) for line in out.stdout.splitlines()
           if line.startswith("batch ")]
-    return wall, cpu, ms[0], sum(ms[1:])
+    return wall, cpu, ms[0], sum(ms[1:]), statistics.median(ms[1:] or [0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vs", required=True, help="another checkout whose code runs beside this one")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--c2", action="store_true", help="production's JIT (C1 only by default)")
+    ap.add_argument("--per-trigger", type=int, default=150,
+                    help="the job's maxOffsetsPerTrigger (records a batch)")
     a = ap.parse_args(argv)
     from benchmarks.chaos import prepare
     from streaming import config, jvm
@@ -56,26 +63,27 @@ def main(argv: list[str] | None = None) -> int:
     codes = {"vs": str(Path(a.vs).resolve()), "this": HERE}
     jvm.resolve()
     work = Path(tempfile.mkdtemp(prefix="rebalancer-cold-run-"))
-    figures: dict[str, list[tuple[float, float, int, int]]] = {name: [] for name in codes}
+    figures: dict[str, list[Figures]] = {name: [] for name in codes}
     with KafkaCluster(brokers=1, base_dir=work / "kafka") as cluster:
         cfg = config.load(overrides={"kafka.bootstrap_servers": cluster.bootstrap_servers,
                                      "spark.master": "local[1]", "spark.ui.enabled": "false"})
-        bench = prepare(cfg, work, seed=11, groups=4, polls=30, per_trigger=150)
+        bench = prepare(cfg, work, seed=11, groups=4, polls=30, per_trigger=a.per_trigger)
         for r in range(a.rounds):
             for name, code in codes.items():
                 args, _ = bench.args(f"r{r}-{name}")
                 figures[name].append(one_run(args, code, a.c2))
-                wall, cpu, first, later = figures[name][-1]
+                wall, cpu, first, later, each = figures[name][-1]
                 print(f"round {r} {name:>4} ({code}): {wall:.1f} s wall, {cpu:.1f} CPU-s, "
-                      f"first batch {first:,} ms, later batches {later:,} ms", flush=True)
+                      f"first batch {first:,} ms, later batches {later:,} ms "
+                      f"(median {each:,.0f})", flush=True)
     medians = {name: [statistics.median(x) for x in zip(*runs, strict=True)]
                for name, runs in figures.items()}
-    for name, (wall, cpu, first, later) in medians.items():
+    for name, (wall, cpu, first, later, each) in medians.items():
         print(f"{name:>4}: median {wall:.1f} s wall, {cpu:.1f} CPU-s, first batch {first:,.0f} ms, "
-              f"later batches {later:,.0f} ms")
-    (vw, vc, vf, vl), (tw, tc, tf, tl) = medians["vs"], medians["this"]
+              f"later batches {later:,.0f} ms (each {each:,.0f})")
+    (vw, vc, vf, vl, ve), (tw, tc, tf, tl, te) = medians["vs"], medians["this"]
     print(f"this / vs: wall x{tw / vw:.2f}, CPU x{tc / vc:.2f}, first batch x{tf / vf:.2f}, "
-          f"later batches x{tl / vl:.2f}")
+          f"later batches x{tl / vl:.2f} (each x{te / ve:.2f})")
     return 0
 
 

@@ -80,20 +80,18 @@ def _c(name: str) -> Column:
     return F.col(f"d_{name}")
 
 
-def columns(df: DataFrame, kind: Callable[[str], Column], dense: Column,
-            shape: Callable[[dict[str, str]], Column], exact: Column, read: Column) -> DataFrame:
+def columns(df: DataFrame, kind: Callable[[str], Column], dense: Column, hot: Column,
+            exact: Column, read: Column) -> DataFrame:
     """Adds, for ``lag_dense`` records, ``d_k_<array>`` (each array's JSON kind; ``kind(path)``
-    reads one, unless the record's ``shape`` is one of :data:`HOT_SHAPES`, ``shape(kinds)``
-    telling), ``d_<array>`` (as longs: null when not an array, an entry null when not an integer
+    reads one, unless ``hot``, the kinds of a record of one of the :data:`HOT_SHAPES`, is not
+    null), ``d_<array>`` (as longs: null when not an array, an entry null when not an integer
     that fits; the log starts too), ``d_v_no_commit`` (its entries as VARIANTs), ``d_n`` (the
     partitions' count) and ``d_entries_good`` (:func:`_entries_good`). A record read ``exact`` by
     the fast path (:func:`streaming.job.canonical.dense_read`) has no VARIANT: its arrays and kinds
     come from ``read``."""
     def kind_of(name: str) -> Column:
-        out = F.when(~dense, F.lit(None).cast("string")).when(exact, dense_kind(read, name))
-        for kinds in HOT_SHAPES:
-            out = out.when(shape(kinds), F.lit(kinds.get(name)).cast("string"))
-        return out.otherwise(kind(f"$.{name}"))
+        return (F.when(~dense, F.lit(None).cast("string")).when(exact, dense_kind(read, name))
+                .when(hot.isNotNull(), hot[name]).otherwise(kind(f"$.{name}")))
 
     # an exact record's flags as VARIANTs only when it has them (a partition that never
     # committed): rare

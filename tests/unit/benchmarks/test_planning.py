@@ -9,7 +9,7 @@ DUMP = """=== Metrics of Analyzer/Optimizer Rules ===
 Total number of runs: 2226
 Total time: 1.617320211 seconds
 
-Rule                                                      Effective Time / Total Time     Effective Runs / Total Runs
+Rule                                                      Effective Time / Total Time  Runs
 
 org.apache.spark.sql.catalyst.optimizer.CollapseProject   102843311 / 233967932           7 / 35
 org.apache.spark.sql.delta.stats.PrepareDeltaScan         0 / 88332012                    0 / 7

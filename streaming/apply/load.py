@@ -16,8 +16,13 @@ differed in size enough to tell the two apart (:data:`MIN_SPREAD`), and the slop
 positive.
 
 A window closes at the first poll to start or return at least ``interval_s`` after the window
-began (no thread), so a window is never shorter than ``interval_s`` and no stretch is ever cut: a
-batch processed for 12 s makes a window of at least 12 s, all 12 busy.
+began (no thread), so no stretch is ever cut: a batch processed for 12 s makes a window of at least
+12 s, all 12 busy. A saturated window (busy at least
+:data:`streaming.contracts.member_load.SATURATED_BUSY` of it, the figure from which the job reads a
+report as the consumer's capacity) closes sooner, at the first poll to start ``saturated_s`` after
+it began: a consumer that slows down says so within a second or two of its first full window, not
+at the end of the interval. Only at a poll's start, so that every record the window counts was
+processed in it. Any other window is never shorter than ``interval_s``.
 
 ::
 
@@ -42,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from streaming.contracts.member_load import Report, encode
+from streaming.contracts.member_load import SATURATED_BUSY, Report, encode
 from streaming.text import printable
 
 log = logging.getLogger(__name__)
@@ -67,14 +72,17 @@ class LoadMeter:
     def __init__(self, send: Send, group: str, client_id: str,
                  member_id: Callable[[], str | None] = lambda: None, interval_s: float = 5.0,
                  clock: Callable[[], float] = time.monotonic,
-                 wall_ms: Callable[[], int] = epoch_ms) -> None:
+                 wall_ms: Callable[[], int] = epoch_ms, saturated_s: float = 1.0) -> None:
         if not interval_s > 0:
             raise ValueError(f"interval_s must be positive: {interval_s}")
+        if not saturated_s > 0:
+            raise ValueError(f"saturated_s must be positive: {saturated_s}")
         self.send = send
         self.group = group
         self.client_id = client_id
         self.member_id = member_id
         self.interval_s = float(interval_s)
+        self.saturated_s = min(float(saturated_s), self.interval_s)
         self.clock = clock
         self.wall_ms = wall_ms
         self._start: float | None = None
@@ -111,7 +119,9 @@ class LoadMeter:
         self._batch = max(0, int(records))
         self._records += self._batch
         window_s = now - self._start
-        if window_s >= self.interval_s:
+        if window_s >= self.interval_s or (
+                in_poll and window_s >= self.saturated_s
+                and self._busy >= SATURATED_BUSY * window_s):
             # the window ends here, at a poll's start or return: the stretch before it is all in
             # this window, the one beginning now all in the next
             self._report(window_s)

@@ -49,6 +49,14 @@ MAX_RECORDS_PER_S = 1e12
 RECORD_COST = "record_cost_s"
 MAX_RECORD_COST_S = 3600.0
 """The most a record may cost by a report: beyond it, no consumer is measured by its records."""
+SATURATED_BUSY = 0.95
+"""The busy fraction from which a member's own report measures its capacity
+(:mod:`streaming.lag.reported`), and from which a meter reports early
+(:class:`streaming.apply.load.LoadMeter`). Below it the figure is a lower bound: what a consumer
+spends per poll (the fetch, the commit) weighs less on the bigger batches it reads when more
+arrives, so one that idles can do more than records/s over busy says
+(live, consumers of 90 and 180/s reading 80/s reported 81-84 and 117-134; at 0.8, a group of alike
+consumers at two thirds of their capacity looked near saturation and got moves it did not need)."""
 
 
 class Report(NamedTuple):

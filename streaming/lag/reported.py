@@ -5,7 +5,7 @@ A consumer that reports how busy it is has a capacity at once: records/s over it
 :func:`with_reports` puts the reports into the estimates every decision reads. A report measures
 its member when the member is saturated:
 
-- at or above :data:`SATURATED_BUSY`: records/s over busy;
+- at or above :data:`streaming.contracts.member_load.SATURATED_BUSY`: records/s over busy;
 - at or above :data:`BEHIND_BUSY` while its lag grows (more arrives on its partitions than it
   consumes, :func:`streaming.lag.capacity.behind`): records/s itself. A member that cannot keep up
   does all it can; a busy figure below 1 is then time the meter counts as idle though the poll
@@ -39,17 +39,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from streaming.contracts.member_load import SATURATED_BUSY
 from streaming.lag.capacity import AT_LEAST, CONFIDENT_S, OVER, Held
 
 MIN_BUSY = 0.05
 """The least busy fraction a member's own load report is read at: below it, records/s over busy is
 mostly the meter's rounding."""
-SATURATED_BUSY = 0.95
-"""The busy fraction from which a member's own report measures its capacity. Below it the figure is
-a lower bound: what a consumer spends per poll (the fetch, the commit) weighs less on the bigger
-batches it reads when more arrives, so one that idles can do more than records/s over busy says
-(live, consumers of 90 and 180/s reading 80/s reported 81-84 and 117-134; at 0.8, a group of alike
-consumers at two thirds of their capacity looked near saturation and got moves it did not need)."""
 BEHIND_BUSY = 0.8
 """The busy fraction from which a report measures a member that does not keep up (its lag grows):
 one that keeps up at this figure is busy with per-poll costs, not saturated."""

@@ -1,5 +1,6 @@
 """The load meter's reports add up to what the consumer did, on a fake clock: busy time, records,
-windows never shorter than the interval; a send that fails never reaches the consumer."""
+windows never shorter than the interval unless saturated (then at least ``saturated_s``, holding
+whole batches); a send that fails never reaches the consumer."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from streaming.apply.load import (
     producer_send,
     record_cost,
 )
-from streaming.contracts.member_load import Report, encode, parse
+from streaming.contracts.member_load import SATURATED_BUSY, Report, encode, parse
 
 
 class Clock:
@@ -54,10 +55,10 @@ steps_st = st.lists(st.tuples(seconds, seconds, st.integers(0, 10_000)), max_siz
 
 
 @settings(max_examples=300)
-@given(steps=steps_st, interval_s=st.floats(0.1, 30.0))
+@given(steps=steps_st, interval_s=st.floats(0.1, 30.0), saturated_s=st.floats(0.01, 40.0))
 def test_reports_add_up_to_the_busy_time_and_the_records(
-        steps: list[tuple[float, float, int]], interval_s: float) -> None:
-    m, clock, sent = meter(interval_s)
+        steps: list[tuple[float, float, int]], interval_s: float, saturated_s: float) -> None:
+    m, clock, sent = meter(interval_s, saturated_s=saturated_s)
     run(m, clock, steps)
     # one last poll longer than the interval closes the window with nothing more done
     m.poll_started()
@@ -66,7 +67,9 @@ def test_reports_add_up_to_the_busy_time_and_the_records(
     busy = sum(b for _, b, _ in steps)
     records = sum(r for _, _, r in steps)
     span = sum(i + b for i, b, _ in steps) + interval_s + 1.0
-    assert sent and all(r.window_s >= interval_s for r in sent)
+    assert sent and all(
+        r.window_s >= interval_s
+        or (r.window_s >= saturated_s and r.busy >= SATURATED_BUSY * (1 - 1e-12)) for r in sent)
     assert all(0.0 <= r.busy <= 1.0 for r in sent)
     assert math.isclose(sum(r.busy * r.window_s for r in sent), busy, rel_tol=1e-9, abs_tol=1e-6)
     assert math.isclose(sum(r.records_per_s * r.window_s for r in sent), records,
@@ -124,6 +127,35 @@ def test_a_send_that_fails_never_reaches_the_consumer(caplog: pytest.LogCaptureF
 def test_the_interval_must_be_positive() -> None:
     with pytest.raises(ValueError):
         meter(0.0)
+    with pytest.raises(ValueError):
+        meter(5.0, saturated_s=0.0)
+
+
+def test_a_consumer_that_slows_down_says_so_within_a_second_of_its_first_saturated_window() -> None:
+    """At 120/s it reads 80/s (busy 2/3) in 5-second windows; from t = 5 s it can do 60/s of the
+    same 80/s: saturated. Its next report comes at the first poll a second or more into the new
+    window, where a 5-second window would have waited until t = 10 s."""
+    m, clock, sent = meter(5.0, saturated_s=1.0)
+    run(m, clock, [(1 / 30, 2 / 30, 8)] * 50)  # 0.1 s each: 8 records at 1/120 s
+    run(m, clock, [(0.002, 8 / 60, 8)] * 10)  # 8 records at 1/60 s a cycle
+    assert [round(r.window_s, 3) for r in sent] == [5.0, 1.083]  # 8 cycles of 0.135 s
+    slow = sent[-1]
+    assert slow.busy >= SATURATED_BUSY and math.isclose(slow.records_per_s / slow.busy, 60.0)
+
+
+@settings(max_examples=300)
+@given(batches=st.lists(st.tuples(seconds, st.integers(1, 500)), max_size=60),
+       cost=st.floats(1e-4, 0.05), interval_s=st.floats(0.5, 30.0),
+       saturated_s=st.floats(0.01, 30.0))
+def test_an_early_window_holds_whole_batches(batches: list[tuple[float, int]], cost: float,
+                                             interval_s: float, saturated_s: float) -> None:
+    """Each batch of ``n`` records takes ``n * cost`` to process: a window closed early (at a
+    poll's start) holds every record it counts with its processing, so it reads exactly
+    ``1 / cost`` records a busy second."""
+    m, clock, sent = meter(interval_s, saturated_s=saturated_s)
+    run(m, clock, [(idle / 100, n * cost, n) for idle, n in batches])
+    early = [r for r in sent if r.window_s < interval_s]
+    assert all(math.isclose(r.records_per_s * cost, r.busy, rel_tol=1e-6) for r in early)
 
 
 class Consumer:
@@ -227,7 +259,7 @@ def test_a_records_cost_is_read_with_the_batch_cost_taken_out(
     """Each batch costs ``per_batch`` plus ``per_record`` for each record: the report's cost is
     ``per_record`` when the sizes differ enough to tell the two apart, and none otherwise."""
     work = sum(per_batch + per_record * n for n in sizes) + idle * len(sizes)
-    m, clock, sent = meter(interval_s=work + 1.0)
+    m, clock, sent = meter(interval_s=work + 1.0, saturated_s=work + 1.0)  # one window
     run(m, clock, [(idle, per_batch + per_record * n, n) for n in sizes])
     m.poll_started()
     clock.now += 2.0  # past the interval: the window closes here

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.loop import report
-from benchmarks.loop.run import NotSettled, Suite, run_workload
+from benchmarks.loop.run import TRIGGER, NotSettled, Suite, run_workload
 from benchmarks.loop.workloads import Workload, quick_suite, suite
 from streaming.dev.workload.strategies import EXTRA_STRATEGIES, STRATEGIES
 
@@ -57,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="seconds per workload run (overrides the suite's)")
     ap.add_argument("--out", type=Path, default=RESULTS,
                     help="folder for the table, JSON and plots")
+    ap.add_argument("--trigger", default=TRIGGER,
+                    help=f"the job's trigger interval (default {TRIGGER!r}; '0 seconds': a "
+                         "batch as soon as the last one ends and records wait)")
     ap.add_argument("--no-load-reports", action="store_true",
                     help="the rebalancer's consumers do not report their own load (lag alone)")
     ap.add_argument("--render", type=Path, metavar="JSON",
@@ -78,12 +81,14 @@ def _workloads(args: argparse.Namespace) -> dict[str, Workload]:
 
 def _run_all(workloads: dict[str, Workload], strategies: list[str], repeat: int, started: float,
              done: Callable[[dict[str, list[dict[str, Any]]], list[str]], None] = lambda *_: None,
-             load_reports: bool = True) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+             load_reports: bool = True, trigger: str = TRIGGER
+             ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """Each workload ``repeat`` times on one suite, a run retried with fresh groups when they do not
     settle; ``done`` after each run with what has been measured so far."""
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in workloads}
     unsettled: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work, Suite(Path(work)) as env:
+    with (tempfile.TemporaryDirectory(prefix="rebalancer-loop-") as work,
+          Suite(Path(work), trigger) as env):
         env.load_reports = load_reports
         print(f"cluster, Spark, job and feed up after {time.monotonic() - started:.0f}s",
               flush=True)
@@ -133,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                            "runs so far"} | meta)
 
     runs, unsettled = _run_all(workloads, strategies, args.repeat, started, partial,
-                               not args.no_load_reports)
+                               not args.no_load_reports, args.trigger)
     elapsed = time.monotonic() - started
     meta = report.notes(strategies, args.repeat, elapsed, unsettled)
     text = report.write(args.out, stem, command, workloads, runs, meta)

@@ -283,6 +283,9 @@ def _batches(query: Any, first: int) -> dict[str, Any] | None:
     return out
 
 
+TRIGGER = "2 seconds"
+"""The job's trigger interval in the loop (``python -m benchmarks.loop --trigger`` changes it)."""
+
 def _pct(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return float(ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))])
@@ -295,7 +298,7 @@ class JobAndFeed:
     what ``open`` started."""
 
     def __init__(self, spark: Any, cfg: Config, work: Path, brokers: list[int],
-                 trigger_interval: str = "2 seconds", cooldown_s: float = 30.0,
+                 trigger_interval: str = TRIGGER, cooldown_s: float = 30.0,
                  min_total_lag: int = 200) -> None:
         self.spark, self.brokers = spark, brokers
         self.cfg = loop_config(cfg, str(work / "tables"), str(work / "checkpoints"),
@@ -331,7 +334,7 @@ class Suite:
     """The cluster, Spark, the job and the feed for a whole benchmark run."""
 
     work: Path
-    trigger_interval: str = "2 seconds"
+    trigger_interval: str = TRIGGER
     cooldown_s: float = 30.0
     min_total_lag: int = 200
 

@@ -143,8 +143,12 @@ def test_the_slow_member_ends_with_proportionally_less(cfg, spark, kafka_cluster
           f"partitions {counts}, records/s {rate}, capacities measured {measured}, true {caps}; "
           f"decided on produce rates {decided_on}, lags {rec['load_model']['topics'][0]['lag']}, "
           f"stuck {rec['stuck_partitions']}, horizon {rec['load_model']['horizon_s']} s")
-    # the slow member ends with fewer partitions than every faster one, and within its capacity
-    assert all(counts[SLOW] < counts[i] for i in counts if i != SLOW), counts
+    # the slow member ends with fewer partitions than an equal split, no more than any faster one,
+    # and within its capacity. "No more", not "fewer": the plan follows the capacities the job
+    # measured, and on a loaded machine the 90/s member is slower too (one run measured 66, 69 and
+    # 104/s for 60, 90 and 180, where 3, 3 and 6 partitions is the least max utilisation)
+    assert counts[SLOW] < len(w.topics[0].rates) / w.consumers, counts
+    assert all(counts[SLOW] <= counts[i] for i in counts), counts
     assert rate[SLOW] <= caps[SLOW], (rate, caps)
     # the decision was made on the capacity the job measured for it: the lowest, near the true 60/s
     assert set(measured) == set(caps), measured

@@ -184,6 +184,74 @@ def test_metered_poll_counts_the_records_and_the_time_in_poll_as_idle() -> None:
     assert [(r.busy, r.records_per_s, r.window_s) for r in sent] == [(0.4, 0.6, 5.0)]
 
 
+class Limited(Consumer):
+    """A consumer whose ``max_poll_records`` is ``limit``."""
+
+    def __init__(self, polls: list[Any], clock: Clock, limit: Any) -> None:
+        super().__init__(polls, clock)
+        self.config = {"max_poll_records": limit}
+
+
+def test_metered_poll_counts_a_full_polls_time_as_busy() -> None:
+    """A poll that returns as many records as it may (``max_records``, else the consumer's
+    ``max_poll_records``) waited for nothing: its second counts as busy; a partial one's as idle."""
+    for kwargs, limit, full in [({"max_records": 3}, 500, True), ({"max_records": 4}, 3, False),
+                                ({}, 3, True), ({}, 4, False), ({}, None, False),
+                                ({}, True, False), ({}, "3", False)]:
+        m, clock, sent = meter(5.0, saturated_s=5.0)  # no early window
+        c = Limited([{"tp0": [1, 2], "tp1": [3]}, {}], clock, limit)
+        metered_poll(c, m, **kwargs)
+        clock.now += 2.0
+        metered_poll(c, m)
+        clock.now += 1.0
+        m.poll_started()
+        assert [r.busy for r in sent] == [(3.0 + full) / 5.0], (kwargs, limit)
+
+
+def test_a_saturated_consumer_whose_polls_come_back_full_reads_busy_1_and_says_so_at_once() -> None:
+    """At its limit, 60 records a second, a tenth of its time in poll (0.01 s, then 6 records in
+    0.09 s): its polls always full, it reads busy 1.0 at 60/s and reports after a second; counted
+    idle, the same polls read busy 0.9 (what the loop's saturated consumers read live), 66.7/s over
+    busy, and wait the whole interval."""
+    cycles = [(0.01, 0.09, 6)] * 60
+    m, clock, sent = meter(5.0, saturated_s=1.0)
+    for idle, busy, records in cycles:
+        m.poll_started()
+        clock.now += idle
+        m.poll_returned(records, full=True)
+        clock.now += busy
+    first = sent[0]
+    assert math.isclose(first.window_s, 1.0) and first.busy == 1.0
+    assert math.isclose(first.records_per_s, 60.0)
+    m, clock, sent = meter(5.0, saturated_s=1.0)
+    run(m, clock, cycles)
+    assert [round(r.window_s, 3) for r in sent] == [5.0]
+    assert math.isclose(sent[0].busy, 0.9) and math.isclose(sent[0].records_per_s / 0.9, 66.6667,
+                                                            rel_tol=1e-5)
+
+
+@settings(max_examples=300)
+@given(steps=st.lists(st.tuples(seconds, seconds, st.integers(0, 10_000), st.booleans()),
+                      max_size=60),
+       interval_s=st.floats(0.1, 30.0), saturated_s=st.floats(0.01, 40.0))
+def test_reports_add_up_to_the_busy_time_with_full_polls_in_it(
+        steps: list[tuple[float, float, int, bool]], interval_s: float, saturated_s: float) -> None:
+    m, clock, sent = meter(interval_s, saturated_s=saturated_s)
+    for idle, busy, records, full in steps:
+        m.poll_started()
+        clock.now += idle
+        m.poll_returned(records, full=full)
+        clock.now += busy
+    m.poll_started()
+    clock.now += interval_s + 1.0
+    m.poll_returned(0)
+    busy = sum(b + (i if full else 0.0) for i, b, _, full in steps)
+    assert all(0.0 <= r.busy <= 1.0 for r in sent)
+    assert math.isclose(sum(r.busy * r.window_s for r in sent), busy, rel_tol=1e-9, abs_tol=1e-6)
+    assert math.isclose(sum(r.records_per_s * r.window_s for r in sent),
+                        sum(r for _, _, r, _ in steps), rel_tol=1e-9, abs_tol=1e-6)
+
+
 def test_producer_send_keys_each_report_by_its_group() -> None:
     calls = []
 

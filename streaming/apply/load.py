@@ -5,14 +5,6 @@ It measures three things per window: the fraction of wall time the consumer spen
 ``poll()`` (``busy``: processing what poll returned; the time blocked in poll waiting for records is
 idle), the records poll returned per second, and what one record costs (``record_cost_s``).
 
-A poll that returns a full batch (as many records as it may: ``max_records``, else the consumer's
-``max_poll_records``) waited for nothing: records were there, and its time went on fetching and
-decoding them, the consumer's own work on its records. It counts as busy. Counted idle, a consumer
-at its limit read busy 0.89-0.93 live (its polls a tenth of its time), so that its capacity
-(records/s over busy) came out ~10% above what it could do and its report never reached
-:data:`~streaming.contracts.member_load.SATURATED_BUSY`. A consumer with records to spare polls
-partial batches, and those polls stay idle.
-
 Busy alone overstates the work of a consumer that keeps up: each batch has a cost of its own (a
 synchronous commit, the next poll's round trip) that a consumer receiving a trickle pays per record
 or two, and one with a backlog shares among hundreds. Live, consumers doing a third of what they
@@ -111,12 +103,11 @@ class LoadMeter:
         """Call just before ``consumer.poll``: the time since :meth:`poll_returned` was busy."""
         self._step(in_poll=True, records=0)
 
-    def poll_returned(self, records: int, full: bool = False) -> None:
-        """Call just after ``consumer.poll`` with the number of records it returned; ``full``: as
-        many as it was allowed (the time in this poll was then busy: see the module's text)."""
-        self._step(in_poll=False, records=records, poll_busy=full)
+    def poll_returned(self, records: int) -> None:
+        """Call just after ``consumer.poll`` with the number of records it returned."""
+        self._step(in_poll=False, records=records)
 
-    def _step(self, in_poll: bool, records: int, poll_busy: bool = False) -> None:
+    def _step(self, in_poll: bool, records: int) -> None:
         now = self.clock()
         if self._start is None:
             self._start = now
@@ -124,8 +115,6 @@ class LoadMeter:
             self._busy += max(0.0, now - self._mark)
             if self._batch:
                 self._fit.add(self._batch, max(0.0, now - self._mark))
-        elif poll_busy:
-            self._busy += max(0.0, now - self._mark)
         self._mark, self._in_poll = now, in_poll
         self._batch = max(0, int(records))
         self._records += self._batch
@@ -189,25 +178,15 @@ def record_cost(points: Sequence[tuple[int, float]], most: float) -> float | Non
 
 
 def metered_poll(consumer: Any, meter: LoadMeter, **poll_kwargs: Any) -> Any:
-    """``consumer.poll(**poll_kwargs)`` with ``meter`` told when it starts and returns, and whether
-    it returned a full batch (``max_records``, else the consumer's ``max_poll_records``)."""
+    """``consumer.poll(**poll_kwargs)`` with ``meter`` told when it starts and returns."""
     meter.poll_started()
     try:
         records = consumer.poll(**poll_kwargs)
     except BaseException:
         meter.poll_returned(0)
         raise
-    n = sum(len(r) for r in records.values())
-    limit = poll_kwargs.get("max_records") or poll_limit(consumer)
-    meter.poll_returned(n, full=limit is not None and n >= limit > 0)
+    meter.poll_returned(sum(len(r) for r in records.values()))
     return records
-
-
-def poll_limit(consumer: Any) -> int | None:
-    """The most records a kafka-python consumer's poll returns (``max_poll_records``), None when it
-    does not say."""
-    limit = (getattr(consumer, "config", None) or {}).get("max_poll_records")
-    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
 def producer_send(producer: Any, topic: str) -> Send:

@@ -20,8 +20,7 @@ kafka-python 3.0.x's group coordinator that leaves a member "rebalancing" for go
 docstring).
 
 A consumer given a :class:`~streaming.apply.load.LoadMeter` reports its load: the wait until a batch
-is done (its processing), the commit and a poll that came back full count as busy, the time blocked
-in poll and a pause as idle.
+is done (its processing) and the commit count as busy, the time blocked in poll and a pause as idle.
 """
 
 from __future__ import annotations
@@ -142,11 +141,10 @@ class ConsumerWorker(PausableWorker):
             polled = sum(len(r) for r in records.values())
             records = self._kept(records)
             n = sum(len(r) for r in records.values())
-            was_full, full = full, polled >= batch
             if self.meter is not None:
-                # the records kept: those dropped (a subclass's stuck partitions) cost no work; a
-                # full poll waited for nothing (its time is work: streaming.apply.load)
-                self.meter.poll_returned(n, full=full)
+                # the records kept: those dropped (a subclass's stuck partitions) cost no work
+                self.meter.poll_returned(n)
+            was_full, full = full, polled >= batch
             if not n:
                 continue
             now = time.monotonic()

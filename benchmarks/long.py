@@ -8,7 +8,8 @@ it, and unlike consumers found by their lag alone, without load reports), 20 ran
 job against a run without faults, the 2,000-batch soak, and the fuzz runs of 10,000 records. Each
 step runs as its own process, alone; its whole output goes to
 ``benchmarks/results/long/<name>.txt`` under a header with the commit, the time, the machine's load
-before and after and the exit status, and ``long.md`` there sums them up. The command fails if any
+before and after and the exit status, and ``long.md`` there sums up each step's last run, read from
+those headers (a run of ``--only`` some steps keeps the others' rows). The command fails if any
 step does.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -86,19 +88,41 @@ def main(argv: list[str] | None = None) -> int:
         for s in STEPS:
             print(f"{s.name}: python {' '.join(s.args)}  (in make test: {s.shorter})")
         return 0 if args.list else 2
-    commit, lines, failed = _commit(), [], 0
+    commit, failed = _commit(), 0
     for step in chosen:
         print(f"{step.name}: python {' '.join(step.args)} ...", flush=True)
-        code, seconds = run_step(step, commit)
+        code, _ = run_step(step, commit)
         failed += code != 0
-        outcome = "passed" if code == 0 else f"FAILED (exit {code})"
-        link = f"[{step.name}.txt]({step.name}.txt)"
-        lines.append(f"| {step.name} | {outcome} | {seconds:.0f} s | {link} |")
-        print(f"  {lines[-1]}", flush=True)
-    table = "\n".join(["| step | outcome | time | output |", "|---|---|---|---|", *lines])
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    (RESULTS / "long.md").write_text(f"# make test-long at {commit}, {when}\n\n{table}\n")
+        print(f"  {row(step.name, RESULTS)}", flush=True)
+    (RESULTS / "long.md").write_text(summary(RESULTS))
     return 1 if failed else 0
+
+
+_HEADER = re.compile(r"# commit (?P<commit>\S+), (?P<started>.+? UTC), (?P<seconds>\d+) s, "
+                     r"exit (?P<code>-?\d+);")
+
+
+def row(name: str, results: Path) -> str:
+    """A step's row of ``long.md``, from the header of its results file (its last run)."""
+    path = results / f"{name}.txt"
+    lines = path.read_text(errors="replace").splitlines()[:2] if path.exists() else []
+    found = _HEADER.match(lines[1]) if len(lines) > 1 else None
+    if found is None:
+        return f"| {name} | not run | | | |"
+    code = int(found["code"])
+    outcome = "passed" if code == 0 else f"FAILED (exit {code})"
+    return (f"| {name} | {outcome} | {found['seconds']} s | {found['commit']}, {found['started']} "
+            f"| [{name}.txt]({name}.txt) |")
+
+
+def summary(results: Path) -> str:
+    """``long.md``: every step's last run, whichever steps this run chose (``--only``)."""
+    return "\n".join([
+        "# make test-long: each step's last run, with the commit it ran on", "",
+        "`python -m benchmarks.long` runs them all one after another (`--only NAME` some of them); "
+        "each row is read from its step's output file.", "",
+        "| step | outcome | time | commit, started | output |", "|---|---|---|---|---|",
+        *(row(s.name, results) for s in STEPS), ""])
 
 
 if __name__ == "__main__":

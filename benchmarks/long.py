@@ -63,8 +63,9 @@ def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def run_step(step: Step, commit: str) -> tuple[int, float]:
-    """One step alone, its output into its results file; (exit status, seconds)."""
+def run_step(step: Step, commit: str) -> int:
+    """One step alone, its output into its results file (its header says the seconds); the exit
+    status."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     started, load = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), _load()
     t = time.monotonic()
@@ -74,7 +75,7 @@ def run_step(step: Step, commit: str) -> tuple[int, float]:
               f"# commit {commit}, {started}, {seconds:.0f} s, exit {done.returncode}; "
               f"load before {load}, after {_load()}\n# in make test: {step.shorter}\n\n")
     (RESULTS / f"{step.name}.txt").write_text(header + done.stdout + done.stderr)
-    return done.returncode, seconds
+    return done.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     commit, failed = _commit(), 0
     for step in chosen:
         print(f"{step.name}: python {' '.join(step.args)} ...", flush=True)
-        code, _ = run_step(step, commit)
+        code = run_step(step, commit)
         failed += code != 0
         print(f"  {row(step.name, RESULTS)}", flush=True)
     (RESULTS / "long.md").write_text(summary(RESULTS))

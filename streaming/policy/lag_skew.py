@@ -1,7 +1,7 @@
 """Lag skew: the current assignment leaves one member with far more lag than the others,
 for long enough.
 
-Four conditions, all required:
+Five conditions, all required:
 
 1. skew: the current assignment's imbalance (max member lag / mean member lag) is at or above
    ``skew_threshold`` for ``skew_observations`` consecutive observations, with total lag at or above
@@ -9,7 +9,11 @@ Four conditions, all required:
 2. cooldown: at least ``cooldown_s`` of event time since the group's previous recommendation;
 3. improvement: the recommended assignment lowers the max member lag by at least ``min_improvement``
    (a fraction), checked by ``decide`` once the assignor has run;
-4. a stuck partition's lag is left out of the skew reading: moving it would not help.
+4. a stuck partition's lag is left out of the skew reading: moving it would not help;
+5. no harm: the recommended assignment hands no member whose lag grows more than it holds, and
+   leaves the busiest member whose capacity was measured no busier than it is, or than it can keep
+   up with (:func:`streaming.policy.utilisation.no_harm`): backlog moved onto a member that then
+   falls behind for good is no help.
 
 Example (threshold 1.5, N = 3): C0 holds 9,000 records of lag, C1 holds 1,000; imbalance 1.8.
 After three polls in a row at 1.8 the streak reaches 3 and ``balanced`` proposes a split with

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from assignors import metrics, registry
 from assignors.errors import AssignorError
@@ -199,8 +199,11 @@ def standing(state: GroupState, ts: int, triggers: dict[str, dict], policy: Poli
     def seconds_figures() -> lag_seconds.LagSeconds:
         return _seconds(state, proposal, policy, lp)
 
-    near = utilisation.near_saturation(state) if UTILISATION in triggers else None
-    seconds = keep_what_stands(triggers, proposal, policy, seconds_figures, near)
+    owners = state.owners()
+    behind = utilisation.behind_now(state, owners, policy.stuck_observations)
+    near = (utilisation.without_room(state, owners, policy.stuck_observations)
+            if UTILISATION in triggers else None)
+    seconds = keep_what_stands(triggers, proposal, policy, seconds_figures, near, behind)
     if not triggers:
         return None
     return record(state, ts, triggers, proposal, seconds or seconds_figures(), policy)
@@ -305,11 +308,14 @@ def can_stand(snapshot: GroupSnapshot, before: metrics.Metrics, policy: PolicySe
 def keep_what_stands(
         triggers: dict[str, dict], proposal: Proposal, policy: PolicySettings,
         seconds_figures: Callable[[], lag_seconds.LagSeconds],
-        near: Mapping[str, float] | None = None) -> lag_seconds.LagSeconds | None:
+        near: Mapping[str, float] | None = None,
+        behind: Sequence[str] = ()) -> lag_seconds.LagSeconds | None:
     """Drop the triggers the proposal does not serve: ``rack_change`` unless cross-rack partitions
     drop, ``retention_risk`` unless a member at risk gets less load, ``utilisation`` unless every
     member is within its target (or all can keep up where one could not), ``lag_skew`` unless the
-    max member lag (in the unit of ``skew_on``) drops by ``min_improvement``. Returns the figures in
+    max member lag (in the unit of ``skew_on``) drops by ``min_improvement`` and does no harm: no
+    member whose lag grows (``behind``) is handed more, no measured member pushed past what it can
+    read (:func:`streaming.policy.utilisation.no_harm`). Returns the figures in
     seconds when the decision needed them (a skew streak whose proposals do not improve enough
     reaches this point at every observation, so they are not computed otherwise)."""
     before, after = proposal.before, proposal.after
@@ -322,6 +328,9 @@ def keep_what_stands(
             triggers[UTILISATION], proposal.snapshot, proposal.current, proposal.proposed, policy,
             near):
         del triggers[UTILISATION]
+    if LAG_SKEW in triggers and not utilisation.no_harm(proposal.snapshot, proposal.current,
+                                                        proposal.proposed, behind):
+        del triggers[LAG_SKEW]
     if LAG_SKEW not in triggers:
         return None
     seconds = None

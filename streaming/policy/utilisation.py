@@ -14,9 +14,10 @@ utilisation is above 1 + :data:`streaming.lag.capacity.RISE` (it cannot keep up)
 ``utilisation`` at once: none of lag skew's streak, imbalance or ``min_total_lag``. It waits out
 ``cooldown_s`` since the group's previous recommendation, as lag skew does. The proposal stands
 only when it brings every measured member within the target utilisation, 1 -
-``policy.capacity_headroom``, or, where no plan can, to where every measured member keeps up: so a
-group where every consumer is slow (a shared downstream: no assignment keeps up) gets no
-recommendation. Only measured members count: a group of alike consumers with room to spare shows
+``policy.capacity_headroom``, or, where no plan can, to where every measured member keeps up, and
+hands a member whose lag grows nothing more: so a group where every consumer is slow (a shared
+downstream: no assignment keeps up) gets no recommendation, even while only one of them has said
+so. Only measured members count: a group of alike consumers with room to spare shows
 none (their reports are lower bounds), so noise in their load moves nothing. Giving load back to a
 member that recovers is not done here (its measure rises, #46 item 5).
 
@@ -30,7 +31,7 @@ it, so it stands.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from assignors.model import Assignment, GroupSnapshot
 from assignors.utilisation import measured_utilisation, member_utilisation
@@ -93,10 +94,14 @@ def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> l
     return out
 
 
-def near_saturation(state: GroupState) -> dict[str, float]:
-    """member id -> the lower bound its own report gives, for the members whose report is busy at or
-    above :data:`streaming.lag.reported.BEHIND_BUSY` without measuring them (not behind yet): a
-    bound close to what they can do."""
+def without_room(state: GroupState, owners: Owners, stuck_after: int) -> dict[str, float]:
+    """member id -> the most (records/s) a plan may hand it, or what it holds if that is more, for
+    the members known to have little room: one whose lag grows now
+    (:func:`streaming.lag.capacity.behind`) none, 0.0, whatever its last report says (a report may
+    be from before it slowed: live, in ``all-slow`` the three slowed at once, and the first to say
+    so was shed onto the other two); one whose report is busy at or above
+    :data:`streaming.lag.reported.BEHIND_BUSY` without measuring it (not behind yet), the lower
+    bound its report gives, a bound close to what it can do."""
     out = {}
     for m in state.members or []:
         entry = state.reported.get(m.identity)
@@ -105,7 +110,28 @@ def near_saturation(state: GroupState) -> dict[str, float]:
         bound = reported.reported_capacity(entry[1], entry[2])
         if bound is not None:
             out[m.member_id] = bound
-    return out
+    return out | dict.fromkeys(behind_now(state, owners, stuck_after), 0.0)
+
+
+def behind_now(state: GroupState, owners: Owners, stuck_after: int) -> list[str]:
+    """The members whose lag grows at this observation: more arrives on what they own than they
+    consume, by :data:`streaming.lag.capacity.RISE`."""
+    if not owners.count or not state.lag:
+        return []
+    late = capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after).tolist()
+    return [mid for mid, b in zip(owners.ids, late, strict=True) if b]
+
+
+def no_harm(snapshot: GroupSnapshot, current: Assignment, proposed: Assignment,
+            behind: Iterable[str]) -> bool:
+    """Whether ``proposed`` hands no member whose lag grows (``behind``) more than it holds, and
+    leaves the busiest measured member no busier than it is now or than it can keep up with
+    (utilisation 1): the rule every lag move keeps. Backlog moved is no help when the member it
+    goes to falls behind for good (live, ``all-slow``: every member slowed at once, and lag skew
+    evened the backlog out onto members that could not read their own)."""
+    before, after = (measured_utilisation(snapshot, a) for a in (current, proposed))
+    return (after is None or after <= max(1.0, before or 0.0) + SLACK) and _within_bounds(
+        snapshot, current, proposed, dict.fromkeys(behind, 0.0))
 
 
 def stands(figures: dict, snapshot: GroupSnapshot, current: Assignment, proposed: Assignment,
@@ -113,11 +139,11 @@ def stands(figures: dict, snapshot: GroupSnapshot, current: Assignment, proposed
     """Whether the proposal brings every measured member within the target, or a group where one
     cannot keep up to one where all can (the utilisations of measured members: a lower bound's is
     at most its figure, :func:`assignors.utilisation.measured_utilisation`), and hands no member
-    :func:`near_saturation` (``near``: id -> its bound) more than it holds or than its bound over
+    :func:`without_room` (``near``: id -> its bound) more than it holds or than its bound over
     the target (what the plan itself assumes a bound can take,
     :mod:`assignors.balanced.utilisation`); the highest before and after join the figures. A plan
-    that rescues one member by loading a peer nearly as busy, not measured yet, only moves the lag
-    (every consumer slow: a shared downstream)."""
+    that rescues one member by loading a peer nearly as busy or already falling behind, not
+    measured yet, only moves the lag (every consumer slow: a shared downstream)."""
     before, after = (measured_utilisation(snapshot, a) for a in (current, proposed))
     most = {mid: b / target(policy) for mid, b in (near or {}).items()}
     if before is None or after is None or not _within_bounds(snapshot, current, proposed, most):

@@ -314,9 +314,9 @@ def keep_what_stands(
     drop, ``retention_risk`` unless a member at risk gets less load, ``utilisation`` unless every
     member is within its target (or all can keep up where one could not), ``lag_skew`` unless the
     max member lag (in the unit of ``skew_on``) drops by ``min_improvement`` and does no harm: no
-    member whose lag grows (``behind``) is handed more, no measured member pushed past what it can
-    read (:func:`streaming.policy.utilisation.no_harm`). Returns the figures in
-    seconds when the decision needed them (a skew streak whose proposals do not improve enough
+    member that does not keep up (``behind``) is handed more, no measured member pushed past what
+    it can read (:func:`streaming.policy.utilisation.no_harm`). Returns the figures in seconds
+    when the decision needed them (a skew streak whose proposals do not improve enough
     reaches this point at every observation, so they are not computed otherwise)."""
     before, after = proposal.before, proposal.after
     if RACK_CHANGE in triggers and not after.cross_rack_partitions < before.cross_rack_partitions:

@@ -15,11 +15,11 @@ utilisation is above 1 + :data:`streaming.lag.capacity.RISE` (it cannot keep up)
 ``cooldown_s`` since the group's previous recommendation, as lag skew does. The proposal stands
 only when it brings every measured member within the target utilisation, 1 -
 ``policy.capacity_headroom``, or, where no plan can, to where every measured member keeps up, and
-hands a member whose lag grows nothing more: so a group where every consumer is slow (a shared
-downstream: no assignment keeps up) gets no recommendation, even while only one of them has said
-so. Only measured members count: a group of alike consumers with room to spare shows
-none (their reports are lower bounds), so noise in their load moves nothing. Giving load back to a
-member that recovers is not done here (its measure rises, #46 item 5).
+hands a member that does not keep up (:func:`behind_now`) nothing more: so a group where every
+consumer is slow (a shared downstream: no assignment keeps up) gets no recommendation, even while
+only one of them has said so. Only measured members count: a group of alike consumers with room to
+spare shows none (their reports are lower bounds), so noise in their load moves nothing. Giving
+load back to a member that recovers is not done here (its measure rises, #46 item 5).
 
 Example (headroom 0.2, target 0.8): 12 partitions of 20/s, range gives each of C0, C1, C2 four.
 C0 reports 60/s at busy 1.0 (measured: 60/s), C1 and C2 80/s at busy 0.67 (at least 120/s). C0 is
@@ -114,17 +114,28 @@ def without_room(state: GroupState, owners: Owners, stuck_after: int) -> dict[st
 
 
 def behind_now(state: GroupState, owners: Owners, stuck_after: int) -> list[str]:
-    """The members whose lag grows at this observation: more arrives on what they own than they
-    consume, by :data:`streaming.lag.capacity.RISE`."""
+    """The members that do not keep up at this observation: more arrives on what they own than
+    they consume, by :data:`streaming.lag.capacity.RISE`, over the lag's window or by their own
+    last report while busy at least :data:`streaming.lag.reported.BEHIND_BUSY` (its few seconds
+    see a slowdown the lag's window is still averaging away: live, in ``all-slow`` the peers of the
+    member shed first read 65-69/s at busy 0.85-0.88 against 80/s arriving)."""
     if not owners.count or not state.lag:
         return []
-    late = capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after).tolist()
-    return [mid for mid, b in zip(owners.ids, late, strict=True) if b]
+    late = capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after)
+    arriving = capacity.inflow(state.lag, owners.by_topic, owners.count, stuck_after)
+    # a report busy under BEHIND_BUSY reads less than arrives for want of records, not of speed: a
+    # window from before production began, or before a rebalance handed the member more
+    said = {m.member_id: entry[2] for m in state.members or []
+            if (entry := state.reported.get(m.identity)) is not None
+            and entry[1] >= reported.BEHIND_BUSY}
+    return [mid for i, mid in enumerate(owners.ids)
+            if late[i] or (mid in said and arriving[i] >= said[mid] * (1.0 + capacity.RISE))]
 
 
 def no_harm(snapshot: GroupSnapshot, current: Assignment, proposed: Assignment,
             behind: Iterable[str]) -> bool:
-    """Whether ``proposed`` hands no member whose lag grows (``behind``) more than it holds, and
+    """Whether ``proposed`` hands no member that does not keep up (``behind``,
+    :func:`behind_now`) more than it holds, and
     leaves the busiest measured member no busier than it is now or than it can keep up with
     (utilisation 1): the rule every lag move keeps. Backlog moved is no help when the member it
     goes to falls behind for good (live, ``all-slow``: every member slowed at once, and lag skew

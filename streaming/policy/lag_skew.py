@@ -10,10 +10,10 @@ Five conditions, all required:
 3. improvement: the recommended assignment lowers the max member lag by at least ``min_improvement``
    (a fraction), checked by ``decide`` once the assignor has run;
 4. a stuck partition's lag is left out of the skew reading: moving it would not help;
-5. no harm: the recommended assignment hands no member that does not keep up more than it holds,
-   and leaves the busiest member whose capacity was measured no busier than it is, or than it can
-   keep up with (:func:`streaming.policy.utilisation.no_harm`): backlog moved onto a member that
-   then falls behind for good is no help.
+5. no harm: the recommended assignment hands no member whose own last report says it does not
+   keep up more than it holds, and leaves the busiest member whose capacity was measured no busier
+   than it is, or than it can keep up with (:func:`streaming.policy.utilisation.no_harm`): backlog
+   moved onto a member that then falls behind for good is no help.
 
 Example (threshold 1.5, N = 3): C0 holds 9,000 records of lag, C1 holds 1,000; imbalance 1.8.
 After three polls in a row at 1.8 the streak reaches 3 and ``balanced`` proposes a split with

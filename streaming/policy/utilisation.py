@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import numpy as np
+
 from assignors.model import Assignment, GroupSnapshot
 from assignors.utilisation import measured_utilisation, member_utilisation
 from streaming.config import PolicySettings
@@ -113,15 +115,17 @@ def without_room(state: GroupState, owners: Owners, stuck_after: int) -> dict[st
     return out | dict.fromkeys(behind_now(state, owners, stuck_after), 0.0)
 
 
-def behind_now(state: GroupState, owners: Owners, stuck_after: int) -> list[str]:
+def behind_now(state: GroupState, owners: Owners, stuck_after: int,
+               by_lag: bool = True) -> list[str]:
     """The members that do not keep up at this observation: more arrives on what they own than
-    they consume, by :data:`streaming.lag.capacity.RISE`, over the lag's window or by their own
-    last report while busy at least :data:`streaming.lag.reported.BEHIND_BUSY` (its few seconds
-    see a slowdown the lag's window is still averaging away: live, in ``all-slow`` the peers of the
-    member shed first read 65-69/s at busy 0.85-0.88 against 80/s arriving)."""
+    they consume, by :data:`streaming.lag.capacity.RISE`, over the lag's window (``by_lag``) or by
+    their own last report while busy at least :data:`streaming.lag.reported.BEHIND_BUSY` (its few
+    seconds see a slowdown the lag's window is still averaging away: live, in ``all-slow`` the
+    peers of the member shed first read 65-69/s at busy 0.85-0.88 against 80/s arriving)."""
     if not owners.count or not state.lag:
         return []
-    late = capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after)
+    late = (capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after) if by_lag
+            else np.zeros(owners.count, dtype=bool))
     arriving = capacity.inflow(state.lag, owners.by_topic, owners.count, stuck_after)
     # a report busy under BEHIND_BUSY reads less than arrives for want of records, not of speed: a
     # window from before production began, or before a rebalance handed the member more

@@ -199,11 +199,12 @@ def standing(state: GroupState, ts: int, triggers: dict[str, dict], policy: Poli
     def seconds_figures() -> lag_seconds.LagSeconds:
         return _seconds(state, proposal, policy, lp)
 
-    owners = state.owners()
-    # lag skew reads the members' own reports only: the lag's window misreads consumers starting
-    # up (live, zipf's first move came 2-4 s later and its p95 was x1.7)
-    behind = utilisation.behind_now(state, owners, policy.stuck_observations, by_lag=False)
-    near = (utilisation.without_room(state, owners, policy.stuck_observations)
+    # each read only for the trigger that needs it: a skew trigger that holds proposes at every
+    # observation. Lag skew reads the members' own reports only: the lag's window misreads
+    # consumers starting up (live, zipf's first move came 2-4 s later and its p95 was x1.7)
+    behind = (utilisation.behind_now(state, state.owners(), policy.stuck_observations,
+                                     by_lag=False) if LAG_SKEW in triggers else [])
+    near = (utilisation.without_room(state, state.owners(), policy.stuck_observations)
             if UTILISATION in triggers else None)
     seconds = keep_what_stands(triggers, proposal, policy, seconds_figures, near, behind)
     if not triggers:

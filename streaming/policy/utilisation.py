@@ -33,8 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import numpy as np
-
 from assignors.model import Assignment, GroupSnapshot
 from assignors.utilisation import measured_utilisation, member_utilisation
 from streaming.config import PolicySettings
@@ -98,10 +96,10 @@ def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> l
 
 def without_room(state: GroupState, owners: Owners, stuck_after: int) -> dict[str, float]:
     """member id -> the most (records/s) a plan may hand it, or what it holds if that is more, for
-    the members known to have little room: one whose lag grows now
-    (:func:`streaming.lag.capacity.behind`) none, 0.0, whatever its last report says (a report may
-    be from before it slowed: live, in ``all-slow`` the three slowed at once, and the first to say
-    so was shed onto the other two); one whose report is busy at or above
+    the members known to have little room: one that does not keep up now (:func:`behind_now`, by
+    its lag or its own report) none, 0.0, whatever bound its report gives (a report may be from
+    before it slowed: live, in ``all-slow`` the three slowed at once, and the first to say so was
+    shed onto the other two); one whose report is busy at or above
     :data:`streaming.lag.reported.BEHIND_BUSY` without measuring it (not behind yet), the lower
     bound its report gives, a bound close to what it can do."""
     out = {}
@@ -124,8 +122,8 @@ def behind_now(state: GroupState, owners: Owners, stuck_after: int,
     peers of the member shed first read 65-69/s at busy 0.85-0.88 against 80/s arriving)."""
     if not owners.count or not state.lag:
         return []
-    late = (capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after) if by_lag
-            else np.zeros(owners.count, dtype=bool))
+    late = (capacity.behind(state.lag, owners.by_topic, owners.count, stuck_after).tolist()
+            if by_lag else [False] * owners.count)
     arriving = capacity.inflow(state.lag, owners.by_topic, owners.count, stuck_after)
     # a report busy under BEHIND_BUSY reads less than arrives for want of records, not of speed: a
     # window from before production began, or before a rebalance handed the member more
@@ -138,12 +136,11 @@ def behind_now(state: GroupState, owners: Owners, stuck_after: int,
 
 def no_harm(snapshot: GroupSnapshot, current: Assignment, proposed: Assignment,
             behind: Iterable[str]) -> bool:
-    """Whether ``proposed`` hands no member that does not keep up (``behind``,
-    :func:`behind_now`) more than it holds, and
-    leaves the busiest measured member no busier than it is now or than it can keep up with
-    (utilisation 1): the rule every lag move keeps. Backlog moved is no help when the member it
-    goes to falls behind for good (live, ``all-slow``: every member slowed at once, and lag skew
-    evened the backlog out onto members that could not read their own)."""
+    """Whether ``proposed`` hands no member that does not keep up (``behind``, :func:`behind_now`)
+    more than it holds, and leaves the busiest measured member no busier than it is now or than it
+    can keep up with (utilisation 1): the rule every lag move keeps. Backlog moved is no help when
+    the member it goes to falls behind for good (live, ``all-slow``: every member slowed at once,
+    and lag skew evened the backlog out onto members that could not read their own)."""
     before, after = (measured_utilisation(snapshot, a) for a in (current, proposed))
     return (after is None or after <= max(1.0, before or 0.0) + SLACK) and _within_bounds(
         snapshot, current, proposed, dict.fromkeys(behind, 0.0))

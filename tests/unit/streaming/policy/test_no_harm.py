@@ -1,9 +1,9 @@
-"""No harm on what is known (#46): a move is not made on one reading, nor onto members that then
-cannot keep up.
+"""No harm on what is known (#46): no move onto members that do not keep up, or that then cannot.
 
 Two rules, drawn, not listed:
 
-- a member whose lag grows is handed nothing more, whatever its last report said. Live
+- a member that does not keep up (its lag grows, or its own last report, busy at ``BEHIND_BUSY``
+  or more, read less than arrives) is handed nothing more, whatever bound its report gives. Live
   (``all-slow``), one member's early saturated report, its peers' last reports from before the
   slowdown that hit all three, had two partitions shed onto peers as slow as it;
 - a ``lag_skew`` move leaves the busiest measured member no busier than it was, or than it can

@@ -143,7 +143,7 @@ class BenchGroup:
         self.index_of: dict[str, int] = {}  # client id -> consumer index
         self.oracle = OracleSchedule(workload) if strategy == "oracle" else None
         self._reporter: Any = None
-        self.reports: list[tuple[float, str, float, float, float | None]] = []
+        self.reports: list[tuple[float, str, float, float, float | None, int | None]] = []
         """Each load report sent: (monotonic time, client id, busy, records/s, a record's cost)."""
         if strategy == "rebalancer" and load_reports:
             self._reporter = kafka_clients.producer(self.cfg, linger_ms=20, max_block_ms=1000)
@@ -211,7 +211,8 @@ class BenchGroup:
 
         def logged(report: Report) -> None:
             self.reports.append((time.monotonic(), report.client_id, report.busy,
-                                 report.records_per_s, report.record_cost_s))
+                                 report.records_per_s, report.record_cost_s,
+                                 report.records_lag_min))
             send(report)
 
         return LoadMeter(logged, self.group, client_id, member_id=lambda: member_id_of(consumer()))

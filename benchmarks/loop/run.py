@@ -253,10 +253,10 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
                                    "partitions_moved": r.get("partitions_moved")}
                                   for t, r in recs]
         # what each consumer said of its own load: (s, consumer index, busy, records/s, what it
-        # could do by a record's cost)
+        # could do by a record's cost, the least records lag after its polls)
         out["load_reports"] = [(round(t - t0, 1), ours.index_of.get(c, c), round(busy, 3),
-                                round(rate, 1), None if cost is None else round(1 / cost, 1))
-                               for t, c, busy, rate, cost in ours.reports]
+                                round(rate, 1), None if cost is None else round(1 / cost, 1), lag)
+                               for t, c, busy, rate, cost, lag in ours.reports]
     return out
 
 

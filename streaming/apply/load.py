@@ -1,9 +1,11 @@
 """``LoadMeter``: a kafka-python consumer's own load, measured around ``poll()`` and sent as a
 member-load report (:mod:`streaming.contracts.member_load`) every few seconds.
 
-It measures three things per window: the fraction of wall time the consumer spent outside
+It measures four things per window: the fraction of wall time the consumer spent outside
 ``poll()`` (``busy``: processing what poll returned; the time blocked in poll waiting for records is
-idle), the records poll returned per second, and what one record costs (``record_cost_s``).
+idle), the records poll returned per second, what one record costs (``record_cost_s``), and the
+least records lag after any poll (``records_lag_min``, :func:`records_waiting`: above 0 the
+consumer never ran out of records, so what it read is what it can do).
 
 Busy alone overstates the work of a consumer that keeps up: each batch has a cost of its own (a
 synchronous commit, the next poll's round trip) that a consumer receiving a trickle pays per record
@@ -42,7 +44,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -96,6 +98,8 @@ class LoadMeter:
         """This window's batches, and the last window's: a record's cost is read from both."""
         self._batch = 0
         """Records of the last batch poll returned (the stretch after it is its processing)."""
+        self._least: int | None = None
+        """The least records lag after a poll of this window (None: none known)."""
         self.sent = 0
         self.failed = 0
 
@@ -103,8 +107,13 @@ class LoadMeter:
         """Call just before ``consumer.poll``: the time since :meth:`poll_returned` was busy."""
         self._step(in_poll=True, records=0)
 
-    def poll_returned(self, records: int) -> None:
-        """Call just after ``consumer.poll`` with the number of records it returned."""
+    def poll_returned(self, records: int, waiting: int | None = None) -> None:
+        """Call just after ``consumer.poll`` with the number of records it returned and, where the
+        client tells, the records still waiting on their partitions (:func:`records_waiting`). A
+        poll that returned none waited for nothing: its lag counts as 0."""
+        lag = 0 if records <= 0 else None if waiting is None else max(0, int(waiting))
+        if lag is not None:
+            self._least = lag if self._least is None else min(self._least, lag)
         self._step(in_poll=False, records=records)
 
     def _step(self, in_poll: bool, records: int) -> None:
@@ -125,7 +134,7 @@ class LoadMeter:
             # the window ends here, at a poll's start or return: the stretch before it is all in
             # this window, the one beginning now all in the next
             self._report(window_s)
-            self._start, self._busy, self._records = now, 0.0, 0
+            self._start, self._busy, self._records, self._least = now, 0.0, 0, None
             self._last, self._fit = self._fit, Fit()
 
     def _report(self, window_s: float) -> None:
@@ -133,7 +142,8 @@ class LoadMeter:
             self.send(Report(int(self.wall_ms()), self.group, self.client_id,
                              self.member_id() or None, min(1.0, max(0.0, self._busy / window_s)),
                              self._records / window_s, window_s,
-                             record_cost([*self._last.points, *self._fit.points], window_s)))
+                             record_cost([*self._last.points, *self._fit.points], window_s),
+                             self._least))
             self.sent += 1
         except Exception as e:  # a report is a nicety: the consumer's loop goes on without it
             self.failed += 1
@@ -177,15 +187,36 @@ def record_cost(points: Sequence[tuple[int, float]], most: float) -> float | Non
     return cost if 0.0 < cost <= most else None
 
 
+def records_waiting(consumer: Any, records: Mapping[Any, Sequence[Any]]) -> int | None:
+    """The records lag left after a batch ``poll`` returned (Kafka's ``records-lag``): over the
+    partitions it holds records of, each one's high watermark (kafka-python's ``highwater``, from
+    the last fetch response: no request is made) minus the offset after its last record; None when
+    no such partition's high watermark is known (no fetch response yet, or revoked since).
+
+    Example: records of p0 up to offset 99 and of p1 up to 40, high watermarks 150 and 41: 50 + 0 =
+    50 records were waiting."""
+    waiting, known = 0, False
+    for tp, batch in records.items():
+        try:
+            high = consumer.highwater(tp) if batch else None
+        except Exception:  # revoked meanwhile (IllegalStateError): nothing to say of it
+            high = None
+        if isinstance(high, int):
+            waiting += max(0, high - (batch[-1].offset + 1))
+            known = True
+    return waiting if known else None
+
+
 def metered_poll(consumer: Any, meter: LoadMeter, **poll_kwargs: Any) -> Any:
-    """``consumer.poll(**poll_kwargs)`` with ``meter`` told when it starts and returns."""
+    """``consumer.poll(**poll_kwargs)`` with ``meter`` told when it starts and returns, and how
+    many records were left waiting (:func:`records_waiting`)."""
     meter.poll_started()
     try:
         records = consumer.poll(**poll_kwargs)
     except BaseException:
         meter.poll_returned(0)
         raise
-    meter.poll_returned(sum(len(r) for r in records.values()))
+    meter.poll_returned(sum(len(r) for r in records.values()), records_waiting(consumer, records))
     return records
 
 

@@ -45,8 +45,9 @@ readable)::
 
   A member may carry ``load``, the latest report of its own load the collector holds
   (:mod:`streaming.contracts.member_load`): ``{"ts": ..., "busy": 0.83, "records_per_s": 92.5,
-  "record_cost_s": 0.0062}``, ``ts`` the poll that first saw it, ``busy`` in 0..1,
-  ``records_per_s`` >= 0, ``record_cost_s`` (optional) in (0, 3600]. The collector sends
+  "record_cost_s": 0.0062, "records_lag_min": 0}``, ``ts`` the poll that first saw it, ``busy`` in
+  0..1, ``records_per_s`` >= 0, ``record_cost_s`` (optional) in (0, 3600], ``records_lag_min``
+  (optional) an integer >= 0. The collector sends
   a members event when a report arrives or goes stale, so a member without one has none.
 
 ``partitions`` (metadata topic), per group and subscribed topic, on change and at every full
@@ -102,7 +103,8 @@ The job reads the collector's own events by this order without parsing them
 MEMBERS_TYPE = (
     "array<struct<member_id: string, instance_id: string, client_id: string, host: string, "
     "rack: string, topics: array<string>, assigned: array<array<string>>, "
-    "load: struct<ts: bigint, busy: double, records_per_s: double, record_cost_s: double>>>"
+    "load: struct<ts: bigint, busy: double, records_per_s: double, record_cost_s: double, "
+    "records_lag_min: bigint>>>"
 )
 PARTITIONS_TYPE = ("array<struct<partition: int, leader: int, replicas: array<int>, "
                    "replica_racks: array<string>>>")

@@ -51,6 +51,10 @@ def _bad_member(m: Column) -> Column:
             vf.is_number(m, "$.load.record_cost_s", 0.0, MAX_RECORD_COST_S)
             & (vf.get(m, "$.load.record_cost_s", "double") > 0)),
             F.lit(f"a member's load record_cost_s is not a number in (0, {MAX_RECORD_COST_S:g}]")),
+        F.when(~vf.absent(m, "$.load.records_lag_min") & ~(
+            vf.is_long(m, "$.load.records_lag_min")
+            & (vf.get(m, "$.load.records_lag_min", "bigint") >= 0)),
+            F.lit("a member's load records_lag_min is not an integer >= 0")),
     )
 
 

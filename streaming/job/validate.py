@@ -31,7 +31,8 @@ read once into columns by :mod:`streaming.job.field_columns`:
   objects with a non-empty string ``member_id`` (unique in a whole event), optional string
   ids/host/rack, ``topics`` legal topic names, ``assigned`` entries ``[topic, partition]``, an
   optional ``load`` (:mod:`streaming.contracts.member_load`) with ``ts`` an integer >= 0, ``busy`` a
-  number in 0..1, ``records_per_s`` one in 0..1e12 and ``record_cost_s`` null or one in (0, 3600];
+  number in 0..1, ``records_per_s`` one in 0..1e12, ``record_cost_s`` null or one in (0, 3600] and
+  ``records_lag_min`` null or an integer in 0..2**63-1;
 - partitions: ``topic``, ``partitions`` a list of objects with ``partition`` in 0..2**31-1
   (unique, and exactly 0..n-1 in a whole event: downstream the list is a partition count),
   ``leader`` a broker id or null, ``replicas`` broker ids (no null), ``replica_racks`` strings or

@@ -78,6 +78,8 @@ def _check_valid(row: dict, value: bytes) -> None:
                for m in detail["members"]]
         assert got == [{k: v for k, v in (m.get("load") or {}).items() if v is not None}
                        for m in sent["members"]]
+        lags = [m["load"].get("records_lag_min") for m in sent["members"] if m.get("load")]
+        assert all(v is None or (type(v) is int and 0 <= v <= LONG_MAX) for v in lags), lags
 
 
 def test_every_drawn_record_is_valid_and_exact_or_rejected_with_a_reason(spark):
@@ -97,11 +99,14 @@ def test_every_drawn_record_is_valid_and_exact_or_rejected_with_a_reason(spark):
 
 
 def test_a_members_load_comes_through_with_every_figure(spark):
-    """A member's load as its report made it, a record's cost with it or without, kept whole (the
-    drawn records seldom reach a valid members event whose members all carry one)."""
+    """A member's load as its report made it, a record's cost and its least lag with them or
+    without, kept whole (the drawn records seldom reach a valid members event whose members all
+    carry one)."""
     members = [ev.member_entry(f"m{i}", ["t"], [("t", i)], client_id=f"c{i}") for i in range(3)]
-    members[0]["load"] = {"ts": NOW, "busy": 0.65, "records_per_s": 40.0, "record_cost_s": 0.0083}
-    members[1]["load"] = {"ts": NOW, "busy": 1, "records_per_s": 0, "record_cost_s": 3600}
+    members[0]["load"] = {"ts": NOW, "busy": 0.65, "records_per_s": 40.0, "record_cost_s": 0.0083,
+                          "records_lag_min": 0}
+    members[1]["load"] = {"ts": NOW, "busy": 1, "records_per_s": 0, "record_cost_s": 3600,
+                          "records_lag_min": LONG_MAX}
     members[2]["load"] = {"ts": NOW, "busy": 0.5, "records_per_s": 12.5}
     value = json.dumps(ev.members_event(NOW - 1000, "g", 3, "range", members)).encode()
     (row,) = validate.parse(_raw(spark, [Record("members", META_ROLE, b"g", value, "valid")]),

@@ -221,8 +221,9 @@ def ts_near(ts: int) -> st.SearchStrategy[int]:
 def loads() -> st.SearchStrategy[dict[str, Any]]:
     """A member's ``load`` (:mod:`streaming.contracts.member_load`): ``busy`` in 0..1 at and past
     its bounds, ``records_per_s`` up to the contract's most and past it, ``record_cost_s``
-    (optional) at 0, its most and past both, numbers too large for a double, integers where
-    floats belong."""
+    (optional) at 0, its most and past both, ``records_lag_min`` (optional) at 0, an offset's most
+    and past both, numbers too large for a double, integers where floats belong and floats where
+    integers do."""
     busy = st.one_of(st.floats(0, 1), st.sampled_from([0, 1, 0.0, 1.0]))
     bad_busy = st.one_of(st.sampled_from([-0.01, 1.0001, 2, -1]), st.just(Raw("1e400")))
     rate = st.one_of(st.floats(0, member_load.MAX_RECORDS_PER_S), ints(0, 10**6))
@@ -231,10 +232,13 @@ def loads() -> st.SearchStrategy[dict[str, Any]]:
                      st.sampled_from([member_load.MAX_RECORD_COST_S, 5e-324, 1]))
     bad_cost = st.one_of(st.sampled_from([0, 0.0, -1e-9, member_load.MAX_RECORD_COST_S * 1.001]),
                          st.just(Raw("1e400")))
+    lag = st.one_of(st.none(), ints(0, LONG_MAX))
+    bad_lag = st.one_of(beyond(0, LONG_MAX), st.sampled_from([1.0, 0.5, "1", True]))
     return st.fixed_dictionaries({"ts": field(ints(0, LONG_MAX), beyond(0, LONG_MAX)),
                                   "busy": field(busy, bad_busy),
                                   "records_per_s": field(rate, bad_rate)},
-                                 optional={member_load.RECORD_COST: field(cost, bad_cost)})
+                                 optional={member_load.RECORD_COST: field(cost, bad_cost),
+                                           member_load.LAG_MIN: field(lag, bad_lag)})
 
 
 def member_entries(topic: str) -> st.SearchStrategy[dict[str, Any]]:

@@ -11,9 +11,11 @@ out) over that capacity; above 1 its lag grows without end.
 
 At an observation with lag, a member with a load report of its own and a measured capacity whose
 utilisation is above 1 + :data:`streaming.lag.capacity.RISE` (it cannot keep up) triggers
-``utilisation`` at once: none of lag skew's streak, imbalance or ``min_total_lag``. It waits out
-``cooldown_s`` since the group's previous recommendation, as lag skew does. The proposal stands
-only when it brings every measured member within the target utilisation, 1 -
+``utilisation`` at once: none of lag skew's streak, imbalance or ``min_total_lag``. So does a
+measured member over the target with records waiting after every poll of its last report
+(:func:`draining_slowly`): it keeps up at best, and its backlog drains slowly or not at all. It
+waits out ``cooldown_s`` since the group's previous recommendation, as lag skew does. The proposal
+stands only when it brings every measured member within the target utilisation, 1 -
 ``policy.capacity_headroom``, or, where no plan can, to where every measured member keeps up, and
 hands a member that does not keep up (:func:`behind_now`) nothing more: so a group where every
 consumer is slow (a shared downstream: no assignment keeps up) gets no recommendation, even while
@@ -69,7 +71,9 @@ def trigger(state: GroupState, ts: int, policy: PolicySettings,
 def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> list[dict]:
     """The members with a load report of their own and a measured capacity (a report that measures,
     :func:`streaming.lag.reported.measure`, or the lag's estimate) that cannot keep up
-    (utilisation above 1 + :data:`streaming.lag.capacity.RISE`), each with its figures."""
+    (utilisation above 1 + :data:`streaming.lag.capacity.RISE`), or that are over the target with
+    records waiting after every poll of their last report (:func:`draining_slowly`), each with its
+    figures."""
     reporting = {m.member_id for m in state.members or [] if m.identity in state.reported}
     if not reporting:
         return []
@@ -80,18 +84,36 @@ def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> l
     arriving = capacity.inflow(state.lag, owners.by_topic, owners.count,
                                policy.stuck_observations)
     client = {m.member_id: m.client_id for m in state.members or []}
+    lags = waiting_after_polls(state)
     out = []
     for i, mid in enumerate(owners.ids):
         held = caps.get(mid)
         if mid not in reporting or held is None or not held.measured:
             continue
         used = float(arriving[i]) / held.records_per_s
-        if used > 1.0 + capacity.RISE:
+        waiting = lags.get(mid)
+        if used > 1.0 + capacity.RISE or draining_slowly(used, waiting, policy):
             out.append({"member_id": mid, "client_id": client.get(mid),
                         "utilisation": round(used, 4),
                         "records_per_s": round(held.records_per_s, 3),
-                        "arriving_per_s": round(float(arriving[i]), 3)})
+                        "arriving_per_s": round(float(arriving[i]), 3),
+                        **({} if waiting is None else {"records_lag_min": waiting})})
     return out
+
+
+def draining_slowly(used: float, waiting: int | None, policy: PolicySettings) -> bool:
+    """Whether a member keeps a backlog it drains slowly or not at all: over the target utilisation
+    with records waiting after every poll of its last report. Live (``slowdown``), a first shed left
+    the slow member at its capacity: it kept up, so it never rose over 1 + ``RISE`` again, and its
+    backlog stayed for the rest of the run; a plan within the target drains it."""
+    return waiting is not None and waiting > 0 and used > target(policy) + SLACK
+
+
+def waiting_after_polls(state: GroupState) -> dict[str, int]:
+    """member id -> the least records lag its last report saw after a poll, where it said."""
+    return {m.member_id: entry[5] for m in state.members or []
+            if (entry := state.reported.get(m.identity)) is not None and len(entry) > 5
+            and entry[5] is not None}
 
 
 def without_room(state: GroupState, owners: Owners, stuck_after: int) -> dict[str, float]:

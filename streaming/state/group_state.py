@@ -114,7 +114,8 @@ class GroupState:
     reported: dict[str, list[Any]] = field(default_factory=dict)
     """member identity -> [ts of the poll that first saw the report, busy fraction, records/s, the
     capacity its reports measured (null: none yet), whether its lag grew when the report came
-    (absent in a layout 8 state: no)]: the load each member last said of itself, as
+    (absent in a layout 8 state: no), the least records lag the report saw after a poll (absent:
+    not said)]: the load each member last said of itself, as
     the newest members event carries it
     (:mod:`streaming.contracts.member_load`; the capacity it gives:
     :func:`streaming.lag.reported.with_reports`)."""

@@ -27,7 +27,7 @@ import numpy as np
 from assignors.model import Member
 from streaming.contracts import event_parts
 from streaming.contracts.events import LAG, MEMBERS, PARTITIONS
-from streaming.contracts.member_load import LOAD, RECORD_COST
+from streaming.contracts.member_load import LAG_MIN, LOAD, RECORD_COST
 from streaming.lag import capacity, reported
 from streaming.lag.history import LagHistory, Observed
 from streaming.state.changes import Changes, joined_and_left, partition_count_change, rack_changes
@@ -178,8 +178,13 @@ def _take_reports(state: GroupState, members: list[dict[str, Any]], held: list[M
         again = was is not None and was[0] == int(load["ts"])
         cost = (None if backlogged or again or load.get(RECORD_COST) is None
                 else float(load[RECORD_COST]))
+        lag = load.get(LAG_MIN)
+        lag = None if lag is None else int(lag)
+        # the least lag only where said: the state of a group whose consumers do not say it is
+        # as before
         state.reported[key] = [int(load["ts"]), busy, rate,
-                               reported.measure(busy, rate, kept, behind, cost), behind]
+                               reported.measure(busy, rate, kept, behind, cost, lag), behind,
+                               *(() if lag is None else (lag,))]
 
 
 def _behind(state: GroupState, stuck_after: int) -> dict[str, tuple[bool, bool]]:

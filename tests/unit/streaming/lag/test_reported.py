@@ -1,6 +1,7 @@
 """A member's measure from its own reports (:func:`streaming.lag.reported.measure`), drawn over the
-report's fields at and beyond their bounds: a record's cost only moves a measure the member's
-reports gave when it was slow, half way in ratio each time, never below what it consumes."""
+report's fields at and beyond their bounds: records waiting after every poll measure what it
+consumes; a record's cost only moves a measure the member's reports gave when it was slow, half way
+in ratio each time, never below what it consumes."""
 
 from __future__ import annotations
 
@@ -42,3 +43,18 @@ def test_reports_of_one_cost_bring_the_measure_there_half_way_each(
     assert m is not None
     off = abs(math.log(m / speed))
     assert off <= abs(math.log(was / speed)) / 2**reports * (1 + 1e-9) + 1e-9
+
+
+@given(busy, rate, before, st.booleans(), cost,
+       st.one_of(st.none(), st.integers(0, 2**63 - 1), st.sampled_from([0, 1])))
+def test_records_waiting_after_every_poll_measure_what_the_member_consumes(
+        busy: float, rate: float, was: float | None, behind: bool, cost: float | None,
+        lag: int | None) -> None:
+    """A report whose every poll left records waiting measures its member at what it consumed,
+    whatever its busy figure or its past; without records waiting the other rules hold as before
+    (a member that consumed nothing says nothing of its speed)."""
+    got = measure(busy, rate, was, behind, cost, lag)
+    if lag is not None and lag > 0 and rate > 0:
+        assert got == rate
+    else:
+        assert got == measure(busy, rate, was, behind, cost)

@@ -32,6 +32,7 @@ def test_killed_at_every_fault_point_and_restarted_the_job_ends_with_the_same_ou
     # the reference: batches past the chain's last (HISTORY + 1), with recommendations in both
     assert bench.batches >= chain.HISTORY + 2, bench.batches
     run, outputs = chain.chain_once(bench)
+    print("runs: " + ", ".join(run.log))  # each run's seconds, in the report with -rP
     # every kill hit what it names
     assert run.kills == dict(Counter(chain.points())), run.log
     assert run.runs == len(chain.CHAIN) + 1, run.log

@@ -4,7 +4,8 @@
 
 The proofs too long for ``make test``, which holds a shorter form of each (named in :data:`STEPS`):
 the tests marked ``long`` (``pytest --long``: the closed-loop benchmark's quick suite as a user runs
-it, and unlike consumers found by their lag alone, without load reports), 20 random kills of the
+it, unlike consumers found by their lag alone, without load reports, and the chaos chain's kills
+of side files rebuilt on a job with history), 20 random kills of the
 job against a run without faults, the 2,000-batch soak, and the fuzz runs of 10,000 records. Each
 step runs as its own process, alone; its whole output goes to
 ``benchmarks/results/long/<name>.txt`` under a header with the commit, the time, the machine's load
@@ -39,7 +40,7 @@ STEPS = (
     Step("pytest-long", ("-m", "pytest", "tests", "--long", "-p", "no:cacheprovider",
                          "--durations=15"),
          "tests/integration/test_loop_benchmark.py's shared-cluster form; test_capacity_live's "
-         "reported form"),
+         "reported form; test_chaos's chain without the rebuilt side files"),
     Step("chaos-random", ("-m", "benchmarks.chaos", "--kills", "20", "--seed", "11"),
          "tests/integration/test_chaos.py (a kill at every fault point)"),
     Step("soak", ("-m", "benchmarks.soak", "--batches", "2000", "--every", "50", "--warmup", "300",

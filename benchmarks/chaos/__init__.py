@@ -22,7 +22,8 @@ process group (driver, JVM, Python workers) and restarted until it drains:
   killed at the point (start-up points at their first hit, batch points in the first batch with
   recommendations), then restarted until drained; one line per point;
 - ``--chain``: every fault point in turn on one checkpoint, most on a job with history
-  (:data:`.chain.CHAIN`; ``tests/integration/test_chaos.py`` runs it in ``make test``).
+  (:data:`.chain.CHAIN`; ``tests/integration/test_chaos.py`` runs it in ``make test``), then the
+  side files rebuilt on a job with history on another (:data:`.chain.REBUILT`, its long form).
 
 Each outcome is compared with the reference column by column: every row of ``recommendations`` and
 ``rejected_events`` (``batch_id`` included: with the same ``maxOffsetsPerTrigger`` a replayed batch

@@ -4,7 +4,7 @@ member-load report (:mod:`streaming.contracts.member_load`) every few seconds.
 It measures four things per window: the fraction of wall time the consumer spent outside
 ``poll()`` (``busy``: processing what poll returned; the time blocked in poll waiting for records is
 idle), the records poll returned per second, what one record costs (``record_cost_s``), and the
-least records lag after any poll (``records_lag_min``, :func:`records_waiting`: above 0 the
+least records lag after any poll (``records_lag_min``, :class:`Backlog`: above 0 the
 consumer never ran out of records, so what it read is what it can do).
 
 Busy alone overstates the work of a consumer that keeps up: each batch has a cost of its own (a
@@ -100,6 +100,8 @@ class LoadMeter:
         """Records of the last batch poll returned (the stretch after it is its processing)."""
         self._least: int | None = None
         """The least records lag after a poll of this window (None: none known)."""
+        self.backlog = Backlog()
+        """The consumer's records lag after each poll (:func:`metered_poll` and callers alike)."""
         self.sent = 0
         self.failed = 0
 
@@ -109,7 +111,7 @@ class LoadMeter:
 
     def poll_returned(self, records: int, waiting: int | None = None) -> None:
         """Call just after ``consumer.poll`` with the number of records it returned and, where the
-        client tells, the records still waiting on their partitions (:func:`records_waiting`). A
+        client tells, the records still waiting on its partitions (:class:`Backlog`). A
         poll that returned none waited for nothing: its lag counts as 0."""
         lag = 0 if records <= 0 else None if waiting is None else max(0, int(waiting))
         if lag is not None:
@@ -187,36 +189,63 @@ def record_cost(points: Sequence[tuple[int, float]], most: float) -> float | Non
     return cost if 0.0 < cost <= most else None
 
 
-def records_waiting(consumer: Any, records: Mapping[Any, Sequence[Any]]) -> int | None:
-    """The records lag left after a batch ``poll`` returned (Kafka's ``records-lag``): over the
-    partitions it holds records of, each one's high watermark (kafka-python's ``highwater``, from
-    the last fetch response: no request is made) minus the offset after its last record; None when
-    no such partition's high watermark is known (no fetch response yet, or revoked since).
+class Backlog:
+    """The records lag a kafka-python consumer has left after each poll (Kafka's ``records-lag``,
+    summed over its partitions): each assigned partition's high watermark from its last fetch
+    response (kafka-python's ``highwater``: no request is made) less the offset after the last
+    record poll returned of it. Over every assigned partition, not only the batch's: a poll
+    returns one partition's records at a time, and one caught up says nothing of another's backlog.
+    A partition none of whose records has been returned yet says nothing (its position is not known
+    without a request), nor does one whose high watermark is unknown; None when none says.
 
-    Example: records of p0 up to offset 99 and of p1 up to 40, high watermarks 150 and 41: 50 + 0 =
-    50 records were waiting."""
-    waiting, known = 0, False
-    for tp, batch in records.items():
-        try:
-            high = consumer.highwater(tp) if batch else None
-        except Exception:  # revoked meanwhile (IllegalStateError): nothing to say of it
-            high = None
-        if isinstance(high, int):
-            waiting += max(0, high - (batch[-1].offset + 1))
-            known = True
-    return waiting if known else None
+    Example: polls returned p0 up to offset 99 and, earlier, p1 up to 40; high watermarks 150 and
+    41: 50 + 0 = 50 records were waiting."""
+
+    def __init__(self) -> None:
+        self._next: dict[Any, int] = {}
+        """partition -> the offset after the last record poll returned of it"""
+
+    def after_poll(self, consumer: Any, records: Mapping[Any, Sequence[Any]]) -> int | None:
+        """The records waiting after a poll returned ``records``."""
+        for tp, batch in records.items():
+            last = getattr(batch[-1], "offset", None) if batch else None
+            if isinstance(last, int):  # kafka-python's ConsumerRecord; anything else says nothing
+                self._next[tp] = last + 1
+        assigned = _assigned(consumer)
+        if assigned is not None:
+            self._next = {tp: n for tp, n in self._next.items() if tp in assigned}
+        waiting, known = 0, False
+        for tp, after in self._next.items():
+            try:
+                high = consumer.highwater(tp)
+            except Exception:  # revoked meanwhile (IllegalStateError): nothing to say of it
+                high = None
+            if isinstance(high, int):
+                waiting += max(0, high - after)
+                known = True
+        return waiting if known else None
+
+
+def _assigned(consumer: Any) -> set | None:
+    """The consumer's assigned partitions (kafka-python's ``assignment()``, no request), or None
+    where it cannot tell."""
+    try:
+        return set(consumer.assignment() or ())
+    except Exception:
+        return None
 
 
 def metered_poll(consumer: Any, meter: LoadMeter, **poll_kwargs: Any) -> Any:
     """``consumer.poll(**poll_kwargs)`` with ``meter`` told when it starts and returns, and how
-    many records were left waiting (:func:`records_waiting`)."""
+    many records were left waiting (its :class:`Backlog`)."""
     meter.poll_started()
     try:
         records = consumer.poll(**poll_kwargs)
     except BaseException:
         meter.poll_returned(0)
         raise
-    meter.poll_returned(sum(len(r) for r in records.values()), records_waiting(consumer, records))
+    meter.poll_returned(sum(len(r) for r in records.values()),
+                        meter.backlog.after_poll(consumer, records))
     return records
 
 

@@ -19,7 +19,7 @@ record costs with each batch's own cost (the commit, the round trip) taken out, 
 (kafka-python's meter reads it from the window's batches; absent where it cannot tell, and from
 Java's metrics). ``records_lag_min``, optional, is the least records lag the consumer saw after any
 poll of the window (Kafka's ``records-lag``, high watermark minus position, summed over the
-partitions the poll returned records from; 0 for a poll that returned none): above 0, records were
+assigned partitions; 0 for a poll that returned none): above 0, records were
 waiting after every poll, so the consumer read all it could, and ``records_per_s`` is what it can
 do (Flink's autoscaler's rule: the rate observed while backlogged). Lag read from committed
 offsets cannot say so for a small backlog: a consumer that keeps up and commits every few seconds

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streaming.apply.builtin import BUILTIN_ASSIGNORS, builtin_assignor
-from streaming.apply.load import LoadMeter, records_waiting
+from streaming.apply.load import LoadMeter
 from streaming.collector.member_metadata import client_id_with_rack
 from streaming.config import Config
 from streaming.dev.workload.worker import PausableWorker
@@ -143,7 +143,7 @@ class ConsumerWorker(PausableWorker):
             n = sum(len(r) for r in records.values())
             if self.meter is not None:
                 # the records kept: those dropped (a subclass's stuck partitions) cost no work
-                self.meter.poll_returned(n, records_waiting(self.consumer, records))
+                self.meter.poll_returned(n, self.meter.backlog.after_poll(self.consumer, records))
             was_full, full = full, polled >= batch
             if not n:
                 continue

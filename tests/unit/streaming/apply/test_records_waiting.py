@@ -1,6 +1,7 @@
 """The records lag a consumer's meter reports (``records_lag_min``): what kafka-python's high
-watermarks say was left after each batch, and the least of it over a window. Above 0 only when every
-poll of the window left records waiting; a poll that returned none counts 0."""
+watermarks say was left after each batch over every assigned partition (:class:`Backlog`), and the
+least of it over a window. Above 0 only when every poll of the window left records waiting; a poll
+that returned none counts 0."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, NamedTuple
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streaming.apply.load import LoadMeter, metered_poll, records_waiting
+from streaming.apply.load import Backlog, LoadMeter, metered_poll
 from streaming.contracts.member_load import Report
 
 
@@ -22,10 +23,14 @@ class Revoked(Exception):
 
 
 class Consumer:
-    """kafka-python's ``poll`` and ``highwater`` (a partition never fetched has None)."""
+    """kafka-python's ``poll``, ``assignment`` and ``highwater`` (a partition never fetched has
+    None)."""
 
     def __init__(self, high: dict[str, int | None], polls: list[dict[str, list[Rec]]]) -> None:
         self.high, self.polls = high, polls
+
+    def assignment(self) -> set[str]:
+        return set(self.high)
 
     def highwater(self, tp: str) -> int | None:
         if tp not in self.high:
@@ -37,17 +42,40 @@ class Consumer:
 
 
 def test_the_worked_example() -> None:
-    c = Consumer({"p0": 150, "p1": 41}, [])
-    assert records_waiting(c, {"p0": [Rec(98), Rec(99)], "p1": [Rec(40)]}) == 50
+    c, b = Consumer({"p0": 150, "p1": 41}, []), Backlog()
+    assert b.after_poll(c, {"p1": [Rec(40)]}) == 0
+    assert b.after_poll(c, {"p0": [Rec(98), Rec(99)]}) == 50
+    # a poll of a caught-up partition still sees the other's backlog
+    assert b.after_poll(c, {"p1": [Rec(40)]}) == 50
 
 
-def test_partitions_without_a_high_watermark_say_nothing() -> None:
-    c = Consumer({"p0": None, "p1": 10}, [])
-    assert records_waiting(c, {"p0": [Rec(5)]}) is None  # never fetched
-    assert records_waiting(c, {"p2": [Rec(5)]}) is None  # revoked since
-    assert records_waiting(c, {"p0": [Rec(5)], "p1": [Rec(7)], "p2": [Rec(1)]}) == 2
-    assert records_waiting(c, {}) is None
-    assert records_waiting(object(), {"p0": [Rec(5)]}) is None  # a client without highwater
+def test_partitions_without_a_position_or_a_high_watermark_say_nothing() -> None:
+    c, b = Consumer({"p0": None, "p1": 10}, []), Backlog()
+    assert b.after_poll(c, {"p0": [Rec(5)]}) is None  # never fetched
+    assert b.after_poll(c, {"p2": [Rec(5)]}) is None  # not assigned (revoked since)
+    assert b.after_poll(c, {"p1": [Rec(7)]}) == 2
+    assert Backlog().after_poll(c, {}) is None  # no record returned yet: no position known
+    assert Backlog().after_poll(object(), {"p0": [Rec(5)]}) is None  # no highwater
+
+
+@given(st.lists(st.tuples(st.sets(st.sampled_from("abcd")),
+                          st.dictionaries(st.sampled_from("abcd"), st.integers(0, 10**6)),
+                          st.dictionaries(st.sampled_from("abcd"),
+                                          st.one_of(st.none(), st.integers(0, 10**6)))),
+                min_size=1, max_size=30))
+def test_the_backlog_is_every_assigned_partitions_high_watermark_less_its_next_offset(
+        steps: list[tuple[set[str], dict[str, int], dict[str, int | None]]]) -> None:
+    """Drawn assignments, polls (a partition's last offset returned) and high watermarks: after
+    each poll, the sum over the assigned partitions returned since they were last unassigned, with
+    a known high watermark, of what is left above their next offset."""
+    backlog, nxt = Backlog(), dict[str, int]()
+    for assigned, returned, high in steps:
+        c = Consumer({tp: high.get(tp) for tp in assigned}, [])
+        polled = {tp: [Rec(o)] for tp, o in returned.items()}
+        nxt = {tp: n for tp, n in {**nxt, **{tp: o + 1 for tp, o in returned.items()}}.items()
+               if tp in assigned}
+        said = [max(0, h - nxt[tp]) for tp in nxt if isinstance(h := high.get(tp), int)]
+        assert backlog.after_poll(c, polled) == (sum(said) if said else None)
 
 
 def meter() -> tuple[LoadMeter, list[Report], list[float]]:

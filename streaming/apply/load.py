@@ -128,16 +128,18 @@ class LoadMeter:
                 self._fit.add(self._batch, max(0.0, now - self._mark))
         self._mark, self._in_poll = now, in_poll
         self._batch = max(0, int(records))
-        self._records += self._batch
         window_s = now - self._start
         if window_s >= self.interval_s or (
                 in_poll and window_s >= self.saturated_s
                 and self._busy >= SATURATED_BUSY * window_s):
             # the window ends here, at a poll's start or return: the stretch before it is all in
-            # this window, the one beginning now all in the next
+            # this window, the one beginning now all in the next, and with it the records of a
+            # poll returning now (counted here, a window would hold records whose work is in the
+            # next: an early one after it read busy with none)
             self._report(window_s)
             self._start, self._busy, self._records, self._least = now, 0.0, 0, None
             self._last, self._fit = self._fit, Fit()
+        self._records += self._batch
 
     def _report(self, window_s: float) -> None:
         try:

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streaming.apply.load import (
@@ -147,6 +147,10 @@ def test_a_consumer_that_slows_down_says_so_within_a_second_of_its_first_saturat
 @given(batches=st.lists(st.tuples(seconds, st.integers(1, 500)), max_size=60),
        cost=st.floats(1e-4, 0.05), interval_s=st.floats(0.5, 30.0),
        saturated_s=st.floats(0.01, 30.0))
+# found by make test: a full window closed at a poll's return kept that batch's records, and the
+# early window after it held their work alone (busy 1.0, 0 records/s)
+@example(batches=[(7.0, 1), (20.0, 299), (20.0, 118), (0.0, 1)], cost=0.0001, interval_s=0.5,
+         saturated_s=0.01171875)
 def test_an_early_window_holds_whole_batches(batches: list[tuple[float, int]], cost: float,
                                              interval_s: float, saturated_s: float) -> None:
     """Each batch of ``n`` records takes ``n * cost`` to process: a window closed early (at a

@@ -1,0 +1,24 @@
+"""The CPU sampler's kinds of process, from the command lines the suite's processes have."""
+
+from __future__ import annotations
+
+import os
+
+from benchmarks.process_cpu import kind, read
+
+
+def test_each_process_of_the_suite_has_its_kind() -> None:
+    java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java -cp /x/jars/*"
+    assert kind(f"{java} -Xmx512m kafka.Kafka /tmp/server.properties") == "broker"
+    assert kind(f"{java} org.apache.spark.deploy.SparkSubmit pyspark-shell") == "spark-driver"
+    assert kind(f"{java} -cp a.jar org.example.Member") == "java-other"
+    assert kind("/v/bin/python -u -c import sys;exec(eval(sys.stdin.readline()))") == "xdist-worker"
+    assert kind("/v/bin/python -m streaming.cli run --available-now") == "rebalancer-cli"
+    assert kind("/v/bin/python -m pyspark.daemon") == "py-spark-worker"
+    assert kind("/v/bin/python -m pytest tests -n 2") == "pytest"
+    assert kind("/usr/bin/bash -c make test") == "bash"
+
+
+def test_this_process_is_read_with_its_cpu() -> None:
+    mine = [v for (pid, _), v in read().items() if pid == str(os.getpid())]
+    assert len(mine) == 1 and mine[0][0] > 0 and "python" in mine[0][1]

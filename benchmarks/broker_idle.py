@@ -14,11 +14,12 @@ topics of four partitions, three replicas, and reads it again. One line per vari
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from benchmarks.process_cpu import stat_cpu_s
 
 SUITE_CONFIG = {"log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "1000"}
 """The suite's shared cluster's own settings (tests/integration/conftest.py)."""
@@ -26,11 +27,7 @@ SUITE_CONFIG = {"log.retention.check.interval.ms": "1000", "log.initial.task.del
 
 def cpu_s(pids: list[int]) -> float:
     """User and system CPU seconds of ``pids`` so far."""
-    ticks = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return sum(stat_cpu_s(Path(f"/proc/{pid}/stat").read_text()) for pid in pids)
 
 
 def cores(pids: list[int], seconds: float) -> float:

@@ -47,6 +47,12 @@ def kind(cmd: str) -> str:
     return "python-other" if "python" in program else program.rsplit("/", 1)[-1][:20] or "?"
 
 
+def stat_cpu_s(stat: str) -> float:
+    """User and system CPU seconds so far from a ``/proc/<pid>/stat`` text (fields 14 and 15)."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
 def read() -> dict[tuple[str, str], tuple[float, str]]:
     """(pid, start time) -> (CPU seconds so far, command line) of every process now."""
     out = {}
@@ -57,8 +63,8 @@ def read() -> dict[tuple[str, str], tuple[float, str]]:
                 errors="replace").strip()
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        out[(pid, fields[19])] = ((int(fields[11]) + int(fields[12])) / HZ, cmd)
+        start = stat.rsplit(")", 1)[1].split()[19]  # a pid and its start time name one process
+        out[(pid, start)] = (stat_cpu_s(stat), cmd)
     return out
 
 

@@ -8,8 +8,10 @@ Every ``--every`` seconds it reads each process's user + system time from ``/pro
 each used since the last reading to its kind (:func:`kind`: a Kafka broker, a Spark driver, a test
 worker, ...); a process that started since counts from its start. A process that starts and ends
 between two readings is missed. ``--out`` (JSON, rewritten atomically at each reading) has the
-totals by kind and, for the JVMs and job processes, each one's CPU seconds and lifetime: the suite's
-run on 2026-12-03 is in ``benchmarks/results/suite.txt``. Linux only.
+totals by kind; for the JVMs and job processes, each one's CPU seconds and lifetime; and for the
+Spark drivers, their CPU seconds by thread name (digits as ``#``: the compiler, the code cache
+sweeper, py4j's gateway threads, the executor's tasks, ...). The suite's runs of 2026-12-03 are in
+``benchmarks/results/suite.txt``. Linux only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -28,6 +31,8 @@ JAVA_MAINS = (("kafka.Kafka", "broker"), ("SparkSubmit", "spark-driver"),
               ("ConnectStandalone", "connect"), ("plexus", "maven"))
 KEPT = {"broker", "spark-driver", "rebalancer-cli", "java-other"}
 """The kinds whose processes are listed one by one."""
+THREADED = {"spark-driver"}
+"""The kinds whose threads' CPU is added up by thread name."""
 
 
 def kind(cmd: str) -> str:
@@ -68,6 +73,36 @@ def read() -> dict[tuple[str, str], tuple[float, str]]:
     return out
 
 
+def threads(pid: str) -> dict[str, tuple[float, str]]:
+    """Thread id -> (CPU seconds so far, its name with digits as ``#``) of one process."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        out[tid] = (stat_cpu_s(stat), re.sub(r"\d+", "#", name))
+    return out
+
+
+class ThreadTotals:
+    """CPU seconds by thread name over the processes of :data:`THREADED` kinds."""
+
+    def __init__(self) -> None:
+        self.by_name: Counter[str] = Counter()
+        self._last: dict[tuple[str, str, str], float] = {}
+
+    def add(self, key: tuple[str, str]) -> None:
+        for tid, (cpu, name) in threads(key[0]).items():
+            self.by_name[name] += cpu - self._last.get((*key, tid), 0.0)
+            self._last[(*key, tid)] = cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, type=Path)
@@ -76,6 +111,7 @@ def main() -> None:
     start, last = time.time(), read()
     totals: Counter[str] = Counter()
     procs: dict[tuple[str, str], dict] = {}
+    by_thread = ThreadTotals()
     while True:
         time.sleep(args.every)
         now = read()
@@ -85,11 +121,15 @@ def main() -> None:
             if k in KEPT:
                 seen = procs.setdefault(key, {"kind": k, "first_s": time.time() - start})
                 seen.update(cpu_s=round(cpu, 2), last_s=time.time() - start, cmd=cmd[-150:])
+            if k in THREADED:
+                by_thread.add(key)
         last = now
         tmp = args.out.with_name(args.out.name + ".tmp")
         tmp.write_text(json.dumps({"elapsed_s": round(time.time() - start, 1),
                                    "cpu_s": {k: round(v, 1) for k, v in totals.most_common()},
-                                   "processes": list(procs.values())}))
+                                   "processes": list(procs.values()),
+                                   "threads": {k: round(v, 1)
+                                               for k, v in by_thread.by_name.most_common()}}))
         os.replace(tmp, args.out)
 
 

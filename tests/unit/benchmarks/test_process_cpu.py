@@ -22,3 +22,19 @@ def test_each_process_of_the_suite_has_its_kind() -> None:
 def test_this_process_is_read_with_its_cpu() -> None:
     mine = [v for (pid, _), v in read().items() if pid == str(os.getpid())]
     assert len(mine) == 1 and mine[0][0] > 0 and "python" in mine[0][1]
+
+
+def test_this_process_threads_are_read_by_name_and_added_once() -> None:
+    import threading
+
+    from benchmarks.process_cpu import ThreadTotals, threads
+
+    mine = threads(str(os.getpid()))
+    assert str(threading.get_native_id()) in mine
+    assert not any(ch.isdigit() for _, name in mine.values() for ch in name)
+    totals = ThreadTotals()
+    key = (str(os.getpid()), "0")
+    totals.add(key)
+    first = sum(totals.by_name.values())
+    totals.add(key)  # a second reading adds only what was used since the first
+    assert first > 0 and sum(totals.by_name.values()) - first < first

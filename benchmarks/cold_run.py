@@ -7,8 +7,8 @@ this checkout alternating round by round on the same topics and the same JVM opt
 Each figure is the process's wall time, the machine's busy CPU over it (driver, JVM, Python
 workers), the first batch's duration (where a cold JVM and new Python workers pay), the later
 batches' summed and their median. Medians over
-``--rounds``. The job starts with ``-XX:TieredStopAtLevel=1`` as in the test suite, where most job
-starts are (``--c2`` for production's JIT).
+``--rounds``. The job starts with the test suite's JVM options (:data:`streaming.dev.QUICK_JVM`:
+C1 only), where most job starts are (``--c2`` for production's JIT).
 
     .venv/bin/python -m benchmarks.cold_run --vs /path/to/other/checkout [--rounds 4] [--c2]
         [--per-trigger 150]
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.restart import busy_ticks
+from streaming.dev import QUICK_JVM
 
 HERE = str(Path(__file__).resolve().parents[1])
 
@@ -37,7 +38,7 @@ def one_run(args: list[str], code: str, c2: bool) -> Figures:
     of ``args`` with ``code`` on its path."""
     env = os.environ | {"PYTHONPATH": code}
     if not c2:
-        env["JDK_JAVA_OPTIONS"] = "-XX:TieredStopAtLevel=1"
+        env["JDK_JAVA_OPTIONS"] = QUICK_JVM
     ticks, t0 = busy_ticks(), time.monotonic()
     out = subprocess.run(args, capture_output=True, text=True, env=env, cwd=code)
     wall, cpu = time.monotonic() - t0, (busy_ticks() - ticks) / os.sysconf("SC_CLK_TCK")

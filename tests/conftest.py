@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from streaming.dev import QUICK_JVM
+
 INTEGRATION = Path(__file__).parent / "integration"
 
-# Every JVM the tests start (Spark drivers, the job's child processes, Java clients; the brokers
-# have it already) compiles with C1 only. They live for seconds to minutes on small inputs, so C2's
-# compile threads, competing for the machine's two cores, never pay back: a job's start (Spark, its
-# tables, the plan) took 56 s against 90 s under the same load. Behaviour is the same; speed is for
-# benchmarks/ to measure, with production's options.
-os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
+# Every JVM the tests start (Spark drivers, the job's child processes, Java clients, brokers)
+# compiles with C1 only, in a code cache of tiered compilation's size
+# (:data:`streaming.dev.QUICK_JVM`).
+os.environ.setdefault("JDK_JAVA_OPTIONS", QUICK_JVM)
 
 # Hypothesis's per-example deadline (200 ms by default) times the machine, not the code: beside the
 # suite's JVMs on two cores an example can wait longer than that, and the miss fails a correct

@@ -15,7 +15,8 @@ folder (default ``benchmarks/results``) and prints the table. The files are writ
 every run (``partial`` in their notes until the last), so an interrupted run keeps what it measured.
 Each run in the JSON also holds our group's recommendations with the observation each was decided
 at (``observed_s``), every load report its consumers sent (``load_reports``: seconds, consumer,
-busy, records/s, what a record's cost says it could do, the least records lag after its polls)
+busy, records/s, what a record's cost says it could do, the least records lag after its polls),
+each of its consumers' lag at each sample (``consumer_lag``: seconds, consumer index -> records)
 and the job's micro-batch timings (``job_batches``).
 
 Before the first measured run the job is warmed by an unmeasured :data:`WARM_S` run of ``zipf``

@@ -257,6 +257,10 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
         out["load_reports"] = [(round(t - t0, 1), ours.index_of.get(c, c), round(busy, 3),
                                 round(rate, 1), None if cost is None else round(1 / cost, 1), lag)
                                for t, c, busy, rate, cost, lag in ours.reports]
+        # each consumer's lag at each sample (consumer index -> records): which one holds the max
+        index = ours.index_of
+        out["consumer_lag"] = [(s.t, {index.get(c, c): lag for c, lag in sorted(s.lag.items())})
+                               for s in ours.monitor.samples]
     return out
 
 

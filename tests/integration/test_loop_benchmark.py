@@ -86,6 +86,13 @@ def _assert_every_figure(out: Path) -> None:
             run = result["runs"][name][0]
             assert run["strategies"][strategy]["samples"] > 0, (name, strategy)
             assert run["curves"][strategy], (name, strategy)
+        # our group's lag per consumer: every sample names each consumer by its index, and its
+        # largest is the curve's max lag at that sample
+        ours = result["runs"][name][0]
+        by_t = dict(ours["curves"]["rebalancer"])
+        assert any(lags for _, lags in ours["consumer_lag"]), ours["consumer_lag"][:3]
+        assert all(all(k.isdigit() for k in lags) and max(lags.values(), default=0) == by_t[t]
+                   for t, lags in ours["consumer_lag"]), ours["consumer_lag"][:3]
         assert set(agg["ratios"]) >= {"lag_p95", "cross_rack_ps"}, agg["ratios"]
         assert (out / f"loop-quick-{name}.png").stat().st_size > 0
         assert f"## {name}:" in table

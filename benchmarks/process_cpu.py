@@ -97,9 +97,13 @@ class ThreadTotals:
         self.by_name: Counter[str] = Counter()
         self._last: dict[tuple[str, str, str], float] = {}
 
-    def add(self, key: tuple[str, str]) -> None:
+    def add(self, key: tuple[str, str], count: bool = True) -> None:
+        """Add what the threads of process ``key`` (pid, start time) used since the last reading
+        (since they started, at the first); ``count=False`` only reads them (a process running
+        before the sampler: what it used until then is not counted, as for the kinds' totals)."""
         for tid, (cpu, name) in threads(key[0]).items():
-            self.by_name[name] += cpu - self._last.get((*key, tid), 0.0)
+            if count:
+                self.by_name[name] += cpu - self._last.get((*key, tid), 0.0)
             self._last[(*key, tid)] = cpu
 
 
@@ -112,6 +116,9 @@ def main() -> None:
     totals: Counter[str] = Counter()
     procs: dict[tuple[str, str], dict] = {}
     by_thread = ThreadTotals()
+    for key, (_, cmd) in last.items():
+        if kind(cmd) in THREADED:
+            by_thread.add(key, count=False)
     while True:
         time.sleep(args.every)
         now = read()

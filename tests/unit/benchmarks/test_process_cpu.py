@@ -32,8 +32,13 @@ def test_this_process_threads_are_read_by_name_and_added_once() -> None:
     mine = threads(str(os.getpid()))
     assert str(threading.get_native_id()) in mine
     assert not any(ch.isdigit() for _, name in mine.values() for ch in name)
-    totals = ThreadTotals()
     key = (str(os.getpid()), "0")
+    before = ThreadTotals()
+    before.add(key, count=False)  # running before the sampler: its past is not counted
+    assert not before.by_name
+    before.add(key)
+    assert sum(before.by_name.values()) < 1.0
+    totals = ThreadTotals()
     totals.add(key)
     first = sum(totals.by_name.values())
     totals.add(key)  # a second reading adds only what was used since the first

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
 
-from benchmarks.process_cpu import kind, read
+from benchmarks.process_cpu import ThreadTotals, kind, read, threads
 
 
 def test_each_process_of_the_suite_has_its_kind() -> None:
@@ -25,10 +26,6 @@ def test_this_process_is_read_with_its_cpu() -> None:
 
 
 def test_this_process_threads_are_read_by_name_and_added_once() -> None:
-    import threading
-
-    from benchmarks.process_cpu import ThreadTotals, threads
-
     mine = threads(str(os.getpid()))
     assert str(threading.get_native_id()) in mine
     assert not any(ch.isdigit() for _, name in mine.values() for ch in name)

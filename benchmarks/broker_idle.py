@@ -6,9 +6,10 @@ holding topics, for its default settings and for each set of broker settings giv
 
 The suite runs one such cluster per test worker for all of its minutes (``tests/integration/
 conftest.py``), so what the brokers burn while no test talks to them is taken from every test. Each
-variant starts a fresh cluster with the suite's own settings (retention checks every second), waits
-for it to settle, reads its JVMs' CPU over ``--seconds`` (from ``/proc``), then creates ``--topics``
-topics of four partitions, three replicas, and reads it again. One line per variant, in cores.
+variant starts a fresh cluster with the suite's own settings (:data:`streaming.dev.SUITE_BROKERS`),
+waits for it to settle, reads its JVMs' CPU over ``--seconds`` (from ``/proc``), then creates
+``--topics`` topics of four partitions, three replicas, and reads it again. One line per variant, in
+cores.
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ import uuid
 from pathlib import Path
 
 from benchmarks.process_cpu import stat_cpu_s
-
-SUITE_CONFIG = {"log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "1000"}
-"""The suite's shared cluster's own settings (tests/integration/conftest.py)."""
+from streaming.dev import SUITE_BROKERS
 
 
 def cpu_s(pids: list[int]) -> float:
@@ -44,7 +43,7 @@ def measure(extra: dict[str, str], seconds: float, topics: int) -> tuple[float, 
     from streaming.embedded.cluster import KafkaCluster
 
     base = Path(tempfile.mkdtemp(prefix="broker-idle-"))
-    with KafkaCluster(brokers=3, base_dir=base, extra_config={**SUITE_CONFIG, **extra}) as c:
+    with KafkaCluster(brokers=3, base_dir=base, extra_config={**SUITE_BROKERS, **extra}) as c:
         pids = c.pids()
         time.sleep(20)  # the start's own work done
         idle = cores(pids, seconds)

@@ -5,6 +5,25 @@ generator (``workload/``), the smoke pipeline (``smoke.py``) and the test-data g
 Nothing outside this package imports it: not the collector, the job, the policy nor the consumer
 side."""
 
+SUITE_BROKERS = {
+    "log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "1000",
+    "metadata.max.idle.interval.ms": "5000", "replica.fetch.wait.max.ms": "2000"}
+"""The settings of the test suite's three-broker clusters (one per test worker,
+``tests/integration/conftest.py``) beyond the embedded cluster's own, each measured by
+``python -m benchmarks.broker_idle`` (``benchmarks/results/suite.txt``):
+
+- retention checks every second from the start (Kafka's defaults: every 5 minutes, the first after
+  30 s), so a topic with a tiny ``retention.bytes`` sees its log start move within a test
+  (``test_operator_view``); topics of default retention lose nothing to it;
+- the controller's no-op metadata record every 5 s, not every 0.5 s (KIP-835's default): each is
+  replicated and applied by every broker (idle 0.080 -> 0.052 cores, holding 60 topics 0.125 ->
+  0.103);
+- a follower's fetch from a leader with nothing new waits up to 2 s, not 0.5 s: holding a run's
+  topics, three replicas each, the empty fetches were a third of what the brokers burn while they
+  wait (idle 0.096 -> 0.078 cores, holding 60 topics 0.148 -> 0.101). New records still complete
+  a waiting fetch at once, and so does a high watermark that moved (KIP-392: a follower serving
+  consumers learns it without waiting), so no record reaches a consumer later."""
+
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 """``JDK_JAVA_OPTIONS`` of every JVM the test suite starts, and of benchmarks that time starts as
 the suite makes them (``benchmarks.cold_run``). C1 only: those JVMs live for seconds to minutes on

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from streaming import config, jvm
+from streaming.dev import SUITE_BROKERS
 from streaming.embedded.cluster import KafkaCluster
 from streaming.embedded.detached import alive as _alive
 
@@ -17,16 +18,8 @@ from streaming.embedded.detached import alive as _alive
 @pytest.fixture(scope="session")
 def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     jvm.resolve()
-    # retention checks every second from the start (Kafka's defaults: every 5 minutes, the first
-    # after 30 s), so a topic with a tiny retention.bytes sees its log start move within the test
-    # (test_operator_view); topics of default retention lose nothing to it. The controller's no-op
-    # metadata record every 5 s, not every 0.5 s (KIP-835's default): each is replicated and applied
-    # by every broker, and the cluster waits for all of the suite's minutes
-    # (`python -m benchmarks.broker_idle`: idle 0.080 -> 0.052 cores, holding 60 topics 0.125 ->
-    # 0.103)
-    cluster = KafkaCluster(brokers=3, base_dir=tmp_path_factory.mktemp("kafka"), extra_config={
-        "log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "1000",
-        "metadata.max.idle.interval.ms": "5000"})
+    cluster = KafkaCluster(brokers=3, base_dir=tmp_path_factory.mktemp("kafka"),
+                           extra_config=SUITE_BROKERS)
     cluster.start()
     pids = cluster.pids()
     _SHARED.append(cluster)

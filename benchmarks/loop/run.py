@@ -250,7 +250,8 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
         out["recommendations"] = [{"at_s": round(t - t0, 2), "version": r["version"],
                                    "observed_s": round(r["event_ts"] / 1000 - wall - t0, 2),
                                    "triggers": r.get("triggers"),
-                                   "partitions_moved": r.get("partitions_moved")}
+                                   "partitions_moved": r.get("partitions_moved"),
+                                   **_per_consumer(r, ours.index_of)}
                                   for t, r in recs]
         # what each consumer said of its own load: (s, consumer index, busy, records/s, what it
         # could do by a record's cost, the least records lag after its polls)
@@ -262,6 +263,25 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
         out["consumer_lag"] = [(s.t, {index.get(c, c): lag for c, lag in sorted(s.lag.items())})
                                for s in ours.monitor.samples]
     return out
+
+
+def _per_consumer(rec: dict[str, Any], index_of: dict[str, int]) -> dict[str, Any]:
+    """What a recommendation gave each consumer (by index): its partitions, the records/s they
+    produce by the decision's load model, and the capacity the decision used for it (null while
+    capacities are unknown), so a shed too small can be read against what the job believed."""
+    model = rec.get("load_model") or {}
+    rates = {(t["topic"], p): r for t in model.get("topics", [])
+             for p, r in enumerate(t.get("rate", []))}
+    capacity = {m.get("client_id"): m.get("records_per_s") for m in model.get("members", [])}
+    given: dict[Any, dict[str, Any]] = {}
+    for m in rec.get("assignment", []):
+        c = m.get("client_id")
+        tps = [tuple(tp) for tp in m.get("partitions", [])]
+        given[index_of.get(c, c)] = {
+            "partitions": len(tps),
+            "rate": round(sum(rates.get(tp) or 0.0 for tp in tps), 1),
+            "capacity": capacity.get(c)}
+    return {"given": given} if given else {}
 
 
 def _last_batch(query: Any) -> int:

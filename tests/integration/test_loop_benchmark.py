@@ -93,6 +93,12 @@ def _assert_every_figure(out: Path) -> None:
         assert any(lags for _, lags in ours["consumer_lag"]), ours["consumer_lag"][:3]
         assert all(all(k.isdigit() for k in lags) and max(lags.values(), default=0) == by_t[t]
                    for t, lags in ours["consumer_lag"]), ours["consumer_lag"][:3]
+        # what each recommendation gave each consumer, by index, beside the capacity it used
+        for rec in ours["recommendations"]:
+            assert rec["given"] and all(
+                k.isdigit() and g["partitions"] >= 0 and g["rate"] >= 0
+                and (g["capacity"] is None or g["capacity"] > 0)
+                for k, g in rec["given"].items()), rec
         assert set(agg["ratios"]) >= {"lag_p95", "cross_rack_ps"}, agg["ratios"]
         assert (out / f"loop-quick-{name}.png").stat().st_size > 0
         assert f"## {name}:" in table

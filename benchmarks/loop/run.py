@@ -270,9 +270,10 @@ def _per_consumer(rec: dict[str, Any], index_of: dict[str, int]) -> dict[str, An
     produce by the decision's load model, and the capacity the decision used for it (null while
     capacities are unknown), so a shed too small can be read against what the job believed."""
     model = rec.get("load_model") or {}
-    rates = {(t["topic"], p): r for t in model.get("topics", [])
-             for p, r in enumerate(t.get("rate", []))}
-    capacity = {m.get("client_id"): m.get("records_per_s") for m in model.get("members", [])}
+    # members is null while capacities are unknown (the members alike)
+    rates = {(t["topic"], p): r for t in model.get("topics") or []
+             for p, r in enumerate(t.get("rate") or [])}
+    capacity = {m.get("client_id"): m.get("records_per_s") for m in model.get("members") or []}
     given: dict[Any, dict[str, Any]] = {}
     for m in rec.get("assignment", []):
         c = m.get("client_id")

@@ -35,11 +35,10 @@ re-sent or replayed poll counts once.
 
 Members are kept by identity (:attr:`assignors.model.Member.identity`: a rejoin keeps its estimate);
 one that left is forgotten. A measured member keeps its estimate after its backlog is gone, raised
-to what it consumes now, which it can at least do (one its own report measured, as the report said:
-:data:`REPORTED`). A member never backlogged has no measure: what it consumes is a lower bound,
-and a slow member's figure says nothing of it (the peers' median, the rule before this one, made
-every member as slow as the one measured, so no move seemed to help a slow consumer: #46). It is
-taken
+to what it consumes now, which it can at least do. A member never backlogged has no measure: what
+it consumes is a lower bound, and a slow member's figure says nothing of it (the peers' median, the
+rule before this one, made every member as slow as the one measured, so no move seemed to help a
+slow consumer: #46). It is taken
 
 - while some member is *over* its capacity (backlogged, and more arriving than it consumes:
   :data:`RISE`; only moving some of what arrives can help it), as able as the ablest member the
@@ -81,24 +80,12 @@ Held = dict[str, list[Any]]
 """member identity -> [records/s, seconds of backlog it rests on, ts of the last backlogged
 observation, then the same three before it, null for none]: the memory the caller keeps. An entry
 a member's own report gave (:func:`streaming.lag.reported.with_reports`) has a seventh, its mark:
-:data:`AT_LEAST`, :data:`MEASURED` or :data:`OVER`."""
+:data:`AT_LEAST` or :data:`OVER`."""
 AT_LEAST = "at_least"
 """The mark of a lower bound: the member is not measured, but taken at no less."""
-MEASURED = "measured"
-"""The mark of a measure from the member's own report."""
 OVER = "over"
-"""The mark of a measure from the member's own report whose member cannot keep up (its lag
-grows): over its capacity, as a backlogged member's lag shows it (:attr:`Found.over`)."""
-REPORTED = (MEASURED, OVER)
-"""The marks of a measure the member's own report gave. A report is seconds old (the collector
-leaves out a stale one) and already no less than what the member consumed over it, so a plan takes
-it as it is, not raised to what the lag's window says the member consumes: a window that began
-before the member slowed says more than it can do now. Live (``slowdown``), the slow member's
-report measured 57.6/s, the window's 68.4/s stood in for it, and the first shed left the member at
-0.86 of what it could do by its report: its backlog never drained (``benchmarks/results/
-loop-slowdown-main.md``). Whether to move at all is read on the raised figure (``lifted``: the
-``utilisation`` and ``give_back`` triggers): an overload its lag's window does not show yet may be
-every member's (a shared downstream), with the peers' reports from before it."""
+"""The mark of a measure whose member cannot keep up (its lag grows): over its capacity, as a
+backlogged member's lag shows it (:attr:`Found.over`)."""
 
 BACKLOG_RECORDS = 1.0
 """The least lag, summed over a member's partitions, that counts as work waiting at every
@@ -326,17 +313,16 @@ def _counted(held: list[Any] | None, ts: int, rate: float, window_s: float) -> l
 
 
 def estimates(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int,
-              headroom: float, lifted: bool = False) -> dict[str, Capacity] | None:
+              headroom: float) -> dict[str, Capacity] | None:
     """member id -> its capacity, for the members that subscribe to something; None when none was
-    measured. Never below what the member consumes now (stuck partitions left out; a measure from
-    the member's own report, :data:`REPORTED`, only with ``lifted``). ``owners``: who owns what
-    now, asked for only when some estimate is confident (every observation asks, and most find
-    none); ``headroom``: ``policy.capacity_headroom``."""
+    measured. Never below what the member consumes now (stuck partitions left out). ``owners``: who
+    owns what now, asked for only when some estimate is confident (every observation asks, and most
+    find none); ``headroom``: ``policy.capacity_headroom``."""
     if not _confident(held):
         return None
     now = owners()
     return estimated(held, now, lambda: window(lag, now.by_topic, now.count, stuck_after),
-                     headroom, lifted)
+                     headroom)
 
 
 def records_per_s(held: Held, lag: Histories, owners: Callable[[], Owners], stuck_after: int,
@@ -363,8 +349,8 @@ def _confident(held: Held) -> bool:
     return any(h[1] >= CONFIDENT_S for h in held.values())
 
 
-def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headroom: float,
-              lifted: bool = False) -> dict[str, Capacity] | None:
+def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headroom: float
+              ) -> dict[str, Capacity] | None:
     """:func:`estimates` given how to read the observation's :func:`window` (read only when some
     estimate is confident)."""
     # an estimate on less than CONFIDENT_S of backlog is kept (it grows) but not acted on: a
@@ -386,8 +372,7 @@ def estimated(held: Held, owners: Owners, window_now: Callable[[], Found], headr
     keeping_up = [r for h, r in zip(own, now, strict=True) if h is None]
     ablest = (unmeasured_estimate(measured, keeping_up, headroom)
               if found.over.any() or OVER in marks else None)
-    said = [not lifted and m in REPORTED for m in marks]
-    return {mid: Capacity(h[0] if said[i] else max(h[0], now[i]), h[1], True) if h is not None
+    return {mid: Capacity(max(h[0], now[i]), h[1], True) if h is not None
             else Capacity(max(floor[i], ablest if ablest is not None
                               else max(now[i], min(measured))), 0.0, False)
             for i, (mid, h) in enumerate(zip(owners.ids, own, strict=True))}

@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from streaming.contracts.member_load import SATURATED_BUSY
-from streaming.lag.capacity import AT_LEAST, CONFIDENT_S, MEASURED, OVER, Held
+from streaming.lag.capacity import AT_LEAST, CONFIDENT_S, OVER, Held
 
 MIN_BUSY = 0.05
 """The least busy fraction a member's own load report is read at: below it, records/s over busy is
@@ -119,11 +119,8 @@ def with_reports(held: Held, reported: Mapping[str, Sequence[Any]]) -> Held:
         out = dict(held) if out is None else out
         was = held.get(k)
         if measured is not None:
-            # what it consumed over the report it can at least do (a measure moved by a record's
-            # cost may say less)
-            out[k] = [max(measured, rate), max(CONFIDENT_S, was[1] if was is not None else 0.0),
-                      was[2] if was is not None else 0, None, None, None,
-                      OVER if over else MEASURED]
+            out[k] = [measured, max(CONFIDENT_S, was[1] if was is not None else 0.0),
+                      was[2] if was is not None else 0, None, None, None, OVER if over else None]
         elif was is None or was[1] < CONFIDENT_S:  # a measure from the lag stands above a bound
             out[k] = [c, 0.0, 0, None, None, None, AT_LEAST]
     return held if out is None else out

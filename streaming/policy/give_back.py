@@ -70,10 +70,8 @@ def trigger(state: GroupState, ts: int, policy: PolicySettings,
                 if (state.reported.get(m.identity) or [None] * 4)[3] is not None}
     if not measured:
         return None
-    # whether to move, on the raised figures as utilisation's trigger reads them (a peer's report
-    # measured low, from before it recovered, is no peer at the target)
     caps = capacity.estimates(state.known_capacity(), state.lag, lambda: owners,
-                              policy.stuck_observations, policy.capacity_headroom, lifted=True)
+                              policy.stuck_observations, policy.capacity_headroom)
     if caps is None:
         return None
     arriving = capacity.inflow(state.lag, owners.by_topic, owners.count,

@@ -77,10 +77,8 @@ def members_over(state: GroupState, owners: Owners, policy: PolicySettings) -> l
     reporting = {m.member_id for m in state.members or [] if m.identity in state.reported}
     if not reporting:
         return []
-    # on the lag's window too: an overload only one member's report shows yet may be every
-    # member's, the peers' reports from before it (the plan then takes the report as it is)
     caps = capacity.estimates(state.known_capacity(), state.lag, lambda: owners,
-                              policy.stuck_observations, policy.capacity_headroom, lifted=True)
+                              policy.stuck_observations, policy.capacity_headroom)
     if caps is None:
         return []
     arriving = capacity.inflow(state.lag, owners.by_topic, owners.count,

@@ -1,14 +1,11 @@
 """The capacity rule's contract (streaming/lag/capacity.py), drawn from it: any estimates held, any
 consume rates, any members over their capacity, any headroom in [0, 1).
 
-- a measured member is taken at its measure, raised to what it consumes now; a measure from its own
-  report (:data:`~streaming.lag.capacity.REPORTED`) as it is, raised only for the trigger's reading
-  (``lifted``): the report is fresher than the lag's window;
+- a measured member is taken at its measure, raised to what it consumes now;
 - a member never measured is taken, while some member is over its capacity, as able as the ablest
   member the group shows: every measure, and what every unmeasured member consumes with the
   headroom to spare; otherwise at what it consumes, at least the slowest measure;
-- nobody is taken below what it consumes (by the lag's window; by its report, for a report's
-  measure), and never at a peers' median;
+- nobody is taken below what it consumes, and never at a peers' median;
 - until some estimate rests on CONFIDENT_S of backlog, or while an unmeasured member has no rate,
   nothing is known (the members count as alike).
 """
@@ -28,10 +25,8 @@ from streaming.lag.owners import Owners
 RATES = st.floats(0.0, 1e7, allow_nan=False)
 HELD = st.one_of(
     st.none(),
-    st.tuples(st.floats(1e-3, 1e7), st.floats(0.0, 1e5), st.integers(0, 2**40),
-              st.sampled_from([None, capacity.MEASURED, capacity.OVER])))
-"""A member's memory: none, or (estimate, seconds of backlog it rests on, ts, the mark of a
-measure its own report gave or None)."""
+    st.tuples(st.floats(1e-3, 1e7), st.floats(0.0, 1e5), st.integers(0, 2**40)))
+"""A member's memory: none, or (estimate, seconds of backlog it rests on, ts)."""
 
 
 @st.composite
@@ -41,19 +36,18 @@ def groups(draw):
     rates = np.array(draw(st.lists(st.one_of(RATES, st.just(math.nan)), min_size=n, max_size=n)))
     over = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     headroom = draw(st.floats(0.0, 0.99))
-    lifted = draw(st.booleans())
     members = [Member(f"m{i}", ("t",), owned=(("t", i),)) for i in range(n)]
     owners = Owners.of(members)
-    memory = {key: [*h[:3], None, None, None, *([h[3]] if h[3] else [])]
-              for key, h in zip(owners.identities, held, strict=True) if h is not None}
+    memory = {key: [*h, None, None, None] for key, h in zip(owners.identities, held, strict=True)
+              if h is not None}
     found = capacity.Found(over, rates, 20.0, over)
-    return owners, memory, found, headroom, lifted
+    return owners, memory, found, headroom
 
 
 @given(groups())
 def test_estimates_keep_the_rules_contract(group):
-    owners, memory, now, headroom, lifted = group
-    found = capacity.estimated(memory, owners, lambda: now, headroom, lifted)
+    owners, memory, now, headroom = group
+    found = capacity.estimated(memory, owners, lambda: now, headroom)
     confident = {k: h for k, h in memory.items() if h[1] >= capacity.CONFIDENT_S}
     unmeasured = [r for key, r in zip(owners.identities, now.rates.tolist(), strict=True)
                   if key not in confident]
@@ -64,19 +58,13 @@ def test_estimates_keep_the_rules_contract(group):
     rates = np.nan_to_num(now.rates).tolist()
     measures = [h[0] for h in confident.values()]
     ablest = max(max(measures), max(unmeasured, default=0.0) / (1 - headroom))
-    over = now.over.any() or any(capacity.OVER in h[6:] for h in memory.values())
     for i, (mid, key) in enumerate(zip(owners.ids, owners.identities, strict=True)):
         c = found[mid]
-        said = key in confident and not lifted and any(m in capacity.REPORTED
-                                                       for m in confident[key][6:])
-        assert said or c.records_per_s >= rates[i], (mid, c, rates[i])
-        if said:
-            h = confident[key]
-            assert c == capacity.Capacity(h[0], h[1], True)
-        elif key in confident:
+        assert c.records_per_s >= rates[i], (mid, c, rates[i])
+        if key in confident:
             h = confident[key]
             assert c == capacity.Capacity(max(h[0], rates[i]), h[1], True)
-        elif over:
+        elif now.over.any():
             assert c == capacity.Capacity(ablest, 0.0, False)
             assert c.records_per_s >= rates[i] / (1 - headroom)
         else:

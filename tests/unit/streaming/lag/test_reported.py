@@ -1,8 +1,7 @@
 """A member's measure from its own reports (:func:`streaming.lag.reported.measure`), drawn over the
 report's fields at and beyond their bounds: records waiting after every poll measure what it
 consumes; a record's cost only moves a measure the member's reports gave when it was slow, half way
-in ratio each time, never below what it consumes. :func:`~streaming.lag.reported.with_reports`
-puts a measure in the estimates at no less than what the report consumed, marked as a report's."""
+in ratio each time, never below what it consumes."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streaming.lag import capacity
-from streaming.lag.reported import BEHIND_BUSY, COST_BUSY, SATURATED_BUSY, measure, with_reports
+from streaming.lag.reported import BEHIND_BUSY, COST_BUSY, SATURATED_BUSY, measure
 
 busy = st.floats(0.0, 1.0)
 rate = st.one_of(st.floats(0.0, 1e6), st.just(0.0))
@@ -60,29 +58,3 @@ def test_records_waiting_after_every_poll_measure_what_the_member_consumes(
         assert got == rate
     else:
         assert got == measure(busy, rate, was, behind, cost)
-
-
-@given(busy, rate, st.one_of(st.none(), st.floats(1e-3, 1e6)), st.booleans(),
-       st.one_of(st.none(), st.tuples(st.floats(1e-3, 1e6), st.floats(0.0, 1e5))))
-def test_a_reports_measure_is_marked_and_never_below_what_the_report_consumed(
-        busy: float, rate: float, measured: float | None, behind: bool,
-        held: tuple[float, float] | None) -> None:
-    """A report's measure enters the estimates marked as a report's (over its capacity when its
-    lag grows at ``BEHIND_BUSY`` or more), resting on at least ``CONFIDENT_S``, at no less than
-    the report's own records/s (a measure a record's cost moved may say less); a report that is no
-    measure is a lower bound, where the lag measured nothing confident; ``held`` stays as it was."""
-    before = {} if held is None else {"k": [*held, 0, None, None, None]}
-    copy = {k: list(v) for k, v in before.items()}
-    out = with_reports(before, {"k": [1, busy, rate, measured, behind]})
-    assert before == copy
-    got = out.get("k")
-    if measured is not None:
-        over = behind and busy >= BEHIND_BUSY
-        assert got is not None and got[0] == max(measured, rate)
-        assert got[1] >= capacity.CONFIDENT_S
-        assert got[6] == (capacity.OVER if over else capacity.MEASURED)
-        assert got[6] in capacity.REPORTED
-    elif rate > 0 and (held is None or held[1] < capacity.CONFIDENT_S):
-        assert got is not None and got[6] == capacity.AT_LEAST and got[0] >= rate
-    else:
-        assert got == (None if held is None else copy["k"])

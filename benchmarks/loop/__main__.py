@@ -14,10 +14,11 @@ once per repeat with every strategy side by side (``range``, ``cooperative-stick
 folder (default ``benchmarks/results``) and prints the table. The files are written again after
 every run (``partial`` in their notes until the last), so an interrupted run keeps what it measured.
 Each run in the JSON also holds our group's recommendations with the observation each was decided
-at (``observed_s``), every load report its consumers sent (``load_reports``: seconds, consumer,
-busy, records/s, what a record's cost says it could do, the least records lag after its polls),
-each of its consumers' lag at each sample (``consumer_lag``: seconds, consumer index -> records)
-and the job's micro-batch timings (``job_batches``).
+at (``observed_s``) and what each gave each consumer (``given``: partitions, their records/s, the
+capacity the decision used; :mod:`benchmarks.loop.given`), every load report its consumers sent
+(``load_reports``: seconds, consumer, busy, records/s, what a record's cost says it could do, the
+least records lag after its polls), each of its consumers' lag at each sample (``consumer_lag``:
+seconds, consumer index -> records) and the job's micro-batch timings (``job_batches``).
 
 Before the first measured run the job is warmed by an unmeasured :data:`WARM_S` run of ``zipf``
 with our strategy alone (``--no-warm`` skips it): a job's first minute of batches is several times

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from assignors import rack_placement
-from benchmarks.loop import cross_floor, metrics, oracle_schedule
+from benchmarks.loop import cross_floor, given, metrics, oracle_schedule
 from benchmarks.loop.group import BenchGroup
 from benchmarks.loop.workloads import Workload
 from streaming.apply.feed import RecommendationFeed
@@ -251,7 +251,7 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
                                    "observed_s": round(r["event_ts"] / 1000 - wall - t0, 2),
                                    "triggers": r.get("triggers"),
                                    "partitions_moved": r.get("partitions_moved"),
-                                   **_per_consumer(r, ours.index_of)}
+                                   **given.per_consumer(r, ours.index_of)}
                                   for t, r in recs]
         # what each consumer said of its own load: (s, consumer index, busy, records/s, what it
         # could do by a record's cost, the least records lag after its polls)
@@ -263,26 +263,6 @@ def _results(w: Workload, tag: str, groups: list[BenchGroup], ours: BenchGroup |
         out["consumer_lag"] = [(s.t, {index.get(c, c): lag for c, lag in sorted(s.lag.items())})
                                for s in ours.monitor.samples]
     return out
-
-
-def _per_consumer(rec: dict[str, Any], index_of: dict[str, int]) -> dict[str, Any]:
-    """What a recommendation gave each consumer (by index): its partitions, the records/s they
-    produce by the decision's load model, and the capacity the decision used for it (null while
-    capacities are unknown), so a shed too small can be read against what the job believed."""
-    model = rec.get("load_model") or {}
-    # members is null while capacities are unknown (the members alike)
-    rates = {(t["topic"], p): r for t in model.get("topics") or []
-             for p, r in enumerate(t.get("rate") or [])}
-    capacity = {m.get("client_id"): m.get("records_per_s") for m in model.get("members") or []}
-    given: dict[Any, dict[str, Any]] = {}
-    for m in rec.get("assignment", []):
-        c = m.get("client_id")
-        tps = [tuple(tp) for tp in m.get("partitions", [])]
-        given[index_of.get(c, c)] = {
-            "partitions": len(tps),
-            "rate": round(sum(rates.get(tp) or 0.0 for tp in tps), 1),
-            "capacity": capacity.get(c)}
-    return {"given": given} if given else {}
 
 
 def _last_batch(query: Any) -> int:

@@ -50,9 +50,10 @@ def _up(args: argparse.Namespace) -> int:
     if args.server_assignor:
         from streaming.embedded.broker_config import ServerAssignorCluster
 
-        cluster = ServerAssignorCluster(brokers=args.brokers, ports=ports)
+        cluster = ServerAssignorCluster(brokers=args.brokers, ports=ports, outlives_owner=True)
     else:
-        cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports)
+        cluster = kafka_cluster.KafkaCluster(brokers=args.brokers, ports=ports,
+                                               outlives_owner=True)
     if args.security == "sasl-ssl":
         from streaming.embedded.sasl_ssl import EmbeddedSecurity
 

@@ -4,7 +4,9 @@ Each node is one JVM acting as broker and controller (``process.roles=broker,con
 static voter set, so ``StorageTool format`` needs no quorum flags. One node by default; three with
 ``broker.rack`` a, b, c when racks matter. Every node gets free loopback ports, its own data folder
 and a log file; :meth:`KafkaCluster.start` waits until the cluster answers with every broker, and
-kills whatever it started if anything fails.
+kills whatever it started if anything fails. A cluster ends with the process that started it,
+however that process ends (a SIGKILL included): a test run or benchmark stopped mid-way leaves no
+broker running.
 
 ``rebalancer kafka up`` detaches a cluster and records it (:mod:`streaming.embedded.detached`);
 ``rebalancer kafka down`` stops the one recorded there.
@@ -17,9 +19,12 @@ import base64
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -89,6 +94,7 @@ class KafkaCluster:
         ports: list[int] | None = None,
         extra_config: dict[str, str] | None = None,
         security: EmbeddedSecurity | None = None,
+        outlives_owner: bool = False,
     ) -> None:
         if brokers < 1:
             raise KafkaClusterError(f"brokers must be >= 1, got {brokers}")
@@ -102,6 +108,8 @@ class KafkaCluster:
         self.extra_config = extra_config or {}
         # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded/sasl_ssl.py)
         self.security = security
+        # `rebalancer kafka up`: the nodes stay after the process that started them
+        self.outlives_owner = outlives_owner
         self.nodes = [
             Node(
                 node_id=i + 1,
@@ -286,6 +294,16 @@ class KafkaCluster:
             f"-Dkafka.logs.dir={node.log_file.parent}", "-cp", classpath, *main,
         ]
 
+    def _owner_bound(self) -> list[str]:
+        """The prefix that has a node sent SIGTERM (a controlled shutdown) when the process that
+        started it ends: Linux's parent-death signal, set by util-linux's ``setpriv`` before it
+        runs the JVM. None for a cluster that outlives its owner; none off the main thread either,
+        since the signal follows the thread that started the node, which may end first."""
+        if self.outlives_owner or threading.current_thread() is not threading.main_thread():
+            return []
+        setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+        return [setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []
+
     def _format(self, java: str, classpath: str) -> None:
         procs = []
         for node in self.nodes:
@@ -307,7 +325,8 @@ class KafkaCluster:
 
     def _launch(self, node: Node, java: str, classpath: str) -> None:
         props = node.data_dir.parent / "server.properties"
-        cmd = self._java_cmd(java, classpath, node, ["kafka.Kafka", str(props)])
+        cmd = [*self._owner_bound(), *self._java_cmd(java, classpath, node,
+                                                     ["kafka.Kafka", str(props)])]
         out = open(node.data_dir.parent / "stdout.log", "ab")  # noqa: SIM115 - owned by the child
         node.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                         start_new_session=True)
@@ -359,7 +378,10 @@ class KafkaCluster:
 
     def save_state(self) -> None:
         """Record the cluster for ``kafka down`` (:mod:`streaming.embedded.detached`); it outlives
-        this process."""
+        this process (made with ``outlives_owner``)."""
+        if not self.outlives_owner:
+            raise KafkaClusterError("only a cluster made with outlives_owner=True is recorded for "
+                                    "`kafka down`: this one ends with the process that started it")
         detached.record({
             "bootstrap_servers": self.bootstrap_servers,
             "base_dir": str(self.base_dir),

@@ -106,6 +106,27 @@ def test_kafka_up_prints_bootstrap_and_down_leaves_no_jvm(state_file):
     assert not Path(state_file).exists()
 
 
+def test_a_cluster_ends_with_the_process_that_started_it_even_one_killed(tmp_path):
+    """A test run or benchmark killed mid-way (SIGKILL: no atexit, no ``finally``) leaves no broker
+    running to load what runs next on the machine."""
+    code = ("import time; from streaming.embedded.cluster import KafkaCluster; "
+            f"c = KafkaCluster(brokers=1, base_dir={str(tmp_path / 'kafka')!r}); c.start(); "
+            "print(*c.pids(), flush=True); time.sleep(600)")
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env=env_with())
+    try:
+        assert owner.stdout is not None
+        pids = [int(p) for p in owner.stdout.readline().split()]
+        assert pids and all(_alive(p) for p in pids), pids
+    finally:
+        owner.kill()
+        owner.wait(30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in pids), "a broker outlived the process that started it"
+
+
 def test_port_in_use_is_named(tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -5,8 +5,7 @@ static voter set, so ``StorageTool format`` needs no quorum flags. One node by d
 ``broker.rack`` a, b, c when racks matter. Every node gets free loopback ports, its own data folder
 and a log file; :meth:`KafkaCluster.start` waits until the cluster answers with every broker, and
 kills whatever it started if anything fails. A cluster ends with the process that started it,
-however that process ends (a SIGKILL included): a test run or benchmark stopped mid-way leaves no
-broker running.
+however that process ends (a SIGKILL included): a run stopped mid-way leaves no broker behind.
 
 ``rebalancer kafka up`` detaches a cluster and records it (:mod:`streaming.embedded.detached`);
 ``rebalancer kafka down`` stops the one recorded there.
@@ -108,8 +107,7 @@ class KafkaCluster:
         self.extra_config = extra_config or {}
         # SASL_SSL listeners, SCRAM users and ACLs (streaming/embedded/sasl_ssl.py)
         self.security = security
-        # `rebalancer kafka up`: the nodes stay after the process that started them
-        self.outlives_owner = outlives_owner
+        self.outlives_owner = outlives_owner  # `kafka up`: the nodes stay after this process
         self.nodes = [
             Node(
                 node_id=i + 1,
@@ -295,10 +293,9 @@ class KafkaCluster:
         ]
 
     def _owner_bound(self) -> list[str]:
-        """The prefix that has a node sent SIGTERM (a controlled shutdown) when the process that
-        started it ends: Linux's parent-death signal, set by util-linux's ``setpriv`` before it
-        runs the JVM. None for a cluster that outlives its owner; none off the main thread either,
-        since the signal follows the thread that started the node, which may end first."""
+        """The prefix that has a node sent SIGTERM when the process that started it ends: Linux's
+        parent-death signal, set by util-linux's ``setpriv``. None for a cluster that outlives its
+        owner, nor off the main thread (the signal follows the thread that started the node)."""
         if self.outlives_owner or threading.current_thread() is not threading.main_thread():
             return []
         setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
